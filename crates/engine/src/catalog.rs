@@ -1,0 +1,132 @@
+//! The tool list sent to a model for one request: a head (the audience's active
+//! tools, native by name then MCP by name) that never changes within a session,
+//! and a tail (tools this session loaded, in load order) that only grows. That
+//! split is what keeps a provider's prompt-prefix cache alive across loads.
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
+
+use crate::canonical;
+use crate::engine::Engine;
+use crate::lifecycle::Audience;
+use crate::tool::ToolSpec;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum CatalogFormat {
+    #[default]
+    OpenAi,
+    Anthropic,
+    Mcp,
+}
+
+impl FromStr for CatalogFormat {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "openai" => Ok(CatalogFormat::OpenAi),
+            "anthropic" => Ok(CatalogFormat::Anthropic),
+            "mcp" => Ok(CatalogFormat::Mcp),
+            other => Err(format!("unknown catalog format `{other}` (expected openai, anthropic or mcp)")),
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Catalog {
+    pub head: Vec<ToolSpec>,
+    pub tail: Vec<ToolSpec>,
+}
+
+/// `sha256:<hex> <bytes> bytes <n> tools`
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Fingerprint {
+    pub sha256: String,
+    pub bytes: usize,
+    pub tools: usize,
+}
+
+impl fmt::Display for Fingerprint {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "sha256:{} {} bytes {} tools", self.sha256, self.bytes, self.tools)
+    }
+}
+
+impl Catalog {
+    /// Builds the catalog for `audience` with `loaded` (canonical names in load
+    /// order) as the tail. Aliases and gated-out tools never enter either part.
+    pub fn build(engine: &Engine, audience: &Audience, loaded: &[String]) -> Catalog {
+        let lifecycle = engine.lifecycle();
+        let (mut native, mut mcp): (Vec<ToolSpec>, Vec<ToolSpec>) = engine
+            .registry()
+            .iter()
+            .filter(|t| lifecycle.in_head(&t.spec, audience))
+            .map(|t| t.spec.clone())
+            .partition(ToolSpec::is_native);
+        native.sort_by(|a, b| a.name.cmp(&b.name));
+        mcp.sort_by(|a, b| a.name.cmp(&b.name));
+        let mut head = native;
+        head.extend(mcp);
+
+        let mut tail: Vec<ToolSpec> = Vec::new();
+        for name in loaded {
+            let Some(tool) = engine.registry().get(name) else { continue };
+            let seen = head.iter().chain(tail.iter()).any(|t| &t.name == name);
+            if !seen && lifecycle.visible(name, audience) {
+                tail.push(tool.spec.clone());
+            }
+        }
+        Catalog { head, tail }
+    }
+
+    pub fn tools(&self) -> impl Iterator<Item = &ToolSpec> {
+        self.head.iter().chain(self.tail.iter())
+    }
+
+    pub fn names(&self) -> Vec<String> {
+        self.tools().map(|t| t.name.clone()).collect()
+    }
+
+    pub fn render(&self, format: CatalogFormat) -> Value {
+        Value::Array(self.tools().map(|t| render_tool(t, format)).collect())
+    }
+
+    /// The canonical bytes of the rendered list.
+    pub fn to_canonical_string(&self, format: CatalogFormat) -> String {
+        canonical::to_string(&self.render(format))
+    }
+
+    pub fn fingerprint(&self, format: CatalogFormat) -> Fingerprint {
+        let text = self.to_canonical_string(format);
+        Fingerprint {
+            sha256: hex::encode(Sha256::digest(text.as_bytes())),
+            bytes: text.len(),
+            tools: self.head.len() + self.tail.len(),
+        }
+    }
+}
+
+pub fn render_tool(spec: &ToolSpec, format: CatalogFormat) -> Value {
+    match format {
+        CatalogFormat::OpenAi => json!({
+            "type": "function",
+            "function": {
+                "name": spec.name,
+                "description": spec.description,
+                "parameters": spec.input_schema,
+            }
+        }),
+        CatalogFormat::Anthropic => json!({
+            "name": spec.name,
+            "description": spec.description,
+            "input_schema": spec.input_schema,
+        }),
+        CatalogFormat::Mcp => json!({
+            "name": spec.name,
+            "description": spec.description,
+            "inputSchema": spec.input_schema,
+        }),
+    }
+}

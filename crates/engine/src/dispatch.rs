@@ -1,0 +1,114 @@
+//! Dispatch: every call, by any name it was ever known by, goes through here.
+//! Name → canonical handler, arguments checked against the schema, the mode's
+//! permission applied, and deprecation notices merged into result metadata.
+
+use serde_json::{Map, Value, json};
+
+use crate::context::ToolContext;
+use crate::engine::Engine;
+use crate::lifecycle::{LifecycleState, Resolution};
+use crate::manifest::{AliasEntry, AliasState};
+use crate::permissions::{self, Decision};
+use crate::tool::{ToolError, ToolResult};
+
+impl Engine {
+    /// Runs a call. Anything the model can act on comes back as an error result;
+    /// only a fatal tool failure is an `Err`.
+    pub async fn dispatch(&self, name: &str, args: Value, ctx: &ToolContext) -> anyhow::Result<ToolResult> {
+        let lifecycle = self.lifecycle();
+        let (canonical, alias): (&str, Option<&AliasEntry>) = match lifecycle.resolve(name, self.registry()) {
+            Resolution::Canonical(n) => (n, None),
+            Resolution::Alias { entry, .. } => (entry.replacement.as_str(), Some(entry)),
+            Resolution::Removed { name, entry } => return Ok(ToolResult::error(removed_message(name, entry))),
+            Resolution::Unknown => return Ok(ToolResult::error(self.unknown_message(name, ctx))),
+        };
+        let Some(tool) = self.registry().get(canonical) else {
+            return Ok(ToolResult::error(format!(
+                "tool `{name}` is an alias of `{canonical}`, which is not available in this build"
+            )));
+        };
+
+        let mut args = if args.is_null() { Value::Object(Map::new()) } else { args };
+        if let (Some(entry), Value::Object(map)) = (alias, &mut args) {
+            for (k, v) in &entry.set_args {
+                map.insert(k.clone(), v.clone());
+            }
+        }
+        if let Err(message) = tool.validator.check(canonical, &args) {
+            return Ok(ToolResult::error(message));
+        }
+        match permissions::check(ctx.mode(), &tool.spec) {
+            Decision::Allow => {}
+            Decision::Deny(message) => return Ok(ToolResult::error(message)),
+            Decision::Ask(question) => {
+                if let Err(e) = ctx.ask(&question).await {
+                    return Ok(ToolResult::error(e.to_string()));
+                }
+            }
+        }
+        // Calling a deferred tool directly works, and loads it like a search would.
+        if lifecycle.canonical_state(&tool.spec, &ctx.audience) == LifecycleState::Deferred
+            && lifecycle.visible(canonical, &ctx.audience)
+        {
+            ctx.session.load(&[canonical.to_string()]);
+        }
+
+        let mut result = match tool.handler.call(args, ctx).await {
+            Ok(output) => ToolResult::ok(output),
+            Err(ToolError::Model(message)) => ToolResult::error(message),
+            Err(ToolError::Fatal(e)) => return Err(e.context(format!("tool `{canonical}` failed"))),
+        };
+        if let Some(entry) = alias.filter(|e| e.state == AliasState::Deprecated) {
+            tracing::warn!(tool = name, use_instead = %entry.replacement, "deprecated tool name called");
+            result.metadata.insert("_deprecation".into(), deprecation_block(name, entry));
+        }
+        Ok(result)
+    }
+
+    /// An unknown name: the closest names the model could have meant.
+    fn unknown_message(&self, name: &str, ctx: &ToolContext) -> String {
+        let lifecycle = self.lifecycle();
+        let mut scored: Vec<(f64, &str)> = self
+            .registry()
+            .iter()
+            .filter(|t| lifecycle.visible(&t.spec.name, &ctx.audience))
+            .map(|t| (similarity(name, &t.spec.name), t.spec.name.as_str()))
+            .filter(|(score, _)| *score >= 0.6)
+            .collect();
+        scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(b.1)));
+        let nearest: Vec<String> = scored.iter().take(3).map(|(_, n)| format!("`{n}`")).collect();
+        if nearest.is_empty() {
+            format!("unknown tool `{name}`; use tool_search to find a tool for the job")
+        } else {
+            format!("unknown tool `{name}`; did you mean {}? (tool_search finds others)", nearest.join(", "))
+        }
+    }
+}
+
+fn similarity(a: &str, b: &str) -> f64 {
+    let a = a.to_ascii_lowercase();
+    let b = b.to_ascii_lowercase();
+    if b.contains(&a) || a.contains(&b) {
+        return 0.9;
+    }
+    strsim::jaro_winkler(&a, &b)
+}
+
+pub fn deprecation_block(name: &str, entry: &AliasEntry) -> Value {
+    json!({
+        "this_tool": name,
+        "use_instead": entry.replacement,
+        "removed_in": entry.planned_removal_version.as_deref().unwrap_or("TBD"),
+        "message": format!("Tool '{name}' is deprecated; use '{}' instead.", entry.replacement),
+    })
+}
+
+fn removed_message(name: &str, entry: &AliasEntry) -> String {
+    let when = entry
+        .planned_removal_version
+        .as_deref()
+        .filter(|v| *v != "TBD")
+        .map(|v| format!(" in version {v}"))
+        .unwrap_or_default();
+    format!("Tool '{name}' was removed{when}; use '{}' instead.", entry.replacement)
+}

@@ -1,0 +1,292 @@
+//! The lifecycle manifest: one TOML data file that says which names are active per
+//! provider profile, which are aliases (and in what state), and which are gated to
+//! certain models. The built-in file is compiled in; user and project files, and
+//! extension metadata JSON, overlay it.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, bail};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// The built-in manifest, compiled into the binary.
+pub const BUILTIN_MANIFEST: &str = include_str!("../manifest/lifecycle.toml");
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum AliasState {
+    HiddenCompatibility,
+    Deprecated,
+    Removed,
+}
+
+impl AliasState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AliasState::HiddenCompatibility => "hidden-compatibility",
+            AliasState::Deprecated => "deprecated",
+            AliasState::Removed => "removed",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AliasEntry {
+    pub replacement: String,
+    pub state: AliasState,
+    #[serde(default)]
+    pub first_deprecated_version: Option<String>,
+    /// A version, or `TBD`.
+    #[serde(default)]
+    pub planned_removal_version: Option<String>,
+    #[serde(default = "yes")]
+    pub replay_supported: bool,
+    /// Arguments forced on the canonical call (e.g. `mode = "regex"` for a
+    /// search alias that meant the regex flavour).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub set_args: BTreeMap<String, Value>,
+}
+
+fn yes() -> bool {
+    true
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Profile {
+    /// The first-turn head, as canonical names. Order is irrelevant: the catalog sorts.
+    #[serde(default)]
+    pub active: Vec<String>,
+    /// Lint fails when this profile's OpenAI-format head is larger.
+    #[serde(default)]
+    pub head_budget_bytes: Option<usize>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Gate {
+    /// Glob patterns over model ids (`deepseek-v4*`).
+    pub models: Vec<String>,
+}
+
+/// Per-tool metadata that is policy rather than code: searchable text and domain.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ToolOverlay {
+    #[serde(default)]
+    pub domain: Option<String>,
+    #[serde(default)]
+    pub prompt_snippet: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Manifest {
+    #[serde(default)]
+    pub profiles: BTreeMap<String, Profile>,
+    #[serde(default)]
+    pub aliases: BTreeMap<String, AliasEntry>,
+    #[serde(default)]
+    pub gates: BTreeMap<String, Gate>,
+    #[serde(default)]
+    pub tools: BTreeMap<String, ToolOverlay>,
+}
+
+/// An overlay file may also add to or take from a profile without restating it.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ProfileOverlay {
+    active: Option<Vec<String>>,
+    #[serde(default)]
+    add: Vec<String>,
+    #[serde(default)]
+    remove: Vec<String>,
+    head_budget_bytes: Option<usize>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ManifestOverlay {
+    #[serde(default)]
+    profiles: BTreeMap<String, ProfileOverlay>,
+    #[serde(default)]
+    aliases: BTreeMap<String, AliasEntry>,
+    #[serde(default)]
+    gates: BTreeMap<String, Gate>,
+    #[serde(default)]
+    tools: BTreeMap<String, ToolOverlay>,
+}
+
+impl Manifest {
+    pub fn builtin() -> anyhow::Result<Manifest> {
+        Manifest::parse(BUILTIN_MANIFEST).context("built-in lifecycle manifest")
+    }
+
+    pub fn parse(text: &str) -> anyhow::Result<Manifest> {
+        let mut manifest = Manifest::default();
+        manifest.overlay_toml(text)?;
+        Ok(manifest)
+    }
+
+    /// The built-in manifest with the user file (`~/.config/quiver/manifest.toml`)
+    /// and the project file (`<workspace>/.quiver/manifest.toml`) laid over it, in
+    /// that order, when they exist.
+    pub fn load_layered(workspace: Option<&Path>) -> anyhow::Result<Manifest> {
+        let mut manifest = Manifest::builtin()?;
+        for path in overlay_paths(workspace) {
+            if path.is_file() {
+                manifest.overlay_file(&path)?;
+            }
+        }
+        Ok(manifest)
+    }
+
+    /// Lays a TOML manifest or a JSON extension-metadata file over this one.
+    pub fn overlay_file(&mut self, path: &Path) -> anyhow::Result<()> {
+        let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+        let result = if path.extension().is_some_and(|e| e == "json") {
+            self.overlay_extension_json(&text)
+        } else {
+            self.overlay_toml(&text)
+        };
+        result.with_context(|| format!("in manifest {}", path.display()))
+    }
+
+    pub fn overlay_toml(&mut self, text: &str) -> anyhow::Result<()> {
+        let overlay: ManifestOverlay = toml::from_str(text)?;
+        for (name, p) in overlay.profiles {
+            let profile = self.profiles.entry(name).or_default();
+            if let Some(active) = p.active {
+                profile.active = active;
+            }
+            profile.active.retain(|n| !p.remove.contains(n));
+            for n in p.add {
+                if !profile.active.contains(&n) {
+                    profile.active.push(n);
+                }
+            }
+            if p.head_budget_bytes.is_some() {
+                profile.head_budget_bytes = p.head_budget_bytes;
+            }
+        }
+        self.aliases.extend(overlay.aliases);
+        self.gates.extend(overlay.gates);
+        for (name, t) in overlay.tools {
+            let entry = self.tools.entry(name).or_default();
+            if t.domain.is_some() {
+                entry.domain = t.domain;
+            }
+            if t.prompt_snippet.is_some() {
+                entry.prompt_snippet = t.prompt_snippet;
+            }
+        }
+        Ok(())
+    }
+
+    /// Extension metadata in the `provides.tools` shape: a bare string is an eager
+    /// (active in the default profile) tool; an object may say `lazy`, `domain`,
+    /// `aliases` (kept as hidden-compatibility names of `canonicalName`) and
+    /// `promptSnippet`.
+    pub fn overlay_extension_json(&mut self, text: &str) -> anyhow::Result<()> {
+        let doc: Value = serde_json::from_str(text)?;
+        let Some(tools) = doc.pointer("/provides/tools") else {
+            bail!("extension metadata has no `provides.tools` list");
+        };
+        let Some(tools) = tools.as_array() else { bail!("`provides.tools` must be a list") };
+        for (i, entry) in tools.iter().enumerate() {
+            let tool: ExtensionTool = match entry {
+                Value::String(name) => ExtensionTool { name: name.clone(), ..Default::default() },
+                Value::Object(_) => serde_json::from_value(entry.clone())
+                    .with_context(|| format!("`provides.tools[{i}]`"))?,
+                other => bail!("`provides.tools[{i}]` must be a string or an object, not {other}"),
+            };
+            self.apply_extension_tool(tool);
+        }
+        Ok(())
+    }
+
+    fn apply_extension_tool(&mut self, tool: ExtensionTool) {
+        let canonical = tool.canonical_name.clone().unwrap_or_else(|| tool.name.clone());
+        let default = self.profiles.entry("default".to_string()).or_default();
+        if tool.lazy {
+            default.active.retain(|n| n != &canonical);
+        } else if !default.active.contains(&canonical) {
+            default.active.push(canonical.clone());
+        }
+        if tool.domain.is_some() || tool.prompt_snippet.is_some() {
+            let entry = self.tools.entry(canonical.clone()).or_default();
+            if tool.domain.is_some() {
+                entry.domain = tool.domain;
+            }
+            if tool.prompt_snippet.is_some() {
+                entry.prompt_snippet = tool.prompt_snippet;
+            }
+        }
+        let mut alias_names = tool.aliases;
+        if tool.name != canonical {
+            alias_names.push(tool.name);
+        }
+        for alias in alias_names {
+            self.aliases.entry(alias).or_insert_with(|| AliasEntry {
+                replacement: canonical.clone(),
+                state: AliasState::HiddenCompatibility,
+                first_deprecated_version: None,
+                planned_removal_version: Some("TBD".into()),
+                replay_supported: true,
+                set_args: BTreeMap::new(),
+            });
+        }
+    }
+
+    pub fn profile(&self, name: &str) -> Option<&Profile> {
+        self.profiles.get(name)
+    }
+
+    /// Whether `tool` is visible to `model`: ungated tools always are; a gated tool
+    /// only when a model id is known and matches one of the gate's globs.
+    pub fn gate_allows(&self, tool: &str, model: Option<&str>) -> bool {
+        let Some(gate) = self.gates.get(tool) else { return true };
+        let Some(model) = model else { return false };
+        gate.models.iter().any(|pattern| glob_match(pattern, model))
+    }
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ExtensionTool {
+    name: String,
+    #[serde(default)]
+    lazy: bool,
+    #[serde(default)]
+    domain: Option<String>,
+    #[serde(default)]
+    aliases: Vec<String>,
+    #[serde(default)]
+    canonical_name: Option<String>,
+    #[serde(default)]
+    prompt_snippet: Option<String>,
+}
+
+fn glob_match(pattern: &str, text: &str) -> bool {
+    match globset::Glob::new(pattern) {
+        Ok(glob) => glob.compile_matcher().is_match(text),
+        Err(_) => pattern == text,
+    }
+}
+
+fn overlay_paths(workspace: Option<&Path>) -> Vec<PathBuf> {
+    let mut paths = Vec::new();
+    if let Some(config) = dirs::config_dir() {
+        paths.push(config.join("quiver").join("manifest.toml"));
+    }
+    if let Some(ws) = workspace {
+        paths.push(ws.join(".quiver").join("manifest.toml"));
+    }
+    paths
+}
+
+#[cfg(test)]
+#[path = "manifest_tests.rs"]
+mod tests;

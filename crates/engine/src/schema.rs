@@ -1,0 +1,116 @@
+//! Argument schemas: generated from input types, kept small, and checked before a
+//! handler runs.
+
+use schemars::JsonSchema;
+use schemars::generate::SchemaSettings;
+use serde_json::Value;
+
+/// The JSON Schema of `T`, inlined (no `$defs`) and stripped of the keys a model
+/// gains nothing from (`$schema`, the root `title` and root `description`, which
+/// would repeat the tool's own description).
+pub fn schema_for<T: JsonSchema>() -> Value {
+    let settings = SchemaSettings::draft2020_12().with(|s| {
+        s.inline_subschemas = true;
+    });
+    let schema = settings.into_generator().into_root_schema_for::<T>();
+    let mut value = schema.to_value();
+    if let Value::Object(map) = &mut value {
+        map.remove("$schema");
+        map.remove("title");
+        map.remove("description");
+        if !map.contains_key("properties") && map.get("type") == Some(&Value::String("object".into())) {
+            map.insert("properties".into(), Value::Object(Default::default()));
+        }
+    }
+    strip_noise(&mut value);
+    value
+}
+
+/// Removes `format` annotations on integers (`uint`, `int64` ...) that schemars
+/// adds and that no model or validator needs, keeping schemas tight.
+fn strip_noise(value: &mut Value) {
+    match value {
+        Value::Object(map) => {
+            if let Some(Value::String(format)) = map.get("format")
+                && (format.starts_with("int") || format.starts_with("uint"))
+            {
+                map.remove("format");
+            }
+            for v in map.values_mut() {
+                strip_noise(v);
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(strip_noise),
+        _ => {}
+    }
+}
+
+/// A compiled argument validator for one tool.
+pub struct ArgValidator {
+    validator: Option<jsonschema::Validator>,
+}
+
+impl ArgValidator {
+    /// A schema that fails to compile validates nothing rather than blocking the
+    /// tool: downstream MCP servers sometimes publish sloppy schemas.
+    pub fn new(schema: &Value) -> Self {
+        let validator = jsonschema::options().should_validate_formats(false).build(schema).ok();
+        ArgValidator { validator }
+    }
+
+    /// Checks `args`; the error names each offending field and what was expected.
+    pub fn check(&self, tool: &str, args: &Value) -> Result<(), String> {
+        if !args.is_object() {
+            return Err(format!(
+                "invalid arguments for {tool}: expected a JSON object, got {}",
+                json_type_name(args)
+            ));
+        }
+        let Some(validator) = &self.validator else { return Ok(()) };
+        let problems: Vec<String> = validator
+            .iter_errors(args)
+            .map(|err| {
+                let path = err.instance_path().to_string();
+                let field = if path.is_empty() { "(root)".to_string() } else { path.trim_start_matches('/').replace('/', ".") };
+                format!("`{field}`: {}", describe_error(&err))
+            })
+            .collect();
+        if problems.is_empty() {
+            Ok(())
+        } else {
+            Err(format!("invalid arguments for {tool}: {}", problems.join("; ")))
+        }
+    }
+}
+
+fn describe_error(err: &jsonschema::ValidationError<'_>) -> String {
+    use jsonschema::error::ValidationErrorKind as K;
+    match err.kind() {
+        K::Type { kind } => {
+            let expected = match kind {
+                jsonschema::error::TypeKind::Single(t) => t.to_string(),
+                jsonschema::error::TypeKind::Multiple(ts) => {
+                    ts.iter().map(|t| t.to_string()).collect::<Vec<_>>().join(" or ")
+                }
+            };
+            format!("expected {expected}, got {}", json_type_name(err.instance()))
+        }
+        K::Required { property } => {
+            let name = property.as_str().unwrap_or("?");
+            format!("missing required field `{name}`")
+        }
+        _ => err.to_string(),
+    }
+}
+
+pub fn json_type_name(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(n) if n.is_i64() || n.is_u64() => "integer",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
+}

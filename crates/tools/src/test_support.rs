@@ -1,0 +1,96 @@
+//! Test harness: a real engine with every native tool, over a temporary workspace.
+
+use std::sync::Arc;
+
+use quiver_engine::{Audience, Engine, Manifest, Mode, ToolContext, ToolResult, Workspace};
+use serde_json::Value;
+
+#[allow(dead_code)]
+pub struct Harness {
+    pub dir: tempfile::TempDir,
+    pub ctx: ToolContext,
+}
+
+#[allow(dead_code)]
+impl Harness {
+    pub fn new() -> Self {
+        Self::with_mode(Mode::Agent)
+    }
+
+    pub fn with_mode(mode: Mode) -> Self {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let registry = crate::native_registry().expect("registry");
+        let engine = Arc::new(Engine::new(registry, Manifest::builtin().expect("manifest")));
+        let workspace = Workspace::new(dir.path()).expect("workspace");
+        let audience = Audience { mode, ..Audience::default() };
+        Harness { ctx: ToolContext::new(engine, workspace, audience), dir }
+    }
+
+    pub fn path(&self, rel: &str) -> std::path::PathBuf {
+        self.ctx.workspace.root().join(rel)
+    }
+
+    pub fn write(&self, rel: &str, text: &str) {
+        let path = self.path(rel);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).expect("mkdir");
+        }
+        std::fs::write(path, text).expect("write");
+    }
+
+    pub fn read(&self, rel: &str) -> String {
+        std::fs::read_to_string(self.path(rel)).expect("read")
+    }
+
+    pub async fn call(&self, name: &str, args: Value) -> ToolResult {
+        self.ctx.call(name, args).await.expect("no fatal error")
+    }
+
+    /// Calls and asserts success; returns the content as text.
+    pub async fn ok(&self, name: &str, args: Value) -> String {
+        let result = self.call(name, args).await;
+        assert!(!result.is_error, "{name} failed: {}", result.content_text());
+        result.content_text()
+    }
+
+    /// Calls and asserts an error result; returns its message.
+    pub async fn err(&self, name: &str, args: Value) -> String {
+        let result = self.call(name, args).await;
+        assert!(result.is_error, "{name} unexpectedly succeeded: {}", result.content_text());
+        result.content_text()
+    }
+}
+
+/// A minimal, valid two-page PDF ("First page" / "Second page"), built with
+/// correct xref offsets so poppler reads it without repairs.
+pub fn two_page_pdf() -> Vec<u8> {
+    let page_text = ["First page", "Second page"];
+    let mut objects: Vec<String> = vec![
+        "<< /Type /Catalog /Pages 2 0 R >>".into(),
+        "<< /Type /Pages /Kids [3 0 R 4 0 R] /Count 2 >>".into(),
+    ];
+    for i in 0..2 {
+        objects.push(format!(
+            "<< /Type /Page /Parent 2 0 R /MediaBox [0 0 300 200] /Contents {} 0 R /Resources << /Font << /F1 7 0 R >> >> >>",
+            5 + i
+        ));
+    }
+    for text in page_text {
+        let stream = format!("BT /F1 18 Tf 20 100 Td ({text}) Tj ET");
+        objects.push(format!("<< /Length {} >>\nstream\n{stream}\nendstream", stream.len()));
+    }
+    objects.push("<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>".into());
+    let mut out = String::from("%PDF-1.4\n");
+    let mut offsets = Vec::new();
+    for (i, body) in objects.iter().enumerate() {
+        offsets.push(out.len());
+        out.push_str(&format!("{} 0 obj\n{body}\nendobj\n", i + 1));
+    }
+    let xref = out.len();
+    out.push_str(&format!("xref\n0 {}\n0000000000 65535 f \n", objects.len() + 1));
+    for off in offsets {
+        out.push_str(&format!("{off:010} 00000 n \n"));
+    }
+    out.push_str(&format!("trailer\n<< /Size {} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n", objects.len() + 1));
+    out.into_bytes()
+}

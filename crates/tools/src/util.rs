@@ -1,0 +1,32 @@
+//! Small helpers shared by several tools.
+
+use std::path::Path;
+
+use quiver_engine::ToolError;
+
+/// Turns an I/O error on `path` into a message the model can act on.
+pub fn io_error(action: &str, shown: &str, err: &std::io::Error) -> ToolError {
+    let reason = match err.kind() {
+        std::io::ErrorKind::NotFound => "no such file or directory".to_string(),
+        std::io::ErrorKind::PermissionDenied => "permission denied".to_string(),
+        std::io::ErrorKind::IsADirectory => "is a directory".to_string(),
+        _ => err.to_string(),
+    };
+    ToolError::model(format!("cannot {action} `{shown}`: {reason}"))
+}
+
+/// Heuristic used by text tools: a NUL byte in the first 8 KiB means binary.
+pub fn looks_binary(bytes: &[u8]) -> bool {
+    bytes.iter().take(8192).any(|b| *b == 0)
+}
+
+/// Whether a program is on PATH (for optional helpers such as `pdftotext`).
+pub fn which(program: &str) -> Option<std::path::PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path).map(|dir| dir.join(program)).find(|p| is_executable(p))
+}
+
+fn is_executable(p: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    p.metadata().map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0).unwrap_or(false)
+}
