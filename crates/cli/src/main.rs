@@ -1,1 +1,57 @@
-fn main() {}
+//! `quiver`: the command-line face of the engine. Each subcommand is a thin
+//! module over the library crates; output formats are a contract for scripts
+//! (see PRODUCT.md §5).
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+mod cmd_call;
+mod cmd_catalog;
+mod cmd_lint;
+mod cmd_tools;
+mod setup;
+
+#[derive(Parser)]
+#[command(name = "quiver", version, about = "Tool-surface engine and runtime for LLM coding agents")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Every tool name with its lifecycle state, canonical name, domain and risk.
+    Tools(cmd_tools::Args),
+    /// The tool list a model gets for one request (head + loaded tail).
+    Catalog(cmd_catalog::Args),
+    /// Check the lifecycle manifest against the registered tools.
+    Lint(cmd_lint::Args),
+    /// Dispatch one tool call and print the result JSON.
+    Call(cmd_call::Args),
+}
+
+fn main() -> ExitCode {
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("QUIVER_LOG")
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
+        )
+        .without_time()
+        .init();
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Tools(args) => cmd_tools::run(args),
+        Command::Catalog(args) => cmd_catalog::run(args),
+        Command::Lint(args) => cmd_lint::run(args),
+        Command::Call(args) => cmd_call::run(args),
+    };
+    match result {
+        Ok(code) => code,
+        Err(err) => {
+            eprintln!("quiver: {err:#}");
+            ExitCode::from(2)
+        }
+    }
+}

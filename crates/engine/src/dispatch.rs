@@ -58,6 +58,7 @@ impl Engine {
             Err(ToolError::Model(message)) => ToolResult::error(message),
             Err(ToolError::Fatal(e)) => return Err(e.context(format!("tool `{canonical}` failed"))),
         };
+        crate::spill::spill_if_large(&mut result, &tool.spec, ctx).await;
         if let Some(entry) = alias.filter(|e| e.state == AliasState::Deprecated) {
             tracing::warn!(tool = name, use_instead = %entry.replacement, "deprecated tool name called");
             result.metadata.insert("_deprecation".into(), deprecation_block(name, entry));

@@ -8,6 +8,7 @@
 pub mod canonical;
 pub mod catalog;
 pub mod context;
+pub mod discovery;
 pub mod dispatch;
 pub mod engine;
 pub mod lifecycle;
@@ -16,8 +17,11 @@ pub mod manifest;
 pub mod permissions;
 pub mod registry;
 pub mod schema;
+pub mod search;
 pub mod session;
+pub mod spill;
 pub mod tool;
+pub mod tool_search;
 pub mod workspace;
 
 pub use catalog::{Catalog, CatalogFormat, Fingerprint};

@@ -1,0 +1,108 @@
+use super::*;
+
+#[test]
+fn builtin_manifest_has_the_contract_aliases() {
+    let m = Manifest::builtin().unwrap();
+    let expect = [
+        ("exec_wait", "exec_shell_wait", AliasState::HiddenCompatibility),
+        ("exec_interact", "exec_shell_interact", AliasState::HiddenCompatibility),
+        ("tts", "speech", AliasState::HiddenCompatibility),
+        ("todo_write", "checklist_write", AliasState::Deprecated),
+        ("todo_add", "checklist_add", AliasState::Deprecated),
+        ("todo_update", "checklist_update", AliasState::Deprecated),
+        ("todo_list", "checklist_list", AliasState::Deprecated),
+        ("tool_search_tool_regex", "tool_search", AliasState::HiddenCompatibility),
+        ("tool_search_tool_bm25", "tool_search", AliasState::HiddenCompatibility),
+    ];
+    assert_eq!(m.aliases.len(), expect.len());
+    for (alias, replacement, state) in expect {
+        let e = &m.aliases[alias];
+        assert_eq!((e.replacement.as_str(), e.state), (replacement, state), "{alias}");
+        assert!(e.replay_supported);
+        assert_eq!(e.planned_removal_version.as_deref(), Some("TBD"));
+        assert!(e.first_deprecated_version.is_some());
+    }
+    assert_eq!(m.aliases["tool_search_tool_regex"].set_args["mode"], "regex");
+    assert_eq!(m.profile("arcee").unwrap().active.len(), 8);
+    assert!(m.profile("arcee").unwrap().active.contains(&"tool_search".to_string()));
+}
+
+#[test]
+fn toml_overlay_adds_removes_and_replaces() {
+    let mut m = Manifest::builtin().unwrap();
+    m.overlay_toml(
+        r#"
+        [profiles.default]
+        add = ["project_map"]
+        remove = ["apply_patch"]
+        [profiles.tiny]
+        active = ["read_file", "tool_search"]
+        [aliases.old_read]
+        replacement = "read_file"
+        state = "removed"
+        planned_removal_version = "0.1.0"
+        [tools.read_file]
+        prompt_snippet = "cat a file"
+        "#,
+    )
+    .unwrap();
+    let default = &m.profile("default").unwrap().active;
+    assert!(default.contains(&"project_map".to_string()));
+    assert!(!default.contains(&"apply_patch".to_string()));
+    assert_eq!(m.profile("tiny").unwrap().active, vec!["read_file", "tool_search"]);
+    assert_eq!(m.aliases["old_read"].state, AliasState::Removed);
+    assert_eq!(m.tools["read_file"].prompt_snippet.as_deref(), Some("cat a file"));
+}
+
+#[test]
+fn unknown_keys_and_bad_states_are_errors() {
+    let err = Manifest::parse("[profiles.default]\nactiv = []").unwrap_err();
+    assert!(format!("{err:#}").contains("activ"), "{err:#}");
+    let err = Manifest::parse("[aliases.x]\nreplacement = \"y\"\nstate = \"gone\"").unwrap_err();
+    assert!(format!("{err:#}").contains("gone"), "{err:#}");
+}
+
+#[test]
+fn extension_metadata_overlay() {
+    let mut m = Manifest::builtin().unwrap();
+    m.overlay_extension_json(
+        r#"{"provides": {"tools": [
+            "note",
+            {"name": "project_map", "lazy": true, "domain": "file", "aliases": ["tree"],
+             "canonicalName": "project_map", "promptSnippet": "overview of the repo layout"},
+            {"name": "old_grep", "canonicalName": "grep_files", "lazy": false}
+        ]}}"#,
+    )
+    .unwrap();
+    let default = &m.profile("default").unwrap().active;
+    assert!(default.contains(&"note".to_string()), "a bare string is eager");
+    assert!(!default.contains(&"project_map".to_string()));
+    assert_eq!(m.aliases["tree"].replacement, "project_map");
+    assert_eq!(m.aliases["tree"].state, AliasState::HiddenCompatibility);
+    assert_eq!(m.aliases["old_grep"].replacement, "grep_files");
+    assert_eq!(m.tools["project_map"].prompt_snippet.as_deref(), Some("overview of the repo layout"));
+    assert!(m.overlay_extension_json(r#"{"provides": {}}"#).is_err());
+    assert!(m.overlay_extension_json(r#"{"provides": {"tools": [3]}}"#).is_err());
+}
+
+#[test]
+fn gates_match_model_globs() {
+    let m = Manifest::builtin().unwrap();
+    assert!(m.gate_allows("tool_agent", Some("deepseek-v4-flash")));
+    assert!(m.gate_allows("tool_agent", Some("deepseek-v4")));
+    assert!(!m.gate_allows("tool_agent", Some("deepseek-v3")));
+    assert!(!m.gate_allows("tool_agent", None));
+    assert!(m.gate_allows("read_file", None));
+}
+
+#[test]
+fn layered_loading_reads_the_project_file() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join(".quiver")).unwrap();
+    std::fs::write(dir.path().join(".quiver/manifest.toml"), "[profiles.default]\nremove = [\"grep_files\"]\n").unwrap();
+    let m = Manifest::load_layered(Some(dir.path())).unwrap();
+    assert!(!m.profile("default").unwrap().active.contains(&"grep_files".to_string()));
+    std::fs::write(dir.path().join(".quiver/manifest.toml"), "not toml [").unwrap();
+    let err = Manifest::load_layered(Some(dir.path())).unwrap_err();
+    assert!(format!("{err:#}").contains("manifest.toml"), "{err:#}");
+}

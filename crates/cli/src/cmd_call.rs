@@ -1,0 +1,40 @@
+//! `quiver call NAME [--args JSON] [--workspace DIR] [--mode M]`
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Context;
+use quiver_engine::{Audience, Mode, ToolContext, Workspace, canonical};
+
+use crate::setup;
+
+#[derive(clap::Args)]
+pub struct Args {
+    name: String,
+    /// Arguments as a JSON object.
+    #[arg(long, default_value = "{}")]
+    args: String,
+    #[arg(long)]
+    workspace: Option<PathBuf>,
+    #[arg(long, default_value = "agent")]
+    mode: Mode,
+    #[arg(long, default_value = "default")]
+    provider: String,
+    #[arg(long)]
+    model: Option<String>,
+}
+
+/// Prints the result JSON; exits 1 when the result is an error result.
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let dir = setup::workspace_dir(args.workspace.as_deref())?;
+    let workspace = Workspace::new(&dir).with_context(|| format!("workspace {}", dir.display()))?;
+    let call_args: serde_json::Value =
+        serde_json::from_str(&args.args).with_context(|| format!("--args is not valid JSON: {}", args.args))?;
+    let engine = setup::engine(Some(workspace.root()), None)?;
+    let audience = Audience { provider: args.provider, model: args.model, mode: args.mode };
+    let ctx = ToolContext::new(engine.clone(), workspace, audience);
+    let runtime = tokio::runtime::Runtime::new()?;
+    let result = runtime.block_on(engine.dispatch(&args.name, call_args, &ctx))?;
+    setup::out(&canonical::to_string_pretty(&serde_json::to_value(&result)?));
+    Ok(if result.is_error { ExitCode::FAILURE } else { ExitCode::SUCCESS })
+}

@@ -1,0 +1,29 @@
+//! `quiver lint [--manifest FILE]`
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use crate::setup;
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// A manifest (TOML) or extension metadata (JSON) laid over the built-in one.
+    #[arg(long)]
+    manifest: Option<PathBuf>,
+}
+
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let cwd = std::env::current_dir().ok();
+    let engine = setup::engine(cwd.as_deref(), args.manifest.as_deref())?;
+    let findings = quiver_engine::lint::lint(&engine, quiver_engine::VERSION);
+    if findings.is_empty() {
+        let names = engine.registry().len() + engine.manifest().aliases.len();
+        setup::out(&format!("lint: ok ({} tools, {names} names, {} profiles)", engine.registry().len(), engine.manifest().profiles.len()));
+        return Ok(ExitCode::SUCCESS);
+    }
+    for f in &findings {
+        eprintln!("lint: {f}");
+    }
+    eprintln!("lint: {} problem(s)", findings.len());
+    Ok(ExitCode::FAILURE)
+}

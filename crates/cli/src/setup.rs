@@ -1,0 +1,35 @@
+//! Building the engine the way every subcommand needs it.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use anyhow::Context;
+use quiver_engine::{Engine, Manifest};
+
+/// The workspace: `--workspace`, else the current directory.
+pub fn workspace_dir(arg: Option<&Path>) -> anyhow::Result<PathBuf> {
+    match arg {
+        Some(p) => Ok(p.to_path_buf()),
+        None => std::env::current_dir().context("reading the current directory"),
+    }
+}
+
+/// Built-in manifest, user and project overlays, then an explicit file if given.
+pub fn manifest(workspace: Option<&Path>, extra: Option<&Path>) -> anyhow::Result<Manifest> {
+    let mut manifest = Manifest::load_layered(workspace)?;
+    if let Some(path) = extra {
+        manifest.overlay_file(path)?;
+    }
+    Ok(manifest)
+}
+
+pub fn engine(workspace: Option<&Path>, extra_manifest: Option<&Path>) -> anyhow::Result<Arc<Engine>> {
+    let registry = quiver_tools::native_registry()?;
+    Ok(Arc::new(Engine::new(registry, manifest(workspace, extra_manifest)?)))
+}
+
+/// Prints a line to stdout (the CLI's contract output).
+#[allow(clippy::print_stdout)]
+pub fn out(line: &str) {
+    println!("{line}");
+}

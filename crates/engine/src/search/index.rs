@@ -1,0 +1,376 @@
+//! Index construction: per-field token streams, BM25F postings, compound-word
+//! splitting and the vocabulary used for query expansion.
+
+use std::collections::HashMap;
+
+use super::params::{Field, NFIELDS, RankParams};
+use super::synonyms::Thesaurus;
+use super::tokenize::{Word, WordStemmer, is_stopword, split_words};
+
+/// One searchable tool.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SearchDoc {
+    /// Callable name (for MCP tools `mcp__<server>__<tool>`).
+    pub name: String,
+    /// Other names that find this tool (old names, hidden aliases).
+    pub aliases: Vec<String>,
+    /// Domain (`file`, `git`, `mcp`, ...).
+    pub domain: String,
+    pub description: String,
+    pub prompt_snippet: Option<String>,
+    /// (parameter name, parameter description), nested names dotted.
+    pub params: Vec<(String, String)>,
+    /// MCP server the tool comes from.
+    pub server: Option<String>,
+}
+
+impl SearchDoc {
+    /// The tool's own name without an `mcp__<server>__` prefix.
+    pub fn short_name(&self) -> &str {
+        if let Some(rest) = self.name.strip_prefix("mcp__") {
+            if let Some(server) = &self.server
+                && let Some(tail) = rest.strip_prefix(server.as_str()).and_then(|r| r.strip_prefix("__")) {
+                    return tail;
+                }
+            if let Some(idx) = rest.find("__") {
+                return &rest[idx + 2..];
+            }
+        }
+        &self.name
+    }
+}
+
+/// A posting: document and its length-normalised, field-weighted term
+/// frequency (the BM25F pseudo frequency).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Posting {
+    pub doc: u32,
+    pub tf: f32,
+}
+
+/// Minimum length of each piece when splitting a compound word.
+const MIN_PIECE: usize = 3;
+
+/// Inverted index over [`SearchDoc`]s.
+pub struct SearchIndex {
+    pub(super) docs: Vec<SearchDoc>,
+    pub(super) params: RankParams,
+    pub(super) stemmer: WordStemmer,
+    pub(super) thesaurus: Thesaurus,
+    /// stemmed term -> id
+    pub(super) terms: HashMap<String, u32>,
+    /// stemmed terms sorted, for prefix lookups
+    pub(super) sorted_terms: Vec<(String, u32)>,
+    /// raw (unstemmed, lowercase) words seen in any field, with document frequency
+    pub(super) words: HashMap<String, u32>,
+    pub(super) postings: Vec<Vec<Posting>>,
+    pub(super) idf: Vec<f32>,
+    /// unique stemmed name terms per doc (own name only, not server)
+    pub(super) name_terms: Vec<Vec<u32>>,
+    /// action classes (bitmask) of the verbs in each doc's name
+    pub(super) name_action: Vec<u8>,
+    /// IDF of each term computed over names only
+    pub(super) name_idf: Vec<f32>,
+    /// adjacent stemmed term pairs in name/description -> docs (sorted, unique)
+    pub(super) bigrams: HashMap<(u32, u32), Vec<u32>>,
+    /// rank of each doc when sorted by name (ties are broken by this)
+    pub(super) name_rank: Vec<u32>,
+}
+
+impl std::fmt::Debug for SearchIndex {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SearchIndex")
+            .field("docs", &self.docs.len())
+            .field("terms", &self.terms.len())
+            .finish()
+    }
+}
+
+/// Tokens of one doc, per field, as raw lowercase words (stopwords removed).
+fn field_words(doc: &SearchDoc) -> [Vec<Word>; NFIELDS] {
+    let mut out: [Vec<Word>; NFIELDS] = Default::default();
+    let mut add = |field: Field, text: &str| {
+        let buf = &mut out[field as usize];
+        split_words(text, buf);
+    };
+    add(Field::Name, doc.short_name());
+    for a in &doc.aliases {
+        add(Field::Alias, a);
+    }
+    add(Field::Domain, &doc.domain);
+    if let Some(s) = &doc.server {
+        add(Field::Server, s);
+    }
+    let description = drop_negated(&doc.description);
+    add(Field::Description, &description);
+    add(Field::Summary, first_sentence(&description));
+    if let Some(p) = &doc.prompt_snippet {
+        add(Field::Snippet, p);
+    }
+    for (n, d) in &doc.params {
+        add(Field::ParamName, n);
+        add(Field::ParamDesc, d);
+    }
+    for buf in &mut out {
+        buf.retain(|w| !is_stopword(&w.text));
+    }
+    out
+}
+
+/// Phrases that start a clause saying what a tool is NOT for.
+const NEGATIONS: &[&str] = &["not for ", "do not use", "don't use", "not to be used", "never use", "instead of "];
+
+/// The description without clauses that say what the tool is not for
+/// ("Not for listing multiple keys."): their words describe other tools.
+fn drop_negated(text: &str) -> String {
+    let lower = text.to_ascii_lowercase();
+    let mut out = String::with_capacity(text.len());
+    let mut i = 0;
+    while i < text.len() {
+        let next = NEGATIONS.iter().filter_map(|n| lower[i..].find(n).map(|p| p + i)).min();
+        let Some(start) = next else {
+            out.push_str(&text[i..]);
+            break;
+        };
+        out.push_str(&text[i..start]);
+        let end = lower[start..].find(['.', '\n', ';']).map_or(text.len(), |p| start + p);
+        out.push(' ');
+        i = end;
+    }
+    out
+}
+
+/// The first sentence of a description.
+fn first_sentence(text: &str) -> &str {
+    let t = text.trim_start();
+    let mut end = t.len();
+    for (i, c) in t.char_indices() {
+        if c == '\n' || ((c == '.' || c == '!' || c == '?') && t[i + 1..].starts_with(char::is_whitespace)) {
+            end = i;
+            break;
+        }
+    }
+    &t[..end]
+}
+
+/// Split `word` into 2..=3 known words (each at least [`MIN_PIECE`] chars),
+/// preferring fewer and more even pieces. Returns None if impossible.
+pub(super) fn decompound(word: &str, known: &dyn Fn(&str) -> bool) -> Option<Vec<String>> {
+    if !word.is_ascii() || word.len() < 2 * MIN_PIECE || word.bytes().any(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let n = word.len();
+    let mut best: Option<(usize, usize, Vec<String>)> = None; // (pieces, -sum sq, parts)
+    let mut consider = |parts: Vec<&str>| {
+        let pieces = parts.len();
+        let sq: usize = parts.iter().map(|p| p.len() * p.len()).sum();
+        let better = match &best {
+            None => true,
+            Some((bp, bsq, _)) => pieces < *bp || (pieces == *bp && sq < *bsq),
+        };
+        if better {
+            best = Some((pieces, sq, parts.iter().map(|p| (*p).to_string()).collect()));
+        }
+    };
+    for i in MIN_PIECE..=n - MIN_PIECE {
+        let (a, rest) = word.split_at(i);
+        if !known(a) {
+            continue;
+        }
+        if known(rest) {
+            consider(vec![a, rest]);
+        }
+        if rest.len() >= 2 * MIN_PIECE {
+            for j in MIN_PIECE..=rest.len() - MIN_PIECE {
+                let (b, c) = rest.split_at(j);
+                if known(b) && known(c) {
+                    consider(vec![a, b, c]);
+                }
+            }
+        }
+    }
+    best.map(|(_, _, parts)| parts)
+}
+
+impl SearchIndex {
+    /// Build an index with the default ranking parameters.
+    pub fn build(docs: Vec<SearchDoc>) -> SearchIndex {
+        Self::build_with(docs, RankParams::default())
+    }
+
+    /// Build an index with explicit ranking parameters.
+    pub fn build_with(docs: Vec<SearchDoc>, params: RankParams) -> SearchIndex {
+        let stemmer = WordStemmer::new();
+        let thesaurus = Thesaurus::new(&stemmer);
+        let per_doc: Vec<[Vec<Word>; NFIELDS]> = docs.iter().map(field_words).collect();
+
+        // raw word document frequencies
+        let mut words: HashMap<String, u32> = HashMap::new();
+        for fields in &per_doc {
+            let mut seen: Vec<&str> = fields.iter().flatten().map(|w| w.text.as_str()).collect();
+            seen.sort_unstable();
+            seen.dedup();
+            for w in seen {
+                *words.entry(w.to_string()).or_insert(0) += 1;
+            }
+        }
+        // words known for compound splitting: alphabetic, >= MIN_PIECE chars
+        let known = |w: &str| w.len() >= MIN_PIECE && words.contains_key(w);
+
+        let mut terms: HashMap<String, u32> = HashMap::new();
+        let term_of = |s: String, terms: &mut HashMap<String, u32>| -> u32 {
+            let next = terms.len() as u32;
+            *terms.entry(s).or_insert(next)
+        };
+
+        // per doc: stemmed term ids per field
+        let mut doc_terms: Vec<[Vec<u32>; NFIELDS]> = Vec::with_capacity(docs.len());
+        let mut name_terms = Vec::with_capacity(docs.len());
+        let mut name_action = Vec::with_capacity(docs.len());
+        let mut bigrams: HashMap<(u32, u32), Vec<u32>> = HashMap::new();
+        let stem = |w: &str| if params.stem { stemmer.stem(w) } else { w.to_string() };
+        for (d, fields) in per_doc.iter().enumerate() {
+            let mut ids: [Vec<u32>; NFIELDS] = Default::default();
+            for (f, ws) in fields.iter().enumerate() {
+                for w in ws {
+                    ids[f].push(term_of(stem(&w.text), &mut terms));
+                }
+            }
+            if params.decompound {
+                for w in &fields[Field::Name as usize] {
+                    if let Some(parts) = decompound(&w.text, &known) {
+                        for p in parts {
+                            ids[Field::NamePart as usize].push(term_of(stem(&p), &mut terms));
+                        }
+                    }
+                }
+            }
+            let action = fields[Field::Name as usize]
+                .iter()
+                .fold(0u8, |acc, w| acc | thesaurus.action(&stemmer.stem(&w.text)));
+            name_action.push(action);
+            let mut nt = ids[Field::Name as usize].clone();
+            nt.sort_unstable();
+            nt.dedup();
+            name_terms.push(nt);
+            for f in [Field::Name, Field::Description] {
+                let ws = &fields[f as usize];
+                let is = &ids[f as usize];
+                for k in 1..ws.len() {
+                    if ws[k].pos == ws[k - 1].pos + 1 {
+                        let list = bigrams.entry((is[k - 1], is[k])).or_default();
+                        if list.last() != Some(&(d as u32)) {
+                            list.push(d as u32);
+                        }
+                    }
+                }
+            }
+            doc_terms.push(ids);
+        }
+
+        // field length statistics
+        let n = docs.len().max(1) as f32;
+        let mut avg = [0f32; NFIELDS];
+        for ids in &doc_terms {
+            for f in 0..NFIELDS {
+                avg[f] += ids[f].len() as f32;
+            }
+        }
+        for a in &mut avg {
+            *a /= n;
+        }
+
+        let mut postings: Vec<Vec<Posting>> = vec![Vec::new(); terms.len()];
+        let mut tf_buf: Vec<(u32, [f32; NFIELDS])> = Vec::new();
+        for (d, ids) in doc_terms.iter().enumerate() {
+            tf_buf.clear();
+            for f in 0..NFIELDS {
+                for &t in &ids[f] {
+                    match tf_buf.iter_mut().find(|(x, _)| *x == t) {
+                        Some((_, c)) => c[f] += 1.0,
+                        None => {
+                            let mut c = [0f32; NFIELDS];
+                            c[f] = 1.0;
+                            tf_buf.push((t, c));
+                        }
+                    }
+                }
+            }
+            for (t, counts) in &tf_buf {
+                let mut tf = 0f32;
+                for f in 0..NFIELDS {
+                    if counts[f] > 0.0 {
+                        let b = params.field_b[f];
+                        let norm = if avg[f] > 0.0 { 1.0 - b + b * ids[f].len() as f32 / avg[f] } else { 1.0 };
+                        tf += params.field_weight[f] * counts[f] / norm;
+                    }
+                }
+                if tf > 0.0 {
+                    postings[*t as usize].push(Posting { doc: d as u32, tf });
+                }
+            }
+        }
+        let idf = postings
+            .iter()
+            .map(|p| {
+                let df = p.len() as f32;
+                (1.0 + (n - df + 0.5) / (df + 0.5)).ln()
+            })
+            .collect();
+
+        let mut name_df = vec![0u32; terms.len()];
+        for nt in &name_terms {
+            for &t in nt {
+                name_df[t as usize] += 1;
+            }
+        }
+        let name_idf = name_df
+            .iter()
+            .map(|&df| {
+                let df = df as f32;
+                (1.0 + (n - df + 0.5) / (df + 0.5)).ln()
+            })
+            .collect();
+
+        let mut sorted_terms: Vec<(String, u32)> = terms.iter().map(|(k, v)| (k.clone(), *v)).collect();
+        sorted_terms.sort();
+
+        let mut order: Vec<usize> = (0..docs.len()).collect();
+        order.sort_by(|&a, &b| docs[a].name.cmp(&docs[b].name).then(a.cmp(&b)));
+        let mut name_rank = vec![0u32; docs.len()];
+        for (r, &d) in order.iter().enumerate() {
+            name_rank[d] = r as u32;
+        }
+
+        SearchIndex {
+            docs,
+            params,
+            stemmer,
+            thesaurus,
+            terms,
+            sorted_terms,
+            words,
+            postings,
+            idf,
+            name_terms,
+            name_action,
+            name_idf,
+            bigrams,
+            name_rank,
+        }
+    }
+
+    /// The indexed documents, in the order given to [`SearchIndex::build`].
+    pub fn docs(&self) -> &[SearchDoc] {
+        &self.docs
+    }
+
+    /// The ranking parameters in use.
+    pub fn params(&self) -> &RankParams {
+        &self.params
+    }
+}
+
+#[cfg(test)]
+#[path = "index_tests.rs"]
+mod tests;

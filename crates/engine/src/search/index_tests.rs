@@ -1,0 +1,48 @@
+use super::*;
+
+#[test]
+fn short_name_strips_mcp_prefix() {
+    let d = SearchDoc { name: "mcp__git-hub__list_issues".into(), server: Some("git-hub".into()), ..Default::default() };
+    assert_eq!(d.short_name(), "list_issues");
+    let d = SearchDoc { name: "mcp__x__y__z".into(), ..Default::default() };
+    assert_eq!(d.short_name(), "y__z");
+    let d = SearchDoc { name: "read_file".into(), ..Default::default() };
+    assert_eq!(d.short_name(), "read_file");
+}
+
+#[test]
+fn decompound_prefers_fewer_even_pieces() {
+    let vocab = ["key", "vault", "node", "pool", "sync", "group", "keyv"];
+    let known = |w: &str| vocab.contains(&w);
+    assert_eq!(decompound("keyvault", &known), Some(vec!["key".to_string(), "vault".to_string()]));
+    assert_eq!(decompound("nodepoolsync", &known), Some(vec!["node".into(), "pool".into(), "sync".into()]));
+    assert_eq!(decompound("keyboard", &known), None);
+    assert_eq!(decompound("k8svault", &known), None);
+}
+
+#[test]
+fn negated_clauses_are_dropped() {
+    let t = drop_negated("Get one key. Not for listing multiple keys. Fast.");
+    assert!(!t.contains("listing"));
+    assert!(t.contains("Get one key.") && t.contains("Fast."));
+}
+
+#[test]
+fn first_sentence_stops_at_period_or_newline() {
+    assert_eq!(first_sentence("List things. More text"), "List things");
+    assert_eq!(first_sentence("  One line\nsecond"), "One line");
+    assert_eq!(first_sentence("v1.2 is fine"), "v1.2 is fine");
+}
+
+#[test]
+fn build_keeps_doc_order_and_handles_empty() {
+    let docs = vec![
+        SearchDoc { name: "b_tool".into(), description: "second".into(), ..Default::default() },
+        SearchDoc { name: "a_tool".into(), description: "first".into(), ..Default::default() },
+    ];
+    let idx = SearchIndex::build(docs.clone());
+    assert_eq!(idx.docs(), &docs[..]);
+    assert_eq!(idx.name_rank, vec![1, 0]);
+    let empty = SearchIndex::build(Vec::new());
+    assert!(empty.search("anything", 5, &|_| true).is_empty());
+}

@@ -1,0 +1,23 @@
+//! Tool search: a BM25F-family lexical ranker for tool catalogs.
+//!
+//! Documents are indexed by field (name words, compound-name pieces, aliases,
+//! domain, server, description, prompt snippet, parameter names and
+//! descriptions), each with its own weight and length normalisation. Queries
+//! are expanded with generic synonyms, abbreviations, compound joins/splits
+//! and prefix variants at reduced weight; results get a bonus for covering
+//! the tool's name. Ranking is deterministic: scores are summed in a fixed
+//! order and ties are broken by name.
+
+mod index;
+mod intent;
+mod params;
+mod query;
+mod rank;
+mod schema;
+mod synonyms;
+mod tokenize;
+
+pub use index::{SearchDoc, SearchIndex};
+pub use params::{FIELD_NAMES, Field, NFIELDS, RankParams};
+pub use rank::Hit;
+pub use schema::params_from_schema;

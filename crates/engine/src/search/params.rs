@@ -1,0 +1,158 @@
+//! Ranking parameters: BM25F field weights and the weights of the extra
+//! ranking signals. Defaults are the tuned values.
+
+/// Indexed fields.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Field {
+    /// Words of the tool's own name.
+    Name = 0,
+    /// Pieces of compound name words (`keyvault` -> `key`, `vault`).
+    NamePart = 1,
+    Alias = 2,
+    Domain = 3,
+    Server = 4,
+    Description = 5,
+    Snippet = 6,
+    ParamName = 7,
+    ParamDesc = 8,
+    /// First sentence of the description (also part of Description).
+    Summary = 9,
+}
+
+pub const NFIELDS: usize = 10;
+
+/// Field names as accepted by [`RankParams::set`].
+pub const FIELD_NAMES: [&str; NFIELDS] =
+    ["name", "namepart", "alias", "domain", "server", "desc", "snippet", "pname", "pdesc", "summary"];
+
+/// Tunable ranking parameters.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RankParams {
+    /// BM25F weight per field.
+    pub field_weight: [f32; NFIELDS],
+    /// BM25F length normalisation per field.
+    pub field_b: [f32; NFIELDS],
+    /// BM25 saturation.
+    pub k1: f32,
+    /// Stem words (Snowball English).
+    pub stem: bool,
+    /// Split compound name words into known words.
+    pub decompound: bool,
+    /// Weight of synonym expansions.
+    pub w_synonym: f32,
+    /// Weight of abbreviation expansions (`vm` -> `virtual machine`).
+    pub w_abbrev: f32,
+    /// Weight of compound joins / splits of query words.
+    pub w_compound: f32,
+    /// Weight of prefix matches (`postgres` ~ `postgresql`).
+    pub w_prefix: f32,
+    /// Weight of words inside `<placeholders>`.
+    pub w_placeholder: f32,
+    /// Weight of camelCase/digit pieces whose joined form is a known word.
+    pub w_part: f32,
+    /// Multiplicative bonus for the share of the name covered by the query.
+    pub coverage: f32,
+    /// Weight of words in the scope part of a request ("in resource group X").
+    pub w_scope: f32,
+    /// Weight of the list / get terms implied by the request's shape.
+    pub w_intent: f32,
+    /// Factor for tools whose name verb disagrees with the request's verb.
+    pub action_penalty: f32,
+    /// Additive bonus for name-IDF mass of matched name terms.
+    pub name_bonus: f32,
+    /// Bonus per adjacent query word pair found adjacent in name/description.
+    pub bigram: f32,
+}
+
+impl Default for RankParams {
+    fn default() -> Self {
+        RankParams {
+            field_weight: [1.5, 1.5, 2.5, 1.0, 1.0, 1.0, 0.8, 0.0, 0.2, 0.0],
+            field_b: [0.3, 0.3, 0.3, 0.3, 0.3, 0.75, 0.75, 0.5, 0.75, 0.5],
+            k1: 1.2,
+            stem: true,
+            decompound: true,
+            w_synonym: 0.4,
+            w_abbrev: 0.8,
+            w_compound: 0.7,
+            w_prefix: 0.7,
+            w_placeholder: 1.0,
+            w_part: 0.3,
+            coverage: 1.0,
+            w_scope: 0.5,
+            w_intent: 1.0,
+            action_penalty: 0.75,
+            name_bonus: 1.0,
+            bigram: 0.3,
+        }
+    }
+}
+
+impl RankParams {
+    /// Plain BM25 over name + description: no stemming, no expansions, no
+    /// extra signals. Used as the comparison baseline.
+    pub fn baseline() -> Self {
+        let mut field_weight = [0.0; NFIELDS];
+        field_weight[Field::Name as usize] = 1.0;
+        field_weight[Field::Description as usize] = 1.0;
+        RankParams {
+            field_weight,
+            field_b: [0.75; NFIELDS],
+            k1: 1.2,
+            stem: false,
+            decompound: false,
+            w_synonym: 0.0,
+            w_abbrev: 0.0,
+            w_compound: 0.0,
+            w_prefix: 0.0,
+            w_placeholder: 1.0,
+            w_part: 1.0,
+            coverage: 0.0,
+            w_scope: 1.0,
+            w_intent: 0.0,
+            action_penalty: 1.0,
+            name_bonus: 0.0,
+            bigram: 0.0,
+        }
+    }
+
+    /// Set one parameter by name (`k1`, `w_synonym`, `name` (field weight),
+    /// `b.desc` (field b) ...). Used by the bench for tuning.
+    pub fn set(&mut self, key: &str, value: f32) -> Result<(), String> {
+        if let Some(f) = key.strip_prefix("b.") {
+            let i = FIELD_NAMES.iter().position(|n| *n == f).ok_or_else(|| format!("unknown field {f}"))?;
+            self.field_b[i] = value;
+            return Ok(());
+        }
+        if let Some(i) = FIELD_NAMES.iter().position(|n| *n == key) {
+            self.field_weight[i] = value;
+            return Ok(());
+        }
+        let slot = match key {
+            "k1" => &mut self.k1,
+            "w_synonym" => &mut self.w_synonym,
+            "w_abbrev" => &mut self.w_abbrev,
+            "w_compound" => &mut self.w_compound,
+            "w_prefix" => &mut self.w_prefix,
+            "w_placeholder" => &mut self.w_placeholder,
+            "w_part" => &mut self.w_part,
+            "coverage" => &mut self.coverage,
+            "bigram" => &mut self.bigram,
+            "name_bonus" => &mut self.name_bonus,
+            "w_scope" => &mut self.w_scope,
+            "w_intent" => &mut self.w_intent,
+            "action_penalty" => &mut self.action_penalty,
+            "stem" => {
+                self.stem = value != 0.0;
+                return Ok(());
+            }
+            "decompound" => {
+                self.decompound = value != 0.0;
+                return Ok(());
+            }
+            _ => return Err(format!("unknown parameter {key}")),
+        };
+        *slot = value;
+        Ok(())
+    }
+}

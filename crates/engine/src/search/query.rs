@@ -1,0 +1,183 @@
+//! Query analysis: turns a free-text request into weighted index terms.
+//!
+//! Each content word contributes its stem (weight 1, or `w_placeholder` inside
+//! `<placeholders>`), and down-weighted expansions: synonyms, abbreviation
+//! expansions, compound joins (`node pool` -> `nodepool`) and splits
+//! (`cosmosdb` -> `cosmos` `db`), and prefix variants (`postgresql` ~
+//! `postgres`). A term reached several ways keeps its highest weight.
+
+use super::index::{SearchIndex, decompound};
+use super::intent::{Intent, shape};
+use super::tokenize::{Word, WordKind, is_stopword, split_words};
+
+/// Words inside placeholders that name the kind of value, not the thing.
+const PLACEHOLDER_NOISE: &[&str] = &["name", "id", "value"];
+
+/// Minimum length for prefix matching.
+const MIN_PREFIX: usize = 4;
+
+/// Analyzed query.
+#[derive(Debug, Default, Clone)]
+pub(super) struct QueryPlan {
+    /// (term id, weight), sorted by term id.
+    pub terms: Vec<(u32, f32)>,
+    /// Action classes (bitmask) of the request's opening verb.
+    pub action: u8,
+    /// Adjacent content-word term pairs with their weight.
+    pub pairs: Vec<(u32, u32, f32)>,
+}
+
+impl QueryPlan {
+    /// Weight of a term in the query (0 if absent).
+    pub fn weight(&self, term: u32) -> f32 {
+        match self.terms.binary_search_by_key(&term, |(t, _)| *t) {
+            Ok(i) => self.terms[i].1,
+            Err(_) => 0.0,
+        }
+    }
+}
+
+struct Content {
+    raw: String,
+    stem: String,
+    pos: u32,
+    weight: f32,
+}
+
+impl SearchIndex {
+    fn term_id(&self, stem: &str) -> Option<u32> {
+        self.terms.get(stem).copied()
+    }
+
+    fn stem_word(&self, w: &str) -> String {
+        if self.params.stem { self.stemmer.stem(w) } else { w.to_string() }
+    }
+
+    /// Terms that are a prefix of `stem` or have `stem` as a prefix, with
+    /// the length ratio (shorter / longer).
+    fn prefix_variants(&self, stem: &str, out: &mut Vec<(u32, f32)>) {
+        let n = stem.len();
+        if n < MIN_PREFIX || !stem.is_ascii() {
+            return;
+        }
+        for k in MIN_PREFIX..n {
+            if k * 2 < n {
+                continue;
+            }
+            if let Some(t) = self.term_id(&stem[..k]) {
+                out.push((t, k as f32 / n as f32));
+            }
+        }
+        let start = self.sorted_terms.partition_point(|(s, _)| s.as_str() <= stem);
+        for (s, t) in &self.sorted_terms[start..] {
+            if !s.starts_with(stem) {
+                break;
+            }
+            if s.len() <= 2 * n {
+                out.push((*t, n as f32 / s.len() as f32));
+            }
+        }
+    }
+
+    pub(super) fn analyze(&self, query: &str) -> QueryPlan {
+        let p = &self.params;
+        let mut words: Vec<Word> = Vec::new();
+        split_words(query, &mut words);
+        let known = |w: &str| self.words.contains_key(w);
+        let shape = shape(&words, &known);
+        let mut content: Vec<Content> = Vec::with_capacity(words.len());
+        let mut joined_known = false;
+        for w in &words {
+            if is_stopword(&w.text) || (w.placeholder && PLACEHOLDER_NOISE.contains(&w.text.as_str())) {
+                continue;
+            }
+            let stem = self.stem_word(&w.text);
+            let mut weight = if w.placeholder { p.w_placeholder } else { 1.0 };
+            if shape.scope_pos.is_some_and(|s| w.pos >= s) {
+                weight *= p.w_scope;
+            }
+            match w.kind {
+                WordKind::Joined => joined_known = self.terms.contains_key(&stem),
+                WordKind::Part if joined_known => weight *= p.w_part,
+                WordKind::Part => {}
+                WordKind::Whole => joined_known = false,
+            }
+            content.push(Content { stem, weight, pos: w.pos, raw: w.text.clone() });
+        }
+
+        let mut terms: Vec<(u32, f32)> = Vec::new();
+        let add = |terms: &mut Vec<(u32, f32)>, t: Option<u32>, w: f32| {
+            if let Some(t) = t
+                && w > 0.0 {
+                    terms.push((t, w));
+                }
+        };
+        let mut variants = Vec::new();
+        let intent_words: &[&str] = match shape.intent {
+            Intent::None => &[],
+            Intent::List => &["list"],
+            Intent::Get => &["get", "show", "detail"],
+        };
+        if let Some(o) = shape.opener
+            && !words.iter().any(|w| w.text == o) {
+                add(&mut terms, self.term_id(&self.stem_word(o)), p.w_abbrev);
+            }
+        for w in intent_words {
+            add(&mut terms, self.term_id(&self.stem_word(w)), p.w_intent);
+        }
+        for c in &content {
+            let direct = self.term_id(&c.stem);
+            add(&mut terms, direct, c.weight);
+            if p.w_synonym > 0.0 {
+                for s in self.thesaurus.synonyms(&c.stem) {
+                    add(&mut terms, self.term_id(s), c.weight * p.w_synonym);
+                }
+            }
+            if p.w_abbrev > 0.0 {
+                for s in self.thesaurus.expansion(&c.stem) {
+                    add(&mut terms, self.term_id(s), c.weight * p.w_abbrev);
+                }
+            }
+            if direct.is_none() && p.w_compound > 0.0
+                && let Some(parts) = decompound(&c.raw, &known) {
+                    for part in parts {
+                        add(&mut terms, self.term_id(&self.stem_word(&part)), c.weight * p.w_compound);
+                    }
+                }
+            if p.w_prefix > 0.0 {
+                variants.clear();
+                self.prefix_variants(&c.stem, &mut variants);
+                for &(t, ratio) in &variants {
+                    add(&mut terms, Some(t), c.weight * p.w_prefix * ratio);
+                }
+            }
+        }
+        let mut pairs = Vec::new();
+        for i in 1..content.len() {
+            let (a, b) = (&content[i - 1], &content[i]);
+            let w = a.weight.min(b.weight);
+            if p.w_compound > 0.0 && b.pos == a.pos + 1 {
+                let joined = format!("{}{}", a.raw, b.raw);
+                if known(&joined) {
+                    add(&mut terms, self.term_id(&self.stem_word(&joined)), w * p.w_compound);
+                }
+            }
+            if let (Some(ta), Some(tb)) = (self.term_id(&a.stem), self.term_id(&b.stem)) {
+                pairs.push((ta, tb, w));
+            }
+        }
+        if p.w_abbrev > 0.0 {
+            let stems: Vec<String> = content.iter().map(|c| c.stem.clone()).collect();
+            for i in 0..stems.len() {
+                for (abbr, len) in self.thesaurus.phrases_at(&stems[i..]) {
+                    let w = content[i..i + len].iter().map(|c| c.weight).fold(1.0f32, f32::min);
+                    add(&mut terms, self.term_id(abbr), w * p.w_abbrev);
+                }
+            }
+        }
+        terms.sort_by(|a, b| a.0.cmp(&b.0).then(b.1.total_cmp(&a.1)));
+        terms.dedup_by_key(|(t, _)| *t);
+        let action = shape.opener.map_or(0, |o| self.thesaurus.action(&self.stemmer.stem(o)));
+        QueryPlan { terms, action, pairs }
+    }
+}

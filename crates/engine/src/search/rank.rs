@@ -1,0 +1,131 @@
+//! Ranking: BM25F over the weighted query terms, then name-coverage and
+//! phrase signals, then a deterministic sort (score desc, name asc).
+
+use std::cmp::Ordering;
+
+use regex::RegexBuilder;
+
+use super::index::SearchIndex;
+
+/// One search result: index into [`SearchIndex::docs`] and its score.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Hit {
+    pub doc: usize,
+    pub score: f32,
+}
+
+impl SearchIndex {
+    /// Ranked search. `keep` filters doc indexes before ranking and `limit`.
+    pub fn search(&self, query: &str, limit: usize, keep: &dyn Fn(usize) -> bool) -> Vec<Hit> {
+        if limit == 0 || self.docs.is_empty() {
+            return Vec::new();
+        }
+        let p = &self.params;
+        let plan = self.analyze(query);
+        let mut acc = vec![0f32; self.docs.len()];
+        let k1 = p.k1;
+        for &(t, qw) in &plan.terms {
+            let w = self.idf[t as usize] * qw * (k1 + 1.0);
+            for post in &self.postings[t as usize] {
+                acc[post.doc as usize] += w * post.tf / (k1 + post.tf);
+            }
+        }
+        if p.bigram > 0.0 {
+            for &(a, b, w) in &plan.pairs {
+                if let Some(docs) = self.bigrams.get(&(a, b)) {
+                    let bonus = p.bigram * w * 0.5 * (self.idf[a as usize] + self.idf[b as usize]);
+                    for &d in docs {
+                        if acc[d as usize] > 0.0 {
+                            acc[d as usize] += bonus;
+                        }
+                    }
+                }
+            }
+        }
+        let mut hits: Vec<Hit> = Vec::new();
+        for (d, &s) in acc.iter().enumerate() {
+            if s > 0.0 && keep(d) {
+                let (coverage, name_score) = self.name_match(d, &plan);
+                let mut score = s * (1.0 + p.coverage * coverage) + p.name_bonus * name_score;
+                let action = self.name_action[d];
+                if plan.action != 0 && action != 0 && plan.action & action == 0 {
+                    score *= p.action_penalty;
+                }
+                hits.push(Hit { doc: d, score });
+            }
+        }
+        self.top(hits, limit)
+    }
+
+    /// Name signals: the share of the doc's name terms present in the query
+    /// (weighted by query weight), and the name-IDF mass of those matches
+    /// divided by the square root of the name length.
+    fn name_match(&self, doc: usize, plan: &super::query::QueryPlan) -> (f32, f32) {
+        let names = &self.name_terms[doc];
+        if names.is_empty() {
+            return (0.0, 0.0);
+        }
+        let (mut cov, mut mass) = (0f32, 0f32);
+        for &t in names {
+            let w = plan.weight(t).min(1.0);
+            cov += w;
+            mass += w * self.name_idf[t as usize];
+        }
+        let len = names.len() as f32;
+        (cov / len, mass / len.sqrt())
+    }
+
+    fn cmp_hits(&self, a: &Hit, b: &Hit) -> Ordering {
+        b.score
+            .total_cmp(&a.score)
+            .then_with(|| self.name_rank[a.doc].cmp(&self.name_rank[b.doc]))
+    }
+
+    fn top(&self, mut hits: Vec<Hit>, limit: usize) -> Vec<Hit> {
+        if hits.len() > limit {
+            hits.select_nth_unstable_by(limit - 1, |a, b| self.cmp_hits(a, b));
+            hits.truncate(limit);
+        }
+        hits.sort_by(|a, b| self.cmp_hits(a, b));
+        hits
+    }
+
+    /// Case-insensitive regex search over name, aliases and description.
+    /// Score: 3 for a name match, 2 for an alias match, 1 for a description
+    /// match (summed). Ties are broken by name.
+    pub fn search_regex(
+        &self,
+        pattern: &str,
+        limit: usize,
+        keep: &dyn Fn(usize) -> bool,
+    ) -> Result<Vec<Hit>, regex::Error> {
+        let re = RegexBuilder::new(pattern).case_insensitive(true).size_limit(1 << 20).build()?;
+        let mut hits = Vec::new();
+        if limit == 0 {
+            return Ok(hits);
+        }
+        for (d, doc) in self.docs.iter().enumerate() {
+            if !keep(d) {
+                continue;
+            }
+            let mut score = 0f32;
+            if re.is_match(&doc.name) {
+                score += 3.0;
+            }
+            if doc.aliases.iter().any(|a| re.is_match(a)) {
+                score += 2.0;
+            }
+            if re.is_match(&doc.description) {
+                score += 1.0;
+            }
+            if score > 0.0 {
+                hits.push(Hit { doc: d, score });
+            }
+        }
+        Ok(self.top(hits, limit))
+    }
+}
+
+#[cfg(test)]
+#[path = "rank_tests.rs"]
+mod tests;

@@ -1,0 +1,99 @@
+use super::super::index::{SearchDoc, SearchIndex};
+use super::*;
+
+fn doc(name: &str, description: &str) -> SearchDoc {
+    SearchDoc { name: name.into(), description: description.into(), domain: "mcp".into(), ..Default::default() }
+}
+
+fn catalog() -> SearchIndex {
+    SearchIndex::build(vec![
+        doc("keyvault_key_list", "List all keys in a Key Vault."),
+        doc("keyvault_key_get", "Get details for a single key in a Key Vault."),
+        doc("keyvault_key_create", "Create a new key in a Key Vault."),
+        doc("keyvault_key_delete", "Delete a key from a Key Vault."),
+        doc("aks_nodepool_get", "Get details of a node pool in a Kubernetes cluster."),
+        doc("sql_db_list", "List all databases on a SQL server."),
+        doc("postgres_database_list", "Lists all databases in the PostgreSQL server."),
+        doc("read_file", "Read a text file from the workspace."),
+    ])
+}
+
+fn names(idx: &SearchIndex, hits: &[Hit]) -> Vec<String> {
+    hits.iter().map(|h| idx.docs()[h.doc].name.clone()).collect()
+}
+
+fn top(idx: &SearchIndex, q: &str) -> String {
+    let hits = idx.search(q, 5, &|_| true);
+    names(idx, &hits).into_iter().next().unwrap_or_default()
+}
+
+#[test]
+fn plural_object_prefers_list_and_named_item_prefers_get() {
+    let idx = catalog();
+    assert_eq!(top(&idx, "Show me the keys in the key vault <vault>"), "keyvault_key_list");
+    assert_eq!(top(&idx, "Show me the key <key_name> in vault <vault>"), "keyvault_key_get");
+}
+
+#[test]
+fn synonyms_and_action_classes() {
+    let idx = catalog();
+    assert_eq!(top(&idx, "remove the key <key> from my vault"), "keyvault_key_delete");
+    assert_eq!(top(&idx, "add a new key to vault <vault>"), "keyvault_key_create");
+}
+
+#[test]
+fn compounds_abbreviations_and_prefixes() {
+    let idx = catalog();
+    assert_eq!(top(&idx, "show node pool <np> of my k8s cluster"), "aks_nodepool_get");
+    assert_eq!(top(&idx, "list dbs in my postgresql server"), "postgres_database_list");
+}
+
+#[test]
+fn keep_filters_before_limit() {
+    let idx = catalog();
+    let hits = idx.search("key vault", 1, &|d| d != 0 && d != 1);
+    assert_eq!(hits.len(), 1);
+    assert!(hits[0].doc >= 2);
+    assert!(idx.search("key vault", 5, &|_| false).is_empty());
+    assert!(idx.search("key vault", 0, &|_| true).is_empty());
+}
+
+#[test]
+fn ties_break_by_name_and_results_are_deterministic() {
+    let idx = SearchIndex::build(vec![doc("zeta", "same words"), doc("alpha", "same words"), doc("mid", "same words")]);
+    let hits = idx.search("same words", 5, &|_| true);
+    assert_eq!(names(&idx, &hits), ["alpha", "mid", "zeta"]);
+    for _ in 0..5 {
+        assert_eq!(idx.search("same words", 5, &|_| true), hits);
+    }
+}
+
+#[test]
+fn mcp_server_name_is_searchable() {
+    let idx = SearchIndex::build(vec![
+        SearchDoc { name: "mcp__weather__get".into(), server: Some("weather".into()), description: "Get data".into(), ..Default::default() },
+        SearchDoc { name: "mcp__stocks__get".into(), server: Some("stocks".into()), description: "Get data".into(), ..Default::default() },
+    ]);
+    assert_eq!(top(&idx, "weather data"), "mcp__weather__get");
+}
+
+#[test]
+fn regex_search_scores_fields_and_orders_by_name() {
+    let idx = catalog();
+    let hits = idx.search_regex("^keyvault_key_(get|list)$", 5, &|_| true).unwrap_or_default();
+    assert_eq!(names(&idx, &hits), ["keyvault_key_get", "keyvault_key_list"]);
+    let hits = idx.search_regex("DATABASES", 5, &|_| true).unwrap_or_default();
+    assert_eq!(names(&idx, &hits), ["postgres_database_list", "sql_db_list"]);
+    assert!(idx.search_regex("(unclosed", 5, &|_| true).is_err());
+    let hits = idx.search_regex("key", 2, &|d| d != 0).unwrap_or_default();
+    assert_eq!(hits.len(), 2);
+    assert!(hits.iter().all(|h| h.doc != 0));
+}
+
+#[test]
+fn params_are_searchable() {
+    let mut d = doc("tool_a", "Does a thing.");
+    d.params = vec![("timeout_ms".into(), "Timeout in milliseconds".into())];
+    let idx = SearchIndex::build(vec![d, doc("tool_b", "Does another thing.")]);
+    assert_eq!(top(&idx, "thing with a timeout"), "tool_a");
+}

@@ -1,0 +1,190 @@
+//! Tokenization: splitting identifiers and prose into lowercase words, stopwords,
+//! and stemming.
+//!
+//! Splitting rules: any non-alphanumeric character separates words (`_`, `-`,
+//! `.`, `/`, spaces ...); inside an alphanumeric run, camelCase boundaries
+//! (`listItems`, `HTTPServer`) and letter/digit boundaries (`gen2`) separate
+//! words too. When a run is split at a digit boundary the joined form (`k8s`,
+//! `gpt4o`) is emitted as well, so both spellings match. CJK ideographs become
+//! one token each. Single letters are dropped.
+
+use rust_stemmers::{Algorithm, Stemmer};
+
+/// A word produced by [`split_words`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Word {
+    /// Lowercased surface form.
+    pub text: String,
+    /// Position of the word in the token stream (joined digit forms share the
+    /// position of their first part).
+    pub pos: u32,
+    /// True when the word came from inside a `<placeholder>` in the text.
+    pub placeholder: bool,
+    /// How the word relates to the alphanumeric run it came from.
+    pub kind: WordKind,
+}
+
+/// Whether a word is a whole run, or the joined form or a piece of a run
+/// that was split at camelCase / digit boundaries (`MySQL` -> joined `mysql`,
+/// parts `my`, `sql`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WordKind {
+    Whole,
+    Joined,
+    Part,
+}
+
+fn is_cjk(c: char) -> bool {
+    matches!(c as u32,
+        0x3040..=0x30FF | 0x3400..=0x4DBF | 0x4E00..=0x9FFF | 0xAC00..=0xD7AF | 0xF900..=0xFAFF)
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Class {
+    Lower,
+    Upper,
+    Digit,
+}
+
+fn class_of(c: char) -> Class {
+    if c.is_numeric() {
+        Class::Digit
+    } else if c.is_uppercase() {
+        Class::Upper
+    } else {
+        Class::Lower
+    }
+}
+
+/// Split `text` into lowercase words, appending to `out`.
+pub fn split_words(text: &str, out: &mut Vec<Word>) {
+    let mut pos: u32 = out.last().map_or(0, |w| w.pos + 1);
+    let mut run: Vec<char> = Vec::new();
+    let mut in_placeholder = false;
+    let mut run_placeholder = false;
+    let flush = |run: &mut Vec<char>, pos: &mut u32, ph: bool, out: &mut Vec<Word>| {
+        if !run.is_empty() {
+            emit_run(run, pos, ph, out);
+            run.clear();
+        }
+    };
+    for c in text.chars() {
+        if is_cjk(c) {
+            flush(&mut run, &mut pos, run_placeholder, out);
+            out.push(Word { text: c.to_string(), pos, placeholder: in_placeholder, kind: WordKind::Whole });
+            pos += 1;
+        } else if c.is_alphanumeric() {
+            if run.is_empty() {
+                run_placeholder = in_placeholder;
+            }
+            run.push(c);
+        } else {
+            flush(&mut run, &mut pos, run_placeholder, out);
+            if c == '<' {
+                in_placeholder = true;
+            } else if c == '>' {
+                in_placeholder = false;
+            }
+        }
+    }
+    flush(&mut run, &mut pos, run_placeholder, out);
+}
+
+fn emit_run(run: &[char], pos: &mut u32, placeholder: bool, out: &mut Vec<Word>) {
+    let mut parts: Vec<String> = Vec::new();
+    let mut cur = String::new();
+
+    for (i, &c) in run.iter().enumerate() {
+        if i > 0 {
+            let prev = class_of(run[i - 1]);
+            let this = class_of(c);
+            let next_lower = run.get(i + 1).is_some_and(|n| class_of(*n) == Class::Lower);
+            let boundary = match (prev, this) {
+                (Class::Lower, Class::Upper) => true,
+                (Class::Upper, Class::Upper) => next_lower,
+                (Class::Digit, Class::Digit) => false,
+                (Class::Digit, _) | (_, Class::Digit) => true,
+                _ => false,
+            };
+            if boundary && !cur.is_empty() {
+                parts.push(std::mem::take(&mut cur));
+            }
+        }
+        cur.extend(c.to_lowercase());
+    }
+    if !cur.is_empty() {
+        parts.push(cur);
+    }
+    let kind = if parts.len() > 1 {
+        let joined: String = parts.concat();
+        out.push(Word { text: joined, pos: *pos, placeholder, kind: WordKind::Joined });
+        WordKind::Part
+    } else {
+        WordKind::Whole
+    };
+    for p in parts {
+        if p.chars().count() < 2 && !p.chars().all(char::is_numeric) {
+            continue;
+        }
+        out.push(Word { text: p, pos: *pos, placeholder, kind });
+        *pos += 1;
+    }
+}
+
+/// Common English function words plus request filler that carries no
+/// information about which tool is wanted.
+const STOPWORDS: &[&str] = &[
+    "a", "about", "above", "after", "all", "also", "am", "an", "and", "any", "are", "as", "at",
+    "be", "been", "before", "being", "both", "but", "by", "can", "could", "did", "do", "does",
+    "doing", "each", "either", "else", "etc", "every", "for", "from", "had", "has", "have",
+    "having", "he", "her", "here", "hers", "him", "his", "how", "i", "if", "in", "into", "is",
+    "it", "its", "itself", "just", "let", "may", "me", "might", "mine", "more", "most", "must",
+    "my", "myself", "no", "nor", "of", "off", "on", "once", "one", "only", "or", "other", "our",
+    "ours", "out", "over", "own", "please", "same", "shall", "she", "should", "so", "some",
+    "such", "than", "that", "the", "their", "theirs", "them", "then", "there", "these", "they",
+    "this", "those", "through", "to", "too", "under", "until", "up", "upon", "us", "very", "via",
+    "was", "we", "were", "what", "whats", "when", "where", "which", "while", "who", "whom",
+    "whose", "why", "will", "with", "within", "would", "you", "your", "yours", "yourself",
+    "want", "need", "like", "using", "use", "used", "give", "tell", "currently", "s", "t", "re",
+    "ll", "ve", "d", "m", "don", "i'm", "im", "e", "g", "eg", "ie",
+];
+
+/// True for words that should not be searched for.
+pub fn is_stopword(word: &str) -> bool {
+    STOPWORDS.contains(&word)
+}
+
+/// Nouns the stemmer would fold into a common action verb (`settings` ->
+/// `set`), which tool names use with a different meaning.
+const STEM_EXCEPTIONS: &[(&str, &str)] = &[("setting", "setting"), ("settings", "setting")];
+
+/// Stems English words (Snowball English). Non-ASCII words are returned as is.
+pub struct WordStemmer {
+    inner: Stemmer,
+}
+
+impl Default for WordStemmer {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl WordStemmer {
+    pub fn new() -> Self {
+        WordStemmer { inner: Stemmer::create(Algorithm::English) }
+    }
+
+    pub fn stem(&self, word: &str) -> String {
+        if word.len() < 3 || !word.bytes().all(|b| b.is_ascii_lowercase()) {
+            return word.to_string();
+        }
+        if let Some((_, s)) = STEM_EXCEPTIONS.iter().find(|(w, _)| *w == word) {
+            return (*s).to_string();
+        }
+        self.inner.stem(word).into_owned()
+    }
+}
+
+#[cfg(test)]
+#[path = "tokenize_tests.rs"]
+mod tests;

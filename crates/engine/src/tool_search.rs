@@ -1,0 +1,268 @@
+//! `tool_search`: the one meta-tool that is always active. It finds deferred
+//! tools and loads them into the session so they join the catalog tail on the
+//! next request. It never runs the tools it finds, and its own description never
+//! lists tools, so the head stays byte-stable whatever is registered.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value, json};
+use sha2::{Digest, Sha256};
+
+use crate::canonical;
+use crate::context::ToolContext;
+use crate::discovery::{Scope, SearchOptions};
+use crate::lifecycle::Resolution;
+use crate::manifest::AliasState;
+use crate::registry::RegisteredTool;
+use crate::tool::{Risk, Tool, ToolError, ToolOutput};
+
+pub struct ToolSearch;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum SearchMode {
+    #[default]
+    Bm25,
+    Regex,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Domain {
+    File,
+    Search,
+    Shell,
+    Git,
+    Diagnostics,
+    Planning,
+    Evidence,
+    Subagent,
+    Memory,
+    Web,
+    Media,
+    Mcp,
+    All,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ToolSearchInput {
+    /// What you need to do, in words; or `select:name1,name2` to load exact tools.
+    pub query: String,
+    #[serde(default)]
+    pub domain: Option<Domain>,
+    /// Also return tools already loaded.
+    #[serde(default)]
+    pub include_loaded: Option<bool>,
+    /// Default 5, max 20.
+    #[serde(default)]
+    pub limit: Option<u32>,
+    #[serde(default)]
+    pub mode: Option<SearchMode>,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Match {
+    name: String,
+    canonical_name: String,
+    status: &'static str,
+    title: String,
+    description: String,
+    domain: String,
+    aliases: Vec<String>,
+    risk: Risk,
+    schema_preview: Value,
+    load_token: String,
+}
+
+impl Tool for ToolSearch {
+    type Input = ToolSearchInput;
+    const NAME: &'static str = "tool_search";
+    const DOMAIN: &'static str = "meta";
+    const RISK: Risk = Risk::Read;
+
+    fn description(&self) -> String {
+        "Find and load more tools (file, git, shell jobs, web, memory, MCP servers, ...). \
+         Matches become callable on your next request. `select:a,b` loads exact names."
+            .into()
+    }
+
+    async fn run(&self, input: ToolSearchInput, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        let query = input.query.trim();
+        if query.is_empty() {
+            return Err(ToolError::model("`query` is empty; describe the task, or use `select:name`"));
+        }
+        let limit = input.limit.unwrap_or(5);
+        if !(1..=20).contains(&limit) {
+            return Err(ToolError::model(format!("`limit` must be between 1 and 20, got {limit}")));
+        }
+        let engine = &ctx.engine;
+        let session = &ctx.session;
+        let loaded_before = session.loaded();
+
+        // (tool, reached through a deprecated alias)
+        let mut found: Vec<(&RegisteredTool, bool)> = Vec::new();
+        let mut not_found: Vec<String> = Vec::new();
+        if let Some(list) = query.strip_prefix("select:") {
+            for raw in list.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+                let (name, deprecated) = match engine.lifecycle().resolve(raw, engine.registry()) {
+                    Resolution::Canonical(n) => (n.to_string(), false),
+                    Resolution::Alias { entry, .. } => {
+                        (entry.replacement.clone(), entry.state == AliasState::Deprecated)
+                    }
+                    Resolution::Removed { .. } | Resolution::Unknown => {
+                        not_found.push(raw.to_string());
+                        continue;
+                    }
+                };
+                match engine.registry().get(&name) {
+                    Some(tool) if engine.lifecycle().visible(&name, &ctx.audience) => {
+                        if !found.iter().any(|(t, _)| t.spec.name == name) {
+                            found.push((tool, deprecated));
+                        }
+                    }
+                    _ => not_found.push(raw.to_string()),
+                }
+            }
+        } else {
+            let scope = if input.include_loaded.unwrap_or(false) { Scope::DeferredAndLoaded } else { Scope::Deferred };
+            let options = SearchOptions {
+                limit: limit as usize,
+                domain: input.domain.map(domain_name),
+                regex: input.mode == Some(SearchMode::Regex),
+                scope,
+            };
+            let hits = engine
+                .search_tools(query, &options, &ctx.audience, &loaded_before)
+                .map_err(ToolError::model)?;
+            let named_alias = engine.manifest().aliases.get(query).filter(|e| e.state == AliasState::Deprecated);
+            found = hits
+                .into_iter()
+                .map(|t| (t, named_alias.is_some_and(|e| e.replacement == t.spec.name)))
+                .collect();
+        }
+
+        // Active (head) tools are already visible: selecting one loads nothing.
+        let to_load: Vec<String> = found
+            .iter()
+            .filter(|(t, _)| !engine.lifecycle().in_head(&t.spec, &ctx.audience))
+            .map(|(t, _)| t.spec.name.clone())
+            .collect();
+        let newly = session.load(&to_load);
+        session.record_search(query, newly.clone());
+        let loaded_after = session.loaded();
+
+        let matches: Vec<Match> = found
+            .iter()
+            .map(|(tool, deprecated)| {
+                let name = tool.spec.name.clone();
+                let status = if *deprecated {
+                    "deprecated_alias"
+                } else if loaded_before.contains(&name) || engine.lifecycle().in_head(&tool.spec, &ctx.audience) {
+                    "loaded"
+                } else {
+                    "available_lazy"
+                };
+                Match {
+                    canonical_name: name.clone(),
+                    status,
+                    title: title_of(&name),
+                    description: tool.spec.description.clone(),
+                    domain: tool.spec.domain.clone(),
+                    aliases: engine.lifecycle().aliases_of(&name),
+                    risk: tool.spec.risk,
+                    schema_preview: schema_preview(&tool.spec.input_schema),
+                    load_token: load_token(tool),
+                    name,
+                }
+            })
+            .collect();
+
+        let next = next_instruction(&matches, &newly, &not_found);
+        let body = json!({
+            "query": query,
+            "loadedBefore": loaded_before,
+            "matches": matches,
+            "loadedAfter": loaded_after,
+            "nextInstruction": next,
+        });
+        // Canonical key order so identical searches give identical bytes.
+        Ok(ToolOutput::json(canonical::sorted(&body)).with_meta("loaded", json!(newly)))
+    }
+}
+
+fn domain_name(d: Domain) -> String {
+    serde_json::to_value(d).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default()
+}
+
+fn next_instruction(matches: &[Match], newly: &[String], not_found: &[String]) -> String {
+    let mut text = if matches.is_empty() {
+        "No tool matched. Try other words, a different domain, or `select:` with an exact name.".to_string()
+    } else if newly.is_empty() {
+        format!("Already available: {}. Call them directly.", names(matches.iter().map(|m| m.name.as_str())))
+    } else {
+        format!(
+            "Loaded {}. They are callable from your next request; call them by name.",
+            names(newly.iter().map(String::as_str))
+        )
+    };
+    if !not_found.is_empty() {
+        text.push_str(&format!(" Not found: {}.", names(not_found.iter().map(String::as_str))));
+    }
+    text
+}
+
+fn names<'a>(it: impl Iterator<Item = &'a str>) -> String {
+    it.map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", ")
+}
+
+/// `exec_shell_cancel` → "Exec shell cancel"; `mcp__srv__get_item` → "Get item (srv)".
+fn title_of(name: &str) -> String {
+    let (base, server) = match name.strip_prefix("mcp__").and_then(|r| r.split_once("__")) {
+        Some((server, tool)) => (tool, Some(server)),
+        None => (name, None),
+    };
+    let words = base.replace(['_', '-'], " ");
+    let mut title: String = words.chars().take(1).flat_map(char::to_uppercase).collect();
+    title.push_str(&words.chars().skip(1).collect::<String>());
+    match server {
+        Some(s) => format!("{title} ({s})"),
+        None => title,
+    }
+}
+
+/// `{param: "type"}` with required ones marked, a glance before loading.
+fn schema_preview(schema: &Value) -> Value {
+    let required: Vec<&str> = schema
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let mut out = Map::new();
+    if let Some(props) = schema.get("properties").and_then(Value::as_object) {
+        for (name, prop) in props {
+            let ty = match prop.get("type") {
+                Some(Value::String(t)) => t.clone(),
+                Some(Value::Array(ts)) => ts.iter().filter_map(Value::as_str).collect::<Vec<_>>().join("|"),
+                _ if prop.get("enum").is_some() => "enum".into(),
+                _ => "any".into(),
+            };
+            let ty = if required.contains(&name.as_str()) { format!("{ty} (required)") } else { ty };
+            out.insert(name.clone(), Value::String(ty));
+        }
+    }
+    Value::Object(out)
+}
+
+/// A short fingerprint of the exact spec that was loaded, so a host can tell
+/// whether a tool changed between the search and the call.
+fn load_token(tool: &RegisteredTool) -> String {
+    let spec = json!({
+        "name": tool.spec.name,
+        "description": tool.spec.description,
+        "schema": tool.spec.input_schema,
+    });
+    let digest = Sha256::digest(canonical::to_string(&spec).as_bytes());
+    format!("qt1-{}", &hex::encode(digest)[..16])
+}

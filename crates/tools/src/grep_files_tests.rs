@@ -1,0 +1,180 @@
+use serde_json::json;
+
+use crate::test_support::Harness;
+
+fn meta(result: &quiver_engine::ToolResult, key: &str) -> serde_json::Value {
+    result.metadata.get(key).cloned().unwrap_or_default()
+}
+
+#[tokio::test]
+async fn matches_with_context_lines_and_group_breaks() {
+    let h = Harness::new();
+    h.write("src/a.rs", "one\ntwo\nfn target() {}\nfour\nfive\nsix\nseven\ntarget again\nnine\n");
+    h.write("b.txt", "nothing here\n");
+    let out = h.ok("grep_files", json!({"pattern": "target", "context": 1})).await;
+    assert_eq!(
+        out,
+        "src/a.rs-2-two\nsrc/a.rs:3:fn target() {}\nsrc/a.rs-4-four\n--\nsrc/a.rs-7-seven\nsrc/a.rs:8:target again\nsrc/a.rs-9-nine\n"
+    );
+    let result = h.call("grep_files", json!({"pattern": r"fn \w+\(\)"})).await;
+    assert_eq!(result.content_text(), "src/a.rs:3:fn target() {}\n");
+    assert_eq!(meta(&result, "matches"), 1);
+    assert_eq!(meta(&result, "files_matched"), 1);
+    assert_eq!(meta(&result, "truncated"), false);
+}
+
+#[tokio::test]
+async fn searches_one_file_or_a_subdirectory() {
+    let h = Harness::new();
+    h.write("src/a.rs", "alpha\n");
+    h.write("docs/a.md", "alpha\n");
+    assert_eq!(h.ok("grep_files", json!({"pattern": "alpha", "path": "docs"})).await, "docs/a.md:1:alpha\n");
+    assert_eq!(h.ok("grep_files", json!({"pattern": "alpha", "path": "src/a.rs"})).await, "src/a.rs:1:alpha\n");
+    let none = h.ok("grep_files", json!({"pattern": "beta"})).await;
+    assert!(none.starts_with("No matches for /beta/"), "{none}");
+    assert!(h.err("grep_files", json!({"pattern": "x", "path": "nope"})).await.contains("no such file"));
+}
+
+#[tokio::test]
+async fn glob_filters_files() {
+    let h = Harness::new();
+    h.write("src/main.rs", "needle\n");
+    h.write("src/web/app.ts", "needle\n");
+    h.write("lib/other.ts", "needle\n");
+    h.write("README.md", "needle\n");
+    let rs = h.ok("grep_files", json!({"pattern": "needle", "glob": "*.rs"})).await;
+    assert_eq!(rs, "src/main.rs:1:needle\n");
+    let ts = h.ok("grep_files", json!({"pattern": "needle", "glob": "src/**/*.ts"})).await;
+    assert_eq!(ts, "src/web/app.ts:1:needle\n");
+    let not_md = h.ok("grep_files", json!({"pattern": "needle", "glob": "!*.md"})).await;
+    assert_eq!(not_md, "lib/other.ts:1:needle\nsrc/main.rs:1:needle\nsrc/web/app.ts:1:needle\n");
+    let bad = h.err("grep_files", json!({"pattern": "needle", "glob": "src/[a"})).await;
+    assert!(bad.contains("invalid glob"), "{bad}");
+}
+
+#[tokio::test]
+async fn gitignored_and_hidden_files_are_skipped() {
+    let h = Harness::new();
+    h.write(".gitignore", "target/\n*.log\n");
+    h.write("target/debug/out.rs", "needle\n");
+    h.write("run.log", "needle\n");
+    h.write(".hidden/x.rs", "needle\n");
+    h.write("sub/.gitignore", "generated.rs\n");
+    h.write("sub/generated.rs", "needle\n");
+    h.write("sub/kept.rs", "needle\n");
+    h.write("keep.rs", "needle\n");
+    let out = h.ok("grep_files", json!({"pattern": "needle"})).await;
+    assert_eq!(out, "keep.rs:1:needle\nsub/kept.rs:1:needle\n");
+}
+
+#[tokio::test]
+async fn binary_files_are_skipped() {
+    let h = Harness::new();
+    std::fs::write(h.path("blob.bin"), b"needle\n\0\x01\x02needle\n").unwrap();
+    h.write("text.txt", "needle\n");
+    let result = h.call("grep_files", json!({"pattern": "needle"})).await;
+    assert_eq!(result.content_text(), "text.txt:1:needle\n");
+    assert_eq!(meta(&result, "binary_files_skipped"), 1);
+    assert_eq!(meta(&result, "matches"), 1);
+}
+
+#[tokio::test]
+async fn case_insensitive_matching() {
+    let h = Harness::new();
+    h.write("a.txt", "Hello\nhello\nHELLO\nhelp\n");
+    assert_eq!(h.ok("grep_files", json!({"pattern": "hello"})).await, "a.txt:2:hello\n");
+    let out = h.ok("grep_files", json!({"pattern": "hello", "case_insensitive": true})).await;
+    assert_eq!(out, "a.txt:1:Hello\na.txt:2:hello\na.txt:3:HELLO\n");
+}
+
+#[tokio::test]
+async fn invalid_regex_reports_the_regex_error() {
+    let h = Harness::new();
+    h.write("a.txt", "x\n");
+    let err = h.err("grep_files", json!({"pattern": "fn foo("})).await;
+    assert!(err.contains("invalid regex /fn foo(/"), "{err}");
+    assert!(err.contains("unclosed group"), "{err}");
+}
+
+#[tokio::test]
+async fn path_escapes_are_refused_and_symlinks_not_followed() {
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(outside.path().join("secret.txt"), "needle\n").unwrap();
+    let h = Harness::new();
+    h.write("inside.txt", "needle\n");
+    std::os::unix::fs::symlink(outside.path(), h.path("link_dir")).unwrap();
+    std::os::unix::fs::symlink(outside.path().join("secret.txt"), h.path("link_file.txt")).unwrap();
+    assert_eq!(h.ok("grep_files", json!({"pattern": "needle"})).await, "inside.txt:1:needle\n");
+    for path in ["../", "/etc", "link_dir", "link_file.txt", "sub/../../x"] {
+        let err = h.err("grep_files", json!({"pattern": "needle", "path": path})).await;
+        assert!(err.contains("outside the workspace"), "{path}: {err}");
+    }
+}
+
+#[tokio::test]
+async fn max_results_truncates_in_path_order_with_total_count() {
+    let h = Harness::new();
+    for f in 0..30 {
+        let body: String = (0..10).map(|i| format!("hit {i}\n")).collect();
+        h.write(&format!("d{}/f{f:02}.txt", f % 3), &body);
+    }
+    let result = h.call("grep_files", json!({"pattern": "hit", "max_results": 25})).await;
+    let text = result.content_text();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 26, "{text}");
+    assert_eq!(lines[0], "d0/f00.txt:1:hit 0");
+    assert_eq!(lines[10], "d0/f03.txt:1:hit 0");
+    assert_eq!(lines[24], "d0/f06.txt:5:hit 4");
+    assert!(lines[25].contains("first 25 of 300 matches (30 files)"), "{}", lines[25]);
+    assert_eq!(meta(&result, "matches"), 300);
+    assert_eq!(meta(&result, "files_matched"), 30);
+    assert_eq!(meta(&result, "shown_matches"), 25);
+    assert_eq!(meta(&result, "truncated"), true);
+
+    // The last shown match keeps its after-context, nothing beyond it.
+    let ctx = h.ok("grep_files", json!({"pattern": "hit [05]", "max_results": 1, "context": 1, "path": "d1"})).await;
+    assert_eq!(ctx.lines().take(2).collect::<Vec<_>>(), ["d1/f01.txt:1:hit 0", "d1/f01.txt-2-hit 1"]);
+    assert!(ctx.lines().nth(2).is_some_and(|l| l.starts_with("… showing the first 1 of 20")), "{ctx}");
+}
+
+#[tokio::test]
+async fn ordering_is_deterministic_across_runs() {
+    let h = Harness::new();
+    for d in ["b", "a", "a/z", "c/y", "a.d"] {
+        for f in ["k.txt", "b.txt", "a.txt"] {
+            h.write(&format!("{d}/{f}"), "x\nmatch\nx\nmatch\n");
+        }
+    }
+    let first = h.ok("grep_files", json!({"pattern": "match", "max_results": 17})).await;
+    for _ in 0..10 {
+        assert_eq!(h.ok("grep_files", json!({"pattern": "match", "max_results": 17})).await, first);
+    }
+    let files: Vec<&str> = first.lines().filter_map(|l| l.split(':').next()).collect();
+    assert_eq!(&files[..8], ["a/a.txt", "a/a.txt", "a/b.txt", "a/b.txt", "a/k.txt", "a/k.txt", "a/z/a.txt", "a/z/a.txt"]);
+    assert_eq!((files[12], files[16]), ("a.d/a.txt", "a.d/k.txt"));
+    assert!(files[17].starts_with("… showing the first 17 of 30"), "{first}");
+}
+
+#[tokio::test]
+async fn long_lines_are_shortened() {
+    let h = Harness::new();
+    h.write("min.js", &format!("{}needle{}\n", "a".repeat(10), "b".repeat(2000)));
+    let out = h.ok("grep_files", json!({"pattern": "needle"})).await;
+    assert!(out.contains("… [+1516 chars]"), "{out}");
+    assert!(out.len() < 600);
+}
+
+#[tokio::test]
+async fn malformed_arguments_are_explained() {
+    let h = Harness::new();
+    let missing = h.err("grep_files", json!({})).await;
+    assert!(missing.contains("pattern"), "{missing}");
+    let wrong = h.err("grep_files", json!({"pattern": 3})).await;
+    assert!(wrong.contains("`pattern`") && wrong.contains("expected string"), "{wrong}");
+    let ctx = h.err("grep_files", json!({"pattern": "x", "context": "two"})).await;
+    assert!(ctx.contains("context"), "{ctx}");
+    let unknown = h.err("grep_files", json!({"pattern": "x", "regex": "y"})).await;
+    assert!(unknown.contains("regex"), "{unknown}");
+    assert!(h.err("grep_files", json!({"pattern": "x", "max_results": 0})).await.contains("max_results"));
+    assert!(h.err("grep_files", json!({"pattern": "x", "context": 1000})).await.contains("at most 50"));
+}
