@@ -1,0 +1,94 @@
+//! The CLI contract scripts rely on (PRODUCT.md §5), through the real binary.
+
+use std::process::Command;
+
+fn quiver(args: &[&str], cwd: &std::path::Path) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_quiver"))
+        .args(args)
+        .current_dir(cwd)
+        .env("QUIVER_LOG", "warn")
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn catalog_hash_is_the_same_line_in_every_mode() {
+    let dir = tempfile::tempdir().unwrap();
+    let lines: Vec<String> = ["plan", "agent", "yolo"]
+        .iter()
+        .map(|m| {
+            let (code, out, err) = quiver(&["catalog", "--mode", m, "--hash"], dir.path());
+            assert_eq!(code, 0, "{err}");
+            out
+        })
+        .collect();
+    assert_eq!(lines[0], lines[1]);
+    assert_eq!(lines[1], lines[2]);
+    let re = regex_lite(&lines[0]);
+    assert!(re, "unexpected hash line {:?}", lines[0]);
+}
+
+fn regex_lite(line: &str) -> bool {
+    let parts: Vec<&str> = line.trim_end().split(' ').collect();
+    parts.len() == 5
+        && parts[0].starts_with("sha256:")
+        && parts[0].len() == 7 + 64
+        && parts[1].parse::<usize>().is_ok()
+        && parts[2] == "bytes"
+        && parts[3].parse::<usize>().is_ok()
+        && parts[4] == "tools"
+}
+
+#[test]
+fn lint_passes_and_rejects_a_bad_overlay() {
+    let dir = tempfile::tempdir().unwrap();
+    let (code, out, err) = quiver(&["lint"], dir.path());
+    assert_eq!(code, 0, "{out}{err}");
+    std::fs::write(dir.path().join("bad.toml"), "[profiles.default]\nadd = [\"todo_write\"]\n").unwrap();
+    let (code, _, err) = quiver(&["lint", "--manifest", "bad.toml"], dir.path());
+    assert_eq!(code, 1);
+    assert!(err.contains("alias-in-active"), "{err}");
+}
+
+#[test]
+fn call_todo_write_matches_checklist_write_plus_notice() {
+    let dir = tempfile::tempdir().unwrap();
+    let args = r#"{"items":[{"content":"ship it","status":"in_progress"}]}"#;
+    let (code, old, err) = quiver(&["call", "todo_write", "--args", args], dir.path());
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("deprecated"), "one warning is logged: {err}");
+    let (_, new, _) = quiver(&["call", "checklist_write", "--args", args], dir.path());
+    let old: serde_json::Value = serde_json::from_str(&old).unwrap();
+    let new: serde_json::Value = serde_json::from_str(&new).unwrap();
+    assert_eq!(old["content"], new["content"]);
+    assert_eq!(old["metadata"]["_deprecation"]["use_instead"], "checklist_write");
+    assert!(new["metadata"].get("_deprecation").is_none());
+}
+
+#[test]
+fn call_reports_bad_json_and_error_results() {
+    let dir = tempfile::tempdir().unwrap();
+    let (code, _, err) = quiver(&["call", "read_file", "--args", "{nope"], dir.path());
+    assert_eq!(code, 2);
+    assert!(err.contains("--args is not valid JSON"), "{err}");
+    let (code, out, _) = quiver(&["call", "read_file", "--args", r#"{"path":"../../etc/passwd"}"#], dir.path());
+    assert_eq!(code, 1);
+    assert!(out.contains("outside the workspace root"), "{out}");
+}
+
+#[test]
+fn tools_lists_every_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let (code, out, _) = quiver(&["tools", "--json"], dir.path());
+    assert_eq!(code, 0);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let rows = v["tools"].as_array().unwrap();
+    let todo = rows.iter().find(|r| r["name"] == "todo_write").unwrap();
+    assert_eq!(todo["state"], "deprecated");
+    assert_eq!(todo["canonical"], "checklist_write");
+}
