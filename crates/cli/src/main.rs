@@ -6,9 +6,11 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod cmd_bench;
 mod cmd_call;
 mod cmd_catalog;
 mod cmd_lint;
+mod cmd_search;
 mod cmd_tools;
 mod setup;
 
@@ -29,6 +31,11 @@ enum Command {
     Lint(cmd_lint::Args),
     /// Dispatch one tool call and print the result JSON.
     Call(cmd_call::Args),
+    /// Search the tool surface the way `tool_search` does.
+    Search(cmd_search::Args),
+    /// Benchmarks (quality and speed), reported as numbers.
+    #[command(subcommand)]
+    Bench(cmd_bench::Bench),
 }
 
 fn main() -> ExitCode {
@@ -47,6 +54,8 @@ fn main() -> ExitCode {
         Command::Catalog(args) => cmd_catalog::run(args),
         Command::Lint(args) => cmd_lint::run(args),
         Command::Call(args) => cmd_call::run(args),
+        Command::Search(args) => cmd_search::run(args),
+        Command::Bench(bench) => cmd_bench::run(bench),
     };
     match result {
         Ok(code) => code,

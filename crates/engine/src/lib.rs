@@ -5,6 +5,7 @@
 //! [`catalog`] (the byte-stable list a model gets), [`session`], [`dispatch`] and
 //! [`permissions`].
 
+pub mod bench_data;
 pub mod canonical;
 pub mod catalog;
 pub mod context;

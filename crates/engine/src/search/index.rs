@@ -5,7 +5,7 @@ use std::collections::HashMap;
 
 use super::params::{Field, NFIELDS, RankParams};
 use super::synonyms::Thesaurus;
-use super::tokenize::{Word, WordStemmer, is_stopword, split_words};
+use super::tokenize::{Word, WordKind, WordStemmer, is_stopword, split_words};
 
 /// One searchable tool.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -48,6 +48,11 @@ pub(super) struct Posting {
     pub tf: f32,
 }
 
+/// Fields that describe what a tool is (document frequency is counted over
+/// these when a term occurs in them anywhere).
+const PRIMARY: [Field; 6] =
+    [Field::Name, Field::NamePart, Field::Alias, Field::Description, Field::Snippet, Field::Summary];
+
 /// Minimum length of each piece when splitting a compound word.
 const MIN_PIECE: usize = 3;
 
@@ -61,6 +66,9 @@ pub struct SearchIndex {
     pub(super) terms: HashMap<String, u32>,
     /// stemmed terms sorted, for prefix lookups
     pub(super) sorted_terms: Vec<(String, u32)>,
+    /// terms whose surface form is a compound of other catalog words
+    /// (`resourcetype`): not prefix variants of their first piece
+    pub(super) compound: Vec<bool>,
     /// raw (unstemmed, lowercase) words seen in any field, with document frequency
     pub(super) words: HashMap<String, u32>,
     pub(super) postings: Vec<Vec<Posting>>,
@@ -223,17 +231,42 @@ impl SearchIndex {
             *terms.entry(s).or_insert(next)
         };
 
+        let stem = |w: &str| if params.stem { stemmer.stem(w) } else { w.to_string() };
+        let stemmed_words: std::collections::HashSet<String> = if params.join_pairs {
+            words.keys().map(|w| stem(w)).collect()
+        } else {
+            Default::default()
+        };
         // per doc: stemmed term ids per field
         let mut doc_terms: Vec<[Vec<u32>; NFIELDS]> = Vec::with_capacity(docs.len());
         let mut name_terms = Vec::with_capacity(docs.len());
         let mut name_action = Vec::with_capacity(docs.len());
         let mut bigrams: HashMap<(u32, u32), Vec<u32>> = HashMap::new();
-        let stem = |w: &str| if params.stem { stemmer.stem(w) } else { w.to_string() };
         for (d, fields) in per_doc.iter().enumerate() {
             let mut ids: [Vec<u32>; NFIELDS] = Default::default();
             for (f, ws) in fields.iter().enumerate() {
                 for w in ws {
                     ids[f].push(term_of(stem(&w.text), &mut terms));
+                }
+            }
+            if params.join_pairs {
+                // "resource groups" also indexes as "resourcegroups" when that
+                // spelling occurs somewhere in the catalog, so both spellings
+                // of a compound match the same documents.
+                for (f, ws) in fields.iter().enumerate() {
+                    for k in 1..ws.len() {
+                        let (a, b) = (&ws[k - 1], &ws[k]);
+                        if b.pos != a.pos + 1 || (a.kind == WordKind::Part && b.kind == WordKind::Part) {
+                            continue;
+                        }
+                        if a.text.len() < MIN_PIECE || b.text.len() < MIN_PIECE {
+                            continue;
+                        }
+                        let joined = stem(&format!("{}{}", a.text, b.text));
+                        if stemmed_words.contains(&joined) {
+                            ids[f].push(term_of(joined, &mut terms));
+                        }
+                    }
                 }
             }
             if params.decompound {
@@ -282,6 +315,7 @@ impl SearchIndex {
 
         let mut postings: Vec<Vec<Posting>> = vec![Vec::new(); terms.len()];
         let mut tf_buf: Vec<(u32, [f32; NFIELDS])> = Vec::new();
+        let mut primary_df = vec![0u32; terms.len()];
         for (d, ids) in doc_terms.iter().enumerate() {
             tf_buf.clear();
             for f in 0..NFIELDS {
@@ -297,6 +331,9 @@ impl SearchIndex {
                 }
             }
             for (t, counts) in &tf_buf {
+                if PRIMARY.iter().any(|&f| counts[f as usize] > 0.0) {
+                    primary_df[*t as usize] += 1;
+                }
                 let mut tf = 0f32;
                 for f in 0..NFIELDS {
                     if counts[f] > 0.0 {
@@ -312,8 +349,12 @@ impl SearchIndex {
         }
         let idf = postings
             .iter()
-            .map(|p| {
-                let df = p.len() as f32;
+            .zip(&primary_df)
+            .map(|(p, &pdf)| {
+                // Document frequency over the fields that say what a tool is:
+                // boilerplate parameter text shared by every tool of a server
+                // (auth, retry, tenant options) must not make a word common.
+                let df = if params.primary_idf && pdf > 0 { pdf } else { p.len() as u32 } as f32;
                 (1.0 + (n - df + 0.5) / (df + 0.5)).ln()
             })
             .collect();
@@ -332,6 +373,14 @@ impl SearchIndex {
             })
             .collect();
 
+        let mut compound = vec![false; terms.len()];
+        for w in words.keys() {
+            if let Some(&t) = terms.get(&stem(w))
+                && decompound(w, &known).is_some() {
+                    compound[t as usize] = true;
+                }
+        }
+
         let mut sorted_terms: Vec<(String, u32)> = terms.iter().map(|(k, v)| (k.clone(), *v)).collect();
         sorted_terms.sort();
 
@@ -349,6 +398,7 @@ impl SearchIndex {
             thesaurus,
             terms,
             sorted_terms,
+            compound,
             words,
             postings,
             idf,

@@ -25,6 +25,9 @@ pub(super) struct Shape<'a> {
     pub intent: Intent,
     /// The request's first word after filler (normally its verb).
     pub opener: Option<&'a str>,
+    /// Position of the opener when it is a generic read verb (`show`,
+    /// `list`, `get`): the request's shape already carries its meaning.
+    pub read_opener_pos: Option<u32>,
     /// Position of the first word of the scope part, if any.
     pub scope_pos: Option<u32>,
 }
@@ -96,6 +99,7 @@ pub(super) fn shape<'a>(words: &'a [Word], known: &dyn Fn(&str) -> bool) -> Shap
         PHRASAL.iter().find(|(a, b, _)| *a == t && Some(*b) == next).map_or(t, |(_, _, v)| *v)
     });
     let read = opener.is_some_and(|t| READ_OPENERS.contains(&t));
+    let read_opener_pos = if read { first.map(|i| words[i].pos) } else { None };
     for w in words {
         let t = w.text.as_str();
         if w.placeholder {
@@ -137,5 +141,5 @@ pub(super) fn shape<'a>(words: &'a [Word], known: &dyn Fn(&str) -> bool) -> Shap
     } else {
         Intent::None
     };
-    Shape { intent, opener, scope_pos }
+    Shape { intent, opener, read_opener_pos, scope_pos }
 }

@@ -38,6 +38,15 @@ pub struct RankParams {
     pub stem: bool,
     /// Split compound name words into known words.
     pub decompound: bool,
+    /// Also index adjacent word pairs under their joined spelling when that
+    /// spelling occurs in the catalog (`node pool` ~ `nodePool`).
+    pub join_pairs: bool,
+    /// Cap the IDF of a synonym / abbreviation / prefix expansion at the IDF
+    /// of the query word it came from.
+    pub expansion_idf_cap: bool,
+    /// Count document frequency over name / alias / description / snippet
+    /// only (parameter text is often boilerplate shared by every tool).
+    pub primary_idf: bool,
     /// Weight of synonym expansions.
     pub w_synonym: f32,
     /// Weight of abbreviation expansions (`vm` -> `virtual machine`).
@@ -46,14 +55,20 @@ pub struct RankParams {
     pub w_compound: f32,
     /// Weight of prefix matches (`postgres` ~ `postgresql`).
     pub w_prefix: f32,
+    /// Weight of the shared-prefix fallback for words the catalog lacks.
+    pub w_fuzzy: f32,
     /// Weight of words inside `<placeholders>`.
     pub w_placeholder: f32,
     /// Weight of camelCase/digit pieces whose joined form is a known word.
     pub w_part: f32,
     /// Multiplicative bonus for the share of the name covered by the query.
     pub coverage: f32,
+    /// 0: name coverage counts every name word alike; 1: weighted by name IDF.
+    pub coverage_idf: f32,
     /// Weight of words in the scope part of a request ("in resource group X").
     pub w_scope: f32,
+    /// Weight of a generic read verb opening the request (`show me ...`).
+    pub w_opener: f32,
     /// Weight of the list / get terms implied by the request's shape.
     pub w_intent: f32,
     /// Factor for tools whose name verb disagrees with the request's verb.
@@ -72,15 +87,21 @@ impl Default for RankParams {
             k1: 1.2,
             stem: true,
             decompound: true,
+            join_pairs: false,
+            expansion_idf_cap: true,
+            primary_idf: false,
             w_synonym: 0.4,
             w_abbrev: 0.8,
             w_compound: 0.7,
             w_prefix: 0.7,
+            w_fuzzy: 0.5,
             w_placeholder: 1.0,
             w_part: 0.3,
             coverage: 1.0,
+            coverage_idf: 0.0,
             w_scope: 0.5,
             w_intent: 1.0,
+            w_opener: 0.5,
             action_penalty: 0.75,
             name_bonus: 1.0,
             bigram: 0.3,
@@ -101,15 +122,21 @@ impl RankParams {
             k1: 1.2,
             stem: false,
             decompound: false,
+            join_pairs: false,
+            expansion_idf_cap: false,
+            primary_idf: false,
             w_synonym: 0.0,
             w_abbrev: 0.0,
             w_compound: 0.0,
             w_prefix: 0.0,
+            w_fuzzy: 0.0,
             w_placeholder: 1.0,
             w_part: 1.0,
             coverage: 0.0,
+            coverage_idf: 0.0,
             w_scope: 1.0,
             w_intent: 0.0,
+            w_opener: 1.0,
             action_penalty: 1.0,
             name_bonus: 0.0,
             bigram: 0.0,
@@ -134,13 +161,16 @@ impl RankParams {
             "w_abbrev" => &mut self.w_abbrev,
             "w_compound" => &mut self.w_compound,
             "w_prefix" => &mut self.w_prefix,
+            "w_fuzzy" => &mut self.w_fuzzy,
             "w_placeholder" => &mut self.w_placeholder,
             "w_part" => &mut self.w_part,
             "coverage" => &mut self.coverage,
+            "coverage_idf" => &mut self.coverage_idf,
             "bigram" => &mut self.bigram,
             "name_bonus" => &mut self.name_bonus,
             "w_scope" => &mut self.w_scope,
             "w_intent" => &mut self.w_intent,
+            "w_opener" => &mut self.w_opener,
             "action_penalty" => &mut self.action_penalty,
             "stem" => {
                 self.stem = value != 0.0;
@@ -148,6 +178,18 @@ impl RankParams {
             }
             "decompound" => {
                 self.decompound = value != 0.0;
+                return Ok(());
+            }
+            "expansion_idf_cap" => {
+                self.expansion_idf_cap = value != 0.0;
+                return Ok(());
+            }
+            "primary_idf" => {
+                self.primary_idf = value != 0.0;
+                return Ok(());
+            }
+            "join_pairs" => {
+                self.join_pairs = value != 0.0;
                 return Ok(());
             }
             _ => return Err(format!("unknown parameter {key}")),

@@ -13,6 +13,9 @@ use super::tokenize::{Word, WordKind, is_stopword, split_words};
 /// Words inside placeholders that name the kind of value, not the thing.
 const PLACEHOLDER_NOISE: &[&str] = &["name", "id", "value"];
 
+/// Minimum shared prefix for the fallback match of unknown words.
+const MIN_SHARED: usize = 5;
+
 /// Minimum length for prefix matching.
 const MIN_PREFIX: usize = 4;
 
@@ -21,6 +24,9 @@ const MIN_PREFIX: usize = 4;
 pub(super) struct QueryPlan {
     /// (term id, weight), sorted by term id.
     pub terms: Vec<(u32, f32)>,
+    /// IDF used for each entry of `terms`: an expansion counts at most as
+    /// much as the word it was derived from.
+    pub idf: Vec<f32>,
     /// Action classes (bitmask) of the request's opening verb.
     pub action: u8,
     /// Adjacent content-word term pairs with their weight.
@@ -73,10 +79,37 @@ impl SearchIndex {
             if !s.starts_with(stem) {
                 break;
             }
-            if s.len() <= 2 * n {
+            if s.len() <= 2 * n && !self.compound[*t as usize] {
                 out.push((*t, n as f32 / s.len() as f32));
             }
         }
+    }
+
+    /// Terms sharing the longest common prefix (at least [`MIN_SHARED`]
+    /// chars and 60% of the longer word) with `stem`, with the share.
+    fn shared_prefix_terms(&self, stem: &str, out: &mut Vec<(u32, f32)>) {
+        if stem.len() < MIN_SHARED || !stem.is_ascii() {
+            return;
+        }
+        let mut best = 0usize;
+        for k in (MIN_SHARED..=stem.len()).rev() {
+            let pre = &stem[..k];
+            let start = self.sorted_terms.partition_point(|(s, _)| s.as_str() < pre);
+            for (s, t) in &self.sorted_terms[start..] {
+                if !s.starts_with(pre) {
+                    break;
+                }
+                let longer = s.len().max(stem.len());
+                if k * 10 >= longer * 6 {
+                    best = k;
+                    out.push((*t, k as f32 / longer as f32));
+                }
+            }
+            if best > 0 || out.len() > 8 {
+                break;
+            }
+        }
+        out.truncate(8);
     }
 
     pub(super) fn analyze(&self, query: &str) -> QueryPlan {
@@ -93,6 +126,9 @@ impl SearchIndex {
             }
             let stem = self.stem_word(&w.text);
             let mut weight = if w.placeholder { p.w_placeholder } else { 1.0 };
+            if shape.read_opener_pos == Some(w.pos) {
+                weight *= p.w_opener;
+            }
             if shape.scope_pos.is_some_and(|s| w.pos >= s) {
                 weight *= p.w_scope;
             }
@@ -105,11 +141,19 @@ impl SearchIndex {
             content.push(Content { stem, weight, pos: w.pos, raw: w.text.clone() });
         }
 
-        let mut terms: Vec<(u32, f32)> = Vec::new();
-        let add = |terms: &mut Vec<(u32, f32)>, t: Option<u32>, w: f32| {
+        let mut terms: Vec<(u32, f32, f32)> = Vec::new();
+        let add = |terms: &mut Vec<(u32, f32, f32)>, t: Option<u32>, w: f32| {
             if let Some(t) = t
                 && w > 0.0 {
-                    terms.push((t, w));
+                    terms.push((t, w, f32::INFINITY));
+                }
+        };
+        // an expansion of a word the catalog knows is capped at that word's IDF
+        let cap = if p.expansion_idf_cap { |idf: Option<f32>| idf.unwrap_or(f32::INFINITY) } else { |_: Option<f32>| f32::INFINITY };
+        let add_capped = |terms: &mut Vec<(u32, f32, f32)>, t: Option<u32>, w: f32, src: Option<u32>| {
+            if let Some(t) = t
+                && w > 0.0 {
+                    terms.push((t, w, cap(src.map(|s| self.idf[s as usize]))));
                 }
         };
         let mut variants = Vec::new();
@@ -126,16 +170,17 @@ impl SearchIndex {
             add(&mut terms, self.term_id(&self.stem_word(w)), p.w_intent);
         }
         for c in &content {
+            let before = terms.len();
             let direct = self.term_id(&c.stem);
             add(&mut terms, direct, c.weight);
             if p.w_synonym > 0.0 {
                 for s in self.thesaurus.synonyms(&c.stem) {
-                    add(&mut terms, self.term_id(s), c.weight * p.w_synonym);
+                    add_capped(&mut terms, self.term_id(s), c.weight * p.w_synonym, direct);
                 }
             }
             if p.w_abbrev > 0.0 {
                 for s in self.thesaurus.expansion(&c.stem) {
-                    add(&mut terms, self.term_id(s), c.weight * p.w_abbrev);
+                    add_capped(&mut terms, self.term_id(s), c.weight * p.w_abbrev, direct);
                 }
             }
             if direct.is_none() && p.w_compound > 0.0
@@ -148,7 +193,16 @@ impl SearchIndex {
                 variants.clear();
                 self.prefix_variants(&c.stem, &mut variants);
                 for &(t, ratio) in &variants {
-                    add(&mut terms, Some(t), c.weight * p.w_prefix * ratio);
+                    add_capped(&mut terms, Some(t), c.weight * p.w_prefix * ratio, direct);
+                }
+            }
+            if terms.len() == before && p.w_fuzzy > 0.0 {
+                // nothing in the catalog matches this word in any way: fall
+                // back to the terms sharing the longest common prefix with it
+                variants.clear();
+                self.shared_prefix_terms(&c.stem, &mut variants);
+                for &(t, ratio) in &variants {
+                    add(&mut terms, Some(t), c.weight * p.w_fuzzy * ratio);
                 }
             }
         }
@@ -157,10 +211,8 @@ impl SearchIndex {
             let (a, b) = (&content[i - 1], &content[i]);
             let w = a.weight.min(b.weight);
             if p.w_compound > 0.0 && b.pos == a.pos + 1 {
-                let joined = format!("{}{}", a.raw, b.raw);
-                if known(&joined) {
-                    add(&mut terms, self.term_id(&self.stem_word(&joined)), w * p.w_compound);
-                }
+                let joined = self.stem_word(&format!("{}{}", a.raw, b.raw));
+                add(&mut terms, self.term_id(&joined), w * p.w_compound);
             }
             if let (Some(ta), Some(tb)) = (self.term_id(&a.stem), self.term_id(&b.stem)) {
                 pairs.push((ta, tb, w));
@@ -175,9 +227,11 @@ impl SearchIndex {
                 }
             }
         }
-        terms.sort_by(|a, b| a.0.cmp(&b.0).then(b.1.total_cmp(&a.1)));
-        terms.dedup_by_key(|(t, _)| *t);
+        terms.sort_by(|a, b| a.0.cmp(&b.0).then(b.1.total_cmp(&a.1)).then(b.2.total_cmp(&a.2)));
+        terms.dedup_by_key(|(t, _, _)| *t);
+        let idf = terms.iter().map(|&(t, _, c)| self.idf[t as usize].min(c)).collect();
+        let terms = terms.into_iter().map(|(t, w, _)| (t, w)).collect();
         let action = shape.opener.map_or(0, |o| self.thesaurus.action(&self.stemmer.stem(o)));
-        QueryPlan { terms, action, pairs }
+        QueryPlan { terms, idf, action, pairs }
     }
 }

@@ -24,8 +24,8 @@ impl SearchIndex {
         let plan = self.analyze(query);
         let mut acc = vec![0f32; self.docs.len()];
         let k1 = p.k1;
-        for &(t, qw) in &plan.terms {
-            let w = self.idf[t as usize] * qw * (k1 + 1.0);
+        for (&(t, qw), &idf) in plan.terms.iter().zip(&plan.idf) {
+            let w = idf * qw * (k1 + 1.0);
             for post in &self.postings[t as usize] {
                 acc[post.doc as usize] += w * post.tf / (k1 + post.tf);
             }
@@ -65,14 +65,21 @@ impl SearchIndex {
         if names.is_empty() {
             return (0.0, 0.0);
         }
-        let (mut cov, mut mass) = (0f32, 0f32);
+        let (mut cov, mut mass, mut total) = (0f32, 0f32, 0f32);
+        let ci = self.params.coverage_idf;
         for &t in names {
             let w = plan.weight(t).min(1.0);
-            cov += w;
-            mass += w * self.name_idf[t as usize];
+            let nidf = self.name_idf[t as usize];
+            // coverage_idf blends a plain share with an IDF-weighted share, so
+            // missing a rare name word (the object) costs more than missing a
+            // common one (the verb)
+            let cw = 1.0 - ci + ci * nidf;
+            cov += w * cw;
+            total += cw;
+            mass += w * nidf;
         }
         let len = names.len() as f32;
-        (cov / len, mass / len.sqrt())
+        (if total > 0.0 { cov / total } else { 0.0 }, mass / len.sqrt())
     }
 
     fn cmp_hits(&self, a: &Hit, b: &Hit) -> Ordering {
@@ -129,3 +136,30 @@ impl SearchIndex {
 #[cfg(test)]
 #[path = "rank_tests.rs"]
 mod tests;
+
+impl SearchIndex {
+    /// Debugging aid: how `query` scores against the doc named `name`
+    /// (per-term BM25F contributions and the name signals).
+    #[doc(hidden)]
+    pub fn explain(&self, query: &str, name: &str) -> String {
+        use std::fmt::Write;
+        let Some(d) = self.docs.iter().position(|x| x.name == name || x.name.ends_with(&format!("__{name}"))) else {
+            return format!("no doc {name}\n");
+        };
+        let plan = self.analyze(query);
+        let mut out = String::new();
+        let mut inv: Vec<(&String, &u32)> = self.terms.iter().collect();
+        inv.sort_by_key(|(_, t)| **t);
+        let k1 = self.params.k1;
+        let mut total = 0f32;
+        for (&(t, qw), &idf) in plan.terms.iter().zip(&plan.idf) {
+            let tf = self.postings[t as usize].iter().find(|p| p.doc as usize == d).map_or(0.0, |p| p.tf);
+            let c = idf * qw * (k1 + 1.0) * tf / (k1 + tf);
+            total += c;
+            let _ = writeln!(out, "  {:14} qw={:.2} idf={:.2} tf={:.2} -> {:.3}", inv[t as usize].0, qw, idf, tf, c);
+        }
+        let (cov, ns) = self.name_match(d, &plan);
+        let _ = writeln!(out, "  bm25={total:.3} coverage={cov:.2} name_score={ns:.2} action={} plan.action={}", self.name_action[d], plan.action);
+        out
+    }
+}

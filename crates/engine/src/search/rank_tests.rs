@@ -1,5 +1,6 @@
 use super::super::index::{SearchDoc, SearchIndex};
 use super::*;
+use super::super::params::RankParams;
 
 fn doc(name: &str, description: &str) -> SearchDoc {
     SearchDoc { name: name.into(), description: description.into(), domain: "mcp".into(), ..Default::default() }
@@ -96,4 +97,25 @@ fn params_are_searchable() {
     d.params = vec![("timeout_ms".into(), "Timeout in milliseconds".into())];
     let idx = SearchIndex::build(vec![d, doc("tool_b", "Does another thing.")]);
     assert_eq!(top(&idx, "thing with a timeout"), "tool_a");
+}
+
+#[test]
+fn unknown_words_fall_back_to_shared_prefix() {
+    let idx = catalog();
+    // "databse" is in no document; it shares "datab" with "databases"
+    assert!(!idx.analyze("databse").terms.is_empty());
+    assert_eq!(top(&idx, "show the databse list for postgre"), "postgres_database_list");
+    // words sharing too little stay unmatched
+    assert!(idx.analyze("datum").terms.is_empty());
+}
+
+#[test]
+fn generic_read_opener_weighs_less_than_the_object() {
+    let idx = catalog();
+    let plan = idx.analyze("read the text file");
+    let id = |w: &str| idx.terms.get(w).copied().unwrap_or(u32::MAX);
+    assert!(plan.weight(id("read")) > 0.0 && plan.weight(id("read")) < plan.weight(id("file")));
+    // not when the verb is the thing asked about
+    let plan = idx.analyze("delete the key");
+    assert!(plan.weight(id("delet")) >= plan.weight(id("key")));
 }

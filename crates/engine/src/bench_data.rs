@@ -1,0 +1,134 @@
+//! Benchmark data for tool search (PRODUCT.md §5): catalog files
+//! `{name, tools:[{name, description, inputSchema, server?}]}` and JSONL query
+//! files `{query, expected:[names]}`, plus the hit rule and the metrics line.
+//! Shared by `quiver bench search` and the criterion benchmark.
+
+use std::path::Path;
+
+use anyhow::{Context, bail};
+use serde_json::Value;
+
+use crate::search::{SearchDoc, params_from_schema};
+
+/// Loads a catalog file as search documents; a tool with `server` is named
+/// `mcp__<server>__<name>`.
+pub fn load_catalog(path: &Path) -> anyhow::Result<Vec<SearchDoc>> {
+    let text = std::fs::read_to_string(path).with_context(|| format!("reading catalog {}", path.display()))?;
+    let v: Value = serde_json::from_str(&text).with_context(|| format!("catalog {} is not JSON", path.display()))?;
+    let Some(tools) = v.get("tools").and_then(Value::as_array) else {
+        bail!("catalog {} has no `tools` array", path.display());
+    };
+    let mut docs = Vec::with_capacity(tools.len());
+    for (i, t) in tools.iter().enumerate() {
+        let Some(name) = t.get("name").and_then(Value::as_str) else {
+            bail!("catalog {}: tools[{i}] has no name", path.display());
+        };
+        let server = t.get("server").and_then(Value::as_str).map(str::to_string);
+        docs.push(SearchDoc {
+            name: match &server {
+                Some(s) => format!("mcp__{s}__{name}"),
+                None => name.to_string(),
+            },
+            aliases: Vec::new(),
+            domain: "mcp".into(),
+            description: t.get("description").and_then(Value::as_str).unwrap_or("").to_string(),
+            prompt_snippet: None,
+            params: t.get("inputSchema").map(params_from_schema).unwrap_or_default(),
+            server,
+        });
+    }
+    Ok(docs)
+}
+
+#[derive(Debug, Clone)]
+pub struct BenchQuery {
+    pub query: String,
+    pub expected: Vec<String>,
+}
+
+pub fn load_queries(path: &Path) -> anyhow::Result<Vec<BenchQuery>> {
+    let text = std::fs::read_to_string(path).with_context(|| format!("reading queries {}", path.display()))?;
+    let mut out = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let v: Value = serde_json::from_str(line).with_context(|| format!("{}:{}: not JSON", path.display(), i + 1))?;
+        let Some(query) = v.get("query").and_then(Value::as_str) else {
+            bail!("{}:{}: no `query` string", path.display(), i + 1);
+        };
+        let expected = v
+            .get("expected")
+            .and_then(Value::as_array)
+            .map(|a| a.iter().filter_map(Value::as_str).map(str::to_string).collect())
+            .unwrap_or_default();
+        out.push(BenchQuery { query: query.to_string(), expected });
+    }
+    Ok(out)
+}
+
+/// A returned name hits when it equals an expected name or ends in `__<expected>`.
+pub fn is_hit(name: &str, expected: &[String]) -> bool {
+    expected.iter().any(|e| name == e || name.strip_suffix(e.as_str()).is_some_and(|p| p.ends_with("__")))
+}
+
+/// Quality and latency over a query set.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Metrics {
+    pub top1: f64,
+    pub topk: f64,
+    pub mrr: f64,
+    pub p50_us: u128,
+    pub p99_us: u128,
+    pub n: usize,
+    pub tools: usize,
+}
+
+impl Metrics {
+    /// `ranks[i]` is the 0-based rank of the first hit of query i within the
+    /// returned list, if any; `latencies_us` per query.
+    pub fn from_ranks(ranks: &[Option<usize>], mut latencies_us: Vec<u128>, tools: usize) -> Metrics {
+        let n = ranks.len();
+        let denom = n.max(1) as f64;
+        latencies_us.sort_unstable();
+        Metrics {
+            top1: ranks.iter().filter(|r| **r == Some(0)).count() as f64 / denom,
+            topk: ranks.iter().filter(|r| r.is_some()).count() as f64 / denom,
+            mrr: ranks.iter().map(|r| r.map_or(0.0, |r| 1.0 / (r as f64 + 1.0))).sum::<f64>() / denom,
+            p50_us: percentile(&latencies_us, 0.50),
+            p99_us: percentile(&latencies_us, 0.99),
+            n,
+            tools,
+        }
+    }
+
+    /// `top1=0.000 top5=0.000 mrr=0.000 p50_us=0 p99_us=0 n=0 tools=0`
+    pub fn line(&self) -> String {
+        format!(
+            "top1={:.3} top5={:.3} mrr={:.3} p50_us={} p99_us={} n={} tools={}",
+            self.top1, self.topk, self.mrr, self.p50_us, self.p99_us, self.n, self.tools
+        )
+    }
+}
+
+fn percentile(sorted: &[u128], p: f64) -> u128 {
+    if sorted.is_empty() {
+        return 0;
+    }
+    let idx = ((sorted.len() as f64 - 1.0) * p).round() as usize;
+    sorted[idx.min(sorted.len() - 1)]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hit_rule_and_metrics_line() {
+        assert!(is_hit("mcp__gh__create_issue", &["create_issue".into()]));
+        assert!(is_hit("create_issue", &["create_issue".into()]));
+        assert!(!is_hit("mcp__gh__xcreate_issue", &["create_issue".into()]));
+        let m = Metrics::from_ranks(&[Some(0), Some(2), None, Some(0)], vec![5, 1, 9, 3], 10);
+        assert_eq!(m.line(), "top1=0.500 top5=0.750 mrr=0.583 p50_us=5 p99_us=9 n=4 tools=10");
+    }
+}
