@@ -10,6 +10,7 @@ mod cmd_bench;
 mod cmd_call;
 mod cmd_catalog;
 mod cmd_lint;
+mod cmd_replay;
 mod cmd_search;
 mod cmd_tools;
 mod setup;
@@ -33,6 +34,8 @@ enum Command {
     Call(cmd_call::Args),
     /// Search the tool surface the way `tool_search` does.
     Search(cmd_search::Args),
+    /// Re-run a transcript's tool calls and compare the results.
+    Replay(cmd_replay::Args),
     /// Benchmarks (quality and speed), reported as numbers.
     #[command(subcommand)]
     Bench(cmd_bench::Bench),
@@ -56,6 +59,7 @@ fn main() -> ExitCode {
         Command::Call(args) => cmd_call::run(args),
         Command::Search(args) => cmd_search::run(args),
         Command::Bench(bench) => cmd_bench::run(bench),
+        Command::Replay(args) => cmd_replay::run(args),
     };
     match result {
         Ok(code) => code,

@@ -8,6 +8,7 @@ use crate::lifecycle::Audience;
 use crate::permissions::{Approver, Mode};
 use crate::session::Session;
 use crate::tool::ToolError;
+use crate::transcript::TranscriptWriter;
 use crate::workspace::Workspace;
 
 #[derive(Clone)]
@@ -17,12 +18,21 @@ pub struct ToolContext {
     pub audience: Audience,
     pub engine: Arc<Engine>,
     pub approver: Option<Arc<dyn Approver>>,
+    /// Where every call, result and load of this session is recorded, if anywhere.
+    pub transcript: Option<Arc<TranscriptWriter>>,
 }
 
 impl ToolContext {
     /// A context with a fresh session and nobody to ask for approvals.
     pub fn new(engine: Arc<Engine>, workspace: Workspace, audience: Audience) -> Self {
-        ToolContext { workspace, session: Arc::new(Session::new("session")), audience, engine, approver: None }
+        ToolContext {
+            workspace,
+            session: Arc::new(Session::new("session")),
+            audience,
+            engine,
+            approver: None,
+            transcript: None,
+        }
     }
 
     /// Dispatches through this context's engine (the one path every call takes).

@@ -10,11 +10,33 @@ use crate::lifecycle::{LifecycleState, Resolution};
 use crate::manifest::{AliasEntry, AliasState};
 use crate::permissions::{self, Decision};
 use crate::tool::{ToolError, ToolResult};
+use crate::transcript::Event;
 
 impl Engine {
     /// Runs a call. Anything the model can act on comes back as an error result;
     /// only a fatal tool failure is an `Err`.
     pub async fn dispatch(&self, name: &str, args: Value, ctx: &ToolContext) -> anyhow::Result<ToolResult> {
+        let Some(transcript) = &ctx.transcript else {
+            return self.dispatch_unrecorded(name, args, ctx).await;
+        };
+        let call_id = transcript.next_call_id();
+        transcript.append(&Event::ToolCall { call_id: call_id.clone(), name: name.to_string(), arguments: args.clone() })?;
+        let before = ctx.session.lazy_state();
+        let result = self.dispatch_unrecorded(name, args, ctx).await?;
+        transcript.append(&Event::ToolResult { call_id, name: name.to_string(), result: result.clone() })?;
+        let after = ctx.session.lazy_state();
+        for search in after.search_history.iter().skip(before.search_history.len()) {
+            transcript.append(&Event::Search { turn: search.turn, query: search.query.clone(), loaded: search.loaded.clone() })?;
+        }
+        let added: Vec<String> =
+            after.loaded_lazy_tools.iter().filter(|n| !before.loaded_lazy_tools.contains(n)).cloned().collect();
+        if !added.is_empty() {
+            transcript.append(&Event::Load { turn: ctx.session.turn(), names: added })?;
+        }
+        Ok(result)
+    }
+
+    async fn dispatch_unrecorded(&self, name: &str, args: Value, ctx: &ToolContext) -> anyhow::Result<ToolResult> {
         let lifecycle = self.lifecycle();
         let (canonical, alias): (&str, Option<&AliasEntry>) = match lifecycle.resolve(name, self.registry()) {
             Resolution::Canonical(n) => (n, None),

@@ -17,12 +17,14 @@ pub mod lint;
 pub mod manifest;
 pub mod permissions;
 pub mod registry;
+pub mod replay;
 pub mod schema;
 pub mod search;
 pub mod session;
 pub mod spill;
 pub mod tool;
 pub mod tool_search;
+pub mod transcript;
 pub mod workspace;
 
 pub use catalog::{Catalog, CatalogFormat, Fingerprint};

@@ -1,6 +1,5 @@
 use super::super::index::{SearchDoc, SearchIndex};
 use super::*;
-use super::super::params::RankParams;
 
 fn doc(name: &str, description: &str) -> SearchDoc {
     SearchDoc { name: name.into(), description: description.into(), domain: "mcp".into(), ..Default::default() }

@@ -1,0 +1,210 @@
+//! Replay: re-dispatch every recorded call of a transcript, in order, in a
+//! scratch copy of a workspace, and compare each result with the recorded one.
+//! This is the executable form of the promise that old names keep working.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use anyhow::Context;
+use serde_json::Value;
+
+use crate::canonical;
+use crate::context::ToolContext;
+use crate::engine::Engine;
+use crate::lifecycle::{Audience, Resolution};
+use crate::manifest::AliasState;
+use crate::session::Session;
+use crate::transcript::{Event, Transcript};
+use crate::workspace::Workspace;
+
+/// Metadata keys whose values legitimately change run to run.
+const VOLATILE_KEYS: &[&str] = &[
+    "duration_ms",
+    "elapsed_ms",
+    "started_at",
+    "finished_at",
+    "timestamp",
+    "mtime",
+    "modified",
+    "pid",
+];
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Verdict {
+    Identical,
+    /// A unified diff of the normalized recorded and replayed results.
+    Differs(String),
+    /// The call could not be replayed (a fatal tool error).
+    Failed(String),
+    /// The transcript holds the call but not its result (it was cut off).
+    NoRecordedResult,
+}
+
+#[derive(Debug, Clone)]
+pub struct CallReplay {
+    pub index: usize,
+    pub name: String,
+    /// `Some((replacement, state))` when the name is an alias.
+    pub alias_of: Option<(String, AliasState)>,
+    pub verdict: Verdict,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct ReplayReport {
+    pub calls: Vec<CallReplay>,
+}
+
+impl ReplayReport {
+    pub fn count(&self, f: impl Fn(&Verdict) -> bool) -> usize {
+        self.calls.iter().filter(|c| f(&c.verdict)).count()
+    }
+
+    pub fn all_identical(&self) -> bool {
+        self.calls.iter().all(|c| c.verdict == Verdict::Identical)
+    }
+}
+
+/// Replays `transcript` against `engine` in `scratch` (already a copy).
+/// `recorded_root` is the workspace path the transcript was recorded in.
+pub async fn replay(engine: Arc<Engine>, transcript: &Transcript, scratch: Workspace) -> anyhow::Result<ReplayReport> {
+    let (audience, recorded_root) = match transcript.start() {
+        Some(Event::SessionStart { provider, model, mode, workspace, .. }) => (
+            Audience { provider: provider.clone(), model: model.clone(), mode: mode.parse().unwrap_or_default() },
+            workspace.clone(),
+        ),
+        _ => (Audience::default(), String::new()),
+    };
+    let scratch_root = scratch.root().to_string_lossy().into_owned();
+    let mut ctx = ToolContext::new(engine.clone(), scratch, audience);
+    ctx.session = Arc::new(Session::new("replay"));
+    let roots: Vec<&str> = [recorded_root.as_str(), scratch_root.as_str()].into_iter().filter(|r| !r.is_empty()).collect();
+
+    let mut report = ReplayReport::default();
+    for (i, (name, args, recorded, _)) in transcript.calls().into_iter().enumerate() {
+        // Searches advance turns in a live session; mirror that so load turns match.
+        ctx.session.advance_turn();
+        let alias_of = match engine.lifecycle().resolve(name, engine.registry()) {
+            Resolution::Alias { entry, .. } | Resolution::Removed { entry, .. } => {
+                Some((entry.replacement.clone(), entry.state))
+            }
+            _ => None,
+        };
+        let verdict = match engine.dispatch(name, args.clone(), &ctx).await {
+            Err(e) => Verdict::Failed(format!("{e:#}")),
+            Ok(result) => match recorded {
+                None => Verdict::NoRecordedResult,
+                Some(recorded) => {
+                    let want = normalize(&serde_json::to_value(recorded)?, &roots);
+                    let got = normalize(&serde_json::to_value(&result)?, &roots);
+                    if want == got { Verdict::Identical } else { Verdict::Differs(diff(&want, &got)) }
+                }
+            },
+        };
+        report.calls.push(CallReplay { index: i + 1, name: name.to_string(), alias_of, verdict });
+    }
+    Ok(report)
+}
+
+/// Blanks volatile fields and rewrites workspace and temp paths, so two runs
+/// of the same call compare equal when they did the same thing.
+pub fn normalize(value: &Value, roots: &[&str]) -> Value {
+    let tmp = std::env::temp_dir().to_string_lossy().trim_end_matches('/').to_string();
+    normalize_inner(value, roots, &tmp)
+}
+
+fn normalize_inner(value: &Value, roots: &[&str], tmp: &str) -> Value {
+    match value {
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .map(|(k, v)| {
+                    let v = if VOLATILE_KEYS.contains(&k.as_str()) {
+                        Value::String("<volatile>".into())
+                    } else {
+                        normalize_inner(v, roots, tmp)
+                    };
+                    (k.clone(), v)
+                })
+                .collect(),
+        ),
+        Value::Array(items) => Value::Array(items.iter().map(|v| normalize_inner(v, roots, tmp)).collect()),
+        Value::String(s) => Value::String(normalize_text(s, roots, tmp)),
+        other => other.clone(),
+    }
+}
+
+fn normalize_text(s: &str, roots: &[&str], tmp: &str) -> String {
+    let mut out = s.to_string();
+    for root in roots {
+        out = out.replace(root, "<workspace>");
+    }
+    // Any other path under the temp dir (spill files, job logs): keep the file
+    // name, drop the per-run directory.
+    let prefix = format!("{tmp}/");
+    while let Some(start) = out.find(&prefix) {
+        let rest = &out[start + prefix.len()..];
+        let end = rest.find(|c: char| c.is_whitespace() || c == '"' || c == '\'' || c == '`').unwrap_or(rest.len());
+        let path = &rest[..end];
+        let file = path.rsplit('/').next().unwrap_or(path).to_string();
+        out = format!("{}<tmp>/{}{}", &out[..start], file, &rest[end..]);
+    }
+    out
+}
+
+fn diff(want: &Value, got: &Value) -> String {
+    let a = canonical::to_string_pretty(want);
+    let b = canonical::to_string_pretty(got);
+    similar::TextDiff::from_lines(&a, &b)
+        .unified_diff()
+        .context_radius(2)
+        .header("recorded", "replayed")
+        .to_string()
+}
+
+/// Copies `from` into a new directory under `into` (symlinks copied as links),
+/// returning the copy's root. Skips build output that replay never needs.
+pub fn scratch_copy(from: &Path, into: &Path) -> anyhow::Result<PathBuf> {
+    let root = into.join("workspace");
+    std::fs::create_dir_all(&root)?;
+    copy_dir(from, &root).with_context(|| format!("copying {} for replay", from.display()))?;
+    Ok(root)
+}
+
+fn copy_dir(from: &Path, to: &Path) -> std::io::Result<()> {
+    for entry in std::fs::read_dir(from)? {
+        let entry = entry?;
+        let name = entry.file_name();
+        if name == "target" || name == "node_modules" {
+            continue;
+        }
+        let (src, dst) = (entry.path(), to.join(&name));
+        let kind = entry.file_type()?;
+        if kind.is_symlink() {
+            std::os::unix::fs::symlink(std::fs::read_link(&src)?, &dst)?;
+        } else if kind.is_dir() {
+            std::fs::create_dir_all(&dst)?;
+            copy_dir(&src, &dst)?;
+        } else {
+            std::fs::copy(&src, &dst)?;
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn normalization_blanks_volatile_fields_and_paths() {
+        let tmp = std::env::temp_dir().to_string_lossy().trim_end_matches('/').to_string();
+        let v = json!({
+            "content": format!("wrote /old/ws/a.txt; log at {tmp}/run-123/job_1.log done"),
+            "metadata": {"duration_ms": 17, "exit_code": 0}
+        });
+        let n = normalize(&v, &["/old/ws"]);
+        assert_eq!(n["content"], "wrote <workspace>/a.txt; log at <tmp>/job_1.log done");
+        assert_eq!(n["metadata"]["duration_ms"], "<volatile>");
+        assert_eq!(n["metadata"]["exit_code"], 0);
+    }
+}
