@@ -78,6 +78,7 @@ impl Engine {
         let mut result = match tool.handler.call(args, ctx).await {
             Ok(output) => ToolResult::ok(output),
             Err(ToolError::Model(message)) => ToolResult::error(message),
+            Err(ToolError::Report(output)) => ToolResult { is_error: true, ..ToolResult::ok(output) },
             Err(ToolError::Fatal(e)) => return Err(e.context(format!("tool `{canonical}` failed"))),
         };
         crate::spill::spill_if_large(&mut result, &tool.spec, ctx).await;

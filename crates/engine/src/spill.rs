@@ -30,6 +30,8 @@ const SUMMARY_LINE_CHARS: usize = 240;
 /// under the spill threshold whatever the line lengths.
 const SUMMARY_HEAD_BUDGET: usize = 16 * 1024;
 const SUMMARY_TAIL_BUDGET: usize = 6 * 1024;
+/// Text with a line longer than this also gets a var handle (see `spill_if_large`).
+const LONG_LINE_BYTES: usize = 2000;
 /// Results of tools in this domain are never spilled: they already return bounded
 /// windows of spilled data, and spilling them would only mint handles of handles.
 const EXEMPT_DOMAIN: &str = "evidence";
@@ -254,16 +256,20 @@ pub fn summary_text(text: &str, record: &SpillRecord) -> String {
         "Output of `{}` was too large to show in full ({} bytes, {} lines); it is saved as handle `{}`.\n",
         record.tool, record.bytes, record.lines, record.handle
     );
+    let example = if record.lines > SUMMARY_HEAD_LINES + SUMMARY_TAIL_LINES {
+        format!("\"mode\": \"lines\", \"start\": {}, \"end\": {}", SUMMARY_HEAD_LINES + 1, SUMMARY_HEAD_LINES + 100)
+    } else {
+        "\"mode\": \"query\", \"query\": \"error|warning\"".to_string()
+    };
     out.push_str(&format!(
-        "Read more with retrieve_tool_result, e.g. {{\"handle\": \"{}\", \"mode\": \"lines\", \"start\": {}, \"end\": {}}}; \
+        "Read more with retrieve_tool_result, e.g. {{\"handle\": \"{}\", {example}}}; \
          modes: summary, head, tail, lines, query (regex search).\n",
-        record.handle,
-        SUMMARY_HEAD_LINES + 1,
-        SUMMARY_HEAD_LINES + 100
+        record.handle
     ));
     if let Some(var) = &record.var_handle {
         out.push_str(&format!(
-            "The output is JSON, also held as var_handle `{var}`: handle_read projects it (slice, range, count, jsonpath).\n"
+            "Also held as var_handle `{var}`: handle_read projects it (slice by items or characters, range, count, \
+             jsonpath for JSON).\n"
         ));
     }
     let lines: Vec<&str> = text.lines().collect();
@@ -334,7 +340,11 @@ pub async fn spill_if_large(result: &mut ToolResult, spec: &ToolSpec, ctx: &Tool
             serde_json::to_string_pretty(other).unwrap_or_else(|_| other.to_string())
         }
     };
-    let var_handle = json_payload(&result.content).map(|payload| ctx.session.state::<VarHandles>().register(payload));
+    // JSON gets a var handle for projections; so does text with very long lines
+    // (minified code, one-line logs), which line windows cut but char slices reach.
+    let payload = json_payload(&result.content)
+        .or_else(|| text.lines().any(|l| l.len() > LONG_LINE_BYTES).then(|| Value::String(text.clone())));
+    let var_handle = payload.map(|payload| ctx.session.state::<VarHandles>().register(payload));
     match store.spill_text(ctx.session.id(), &spec.name, &text, var_handle).await {
         Ok(record) => {
             result.content = Value::String(summary_text(&text, &record));

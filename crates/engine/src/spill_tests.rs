@@ -17,6 +17,9 @@ struct BigInput {
     lines: usize,
     #[serde(default)]
     json: bool,
+    /// Padding per line (default 40).
+    #[serde(default)]
+    width: Option<usize>,
 }
 
 impl Tool for Big {
@@ -34,7 +37,8 @@ impl Tool for Big {
             let items: Vec<Value> = (1..=input.lines).map(|i| json!({"id": i, "name": format!("item {i}")})).collect();
             return Ok(ToolOutput::json(Value::Array(items)).with_meta("kept", true));
         }
-        let text: String = (1..=input.lines).map(|i| format!("line {i} {}\n", "x".repeat(40))).collect();
+        let width = input.width.unwrap_or(40);
+        let text: String = (1..=input.lines).map(|i| format!("line {i} {}\n", "x".repeat(width))).collect();
         Ok(ToolOutput::text(text).with_meta("kept", true))
     }
 }
@@ -102,6 +106,7 @@ async fn json_results_also_get_a_var_handle() {
     let spilled = &result.metadata["spilled"];
     assert_eq!(spilled["var_handle"], "var_1");
     assert!(result.content_text().contains("var_handle `var_1`"));
+    assert!(result.content_text().contains("\"mode\": \"lines\", \"start\": 61"), "{}", result.content_text());
     let payload = ctx.session.state::<VarHandles>().get("var_1").unwrap();
     assert_eq!(payload.as_array().unwrap().len(), 500);
     // The file holds pretty-printed JSON so that line windows make sense.
@@ -136,6 +141,22 @@ async fn unwritable_spill_dir_cuts_the_output_instead() {
     assert_eq!(result.metadata["truncated"], true);
 }
 
+#[tokio::test]
+async fn text_with_huge_lines_is_also_a_var_handle() {
+    let dir = tempfile::tempdir().unwrap();
+    let ctx = ctx(&dir, 1000);
+    let plain = ctx.call("big", json!({"lines": 100})).await.unwrap();
+    assert_eq!(plain.metadata["spilled"]["handle"], "out_1");
+    assert!(plain.metadata["spilled"].get("var_handle").is_none(), "short lines: text only");
+    let wide = ctx.call("big", json!({"lines": 2, "width": 5000})).await.unwrap();
+    assert_eq!(wide.metadata["spilled"]["var_handle"], "var_1");
+    let payload = ctx.session.state::<VarHandles>().get("var_1").unwrap();
+    assert_eq!(payload.as_str().unwrap().len(), wide.metadata["spilled"]["bytes"].as_u64().unwrap() as usize);
+    // Tools that spill by themselves share the session's numbering.
+    let direct = ctx.session.state::<SpillStore>().spill_text("s", "t", "x", None).await.unwrap();
+    assert_eq!(direct.handle, "out_3");
+}
+
 #[test]
 fn summary_of_few_long_lines_cuts_each_line() {
     let text = format!("{}\nshort\n", "y".repeat(5000));
@@ -151,6 +172,7 @@ fn summary_of_few_long_lines_cuts_each_line() {
     assert!(summary.contains("[4760 more chars]"), "{summary}");
     assert!(summary.contains("--- lines 1-2 ---") && summary.ends_with("short\n"), "{summary}");
     assert!(!summary.contains("omitted"));
+    assert!(summary.contains("\"mode\": \"query\""), "few lines: a query is the useful example");
 }
 
 #[test]

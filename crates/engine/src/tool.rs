@@ -94,6 +94,10 @@ impl ToolOutput {
 pub enum ToolError {
     #[error("{0}")]
     Model(String),
+    /// An error result with structured facts the caller can act on (a timed-out
+    /// command's exit code, duration, log file): content plus metadata.
+    #[error("{}", .0.content)]
+    Report(ToolOutput),
     #[error(transparent)]
     Fatal(#[from] anyhow::Error),
 }

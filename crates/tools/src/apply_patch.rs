@@ -99,13 +99,29 @@ fn resolve_action(ws: &Workspace, action: &Action) -> Result<Target, ToolError> 
             other => other,
         })
     };
-    Ok(match action {
+    // `resolve` follows a symlink to its target; deleting or renaming "through" a
+    // link would act on the target and leave the link dangling, so refuse that.
+    let not_a_link = |raw: &str| {
+        let lexical = ws.root().join(raw);
+        match std::fs::symlink_metadata(&lexical) {
+            Ok(meta) if meta.file_type().is_symlink() => Err(ToolError::model(format!(
+                "`{raw}` is a symbolic link; apply_patch does not delete or rename links (it would change their target)"
+            ))),
+            _ => Ok(()),
+        }
+    };
+    let target = match action {
         Action::Modify { path } | Action::Create { path } | Action::Delete { path } => {
             let p = resolve(path)?;
             Target { from: p.clone(), to: p }
         }
         Action::Rename { from, to } | Action::Copy { from, to } => Target { from: resolve(from)?, to: resolve(to)? },
-    })
+    };
+    // Checked after `resolve`, so nothing outside the workspace is ever inspected.
+    if let Action::Delete { path } | Action::Rename { from: path, .. } = action {
+        not_a_link(path)?;
+    }
+    Ok(target)
 }
 
 fn counts(hunks: &[Hunk]) -> (usize, usize) {
@@ -119,9 +135,8 @@ fn counts(hunks: &[Hunk]) -> (usize, usize) {
 
 /// Reads the current (staged) text of `path`, refusing missing and binary files.
 fn existing_text(stage: &mut Stage, path: &std::path::Path, shown: &str, hint: &str) -> Result<Vec<u8>, ToolError> {
-    let bytes = stage
-        .content(path, shown)?
-        .ok_or_else(|| ToolError::model(format!("`{shown}` does not exist{hint}")))?;
+    let bytes =
+        stage.content(path, shown)?.ok_or_else(|| ToolError::model(format!("`{shown}` does not exist{hint}")))?;
     if looks_binary(&bytes) {
         return Err(ToolError::model(format!("`{shown}` is a binary file; apply_patch edits text files only")));
     }
@@ -140,14 +155,8 @@ fn stage_file(ws: &Workspace, stage: &mut Stage, file: &FilePatch, target: Targe
     let (added, removed) = counts(&file.hunks);
     let mode = file.new_mode.map(Permissions::from_mode);
     let shown = ws.display(&target.to);
-    let result = |action, from: Option<String>, notes| FileResult {
-        path: shown.clone(),
-        action,
-        from,
-        added,
-        removed,
-        notes,
-    };
+    let result =
+        |action, from: Option<String>, notes| FileResult { path: shown.clone(), action, from, added, removed, notes };
     match &file.action {
         Action::Modify { .. } => {
             let hint = format!("; to create it, start its section with `--- /dev/null` and `+++ b/{shown}`");
@@ -223,7 +232,10 @@ fn render(files: &[FileResult]) -> ToolOutput {
         out.push_str(&format!("  {:<8} {name} (+{} -{})\n", f.action, f.added, f.removed));
         for n in &f.notes {
             if n.at != n.stated {
-                notes.push(format!("{}: hunk {} applied at line {} (its header said {})", f.path, n.index, n.at, n.stated));
+                notes.push(format!(
+                    "{}: hunk {} applied at line {} (its header said {})",
+                    f.path, n.index, n.at, n.stated
+                ));
             }
             if n.whitespace_fuzz {
                 notes.push(format!("{}: hunk {} matched only with trailing whitespace ignored", f.path, n.index));
@@ -241,10 +253,7 @@ fn render(files: &[FileResult]) -> ToolOutput {
             out.push_str(&format!("  {n}\n"));
         }
     }
-    ToolOutput::text(out)
-        .with_meta("files", Value::Array(meta))
-        .with_meta("added", added)
-        .with_meta("removed", removed)
+    ToolOutput::text(out).with_meta("files", Value::Array(meta)).with_meta("added", added).with_meta("removed", removed)
 }
 
 #[cfg(test)]

@@ -1,3 +1,5 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::collections::BTreeMap;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
@@ -72,7 +74,10 @@ async fn git_patch_modifies_creates_deletes_and_renames() {
     assert!(!summary.contains("notes:"), "an exact patch needs no notes:\n{summary}");
     let files = result.metadata["files"].as_array().unwrap();
     assert_eq!(files.len(), 8);
-    assert_eq!(files[2], json!({"path": "docs/GUIDE.md", "action": "renamed", "from": "docs/guide.md", "added": 0, "removed": 0}));
+    assert_eq!(
+        files[2],
+        json!({"path": "docs/GUIDE.md", "action": "renamed", "from": "docs/guide.md", "added": 0, "removed": 0})
+    );
     assert_eq!(result.metadata["added"], 13);
     assert_eq!(result.metadata["removed"], 7);
     // `new file mode 100755` makes the script executable; other files stay 0644.
@@ -125,7 +130,9 @@ async fn trailing_whitespace_differences_are_tolerated_and_file_bytes_kept() {
     // Leading whitespace is significant: an indentation change does not match.
     let h2 = Harness::new();
     h2.write("w.py", "def f():\n  x = 1\n");
-    let err = h2.err("apply_patch", patch("--- a/w.py\n+++ b/w.py\n@@ -1,2 +1,2 @@\n def f():\n-    x = 1\n+    x = 2\n")).await;
+    let err = h2
+        .err("apply_patch", patch("--- a/w.py\n+++ b/w.py\n@@ -1,2 +1,2 @@\n def f():\n-    x = 1\n+    x = 2\n"))
+        .await;
     assert!(err.contains("does not apply"), "{err}");
 }
 
@@ -184,10 +191,22 @@ async fn a_failing_third_file_leaves_the_first_two_byte_identical() {
     assert_eq!(tree(h.dir.path()), before, "a failed patch changed files");
     assert!(err.contains("`three.txt`: hunk 1 of 1 (`@@ -1,4 +1,4 @@`) does not apply"), "{err}");
     // The message shows what was expected and the region that resembles it.
-    assert!(err.contains("expected (4 lines, near line 1):\n        fn main() {\n        " ), "{err}");
+    assert!(err.contains("expected (4 lines, near line 1):\n        fn main() {\n        "), "{err}");
     assert!(err.contains("closest region in the file (lines 1-4, 3 of 4 lines equal"), "{err}");
     assert!(err.contains("      2!     println!(\"hello\");"), "{err}");
     assert!(err.contains("      3      let x = 1;"), "{err}");
+    assert!(!err.contains("looks applied already"), "{err}");
+}
+
+#[tokio::test]
+async fn reapplying_a_patch_says_it_looks_applied() {
+    let h = Harness::new();
+    h.write("r.txt", "a\nb\nc\n");
+    let diff = "--- a/r.txt\n+++ b/r.txt\n@@ -1,3 +1,3 @@\n a\n-b\n+B\n c\n";
+    h.ok("apply_patch", patch(diff)).await;
+    let again = h.err("apply_patch", patch(diff)).await;
+    assert!(again.contains("is already at line 1: this change looks applied already"), "{again}");
+    assert_eq!(h.read("r.txt"), "a\nB\nc\n");
 }
 
 #[tokio::test]
@@ -222,6 +241,12 @@ async fn crlf_files_stay_crlf_and_final_newlines_follow_the_patch() {
 ";
     h.ok("apply_patch", patch(diff)).await;
     assert_eq!(h.read("win.txt"), "one\r\nTWO\r\ntwo and a half\r\nthree\r\n");
+    // A patch written with CRLF itself: LF files stay LF, created files take CRLF.
+    h.write("unix.txt", "a\nb\n");
+    let crlf = "--- a/unix.txt\r\n+++ b/unix.txt\r\n@@ -1,2 +1,2 @@\r\n a\r\n-b\r\n+B\r\n--- /dev/null\r\n+++ b/dos.txt\r\n@@ -0,0 +1,2 @@\r\n+x\r\n+y\r\n";
+    h.ok("apply_patch", patch(crlf)).await;
+    assert_eq!(h.read("unix.txt"), "a\nB\n");
+    assert_eq!(h.read("dos.txt"), "x\r\ny\r\n");
     assert_eq!(h.read("tail.txt"), "x\ny\n");
     assert_eq!(h.read("keep.txt"), "P\nq");
 }
@@ -236,11 +261,14 @@ async fn escapes_are_refused_before_anything_is_written() {
     let first = "--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-a\n+changed\n";
     let abs = outside.path().join("victim.txt").display().to_string();
     let cases = [
-        (format!("--- /dev/null\n+++ b/../escaped.txt\n@@ -0,0 +1 @@\n+x\n"), "outside the workspace"),
+        ("--- /dev/null\n+++ b/../escaped.txt\n@@ -0,0 +1 @@\n+x\n".to_string(), "outside the workspace"),
         (format!("--- a/{abs}\n+++ b/{abs}\n@@ -1 +1 @@\n-safe\n+owned\n"), "outside the workspace"),
         ("--- /dev/null\n+++ b/link/new.txt\n@@ -0,0 +1 @@\n+x\n".to_string(), "symlink"),
         ("--- a/link/victim.txt\n+++ b/link/victim.txt\n@@ -1 +1 @@\n-safe\n+owned\n".to_string(), "symlink"),
-        ("diff --git a/a.txt b/../moved.txt\nrename from a.txt\nrename to ../moved.txt\n".to_string(), "outside the workspace"),
+        (
+            "diff --git a/a.txt b/../moved.txt\nrename from a.txt\nrename to ../moved.txt\n".to_string(),
+            "outside the workspace",
+        ),
     ];
     for (bad, why) in cases {
         let err = h.err("apply_patch", patch(&format!("{first}{bad}"))).await;
@@ -284,12 +312,27 @@ async fn malformed_patches_get_precise_messages() {
         ("", "no file headers found"),
         ("just some text\nwith no diff in it\n", "no file headers found"),
         ("--- a/m.txt\n+++ b/m.txt\n", "`m.txt` (line 1) has no hunks"),
-        ("--- a/m.txt\nnot a plus line\n@@ -1 +1 @@\n-one\n+1\n", "line 1: `--- a/m.txt` must be followed by a `+++ b/path` line, found `not a plus line`"),
-        ("--- a/m.txt\n+++ b/m.txt\ngarbage here\n@@ -1 +1 @@\n-one\n+1\n", "`m.txt`: line 3: expected a hunk header `@@ -start,count +start,count @@`, found `garbage here`"),
-        ("--- a/m.txt\n+++ b/m.txt\n@@ -one +1 @@\n-one\n+1\n", "`m.txt`: line 3: malformed hunk header `@@ -one +1 @@`"),
+        (
+            "--- a/m.txt\nnot a plus line\n@@ -1 +1 @@\n-one\n+1\n",
+            "line 1: `--- a/m.txt` must be followed by a `+++ b/path` line, found `not a plus line`",
+        ),
+        (
+            "--- a/m.txt\n+++ b/m.txt\ngarbage here\n@@ -1 +1 @@\n-one\n+1\n",
+            "`m.txt`: line 3: expected a hunk header `@@ -start,count +start,count @@`, found `garbage here`",
+        ),
+        (
+            "--- a/m.txt\n+++ b/m.txt\n@@ -one +1 @@\n-one\n+1\n",
+            "`m.txt`: line 3: malformed hunk header `@@ -one +1 @@`",
+        ),
         ("@@ -1 +1 @@\n-one\n+1\n", "line 1: hunk header `@@ -1 +1 @@` comes before any file header"),
-        ("--- a/m.txt\n+++ b/m.txt\n@@ -1,3 +1,3 @@\n-one\n+1\n two\n", "hunk 1 (`@@ -1,3 +1,3 @@`) ends early: its header promises 3 old and 3 new lines, but only 2 old and 2 new lines come before the end of the patch"),
-        ("--- a/m.txt\n+++ b/m.txt\n@@ -1,1 +1,2 @@\n-one\n-two\n+1\n+2\n", "hunk 1 (`@@ -1,1 +1,2 @@`) does not match its header: line 5 (`-two`) would be old line 2 but the header counts only 1"),
+        (
+            "--- a/m.txt\n+++ b/m.txt\n@@ -1,3 +1,3 @@\n-one\n+1\n two\n",
+            "hunk 1 (`@@ -1,3 +1,3 @@`) ends early: its header promises 3 old and 3 new lines, but only 2 old and 2 new lines come before the end of the patch",
+        ),
+        (
+            "--- a/m.txt\n+++ b/m.txt\n@@ -1,1 +1,2 @@\n-one\n-two\n+1\n+2\n",
+            "hunk 1 (`@@ -1,1 +1,2 @@`) does not match its header: line 5 (`-two`) would be old line 2 but the header counts only 1",
+        ),
     ];
     for (text, want) in cases {
         let err = h.err("apply_patch", patch(text)).await;
@@ -305,7 +348,12 @@ async fn malformed_patches_get_precise_messages() {
     let err = h.err("apply_patch", patch(extra)).await;
     assert!(err.contains("hunk 1 (`@@ -1,2 +1,2 @@`) has more lines than its header counts"), "{err}");
     assert!(err.contains("line 7 (` three`) continues it"), "{err}");
-    let binary = h.err("apply_patch", patch("diff --git a/p.png b/p.png\nindex 1..2 100644\nBinary files a/p.png and b/p.png differ\n")).await;
+    let binary = h
+        .err(
+            "apply_patch",
+            patch("diff --git a/p.png b/p.png\nindex 1..2 100644\nBinary files a/p.png and b/p.png differ\n"),
+        )
+        .await;
     assert!(binary.contains("binary patches are not supported"), "{binary}");
     assert_eq!(h.read("m.txt"), "one\ntwo\nthree\n");
 }
@@ -401,4 +449,29 @@ async fn sections_on_the_same_file_apply_in_order() {
     assert_eq!(h.read("t.txt"), "one\n2\nthree\n");
     assert!(!h.path("s.txt").exists());
     assert!(out.contains("renamed  s.txt -> t.txt"), "{out}");
+    let copy = "diff --git a/t.txt b/u.txt\nsimilarity index 70%\ncopy from t.txt\ncopy to u.txt\n--- a/t.txt\n+++ b/u.txt\n@@ -2 +2 @@\n-2\n+two\n";
+    let out = h.ok("apply_patch", patch(copy)).await;
+    assert!(out.contains("copied   t.txt -> u.txt (+1 -1)"), "{out}");
+    assert_eq!((h.read("t.txt"), h.read("u.txt")), ("one\n2\nthree\n".into(), "one\ntwo\nthree\n".into()));
+}
+
+#[tokio::test]
+async fn links_are_not_deleted_or_renamed_through() {
+    let h = Harness::new();
+    h.write("target.txt", "t\n");
+    std::os::unix::fs::symlink("target.txt", h.path("alias.txt")).unwrap();
+    let err = h.err("apply_patch", patch("--- a/alias.txt\n+++ /dev/null\n@@ -1 +0,0 @@\n-t\n")).await;
+    assert!(err.contains("`alias.txt` is a symbolic link"), "{err}");
+    assert_eq!(h.read("target.txt"), "t\n");
+    // Editing through an in-workspace link edits its target and keeps the link.
+    h.ok("apply_patch", patch("--- a/alias.txt\n+++ b/alias.txt\n@@ -1 +1 @@\n-t\n+T\n")).await;
+    assert_eq!(h.read("target.txt"), "T\n");
+    assert!(std::fs::symlink_metadata(h.path("alias.txt")).unwrap().file_type().is_symlink());
+}
+
+#[tokio::test]
+async fn the_begin_patch_envelope_is_named() {
+    let h = Harness::new();
+    let err = h.err("apply_patch", patch("*** Begin Patch\n*** Update File: a.txt\n@@\n-a\n+b\n*** End Patch\n")).await;
+    assert!(err.contains("`*** Begin Patch` envelope format, not a unified diff"), "{err}");
 }

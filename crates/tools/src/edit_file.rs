@@ -36,7 +36,6 @@ pub struct EditFileInput {
     /// Text to put in its place.
     pub new_string: String,
     /// Replace every occurrence (default false).
-    #[serde(default)]
     pub replace_all: Option<bool>,
 }
 
@@ -79,24 +78,31 @@ impl Tool for EditFile {
             .map_err(|_| ToolError::model(format!("`{shown}` is not valid UTF-8; edit_file edits UTF-8 text only")))?;
 
         let ending = LineEnding::of(&text);
-        let new_string = ending.apply(&input.new_string);
-        // The model usually quotes with `\n` whatever the file uses; try the file's
-        // own style first, then the text verbatim (for files with mixed endings).
-        let mut candidates = vec![ending.apply(&input.old_string)];
-        if candidates[0] != input.old_string {
-            candidates.push(input.old_string.clone());
+        // The model usually quotes with `\n` whatever the file uses: try the pair in
+        // the file's own style first, then verbatim, then in the other style (a file
+        // with mixed endings may hold the quoted region that way). The replacement
+        // takes the style its match was found in.
+        let mut candidates: Vec<(String, String)> = Vec::new();
+        for pair in [
+            (ending.apply(&input.old_string), ending.apply(&input.new_string)),
+            (input.old_string.clone(), input.new_string.clone()),
+            (ending.other().apply(&input.old_string), ending.other().apply(&input.new_string)),
+        ] {
+            if !candidates.iter().any(|(old, _)| *old == pair.0) {
+                candidates.push(pair);
+            }
         }
-        let Some((old, starts)) = candidates
+        let Some((old, new_string, starts)) = candidates
             .into_iter()
-            .map(|old| {
+            .map(|(old, new)| {
                 let starts: Vec<usize> = text.match_indices(old.as_str()).map(|(i, _)| i).collect();
-                (old, starts)
+                (old, new, starts)
             })
-            .find(|(_, starts)| !starts.is_empty())
+            .find(|(_, _, starts)| !starts.is_empty())
         else {
             return Err(ToolError::model(not_found_message(&shown, &text, &input.old_string)));
         };
-        let lines: Vec<usize> = starts.iter().map(|&i| line_of(&text, i)).collect();
+        let lines = line_numbers(&text, &starts);
         let replace_all = input.replace_all.unwrap_or(false);
         if lines.len() > 1 && !replace_all {
             return Err(ToolError::model(format!(
@@ -108,9 +114,13 @@ impl Tool for EditFile {
         if old == new_string {
             return Err(ToolError::model("`old_string` and `new_string` are identical; there is nothing to change"));
         }
-        let updated =
-            if replace_all { text.replace(old.as_str(), &new_string) } else { text.replacen(old.as_str(), &new_string, 1) };
-        write_atomically(path, updated.clone().into_bytes(), &shown).await?;
+        let updated = if replace_all {
+            text.replace(old.as_str(), &new_string)
+        } else {
+            text.replacen(old.as_str(), &new_string, 1)
+        };
+        let rendered = diff(&shown, &text, &updated);
+        write_atomically(path, updated.into_bytes(), &shown).await?;
 
         let count = lines.len();
         let mut out = format!(
@@ -120,7 +130,7 @@ impl Tool for EditFile {
             list_lines(&lines),
             if ending == LineEnding::Crlf { " (CRLF line endings kept)" } else { "" }
         );
-        out.push_str(&diff(&shown, &text, &updated));
+        out.push_str(&rendered);
         Ok(ToolOutput::text(out)
             .with_meta("path", shown)
             .with_meta("replacements", count)
@@ -152,6 +162,13 @@ impl LineEnding {
         }
     }
 
+    fn other(self) -> Self {
+        match self {
+            LineEnding::Lf => LineEnding::Crlf,
+            LineEnding::Crlf => LineEnding::Lf,
+        }
+    }
+
     fn name(self) -> &'static str {
         match self {
             LineEnding::Lf => "lf",
@@ -160,9 +177,18 @@ impl LineEnding {
     }
 }
 
-/// 1-based line number of byte offset `at`.
-fn line_of(text: &str, at: usize) -> usize {
-    text.as_bytes()[..at].iter().filter(|b| **b == b'\n').count() + 1
+/// 1-based line numbers of ascending byte offsets, in one pass over the text.
+fn line_numbers(text: &str, offsets: &[usize]) -> Vec<usize> {
+    let bytes = text.as_bytes();
+    let (mut line, mut scanned) = (1, 0);
+    offsets
+        .iter()
+        .map(|&at| {
+            line += bytes[scanned..at].iter().filter(|b| **b == b'\n').count();
+            scanned = at;
+            line
+        })
+        .collect()
 }
 
 fn list_lines(lines: &[usize]) -> String {
@@ -179,11 +205,8 @@ fn diff(shown: &str, before: &str, after: &str) -> String {
     let before = before.replace("\r\n", "\n");
     let after = after.replace("\r\n", "\n");
     let text_diff = TextDiff::from_lines(&before, &after);
-    let rendered = text_diff
-        .unified_diff()
-        .context_radius(3)
-        .header(&format!("a/{shown}"), &format!("b/{shown}"))
-        .to_string();
+    let rendered =
+        text_diff.unified_diff().context_radius(3).header(&format!("a/{shown}"), &format!("b/{shown}")).to_string();
     let total = rendered.lines().count();
     if total <= MAX_DIFF_LINES {
         return rendered;

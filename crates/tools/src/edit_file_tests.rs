@@ -1,3 +1,6 @@
+// Tests may panic on setup failures: that is how a test reports them.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use quiver_engine::Mode;
 use serde_json::json;
 
@@ -36,7 +39,10 @@ async fn ambiguous_matches_are_listed_and_replace_all_takes_them_all() {
     assert!(err.contains("appears 2 times") && err.contains("at lines 2, 7") && err.contains("replace_all"), "{err}");
     assert_eq!(h.read("a.rs"), SRC);
     let out = h
-        .ok("edit_file", json!({"path": "a.rs", "old_string": "let x = 1;", "new_string": "let x = 2;", "replace_all": true}))
+        .ok(
+            "edit_file",
+            json!({"path": "a.rs", "old_string": "let x = 1;", "new_string": "let x = 2;", "replace_all": true}),
+        )
         .await;
     assert!(out.starts_with("Edited `a.rs`: 2 replacements at lines 2, 7\n"), "{out}");
     assert_eq!(h.read("a.rs"), SRC.replace("let x = 1;", "let x = 2;"));
@@ -48,7 +54,10 @@ async fn crlf_files_stay_crlf() {
     h.write("win.txt", "alpha\r\nbeta\r\ngamma\r\n");
     // The model quotes with plain `\n`; the file keeps `\r\n` everywhere.
     let out = h
-        .ok("edit_file", json!({"path": "win.txt", "old_string": "alpha\nbeta\n", "new_string": "alpha\nBETA\nextra\n"}))
+        .ok(
+            "edit_file",
+            json!({"path": "win.txt", "old_string": "alpha\nbeta\n", "new_string": "alpha\nBETA\nextra\n"}),
+        )
         .await;
     assert!(out.contains("(CRLF line endings kept)") && out.contains("-beta\n+BETA\n+extra\n"), "{out}");
     assert!(!out.contains('\r'), "{out:?}");
@@ -57,6 +66,11 @@ async fn crlf_files_stay_crlf() {
     h.write("unix.txt", "a\nb\n");
     h.ok("edit_file", json!({"path": "unix.txt", "old_string": "a\r\nb", "new_string": "a\r\nc"})).await;
     assert_eq!(h.read("unix.txt"), "a\nc\n");
+    // Mixed endings: each region keeps its own style.
+    h.write("mixed.txt", "a\r\nb\r\nc\nd\ne\n");
+    h.ok("edit_file", json!({"path": "mixed.txt", "old_string": "a\nb", "new_string": "a\nB\nb"})).await;
+    h.ok("edit_file", json!({"path": "mixed.txt", "old_string": "d\ne", "new_string": "D\nE"})).await;
+    assert_eq!(h.read("mixed.txt"), "a\r\nB\r\nb\r\nc\nD\nE\n");
 }
 
 #[tokio::test]
@@ -64,7 +78,9 @@ async fn a_miss_points_at_the_nearest_text() {
     let h = Harness::new();
     h.write("a.rs", SRC);
     // Wrong indentation: found modulo whitespace, exact text quoted back.
-    let err = h.err("edit_file", json!({"path": "a.rs", "old_string": "fn helper() {\n  let x = 1;", "new_string": "z"})).await;
+    let err = h
+        .err("edit_file", json!({"path": "a.rs", "old_string": "fn helper() {\n  let x = 1;", "new_string": "z"}))
+        .await;
     assert!(err.contains("different whitespace") && err.contains("lines 6-7"), "{err}");
     assert!(err.contains("     7\t    let x = 1;\n"), "{err}");
     // A stale quote: the closest region, and the first line that differs.
@@ -74,7 +90,8 @@ async fn a_miss_points_at_the_nearest_text() {
     assert!(err.contains("closest text") && err.contains("lines 1-4"), "{err}");
     assert!(err.contains("First difference, line 3: the file has `println!(\"{x}\");`"), "{err}");
     // Line-number prefixes copied from read_file output.
-    let err = h.err("edit_file", json!({"path": "a.rs", "old_string": "     2\t    let x = 1;", "new_string": "z"})).await;
+    let err =
+        h.err("edit_file", json!({"path": "a.rs", "old_string": "     2\t    let x = 1;", "new_string": "z"})).await;
     assert!(err.contains("line-number prefixes"), "{err}");
     // Nothing alike at all.
     let err = h.err("edit_file", json!({"path": "a.rs", "old_string": "qqqq wwww zzzz", "new_string": "z"})).await;
@@ -107,7 +124,9 @@ async fn bad_requests_are_explained() {
     assert!(e.contains("does not exist") && e.contains("write_file"), "{e}");
     assert!(h.err("edit_file", json!({"path": ".", "old_string": "a", "new_string": "b"})).await.contains("directory"));
     assert!(h.err("edit_file", json!({"path": "bin", "old_string": "a", "new_string": "b"})).await.contains("binary"));
-    assert!(h.err("edit_file", json!({"path": "latin1", "old_string": "caf", "new_string": "b"})).await.contains("UTF-8"));
+    assert!(
+        h.err("edit_file", json!({"path": "latin1", "old_string": "caf", "new_string": "b"})).await.contains("UTF-8")
+    );
     assert!(!h.path("nope.txt").exists());
 }
 
@@ -117,7 +136,8 @@ async fn malformed_arguments_are_explained() {
     h.write("a.txt", "x\n");
     let e = h.err("edit_file", json!({"path": "a.txt", "old_string": "x", "new_string": 1})).await;
     assert!(e.contains("`new_string`") && e.contains("expected string"), "{e}");
-    let e = h.err("edit_file", json!({"path": "a.txt", "old_string": "x", "new_string": "y", "replace_all": "yes"})).await;
+    let e =
+        h.err("edit_file", json!({"path": "a.txt", "old_string": "x", "new_string": "y", "replace_all": "yes"})).await;
     assert!(e.contains("`replace_all`") && e.contains("boolean"), "{e}");
     let e = h.err("edit_file", json!({"path": "a.txt", "new_string": "y"})).await;
     assert!(e.contains("missing required field `old_string`"), "{e}");

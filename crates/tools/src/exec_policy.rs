@@ -60,7 +60,8 @@ const DEFAULT_DENY: &[&str] = &[
 ];
 
 const DEFAULT_TRUSTED: &[&str] = &[
-    "ls", "cat", "head", "tail", "wc", "pwd", "echo", "printf", "true", "false", "test", "sleep",
+    "cd", "export", "set", "exit", ":",
+    "ls", "cat", "head", "tail", "wc", "pwd", "echo", "printf", "true", "false", "test", "sleep", "seq",
     "which", "command -v", "type", "file", "stat", "du", "df", "tree", "basename", "dirname",
     "realpath", "readlink", "date", "uname", "whoami", "id", "env", "nproc",
     "grep", "rg", "fd", "sort", "uniq", "cut", "tr", "diff", "cmp", "jq", "md5sum", "sha256sum",

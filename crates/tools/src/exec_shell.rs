@@ -77,7 +77,7 @@ impl Tool for ExecShell {
         let (text, truncated, bytes) = job.whole_output();
         if timed_out {
             let shown = if bytes == 0 { "(no output)\n".to_string() } else { text };
-            return Err(ToolError::model(format!(
+            let message = format!(
                 "`{command}` timed out after {} ms and was stopped with its whole process group.\n\
                  Output so far:\n{shown}{}\n\
                  Full log: {}\n\
@@ -86,7 +86,10 @@ impl Tool for ExecShell {
                 timeout.as_millis(),
                 if shown.ends_with('\n') { "" } else { "\n" },
                 job.log_shown(),
-            )));
+            );
+            return Err(ToolError::Report(
+                job.metadata(ToolOutput::text(message)).with_meta("timed_out", true).with_meta("output_bytes", bytes),
+            ));
         }
         let mut content = if bytes == 0 { "(no output)\n".to_string() } else { text };
         if !content.ends_with('\n') {

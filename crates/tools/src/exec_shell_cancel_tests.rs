@@ -21,7 +21,7 @@ async fn cancel_leaves_no_process_of_the_job() {
     let h = Harness::new();
     let (id, pid, child) = start_sleeper(&h).await;
     assert!(alive(pid) && alive(child));
-    assert_eq!(group_members(pid).len(), 2, "leader and its sleep share the group");
+    assert!(group_members(pid).len() >= 2, "the shell and its sleeps share the group");
     let r = h.call("exec_shell_cancel", json!({"task_id": id})).await;
     assert!(!r.is_error, "{}", r.content_text());
     assert_eq!(r.metadata["cancelled"], json!([id]));

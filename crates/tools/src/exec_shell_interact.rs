@@ -52,13 +52,14 @@ impl Tool for ExecShellInteract {
                 job.id, exit.code
             )));
         }
+        let sent_at = std::time::Instant::now();
         if !input.input.is_empty() {
             job.send_input(input.input.as_bytes())?;
         }
         if close {
             job.close_stdin()?;
         }
-        job.wait_output(timeout).await;
+        job.wait_output_since(sent_at, timeout).await;
         Ok(poll_output(&job).with_meta("input_bytes", input.input.len()))
     }
 }

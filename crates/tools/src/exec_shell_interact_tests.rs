@@ -3,6 +3,19 @@ use serde_json::json;
 
 use crate::test_support::Harness;
 
+/// Sends `input`, then keeps polling until the output holds `needle` (a loaded machine
+/// may answer in pieces); returns everything read.
+async fn answer(h: &Harness, id: &str, input: &str, needle: &str) -> String {
+    let mut seen = h.call("exec_shell_interact", json!({"task_id": id, "input": input, "timeout_ms": 3000})).await.content_text();
+    for _ in 0..20 {
+        if seen.contains(needle) {
+            break;
+        }
+        seen.push_str(&h.call("exec_shell_wait", json!({"task_id": id, "timeout_ms": 500})).await.content_text());
+    }
+    seen
+}
+
 async fn start(h: &Harness, args: serde_json::Value) -> String {
     let r = h.call("exec_shell", args).await;
     assert!(!r.is_error, "{}", r.content_text());
@@ -34,8 +47,8 @@ async fn a_read_loop_answers_each_line() {
     let h = Harness::with_mode(Mode::Yolo);
     let id = start(&h, json!({"command": "while read -r line; do echo \"got:$line\"; done", "background": true})).await;
     for word in ["alpha", "beta"] {
-        let r = h.call("exec_shell_interact", json!({"task_id": id, "input": format!("{word}\n")})).await;
-        assert_eq!(r.content_text().lines().next().unwrap(), format!("got:{word}"));
+        let seen = answer(&h, &id, &format!("{word}\n"), &format!("got:{word}")).await;
+        assert_eq!(seen.lines().next().unwrap(), format!("got:{word}"));
     }
 }
 
@@ -45,13 +58,15 @@ async fn a_terminal_runs_interactive_programs() {
     let id = start(&h, json!({"command": "if [ -t 0 ]; then echo tty-yes; fi; exec bash --norc -i", "background": true, "tty": true})).await;
     let first = h.call("exec_shell_wait", json!({"task_id": id, "timeout_ms": 3000})).await;
     assert!(first.content_text().contains("tty-yes"), "{}", first.content_text());
-    let r = h.call("exec_shell_interact", json!({"task_id": id, "input": "echo $((6 * 7))\n", "timeout_ms": 3000})).await;
-    assert!(r.content_text().contains("42"), "{}", r.content_text());
+    let seen = answer(&h, &id, "echo $((6 * 7))\n", "\n42").await;
+    assert!(seen.contains("\n42"), "{seen}");
     // Ctrl-C reaches the foreground program through the terminal.
     h.call("exec_shell_interact", json!({"task_id": id, "input": "sleep 100\n", "timeout_ms": 300})).await;
-    let r = h.call("exec_shell_interact", json!({"task_id": id, "input": "\u{3}echo back\n", "timeout_ms": 3000})).await;
-    assert!(r.content_text().contains("back"), "{}", r.content_text());
-    let r = h.call("exec_shell_interact", json!({"task_id": id, "input": "exit 5\n", "timeout_ms": 3000})).await;
+    h.call("exec_shell_interact", json!({"task_id": id, "input": "\u{3}", "timeout_ms": 500})).await;
+    let seen = answer(&h, &id, "echo after-$((1 + 1))\n", "after-2").await;
+    assert!(seen.contains("after-2"), "the shell answers again after Ctrl-C: {seen}");
+    answer(&h, &id, "exit 5\n", "exited").await;
+    let r = h.call("exec_shell_wait", json!({"task_id": id})).await;
     assert_eq!(r.metadata["exit_code"], 5, "{}", r.content_text());
 }
 

@@ -40,14 +40,16 @@ impl Tool for FetchUrl {
     const RISK: Risk = Risk::External;
 
     fn description(&self) -> String {
-        "HTTP(S) GET a known URL and return it as text: HTML converted to readable text, JSON pretty-printed. Binary content is refused.".into()
+        "Fetch (download) a web page or API response by URL (HTTP/HTTPS GET) as text: HTML converted to readable text, JSON pretty-printed; binary refused.".into()
     }
 
     async fn run(&self, input: FetchUrlInput, _ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let url = web::parse_http_url(&input.url)?;
         let max_bytes = input.max_bytes.unwrap_or(DEFAULT_MAX_BYTES);
         if max_bytes == 0 || max_bytes > MAX_MAX_BYTES {
-            return Err(ToolError::model(format!("`max_bytes` must be between 1 and {MAX_MAX_BYTES}, got {max_bytes}")));
+            return Err(ToolError::model(format!(
+                "`max_bytes` must be between 1 and {MAX_MAX_BYTES}, got {max_bytes}"
+            )));
         }
         let timeout_ms = input.timeout_ms.unwrap_or(DEFAULT_TIMEOUT_MS);
         if timeout_ms == 0 || timeout_ms > MAX_TIMEOUT_MS {
@@ -67,12 +69,19 @@ impl Tool for FetchUrl {
         let binary = kind == BodyKind::Binary || web::looks_binary(&fetched.body);
         let text = match (kind, raw) {
             _ if binary => String::new(),
-            (BodyKind::Html, false) => web::html_to_text(fetched.body.clone()).await?,
+            (BodyKind::Html, false) => {
+                let text = web::html_to_text(fetched.body.clone()).await?;
+                web::absolutize_footnotes(&text, &fetched.final_url)
+            }
             (BodyKind::Json, false) => pretty_json(&fetched.body),
             _ => String::from_utf8_lossy(&fetched.body).into_owned(),
         };
         if !(200..300).contains(&fetched.status) {
-            let detail = if binary { format!("[{content_type} body not shown]") } else { web::excerpt(&text, 500) };
+            let detail = match &fetched.location {
+                Some(to) => format!("redirect to `{to}` not followed; only http and https redirects are"),
+                None if binary => format!("[{content_type} body not shown]"),
+                None => web::excerpt(&text, 500),
+            };
             return Err(ToolError::model(format!(
                 "HTTP {} {} from {}: {detail}",
                 fetched.status, fetched.reason, fetched.final_url

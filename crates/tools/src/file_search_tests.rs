@@ -1,3 +1,5 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use serde_json::json;
 
 use crate::test_support::Harness;

@@ -83,6 +83,8 @@ async fn spawn(root: &Path, args: &[&str]) -> Result<std::process::Output, ToolE
         return Err(ToolError::model("`git` is not installed (not on PATH); install git to use the git tools"));
     };
     let mut cmd = tokio::process::Command::new(program);
+    // `core.fsmonitor=false`: with a configured monitor, a status would start its
+    // daemon, a process that outlives the call.
     cmd.arg("-C")
         .arg(root)
         .args(["--no-pager", "-c", "core.quotepath=off", "-c", "color.ui=false", "-c", "core.fsmonitor=false"])
@@ -138,8 +140,14 @@ pub struct Entry {
 #[derive(Debug, Clone, PartialEq)]
 pub enum EntryKind {
     /// `index` and `worktree` are git's XY letters; `.` means unchanged.
-    Changed { index: char, worktree: char, score: Option<u32> },
-    Unmerged { xy: String },
+    Changed {
+        index: char,
+        worktree: char,
+        score: Option<u32>,
+    },
+    Unmerged {
+        xy: String,
+    },
     Untracked,
     Ignored,
 }

@@ -47,7 +47,8 @@ impl Tool for GitDiff {
     const RISK: Risk = Risk::Read;
 
     fn description(&self) -> String {
-        "Git diff of unstaged (or staged) changes as JSON: files, hunks, added/deleted line counts, plus the raw patch.".into()
+        "Git diff of unstaged (or staged) changes as JSON: files, hunks, added/deleted line counts, plus the raw patch."
+            .into()
     }
 
     async fn run(&self, input: GitDiffInput, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
@@ -237,7 +238,8 @@ fn attach_hunks(files: &mut [FileDiff], patch: &str) -> bool {
 /// `@@ -a,b +c,d @@ heading` (or `@@@ -a,b -c,d +e,f @@@` in a combined diff: the
 /// first `-` range is taken as old). An omitted count means 1.
 fn parse_hunk_header(line: &str) -> Hunk {
-    let mut hunk = Hunk { header: line.to_string(), old_start: 0, old_lines: 0, new_start: 0, new_lines: 0, lines: vec![] };
+    let mut hunk =
+        Hunk { header: line.to_string(), old_start: 0, old_lines: 0, new_start: 0, new_lines: 0, lines: vec![] };
     let range = |r: &str| -> (u64, u64) {
         let (start, len) = r.split_once(',').unwrap_or((r, "1"));
         (start.parse().unwrap_or(0), len.parse().unwrap_or(0))

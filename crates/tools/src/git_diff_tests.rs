@@ -35,7 +35,10 @@ async fn unstaged_changes_are_structured() {
     let d = diff(&h, json!({})).await;
     assert_eq!(d["staged"], false);
     let a = file(&d, "a.txt");
-    assert_eq!((a["status"].as_str(), a["additions"].as_u64(), a["deletions"].as_u64()), (Some("modified"), Some(2), Some(1)));
+    assert_eq!(
+        (a["status"].as_str(), a["additions"].as_u64(), a["deletions"].as_u64()),
+        (Some("modified"), Some(2), Some(1))
+    );
     let hunks = a["hunks"].as_array().unwrap();
     assert_eq!(hunks.len(), 1);
     assert_eq!(hunks[0]["header"], "@@ -1,5 +1,6 @@");

@@ -116,10 +116,20 @@ fn report(repo: &Repo, status: &Status) -> Value {
     }
     if !repo.prefix.is_empty() {
         // The workspace is a subdirectory: say so, since changes elsewhere are not listed.
-        out.insert("scope".into(), json!(format!("only {} (the workspace root) of the repository at {}", repo.prefix, repo.toplevel.display())));
+        out.insert(
+            "scope".into(),
+            json!(format!(
+                "only {} (the workspace root) of the repository at {}",
+                repo.prefix,
+                repo.toplevel.display()
+            )),
+        );
     }
     if listed > MAX_FILES {
-        out.insert("truncated".into(), json!(format!("{listed} entries; the first {MAX_FILES} are listed, counts are complete")));
+        out.insert(
+            "truncated".into(),
+            json!(format!("{listed} entries; the first {MAX_FILES} are listed, counts are complete")),
+        );
     }
     Value::Object(out)
 }

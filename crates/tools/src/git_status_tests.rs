@@ -36,7 +36,9 @@ async fn reports_branch_and_every_kind_of_change() {
     let staged = s["staged"].as_array().unwrap();
     assert!(staged.contains(&json!({"path": "keep.txt", "status": "modified"})), "{s}");
     assert!(
-        staged.contains(&json!({"path": "nëw name.txt", "status": "renamed", "old_path": "old name.txt", "similarity": 100})),
+        staged.contains(
+            &json!({"path": "nëw name.txt", "status": "renamed", "old_path": "old name.txt", "similarity": 100})
+        ),
         "{s}"
     );
     let unstaged = s["unstaged"].as_array().unwrap();
@@ -132,7 +134,8 @@ async fn not_a_repo_and_bad_input() {
 
 #[test]
 fn parses_porcelain_v2_records() {
-    let raw = b"# branch.oid (initial)\0# branch.head (detached)\0# branch.upstream origin/x\0# branch.ab +3 -1\0# stash 2\0\
+    let raw =
+        b"# branch.oid (initial)\0# branch.head (detached)\0# branch.upstream origin/x\0# branch.ab +3 -1\0# stash 2\0\
 1 .M N... 100644 100644 100644 aaa aaa dir/with space.txt\0\
 2 R. N... 100644 100644 100644 bbb bbb R87 new.txt\0old.txt\0\
 u UU N... 100644 100644 100644 100644 c1 c2 c3 both.txt\0? untracked dir/\0! ignored.log\0";

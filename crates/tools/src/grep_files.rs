@@ -261,7 +261,10 @@ pub fn search(root: &Path, target: &Path, opts: &SearchOptions) -> Result<Search
         // Lets the matcher search whole buffers and then find lines, as ripgrep does.
         .line_terminator(Some(b'\n'))
         .build(&opts.pattern)
-        .map_err(|e| ToolError::model(format!("invalid regex /{}/: {e}", opts.pattern)))?;
+        .map_err(|e| {
+            let hint = if opts.pattern.contains("\\n") { " (grep_files matches within one line at a time)" } else { "" };
+            ToolError::model(format!("invalid regex /{}/: {e}{hint}", opts.pattern))
+        })?;
     let mut searcher = SearcherBuilder::new();
     searcher
         .line_number(true)

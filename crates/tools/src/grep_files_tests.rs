@@ -1,3 +1,5 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use serde_json::json;
 
 use crate::test_support::Harness;
@@ -94,6 +96,8 @@ async fn invalid_regex_reports_the_regex_error() {
     let err = h.err("grep_files", json!({"pattern": "fn foo("})).await;
     assert!(err.contains("invalid regex /fn foo(/"), "{err}");
     assert!(err.contains("unclosed group"), "{err}");
+    let multi = h.err("grep_files", json!({"pattern": r"a\nb"})).await;
+    assert!(multi.contains("one line at a time"), "{multi}");
 }
 
 #[tokio::test]

@@ -49,7 +49,8 @@ impl Tool for HandleRead {
     const RISK: Risk = Risk::Read;
 
     fn description(&self) -> String {
-        "Read part of a var_handle payload: slice of an array or string, a line range, counts, or a JSONPath query.".into()
+        "Read part of a var_handle payload: slice of an array or string, a line range, counts, or a JSONPath query."
+            .into()
     }
 
     async fn run(&self, input: HandleReadInput, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
@@ -145,7 +146,10 @@ fn slice(payload: &Value, start: Option<i64>, end: Option<i64>) -> Result<ToolOu
             let shown_to = from + shown_chars;
             let mut out: String = text.chars().take(shown_chars).collect();
             if shown_to < to {
-                out.push_str(&format!("\n… bounded at {} KiB; continue with start={shown_to}", MAX_OUTPUT_BYTES / 1024));
+                out.push_str(&format!(
+                    "\n… bounded at {} KiB; continue with start={shown_to}",
+                    MAX_OUTPUT_BYTES / 1024
+                ));
             }
             Ok(ToolOutput::text(out)
                 .with_meta("total_chars", len)
@@ -275,13 +279,11 @@ fn jsonpath(payload: &Value, path: &str) -> Result<ToolOutput, ToolError> {
     });
     let (matches, shown) = bounded(located, 0);
     let mut body = json!({"path": path, "count": total, "matches": matches});
-    if shown < total {
-        if let Value::Object(map) = &mut body {
-            map.insert(
-                "truncated".into(),
-                json!(format!("{shown} of {total} matches shown (bounded output); narrow the path")),
-            );
-        }
+    if let (true, Value::Object(map)) = (shown < total, &mut body) {
+        map.insert(
+            "truncated".into(),
+            json!(format!("{shown} of {total} matches shown (bounded output); narrow the path")),
+        );
     }
     Ok(ToolOutput::json(body).with_meta("matches", total).with_meta("truncated", shown < total))
 }

@@ -1,3 +1,5 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use quiver_engine::spill::{SpillConfig, SpillStore, VarHandles};
 use serde_json::{Value, json};
 

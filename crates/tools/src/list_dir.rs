@@ -28,13 +28,10 @@ pub struct ListDir;
 #[serde(deny_unknown_fields)]
 pub struct ListDirInput {
     /// Directory, relative to the workspace root (default ".").
-    #[serde(default)]
     pub path: Option<String>,
     /// Levels to descend, 1-5 (default 1).
-    #[serde(default)]
     pub depth: Option<usize>,
     /// Include dotfiles (default false).
-    #[serde(default)]
     pub include_hidden: Option<bool>,
 }
 
@@ -148,7 +145,7 @@ pub(crate) fn walker(root: &Path, include_hidden: bool, max_depth: Option<usize>
         .follow_links(false)
         .max_depth(max_depth)
         .sort_by_file_name(|a, b| a.cmp(b))
-        .filter_entry(|entry| !entry.path().parent().is_some_and(|p| p.file_name() == Some(".git".as_ref())));
+        .filter_entry(|entry| entry.path().parent().is_none_or(|p| p.file_name() != Some(".git".as_ref())));
     builder
 }
 

@@ -1,3 +1,6 @@
+// Tests may panic on setup failures: that is how a test reports them.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use serde_json::json;
 
 use crate::test_support::Harness;
@@ -75,7 +78,10 @@ async fn big_directories_are_cut_with_a_note() {
     let out = result.content_text();
     assert!(!result.is_error);
     assert_eq!(out.lines().filter(|l| l.starts_with("  f")).count(), super::MAX_ENTRIES);
-    assert!(out.ends_with("… listing cut at 500 entries (7 more); list a subdirectory or use a smaller depth\n"), "{out}");
+    assert!(
+        out.ends_with("… listing cut at 500 entries (7 more); list a subdirectory or use a smaller depth\n"),
+        "{out}"
+    );
     assert_eq!(result.metadata["truncated"], json!(true));
     assert_eq!(result.metadata["entries"], json!(500));
 }

@@ -32,13 +32,10 @@ pub struct ProjectMap;
 #[serde(deny_unknown_fields)]
 pub struct ProjectMapInput {
     /// Directory to map, relative to the workspace root (default ".").
-    #[serde(default)]
     pub path: Option<String>,
     /// Directory levels shown in the tree, 1-10 (default 3).
-    #[serde(default)]
     pub depth: Option<usize>,
     /// Most directories listed in the tree, 1-2000 (default 200).
-    #[serde(default)]
     pub max_entries: Option<usize>,
 }
 
@@ -136,18 +133,21 @@ impl Scan {
             }
             scan.files += 1;
             let name = entry.file_name().to_string_lossy();
-            let key = kind_key(&name);
-            if let Some(language) = language(&name, &key) {
+            let language = language(&name);
+            if let Some(language) = language {
                 *scan.languages.entry(language).or_default() += 1;
             }
+            let key = kind_key(&name, language.is_some());
             for ancestor in rel.ancestors().skip(1) {
                 if ancestor.components().count() <= depth {
                     let stats = scan.tree.entry(ancestor.to_path_buf()).or_default();
                     stats.files += 1;
-                    *stats.kinds.entry(key.clone()).or_default() += 1;
+                    if let Some(key) = &key {
+                        *stats.kinds.entry(key.clone()).or_default() += 1;
+                    }
                 }
             }
-            if let Some(label) = notable(&name) {
+            if let Some(label) = notable(&name, &rel) {
                 scan.notable.push((entry.depth(), slash(&rel), label));
             }
         }
@@ -180,7 +180,10 @@ impl Scan {
             let parts: Vec<String> = languages
                 .iter()
                 .take(TOP_LANGUAGES)
-                .map(|(name, n)| format!("{name} {n} ({}%)", n * 100 / self.files.max(1)))
+                .map(|(name, n)| match n * 100 / self.files.max(1) {
+                    0 => format!("{name} {n} (<1%)"),
+                    share => format!("{name} {n} ({share}%)"),
+                })
                 .collect();
             out.push_str(&format!("Languages (files): {}\n", parts.join(", ")));
         }
@@ -200,7 +203,7 @@ impl Scan {
             }
         }
 
-        out.push_str(&format!("Tree ({depth} levels; file counts include subdirectories):\n"));
+        out.push_str(&format!("Tree ({}; file counts include subdirectories):\n", count(depth, "level", "levels")));
         for (path, stats) in self.tree.iter().take(max_entries) {
             let level = path.components().count();
             let name = if level == 0 {
@@ -243,22 +246,33 @@ fn slash(path: &Path) -> String {
     path.to_string_lossy().replace('\\', "/")
 }
 
-/// The extension, lowercased; extensionless files keep their name (`Makefile`).
-fn kind_key(name: &str) -> String {
+/// The lowercased extension, or `.` when there is none (and never empty).
+fn extension(name: &str) -> &str {
     match name.rsplit_once('.') {
-        Some((stem, ext)) if !stem.is_empty() && !ext.is_empty() => ext.to_ascii_lowercase(),
-        _ => name.to_string(),
+        Some((stem, ext)) if !stem.is_empty() && !ext.is_empty() => ext,
+        _ => ".",
     }
 }
 
-fn language(name: &str, key: &str) -> Option<&'static str> {
+/// What a file counts as in a directory's summary: its extension, or for an
+/// extensionless file its name when that names a language (`Makefile`). Other
+/// extensionless files (`LICENSE-MIT`) are counted but not summarized.
+fn kind_key(name: &str, known_language: bool) -> Option<String> {
+    match extension(name) {
+        "." if known_language => Some(name.to_string()),
+        "." => None,
+        ext => Some(ext.to_ascii_lowercase()),
+    }
+}
+
+fn language(name: &str) -> Option<&'static str> {
     let by_name = match name {
         "CMakeLists.txt" => Some("CMake"),
         "Makefile" | "makefile" | "GNUmakefile" => Some("Make"),
         "Dockerfile" | "Containerfile" => Some("Dockerfile"),
         _ => None,
     };
-    by_name.or(match key {
+    by_name.or(match extension(name).to_ascii_lowercase().as_str() {
         "rs" => Some("Rust"),
         "py" | "pyi" => Some("Python"),
         "js" | "mjs" | "cjs" | "jsx" => Some("JavaScript"),
@@ -309,8 +323,16 @@ fn language(name: &str, key: &str) -> Option<&'static str> {
     })
 }
 
-/// Whether a file name is worth pointing out, with what it tells about the project.
-fn notable(name: &str) -> Option<Option<&'static str>> {
+/// Directories whose files describe test inputs or third-party code, not the project.
+const NOT_THE_PROJECT: &[&str] = &["fixtures", "testdata", "test-data", "vendor", "third_party", "node_modules"];
+/// Docs deeper than this are part of a component, not of the project's front page.
+const MAX_DOC_DEPTH: usize = 3;
+
+/// Whether a file is worth pointing out, with what it tells about the project.
+fn notable(name: &str, rel: &Path) -> Option<Option<&'static str>> {
+    if rel.components().any(|c| NOT_THE_PROJECT.iter().any(|skip| c.as_os_str() == *skip)) {
+        return None;
+    }
     let label = match name {
         "Cargo.toml" => Some("Rust"),
         "package.json" => Some("Node"),
@@ -332,10 +354,10 @@ fn notable(name: &str) -> Option<Option<&'static str>> {
         "main.rs" | "main.go" | "__main__.py" | "manage.py" => Some("entry point"),
         _ => {
             let lower = name.to_ascii_lowercase();
-            let doc = ["readme", "license", "licence", "contributing", "changelog", "copying"]
-                .iter()
-                .any(|p| lower.strip_prefix(p).is_some_and(|rest| rest.is_empty() || rest.starts_with(['.', '-', '_'])));
-            return doc.then_some(None);
+            let doc = ["readme", "license", "licence", "contributing", "changelog", "copying"].iter().any(|p| {
+                lower.strip_prefix(p).is_some_and(|rest| rest.is_empty() || rest.starts_with(['.', '-', '_']))
+            });
+            return (doc && rel.components().count() <= MAX_DOC_DEPTH).then_some(None);
         }
     };
     Some(label)

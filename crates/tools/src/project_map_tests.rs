@@ -1,3 +1,6 @@
+// Tests may panic on setup failures: that is how a test reports them.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use serde_json::json;
 
 use crate::test_support::Harness;
@@ -71,8 +74,23 @@ async fn depth_path_and_max_entries_shape_the_tree() {
     let cut = h.call("project_map", json!({"max_entries": 2})).await;
     let text = cut.content_text();
     assert!(text.contains("    crates/ 6 files") && !text.contains("      cli/"), "{text}");
-    assert!(text.ends_with("… 6 more directories not shown; raise max_entries, lower depth, or map a subdirectory\n"), "{text}");
+    assert!(
+        text.ends_with("… 6 more directories not shown; raise max_entries, lower depth, or map a subdirectory\n"),
+        "{text}"
+    );
     assert_eq!(cut.metadata["truncated"], json!(true));
+}
+
+#[tokio::test]
+async fn notable_files_skip_fixtures_and_deep_docs() {
+    let h = Harness::new();
+    h.write("README.md", "");
+    h.write("tests/fixtures/case/Cargo.toml", "");
+    h.write("vendor/lib/package.json", "");
+    h.write("a/b/c/README.md", "");
+    h.write("a/b/c/Cargo.toml", "");
+    let out = h.ok("project_map", json!({})).await;
+    assert!(out.contains("Notable files:\n  README.md\n  a/b/c/Cargo.toml (Rust)\nTree"), "{out}");
 }
 
 #[tokio::test]

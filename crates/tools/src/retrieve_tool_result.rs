@@ -114,7 +114,10 @@ fn unknown_handle(handle: &str, known: &[String]) -> ToolError {
     if known.is_empty() {
         ToolError::model(format!("unknown handle `{handle}`{hint}: this session has no spilled outputs"))
     } else {
-        ToolError::model(format!("unknown handle `{handle}`{hint}; this session's spilled outputs: {}", known.join(", ")))
+        ToolError::model(format!(
+            "unknown handle `{handle}`{hint}; this session's spilled outputs: {}",
+            known.join(", ")
+        ))
     }
 }
 
@@ -169,10 +172,12 @@ pub(crate) fn line_range(start: Option<usize>, end: Option<usize>, total: usize)
     if end < start {
         return Err(ToolError::model(format!("`end` {end} is before `start` {start}")));
     }
+    // Clamped first: asking past the end is fine, asking for too much at once is not.
+    let end = end.min(total);
     if end - start + 1 > MAX_LINES {
         return Err(ToolError::model(format!("at most {MAX_LINES} lines per call; narrow start..end")));
     }
-    Ok((start - 1, end.min(total)))
+    Ok((start - 1, end))
 }
 
 fn numbered(out: &mut String, index: usize, sep: char, line: &str) {

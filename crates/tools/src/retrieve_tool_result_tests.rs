@@ -1,3 +1,5 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use quiver_engine::spill::{SpillConfig, SpillStore};
 use serde_json::json;
 
@@ -39,13 +41,16 @@ async fn a_large_output_is_spilled_and_read_back() {
     assert_eq!(tail.metadata["first_line"], 2999);
     assert_eq!(tail.metadata["total_lines"], 3000);
 
-    let lines = h.ok("retrieve_tool_result", json!({"handle": "out_1", "mode": "lines", "start": 100, "end": 102})).await;
+    let lines =
+        h.ok("retrieve_tool_result", json!({"handle": "out_1", "mode": "lines", "start": 100, "end": 102})).await;
     assert_eq!(lines.lines().count(), 3);
     assert!(lines.starts_with("   100\t   100\trow 100 value=700 "), "{lines}");
-    let clamped = h.ok("retrieve_tool_result", json!({"handle": "out_1", "mode": "lines", "start": 2999, "end": 5000})).await;
+    let clamped =
+        h.ok("retrieve_tool_result", json!({"handle": "out_1", "mode": "lines", "start": 2999, "end": 5000})).await;
     assert_eq!(clamped.lines().count(), 2);
 
-    let found = h.call("retrieve_tool_result", json!({"handle": "out_1", "mode": "query", "query": "value=(700|7000) "})).await;
+    let found =
+        h.call("retrieve_tool_result", json!({"handle": "out_1", "mode": "query", "query": "value=(700|7000) "})).await;
     let text = found.content_text();
     assert_eq!(found.metadata["matches"], 2);
     assert!(text.contains("   100:   100\trow 100 value=700 "), "{text}");
@@ -62,7 +67,8 @@ async fn a_large_output_is_spilled_and_read_back() {
 async fn queries_and_windows_are_bounded() {
     let h = harness(quiver_engine::spill::DEFAULT_SPILL_THRESHOLD);
     spilled_read(&h).await;
-    let many = h.call("retrieve_tool_result", json!({"handle": "out_1", "mode": "query", "query": "row", "n": 5})).await;
+    let many =
+        h.call("retrieve_tool_result", json!({"handle": "out_1", "mode": "query", "query": "row", "n": 5})).await;
     assert_eq!(many.metadata["matches"], 3000);
     assert_eq!(many.metadata["shown_matches"], 5);
     assert!(many.content_text().contains("2995 more matching lines (next at line 6)"), "{}", many.content_text());
@@ -70,7 +76,8 @@ async fn queries_and_windows_are_bounded() {
     let long: String = (1..=1000).map(|i| format!("{i} {}\n", "w".repeat(300))).collect();
     h.write("long.txt", &long);
     h.call("read_file", json!({"path": "long.txt"})).await;
-    let window = h.call("retrieve_tool_result", json!({"handle": "out_2", "mode": "lines", "start": 1, "end": 1000})).await;
+    let window =
+        h.call("retrieve_tool_result", json!({"handle": "out_2", "mode": "lines", "start": 1, "end": 1000})).await;
     let text = window.content_text();
     assert!(text.len() < 26 * 1024, "{} bytes", text.len());
     assert!(text.contains("output bounded at 24 KiB; continue with start="), "{}", &text[text.len() - 200..]);
@@ -98,7 +105,9 @@ async fn bad_input_is_explained() {
     assert!(call(json!({"handle": "var_1", "mode": "head"})).await.contains("handle_read"));
     assert!(call(json!({"handle": "out_1", "mode": "lines"})).await.contains("needs `start`"));
     assert!(call(json!({"handle": "out_1", "mode": "lines", "start": 0})).await.contains("1-based"));
-    assert!(call(json!({"handle": "out_1", "mode": "lines", "start": 3001})).await.contains("past the end (3000 lines)"));
+    assert!(
+        call(json!({"handle": "out_1", "mode": "lines", "start": 3001})).await.contains("past the end (3000 lines)")
+    );
     assert!(call(json!({"handle": "out_1", "mode": "lines", "start": 9, "end": 3})).await.contains("before `start`"));
     assert!(call(json!({"handle": "out_1", "mode": "lines", "start": 1, "end": 1001})).await.contains("at most 1000"));
     assert!(call(json!({"handle": "out_1", "mode": "head", "n": 0})).await.contains("between 1 and 1000"));

@@ -156,6 +156,19 @@ impl Drop for ShellJobs {
     }
 }
 
+/// Every job of every session in this process, for [`stop_all_jobs`].
+static LIVE: Mutex<Vec<std::sync::Weak<Job>>> = Mutex::new(Vec::new());
+
+/// Kills every job of every session at once. For a host that is about to exit
+/// without dropping its sessions (a signal handler, `std::process::exit`): the
+/// parent-death signal only reaches each job's shell, not what the shell started.
+pub fn stop_all_jobs() {
+    let live = std::mem::take(&mut *lock(&LIVE));
+    for job in live.iter().filter_map(std::sync::Weak::upgrade) {
+        job.kill_group(Signal::SIGKILL);
+    }
+}
+
 /// How a job's shell ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Exit {
@@ -221,6 +234,11 @@ impl Job {
         if let Some(writer) = spawned.stdin {
             *lock(&job.stdin) = Some(start_writer(&job.id, writer));
         }
+        {
+            let mut live = lock(&LIVE);
+            live.retain(|j| j.strong_count() > 0);
+            live.push(Arc::downgrade(&job));
+        }
         start_reader(&job, spawned.output);
         start_supervisor(&job, spawned.child);
         Ok(job)
@@ -228,10 +246,6 @@ impl Job {
 
     pub fn exit(&self) -> Option<Exit> {
         lock(&self.state).exit
-    }
-
-    pub fn elapsed(&self) -> Duration {
-        self.exit().map(|e| e.duration).unwrap_or_else(|| self.started.elapsed())
     }
 
     pub fn stopped_because(&self) -> Option<&'static str> {
@@ -248,15 +262,24 @@ impl Job {
 
     /// Waits until the shell exited and its output drained, or `timeout` passed.
     pub async fn wait_exit(&self, timeout: Duration) {
-        self.wait(timeout, false).await;
+        self.wait(timeout, None).await;
     }
 
-    /// Waits until the shell exits, or new output arrived and then paused, or `timeout` passed.
+    /// Waits until the shell exits, or unread output is there and has paused, or
+    /// `timeout` passed.
     pub async fn wait_output(&self, timeout: Duration) {
-        self.wait(timeout, true).await;
+        self.wait(timeout, Some(self.started)).await;
     }
 
-    async fn wait(&self, timeout: Duration, output_is_enough: bool) {
+    /// Like [`Job::wait_output`], but only output that arrived after `since` counts
+    /// (an answer to input sent at `since`, not the prompt that was already there).
+    pub async fn wait_output_since(&self, since: Instant, timeout: Duration) {
+        self.wait(timeout, Some(since)).await;
+    }
+
+    /// `output_since`: None waits for the exit only; Some(t) also returns once output
+    /// newer than `t` is unread and has been quiet for [`SETTLE`].
+    async fn wait(&self, timeout: Duration, output_since: Option<Instant>) {
         let mut rx = self.changed.subscribe();
         let deadline = tokio::time::Instant::now() + timeout;
         loop {
@@ -266,7 +289,7 @@ impl Job {
                 match (st.exit, st.last_output) {
                     (Some(exit), _) if st.eof || self.started + exit.duration + DRAIN_GRACE <= now => return,
                     (Some(exit), _) => self.started + exit.duration + DRAIN_GRACE,
-                    (None, Some(last)) if output_is_enough && !st.unread.is_empty() => {
+                    (None, Some(last)) if output_since.is_some_and(|t| last >= t) && !st.unread.is_empty() => {
                         if last + SETTLE <= now {
                             return;
                         }

@@ -1,3 +1,5 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::sync::Arc;
 
 use serde_json::json;
@@ -28,7 +30,8 @@ const DDG_PAGE: &str = r##"<!DOCTYPE html><html><body><div class="serp__results"
   <a rel="nofollow" class="result__a" href="https://docs.rs/futures">futures - Rust</a></h2></div></div>
 </div></div></body></html>"##;
 
-const BOT_PAGE: &str = r#"<html><body><div class="anomaly-modal__title">Unfortunately, bots use DuckDuckGo too.</div></body></html>"#;
+const BOT_PAGE: &str =
+    r#"<html><body><div class="anomaly-modal__title">Unfortunately, bots use DuckDuckGo too.</div></body></html>"#;
 
 const SEARX: &str = r#"{"query": "q", "results": [
   {"title": "First", "url": "https://one.example/", "content": "first snippet", "engine": "x"},
@@ -75,7 +78,10 @@ async fn duckduckgo_html_results_are_ranked_with_ref_ids() {
     assert_eq!(results[2]["url"], "https://docs.rs/futures");
     assert_eq!(results[2]["snippet"], "");
     assert!(text.starts_with("3 results for \"rust async &runtime\" (duckduckgo):\n"), "{text}");
-    assert!(text.contains("\n1. [w1.1] Tokio & async Rust\n   https://tokio.rs/tokio/tutorial\n   Tokio is an"), "{text}");
+    assert!(
+        text.contains("\n1. [w1.1] Tokio & async Rust\n   https://tokio.rs/tokio/tutorial\n   Tokio is an"),
+        "{text}"
+    );
     assert!(!text.contains("Buy things"));
 
     let second = h.call("web_search", json!({"query": "tokio", "limit": 1})).await;
@@ -147,6 +153,8 @@ fn backend_selection_follows_the_documented_rules() {
 
 #[test]
 fn duckduckgo_pages_without_results_parse_to_nothing() {
-    assert!(parse_duckduckgo("<html><body><div class=\"no-results\">No results.</div></body></html>").unwrap().is_empty());
+    assert!(
+        parse_duckduckgo("<html><body><div class=\"no-results\">No results.</div></body></html>").unwrap().is_empty()
+    );
     assert!(parse_duckduckgo(BOT_PAGE).unwrap().is_empty());
 }

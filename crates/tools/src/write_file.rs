@@ -33,7 +33,8 @@ impl Tool for WriteFile {
     const RISK: Risk = Risk::Write;
 
     fn description(&self) -> String {
-        "Create or overwrite a whole file (parent dirs created). For changes to an existing file prefer edit_file.".into()
+        "Create or overwrite a whole file (parent dirs created). For changes to an existing file prefer edit_file."
+            .into()
     }
 
     async fn run(&self, input: WriteFileInput, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
@@ -57,9 +58,7 @@ impl Tool for WriteFile {
         let lines = line_count(&bytes);
 
         // Rewriting identical bytes would only bump the mtime and wake file watchers.
-        if previous == Some(bytes.len() as u64)
-            && tokio::fs::read(&path).await.is_ok_and(|current| current == bytes)
-        {
+        if previous == Some(bytes.len() as u64) && tokio::fs::read(&path).await.is_ok_and(|current| current == bytes) {
             return Ok(ToolOutput::text(format!(
                 "`{shown}` already has exactly this content ({} bytes); nothing written",
                 bytes.len()
@@ -111,8 +110,14 @@ fn atomic_write(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     use std::os::unix::fs::PermissionsExt;
     let parent = path.parent().ok_or_else(|| std::io::Error::other("path has no parent directory"))?;
     let existing = std::fs::metadata(path).ok().map(|m| m.permissions());
+    // A rename would replace a read-only file without complaint; an ordinary
+    // write would be refused, and so is this one.
+    if existing.as_ref().is_some_and(std::fs::Permissions::readonly) {
+        return Err(std::io::Error::new(std::io::ErrorKind::PermissionDenied, "read-only file"));
+    }
     let mode = existing.clone().unwrap_or_else(|| std::fs::Permissions::from_mode(0o666));
-    let mut tmp = tempfile::Builder::new().prefix(".quiver-write-").suffix(".tmp").permissions(mode).tempfile_in(parent)?;
+    let mut tmp =
+        tempfile::Builder::new().prefix(".quiver-write-").suffix(".tmp").permissions(mode).tempfile_in(parent)?;
     tmp.write_all(bytes)?;
     if let Some(perms) = existing {
         // The create mode above was filtered by the umask; restore the exact bits.

@@ -1,3 +1,6 @@
+// Tests may panic on setup failures: that is how a test reports them.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::os::unix::fs::PermissionsExt;
 
 use quiver_engine::Mode;
@@ -31,8 +34,10 @@ async fn creates_with_parents_then_overwrites() {
     let empty = h.ok("write_file", json!({"path": "empty", "content": ""})).await;
     assert_eq!(empty, "Created `empty` (0 bytes, 0 lines)");
     // No temp files are left next to the targets.
-    let names: Vec<String> =
-        std::fs::read_dir(h.path("a/b")).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    let names: Vec<String> = std::fs::read_dir(h.path("a/b"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
     assert_eq!(names, vec!["c.txt".to_string()]);
 }
 
@@ -48,6 +53,12 @@ async fn permissions_follow_the_file_not_the_temp_file() {
     std::fs::set_permissions(h.path("run.sh"), std::fs::Permissions::from_mode(0o751)).unwrap();
     h.ok("write_file", json!({"path": "run.sh", "content": "#!/bin/sh\necho hi\n"})).await;
     assert_eq!(mode_of(&h.path("run.sh")), 0o751);
+    // A read-only file is refused, as a plain write would be.
+    h.write("locked.txt", "locked");
+    std::fs::set_permissions(h.path("locked.txt"), std::fs::Permissions::from_mode(0o444)).unwrap();
+    let err = h.err("write_file", json!({"path": "locked.txt", "content": "x"})).await;
+    assert!(err.contains("permission denied"), "{err}");
+    assert_eq!(h.read("locked.txt"), "locked");
 }
 
 #[tokio::test]
@@ -70,7 +81,7 @@ async fn readers_never_see_a_half_written_file() {
             reads
         })
     };
-    for i in 0..8 {
+    for i in 0..16 {
         let fill = if i % 2 == 0 { "b" } else { "a" };
         h.ok("write_file", json!({"path": "big", "content": fill.repeat(size)})).await;
     }

@@ -103,6 +103,12 @@ pub fn parse(patch: &str) -> Result<Vec<FilePatch>, ToolError> {
     if body.last() == Some(&"") {
         body.pop();
     }
+    if body.iter().find(|l| !l.trim().is_empty()).is_some_and(|l| l.trim() == "*** Begin Patch") {
+        return Err(err(
+            "this is the `*** Begin Patch` envelope format, not a unified diff; send `git diff` style text: `--- a/path`, `+++ b/path`, then `@@ -start,count +start,count @@` hunks"
+                .into(),
+        ));
+    }
     let mut lines = Lines { lines: body, pos: 0 };
     let mut files = Vec::new();
     while let Some(line) = lines.peek() {
@@ -126,11 +132,7 @@ pub fn parse(patch: &str) -> Result<Vec<FilePatch>, ToolError> {
                 quote(line)
             )));
         } else if line.starts_with("+++ ") {
-            return Err(err(format!(
-                "line {}: {} has no `--- a/path` line before it",
-                lines.number(),
-                quote(line)
-            )));
+            return Err(err(format!("line {}: {} has no `--- a/path` line before it", lines.number(), quote(line))));
         } else if line.starts_with("Binary files ") || line == "GIT binary patch" {
             return Err(binary_error(line));
         } else {
@@ -341,8 +343,8 @@ fn file_mode(raw: &str, line_no: usize) -> Result<u32, ToolError> {
 /// The two paths of `diff --git a/x b/x`. Names may contain spaces, so the split
 /// is where the two halves agree, else at ` b/`.
 fn git_paths(rest: &str) -> Option<(String, String)> {
-    if rest.starts_with('"') {
-        let end = rest[1..].find('"').map(|i| i + 2)?;
+    if let Some(quoted) = rest.strip_prefix('"') {
+        let end = quoted.find('"').map(|i| i + 2)?;
         let old = unquote(&rest[..end], 0).ok()?;
         let new_raw = rest[end..].trim_start();
         let new = if new_raw.starts_with('"') { unquote(new_raw, 0).ok()? } else { new_raw.to_string() };
@@ -422,7 +424,9 @@ fn hunk(lines: &mut Lines, file: &str, index: usize) -> Result<Hunk, ToolError> 
     let mut body = Vec::new();
     let (mut old_seen, mut new_seen) = (0usize, 0usize);
     let short = |lines: &Lines, old_seen: usize, new_seen: usize| {
-        let found = lines.peek().map_or("the end of the patch".to_string(), |l| format!("line {} ({})", lines.number(), quote(l)));
+        let found = lines
+            .peek()
+            .map_or("the end of the patch".to_string(), |l| format!("line {} ({})", lines.number(), quote(l)));
         err(format!(
             "{file}: hunk {index} ({header}) ends early: its header promises {old_count} old and {new_count} new lines, but only {old_seen} old and {new_seen} new lines come before {found}; fix the counts in the header"
         ))

@@ -1,3 +1,5 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use super::*;
 
 fn one(patch: &str) -> FilePatch {
@@ -23,7 +25,9 @@ fn reads_git_headers_for_every_action() {
     assert_eq!(deleted.action, Action::Delete { path: "d.txt".into() });
     let renamed = one("diff --git a/x y.rs b/z w.rs\nsimilarity index 100%\nrename from x y.rs\nrename to z w.rs\n");
     assert_eq!(renamed.action, Action::Rename { from: "x y.rs".into(), to: "z w.rs".into() });
-    let copied = one("diff --git a/a b/b\nsimilarity index 90%\ncopy from a\ncopy to b\n--- a/a\n+++ b/b\n@@ -1 +1 @@\n-x\n+y\n");
+    let copied = one(
+        "diff --git a/a b/b\nsimilarity index 90%\ncopy from a\ncopy to b\n--- a/a\n+++ b/b\n@@ -1 +1 @@\n-x\n+y\n",
+    );
     assert_eq!(copied.action, Action::Copy { from: "a".into(), to: "b".into() });
     let chmod = one("diff --git a/s.sh b/s.sh\nold mode 100644\nnew mode 100755\n");
     assert_eq!((chmod.action, chmod.new_mode), (Action::Modify { path: "s.sh".into() }, Some(0o755)));
@@ -31,9 +35,14 @@ fn reads_git_headers_for_every_action() {
 
 #[test]
 fn paths_with_spaces_quotes_and_timestamps() {
-    assert_eq!(git_paths("a/with space.txt b/with space.txt"), Some(("with space.txt".into(), "with space.txt".into())));
+    assert_eq!(
+        git_paths("a/with space.txt b/with space.txt"),
+        Some(("with space.txt".into(), "with space.txt".into()))
+    );
     assert_eq!(git_paths("\"a/tab\\there\" \"b/tab\\there\""), Some(("tab\there".into(), "tab\there".into())));
-    let f = one("--- a/src/x.rs\t2024-01-01 10:00:00.000000000 +0000\n+++ b/src/x.rs\t2024-01-02 10:00:00.000000000 +0000\n@@ -1 +1 @@\n-a\n+b\n");
+    let f = one(
+        "--- a/src/x.rs\t2024-01-01 10:00:00.000000000 +0000\n+++ b/src/x.rs\t2024-01-02 10:00:00.000000000 +0000\n@@ -1 +1 @@\n-a\n+b\n",
+    );
     assert_eq!(f.action, Action::Modify { path: "src/x.rs".into() });
     let quoted = one("--- \"a/caf\\303\\251.txt\"\n+++ \"b/caf\\303\\251.txt\"\n@@ -1 +1 @@\n-a\n+b\n");
     assert_eq!(quoted.action, Action::Modify { path: "café.txt".into() });
@@ -66,7 +75,9 @@ fn a_format_patch_series_keeps_every_mail() {
 
 #[test]
 fn header_problems_name_the_line() {
-    assert!(message("diff --git a/f b/f\nsomething odd\n").contains("line 2: `something odd` is not a git extended header"));
+    assert!(
+        message("diff --git a/f b/f\nsomething odd\n").contains("line 2: `something odd` is not a git extended header")
+    );
     assert!(message("diff --git a/f b/f\nnew file mode 120000\n").contains("symlink"));
     assert!(message("diff --git a/f b/f\nnew mode 100600\n").contains("unknown file mode `100600`"));
     assert!(message("diff --git a/f b/f\nrename from f\n").contains("must come as a pair"));

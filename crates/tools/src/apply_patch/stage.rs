@@ -36,7 +36,8 @@ impl Entry {
         match (&self.original, &self.current) {
             (None, None) => false,
             (Some(orig), Some(cur)) => {
-                orig.bytes != *cur || self.perms.as_ref().is_some_and(|p| p.mode() & 0o7777 != orig.perms.mode() & 0o7777)
+                orig.bytes != *cur
+                    || self.perms.as_ref().is_some_and(|p| p.mode() & 0o7777 != orig.perms.mode() & 0o7777)
             }
             _ => true,
         }

@@ -123,7 +123,8 @@ pub fn apply_hunks(
         let shifted = clamp(stated as isize + shift, lines.len());
         let guess = clamp(shifted as isize + drift, lines.len().saturating_sub(old.len()));
         let (pos, fuzz) = if old.is_empty() {
-            // Nothing to match: a pure insertion goes where its header says.
+            // Nothing to match: a pure insertion goes where its header says, moved
+            // by the drift the previous hunk showed.
             if stated as isize + shift > lines.len() as isize {
                 return Err(ToolError::model(format!(
                     "`{file}`: hunk {index} of {total} ({}) inserts after line {} but the file has only {} lines",
@@ -132,7 +133,7 @@ pub fn apply_hunks(
                     lines.len()
                 )));
             }
-            (shifted, false)
+            (clamp(shifted as isize + drift, lines.len()), false)
         } else {
             match locate(&lines, &old, guess, exact) {
                 Found::At(p) => (p, false),
@@ -247,7 +248,15 @@ fn ambiguous(
 
 /// Names the file and hunk and shows what was expected next to the region of the
 /// file that resembles it most (so the model sees what actually changed).
-fn not_found(file: &str, index: usize, total: usize, hunk: &Hunk, lines: &[Line], old: &[&[u8]], stated: usize) -> ToolError {
+fn not_found(
+    file: &str,
+    index: usize,
+    total: usize,
+    hunk: &Hunk,
+    lines: &[Line],
+    old: &[&[u8]],
+    stated: usize,
+) -> ToolError {
     let mut msg = format!(
         "`{file}`: hunk {index} of {total} ({}) does not apply: its context and removed lines are not in the file (compared exactly, then ignoring trailing whitespace).\nexpected ({} lines, near line {}):\n{}",
         hunk.header,
@@ -283,6 +292,17 @@ fn not_found(file: &str, index: usize, total: usize, hunk: &Hunk, lines: &[Line]
             }
         }
         None => msg.push_str(&format!("no line of the hunk occurs in the file ({} lines).\n", lines.len())),
+    }
+    // Re-sending a patch that already went in is a common slip; say so plainly.
+    let new: Vec<&[u8]> = hunk.lines.iter().filter(|l| l.op != Op::Remove).map(|l| l.text.as_bytes()).collect();
+    if !new.is_empty() && new != old {
+        let guess = stated.min(lines.len().saturating_sub(new.len()));
+        if let Found::At(p) | Found::Ambiguous(p, _) = locate(lines, &new, guess, trailing_ws_insensitive) {
+            msg.push_str(&format!(
+                "The hunk's result (its context and added lines) is already at line {}: this change looks applied already.\n",
+                p + 1
+            ));
+        }
     }
     msg.push_str("Re-read the file and regenerate this hunk from its current content.");
     ToolError::model(msg)

@@ -1,3 +1,5 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use super::super::parse::parse;
 use super::*;
 
@@ -42,7 +44,8 @@ fn pure_insertions_go_where_the_header_says() {
 #[test]
 fn final_newline_changes_follow_the_markers() {
     // Appending after a last line that had no newline gives it one.
-    let (out, _) = apply("a\nb", "--- a/f\n+++ b/f\n@@ -2 +2,2 @@\n-b\n\\ No newline at end of file\n+b\n+c\n").unwrap();
+    let (out, _) =
+        apply("a\nb", "--- a/f\n+++ b/f\n@@ -2 +2,2 @@\n-b\n\\ No newline at end of file\n+b\n+c\n").unwrap();
     assert_eq!(out, "a\nb\nc\n");
     let (out, _) = apply("a\nb\n", "--- a/f\n+++ b/f\n@@ -2 +2 @@\n-b\n+b\n\\ No newline at end of file\n").unwrap();
     assert_eq!(out, "a\nb");
@@ -53,4 +56,13 @@ fn an_absent_hunk_reports_when_nothing_resembles_it() {
     let err = apply("a\nb\n", "--- a/f\n+++ b/f\n@@ -1,2 +1,2 @@\n-zzz\n-yyy\n+q\n+r\n").unwrap_err();
     assert!(err.contains("`f`: hunk 1 of 1 (`@@ -1,2 +1,2 @@`) does not apply"), "{err}");
     assert!(err.contains("no line of the hunk occurs in the file (2 lines)"), "{err}");
+}
+
+#[test]
+fn zero_context_hunks_follow_the_drift_of_the_previous_hunk() {
+    // `diff -U0` style: hunk 1 is found 2 lines lower, so the bare insertion is too.
+    let patch = "--- a/f\n+++ b/f\n@@ -1 +1 @@\n-b\n+B\n@@ -3,0 +4 @@\n+after d\n";
+    let (out, notes) = apply("x\ny\nb\nc\nd\ne\n", patch).unwrap();
+    assert_eq!(out, "x\ny\nB\nc\nd\nafter d\ne\n");
+    assert_eq!((notes[1].at, notes[1].stated), (6, 4));
 }

@@ -26,6 +26,8 @@ pub struct Fetched {
     pub reason: String,
     pub content_type: Option<String>,
     pub final_url: String,
+    /// The `Location` of a redirect that was not followed.
+    pub location: Option<String>,
     pub body: Vec<u8>,
     pub truncated: bool,
 }
@@ -106,8 +108,12 @@ pub async fn get(
     wants_body: impl FnOnce(u16, Option<&str>) -> bool,
 ) -> Result<Fetched, ToolError> {
     let deadline = Instant::now() + timeout;
-    let timed_out =
-        || ToolError::model(format!("timed out after {} ms fetching {url}; retry with a larger timeout_ms", timeout.as_millis()));
+    let timed_out = || {
+        ToolError::model(format!(
+            "timed out after {} ms fetching {url}; retry with a larger timeout_ms",
+            timeout.as_millis()
+        ))
+    };
     let client = client_for(url)?;
     let request = client.get(url.clone()).header(reqwest::header::ACCEPT, accept).timeout(timeout);
     let mut response = timeout_at(deadline, request.send())
@@ -117,11 +123,18 @@ pub async fn get(
     let status = response.status();
     let content_type = header_content_type(&response);
     let final_url = response.url().to_string();
+    let location = response
+        .headers()
+        .get(reqwest::header::LOCATION)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string)
+        .filter(|_| status.is_redirection());
     let mut fetched = Fetched {
         status: status.as_u16(),
         reason: status.canonical_reason().unwrap_or("").to_string(),
         content_type,
         final_url,
+        location,
         body: Vec::new(),
         truncated: false,
     };
@@ -210,8 +223,20 @@ fn classify_mime(essence: &str) -> BodyKind {
         (_, s) if s.ends_with("+xml") => BodyKind::Text,
         (
             "application",
-            "xml" | "javascript" | "ecmascript" | "x-javascript" | "x-yaml" | "yaml" | "toml" | "x-sh" | "x-www-form-urlencoded"
-            | "csv" | "sql" | "graphql" | "x-ndjson" | "ndjson",
+            "xml"
+            | "javascript"
+            | "ecmascript"
+            | "x-javascript"
+            | "x-yaml"
+            | "yaml"
+            | "toml"
+            | "x-sh"
+            | "x-www-form-urlencoded"
+            | "csv"
+            | "sql"
+            | "graphql"
+            | "x-ndjson"
+            | "ndjson",
         ) => BodyKind::Text,
         _ => BodyKind::Binary,
     }
@@ -235,6 +260,44 @@ pub async fn html_to_text(body: Vec<u8>) -> Result<String, ToolError> {
     .await
     .map_err(|e| ToolError::Fatal(anyhow::anyhow!("HTML conversion task failed: {e}")))?
     .map_err(|e| ToolError::model(format!("could not convert the HTML page to text: {e}; retry with raw: true")))
+}
+
+/// html2text lists link targets as written (`[1]: /guide`); a model can only
+/// follow them when they are absolute, so the trailing footnotes are resolved
+/// against the page's final URL.
+pub fn absolutize_footnotes(text: &str, base: &str) -> String {
+    let Ok(base) = Url::parse(base) else { return text.to_string() };
+    let lines: Vec<&str> = text.lines().collect();
+    let is_footnote = |line: &str| footnote(line).is_some();
+    let mut first = lines.len();
+    while first > 0 && (is_footnote(lines[first - 1]) || lines[first - 1].trim().is_empty()) {
+        first -= 1;
+    }
+    let mut out: Vec<String> = lines[..first].iter().map(|l| l.to_string()).collect();
+    for line in &lines[first..] {
+        match footnote(line) {
+            Some((label, target)) => match base.join(target) {
+                Ok(abs) => out.push(format!("{label} {abs}")),
+                Err(_) => out.push(line.to_string()),
+            },
+            None => out.push(line.to_string()),
+        }
+    }
+    let mut joined = out.join("\n");
+    if text.ends_with('\n') {
+        joined.push('\n');
+    }
+    joined
+}
+
+/// `[12]: target` → (`[12]:`, `target`).
+fn footnote(line: &str) -> Option<(&str, &str)> {
+    let rest = line.strip_prefix('[')?;
+    let close = rest.find("]: ")?;
+    if close == 0 || !rest[..close].bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    Some((&line[..close + 3], rest[close + 3..].trim()))
 }
 
 /// The first `max_chars` of a text, for error excerpts.

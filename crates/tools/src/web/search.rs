@@ -91,9 +91,9 @@ pub fn backend_from(backend: Option<&str>, url: Option<&str>) -> Result<Arc<dyn 
             "web_search is configured for a JSON backend but QUIVER_WEB_SEARCH_URL is not set \
              (e.g. http://localhost:8888/search?q={query}&format=json)",
         )),
-        (Some(other), _) => Err(ToolError::model(format!(
-            "unknown QUIVER_WEB_SEARCH_BACKEND `{other}`; use `duckduckgo` or `json`"
-        ))),
+        (Some(other), _) => {
+            Err(ToolError::model(format!("unknown QUIVER_WEB_SEARCH_BACKEND `{other}`; use `duckduckgo` or `json`")))
+        }
     }
 }
 
@@ -163,7 +163,10 @@ impl SearchBackend for JsonSearch {
             let url = self.url(query, limit)?;
             let text = fetch_text(&url, "application/json").await?;
             let value: Value = serde_json::from_str(&text).map_err(|e| {
-                ToolError::model(format!("the search endpoint {url} did not return JSON ({e}): {}", excerpt(&text, 200)))
+                ToolError::model(format!(
+                    "the search endpoint {url} did not return JSON ({e}): {}",
+                    excerpt(&text, 200)
+                ))
             })?;
             Ok(parse_json_results(&value).into_iter().take(limit).collect())
         })
@@ -172,7 +175,8 @@ impl SearchBackend for JsonSearch {
 
 /// GETs a search page; a non-2xx status or a binary body is an error.
 async fn fetch_text(url: &Url, accept: &str) -> Result<String, ToolError> {
-    let fetched = get(url, accept, SEARCH_MAX_BYTES, SEARCH_TIMEOUT, |_, ct| classify(ct, b"") != BodyKind::Binary).await?;
+    let fetched =
+        get(url, accept, SEARCH_MAX_BYTES, SEARCH_TIMEOUT, |_, ct| classify(ct, b"") != BodyKind::Binary).await?;
     let text = String::from_utf8_lossy(&fetched.body).into_owned();
     if !(200..300).contains(&fetched.status) {
         return Err(ToolError::model(format!(

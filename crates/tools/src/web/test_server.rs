@@ -56,7 +56,8 @@ impl TestServer {
     pub async fn start(routes: Vec<(&str, Route)>) -> Self {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
-        let routes: Arc<HashMap<String, Route>> = Arc::new(routes.into_iter().map(|(p, r)| (p.to_string(), r)).collect());
+        let routes: Arc<HashMap<String, Route>> =
+            Arc::new(routes.into_iter().map(|(p, r)| (p.to_string(), r)).collect());
         let requests = Arc::new(Mutex::new(Vec::new()));
         let seen = requests.clone();
         tokio::spawn(async move {
@@ -90,10 +91,9 @@ async fn serve(mut socket: TcpStream, routes: Arc<HashMap<String, Route>>, seen:
     let target = head.split_whitespace().nth(1).unwrap_or("/").to_string();
     seen.lock().unwrap().push(target.clone());
     let path = target.split('?').next().unwrap_or("/");
-    let route = routes
-        .get(path)
-        .cloned()
-        .unwrap_or_else(|| Route::ok("text/html", "<html><body><h1>Not Found</h1><p>no such page</p></body></html>").status(404));
+    let route = routes.get(path).cloned().unwrap_or_else(|| {
+        Route::ok("text/html", "<html><body><h1>Not Found</h1><p>no such page</p></body></html>").status(404)
+    });
     tokio::time::sleep(route.delay).await;
     let mut response = format!("HTTP/1.1 {} Canned\r\nConnection: close\r\n", route.status);
     if let Some(ct) = &route.content_type {

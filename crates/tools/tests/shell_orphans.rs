@@ -1,0 +1,141 @@
+//! No process outlives its session: background jobs (and what they started) die
+//! when the session is dropped, and a job's shell dies when quiver itself is killed.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)]
+
+use std::io::BufRead;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use quiver_engine::{Audience, Engine, Manifest, Mode, ToolContext, Workspace};
+use serde_json::{Value, json};
+
+fn context(dir: &std::path::Path) -> ToolContext {
+    let engine = Arc::new(Engine::new(quiver_tools::native_registry().unwrap(), Manifest::builtin().unwrap()));
+    let audience = Audience { mode: Mode::Yolo, ..Audience::default() };
+    ToolContext::new(engine, Workspace::new(dir).unwrap(), audience)
+}
+
+/// Whether `pid` is a live (non-zombie) process.
+fn alive(pid: i32) -> bool {
+    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else { return false };
+    let state = stat[stat.rfind(')').unwrap() + 2..].chars().next().unwrap();
+    state != 'Z' && state != 'X'
+}
+
+fn wait_gone(pids: &[i32], within: Duration) -> Vec<i32> {
+    let start = Instant::now();
+    loop {
+        let left: Vec<i32> = pids.iter().copied().filter(|p| alive(*p)).collect();
+        if left.is_empty() || start.elapsed() > within {
+            return left;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Starts `command` in the background and returns the pids it prints (one per line).
+async fn start_and_read_pids(ctx: &ToolContext, command: &str, expect: usize) -> Vec<i32> {
+    let r = ctx.call("exec_shell", json!({"command": command, "background": true})).await.unwrap();
+    assert!(!r.is_error, "{}", r.content_text());
+    let id = r.metadata["task_id"].clone();
+    let mut pids = Vec::new();
+    let start = Instant::now();
+    while pids.len() < expect && start.elapsed() < Duration::from_secs(10) {
+        let out = ctx.call("exec_shell_wait", json!({"task_id": id, "timeout_ms": 1000})).await.unwrap();
+        pids.extend(out.content_text().lines().filter_map(|l| l.trim().parse::<i32>().ok()));
+    }
+    assert_eq!(pids.len(), expect, "pids printed by `{command}`");
+    pids
+}
+
+#[tokio::test]
+async fn dropping_the_session_kills_every_job() {
+    let dir = tempfile::tempdir().unwrap();
+    let ctx = context(dir.path());
+    let mut pids = start_and_read_pids(&ctx, "echo $$; sleep 300 & echo $!; sleep 301", 2).await;
+    pids.extend(start_and_read_pids(&ctx, "echo $$; (sleep 302; true) & echo $!; wait", 2).await);
+    // A tty job: an interactive shell puts its jobs in process groups of their own.
+    let r = ctx.call("exec_shell", json!({"command": "bash --norc -i", "background": true, "tty": true})).await.unwrap();
+    let tty_id = r.metadata["task_id"].clone();
+    pids.push(r.metadata["pid"].as_i64().unwrap() as i32);
+    let r = ctx
+        .call("exec_shell_interact", json!({"task_id": tty_id, "input": "sleep 303 & echo job=$((0 + $!))\n", "timeout_ms": 2000}))
+        .await
+        .unwrap();
+    let mut seen = r.content_text();
+    let parse = |text: &str| text.split("job=").filter_map(|s| s.lines().next()?.trim().parse::<i32>().ok()).next();
+    for _ in 0..20 {
+        if parse(&seen).is_some() {
+            break;
+        }
+        seen.push_str(&ctx.call("exec_shell_wait", json!({"task_id": tty_id, "timeout_ms": 500})).await.unwrap().content_text());
+    }
+    pids.push(parse(&seen).unwrap_or_else(|| panic!("no job pid in {seen}")));
+    assert!(pids.iter().all(|p| alive(*p)), "{pids:?}");
+
+    drop(ctx);
+    let left = wait_gone(&pids, Duration::from_secs(5));
+    assert!(left.is_empty(), "processes outlived their session: {left:?}");
+}
+
+#[tokio::test]
+async fn a_foreground_call_that_is_dropped_stops_its_command() {
+    let dir = tempfile::tempdir().unwrap();
+    let ctx = context(dir.path());
+    let marker = dir.path().join("pid");
+    let command = format!("echo $$ > {}; sleep 300", marker.display());
+    let call = ctx.call("exec_shell", json!({"command": command}));
+    // The host gives up on the call (a cancelled request) while the command runs.
+    let _ = tokio::time::timeout(Duration::from_millis(500), call).await;
+    let pid: i32 = std::fs::read_to_string(&marker).unwrap().trim().parse().unwrap();
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let left = wait_gone(&[pid], Duration::from_secs(5));
+    assert!(left.is_empty(), "the dropped call's command still runs: {left:?}");
+}
+
+/// When quiver dies without any cleanup (SIGKILL), the parent-death signal kills
+/// each job's shell. This runs a copy of this test binary as the "quiver" to kill.
+#[test]
+fn killing_quiver_kills_its_jobs() {
+    let exe = std::env::current_exe().unwrap();
+    let mut host = std::process::Command::new(exe)
+        .args(["--exact", "orphan_host", "--nocapture", "--test-threads=1"])
+        .env("QUIVER_ORPHAN_HOST", "1")
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stdout = host.stdout.take().unwrap();
+    let mut pid = None;
+    for line in std::io::BufReader::new(stdout).lines() {
+        let line = line.unwrap();
+        // libtest prints `test orphan_host ... ` on the same line first.
+        if let Some((_, p)) = line.split_once("JOB_PID=") {
+            pid = Some(p.trim().parse::<i32>().unwrap());
+            break;
+        }
+    }
+    let pid = pid.expect("the host reports its job's pid");
+    assert!(alive(pid));
+    host.kill().unwrap();
+    host.wait().unwrap();
+    let left = wait_gone(&[pid], Duration::from_secs(5));
+    assert!(left.is_empty(), "the job's shell outlived quiver: {left:?}");
+}
+
+/// The host side of [`killing_quiver_kills_its_jobs`]; does nothing in a normal run.
+#[test]
+fn orphan_host() {
+    if std::env::var_os("QUIVER_ORPHAN_HOST").is_none() {
+        return;
+    }
+    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    runtime.block_on(async {
+        let dir = tempfile::tempdir().unwrap();
+        let ctx = context(dir.path());
+        let r = ctx.call("exec_shell", json!({"command": "echo $$; exec sleep 300", "background": true})).await.unwrap();
+        let id: Value = r.metadata["task_id"].clone();
+        let out = ctx.call("exec_shell_wait", json!({"task_id": id, "timeout_ms": 3000})).await.unwrap();
+        println!("JOB_PID={}", out.content_text().lines().next().unwrap().trim());
+        tokio::time::sleep(Duration::from_secs(60)).await;
+    });
+}
