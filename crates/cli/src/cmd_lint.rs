@@ -16,14 +16,18 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let cwd = std::env::current_dir().ok();
     let engine = setup::engine(cwd.as_deref(), args.manifest.as_deref())?;
     let findings = quiver_engine::lint::lint(&engine, quiver_engine::VERSION);
-    if findings.is_empty() {
+    for f in findings.iter().filter(|f| f.warning) {
+        eprintln!("lint: {f}");
+    }
+    let errors: Vec<_> = findings.iter().filter(|f| !f.warning).collect();
+    if errors.is_empty() {
         let names = engine.registry().len() + engine.manifest().aliases.len();
         setup::out(&format!("lint: ok ({} tools, {names} names, {} profiles)", engine.registry().len(), engine.manifest().profiles.len()));
         return Ok(ExitCode::SUCCESS);
     }
-    for f in &findings {
+    for f in &errors {
         eprintln!("lint: {f}");
     }
-    eprintln!("lint: {} problem(s)", findings.len());
+    eprintln!("lint: {} problem(s)", errors.len());
     Ok(ExitCode::FAILURE)
 }

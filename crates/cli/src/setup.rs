@@ -28,8 +28,16 @@ pub fn engine(workspace: Option<&Path>, extra_manifest: Option<&Path>) -> anyhow
     Ok(Arc::new(Engine::new(registry, manifest(workspace, extra_manifest)?)))
 }
 
-/// Prints a line to stdout (the CLI's contract output).
-#[allow(clippy::print_stdout)]
+/// Prints a line to stdout (the CLI's contract output). A closed pipe (`quiver
+/// catalog | head`) ends the process quietly instead of panicking.
 pub fn out(line: &str) {
-    println!("{line}");
+    use std::io::Write;
+    let mut stdout = std::io::stdout().lock();
+    if let Err(e) = writeln!(stdout, "{line}") {
+        if e.kind() == std::io::ErrorKind::BrokenPipe {
+            std::process::exit(0);
+        }
+        eprintln!("quiver: writing to stdout: {e}");
+        std::process::exit(2);
+    }
 }

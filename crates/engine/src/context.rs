@@ -11,6 +11,18 @@ use crate::tool::ToolError;
 use crate::transcript::TranscriptWriter;
 use crate::workspace::Workspace;
 
+/// A session id unique on this machine: time, process and a counter. Spill
+/// folders and job logs are keyed by it, so two sessions never share them.
+pub fn new_session_id() -> String {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let millis = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis())
+        .unwrap_or_default();
+    format!("s{millis:x}-{}-{}", std::process::id(), COUNTER.fetch_add(1, Ordering::Relaxed))
+}
+
 #[derive(Clone)]
 pub struct ToolContext {
     pub workspace: Workspace,
@@ -27,7 +39,7 @@ impl ToolContext {
     pub fn new(engine: Arc<Engine>, workspace: Workspace, audience: Audience) -> Self {
         ToolContext {
             workspace,
-            session: Arc::new(Session::new("session")),
+            session: Arc::new(Session::new(new_session_id())),
             audience,
             engine,
             approver: None,

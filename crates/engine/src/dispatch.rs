@@ -51,6 +51,10 @@ impl Engine {
         };
 
         let mut args = if args.is_null() { Value::Object(Map::new()) } else { args };
+        // Models often send `null` for an optional argument; that means "absent".
+        if let Value::Object(map) = &mut args {
+            map.retain(|_, v| !v.is_null());
+        }
         if let (Some(entry), Value::Object(map)) = (alias, &mut args) {
             for (k, v) in &entry.set_args {
                 map.insert(k.clone(), v.clone());

@@ -148,6 +148,9 @@ planned_removal_version = "99.0.0"
         assert!(rules.contains(&rule), "missing {rule} in {rules:?}");
     }
     assert!(lint(&engine(MANIFEST), "0.1.0").is_empty(), "{:?}", lint(&engine(MANIFEST), "0.1.0"));
+    let gate_only = "[gates.not_built]\nmodels = [\"x*\"]\n";
+    let findings = lint(&engine(gate_only), "0.1.0");
+    assert!(findings.iter().all(|f| f.warning && f.rule == "unregistered-gate"), "{findings:?}");
 }
 
 #[test]

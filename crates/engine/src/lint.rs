@@ -14,20 +14,27 @@ use crate::permissions::Mode;
 pub struct Finding {
     pub rule: &'static str,
     pub message: String,
+    /// Worth saying, not worth failing for (a gate for a tool this build lacks:
+    /// an MCP tool not connected yet, a tool from an optional crate).
+    pub warning: bool,
 }
 
 impl fmt::Display for Finding {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "[{}] {}", self.rule, self.message)
+        let level = if self.warning { "warning" } else { "error" };
+        write!(f, "{level} [{}] {}", self.rule, self.message)
     }
 }
 
-/// Checks the engine's manifest against its registry; empty means clean.
+/// Checks the engine's manifest against its registry; no error findings means clean.
 pub fn lint(engine: &Engine, current_version: &str) -> Vec<Finding> {
     let mut out = Vec::new();
     let manifest = engine.manifest();
     let registry = engine.registry();
-    let mut push = |rule: &'static str, message: String| out.push(Finding { rule, message });
+    let mut push = |rule: &'static str, message: String| {
+        let warning = rule == "unregistered-gate";
+        out.push(Finding { rule, message, warning })
+    };
 
     for (profile_name, profile) in &manifest.profiles {
         for name in &profile.active {
@@ -75,7 +82,7 @@ pub fn lint(engine: &Engine, current_version: &str) -> Vec<Finding> {
 
     for (tool, gate) in &manifest.gates {
         if registry.get(tool).is_none() {
-            push("unregistered-gate", format!("gate for `{tool}`, which is not a registered tool"));
+            push("unregistered-gate", format!("gate for `{tool}`, which is not registered in this build"));
         }
         if gate.models.is_empty() {
             push("empty-gate", format!("gate for `{tool}` lists no models; it would hide the tool from everyone"));

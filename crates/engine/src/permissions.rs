@@ -62,6 +62,10 @@ pub enum Decision {
 /// (the shell's command policy) apply them on top, from inside the handler.
 pub fn check(mode: Mode, spec: &ToolSpec) -> Decision {
     let shell = spec.domain == "shell";
+    // Tools that run commands (the shell family, `run_tests`) apply the command
+    // policy themselves and ask with the actual command line; asking here too
+    // would ask twice, and without saying what runs.
+    let asks_itself = shell || spec.domain == "diagnostics";
     match mode {
         Mode::Plan if shell => Decision::Deny(format!(
             "`{}` is refused in plan mode: plan mode runs no shell commands; switch to agent mode to run it",
@@ -72,7 +76,7 @@ pub fn check(mode: Mode, spec: &ToolSpec) -> Decision {
             spec.name,
             spec.risk.as_str()
         )),
-        Mode::Agent if spec.risk == Risk::Destructive && !shell => {
+        Mode::Agent if spec.risk == Risk::Destructive && !asks_itself => {
             Decision::Ask(format!("allow `{}` ({} tool)?", spec.name, spec.risk.as_str()))
         }
         _ => Decision::Allow,

@@ -26,8 +26,12 @@ pub fn schema_for<T: JsonSchema>() -> Value {
     value
 }
 
-/// Removes `format` annotations on integers (`uint`, `int64` ...) that schemars
-/// adds and that no model or validator needs, keeping schemas tight.
+/// Keeps schemas tight: every byte of an active tool is paid on every turn.
+/// Drops integer `format`s (`uint`, `int64`), and turns schemars' rendering of
+/// optional fields (`"type": ["string", "null"]`, `"default": null`, `null` in
+/// enums, `anyOf: [X, {"type": "null"}]`) into plain `X`: a field that is not
+/// required is already optional, and dispatch treats an explicit `null`
+/// argument as absent.
 fn strip_noise(value: &mut Value) {
     match value {
         Value::Object(map) => {
@@ -35,6 +39,29 @@ fn strip_noise(value: &mut Value) {
                 && (format.starts_with("int") || format.starts_with("uint"))
             {
                 map.remove("format");
+            }
+            if map.get("default") == Some(&Value::Null) {
+                map.remove("default");
+            }
+            if let Some(Value::Array(types)) = map.get("type") {
+                let non_null: Vec<Value> = types.iter().filter(|t| t.as_str() != Some("null")).cloned().collect();
+                if non_null.len() == 1 && non_null.len() < types.len() {
+                    map.insert("type".into(), non_null[0].clone());
+                }
+            }
+            if let Some(Value::Array(options)) = map.get_mut("enum") {
+                options.retain(|o| !o.is_null());
+            }
+            if let Some(Value::Array(any)) = map.get("anyOf") {
+                let non_null: Vec<&Value> = any.iter().filter(|s| s.get("type") != Some(&Value::String("null".into()))).collect();
+                if non_null.len() == 1 && any.len() == 2 {
+                    if let Value::Object(inner) = non_null[0].clone() {
+                        map.remove("anyOf");
+                        for (k, v) in inner {
+                            map.entry(k).or_insert(v);
+                        }
+                    }
+                }
             }
             for v in map.values_mut() {
                 strip_noise(v);

@@ -88,7 +88,7 @@ async fn large_text_is_spilled_with_head_tail_and_handle() {
     let full = std::fs::read_to_string(path).unwrap();
     assert_eq!(spilled["bytes"], full.len());
     assert!(full.ends_with(&format!("line 2000 {}\n", "x".repeat(40))));
-    assert!(path.contains("/spill/session/"), "{path}");
+    assert!(path.contains(&format!("/spill/{}/", ctx.session.id())), "{path}");
     use std::os::unix::fs::PermissionsExt;
     assert_eq!(std::fs::metadata(path).unwrap().permissions().mode() & 0o777, 0o600);
 

@@ -21,7 +21,6 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::sync::mpsc;
 
-use quiver_engine::permissions::{self, Decision};
 use quiver_engine::{Mode, Risk, Tool, ToolContext, ToolError, ToolOutput};
 
 use crate::util::which;
@@ -183,9 +182,8 @@ fn no_default_message(root: &std::path::Path) -> String {
 }
 
 /// The default cargo command runs unasked; any other command runs code the user
-/// may not expect, so agent mode asks first. Dispatch already asks for every
-/// destructive tool in agent mode today; asking again would prompt twice, so this
-/// only asks when dispatch did not (the finer rule takes over once it stops).
+/// may not expect, so agent mode asks first, naming the command. (Dispatch leaves
+/// tools of the diagnostics domain to ask for themselves.)
 async fn approve(plan: &Plan, ctx: &ToolContext) -> Result<(), ToolError> {
     match ctx.mode() {
         Mode::Plan => {
@@ -194,14 +192,6 @@ async fn approve(plan: &Plan, ctx: &ToolContext) -> Result<(), ToolError> {
         Mode::Yolo => Ok(()),
         Mode::Agent if plan.default => Ok(()),
         Mode::Agent => {
-            let asked_by_dispatch = ctx
-                .engine
-                .registry()
-                .get(RunTests::NAME)
-                .is_some_and(|t| matches!(permissions::check(Mode::Agent, &t.spec), Decision::Ask(_)));
-            if asked_by_dispatch {
-                return Ok(());
-            }
             ctx.ask(&format!(
                 "run `{}` in {}? (it executes the project's code)",
                 plan.shown(),
