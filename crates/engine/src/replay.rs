@@ -132,8 +132,16 @@ fn normalize_inner(value: &Value, roots: &[&str], tmp: &str) -> Value {
     }
 }
 
+/// Durations written into text (`after 0.01 s`, `took 35 ms`).
+fn duration_pattern() -> &'static regex::Regex {
+    static PATTERN: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    // A constant pattern, exercised by the unit test below: it cannot fail at run time.
+    #[allow(clippy::expect_used)]
+    PATTERN.get_or_init(|| regex::Regex::new(r"\b\d+(?:\.\d+)? ?(?:ms|s)\b").expect("valid duration pattern"))
+}
+
 fn normalize_text(s: &str, roots: &[&str], tmp: &str) -> String {
-    let mut out = s.to_string();
+    let mut out = duration_pattern().replace_all(s, "<duration>").into_owned();
     for root in roots {
         out = out.replace(root, "<workspace>");
     }
@@ -204,6 +212,8 @@ mod tests {
         });
         let n = normalize(&v, &["/old/ws"]);
         assert_eq!(n["content"], "wrote <workspace>/a.txt; log at <tmp>/job_1.log done");
+        let timed = normalize(&json!("[task-1 exited with code 0 after 0.01 s] took 35ms"), &[]);
+        assert_eq!(timed, json!("[task-1 exited with code 0 after <duration>] took <duration>"));
         assert_eq!(n["metadata"]["duration_ms"], "<volatile>");
         assert_eq!(n["metadata"]["exit_code"], 0);
     }

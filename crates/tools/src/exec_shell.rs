@@ -154,8 +154,14 @@ pub(crate) fn start_background(ctx: &ToolContext, spec: &JobSpec<'_>, permission
         if job.tty { " with a terminal" } else { "" },
         spec.command,
     );
-    Ok(job
-        .metadata(ToolOutput::text(text))
+    // Describe the start only: whether a quick command has already exited by
+    // now is a race, and the same call must give the same result every time
+    // (replay depends on it). exec_shell_wait reports status and exit code.
+    Ok(ToolOutput::text(text)
+        .with_meta("task_id", id.clone())
+        .with_meta("status", "started")
+        .with_meta("log_file", job.log_shown())
+        .with_meta("pid", job.pid)
         .with_meta("timed_out", false)
         .with_meta("background", true)
         .with_meta("cwd", job.cwd_shown.clone())

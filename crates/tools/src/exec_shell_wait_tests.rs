@@ -10,7 +10,7 @@ async fn background_task_gives_id_and_wait_shows_output() {
     assert!(!start.is_error, "{}", start.content_text());
     let id = start.metadata["task_id"].as_str().unwrap().to_string();
     assert_eq!(id, "task-1");
-    assert_eq!(start.metadata["status"], "running");
+    assert_eq!(start.metadata["status"], "started");
     assert!(start.content_text().contains("exec_shell_wait"));
 
     let mut seen = String::new();

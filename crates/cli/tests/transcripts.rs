@@ -1,0 +1,143 @@
+//! The shipped example transcripts replay identically, old names included.
+//! They are recorded by `record_examples` below (run it with
+//! `cargo test -p quiver-cli --test transcripts -- --ignored` after a deliberate
+//! behaviour change, and review the diff).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::Arc;
+
+use quiver_engine::transcript::{Event, TRANSCRIPT_VERSION, TranscriptWriter};
+use quiver_engine::{Audience, Engine, Manifest, Mode, ToolContext, Workspace};
+use serde_json::{Value, json};
+
+fn examples_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/transcripts")
+}
+
+fn replay(path: &Path) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_quiver")).arg("replay").arg(path).output().unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn shipped_transcripts_replay_identically() {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(examples_dir())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
+        .collect();
+    files.sort();
+    assert!(!files.is_empty(), "no example transcripts shipped");
+    let mut seen = String::new();
+    for file in &files {
+        let (code, out, err) = replay(file);
+        assert_eq!(code, 0, "{} did not replay identically:\n{out}\n{err}", file.display());
+        assert!(out.contains(" 0 differ, 0 failed"), "{out}");
+        seen.push_str(&out);
+    }
+    // Between them, the examples exercise every kind of old name.
+    assert!(seen.contains("exec_wait") && seen.contains("(hidden alias of exec_shell_wait)"), "{seen}");
+    assert!(seen.contains("todo_write") && seen.contains("(deprecated: use checklist_write)"), "{seen}");
+    assert!(seen.contains("tts") && seen.contains("(hidden alias of speech)"), "{seen}");
+    assert!(seen.contains("deprecation notices: todo_write -> checklist_write"), "{seen}");
+}
+
+#[test]
+fn a_tampered_result_is_reported_as_a_difference() {
+    let original = std::fs::read_to_string(examples_dir().join("legacy_names.jsonl")).unwrap();
+    let tampered = original.replace("write the release notes", "write the release NOTES");
+    assert_ne!(original, tampered);
+    // Change only a recorded *result*, not the call: the replay must notice.
+    let lines: Vec<String> = original
+        .lines()
+        .zip(tampered.lines())
+        .map(|(o, t)| if o.contains("\"type\":\"tool_result\"") { t.to_string() } else { o.to_string() })
+        .collect();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("tampered.jsonl");
+    std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+    let (code, out, _) = replay(&path);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("DIFFERS"), "{out}");
+}
+
+#[test]
+fn a_torn_transcript_replays_what_came_before() {
+    let original = std::fs::read_to_string(examples_dir().join("legacy_names.jsonl")).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("torn.jsonl");
+    // Cut the file in the middle of the last recorded result, as a crash would.
+    let last_result = original.rfind("{\"type\":\"tool_result\"").unwrap();
+    let cut = last_result + 40;
+    std::fs::write(&path, &original[..cut]).unwrap();
+    let (code, out, err) = replay(&path);
+    assert!(err.contains("is torn"), "{err}");
+    // The last call lost its result line: reported, not silently passed.
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("#9   checklist_add            DIFFERS: no recorded result"), "{out}");
+    assert!(out.contains("8 identical"), "{out}");
+}
+
+/// The scripted sessions behind the shipped transcripts.
+fn scripts() -> Vec<(&'static str, Vec<(&'static str, Value)>)> {
+    vec![(
+        "legacy_names",
+        vec![
+            ("exec_shell", json!({"command": "printf 'hello from the background\\n'", "background": true})),
+            ("exec_wait", json!({"task_id": "$task", "timeout_ms": 10000})),
+            ("todo_write", json!({"items": [
+                {"content": "write the release notes", "status": "in_progress"},
+                {"content": "tag the release", "status": "pending"}
+            ]})),
+            ("todo_update", json!({"id": 1, "status": "completed"})),
+            ("todo_list", json!({})),
+            ("tts", json!({"text": "The release is tagged.", "path": "speech/release.wav"})),
+            ("tool_search", json!({"query": "select:note,update_plan"})),
+            ("note", json!({"text": "release tagged"})),
+            ("checklist_add", json!({"content": "announce it"})),
+        ],
+    )]
+}
+
+#[tokio::test]
+#[ignore = "writes examples/transcripts; run deliberately"]
+async fn record_examples() {
+    for (name, calls) in scripts() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = examples_dir().join(format!("{name}.jsonl"));
+        let _ = std::fs::remove_file(&path);
+        let writer = Arc::new(TranscriptWriter::open(&path).unwrap());
+        let engine = Arc::new(Engine::new(quiver_tools::native_registry().unwrap(), Manifest::builtin().unwrap()));
+        let audience = Audience { provider: "default".into(), model: None, mode: Mode::Agent };
+        let mut ctx = ToolContext::new(engine, Workspace::new(dir.path()).unwrap(), audience);
+        ctx.transcript = Some(writer.clone());
+        writer
+            .append(&Event::SessionStart {
+                version: TRANSCRIPT_VERSION,
+                session: name.into(),
+                quiver_version: quiver_engine::VERSION.into(),
+                workspace: ctx.workspace.root().to_string_lossy().into_owned(),
+                provider: "default".into(),
+                model: None,
+                mode: "agent".into(),
+            })
+            .unwrap();
+        let mut task = String::new();
+        for (tool, mut args) in calls {
+            if args.get("task_id") == Some(&json!("$task")) {
+                args["task_id"] = json!(task);
+            }
+            ctx.session.advance_turn();
+            let result = ctx.call(tool, args).await.unwrap();
+            assert!(!result.is_error, "{tool}: {}", result.content_text());
+            if let Some(id) = result.metadata.get("task_id").and_then(Value::as_str) {
+                task = id.to_string();
+            }
+        }
+    }
+}
