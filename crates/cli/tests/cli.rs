@@ -92,3 +92,58 @@ fn tools_lists_every_name() {
     assert_eq!(todo["state"], "deprecated");
     assert_eq!(todo["canonical"], "checklist_write");
 }
+
+fn shared_bench() -> Option<std::path::PathBuf> {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/bench");
+    if dir.is_dir() {
+        Some(dir)
+    } else {
+        eprintln!("../shared/bench is not beside the checkout; skipping");
+        None
+    }
+}
+
+fn metrics_line_ok(line: &str) -> bool {
+    let keys = ["top1=", "top5=", "mrr=", "p50_us=", "p99_us=", "n=", "tools="];
+    let parts: Vec<&str> = line.split(' ').collect();
+    parts.len() == keys.len() && parts.iter().zip(keys).all(|(p, k)| p.starts_with(k) && p[k.len()..].parse::<f64>().is_ok())
+}
+
+#[test]
+fn bench_search_prints_the_metrics_line() {
+    let Some(bench) = shared_bench() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let queries = bench.join("queries/native.jsonl");
+    let (code, out, err) = quiver(&["bench", "search", "--native", "--queries", queries.to_str().unwrap()], dir.path());
+    assert_eq!(code, 0, "{err}");
+    let last = out.lines().last().unwrap_or_default();
+    assert!(metrics_line_ok(last), "{last:?}");
+    assert!(last.contains(" n=52 "), "{last}");
+
+    let catalogs = format!(
+        "{},{}",
+        bench.join("catalogs/github-mcp.json").display(),
+        bench.join("catalogs/azure-mcp.json").display()
+    );
+    let azure_queries = bench.join("queries/azure-mcp.jsonl");
+    let (code, out, err) =
+        quiver(&["bench", "search", "--catalog", &catalogs, "--queries", azure_queries.to_str().unwrap()], dir.path());
+    assert_eq!(code, 0, "{err}");
+    let last = out.lines().last().unwrap_or_default();
+    assert!(metrics_line_ok(last) && last.ends_with(" n=501 tools=317"), "{last}");
+    // Far better than chance: the ranker works on real catalogs.
+    let top5: f64 = last.split(' ').nth(1).unwrap()["top5=".len()..].parse().unwrap();
+    assert!(top5 > 0.9, "{last}");
+}
+
+#[test]
+fn search_command_finds_deferred_tools() {
+    let dir = tempfile::tempdir().unwrap();
+    let (code, out, err) = quiver(&["search", "show the staged diff", "--json"], dir.path());
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["matches"][0]["name"], "git_diff", "{out}");
+    let (code, _, err) = quiver(&["search", "(", "--regex"], dir.path());
+    assert_eq!(code, 2);
+    assert!(err.contains("invalid regex"), "{err}");
+}
