@@ -52,7 +52,7 @@ pub fn run(bench: Bench) -> anyhow::Result<ExitCode> {
 fn search(args: SearchArgs) -> anyhow::Result<ExitCode> {
     let mut docs: Vec<SearchDoc> = Vec::new();
     if args.native {
-        let engine = setup::engine(None, None)?;
+        let engine = setup::own_engine()?;
         docs = discovery::build_index(engine.registry(), engine.lifecycle()).docs().to_vec();
     }
     for path in &args.catalog {

@@ -10,6 +10,7 @@ mod cmd_bench;
 mod cmd_call;
 mod cmd_catalog;
 mod cmd_lint;
+mod cmd_mcp;
 mod cmd_replay;
 mod cmd_search;
 mod cmd_tools;
@@ -39,6 +40,9 @@ enum Command {
     /// Benchmarks (quality and speed), reported as numbers.
     #[command(subcommand)]
     Bench(cmd_bench::Bench),
+    /// quiver as an MCP server (`mcp serve`).
+    #[command(subcommand)]
+    Mcp(cmd_mcp::Mcp),
 }
 
 fn main() -> ExitCode {
@@ -59,6 +63,7 @@ fn main() -> ExitCode {
         Command::Call(args) => cmd_call::run(args),
         Command::Search(args) => cmd_search::run(args),
         Command::Bench(bench) => cmd_bench::run(bench),
+        Command::Mcp(mcp) => cmd_mcp::run(mcp),
         Command::Replay(args) => cmd_replay::run(args),
     };
     match result {

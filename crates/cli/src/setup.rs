@@ -23,9 +23,21 @@ pub fn manifest(workspace: Option<&Path>, extra: Option<&Path>) -> anyhow::Resul
     Ok(manifest)
 }
 
+/// The full surface: native tools, the `mcp_*` tools, and the tools of every
+/// configured MCP server known from its cached tool list (servers start only
+/// when one of their tools is called).
 pub fn engine(workspace: Option<&Path>, extra_manifest: Option<&Path>) -> anyhow::Result<Arc<Engine>> {
+    let config = quiver_mcp::McpConfig::load_for_workspace(workspace, None).context("reading the MCP server config")?;
+    let manager = quiver_mcp::McpManager::new(config);
     let registry = quiver_tools::native_registry()?;
-    Ok(Arc::new(Engine::new(registry, manifest(workspace, extra_manifest)?)))
+    Ok(Arc::new(quiver_mcp::build_engine(registry, manifest(workspace, extra_manifest)?, &manager)?))
+}
+
+/// quiver's own surface only (native and `mcp_*` tools, no configured servers):
+/// what `bench search --native` measures, the same on every machine.
+pub fn own_engine() -> anyhow::Result<Arc<Engine>> {
+    let registry = quiver_tools::native_registry()?;
+    Ok(Arc::new(quiver_mcp::build_engine(registry, Manifest::builtin()?, &quiver_mcp::McpManager::empty())?))
 }
 
 /// Prints a line to stdout (the CLI's contract output). A closed pipe (`quiver

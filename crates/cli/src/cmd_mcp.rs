@@ -1,0 +1,139 @@
+//! `quiver mcp serve [--transport stdio|http] [--listen ADDR] [--config FILE] [--mode M] [--workspace DIR]`
+//!
+//! quiver as an MCP server: any MCP client (Claude Code, Codex, Cursor, ...)
+//! gets quiver's first-turn head plus `tool_search`, and every tool behind it.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use anyhow::{Context, bail};
+use quiver_engine::{Audience, Mode, Workspace};
+use quiver_mcp::server::{HttpOptions, HttpServer, Surface};
+use quiver_mcp::{EngineHost, McpConfig, McpManager};
+
+use crate::setup;
+
+/// The env var holding the HTTP bearer token when `--token-env` is not given.
+const DEFAULT_TOKEN_ENV: &str = "QUIVER_MCP_TOKEN";
+
+#[derive(clap::Subcommand)]
+pub enum Mcp {
+    /// Serve quiver's tools to an MCP client (stdio by default, or streamable HTTP at /mcp).
+    Serve(ServeArgs),
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Transport {
+    Stdio,
+    Http,
+}
+
+#[derive(clap::Args)]
+pub struct ServeArgs {
+    #[arg(long, value_enum, default_value = "stdio")]
+    transport: Transport,
+    /// HTTP listen address (default 127.0.0.1:0, an ephemeral loopback port).
+    #[arg(long)]
+    listen: Option<String>,
+    /// Allow a non-loopback --listen address.
+    #[arg(long)]
+    allow_remote: bool,
+    /// Env var holding the HTTP bearer token (default: QUIVER_MCP_TOKEN, if set).
+    #[arg(long)]
+    token_env: Option<String>,
+    /// Config file with `[mcp_servers.NAME]` tables (or a Claude-style mcpServers JSON).
+    #[arg(long)]
+    config: Option<PathBuf>,
+    #[arg(long, default_value = "agent")]
+    mode: Mode,
+    #[arg(long)]
+    workspace: Option<PathBuf>,
+    #[arg(long, default_value = "default")]
+    provider: String,
+    #[arg(long)]
+    model: Option<String>,
+    /// Extra lifecycle manifest laid over the built-in and user/project ones.
+    #[arg(long)]
+    manifest: Option<PathBuf>,
+}
+
+pub fn run(command: Mcp) -> anyhow::Result<ExitCode> {
+    match command {
+        Mcp::Serve(args) => serve(args),
+    }
+}
+
+fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
+    let dir = setup::workspace_dir(args.workspace.as_deref())?;
+    let workspace = Workspace::new(&dir).with_context(|| format!("workspace {}", dir.display()))?;
+    let token = token(&args)?;
+    let runtime = tokio::runtime::Runtime::new().context("starting the async runtime")?;
+    runtime.block_on(async {
+        let manifest = setup::manifest(Some(workspace.root()), args.manifest.as_deref())?;
+        let config = McpConfig::load_for_workspace(Some(workspace.root()), args.config.as_deref())
+            .context("reading the MCP server config")?;
+        let manager = McpManager::new(config);
+        let host = EngineHost::new(quiver_tools::native_registry()?, manifest, manager)?;
+        let audience = Audience { provider: args.provider.clone(), model: args.model.clone(), mode: args.mode };
+        let surface = Arc::new(Surface::hosted(host, workspace, audience));
+        let served = match args.transport {
+            Transport::Stdio => {
+                if args.listen.is_some() || args.allow_remote {
+                    bail!("--listen and --allow-remote apply to --transport http only");
+                }
+                tokio::select! {
+                    served = quiver_mcp::server::serve_stdio(surface.clone()) => served,
+                    () = shutdown_signal() => Ok(()),
+                }
+            }
+            Transport::Http => {
+                let options = HttpOptions { listen: args.listen.clone(), allow_remote: args.allow_remote, token };
+                let server = HttpServer::bind(surface.clone(), options).await?;
+                // Tests and scripts read the port from this line.
+                eprintln!("listening on {}", server.url());
+                server.run_until(shutdown_signal()).await
+            }
+        };
+        // Downstream servers are our children: stop them whatever happened.
+        surface.shutdown().await;
+        served
+    })?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Ctrl-C or SIGTERM: stop serving so downstream servers get shut down
+/// instead of being orphaned.
+async fn shutdown_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        match signal(SignalKind::terminate()) {
+            Ok(mut term) => {
+                tokio::select! {
+                    _ = tokio::signal::ctrl_c() => {}
+                    _ = term.recv() => {}
+                }
+            }
+            Err(_) => {
+                let _ = tokio::signal::ctrl_c().await;
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+    }
+}
+
+/// `--token-env VAR` must name a set, non-empty variable; without it the
+/// default variable is used when present.
+fn token(args: &ServeArgs) -> anyhow::Result<Option<String>> {
+    match &args.token_env {
+        Some(var) => match std::env::var(var) {
+            Ok(value) if !value.trim().is_empty() => Ok(Some(value.trim().to_string())),
+            _ => bail!("--token-env {var}: that environment variable is not set (or empty)"),
+        },
+        None => Ok(std::env::var(DEFAULT_TOKEN_ENV).ok().map(|v| v.trim().to_string()).filter(|v| !v.is_empty())),
+    }
+}

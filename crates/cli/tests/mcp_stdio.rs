@@ -1,0 +1,105 @@
+//! `quiver mcp serve` over stdio, the real binary driven by an rmcp client:
+//! the list is `quiver catalog --format mcp`, a search sends list_changed and
+//! appends to the tail without touching the head, deprecated names keep their
+//! notice, and agent-mode approvals go through elicitation.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod mcp_support;
+
+use mcp_support::*;
+use serde_json::json;
+
+fn workspace() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("src")).unwrap();
+    std::fs::write(dir.path().join("src/main.rs"), "fn main() {}\n").unwrap();
+    std::fs::write(dir.path().join("README.md"), "# demo\n").unwrap();
+    dir
+}
+
+#[tokio::test]
+async fn stdio_session_lists_searches_loads_and_calls() {
+    let dir = workspace();
+    let handler = TestClient::default();
+    let client = stdio(dir.path(), &[], handler.clone()).await;
+
+    let info = client.peer_info().unwrap();
+    assert_eq!(info.server_info.as_ref().unwrap().name, "quiver");
+    assert_eq!(info.capabilities.tools.as_ref().unwrap().list_changed, Some(true));
+
+    let head = list(&client).await;
+    let head_bytes: Vec<String> = head.iter().map(bytes).collect();
+    assert_eq!(head_bytes, catalog_mcp(dir.path(), &[]), "tools/list must be the catalog head, byte for byte");
+    assert!(names(&head).contains(&"tool_search".to_string()));
+
+    let found = call(&client, "tool_search", json!({"query": "overview of the project structure"})).await;
+    assert_eq!(found.is_error, Some(false), "{}", text(&found));
+    assert!(text(&found).contains("project_map"), "{}", text(&found));
+    handler.wait_list_changed(0).await;
+
+    let after = list(&client).await;
+    let after_bytes: Vec<String> = after.iter().map(bytes).collect();
+    assert_eq!(&after_bytes[..head_bytes.len()], &head_bytes[..], "old head must be byte-identical");
+    let tail = names(&after[head.len()..]);
+    assert!(tail.contains(&"project_map".to_string()), "{tail:?}");
+    let loaded_args: Vec<&str> = tail.iter().map(String::as_str).collect();
+    assert_eq!(after_bytes, catalog_mcp(dir.path(), &["--loaded", &loaded_args.join(",")]));
+
+    let map = call(&client, "project_map", json!({})).await;
+    assert_eq!(map.is_error, Some(false), "{}", text(&map));
+    assert!(text(&map).contains("main.rs"), "{}", text(&map));
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test]
+async fn deprecated_alias_shows_deprecation_in_meta() {
+    let dir = workspace();
+    let client = stdio(dir.path(), &[], TestClient::default()).await;
+    let result = call(&client, "todo_write", json!({"items": [{"content": "ship it", "status": "pending"}]})).await;
+    assert_eq!(result.is_error, Some(false), "{}", text(&result));
+    let meta = result.meta.as_ref().expect("_meta").0.clone();
+    assert_eq!(meta["_deprecation"]["this_tool"], "todo_write");
+    assert_eq!(meta["_deprecation"]["use_instead"], "checklist_write");
+    let twin = call(&client, "checklist_write", json!({"items": [{"content": "ship it", "status": "pending"}]})).await;
+    assert_eq!(result.content, twin.content, "an alias's content is its canonical twin's");
+    assert!(twin.meta.as_ref().is_none_or(|m| m.0.get("_deprecation").is_none()));
+    // The alias is never listed.
+    assert!(!names(&list(&client).await).contains(&"todo_write".to_string()));
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test]
+async fn agent_mode_asks_the_client_through_elicitation() {
+    let dir = workspace();
+    let yes = TestClient::answering(true);
+    let client = stdio(dir.path(), &["--mode", "agent"], yes.clone()).await;
+    let result = call(&client, "exec_shell", json!({"command": "touch approved.txt"})).await;
+    assert_eq!(result.is_error, Some(false), "{}", text(&result));
+    assert!(dir.path().join("approved.txt").exists());
+    let questions = yes.questions.lock().unwrap().clone();
+    assert_eq!(questions.len(), 1, "{questions:?}");
+    assert!(questions[0].contains("touch approved.txt"), "{questions:?}");
+    client.cancel().await.unwrap();
+
+    let no = TestClient::answering(false);
+    let client = stdio(dir.path(), &["--mode", "agent"], no).await;
+    let refused = call(&client, "exec_shell", json!({"command": "touch declined.txt"})).await;
+    assert_eq!(refused.is_error, Some(true));
+    assert!(text(&refused).contains("not approved"), "{}", text(&refused));
+    assert!(!dir.path().join("declined.txt").exists());
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test]
+async fn without_elicitation_agent_mode_refuses_with_a_clear_message() {
+    let dir = workspace();
+    let client = stdio(dir.path(), &["--mode", "agent"], TestClient::default()).await;
+    let refused = call(&client, "exec_shell", json!({"command": "touch nobody.txt"})).await;
+    assert_eq!(refused.is_error, Some(true));
+    assert!(text(&refused).contains("nobody to ask"), "{}", text(&refused));
+    assert!(!dir.path().join("nobody.txt").exists());
+    // Trusted commands need no approval.
+    let ok = call(&client, "exec_shell", json!({"command": "ls"})).await;
+    assert_eq!(ok.is_error, Some(false), "{}", text(&ok));
+    client.cancel().await.unwrap();
+}

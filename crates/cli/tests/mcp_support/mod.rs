@@ -1,0 +1,214 @@
+//! Shared by the `quiver mcp serve` binary tests: a recording rmcp client, and
+//! helpers that start the real binary over stdio or HTTP.
+#![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult,
+    ElicitationAction, Implementation, ProtocolVersion, Tool,
+};
+use rmcp::service::{NotificationContext, RequestContext, RoleClient, RunningService};
+use rmcp::transport::TokioChildProcess;
+use rmcp::{ClientHandler, ErrorData, ServiceExt};
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::sync::Notify;
+
+pub fn quiver_bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_quiver"))
+}
+
+/// A client that records list_changed notifications and elicitation questions.
+#[derive(Clone, Default)]
+pub struct TestClient {
+    /// `Some(answer)`: advertises elicitation and answers every form with it.
+    pub elicitation: Option<bool>,
+    pub list_changed: Arc<Notify>,
+    pub list_changed_count: Arc<Mutex<usize>>,
+    pub questions: Arc<Mutex<Vec<String>>>,
+}
+
+impl TestClient {
+    pub fn answering(answer: bool) -> Self {
+        TestClient { elicitation: Some(answer), ..Default::default() }
+    }
+
+    pub fn list_changes(&self) -> usize {
+        *self.list_changed_count.lock().unwrap()
+    }
+
+    pub async fn wait_list_changed(&self, seen_before: usize) {
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+        while self.list_changes() <= seen_before {
+            let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+            assert!(!left.is_zero(), "no notifications/tools/list_changed within 10 s");
+            let _ = tokio::time::timeout(left.min(Duration::from_millis(100)), self.list_changed.notified()).await;
+        }
+    }
+}
+
+impl ClientHandler for TestClient {
+    fn get_info(&self) -> ClientConfig {
+        let capabilities = if self.elicitation.is_some() {
+            ClientCapabilities::builder().enable_elicitation().build()
+        } else {
+            ClientCapabilities::default()
+        };
+        ClientConfig::new(capabilities, Implementation::new("quiver-cli-test", "0.0.0"))
+            .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE)
+    }
+
+    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        *self.list_changed_count.lock().unwrap() += 1;
+        self.list_changed.notify_waiters();
+    }
+
+    async fn create_elicitation(
+        &self,
+        request: ElicitRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, ErrorData> {
+        if let ElicitRequestParams::FormElicitationParams { message, .. } = &request {
+            self.questions.lock().unwrap().push(message.clone());
+        }
+        let mut result = ElicitResult::new(if self.elicitation.is_some() {
+            ElicitationAction::Accept
+        } else {
+            ElicitationAction::Decline
+        });
+        result.content = self.elicitation.map(|answer| json!({"approve": answer}));
+        Ok(result)
+    }
+}
+
+pub type Client = RunningService<RoleClient, TestClient>;
+
+/// `quiver mcp serve` (stdio) in `workspace`, with extra args.
+pub async fn stdio(workspace: &Path, extra: &[&str], handler: TestClient) -> Client {
+    stdio_env(workspace, extra, &[], handler).await
+}
+
+/// Keeps the user's own config and tool cache out of the test: no servers
+/// but the workspace's, and a cache private to this workspace (callers may
+/// override either with their own env).
+fn isolate(cmd: &mut tokio::process::Command, workspace: &Path) {
+    cmd.env("QUIVER_CONFIG_DIR", workspace.join(".test-user-config"))
+        .env("QUIVER_CACHE_DIR", workspace.join(".test-cache"));
+}
+
+/// `quiver mcp serve` (stdio) with extra environment variables.
+pub async fn stdio_env(workspace: &Path, extra: &[&str], envs: &[(&str, &str)], handler: TestClient) -> Client {
+    let mut cmd = tokio::process::Command::new(quiver_bin());
+    cmd.args(["mcp", "serve", "--workspace"]).arg(workspace).args(extra).env("QUIVER_LOG", "warn");
+    isolate(&mut cmd, workspace);
+    for (k, v) in envs {
+        cmd.env(k, v);
+    }
+    let (transport, _stderr) = TokioChildProcess::builder(cmd).stderr(Stdio::inherit()).spawn().unwrap();
+    handler.serve(transport).await.expect("stdio handshake with quiver")
+}
+
+/// A running `quiver mcp serve --transport http`; killed on drop.
+pub struct HttpQuiver {
+    pub child: tokio::process::Child,
+    pub url: String,
+}
+
+pub async fn http(workspace: &Path, extra: &[&str], envs: &[(&str, &str)]) -> HttpQuiver {
+    let mut cmd = tokio::process::Command::new(quiver_bin());
+    cmd.args(["mcp", "serve", "--transport", "http", "--workspace"])
+        .arg(workspace)
+        .args(extra)
+        .env("QUIVER_LOG", "warn")
+        .env_remove("QUIVER_MCP_TOKEN")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true);
+    isolate(&mut cmd, workspace);
+    for (k, v) in envs {
+        cmd.env(k, v);
+    }
+    let mut child = cmd.spawn().unwrap();
+    let stderr = child.stderr.take().unwrap();
+    let mut lines = BufReader::new(stderr).lines();
+    let url = tokio::time::timeout(Duration::from_secs(30), async {
+        while let Some(line) = lines.next_line().await.unwrap() {
+            if let Some(url) = line.strip_prefix("listening on ") {
+                return url.trim().to_string();
+            }
+            eprintln!("quiver: {line}");
+        }
+        panic!("quiver exited before printing its address");
+    })
+    .await
+    .expect("quiver printed no `listening on` line within 30 s");
+    // Keep draining stderr so the server never blocks on a full pipe.
+    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+    HttpQuiver { child, url }
+}
+
+pub async fn http_client(url: &str, token: Option<&str>, handler: TestClient) -> Client {
+    use rmcp::transport::StreamableHttpClientTransport;
+    use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let mut config = StreamableHttpClientTransportConfig::with_uri(url.to_string());
+    if let Some(token) = token {
+        config = config.auth_header(token.to_string());
+    }
+    handler.serve(StreamableHttpClientTransport::from_config(config)).await.expect("HTTP handshake with quiver")
+}
+
+pub async fn list(client: &Client) -> Vec<Tool> {
+    client.list_all_tools().await.expect("tools/list")
+}
+
+pub async fn call(client: &Client, name: &str, args: Value) -> CallToolResult {
+    let mut params = CallToolRequestParams::new(name.to_string());
+    if let Value::Object(map) = args {
+        params = params.with_arguments(map);
+    }
+    client.call_tool(params).await.expect("tools/call")
+}
+
+/// Canonical bytes: key-sorted, compact (what `quiver catalog` prints).
+pub fn canonical(value: &Value) -> String {
+    quiver_engine::canonical::to_string(value)
+}
+
+pub fn bytes(tool: &Tool) -> String {
+    canonical(&serde_json::to_value(tool).unwrap())
+}
+
+pub fn names(tools: &[Tool]) -> Vec<String> {
+    tools.iter().map(|t| t.name.to_string()).collect()
+}
+
+pub fn text(result: &CallToolResult) -> String {
+    result
+        .content
+        .iter()
+        .filter_map(|c| serde_json::to_value(c).ok())
+        .filter_map(|v| v.get("text").and_then(Value::as_str).map(str::to_string))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// `quiver catalog --format mcp` in `workspace`, one canonical string per tool.
+pub fn catalog_mcp(workspace: &Path, extra: &[&str]) -> Vec<String> {
+    let out = std::process::Command::new(quiver_bin())
+        .args(["catalog", "--format", "mcp"])
+        .args(extra)
+        .current_dir(workspace)
+        .env("QUIVER_CONFIG_DIR", workspace.join(".test-user-config"))
+        .env("QUIVER_CACHE_DIR", workspace.join(".test-cache"))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let list: Value = serde_json::from_slice(&out.stdout).unwrap();
+    list.as_array().unwrap().iter().map(canonical).collect()
+}

@@ -1,0 +1,269 @@
+//! A deliberately badly behaved MCP server for quiver's client tests.
+//!
+//! It misbehaves on command, through tool calls (`crash`, `hang`, `freeze`,
+//! `flood_stderr`, `flood_stdout`, `garbage`, ...) or at startup through
+//! `QUIVER_TEST_MCP_START=crash|hang|garbage`. `QUIVER_TEST_MCP_EXTRA_TOOLS=N`
+//! adds N filler tools; `QUIVER_TEST_MCP_ODD_NAMES=1` adds tools whose names
+//! need sanitizing, cutting and hashing. Serves stdio by default, or
+//! streamable HTTP with `--http ADDR` (prints `listening on http://ADDR/mcp`
+//! to stderr).
+//!
+//! Built with rmcp's server side, i.e. by the SDK quiver's client also uses;
+//! the conformance of the client against servers nobody here wrote is checked
+//! separately with `@modelcontextprotocol/server-everything`.
+
+use std::io::Write;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation, ListToolsResult,
+    PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+};
+use rmcp::service::{RequestContext, RoleServer};
+use rmcp::{ErrorData, ServerHandler, ServiceExt};
+use serde_json::{Map, Value, json};
+
+#[derive(Clone, Default)]
+struct Misbehaver {
+    /// Set by `change_tools`: one more tool appears and the client is told.
+    grown: Arc<AtomicBool>,
+}
+
+fn tool(name: &str, description: &str, schema: Value, annotations: Option<Value>) -> Option<Tool> {
+    let mut t = json!({"name": name, "description": description, "inputSchema": schema});
+    if let Some(a) = annotations {
+        t["annotations"] = a;
+    }
+    serde_json::from_value(t).ok()
+}
+
+fn no_args() -> Value {
+    json!({"type": "object", "properties": {}})
+}
+
+fn int_arg(name: &str, what: &str) -> Value {
+    json!({"type": "object", "properties": {name: {"type": "integer", "description": what}}})
+}
+
+impl Misbehaver {
+    fn tools(&self) -> Vec<Tool> {
+        let mut tools = vec![
+            tool(
+                "echo",
+                "Echo back the text you send.",
+                json!({"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}),
+                None,
+            ),
+            tool(
+                "add",
+                "Add two integers; the sum comes back as structured content.",
+                json!({"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}}, "required": ["a", "b"]}),
+                None,
+            ),
+            tool("pid", "Report this server's process id.", no_args(), Some(json!({"readOnlyHint": true}))),
+            tool("wipe", "Pretend to delete everything.", no_args(), Some(json!({"destructiveHint": true}))),
+            tool("slow", "Answer after `ms` milliseconds.", int_arg("ms", "delay"), None),
+            tool("hang", "Never answer (the server stays responsive).", no_args(), None),
+            tool(
+                "freeze",
+                "Block the whole server for `ms` milliseconds (it answers nothing, not even pings).",
+                int_arg("ms", "how long"),
+                None,
+            ),
+            tool("crash", "Exit the process at once with a message on stderr.", int_arg("code", "exit code"), None),
+            tool("flood_stderr", "Write `bytes` bytes to stderr, then answer.", int_arg("bytes", "how much"), None),
+            tool(
+                "flood_stdout",
+                "Write `lines` lines of non-JSON junk to stdout, then answer.",
+                int_arg("lines", "how many"),
+                None,
+            ),
+            tool("garbage", "Answer with a malformed JSON-RPC response, then nothing.", no_args(), None),
+            tool("big", "Answer with `bytes` bytes of text.", int_arg("bytes", "how much"), None),
+            tool("fail", "Answer with an isError result.", no_args(), None),
+            tool("image", "Answer with a tiny PNG and a text resource.", no_args(), None),
+            tool("change_tools", "Add the tool `added_later` and send tools/list_changed.", no_args(), None),
+        ];
+        if self.grown.load(Ordering::SeqCst) {
+            tools.push(tool("added_later", "A tool that appeared after the first listing.", no_args(), None));
+        }
+        let extra: usize = std::env::var("QUIVER_TEST_MCP_EXTRA_TOOLS").ok().and_then(|v| v.parse().ok()).unwrap_or(0);
+        for i in 0..extra {
+            tools.push(tool(&format!("extra_{i}"), &format!("Filler tool number {i}."), no_args(), None));
+        }
+        if std::env::var("QUIVER_TEST_MCP_ODD_NAMES").is_ok() {
+            let long = "x".repeat(90);
+            for name in ["dot.name", "dot_name", "slash/name", &format!("{long}1"), &format!("{long}2")] {
+                tools.push(tool(name, "A tool with an awkward name.", no_args(), None));
+            }
+        }
+        tools.into_iter().flatten().collect()
+    }
+}
+
+fn text(s: impl Into<String>) -> CallToolResponse {
+    CallToolResult::success(vec![ContentBlock::text(s.into())]).into()
+}
+
+fn int(args: &Map<String, Value>, key: &str, default: u64) -> u64 {
+    args.get(key).and_then(Value::as_u64).unwrap_or(default)
+}
+
+fn raw_stdout(bytes: &[u8]) {
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(bytes);
+    let _ = out.flush();
+}
+
+impl ServerHandler for Misbehaver {
+    fn get_info(&self) -> ServerConfig {
+        let capabilities = ServerCapabilities::builder().enable_tools().enable_tool_list_changed().build();
+        ServerConfig::new(capabilities).with_server_info(Implementation::new("quiver-test-mcp", "0.0.1"))
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items(self.tools()))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let args = request.arguments.clone().unwrap_or_default();
+        match request.name.as_ref() {
+            "echo" => Ok(text(args.get("text").and_then(Value::as_str).unwrap_or(""))),
+            "add" => {
+                let sum = args.get("a").and_then(Value::as_i64).unwrap_or(0)
+                    + args.get("b").and_then(Value::as_i64).unwrap_or(0);
+                let mut result = CallToolResult::success(vec![]);
+                result.structured_content = Some(json!({"sum": sum}));
+                Ok(result.into())
+            }
+            "pid" => Ok(text(std::process::id().to_string())),
+            "wipe" => Ok(text("wiped (not really)")),
+            "slow" => {
+                tokio::time::sleep(Duration::from_millis(int(&args, "ms", 100))).await;
+                Ok(text("done"))
+            }
+            "hang" => {
+                std::future::pending::<()>().await;
+                Ok(text("unreachable"))
+            }
+            "freeze" => {
+                // On this single-threaded runtime, blocking the thread stops
+                // everything: no reads, no pings answered.
+                std::thread::sleep(Duration::from_millis(int(&args, "ms", 60_000)));
+                Ok(text("thawed"))
+            }
+            "crash" => {
+                eprintln!("quiver-test-mcp: crashing on purpose (boom)");
+                std::process::exit(int(&args, "code", 3) as i32);
+            }
+            "flood_stderr" => {
+                let bytes = int(&args, "bytes", 1 << 20) as usize;
+                let line = "noise noise noise noise noise noise noise noise noise noise\n";
+                let mut err = std::io::stderr().lock();
+                let mut written = 0;
+                while written < bytes {
+                    let _ = err.write_all(line.as_bytes());
+                    written += line.len();
+                }
+                let _ = writeln!(err, "flood done");
+                Ok(text(format!("wrote {written} bytes to stderr")))
+            }
+            "flood_stdout" => {
+                let lines = int(&args, "lines", 10_000);
+                let mut junk = String::new();
+                for i in 0..lines {
+                    junk.push_str(&format!("this is not json {i} {{[\n"));
+                }
+                raw_stdout(junk.as_bytes());
+                Ok(text(format!("wrote {lines} junk lines to stdout")))
+            }
+            "garbage" => {
+                let id = serde_json::to_value(&context.id).unwrap_or(Value::Null);
+                let bad = json!({"jsonrpc": "2.0", "id": id, "result": {"content": "this should be a list", "isError": "maybe"}});
+                raw_stdout(format!("{bad}\n").as_bytes());
+                std::future::pending::<()>().await;
+                Ok(text("unreachable"))
+            }
+            "big" => Ok(text("y".repeat(int(&args, "bytes", 100_000) as usize))),
+            "fail" => Ok(CallToolResult::error(vec![ContentBlock::text("the thing failed on purpose")]).into()),
+            "image" => {
+                let png =
+                    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==";
+                let blocks: Vec<ContentBlock> = serde_json::from_value(json!([
+                    {"type": "text", "text": "a picture:"},
+                    {"type": "image", "data": png, "mimeType": "image/png"},
+                    {"type": "resource", "resource": {"uri": "mem://note.txt", "mimeType": "text/plain", "text": "a note"}},
+                ]))
+                .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+                Ok(CallToolResult::success(blocks).into())
+            }
+            "change_tools" => {
+                self.grown.store(true, Ordering::SeqCst);
+                let _ = context.peer.notify_tool_list_changed().await;
+                Ok(text("tools changed"))
+            }
+            "added_later" => Ok(text("I am new")),
+            other if other.starts_with("extra_") || other.contains("name") || other.starts_with("xxx") => {
+                Ok(text(format!("called {other}")))
+            }
+            other => Err(ErrorData::invalid_params(format!("no tool named {other}"), None)),
+        }
+    }
+}
+
+async fn startup_misbehaviour() {
+    match std::env::var("QUIVER_TEST_MCP_START").as_deref() {
+        Ok("crash") => {
+            eprintln!("quiver-test-mcp: cannot start: missing FAKE_API_KEY");
+            std::process::exit(7);
+        }
+        Ok("hang") => {
+            eprintln!("quiver-test-mcp: starting very slowly...");
+            std::future::pending::<()>().await;
+        }
+        Ok("garbage") => {
+            raw_stdout(b"Welcome to my server! This is not JSON-RPC.\n{\"jsonrpc\": \"2.0\", \"id\": 999}\n");
+            std::future::pending::<()>().await;
+        }
+        _ => {}
+    }
+}
+
+async fn serve_http(addr: &str) -> anyhow::Result<()> {
+    use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+    use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
+
+    let service = StreamableHttpService::new(
+        || Ok(Misbehaver::default()),
+        Arc::new(LocalSessionManager::default()),
+        StreamableHttpServerConfig::default(),
+    );
+    let router = axum::Router::new().route_service("/mcp", service);
+    let listener = tokio::net::TcpListener::bind(addr).await?;
+    eprintln!("listening on http://{}/mcp", listener.local_addr()?);
+    axum::serve(listener, router).await?;
+    Ok(())
+}
+
+#[tokio::main(flavor = "current_thread")]
+async fn main() -> anyhow::Result<()> {
+    startup_misbehaviour().await;
+    let args: Vec<String> = std::env::args().collect();
+    if let Some(pos) = args.iter().position(|a| a == "--http") {
+        let addr = args.get(pos + 1).map(String::as_str).unwrap_or("127.0.0.1:0");
+        return serve_http(addr).await;
+    }
+    let server = Misbehaver::default().serve(rmcp::transport::stdio()).await?;
+    server.waiting().await?;
+    Ok(())
+}

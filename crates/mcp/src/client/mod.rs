@@ -1,0 +1,152 @@
+//! The client side: quiver talking to downstream MCP servers.
+//!
+//! [`McpManager`] owns every configured server ([`server::ServerHandle`]).
+//! Nothing is started up front: a server's tools are registered from the tool
+//! list cached at its last connection, so `tool_search` finds them before the
+//! server runs, and the server starts on the first call, `mcp_discover` or
+//! `mcp_call`. When a live list differs from what the engine was built with,
+//! the manager's generation moves and [`host::EngineHost`] builds a new engine.
+
+pub mod cache;
+mod connect;
+pub mod content;
+pub mod host;
+pub mod names;
+pub mod server;
+pub mod stderr;
+pub mod tool;
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, RwLock, Weak};
+
+use quiver_engine::{Engine, Registry};
+
+pub use cache::{RemoteTool, ToolCache};
+pub use host::{EngineHost, build_engine};
+pub use server::{ConnState, ServerHandle, ServerStatus, ToolOrigin};
+pub use tool::McpTool;
+
+use crate::config::McpConfig;
+
+pub struct McpManager {
+    servers: BTreeMap<String, Arc<ServerHandle>>,
+    generation: Arc<AtomicU64>,
+    /// The host that rebuilds engines, when there is one: `mcp_call` uses it
+    /// to reach tools that appeared after its own engine was built.
+    host: RwLock<Weak<EngineHost>>,
+}
+
+impl McpManager {
+    /// A manager for `config`, with tool lists cached under `$QUIVER_CACHE_DIR`
+    /// (else `~/.cache/quiver`).
+    pub fn new(config: McpConfig) -> Arc<Self> {
+        McpManager::with_cache(config, ToolCache::from_env())
+    }
+
+    pub fn with_cache(config: McpConfig, cache: ToolCache) -> Arc<Self> {
+        let generation = Arc::new(AtomicU64::new(0));
+        let servers = config
+            .servers
+            .into_iter()
+            .map(|(name, server)| (name, Arc::new(ServerHandle::new(server, cache.clone(), Arc::clone(&generation)))))
+            .collect();
+        Arc::new(McpManager { servers, generation, host: RwLock::new(Weak::new()) })
+    }
+
+    /// A manager with no servers (the MCP tools then just say so).
+    pub fn empty() -> Arc<Self> {
+        McpManager::with_cache(McpConfig::default(), ToolCache::disabled())
+    }
+
+    pub fn server(&self, name: &str) -> Option<&Arc<ServerHandle>> {
+        self.servers.get(name)
+    }
+
+    /// Servers by name.
+    pub fn servers(&self) -> impl Iterator<Item = &Arc<ServerHandle>> {
+        self.servers.values()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.servers.is_empty()
+    }
+
+    /// Moves whenever any server's known tool list changes.
+    pub fn generation(&self) -> u64 {
+        self.generation.load(Ordering::SeqCst)
+    }
+
+    /// The tools a server exposes after `enabled_tools`/`disabled_tools`, as
+    /// (quiver name, tool), sorted by quiver name.
+    pub fn exposed_tools(&self, server: &ServerHandle) -> Vec<(String, RemoteTool)> {
+        if !server.config().enabled {
+            return Vec::new();
+        }
+        let (tools, _) = server.known_tools();
+        let allowed: Vec<RemoteTool> = tools.into_iter().filter(|t| server.config().allows_tool(&t.name)).collect();
+        let names = names::qualify(server.name(), &allowed.iter().map(|t| t.name.clone()).collect::<Vec<_>>());
+        let mut out: Vec<(String, RemoteTool)> =
+            allowed.into_iter().filter_map(|t| names.get(&t.name).map(|q| (q.clone(), t))).collect();
+        out.sort_by(|a, b| a.0.cmp(&b.0));
+        out
+    }
+
+    /// Registers every known downstream tool (`mcp__<server>__<tool>`).
+    /// Returns the names registered.
+    pub fn register_server_tools(&self, registry: &mut Registry) -> anyhow::Result<Vec<String>> {
+        let mut registered = Vec::new();
+        for server in self.servers.values() {
+            for (qualified, remote) in self.exposed_tools(server) {
+                // Config loading refuses servers whose prefixes collide; a
+                // hand-built config might not, and one bad server must not
+                // stop the engine from building.
+                if registry.get(&qualified).is_some() {
+                    tracing::warn!(tool = %qualified, server = %server.name(), "MCP tool name taken; skipped");
+                    continue;
+                }
+                let tool = McpTool::new(Arc::clone(server), qualified.clone(), &remote);
+                let spec = quiver_engine::DynTool::spec(&tool);
+                registry.register_with_spec(spec, Arc::new(tool))?;
+                registered.push(qualified);
+            }
+        }
+        Ok(registered)
+    }
+
+    /// Starts `server` if needed and returns its exposed tools, live.
+    pub async fn discover(&self, server: &str) -> Result<Vec<(String, RemoteTool)>, String> {
+        let handle = self.server(server).ok_or_else(|| self.unknown_server(server))?;
+        handle.refresh().await?;
+        Ok(self.exposed_tools(handle))
+    }
+
+    /// The message for a name that is not configured.
+    pub fn unknown_server(&self, name: &str) -> String {
+        if self.servers.is_empty() {
+            format!(
+                "no MCP server named `{name}`: none are configured (add [mcp_servers.NAME] to quiver.toml \
+                 or ~/.config/quiver/config.toml, or an .mcp.json)"
+            )
+        } else {
+            let names: Vec<String> = self.servers.keys().map(|n| format!("`{n}`")).collect();
+            format!("no MCP server named `{name}`; configured: {}", names.join(", "))
+        }
+    }
+
+    /// The newest engine, when a host manages this manager's engines.
+    pub fn latest_engine(&self) -> Option<Arc<Engine>> {
+        self.host.read().unwrap_or_else(|p| p.into_inner()).upgrade().map(|h| h.engine())
+    }
+
+    pub(crate) fn attach_host(&self, host: Weak<EngineHost>) {
+        *self.host.write().unwrap_or_else(|p| p.into_inner()) = host;
+    }
+
+    /// Stops every running server (child processes, HTTP sessions).
+    pub async fn shutdown(&self) {
+        for server in self.servers.values() {
+            server.disconnect().await;
+        }
+    }
+}

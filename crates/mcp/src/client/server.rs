@@ -1,0 +1,371 @@
+//! One downstream server: its config, what tools it is known to have (from the
+//! cache or a live `tools/list`), and its connection, opened on first need and
+//! reopened after it dies.
+//!
+//! Failure isolation lives here. Each call is bounded by the server's tool
+//! timeout; a call that times out is followed by a ping, and a server that does
+//! not answer that either is stopped (so the next call starts a fresh one). A
+//! server that exits mid-call fails that call with the tail of its stderr, and
+//! the next call restarts it. Nothing here is shared between servers except the
+//! tool-list generation counter.
+
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::Duration;
+
+use rmcp::ServiceError;
+use rmcp::model::{CallToolRequestParams, CallToolResponse, CallToolResult, ClientRequest, JsonObject};
+use serde::Serialize;
+use serde_json::{Value, json};
+
+use super::cache::{RemoteTool, ToolCache};
+use super::connect::{self, Connection};
+use super::names::sanitize_server;
+use super::stderr::{self, StderrTail};
+use crate::config::ServerConfig;
+
+/// After a timed-out call, how long a ping may take before the server is
+/// declared hung and stopped.
+const PING_TIMEOUT: Duration = Duration::from_secs(3);
+/// How long to wait for a dead process's stderr to drain before quoting it.
+const STDERR_GRACE: Duration = Duration::from_millis(500);
+/// Bounds on what a server may put into quiver's registry.
+const MAX_TOOLS: usize = 2000;
+const MAX_DESCRIPTION: usize = 4096;
+
+/// Where the known tool list came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ToolOrigin {
+    /// Never listed: not in the cache, never connected.
+    None,
+    /// The cache file from an earlier connection.
+    Cache,
+    /// A `tools/list` from the current process.
+    Live,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ConnState {
+    NotConnected,
+    Connected,
+    Failed,
+    Disabled,
+}
+
+/// What `mcp_servers` shows for a server.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ServerStatus {
+    pub state: ConnState,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last_error: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pid: Option<u32>,
+    /// How many times a process / session was started.
+    pub starts: u32,
+}
+
+pub struct ServerHandle {
+    config: ServerConfig,
+    prefix: String,
+    cache: ToolCache,
+    conn: tokio::sync::Mutex<Option<Arc<Connection>>>,
+    tools: RwLock<(Vec<RemoteTool>, ToolOrigin)>,
+    last_error: Mutex<Option<String>>,
+    connected_pid: Mutex<Option<Option<u32>>>,
+    starts: AtomicU32,
+    stderr: Arc<StderrTail>,
+    list_changed: Arc<AtomicBool>,
+    /// Shared with the manager: bumped whenever this server's tool list changes.
+    generation: Arc<AtomicU64>,
+}
+
+impl ServerHandle {
+    pub(crate) fn new(config: ServerConfig, cache: ToolCache, generation: Arc<AtomicU64>) -> Self {
+        let cached = if config.enabled { cache.load(&config) } else { None };
+        let tools = match cached {
+            Some(tools) => (tools, ToolOrigin::Cache),
+            None => (Vec::new(), ToolOrigin::None),
+        };
+        ServerHandle {
+            prefix: sanitize_server(&config.name),
+            config,
+            cache,
+            conn: tokio::sync::Mutex::new(None),
+            tools: RwLock::new(tools),
+            last_error: Mutex::new(None),
+            connected_pid: Mutex::new(None),
+            starts: AtomicU32::new(0),
+            stderr: StderrTail::new(),
+            list_changed: Arc::new(AtomicBool::new(false)),
+            generation,
+        }
+    }
+
+    pub fn name(&self) -> &str {
+        &self.config.name
+    }
+
+    pub fn config(&self) -> &ServerConfig {
+        &self.config
+    }
+
+    /// The sanitized server part of `mcp__<server>__<tool>`.
+    pub fn prefix(&self) -> &str {
+        &self.prefix
+    }
+
+    /// Every tool the server is known to have (before enabled/disabled filtering).
+    pub fn known_tools(&self) -> (Vec<RemoteTool>, ToolOrigin) {
+        self.tools.read().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    pub fn status(&self) -> ServerStatus {
+        // A process that died between calls is only noticed at the next call;
+        // a listing should not claim it is connected meanwhile. (If a start is
+        // in progress the slot is locked and the last known state stands.)
+        if let Ok(slot) = self.conn.try_lock()
+            && slot.as_ref().is_some_and(|c| c.is_closed())
+            && self.connected_pid.lock().unwrap_or_else(|p| p.into_inner()).is_some()
+        {
+            self.fail(format!(
+                "MCP server `{}` exited since its last call; the next call restarts it.{}",
+                self.name(),
+                stderr::describe(&self.stderr)
+            ));
+        }
+        let last_error = self.last_error.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        let pid = *self.connected_pid.lock().unwrap_or_else(|p| p.into_inner());
+        let state = if !self.config.enabled {
+            ConnState::Disabled
+        } else if pid.is_some() {
+            ConnState::Connected
+        } else if last_error.is_some() {
+            ConnState::Failed
+        } else {
+            ConnState::NotConnected
+        };
+        ServerStatus { state, last_error, pid: pid.flatten(), starts: self.starts.load(Ordering::SeqCst) }
+    }
+
+    /// The tail of the current (or last) process's stderr.
+    pub fn stderr_tail(&self) -> String {
+        self.stderr.tail(20, 2000)
+    }
+
+    /// Connects if needed and returns the live tool list (re-listed when the
+    /// server said it changed).
+    pub async fn refresh(&self) -> Result<Vec<RemoteTool>, String> {
+        let conn = self.connection().await?;
+        if self.list_changed.swap(false, Ordering::SeqCst) {
+            self.relist(&conn).await?;
+        }
+        Ok(self.known_tools().0)
+    }
+
+    /// One `tools/call`, bounded by the tool timeout. Errors are model-facing text.
+    pub async fn call(&self, tool: &str, arguments: Option<JsonObject>) -> Result<CallToolResult, String> {
+        let conn = self.connection().await?;
+        let mut params = CallToolRequestParams::new(tool.to_string());
+        params.arguments = arguments;
+        let timeout = self.config.tool_timeout;
+        let outcome = tokio::time::timeout(timeout, conn.service.peer().call_tool_once(params)).await;
+        let result = match outcome {
+            Ok(Ok(CallToolResponse::Complete(result))) => Ok(result),
+            Ok(Ok(_)) => Err(format!(
+                "MCP server `{}` answered `{tool}` with a multi-round or task result, which quiver does not drive",
+                self.name()
+            )),
+            Err(_) => Err(self.after_timeout(&conn, tool, timeout).await),
+            Ok(Err(e)) if conn.is_closed() || matches!(e, ServiceError::TransportClosed) => {
+                Err(self.after_crash(&conn, &format!("while running `{tool}`")).await)
+            }
+            Ok(Err(ServiceError::McpError(e))) => {
+                Err(format!("MCP server `{}` rejected the call to `{tool}`: {}", self.name(), e.message))
+            }
+            Ok(Err(e)) => Err(format!("MCP server `{}` gave no usable answer to `{tool}`: {e}", self.name())),
+        };
+        if result.is_ok() && self.list_changed.swap(false, Ordering::SeqCst) {
+            // Refresh now so the next engine build sees the new list; a failure
+            // here must not cost the caller the result it already has.
+            if let Err(e) = self.relist(&conn).await {
+                tracing::warn!(server = %self.name(), error = %e, "could not refresh the tool list");
+            }
+        }
+        result
+    }
+
+    /// Stops the current process / session, if any.
+    pub async fn disconnect(&self) {
+        let conn = self.conn.lock().await.take();
+        if let Some(conn) = conn {
+            conn.service.cancellation_token().cancel();
+        }
+        *self.connected_pid.lock().unwrap_or_else(|p| p.into_inner()) = None;
+    }
+
+    /// The live connection, starting the server when there is none (or the last
+    /// one died). Concurrent callers wait for one start instead of racing.
+    async fn connection(&self) -> Result<Arc<Connection>, String> {
+        let mut slot = self.conn.lock().await;
+        if let Some(conn) = slot.as_ref() {
+            if !conn.is_closed() {
+                return Ok(Arc::clone(conn));
+            }
+            tracing::info!(server = %self.name(), "MCP server went away; restarting it");
+            *slot = None;
+        }
+        if !self.config.enabled {
+            return Err(format!(
+                "MCP server `{}` is disabled in {} (`enabled = false`)",
+                self.name(),
+                self.config.source.display()
+            ));
+        }
+        self.stderr.clear();
+        self.starts.fetch_add(1, Ordering::SeqCst);
+        let startup = self.config.startup_timeout;
+        let started = tokio::time::timeout(startup, async {
+            let conn = connect::open(&self.config, &self.stderr, Arc::clone(&self.list_changed)).await?;
+            let tools = list_tools(&conn).await?;
+            Ok::<_, String>((conn, tools))
+        })
+        .await;
+        let failure = match started {
+            Ok(Ok((conn, tools))) => {
+                let conn = Arc::new(conn);
+                self.list_changed.store(false, Ordering::SeqCst);
+                self.set_tools(tools, ToolOrigin::Live);
+                *self.last_error.lock().unwrap_or_else(|p| p.into_inner()) = None;
+                *self.connected_pid.lock().unwrap_or_else(|p| p.into_inner()) = Some(conn.pid);
+                *slot = Some(Arc::clone(&conn));
+                return Ok(conn);
+            }
+            Ok(Err(e)) => format!("MCP server `{}` failed to start: {e}", self.name()),
+            Err(_) => format!(
+                "MCP server `{}` did not finish starting within {} ms (startup_timeout_ms in {})",
+                self.name(),
+                startup.as_millis(),
+                self.config.source.display()
+            ),
+        };
+        self.stderr.wait_closed(STDERR_GRACE).await;
+        let message = format!("{failure}{}", stderr::describe(&self.stderr));
+        self.fail(message.clone());
+        Err(message)
+    }
+
+    async fn relist(&self, conn: &Connection) -> Result<(), String> {
+        let tools = tokio::time::timeout(self.config.startup_timeout, list_tools(conn))
+            .await
+            .map_err(|_| format!("MCP server `{}` did not answer tools/list in time", self.name()))??;
+        self.set_tools(tools, ToolOrigin::Live);
+        Ok(())
+    }
+
+    fn set_tools(&self, tools: Vec<RemoteTool>, origin: ToolOrigin) {
+        let mut known = self.tools.write().unwrap_or_else(|p| p.into_inner());
+        let changed = known.0 != tools;
+        *known = (tools, origin);
+        drop(known);
+        if origin == ToolOrigin::Live {
+            self.cache.store(&self.config, &self.known_tools().0);
+        }
+        if changed {
+            self.generation.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+
+    fn fail(&self, message: String) {
+        *self.last_error.lock().unwrap_or_else(|p| p.into_inner()) = Some(message);
+        *self.connected_pid.lock().unwrap_or_else(|p| p.into_inner()) = None;
+    }
+
+    /// Drops `conn` from the slot if it is still the current one, killing it.
+    async fn discard(&self, conn: &Arc<Connection>) {
+        let mut slot = self.conn.lock().await;
+        if slot.as_ref().is_some_and(|c| Arc::ptr_eq(c, conn)) {
+            *slot = None;
+        }
+        conn.service.cancellation_token().cancel();
+    }
+
+    async fn after_crash(&self, conn: &Arc<Connection>, during: &str) -> String {
+        self.discard(conn).await;
+        self.stderr.wait_closed(STDERR_GRACE).await;
+        let message = format!(
+            "MCP server `{}` exited {during}; the next call restarts it.{}",
+            self.name(),
+            stderr::describe(&self.stderr)
+        );
+        self.fail(message.clone());
+        message
+    }
+
+    /// A slow tool and a hung server look the same from one call; a ping tells
+    /// them apart. Only a server that cannot answer a ping is stopped.
+    async fn after_timeout(&self, conn: &Arc<Connection>, tool: &str, timeout: Duration) -> String {
+        let head = format!(
+            "MCP server `{}` did not answer `{tool}` within {} ms (tool_timeout_ms in {}); the call was cancelled.",
+            self.name(),
+            timeout.as_millis(),
+            self.config.source.display()
+        );
+        if conn.is_closed() {
+            return self.after_crash(conn, &format!("while running `{tool}`")).await;
+        }
+        let ping = ClientRequest::PingRequest(Default::default());
+        let alive =
+            matches!(tokio::time::timeout(PING_TIMEOUT, conn.service.peer().send_request(ping)).await, Ok(Ok(_)));
+        if alive {
+            return format!("{head} The server is still responsive; the tool may just need longer.");
+        }
+        self.discard(conn).await;
+        let message = format!(
+            "{head} The server did not answer a ping either, so it was stopped; the next call restarts it.{}",
+            stderr::describe(&self.stderr)
+        );
+        self.fail(message.clone());
+        message
+    }
+}
+
+/// `tools/list` (all pages), cleaned up: a server may send anything, and what
+/// it sends ends up in quiver's registry and search index.
+async fn list_tools(conn: &Connection) -> Result<Vec<RemoteTool>, String> {
+    let tools = conn.service.peer().list_all_tools().await.map_err(|e| format!("tools/list failed: {e}"))?;
+    let mut out: Vec<RemoteTool> = Vec::new();
+    for tool in tools.into_iter().take(MAX_TOOLS) {
+        let name = tool.name.to_string();
+        if name.is_empty() || out.iter().any(|t| t.name == name) {
+            continue;
+        }
+        let mut description = tool.description.map(|d| d.to_string()).unwrap_or_default();
+        if description.len() > MAX_DESCRIPTION {
+            let mut cut = MAX_DESCRIPTION;
+            while !description.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            description.truncate(cut);
+            description.push('…');
+        }
+        let mut schema = Value::Object((*tool.input_schema).clone());
+        if let Value::Object(map) = &mut schema {
+            // The model needs an object schema; `$schema` is bytes it never uses.
+            map.remove("$schema");
+            map.entry("type").or_insert_with(|| json!("object"));
+        }
+        let annotations = tool.annotations.as_ref();
+        out.push(RemoteTool {
+            name,
+            title: tool.title.clone().or_else(|| annotations.and_then(|a| a.title.clone())),
+            description,
+            input_schema: schema,
+            read_only_hint: annotations.and_then(|a| a.read_only_hint),
+            destructive_hint: annotations.and_then(|a| a.destructive_hint),
+        });
+    }
+    Ok(out)
+}

@@ -1,0 +1,393 @@
+//! Downstream MCP servers, as configured.
+//!
+//! Sources, lowest precedence first; a later source replaces a server of the same
+//! name *whole* (fields are never merged across files, so a project can be sure
+//! what it runs):
+//!
+//! 1. the user file, `~/.config/quiver/config.toml` (`$QUIVER_CONFIG_DIR/config.toml`);
+//! 2. the workspace's Claude-style `.mcp.json` (`{"mcpServers": {...}}`);
+//! 3. the workspace's `quiver.toml`;
+//! 4. an explicit `--config FILE` (TOML or Claude-style JSON).
+//!
+//! TOML shape (`[mcp_servers.NAME]`): `command` + `args`/`env`/`cwd`, or `url` +
+//! `headers`/`bearer_token_env`; `enabled`, `enabled_tools`, `disabled_tools`,
+//! `startup_timeout_ms`, `tool_timeout_ms`. Unknown keys are errors (a typo must
+//! not silently drop a setting); other top-level tables of `quiver.toml` are not
+//! ours and are ignored.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::Deserialize;
+
+#[path = "config/claude.rs"]
+mod claude;
+
+pub use claude::parse_claude_json;
+
+/// How long a server may take to start and answer `initialize` + `tools/list`.
+/// `npx` fetching a package on first use is the slow case this covers.
+pub const DEFAULT_STARTUP_TIMEOUT: Duration = Duration::from_secs(30);
+/// How long one `tools/call` may take before it is abandoned.
+pub const DEFAULT_TOOL_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// Every configured server, by name (sorted, so listings are deterministic).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct McpConfig {
+    pub servers: BTreeMap<String, ServerConfig>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct ServerConfig {
+    pub name: String,
+    pub transport: Transport,
+    pub enabled: bool,
+    /// When set, only these tools (by their server-side names) are exposed.
+    pub enabled_tools: Option<Vec<String>>,
+    /// Never exposed, even when listed in `enabled_tools`.
+    pub disabled_tools: Vec<String>,
+    pub startup_timeout: Duration,
+    pub tool_timeout: Duration,
+    /// The file this server was read from (for messages).
+    pub source: PathBuf,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Transport {
+    Stdio {
+        command: String,
+        args: Vec<String>,
+        env: BTreeMap<String, String>,
+        cwd: Option<PathBuf>,
+    },
+    Http {
+        url: String,
+        headers: BTreeMap<String, String>,
+        bearer_token_env: Option<String>,
+    },
+    /// A transport we recognise but do not speak (Claude's legacy `"type": "sse"`):
+    /// kept so the server shows up as failed with the reason, instead of either
+    /// breaking the whole config or vanishing.
+    Unsupported {
+        kind: String,
+        reason: String,
+    },
+}
+
+impl Transport {
+    pub fn kind(&self) -> &str {
+        match self {
+            Transport::Stdio { .. } => "stdio",
+            Transport::Http { .. } => "http",
+            Transport::Unsupported { kind, .. } => kind,
+        }
+    }
+}
+
+impl fmt::Display for Transport {
+    /// One line for listings; never shows env values or header values (secrets).
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Transport::Stdio { command, args, .. } => {
+                write!(f, "stdio: {command}")?;
+                for arg in args {
+                    write!(f, " {arg}")?;
+                }
+                Ok(())
+            }
+            Transport::Http { url, .. } => write!(f, "http: {url}"),
+            Transport::Unsupported { kind, .. } => write!(f, "{kind} (unsupported)"),
+        }
+    }
+}
+
+impl ServerConfig {
+    /// Whether a server-side tool name passes `enabled_tools` / `disabled_tools`.
+    pub fn allows_tool(&self, tool: &str) -> bool {
+        let enabled = self.enabled_tools.as_ref().is_none_or(|list| list.iter().any(|t| t == tool));
+        enabled && !self.disabled_tools.iter().any(|t| t == tool)
+    }
+}
+
+/// A config problem, always naming the file and the key.
+#[derive(Debug, thiserror::Error)]
+#[error("{file}: {key}: {message}")]
+pub struct ConfigError {
+    pub file: String,
+    pub key: String,
+    pub message: String,
+}
+
+impl ConfigError {
+    pub(crate) fn new(file: &Path, key: impl Into<String>, message: impl Into<String>) -> Self {
+        ConfigError { file: file.display().to_string(), key: key.into(), message: message.into() }
+    }
+}
+
+/// Where configuration is read from. Built by [`ConfigSources::discover`];
+/// tests build it by hand.
+#[derive(Debug, Clone, Default)]
+pub struct ConfigSources {
+    /// Lowest precedence first.
+    pub files: Vec<PathBuf>,
+}
+
+impl ConfigSources {
+    /// The standard layering for a workspace, plus an explicit file (highest).
+    /// Files that do not exist are skipped; an explicit file must exist.
+    pub fn discover(workspace: Option<&Path>, explicit: Option<&Path>) -> Self {
+        let mut files = Vec::new();
+        if let Some(dir) = user_config_dir() {
+            files.push(dir.join("config.toml"));
+        }
+        if let Some(ws) = workspace {
+            files.push(ws.join(".mcp.json"));
+            files.push(ws.join("quiver.toml"));
+        }
+        let mut sources = ConfigSources { files: files.into_iter().filter(|p| p.is_file()).collect() };
+        if let Some(path) = explicit {
+            sources.files.push(path.to_path_buf());
+        }
+        sources
+    }
+}
+
+/// `$QUIVER_CONFIG_DIR`, else `~/.config/quiver` (the platform config dir).
+pub fn user_config_dir() -> Option<PathBuf> {
+    match std::env::var_os("QUIVER_CONFIG_DIR") {
+        Some(dir) if !dir.is_empty() => Some(PathBuf::from(dir)),
+        _ => dirs::config_dir().map(|d| d.join("quiver")),
+    }
+}
+
+impl McpConfig {
+    /// Reads every source, later files replacing earlier servers of the same name.
+    pub fn load(sources: &ConfigSources) -> Result<McpConfig, ConfigError> {
+        let mut config = McpConfig::default();
+        for path in &sources.files {
+            let text = std::fs::read_to_string(path)
+                .map_err(|e| ConfigError::new(path, "(file)", format!("cannot read: {e}")))?;
+            let layer = parse_file(path, &text)?;
+            config.servers.extend(layer.servers);
+        }
+        config.check_prefixes()?;
+        Ok(config)
+    }
+
+    /// The standard sources for a workspace (see the module docs).
+    pub fn load_for_workspace(workspace: Option<&Path>, explicit: Option<&Path>) -> Result<McpConfig, ConfigError> {
+        McpConfig::load(&ConfigSources::discover(workspace, explicit))
+    }
+
+    /// Two servers whose names sanitize to the same tool prefix would make
+    /// `mcp__<server>__<tool>` ambiguous; refuse rather than guess.
+    fn check_prefixes(&self) -> Result<(), ConfigError> {
+        let mut seen: BTreeMap<String, &ServerConfig> = BTreeMap::new();
+        for server in self.servers.values() {
+            let prefix = crate::client::names::sanitize_server(&server.name);
+            if let Some(other) = seen.insert(prefix.clone(), server) {
+                return Err(ConfigError::new(
+                    &server.source,
+                    format!("mcp_servers.{}", server.name),
+                    format!(
+                        "server names `{}` and `{}` both become the tool prefix `mcp__{prefix}__`; rename one",
+                        other.name, server.name
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Parses one file, TOML or Claude-style JSON (by extension, else by content).
+pub fn parse_file(path: &Path, text: &str) -> Result<McpConfig, ConfigError> {
+    let is_json = match path.extension().and_then(|e| e.to_str()) {
+        Some("json") => true,
+        Some("toml") => false,
+        _ => text.trim_start().starts_with('{'),
+    };
+    if is_json { parse_claude_json(path, text) } else { parse_toml(path, text) }
+}
+
+/// The keys a `[mcp_servers.NAME]` table may have. `*_sec` and
+/// `bearer_token_env_var` are accepted so Codex-style tables work unchanged.
+const TOML_KEYS: &[&str] = &[
+    "command",
+    "args",
+    "env",
+    "cwd",
+    "url",
+    "headers",
+    "bearer_token_env",
+    "bearer_token_env_var",
+    "enabled",
+    "enabled_tools",
+    "disabled_tools",
+    "startup_timeout_ms",
+    "tool_timeout_ms",
+    "startup_timeout_sec",
+    "tool_timeout_sec",
+];
+
+/// One server as written; shared by the TOML and JSON readers.
+#[derive(Debug, Default, Deserialize)]
+pub(crate) struct RawServer {
+    #[serde(default, rename = "type")]
+    pub kind: Option<String>,
+    pub command: Option<String>,
+    #[serde(default)]
+    pub args: Vec<String>,
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+    pub cwd: Option<String>,
+    pub url: Option<String>,
+    #[serde(default)]
+    pub headers: BTreeMap<String, String>,
+    #[serde(alias = "bearer_token_env_var")]
+    pub bearer_token_env: Option<String>,
+    pub enabled: Option<bool>,
+    pub enabled_tools: Option<Vec<String>>,
+    #[serde(default)]
+    pub disabled_tools: Vec<String>,
+    pub startup_timeout_ms: Option<u64>,
+    pub tool_timeout_ms: Option<u64>,
+    pub startup_timeout_sec: Option<f64>,
+    pub tool_timeout_sec: Option<f64>,
+}
+
+fn parse_toml(path: &Path, text: &str) -> Result<McpConfig, ConfigError> {
+    let table: toml::Table =
+        toml::from_str(text).map_err(|e| ConfigError::new(path, "(syntax)", e.to_string().trim().to_string()))?;
+    let mut config = McpConfig::default();
+    let Some(servers) = table.get("mcp_servers") else { return Ok(config) };
+    let toml::Value::Table(servers) = servers else {
+        return Err(ConfigError::new(path, "mcp_servers", "must be a table of servers (`[mcp_servers.NAME]`)"));
+    };
+    for (name, value) in servers {
+        let key = format!("mcp_servers.{name}");
+        let toml::Value::Table(fields) = value else {
+            return Err(ConfigError::new(path, &key, "must be a table (`[mcp_servers.NAME]` with `command` or `url`)"));
+        };
+        for field in fields.keys() {
+            if !TOML_KEYS.contains(&field.as_str()) {
+                return Err(ConfigError::new(path, format!("{key}.{field}"), unknown_key_message(field)));
+            }
+        }
+        let raw = RawServer::deserialize(value.clone())
+            .map_err(|e| ConfigError::new(path, &key, e.to_string().trim().to_string()))?;
+        let server = build_server(path, name, raw)?;
+        config.servers.insert(name.clone(), server);
+    }
+    Ok(config)
+}
+
+fn unknown_key_message(field: &str) -> String {
+    let nearest = TOML_KEYS
+        .iter()
+        .map(|k| (strsim::jaro_winkler(field, k), *k))
+        .filter(|(score, _)| *score > 0.8)
+        .max_by(|a, b| a.0.total_cmp(&b.0));
+    match nearest {
+        Some((_, k)) => format!("unknown key; did you mean `{k}`?"),
+        None => format!("unknown key; expected one of {}", TOML_KEYS.join(", ")),
+    }
+}
+
+/// Validates a raw server and resolves relative paths against the file's folder.
+pub(crate) fn build_server(path: &Path, name: &str, raw: RawServer) -> Result<ServerConfig, ConfigError> {
+    let key = format!("mcp_servers.{name}");
+    let err = |field: &str, message: String| {
+        let k = if field.is_empty() { key.clone() } else { format!("{key}.{field}") };
+        ConfigError::new(path, k, message)
+    };
+    if name.trim().is_empty() {
+        return Err(err("", "a server name must not be empty".into()));
+    }
+    let base = path.parent().unwrap_or(Path::new("."));
+    let transport = match (raw.command, raw.url, raw.kind.as_deref()) {
+        (_, _, Some("sse")) => Transport::Unsupported {
+            kind: "sse".into(),
+            reason: "the legacy SSE transport is not supported; point `url` at the server's streamable HTTP endpoint"
+                .into(),
+        },
+        (Some(_), Some(_), _) => {
+            return Err(err("", "has both `command` and `url`; a server is one or the other".into()));
+        }
+        (None, None, _) => return Err(err("", "needs `command` (a stdio server) or `url` (an HTTP server)".into())),
+        (Some(command), None, _) => {
+            if command.trim().is_empty() {
+                return Err(err("command", "must not be empty".into()));
+            }
+            for field in [("headers", !raw.headers.is_empty()), ("bearer_token_env", raw.bearer_token_env.is_some())] {
+                if field.1 {
+                    return Err(err(field.0, "only applies to `url` servers".into()));
+                }
+            }
+            let cwd = raw.cwd.map(|c| base.join(c));
+            Transport::Stdio { command, args: raw.args, env: raw.env, cwd }
+        }
+        (None, Some(url), _) => {
+            if !(url.starts_with("http://") || url.starts_with("https://")) {
+                return Err(err("url", format!("`{url}` is not an http:// or https:// URL")));
+            }
+            for (field, set) in
+                [("args", !raw.args.is_empty()), ("env", !raw.env.is_empty()), ("cwd", raw.cwd.is_some())]
+            {
+                if set {
+                    return Err(err(field, "only applies to `command` servers".into()));
+                }
+            }
+            for (header, value) in &raw.headers {
+                if header.is_empty() || !header.bytes().all(is_header_name_byte) {
+                    return Err(err(&format!("headers.{header}"), "is not a valid HTTP header name".into()));
+                }
+                if value.bytes().any(|b| b == b'\r' || b == b'\n') {
+                    return Err(err(
+                        &format!("headers.{header}"),
+                        "a header value must not contain line breaks".into(),
+                    ));
+                }
+            }
+            Transport::Http { url, headers: raw.headers, bearer_token_env: raw.bearer_token_env }
+        }
+    };
+    let startup_timeout = timeout(raw.startup_timeout_ms, raw.startup_timeout_sec, DEFAULT_STARTUP_TIMEOUT)
+        .map_err(|m| err("startup_timeout_ms", m))?;
+    let tool_timeout = timeout(raw.tool_timeout_ms, raw.tool_timeout_sec, DEFAULT_TOOL_TIMEOUT)
+        .map_err(|m| err("tool_timeout_ms", m))?;
+    Ok(ServerConfig {
+        name: name.to_string(),
+        transport,
+        enabled: raw.enabled.unwrap_or(true),
+        enabled_tools: raw.enabled_tools,
+        disabled_tools: raw.disabled_tools,
+        startup_timeout,
+        tool_timeout,
+        source: path.to_path_buf(),
+    })
+}
+
+fn timeout(ms: Option<u64>, sec: Option<f64>, default: Duration) -> Result<Duration, String> {
+    let value = match (ms, sec) {
+        (Some(ms), _) => Duration::from_millis(ms),
+        (None, Some(sec)) if sec.is_finite() && sec > 0.0 => Duration::from_secs_f64(sec),
+        (None, Some(sec)) => return Err(format!("must be a positive number of seconds, got {sec}")),
+        (None, None) => default,
+    };
+    if value.is_zero() {
+        return Err("must be greater than 0".into());
+    }
+    Ok(value)
+}
+
+/// RFC 9110 `token` characters.
+fn is_header_name_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b)
+}
+
+#[cfg(test)]
+#[path = "config_tests.rs"]
+mod tests;

@@ -1,0 +1,18 @@
+//! quiver's MCP layer. `rmcp` stays behind this crate so the engine and the
+//! native tools never depend on the MCP SDK.
+//!
+//! - [`config`]: `[mcp_servers.NAME]` tables (quiver.toml, user config) and
+//!   Claude-style `.mcp.json` files.
+//! - [`client`]: the [`client::McpManager`] owning every downstream server,
+//!   their cached tool lists and the `DynTool` handlers for `mcp__server__tool`.
+//! - [`tools`]: the `mcp_servers` / `mcp_discover` / `mcp_call` native tools.
+//! - [`server`]: quiver itself served as an MCP server (`quiver mcp serve`).
+
+pub mod client;
+pub mod config;
+pub mod server;
+pub mod tools;
+
+pub use client::{EngineHost, McpManager, build_engine};
+pub use config::{ConfigError, McpConfig, ServerConfig};
+pub use tools::register_mcp_tools;

@@ -1,0 +1,46 @@
+//! quiver as an MCP server (`quiver mcp serve`).
+//!
+//! `tools/list` is the session's catalog (the first-turn head, then whatever this
+//! session loaded, in load order), rendered exactly as `quiver catalog --format
+//! mcp` renders it. `tools/call` is `engine.dispatch` with the session's context,
+//! so aliases, validation, permissions, deprecation notices and spilling behave
+//! as everywhere else. When a call grows the loaded set (`tool_search`,
+//! `mcp_discover`, a direct call of a deferred tool) the client gets
+//! `notifications/tools/list_changed`.
+//!
+//! - [`handler`]: the `ServerHandler` (one per connection / HTTP session);
+//! - [`convert`]: quiver shapes to MCP shapes;
+//! - [`approver`]: approvals over MCP elicitation;
+//! - [`http`]: the streamable HTTP transport and its guards.
+
+pub mod approver;
+pub mod convert;
+pub mod handler;
+pub mod http;
+
+use std::sync::Arc;
+
+use anyhow::Context;
+use rmcp::ServiceExt;
+
+pub use handler::{INSTRUCTIONS, QuiverServer, Surface};
+pub use http::{HttpOptions, HttpServer, MCP_PATH};
+
+/// Serves one session over stdin/stdout until the client disconnects.
+pub async fn serve_stdio(surface: Arc<Surface>) -> anyhow::Result<()> {
+    let server =
+        QuiverServer::new(surface).serve(rmcp::transport::stdio()).await.context("MCP handshake over stdio failed")?;
+    server.waiting().await.context("MCP stdio session ended with an error")?;
+    Ok(())
+}
+
+/// Serves one session over any byte stream pair (tests, embedding).
+pub async fn serve_io<R, W>(surface: Arc<Surface>, read: R, write: W) -> anyhow::Result<()>
+where
+    R: tokio::io::AsyncRead + Send + Unpin + 'static,
+    W: tokio::io::AsyncWrite + Send + Unpin + 'static,
+{
+    let server = QuiverServer::new(surface).serve((read, write)).await.context("MCP handshake failed")?;
+    server.waiting().await.context("MCP session ended with an error")?;
+    Ok(())
+}

@@ -1,0 +1,257 @@
+//! A downstream server that crashes, hangs, floods or talks garbage costs only
+//! its own calls: each failure is a clear error, the next call gets a fresh
+//! process, and other servers never notice. All against `quiver-test-mcp`.
+
+mod client_support;
+
+use std::time::{Duration, Instant};
+
+use client_support::*;
+use quiver_mcp::client::ConnState;
+use serde_json::{Map, Value, json};
+
+fn args(v: Value) -> Option<Map<String, Value>> {
+    match v {
+        Value::Object(m) => Some(m),
+        _ => None,
+    }
+}
+
+fn ok_text(r: Result<rmcp::model::CallToolResult, String>) -> String {
+    match r {
+        Ok(result) => serde_json::to_value(&result)
+            .ok()
+            .and_then(|v| v["content"][0]["text"].as_str().map(str::to_string))
+            .unwrap_or_default(),
+        Err(e) => panic!("expected success, got: {e}"),
+    }
+}
+
+fn err_text(r: Result<rmcp::model::CallToolResult, String>) -> String {
+    match r {
+        Ok(result) => panic!("expected an error, got {result:?}"),
+        Err(e) => e,
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn crash_mid_call_shows_stderr_and_the_next_call_restarts() {
+    let cache = tempfile::tempdir().unwrap();
+    let m = manager(vec![test_server("t", &[])], cache.path());
+    let server = m.server("t").unwrap();
+    let pid1 = ok_text(server.call("pid", None).await);
+
+    let e = err_text(server.call("crash", args(json!({"code": 9}))).await);
+    assert!(e.contains("MCP server `t` exited while running `crash`"), "{e}");
+    assert!(e.contains("crashing on purpose (boom)"), "stderr tail missing: {e}");
+    assert!(e.contains("next call restarts it"), "{e}");
+    let status = server.status();
+    assert_eq!(status.state, ConnState::Failed);
+    assert!(status.last_error.unwrap_or_default().contains("boom"));
+
+    let pid2 = ok_text(server.call("pid", None).await);
+    assert_ne!(pid1, pid2, "a new process must serve the next call");
+    assert_eq!(server.status().state, ConnState::Connected);
+    assert_eq!(server.status().starts, 2);
+    m.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hung_tool_times_out_and_the_responsive_server_is_kept() {
+    let cache = tempfile::tempdir().unwrap();
+    let mut cfg = test_server("t", &[]);
+    cfg.tool_timeout = Duration::from_millis(400);
+    let m = manager(vec![cfg], cache.path());
+    let server = m.server("t").unwrap();
+    let pid1 = ok_text(server.call("pid", None).await);
+
+    let started = Instant::now();
+    let e = err_text(server.call("hang", None).await);
+    assert!(started.elapsed() < Duration::from_secs(5), "timeout not enforced: {:?}", started.elapsed());
+    assert!(e.contains("did not answer `hang` within 400 ms"), "{e}");
+    assert!(e.contains("tool_timeout_ms"), "{e}");
+    assert!(e.contains("still responsive"), "{e}");
+
+    assert_eq!(ok_text(server.call("echo", args(json!({"text": "still here"}))).await), "still here");
+    assert_eq!(ok_text(server.call("pid", None).await), pid1, "a slow tool must not cost the process");
+    m.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_frozen_server_is_stopped_and_restarted() {
+    let cache = tempfile::tempdir().unwrap();
+    let mut cfg = test_server("t", &[]);
+    cfg.tool_timeout = Duration::from_millis(400);
+    let m = manager(vec![cfg], cache.path());
+    let server = m.server("t").unwrap();
+    let pid1: u32 = ok_text(server.call("pid", None).await).parse().unwrap();
+
+    let started = Instant::now();
+    let e = err_text(server.call("freeze", args(json!({"ms": 60000}))).await);
+    assert!(started.elapsed() < Duration::from_secs(10), "took {:?}", started.elapsed());
+    assert!(e.contains("did not answer a ping either, so it was stopped"), "{e}");
+    assert_eq!(server.status().state, ConnState::Failed);
+
+    let pid2: u32 = ok_text(server.call("pid", None).await).parse().unwrap();
+    assert_ne!(pid1, pid2);
+    // The frozen process was killed, not leaked.
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while alive(pid1) && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(!alive(pid1), "frozen server {pid1} still running");
+    m.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stderr_floods_are_drained_and_bounded() {
+    let cache = tempfile::tempdir().unwrap();
+    let m = manager(vec![test_server("t", &[])], cache.path());
+    let server = m.server("t").unwrap();
+    let out = ok_text(server.call("flood_stderr", args(json!({"bytes": 8_000_000}))).await);
+    assert!(out.starts_with("wrote"), "{out}");
+    assert_eq!(ok_text(server.call("echo", args(json!({"text": "after flood"}))).await), "after flood");
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let tail = server.stderr_tail();
+    assert!(tail.ends_with("flood done"), "{}", &tail[tail.len().saturating_sub(200)..]);
+    assert!(tail.len() <= 2100, "tail is bounded: {}", tail.len());
+    m.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stdout_junk_is_skipped() {
+    let cache = tempfile::tempdir().unwrap();
+    let m = manager(vec![test_server("t", &[])], cache.path());
+    let server = m.server("t").unwrap();
+    let out = ok_text(server.call("flood_stdout", args(json!({"lines": 20000}))).await);
+    assert_eq!(out, "wrote 20000 junk lines to stdout");
+    assert_eq!(ok_text(server.call("echo", args(json!({"text": "clean"}))).await), "clean");
+    m.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_garbage_answer_fails_only_that_call() {
+    let cache = tempfile::tempdir().unwrap();
+    let mut cfg = test_server("t", &[]);
+    cfg.tool_timeout = Duration::from_millis(800);
+    let m = manager(vec![cfg], cache.path());
+    let server = m.server("t").unwrap();
+    let e = err_text(server.call("garbage", None).await);
+    eprintln!("garbage answer -> {e}");
+    assert!(e.contains("MCP server `t`") && e.contains("`garbage`"), "{e}");
+    assert_eq!(ok_text(server.call("echo", args(json!({"text": "fine"}))).await), "fine");
+    m.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn startup_failures_are_clear() {
+    let cache = tempfile::tempdir().unwrap();
+    let mut hang = test_server("hang", &[("QUIVER_TEST_MCP_START", "hang")]);
+    hang.startup_timeout = Duration::from_millis(700);
+    let mut garbage = test_server("garbage", &[("QUIVER_TEST_MCP_START", "garbage")]);
+    garbage.startup_timeout = Duration::from_millis(700);
+    let crash = test_server("crash", &[("QUIVER_TEST_MCP_START", "crash")]);
+    let missing = stdio_server("missing", "/nonexistent/quiver-no-such-server", &[], &[]);
+    let m = manager(vec![hang, garbage, crash, missing], cache.path());
+
+    let e = err_text(m.server("crash").unwrap().call("echo", None).await);
+    assert!(e.contains("MCP server `crash` failed to start"), "{e}");
+    assert!(e.contains("missing FAKE_API_KEY"), "stderr tail missing: {e}");
+
+    let e = err_text(m.server("hang").unwrap().call("echo", None).await);
+    assert!(e.contains("did not finish starting within 700 ms (startup_timeout_ms in test-config.toml)"), "{e}");
+    assert!(e.contains("starting very slowly"), "{e}");
+
+    let e = err_text(m.server("garbage").unwrap().call("echo", None).await);
+    assert!(e.contains("did not finish starting") || e.contains("failed to start"), "{e}");
+
+    let e = err_text(m.server("missing").unwrap().call("echo", None).await);
+    assert!(e.contains("could not start `/nonexistent/quiver-no-such-server`"), "{e}");
+
+    for name in ["crash", "hang", "garbage", "missing"] {
+        assert_eq!(m.server(name).unwrap().status().state, ConnState::Failed, "{name}");
+    }
+    m.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn other_servers_are_untouched() {
+    let cache = tempfile::tempdir().unwrap();
+    let mut bad = test_server("bad", &[]);
+    bad.tool_timeout = Duration::from_millis(1500);
+    let m = manager(vec![bad, test_server("good", &[])], cache.path());
+    let good = m.server("good").unwrap().clone();
+    let good_pid = ok_text(good.call("pid", None).await);
+
+    // While `bad` is frozen, `good` answers promptly.
+    let bad_server = m.server("bad").unwrap().clone();
+    let frozen = tokio::spawn(async move { bad_server.call("freeze", args(json!({"ms": 30000}))).await });
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let started = Instant::now();
+    for i in 0..20 {
+        let text = format!("ping {i}");
+        assert_eq!(ok_text(good.call("echo", args(json!({"text": text}))).await), text);
+    }
+    assert!(started.elapsed() < Duration::from_secs(5), "good server slowed: {:?}", started.elapsed());
+    assert!(frozen.await.unwrap().is_err());
+
+    // A crash of `bad` does not touch `good` either.
+    let _ = m.server("bad").unwrap().call("crash", None).await;
+    assert_eq!(ok_text(good.call("pid", None).await), good_pid);
+    assert_eq!(good.status().state, ConnState::Connected);
+    m.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shutdown_kills_the_whole_process_group() {
+    let cache = tempfile::tempdir().unwrap();
+    // `sh` stays the parent (the trailing `true` stops it from exec'ing), so
+    // the server is a grandchild: only a process-group kill reaches it.
+    let script = format!("{TEST_SERVER}; true");
+    let m = manager(vec![stdio_server("wrapped", "sh", &["-c", &script], &[])], cache.path());
+    let server = m.server("wrapped").unwrap();
+    let pid: u32 = ok_text(server.call("pid", None).await).parse().unwrap();
+    let sh = server.status().pid.unwrap();
+    assert_ne!(pid, sh);
+    assert!(alive(pid));
+    m.shutdown().await;
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while (alive(pid) || alive(sh)) && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(!alive(pid), "grandchild {pid} survived shutdown");
+    assert!(!alive(sh), "wrapper {sh} survived shutdown");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dropping_the_manager_kills_its_servers() {
+    let cache = tempfile::tempdir().unwrap();
+    let m = manager(vec![test_server("t", &[])], cache.path());
+    let pid: u32 = ok_text(m.server("t").unwrap().call("pid", None).await).parse().unwrap();
+    drop(m);
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while alive(pid) && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(!alive(pid), "server {pid} outlived its manager");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_killed_between_calls_shows_as_failed_and_restarts() {
+    let cache = tempfile::tempdir().unwrap();
+    let m = manager(vec![test_server("t", &[])], cache.path());
+    let server = m.server("t").unwrap();
+    let pid: i32 = ok_text(server.call("pid", None).await).parse().unwrap();
+    // Killed from outside while idle.
+    let _ = std::process::Command::new("kill").args(["-9", &pid.to_string()]).status();
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while server.status().state != ConnState::Failed && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let status = server.status();
+    assert_eq!(status.state, ConnState::Failed);
+    assert!(status.last_error.unwrap_or_default().contains("exited since its last call"));
+    assert_eq!(ok_text(server.call("echo", args(json!({"text": "back"}))).await), "back");
+    assert_eq!(server.status().state, ConnState::Connected);
+    m.shutdown().await;
+}

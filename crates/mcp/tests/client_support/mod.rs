@@ -1,0 +1,93 @@
+//! Shared setup for the client tests: the misbehaving test server, managers
+//! over temporary caches, and engines with `tool_search` registered.
+#![allow(dead_code)]
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use quiver_engine::{Audience, Engine, Manifest, Mode, Registry, ToolContext, ToolResult, Workspace};
+use quiver_mcp::client::ToolCache;
+use quiver_mcp::config::{McpConfig, ServerConfig, Transport};
+use quiver_mcp::{EngineHost, McpManager};
+use serde_json::Value;
+
+pub const TEST_SERVER: &str = env!("CARGO_BIN_EXE_quiver-test-mcp");
+
+/// A stdio server entry for the test server with extra environment.
+pub fn test_server(name: &str, env: &[(&str, &str)]) -> ServerConfig {
+    stdio_server(name, TEST_SERVER, &[], env)
+}
+
+pub fn stdio_server(name: &str, command: &str, args: &[&str], env: &[(&str, &str)]) -> ServerConfig {
+    ServerConfig {
+        name: name.into(),
+        transport: Transport::Stdio {
+            command: command.into(),
+            args: args.iter().map(|s| s.to_string()).collect(),
+            env: env.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect::<BTreeMap<_, _>>(),
+            cwd: None,
+        },
+        enabled: true,
+        enabled_tools: None,
+        disabled_tools: vec![],
+        startup_timeout: Duration::from_secs(20),
+        tool_timeout: Duration::from_secs(20),
+        source: PathBuf::from("test-config.toml"),
+    }
+}
+
+pub fn config(servers: Vec<ServerConfig>) -> McpConfig {
+    McpConfig { servers: servers.into_iter().map(|s| (s.name.clone(), s)).collect() }
+}
+
+pub fn manager(servers: Vec<ServerConfig>, cache: &Path) -> Arc<McpManager> {
+    McpManager::with_cache(config(servers), ToolCache::at(cache))
+}
+
+/// `tool_search` is the only native tool the client tests need.
+pub fn native_registry() -> Registry {
+    let mut registry = Registry::new();
+    if let Err(e) = registry.register(quiver_engine::tool_search::ToolSearch) {
+        panic!("registering tool_search: {e}");
+    }
+    registry
+}
+
+pub fn host(manager: &Arc<McpManager>) -> Arc<EngineHost> {
+    let manifest = Manifest::builtin().unwrap_or_else(|e| panic!("builtin manifest: {e}"));
+    EngineHost::new(native_registry(), manifest, Arc::clone(manager)).unwrap_or_else(|e| panic!("host: {e}"))
+}
+
+pub fn context(engine: Arc<Engine>, workspace: &Path, mode: Mode) -> ToolContext {
+    let workspace = Workspace::new(workspace).unwrap_or_else(|e| panic!("workspace: {e}"));
+    ToolContext::new(engine, workspace, Audience { mode, ..Audience::default() })
+}
+
+/// Dispatches through the host's current engine, keeping the session.
+pub async fn call(host: &EngineHost, ctx: &mut ToolContext, name: &str, args: Value) -> ToolResult {
+    ctx.engine = host.engine();
+    let engine = Arc::clone(&ctx.engine);
+    engine.dispatch(name, args, ctx).await.unwrap_or_else(|e| panic!("dispatch {name}: {e:#}"))
+}
+
+pub fn text(result: &ToolResult) -> String {
+    result.content_text()
+}
+
+/// Whether a process is still alive (a zombie counts as gone).
+pub fn alive(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => !stat.split(") ").nth(1).is_some_and(|rest| rest.starts_with('Z')),
+        Err(_) => false,
+    }
+}
+
+/// A host over quiver's full native surface (what `quiver mcp serve` runs),
+/// so searches compete with every native tool.
+pub fn full_host(manager: &Arc<McpManager>) -> Arc<EngineHost> {
+    let manifest = Manifest::builtin().unwrap_or_else(|e| panic!("builtin manifest: {e}"));
+    let native = quiver_tools::native_registry().unwrap_or_else(|e| panic!("native registry: {e}"));
+    EngineHost::new(native, manifest, Arc::clone(manager)).unwrap_or_else(|e| panic!("host: {e}"))
+}

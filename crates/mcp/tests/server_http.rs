@@ -1,0 +1,122 @@
+//! The streamable HTTP transport, in process: sessions isolated per
+//! `Mcp-Session-Id`, list_changed over HTTP, Origin and bearer-token guards,
+//! and the loopback-only default.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod server_support;
+
+use std::sync::Arc;
+
+use quiver_engine::Mode;
+use quiver_mcp::server::{HttpOptions, HttpServer, Surface};
+use rmcp::ServiceExt;
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use serde_json::json;
+use server_support::*;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+async fn start(surface: Arc<Surface>, token: Option<&str>) -> String {
+    let options = HttpOptions { listen: None, allow_remote: false, token: token.map(str::to_string) };
+    let server = HttpServer::bind(surface, options).await.unwrap();
+    assert!(server.local_addr().ip().is_loopback());
+    let url = server.url();
+    tokio::spawn(server.run());
+    url
+}
+
+async fn http_client(url: &str, token: Option<&str>, handler: TestClient) -> Client {
+    // reqwest is built without a bundled TLS provider; plain http needs none,
+    // but the client builder still wants one installed.
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let mut config = StreamableHttpClientTransportConfig::with_uri(url.to_string());
+    if let Some(token) = token {
+        config = config.auth_header(token.to_string());
+    }
+    let transport = StreamableHttpClientTransport::from_config(config);
+    handler.serve(transport).await.expect("HTTP client handshake")
+}
+
+/// A raw `initialize` POST, returning the status code (no client library in
+/// the way, so the guards are seen exactly as a browser would hit them).
+async fn raw_initialize(url: &str, headers: &[(&str, &str)]) -> u16 {
+    let rest = url.strip_prefix("http://").unwrap();
+    let (authority, path) = rest.split_once('/').unwrap();
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}})
+    .to_string();
+    let mut request = format!(
+        "POST /{path} HTTP/1.1\r\nHost: {authority}\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n",
+        body.len()
+    );
+    for (k, v) in headers {
+        request.push_str(&format!("{k}: {v}\r\n"));
+    }
+    request.push_str("\r\n");
+    request.push_str(&body);
+    let mut stream = tokio::net::TcpStream::connect(authority).await.unwrap();
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut buf = vec![0u8; 64];
+    let n = stream.read(&mut buf).await.unwrap();
+    let head = String::from_utf8_lossy(&buf[..n]).to_string();
+    head.split_whitespace().nth(1).and_then(|c| c.parse().ok()).unwrap_or(0)
+}
+
+#[tokio::test]
+async fn http_sessions_are_isolated_and_get_list_changed() {
+    let (surface, _dir) = surface(Mode::Agent);
+    let url = start(surface, None).await;
+    let a_handler = TestClient::default();
+    let a = http_client(&url, None, a_handler.clone()).await;
+    let b = http_client(&url, None, TestClient::default()).await;
+
+    let head = names(&list(&a).await);
+    assert_eq!(head, ["explode", "json_info", "say", "tool_search"]);
+    let found = call(&a, "tool_search", json!({"query": "weather forecast"})).await;
+    assert!(text(&found).contains("weather_lookup"));
+    a_handler.wait_list_changed(0).await;
+
+    let a_list = names(&list(&a).await);
+    assert_eq!(&a_list[..head.len()], &head[..]);
+    assert_eq!(a_list.last().unwrap(), "weather_lookup");
+    assert_eq!(names(&list(&b).await), head, "session B must not see A's loads");
+    assert_eq!(text(&call(&a, "weather_lookup", json!({"city": "Lima"})).await), "sunny in Lima");
+}
+
+#[tokio::test]
+async fn foreign_origin_is_forbidden_local_origin_is_not() {
+    let (surface, _dir) = surface(Mode::Agent);
+    let url = start(surface, None).await;
+    assert_eq!(raw_initialize(&url, &[("Origin", "http://evil.example")]).await, 403);
+    assert_eq!(raw_initialize(&url, &[("Origin", "http://localhost:6274")]).await, 200);
+    assert_eq!(raw_initialize(&url, &[]).await, 200);
+}
+
+#[tokio::test]
+async fn bearer_token_is_required_when_set() {
+    let (surface, _dir) = surface(Mode::Agent);
+    let url = start(surface, Some("s3cret")).await;
+    assert_eq!(raw_initialize(&url, &[]).await, 401);
+    assert_eq!(raw_initialize(&url, &[("Authorization", "Bearer wrong")]).await, 401);
+    assert_eq!(raw_initialize(&url, &[("Authorization", "Bearer s3cret")]).await, 200);
+    // A bad origin is refused before the token is even looked at.
+    assert_eq!(
+        raw_initialize(&url, &[("Origin", "http://evil.example"), ("Authorization", "Bearer s3cret")]).await,
+        403
+    );
+
+    let client = http_client(&url, Some("s3cret"), TestClient::default()).await;
+    assert_eq!(text(&call(&client, "say", json!({"text": "authed"})).await), "authed");
+}
+
+#[tokio::test]
+async fn non_loopback_listen_needs_allow_remote() {
+    let (surface, _dir) = surface(Mode::Agent);
+    let options = HttpOptions { listen: Some("0.0.0.0:0".into()), allow_remote: false, token: None };
+    let err = HttpServer::bind(surface.clone(), options).await.err().expect("must refuse");
+    assert!(err.to_string().contains("--allow-remote"), "{err}");
+
+    let options = HttpOptions { listen: Some("0.0.0.0:0".into()), allow_remote: true, token: Some("t".into()) };
+    assert!(HttpServer::bind(surface, options).await.is_ok());
+}
