@@ -8,7 +8,7 @@ use std::process::ExitCode;
 use anyhow::Context;
 use quiver_engine::replay::{self, Verdict};
 use quiver_engine::transcript::{Event, Transcript};
-use quiver_engine::Workspace;
+use quiver_engine::{Mode, Workspace};
 use quiver_engine::manifest::AliasState;
 
 use crate::setup;
@@ -22,6 +22,10 @@ pub struct Args {
     /// Print the diff of every differing call.
     #[arg(long)]
     verbose: bool,
+    /// The most permissive mode the replay may use; a transcript recorded in a
+    /// more permissive mode is replayed in this one (default: agent).
+    #[arg(long, default_value = "agent")]
+    max_mode: Mode,
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
@@ -44,7 +48,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let workspace = Workspace::new(&root)?;
     let engine = setup::engine(args.workspace.as_deref(), None)?;
     let runtime = tokio::runtime::Runtime::new()?;
-    let report = runtime.block_on(replay::replay(engine, &transcript, workspace))?;
+    let report = runtime.block_on(replay::replay(engine, &transcript, workspace, args.max_mode))?;
 
     let session = match transcript.start() {
         Some(Event::SessionStart { session, .. }) => session.clone(),

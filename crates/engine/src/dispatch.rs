@@ -37,13 +37,31 @@ impl Engine {
     }
 
     async fn dispatch_unrecorded(&self, name: &str, args: Value, ctx: &ToolContext) -> anyhow::Result<ToolResult> {
-        let lifecycle = self.lifecycle();
-        let (canonical, alias): (&str, Option<&AliasEntry>) = match lifecycle.resolve(name, self.registry()) {
+        let (canonical, alias): (&str, Option<&AliasEntry>) = match self.lifecycle().resolve(name, self.registry()) {
             Resolution::Canonical(n) => (n, None),
             Resolution::Alias { entry, .. } => (entry.replacement.as_str(), Some(entry)),
             Resolution::Removed { name, entry } => return Ok(ToolResult::error(removed_message(name, entry))),
             Resolution::Unknown => return Ok(ToolResult::error(self.unknown_message(name, ctx))),
         };
+        let mut result = self.run_canonical(name, canonical, alias, args, ctx).await?;
+        // Every answer to a deprecated name carries the notice, error results
+        // included: those are the calls where the model most needs the new name.
+        if let Some(entry) = alias.filter(|e| e.state == AliasState::Deprecated) {
+            tracing::warn!(tool = name, use_instead = %entry.replacement, "deprecated tool name called");
+            result.metadata.insert("_deprecation".into(), deprecation_block(name, entry));
+        }
+        Ok(result)
+    }
+
+    async fn run_canonical(
+        &self,
+        name: &str,
+        canonical: &str,
+        alias: Option<&AliasEntry>,
+        args: Value,
+        ctx: &ToolContext,
+    ) -> anyhow::Result<ToolResult> {
+        let lifecycle = self.lifecycle();
         let Some(tool) = self.registry().get(canonical) else {
             return Ok(ToolResult::error(format!(
                 "tool `{name}` is an alias of `{canonical}`, which is not available in this build"
@@ -86,10 +104,6 @@ impl Engine {
             Err(ToolError::Fatal(e)) => return Err(e.context(format!("tool `{canonical}` failed"))),
         };
         crate::spill::spill_if_large(&mut result, &tool.spec, ctx).await;
-        if let Some(entry) = alias.filter(|e| e.state == AliasState::Deprecated) {
-            tracing::warn!(tool = name, use_instead = %entry.replacement, "deprecated tool name called");
-            result.metadata.insert("_deprecation".into(), deprecation_block(name, entry));
-        }
         Ok(result)
     }
 

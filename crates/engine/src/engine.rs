@@ -4,6 +4,7 @@
 use crate::catalog::Catalog;
 use crate::discovery;
 use crate::search::SearchIndex;
+use crate::session::Session;
 use crate::lifecycle::{Audience, Lifecycle};
 use crate::manifest::Manifest;
 use crate::registry::Registry;
@@ -43,5 +44,28 @@ impl Engine {
 
     pub fn catalog(&self, audience: &Audience, loaded: &[String]) -> Catalog {
         Catalog::build(self, audience, loaded)
+    }
+
+    /// The catalog for the next request of a live session. The head is pinned
+    /// to what the session was first sent, even when the engine is rebuilt
+    /// (a downstream MCP server connected and, in yolo mode, brought new
+    /// active tools): such newcomers are loaded into the tail instead, so the
+    /// provider's prompt prefix survives.
+    pub fn session_catalog(&self, audience: &Audience, session: &Session) -> Catalog {
+        let fresh = Catalog::build(self, audience, &[]);
+        let pinned = session.pin_head(fresh.head.iter().map(|t| t.name.clone()).collect());
+        let newcomers: Vec<String> =
+            fresh.head.iter().map(|t| t.name.clone()).filter(|n| !pinned.contains(n)).collect();
+        session.load(&newcomers);
+        let head = pinned.iter().filter_map(|n| self.registry.get(n)).map(|t| t.spec.clone()).collect();
+        let tail = session
+            .loaded()
+            .iter()
+            .filter(|n| !pinned.contains(n))
+            .filter_map(|n| self.registry.get(n))
+            .filter(|t| self.lifecycle.visible(&t.spec.name, audience))
+            .map(|t| t.spec.clone())
+            .collect();
+        Catalog { head, tail }
     }
 }

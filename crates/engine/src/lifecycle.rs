@@ -114,18 +114,20 @@ impl Lifecycle {
         self.visible(&spec.name, audience) && self.canonical_state(spec, audience) == LifecycleState::Deferred
     }
 
+    /// A registered tool's own name always wins over an alias of the same name:
+    /// a project manifest must not be able to reroute `git_status` to anything
+    /// else (`quiver lint` reports such an alias as `alias-shadows-tool`).
     pub fn resolve<'a>(&'a self, name: &'a str, registry: &Registry) -> Resolution<'a> {
+        if registry.get(name).is_some() {
+            return Resolution::Canonical(name);
+        }
         if let Some(entry) = self.manifest.aliases.get(name) {
             return match entry.state {
                 AliasState::Removed => Resolution::Removed { name, entry },
                 _ => Resolution::Alias { name, entry },
             };
         }
-        if registry.get(name).is_some() {
-            Resolution::Canonical(name)
-        } else {
-            Resolution::Unknown
-        }
+        Resolution::Unknown
     }
 
     /// The state of any name for an audience; `None` for names nobody knows.

@@ -165,3 +165,27 @@ fn lint_catches_shared_handlers() {
     let findings = crate::lint::lint(&e, "0.1.0");
     assert!(findings.iter().any(|f| f.rule == "shared-handler"), "{findings:?}");
 }
+
+#[test]
+fn an_alias_cannot_take_over_a_registered_name() {
+    let e = engine("[aliases.beta]\nreplacement = \"alpha\"\nstate = \"hidden-compatibility\"\n");
+    assert!(matches!(e.lifecycle().resolve("beta", e.registry()), Resolution::Canonical("beta")));
+    let findings = crate::lint::lint(&e, "0.1.0");
+    assert!(findings.iter().any(|f| f.rule == "alias-shadows-tool"), "{findings:?}");
+}
+
+#[test]
+fn a_session_head_stays_pinned_when_the_engine_grows() {
+    let session = crate::session::Session::new("s");
+    let yolo = audience("default", Some("big-1"), Mode::Yolo);
+    // First engine: no MCP tools yet.
+    let mut r = Registry::new();
+    r.register(A).unwrap();
+    r.register(G).unwrap();
+    let before = Engine::new(r, Manifest::parse(MANIFEST).unwrap()).session_catalog(&yolo, &session);
+    assert_eq!(before.names(), vec!["alpha", "gamma"]);
+    // Rebuilt engine with a new MCP tool that yolo makes active: it joins the tail.
+    let after = engine(MANIFEST).session_catalog(&yolo, &session);
+    assert_eq!(after.head, before.head);
+    assert_eq!(after.names(), vec!["alpha", "gamma", "mcp__srv__thing"]);
+}

@@ -76,6 +76,12 @@ pub fn check(mode: Mode, spec: &ToolSpec) -> Decision {
             spec.name,
             spec.risk.as_str()
         )),
+        // A downstream tool that does not declare itself read-only may change
+        // anything behind its server; plan mode cannot vouch for it.
+        Mode::Plan if !spec.is_native() && spec.risk == Risk::External => Decision::Deny(format!(
+            "`{}` is refused in plan mode: it is an MCP tool that does not declare itself read-only; switch to agent mode to run it",
+            spec.name
+        )),
         Mode::Agent if spec.risk == Risk::Destructive && !asks_itself => {
             Decision::Ask(format!("allow `{}` ({} tool)?", spec.name, spec.risk.as_str()))
         }

@@ -13,6 +13,7 @@ use crate::context::ToolContext;
 use crate::engine::Engine;
 use crate::lifecycle::{Audience, Resolution};
 use crate::manifest::AliasState;
+use crate::permissions::Mode;
 use crate::session::Session;
 use crate::transcript::{Event, Transcript};
 use crate::workspace::Workspace;
@@ -64,15 +65,21 @@ impl ReplayReport {
     }
 }
 
-/// Replays `transcript` against `engine` in `scratch` (already a copy).
-/// `recorded_root` is the workspace path the transcript was recorded in.
-pub async fn replay(engine: Arc<Engine>, transcript: &Transcript, scratch: Workspace) -> anyhow::Result<ReplayReport> {
+/// Replays `transcript` against `engine` in `scratch` (already a copy). The
+/// transcript's recorded mode is used only up to `max_mode`: a transcript file
+/// is input like any other and must not grant itself `yolo`.
+pub async fn replay(
+    engine: Arc<Engine>,
+    transcript: &Transcript,
+    scratch: Workspace,
+    max_mode: Mode,
+) -> anyhow::Result<ReplayReport> {
     let (audience, recorded_root) = match transcript.start() {
-        Some(Event::SessionStart { provider, model, mode, workspace, .. }) => (
-            Audience { provider: provider.clone(), model: model.clone(), mode: mode.parse().unwrap_or_default() },
-            workspace.clone(),
-        ),
-        _ => (Audience::default(), String::new()),
+        Some(Event::SessionStart { provider, model, mode, workspace, .. }) => {
+            let mode = lower(mode.parse().unwrap_or_default(), max_mode);
+            (Audience { provider: provider.clone(), model: model.clone(), mode }, workspace.clone())
+        }
+        _ => (Audience { mode: lower(Mode::Agent, max_mode), ..Audience::default() }, String::new()),
     };
     let scratch_root = scratch.root().to_string_lossy().into_owned();
     let mut ctx = ToolContext::new(engine.clone(), scratch, audience);
@@ -103,6 +110,16 @@ pub async fn replay(engine: Arc<Engine>, transcript: &Transcript, scratch: Works
         report.calls.push(CallReplay { index: i + 1, name: name.to_string(), alias_of, verdict });
     }
     Ok(report)
+}
+
+/// The more restrictive of two modes (plan < agent < yolo).
+fn lower(a: Mode, b: Mode) -> Mode {
+    let rank = |m: Mode| match m {
+        Mode::Plan => 0,
+        Mode::Agent => 1,
+        Mode::Yolo => 2,
+    };
+    if rank(a) <= rank(b) { a } else { b }
 }
 
 /// Blanks volatile fields and rewrites workspace and temp paths, so two runs

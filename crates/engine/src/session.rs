@@ -32,6 +32,8 @@ pub struct Session {
     id: String,
     turn: AtomicU64,
     lazy: Mutex<LazyToolState>,
+    /// The head as first sent in this session: it never changes afterwards.
+    head: Mutex<Option<Vec<String>>>,
     state: Mutex<HashMap<TypeId, Arc<dyn Any + Send + Sync>>>,
 }
 
@@ -57,6 +59,16 @@ impl Session {
     /// Called once per model request; loads are stamped with the turn they happen in.
     pub fn advance_turn(&self) -> u64 {
         self.turn.fetch_add(1, Ordering::SeqCst) + 1
+    }
+
+    /// The head names this session was first given, if a catalog was built yet.
+    pub fn pinned_head(&self) -> Option<Vec<String>> {
+        lock(&self.head).clone()
+    }
+
+    /// Pins the head on first use; later calls keep the first pin.
+    pub fn pin_head(&self, names: Vec<String>) -> Vec<String> {
+        lock(&self.head).get_or_insert(names).clone()
     }
 
     pub fn lazy_state(&self) -> LazyToolState {

@@ -87,7 +87,21 @@ impl TranscriptWriter {
         if ends_mid_line(&mut file)? {
             file.write_all(b"\n")?;
         }
-        Ok(TranscriptWriter { path, file: Mutex::new(file), next_call: Default::default() })
+        // A reopened transcript continues its call numbering, so a resumed
+        // session never reuses an id that already has a recorded result.
+        let last_call = Transcript::read(&path)
+            .map(|t| {
+                t.events
+                    .iter()
+                    .filter_map(|e| match e {
+                        Event::ToolCall { call_id, .. } => call_id.strip_prefix("call_")?.parse::<u64>().ok(),
+                        _ => None,
+                    })
+                    .max()
+                    .unwrap_or(0)
+            })
+            .unwrap_or(0);
+        Ok(TranscriptWriter { path, file: Mutex::new(file), next_call: std::sync::atomic::AtomicU64::new(last_call) })
     }
 
     pub fn path(&self) -> &Path {

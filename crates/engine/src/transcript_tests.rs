@@ -83,3 +83,15 @@ fn missing_file_is_a_clear_error() {
     let err = Transcript::read("/nonexistent/t.jsonl").unwrap_err();
     assert!(format!("{err:#}").contains("opening transcript /nonexistent/t.jsonl"), "{err:#}");
 }
+
+#[test]
+fn a_reopened_transcript_continues_call_numbering() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.jsonl");
+    let w = TranscriptWriter::open(&path).unwrap();
+    assert_eq!(w.next_call_id(), "call_1");
+    w.append(&Event::ToolCall { call_id: "call_1".into(), name: "note".into(), arguments: json!({}) }).unwrap();
+    drop(w);
+    let w = TranscriptWriter::open(&path).unwrap();
+    assert_eq!(w.next_call_id(), "call_2");
+}

@@ -154,6 +154,10 @@ async fn mcp_servers_reports_state_and_counts() {
     assert!(t["tools"].as_u64().unwrap() >= 15);
     assert!(t["pid"].as_u64().is_some());
 
+    // Plan mode refuses a downstream tool that does not declare itself read-only.
+    let refused = call(&host, &mut ctx, "mcp__t__crash", json!({})).await;
+    assert!(refused.is_error && text(&refused).contains("plan mode"), "{}", text(&refused));
+    ctx.audience.mode = Mode::Agent;
     let crash = call(&host, &mut ctx, "mcp__t__crash", json!({})).await;
     assert!(crash.is_error && text(&crash).contains("boom"), "{}", text(&crash));
     let r = call(&host, &mut ctx, "mcp_servers", json!({})).await;

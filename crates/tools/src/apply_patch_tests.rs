@@ -475,3 +475,11 @@ async fn the_begin_patch_envelope_is_named() {
     let err = h.err("apply_patch", patch("*** Begin Patch\n*** Update File: a.txt\n@@\n-a\n+b\n*** End Patch\n")).await;
     assert!(err.contains("`*** Begin Patch` envelope format, not a unified diff"), "{err}");
 }
+
+#[tokio::test]
+async fn a_multibyte_header_is_an_error_not_a_crash() {
+    let h = Harness::new();
+    let patch = "diff --git a/xé b/y\n--- a/xé\n+++ b/y\n@@ -1 +1 @@\n-a\n+b\n";
+    let result = h.call("apply_patch", json!({ "patch": patch })).await;
+    assert!(result.is_error, "{}", result.content_text());
+}

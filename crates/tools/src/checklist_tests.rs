@@ -92,3 +92,11 @@ async fn update_plan_and_note() {
     h.ok("note", json!({"text": "first"})).await;
     assert_eq!(h.ok("note", json!({})).await, "1 note(s)\n1. first");
 }
+
+#[tokio::test]
+async fn a_deprecated_name_carries_its_notice_on_error_results_too() {
+    let h = Harness::new();
+    let r = h.call("todo_write", json!({"items": "x"})).await;
+    assert!(r.is_error);
+    assert_eq!(r.metadata["_deprecation"]["use_instead"], "checklist_write");
+}

@@ -156,6 +156,8 @@ impl ExecPolicy {
                 None
             } else if cmd.words().first().is_some_and(|w| is_dynamic(w)) {
                 Some("its command name is only known when it runs")
+            } else if let Some(reason) = side_effect_option(cmd.words()) {
+                Some(reason)
             } else if !trusted.iter().any(|rule| matches(rule, cmd.words())) {
                 Some("no trusted rule covers it")
             } else {
@@ -314,12 +316,51 @@ fn unwrap_wrapper(words: &[String]) -> Option<Vec<String>> {
     Some(args.iter().skip(k).cloned().collect())
 }
 
-/// The script of `bash -c SCRIPT` (any common shell, flags combined or not) or `eval ARGS`.
+/// Options that turn an otherwise read-only trusted command into one that runs
+/// other programs or writes files (`fd -x`, `rg --pre`, `sort -o`, `uniq IN OUT`,
+/// `git log --output=F`): such a command is judged untrusted.
+fn side_effect_option(words: &[String]) -> Option<&'static str> {
+    let (first, args) = words.split_first()?;
+    let name = first.rsplit('/').next().unwrap_or(first);
+    let has = |opts: &[&str]| {
+        args.iter().any(|a| opts.iter().any(|o| a == o || (o.starts_with("--") && a.starts_with(&format!("{o}=")))))
+    };
+    match name {
+        "fd" | "fdfind" if has(&["-x", "--exec", "-X", "--exec-batch"]) => Some("it runs a command for each match"),
+        "rg" if has(&["--pre"]) => Some("it runs a preprocessor command"),
+        "sort" if has(&["-o", "--output"]) || args.iter().any(|a| a.starts_with("-o")) => {
+            Some("it writes its output to a file")
+        }
+        "git" if has(&["--output", "-o"]) => Some("it writes its output to a file"),
+        "uniq" if args.iter().filter(|a| !a.starts_with('-')).count() > 1 => Some("it writes its output to a file"),
+        _ => None,
+    }
+}
+
+/// The script of `bash -c SCRIPT` (any common shell, flags combined or not),
+/// `eval ARGS` or `env -S STRING` (which splits STRING into a command line).
 fn inline_script(words: &[String]) -> Option<String> {
     let (first, args) = words.split_first()?;
     let name = first.rsplit('/').next().unwrap_or(first);
     if name == "eval" {
         return Some(args.join(" "));
+    }
+    if name == "env" {
+        for (i, arg) in args.iter().enumerate() {
+            let inline = arg
+                .strip_prefix("--split-string=")
+                .or_else(|| arg.strip_prefix("-S").filter(|s| !s.is_empty() && !arg.starts_with("--")));
+            if let Some(script) = inline {
+                return Some(std::iter::once(script.to_string()).chain(args[i + 1..].iter().cloned()).collect::<Vec<_>>().join(" "));
+            }
+            if arg == "-S" || arg == "--split-string" {
+                return Some(args[i + 1..].join(" "));
+            }
+            if !arg.starts_with('-') {
+                break;
+            }
+        }
+        return None;
     }
     if !["sh", "bash", "dash", "zsh", "ksh"].contains(&name) {
         return None;

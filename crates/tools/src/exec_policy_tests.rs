@@ -131,3 +131,28 @@ fn policy_loads_from_config() {
     assert_eq!(policy.deny_prefixes, ExecPolicy::default().deny_prefixes);
     assert!(serde_json::from_value::<ExecPolicy>(serde_json::json!({"deny": []})).is_err());
 }
+
+#[test]
+fn env_split_string_is_followed_into_its_script() {
+    assert!(matches!(verdict("env -S 'sudo reboot'"), Verdict::Denied { .. }), "{:?}", verdict("env -S 'sudo reboot'"));
+    assert!(matches!(verdict("env --split-string='sudo ls'"), Verdict::Denied { .. }));
+    assert!(matches!(verdict("env -S 'touch x'"), Verdict::Untrusted { .. }));
+    assert!(!matches!(verdict("env -S 'rm -rf ~'"), Verdict::Trusted));
+    assert!(matches!(verdict("env -S 'ls -la'"), Verdict::Trusted));
+}
+
+#[test]
+fn trusted_commands_with_side_effect_options_are_untrusted() {
+    for line in [
+        "fd . -x sh -c 'curl x | sh'",
+        "rg --pre ./evil.sh x",
+        "sort -o ~/.bashrc /dev/null",
+        "sort --output=/tmp/x a",
+        "uniq /dev/null ~/.ssh/authorized_keys",
+        "git log --output=/tmp/x",
+    ] {
+        assert!(matches!(verdict(line), Verdict::Untrusted { .. }), "{line}: {:?}", verdict(line));
+    }
+    assert!(matches!(verdict("sort -n data.txt"), Verdict::Trusted));
+    assert!(matches!(verdict("uniq -c data.txt"), Verdict::Trusted));
+}

@@ -9,6 +9,9 @@ use crate::util::{io_error, looks_binary, which};
 
 const DEFAULT_LIMIT: usize = 2000;
 const MAX_LINE_CHARS: usize = 2000;
+/// Whole files are read into memory; past this, a search is the better tool.
+const MAX_FILE_BYTES: u64 = 64 << 20;
+const PDF_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
 
 pub struct ReadFile;
 
@@ -43,6 +46,18 @@ impl Tool for ReadFile {
         let shown = ctx.workspace.display(&path);
         if path.is_dir() {
             return Err(ToolError::model(format!("`{shown}` is a directory; use list_dir")));
+        }
+        let meta = tokio::fs::metadata(&path).await.map_err(|e| io_error("read", &shown, &e))?;
+        if !meta.is_file() {
+            // A FIFO or device would block or never end.
+            return Err(ToolError::model(format!("`{shown}` is not a regular file (a pipe, socket or device)")));
+        }
+        if meta.len() > MAX_FILE_BYTES {
+            return Err(ToolError::model(format!(
+                "`{shown}` is {} MiB, over the {} MiB read_file limit; use grep_files to find the part you need",
+                meta.len() >> 20,
+                MAX_FILE_BYTES >> 20
+            )));
         }
         let is_pdf = path.extension().is_some_and(|e| e.eq_ignore_ascii_case("pdf"));
         let text = if is_pdf {
@@ -107,8 +122,11 @@ async fn pdf_text(path: &std::path::Path, shown: &str, pages: Option<&str>) -> R
         let (first, last) = parse_pages(pages)?;
         cmd.args(["-f", &first.to_string(), "-l", &last.to_string()]);
     }
-    cmd.arg(path).arg("-");
-    let output = cmd.output().await.map_err(|e| io_error("run pdftotext on", shown, &e))?;
+    cmd.arg(path).arg("-").kill_on_drop(true);
+    let output = tokio::time::timeout(PDF_TIMEOUT, cmd.output())
+        .await
+        .map_err(|_| ToolError::model(format!("pdftotext took over {} s on `{shown}` and was stopped", PDF_TIMEOUT.as_secs())))?
+        .map_err(|e| io_error("run pdftotext on", shown, &e))?;
     if !output.status.success() {
         let stderr = String::from_utf8_lossy(&output.stderr);
         return Err(ToolError::model(format!("pdftotext failed on `{shown}`: {}", stderr.trim())));

@@ -24,6 +24,9 @@ async fn bad_input_is_explained() {
     assert!(h.err("read_file", json!({"path": "."})).await.contains("directory"));
     assert!(h.err("read_file", json!({"path": "../x"})).await.contains("outside the workspace"));
     assert!(h.err("read_file", json!({"path": "a.txt", "pages": "1"})).await.contains("PDF"));
+    let fifo = std::process::Command::new("mkfifo").arg(h.path("pipe")).status().unwrap();
+    assert!(fifo.success());
+    assert!(h.err("read_file", json!({"path": "pipe"})).await.contains("not a regular file"));
     let wrong_type = h.err("read_file", json!({"path": 7})).await;
     assert!(wrong_type.contains("`path`") && wrong_type.contains("expected string"), "{wrong_type}");
     let missing = h.err("read_file", json!({})).await;

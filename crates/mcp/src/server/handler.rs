@@ -182,16 +182,22 @@ impl ServerHandler for QuiverServer {
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
         let engine = self.surface.engine();
-        let loaded = self.session.loaded();
-        let catalog = engine.catalog(&self.surface.audience, &loaded);
-        let tools = catalog
+        let catalog = engine.session_catalog(&self.surface.audience, &self.session);
+        // One tool that cannot be rendered (a downstream server's odd schema)
+        // must not empty the whole list.
+        let tools: Vec<_> = catalog
             .tools()
-            .map(convert::mcp_tool)
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(|e| McpError::internal_error(format!("rendering the tool list: {e}"), None))?;
+            .filter_map(|spec| match convert::mcp_tool(spec) {
+                Ok(tool) => Some(tool),
+                Err(e) => {
+                    tracing::warn!(tool = %spec.name, "left out of tools/list: {e}");
+                    None
+                }
+            })
+            .collect();
         // Whatever the client lists now is what it knows about.
         let mut announced = self.announced();
-        announced.loaded = announced.loaded.max(loaded.len());
+        announced.loaded = announced.loaded.max(self.session.loaded().len());
         announced.fingerprint = catalog.fingerprint(CatalogFormat::Mcp).sha256;
         announced.engine = Some(engine);
         Ok(ListToolsResult::with_all_items(tools))

@@ -351,7 +351,7 @@ fn git_paths(rest: &str) -> Option<(String, String)> {
         return Some((strip(old, "a/"), strip(new, "b/")));
     }
     let bytes = rest.len();
-    if bytes % 2 == 1 {
+    if bytes % 2 == 1 && rest.is_char_boundary(bytes / 2) && rest.is_char_boundary(bytes / 2 + 1) {
         let (a, b) = (&rest[..bytes / 2], &rest[bytes / 2 + 1..]);
         if rest.as_bytes()[bytes / 2] == b' ' && a.strip_prefix("a/") == b.strip_prefix("b/") {
             return Some((strip(a.into(), "a/"), strip(b.into(), "b/")));
