@@ -221,6 +221,13 @@ mod tests {
     use serde_json::json;
 
     #[test]
+    fn a_transcript_cannot_raise_the_replay_mode() {
+        assert_eq!(lower(Mode::Yolo, Mode::Agent), Mode::Agent);
+        assert_eq!(lower(Mode::Plan, Mode::Yolo), Mode::Plan);
+        assert_eq!(lower(Mode::Agent, Mode::Agent), Mode::Agent);
+    }
+
+    #[test]
     fn normalization_blanks_volatile_fields_and_paths() {
         let tmp = std::env::temp_dir().to_string_lossy().trim_end_matches('/').to_string();
         let v = json!({
