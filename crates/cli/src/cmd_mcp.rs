@@ -56,6 +56,10 @@ pub struct ServeArgs {
     /// Extra lifecycle manifest laid over the built-in and user/project ones.
     #[arg(long)]
     manifest: Option<PathBuf>,
+    /// Record each session's calls, results and loads to `DIR/<session>.jsonl`
+    /// (replayable with `quiver replay`).
+    #[arg(long)]
+    transcript_dir: Option<PathBuf>,
 }
 
 pub fn run(command: Mcp) -> anyhow::Result<ExitCode> {
@@ -76,7 +80,9 @@ fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
         let manager = McpManager::new(config);
         let host = EngineHost::new(quiver_tools::native_registry()?, manifest, manager)?;
         let audience = Audience { provider: args.provider.clone(), model: args.model.clone(), mode: args.mode };
-        let surface = Arc::new(Surface::hosted(host, workspace, audience));
+        let mut surface = Surface::hosted(host, workspace, audience);
+        surface.transcript_dir = args.transcript_dir.clone();
+        let surface = Arc::new(surface);
         let served = match args.transport {
             Transport::Stdio => {
                 if args.listen.is_some() || args.allow_remote {

@@ -103,3 +103,24 @@ async fn without_elicitation_agent_mode_refuses_with_a_clear_message() {
     assert_eq!(ok.is_error, Some(false), "{}", text(&ok));
     client.cancel().await.unwrap();
 }
+
+#[tokio::test]
+async fn a_recorded_mcp_session_replays_identically() {
+    let dir = workspace();
+    let transcripts = tempfile::tempdir().unwrap();
+    let client =
+        stdio(dir.path(), &["--transcript-dir", transcripts.path().to_str().unwrap()], TestClient::default()).await;
+    let items = json!({"items": [{"content": "record me", "status": "pending"}]});
+    assert_eq!(call(&client, "todo_write", items).await.is_error, Some(false));
+    assert_eq!(call(&client, "tool_search", json!({"query": "select:note"})).await.is_error, Some(false));
+    assert_eq!(call(&client, "note", json!({"text": "kept"})).await.is_error, Some(false));
+    client.cancel().await.unwrap();
+
+    let files: Vec<_> = std::fs::read_dir(transcripts.path()).unwrap().map(|e| e.unwrap().path()).collect();
+    assert_eq!(files.len(), 1, "one transcript per session: {files:?}");
+    let out = std::process::Command::new(quiver_bin()).arg("replay").arg(&files[0]).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}{}", String::from_utf8_lossy(&out.stderr));
+    assert!(stdout.contains("3 identical, 0 differ, 0 failed"), "{stdout}");
+    assert!(stdout.contains("todo_write -> checklist_write"), "{stdout}");
+}

@@ -8,6 +8,7 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
+use quiver_engine::transcript::{Event, TRANSCRIPT_VERSION, TranscriptWriter};
 use quiver_engine::{Audience, CatalogFormat, Engine, Session, ToolContext, Workspace};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, Implementation, ListToolsResult, PaginatedRequestParams, ProtocolVersion,
@@ -28,6 +29,8 @@ pub struct Surface {
     engines: Engines,
     pub workspace: Workspace,
     pub audience: Audience,
+    /// Where each session's transcript is written (`<dir>/<session id>.jsonl`).
+    pub transcript_dir: Option<std::path::PathBuf>,
 }
 
 enum Engines {
@@ -38,12 +41,12 @@ enum Engines {
 impl Surface {
     /// A surface over one frozen engine (native tools only, or tests).
     pub fn new(engine: Arc<Engine>, workspace: Workspace, audience: Audience) -> Self {
-        Surface { engines: Engines::Fixed(engine), workspace, audience }
+        Surface { engines: Engines::Fixed(engine), workspace, audience, transcript_dir: None }
     }
 
     /// A surface whose engine follows `host` (downstream MCP servers behind quiver).
     pub fn hosted(host: Arc<EngineHost>, workspace: Workspace, audience: Audience) -> Self {
-        Surface { engines: Engines::Hosted(host), workspace, audience }
+        Surface { engines: Engines::Hosted(host), workspace, audience, transcript_dir: None }
     }
 
     /// The engine for the next request.
@@ -72,6 +75,7 @@ static NEXT_SESSION: AtomicU64 = AtomicU64::new(1);
 pub struct QuiverServer {
     surface: Arc<Surface>,
     session: Arc<Session>,
+    transcript: Option<Arc<TranscriptWriter>>,
     /// What the client was last shown or told about, so each change of the
     /// list sends exactly one `notifications/tools/list_changed`.
     announced: Mutex<Announced>,
@@ -93,7 +97,8 @@ impl QuiverServer {
     pub fn new(surface: Arc<Surface>) -> Self {
         let n = NEXT_SESSION.fetch_add(1, Ordering::Relaxed);
         let session = Arc::new(Session::new(format!("mcp-{}-{n}", std::process::id())));
-        QuiverServer { surface, session, announced: Mutex::new(Announced::default()) }
+        let transcript = surface.transcript_dir.as_deref().and_then(|dir| open_transcript(dir, &surface, &session));
+        QuiverServer { surface, session, transcript, announced: Mutex::new(Announced::default()) }
     }
 
     pub fn session(&self) -> &Arc<Session> {
@@ -116,6 +121,7 @@ impl QuiverServer {
         let mut ctx = ToolContext::new(engine, self.surface.workspace.clone(), self.surface.audience.clone());
         ctx.session = self.session.clone();
         ctx.approver = approver;
+        ctx.transcript = self.transcript.clone();
         ctx
     }
 
@@ -149,6 +155,28 @@ impl QuiverServer {
             && let Err(e) = request.peer.notify_tool_list_changed().await
         {
             tracing::debug!(error = %e, "could not send tools/list_changed");
+        }
+    }
+}
+
+/// Starts this session's transcript. A transcript that cannot be written is
+/// reported and the session goes on without one: serving tools matters more.
+fn open_transcript(dir: &std::path::Path, surface: &Surface, session: &Session) -> Option<Arc<TranscriptWriter>> {
+    let path = dir.join(format!("{}.jsonl", session.id()));
+    let start = Event::SessionStart {
+        version: TRANSCRIPT_VERSION,
+        session: session.id().to_string(),
+        quiver_version: quiver_engine::VERSION.to_string(),
+        workspace: surface.workspace.root().to_string_lossy().into_owned(),
+        provider: surface.audience.provider.clone(),
+        model: surface.audience.model.clone(),
+        mode: surface.audience.mode.as_str().to_string(),
+    };
+    match TranscriptWriter::open(&path).and_then(|w| w.append(&start).map(|()| w)) {
+        Ok(writer) => Some(Arc::new(writer)),
+        Err(e) => {
+            tracing::warn!(path = %path.display(), "no transcript for this session: {e:#}");
+            None
         }
     }
 }
