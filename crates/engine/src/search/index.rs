@@ -95,7 +95,7 @@ impl std::fmt::Debug for SearchIndex {
 }
 
 /// Tokens of one doc, per field, as raw lowercase words (stopwords removed).
-fn field_words(doc: &SearchDoc) -> [Vec<Word>; NFIELDS] {
+fn field_words(doc: &SearchDoc, boiler: &dyn Fn(&(String, String)) -> bool) -> [Vec<Word>; NFIELDS] {
     let mut out: [Vec<Word>; NFIELDS] = Default::default();
     let mut add = |field: Field, text: &str| {
         let buf = &mut out[field as usize];
@@ -115,7 +115,11 @@ fn field_words(doc: &SearchDoc) -> [Vec<Word>; NFIELDS] {
     if let Some(p) = &doc.prompt_snippet {
         add(Field::Snippet, p);
     }
-    for (n, d) in &doc.params {
+    for param in &doc.params {
+        if boiler(param) {
+            continue;
+        }
+        let (n, d) = param;
         add(Field::ParamName, n);
         add(Field::ParamDesc, d);
     }
@@ -160,6 +164,37 @@ fn first_sentence(text: &str) -> &str {
     }
     &t[..end]
 }
+
+/// Parameters (name and description) shared by at least `share` of the
+/// tools of a server (tools without a server count as one server), in
+/// servers of at least [`MIN_BOILER_GROUP`] tools: authentication, tenant,
+/// retry and paging options that say nothing about what a tool does. Their
+/// words are not indexed, so they neither match nor dilute term rarity.
+fn boilerplate_params(docs: &[SearchDoc], share: f32) -> std::collections::HashSet<(Option<&str>, &str, &str)> {
+    let mut out = std::collections::HashSet::new();
+    if share <= 0.0 {
+        return out;
+    }
+    let mut group_size: HashMap<Option<&str>, usize> = HashMap::new();
+    let mut count: HashMap<(Option<&str>, &str, &str), usize> = HashMap::new();
+    for d in docs {
+        let g = d.server.as_deref();
+        *group_size.entry(g).or_insert(0) += 1;
+        for (n, desc) in &d.params {
+            *count.entry((g, n.as_str(), desc.as_str())).or_insert(0) += 1;
+        }
+    }
+    for (key, c) in count {
+        let size = group_size.get(&key.0).copied().unwrap_or(0);
+        if size >= MIN_BOILER_GROUP && c as f32 >= share * size as f32 {
+            out.insert(key);
+        }
+    }
+    out
+}
+
+/// Smallest server whose shared parameters can be recognised as boilerplate.
+const MIN_BOILER_GROUP: usize = 10;
 
 /// Split `word` into 2..=3 known words (each at least [`MIN_PIECE`] chars),
 /// preferring fewer and more even pieces. Returns None if impossible.
@@ -210,7 +245,11 @@ impl SearchIndex {
     pub fn build_with(docs: Vec<SearchDoc>, params: RankParams) -> SearchIndex {
         let stemmer = WordStemmer::new();
         let thesaurus = Thesaurus::new(&stemmer);
-        let per_doc: Vec<[Vec<Word>; NFIELDS]> = docs.iter().map(field_words).collect();
+        let boiler = boilerplate_params(&docs, params.boiler_share);
+        let per_doc: Vec<[Vec<Word>; NFIELDS]> = docs
+            .iter()
+            .map(|d| field_words(d, &|p| boiler.contains(&(d.server.as_deref(), p.0.as_str(), p.1.as_str()))))
+            .collect();
 
         // raw word document frequencies
         let mut words: HashMap<String, u32> = HashMap::new();

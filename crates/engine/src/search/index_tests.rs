@@ -46,3 +46,30 @@ fn build_keeps_doc_order_and_handles_empty() {
     let empty = SearchIndex::build(Vec::new());
     assert!(empty.search("anything", 5, &|_| true).is_empty());
 }
+
+#[test]
+fn boilerplate_parameters_do_not_make_topic_words_common() {
+    let tenant = ("tenant".to_string(), "The Microsoft Entra ID tenant to use.".to_string());
+    let mut docs: Vec<SearchDoc> = (0..12)
+        .map(|i| SearchDoc {
+            name: format!("tool_{i}_show"),
+            description: format!("Show thing number {i}."),
+            params: vec![tenant.clone()],
+            ..Default::default()
+        })
+        .collect();
+    docs.push(SearchDoc {
+        name: "sql_admin_list".into(),
+        description: "List the Microsoft Entra administrators of a SQL server.".into(),
+        params: vec![tenant.clone()],
+        ..Default::default()
+    });
+    let idx = SearchIndex::build(docs.clone());
+    let entra = idx.terms.get("entra").copied().map(|t| idx.postings[t as usize].len());
+    assert_eq!(entra, Some(1));
+    let mut p = RankParams::default();
+    p.boiler_share = 0.0;
+    let all = SearchIndex::build_with(docs, p);
+    let entra = all.terms.get("entra").copied().map(|t| all.postings[t as usize].len());
+    assert_eq!(entra, Some(13));
+}

@@ -77,6 +77,9 @@ pub struct RankParams {
     pub name_bonus: f32,
     /// Bonus per adjacent query word pair found adjacent in name/description.
     pub bigram: f32,
+    /// Parameters shared by at least this share of a server's tools are
+    /// boilerplate and not indexed (0 = index all).
+    pub boiler_share: f32,
 }
 
 impl Default for RankParams {
@@ -105,6 +108,7 @@ impl Default for RankParams {
             action_penalty: 0.75,
             name_bonus: 1.0,
             bigram: 0.3,
+            boiler_share: 0.7,
         }
     }
 }
@@ -140,6 +144,7 @@ impl RankParams {
             action_penalty: 1.0,
             name_bonus: 0.0,
             bigram: 0.0,
+            boiler_share: 0.0,
         }
     }
 
@@ -171,6 +176,7 @@ impl RankParams {
             "w_scope" => &mut self.w_scope,
             "w_intent" => &mut self.w_intent,
             "w_opener" => &mut self.w_opener,
+            "boiler_share" => &mut self.boiler_share,
             "action_penalty" => &mut self.action_penalty,
             "stem" => {
                 self.stem = value != 0.0;
