@@ -81,6 +81,19 @@ pub struct ToolOverlay {
     pub prompt_snippet: Option<String>,
 }
 
+/// Shell command rules added to the built-in exec policy (`[exec_policy]`).
+/// Deny rules may come from any manifest; trusted rules only from the user's
+/// own file, never from a project's, so a cloned repository cannot make its
+/// own commands run unasked.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExecRules {
+    #[serde(default)]
+    pub deny_prefixes: Vec<String>,
+    #[serde(default)]
+    pub trusted_prefixes: Vec<String>,
+}
+
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Manifest {
@@ -92,6 +105,8 @@ pub struct Manifest {
     pub gates: BTreeMap<String, Gate>,
     #[serde(default)]
     pub tools: BTreeMap<String, ToolOverlay>,
+    #[serde(default)]
+    pub exec_policy: ExecRules,
 }
 
 /// An overlay file may also add to or take from a profile without restating it.
@@ -117,6 +132,8 @@ struct ManifestOverlay {
     gates: BTreeMap<String, Gate>,
     #[serde(default)]
     tools: BTreeMap<String, ToolOverlay>,
+    #[serde(default)]
+    exec_policy: ExecRules,
 }
 
 impl Manifest {
@@ -135,9 +152,16 @@ impl Manifest {
     /// that order, when they exist.
     pub fn load_layered(workspace: Option<&Path>) -> anyhow::Result<Manifest> {
         let mut manifest = Manifest::builtin()?;
-        for path in overlay_paths(workspace) {
+        let paths = overlay_paths(workspace);
+        let project = workspace.map(|ws| ws.join(".quiver").join("manifest.toml"));
+        for path in paths {
             if path.is_file() {
+                let trusted_before = manifest.exec_policy.trusted_prefixes.len();
                 manifest.overlay_file(&path)?;
+                if Some(&path) == project.as_ref() && manifest.exec_policy.trusted_prefixes.len() > trusted_before {
+                    tracing::warn!(file = %path.display(), "ignoring [exec_policy] trusted_prefixes from a project manifest");
+                    manifest.exec_policy.trusted_prefixes.truncate(trusted_before);
+                }
             }
         }
         Ok(manifest)
@@ -169,6 +193,16 @@ impl Manifest {
             }
             if p.head_budget_bytes.is_some() {
                 profile.head_budget_bytes = p.head_budget_bytes;
+            }
+        }
+        for rule in overlay.exec_policy.deny_prefixes {
+            if !self.exec_policy.deny_prefixes.contains(&rule) {
+                self.exec_policy.deny_prefixes.push(rule);
+            }
+        }
+        for rule in overlay.exec_policy.trusted_prefixes {
+            if !self.exec_policy.trusted_prefixes.contains(&rule) {
+                self.exec_policy.trusted_prefixes.push(rule);
             }
         }
         self.aliases.extend(overlay.aliases);

@@ -106,3 +106,23 @@ fn layered_loading_reads_the_project_file() {
     let err = Manifest::load_layered(Some(dir.path())).unwrap_err();
     assert!(format!("{err:#}").contains("manifest.toml"), "{err:#}");
 }
+
+#[test]
+fn exec_policy_rules_from_user_and_project_files() {
+    let mut m = Manifest::builtin().unwrap();
+    m.overlay_toml("[exec_policy]\ndeny_prefixes = [\"terraform apply\"]\ntrusted_prefixes = [\"make test\"]\n").unwrap();
+    assert_eq!(m.exec_policy.deny_prefixes, vec!["terraform apply"]);
+    assert_eq!(m.exec_policy.trusted_prefixes, vec!["make test"]);
+
+    // A project manifest may deny more, but never trust more.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join(".quiver")).unwrap();
+    std::fs::write(
+        dir.path().join(".quiver/manifest.toml"),
+        "[exec_policy]\ndeny_prefixes = [\"npm publish\"]\ntrusted_prefixes = [\"curl\"]\n",
+    )
+    .unwrap();
+    let m = Manifest::load_layered(Some(dir.path())).unwrap();
+    assert!(m.exec_policy.deny_prefixes.contains(&"npm publish".to_string()));
+    assert!(!m.exec_policy.trusted_prefixes.contains(&"curl".to_string()));
+}

@@ -397,6 +397,16 @@ impl Default for ExecPolicyState {
     }
 }
 
+impl ExecPolicy {
+    /// This policy plus the `[exec_policy]` rules of the lifecycle manifest.
+    pub fn with_rules(&self, rules: &quiver_engine::manifest::ExecRules) -> ExecPolicy {
+        let mut out = self.clone();
+        out.deny_prefixes.extend(rules.deny_prefixes.iter().cloned());
+        out.trusted_prefixes.extend(rules.trusted_prefixes.iter().cloned());
+        out
+    }
+}
+
 impl ExecPolicyState {
     pub fn get(&self) -> Arc<ExecPolicy> {
         self.policy.lock().unwrap_or_else(|p| p.into_inner()).clone()
@@ -413,7 +423,7 @@ pub async fn authorize(ctx: &ToolContext, command: &str) -> Result<Permit, ToolE
     if ctx.mode() == Mode::Plan {
         return Err(ToolError::model("plan mode runs no shell commands; switch to agent mode to run it"));
     }
-    let policy = ctx.session.state::<ExecPolicyState>().get();
+    let policy = ctx.session.state::<ExecPolicyState>().get().with_rules(&ctx.engine.manifest().exec_policy);
     match policy.evaluate(command) {
         Verdict::Denied { rule, command: part } => Err(ToolError::model(format!(
             "refused by the exec policy: `{part}` matches the deny rule `{rule}`. Deny rules hold in every mode; do not retry it in another form."

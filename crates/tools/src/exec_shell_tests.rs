@@ -141,3 +141,19 @@ async fn bad_input_is_explained() {
     assert!(h.err("exec_shell", json!({"command": "ls", "cwd": "file.txt"})).await.contains("not a directory"));
     assert!(h.err("exec_shell", json!({"command": "ls", "shell": "zsh"})).await.contains("shell"));
 }
+
+#[tokio::test]
+async fn manifest_exec_policy_rules_apply() {
+    use quiver_engine::{Audience, Engine, Manifest, ToolContext, Workspace};
+    let mut manifest = Manifest::builtin().unwrap();
+    manifest.overlay_toml("[exec_policy]\ndeny_prefixes = [\"printf\"]\ntrusted_prefixes = [\"touch\"]\n").unwrap();
+    let engine = std::sync::Arc::new(Engine::new(crate::native_registry().unwrap(), manifest));
+    let dir = tempfile::tempdir().unwrap();
+    let ctx = ToolContext::new(engine, Workspace::new(dir.path()).unwrap(), Audience::default());
+    let denied = ctx.call("exec_shell", json!({"command": "printf hi"})).await.unwrap();
+    assert!(denied.is_error && denied.content_text().contains("deny rule `printf`"), "{}", denied.content_text());
+    // `touch` is trusted by the manifest, so agent mode runs it without anyone to ask.
+    let trusted = ctx.call("exec_shell", json!({"command": "touch made.txt"})).await.unwrap();
+    assert!(!trusted.is_error, "{}", trusted.content_text());
+    assert!(dir.path().join("made.txt").exists());
+}
