@@ -3,6 +3,8 @@
 //! `cargo test -p quiver-cli --test transcripts -- --ignored` after a deliberate
 //! behaviour change, and review the diff).
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Arc;

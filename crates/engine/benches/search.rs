@@ -2,6 +2,8 @@
 //! the shared bench catalogs (`../shared/bench` beside the checkout). Run with
 //! `cargo bench -p quiver-engine --bench search`.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::path::PathBuf;
 
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};

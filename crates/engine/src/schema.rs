@@ -54,12 +54,13 @@ fn strip_noise(value: &mut Value) {
             }
             if let Some(Value::Array(any)) = map.get("anyOf") {
                 let non_null: Vec<&Value> = any.iter().filter(|s| s.get("type") != Some(&Value::String("null".into()))).collect();
-                if non_null.len() == 1 && any.len() == 2 {
-                    if let Value::Object(inner) = non_null[0].clone() {
-                        map.remove("anyOf");
-                        for (k, v) in inner {
-                            map.entry(k).or_insert(v);
-                        }
+                if non_null.len() == 1
+                    && any.len() == 2
+                    && let Value::Object(inner) = non_null[0].clone()
+                {
+                    map.remove("anyOf");
+                    for (k, v) in inner {
+                        map.entry(k).or_insert(v);
                     }
                 }
             }

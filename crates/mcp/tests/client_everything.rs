@@ -3,6 +3,8 @@
 //! Skips (with a message) when it is not installed; install it with
 //! `npm ci --prefix crates/mcp/tests/node`.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod client_support;
 
 use std::path::PathBuf;

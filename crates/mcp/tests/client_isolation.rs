@@ -2,6 +2,8 @@
 //! its own calls: each failure is a clear error, the next call gets a fresh
 //! process, and other servers never notice. All against `quiver-test-mcp`.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod client_support;
 
 use std::time::{Duration, Instant};

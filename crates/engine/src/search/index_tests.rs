@@ -67,9 +67,7 @@ fn boilerplate_parameters_do_not_make_topic_words_common() {
     let idx = SearchIndex::build(docs.clone());
     let entra = idx.terms.get("entra").copied().map(|t| idx.postings[t as usize].len());
     assert_eq!(entra, Some(1));
-    let mut p = RankParams::default();
-    p.boiler_share = 0.0;
-    let all = SearchIndex::build_with(docs, p);
+    let all = SearchIndex::build_with(docs, RankParams { boiler_share: 0.0, ..RankParams::default() });
     let entra = all.terms.get("entra").copied().map(|t| all.postings[t as usize].len());
     assert_eq!(entra, Some(13));
 }
