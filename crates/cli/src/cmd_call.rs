@@ -4,7 +4,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
-use quiver_engine::{Audience, Mode, ToolContext, Workspace, canonical};
+use quiver_engine::{ToolContext, Workspace, canonical};
 
 use crate::setup;
 
@@ -16,12 +16,8 @@ pub struct Args {
     args: String,
     #[arg(long)]
     workspace: Option<PathBuf>,
-    #[arg(long, default_value = "agent")]
-    mode: Mode,
-    #[arg(long, default_value = "default")]
-    provider: String,
-    #[arg(long)]
-    model: Option<String>,
+    #[command(flatten)]
+    audience: setup::AudienceArgs,
 }
 
 /// Prints the result JSON; exits 1 when the result is an error result.
@@ -31,7 +27,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let call_args: serde_json::Value =
         serde_json::from_str(&args.args).with_context(|| format!("--args is not valid JSON: {}", args.args))?;
     let engine = setup::engine(Some(workspace.root()), None)?;
-    let audience = Audience { provider: args.provider, model: args.model, mode: args.mode };
+    let audience = args.audience.audience();
     let ctx = ToolContext::new(engine.clone(), workspace, audience);
     let runtime = tokio::runtime::Runtime::new()?;
     let result = runtime.block_on(engine.dispatch(&args.name, call_args, &ctx))?;

@@ -3,18 +3,14 @@
 use std::process::ExitCode;
 
 use quiver_engine::lifecycle::Resolution;
-use quiver_engine::{Audience, CatalogFormat, Mode};
+use quiver_engine::CatalogFormat;
 
 use crate::setup;
 
 #[derive(clap::Args)]
 pub struct Args {
-    #[arg(long, default_value = "default")]
-    provider: String,
-    #[arg(long)]
-    model: Option<String>,
-    #[arg(long, default_value = "agent")]
-    mode: Mode,
+    #[command(flatten)]
+    audience: setup::AudienceArgs,
     #[arg(long, default_value = "openai")]
     format: CatalogFormat,
     /// Tools loaded in the session, in load order (the tail).
@@ -39,7 +35,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             }
         }
     }
-    let audience = Audience { provider: args.provider, model: args.model, mode: args.mode };
+    let audience = args.audience.audience();
     let catalog = engine.catalog(&audience, &loaded);
     if args.hash {
         setup::out(&catalog.fingerprint(args.format).to_string());

@@ -3,7 +3,7 @@
 use std::process::ExitCode;
 
 use quiver_engine::discovery::{Scope, SearchOptions};
-use quiver_engine::{Audience, Mode, canonical};
+use quiver_engine::canonical;
 use serde_json::json;
 
 use crate::setup;
@@ -28,18 +28,14 @@ pub struct Args {
     regex: bool,
     #[arg(long)]
     json: bool,
-    #[arg(long, default_value = "default")]
-    provider: String,
-    #[arg(long)]
-    model: Option<String>,
-    #[arg(long, default_value = "agent")]
-    mode: Mode,
+    #[command(flatten)]
+    audience: setup::AudienceArgs,
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let cwd = std::env::current_dir().ok();
     let engine = setup::engine(cwd.as_deref(), None)?;
-    let audience = Audience { provider: args.provider, model: args.model, mode: args.mode };
+    let audience = args.audience.audience();
     let options = SearchOptions {
         limit: args.limit.clamp(1, 20),
         domain: args.domain,

@@ -6,6 +6,25 @@ use std::sync::Arc;
 use anyhow::Context;
 use quiver_engine::{Engine, Manifest};
 
+/// Who the surface is built for: `--provider`, `--model`, `--mode`.
+#[derive(clap::Args)]
+pub struct AudienceArgs {
+    /// Provider profile from the manifest (`default`, `arcee`, ...).
+    #[arg(long, default_value = "default")]
+    provider: String,
+    /// Model id (decides model-gated tools such as `tool_agent`).
+    #[arg(long)]
+    model: Option<String>,
+    #[arg(long, default_value = "agent")]
+    mode: quiver_engine::Mode,
+}
+
+impl AudienceArgs {
+    pub fn audience(&self) -> quiver_engine::Audience {
+        quiver_engine::Audience { provider: self.provider.clone(), model: self.model.clone(), mode: self.mode }
+    }
+}
+
 /// The workspace: `--workspace`, else the current directory.
 pub fn workspace_dir(arg: Option<&Path>) -> anyhow::Result<PathBuf> {
     match arg {
