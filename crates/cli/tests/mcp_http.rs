@@ -6,31 +6,6 @@ mod mcp_support;
 
 use mcp_support::*;
 use serde_json::json;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-
-/// Status of a raw `initialize` POST with the given extra headers.
-async fn status(url: &str, headers: &[(&str, &str)]) -> u16 {
-    let rest = url.strip_prefix("http://").unwrap();
-    let (authority, path) = rest.split_once('/').unwrap();
-    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}})
-    .to_string();
-    let mut request = format!(
-        "POST /{path} HTTP/1.1\r\nHost: {authority}\r\nContent-Type: application/json\r\n\
-         Accept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n",
-        body.len()
-    );
-    for (k, v) in headers {
-        request.push_str(&format!("{k}: {v}\r\n"));
-    }
-    request.push_str("\r\n");
-    request.push_str(&body);
-    let mut stream = tokio::net::TcpStream::connect(authority).await.unwrap();
-    stream.write_all(request.as_bytes()).await.unwrap();
-    let mut buf = vec![0u8; 64];
-    let n = stream.read(&mut buf).await.unwrap();
-    String::from_utf8_lossy(&buf[..n]).split_whitespace().nth(1).and_then(|c| c.parse().ok()).unwrap_or(0)
-}
 
 #[tokio::test]
 async fn http_sessions_do_not_see_each_others_loads() {
@@ -57,16 +32,16 @@ async fn http_sessions_do_not_see_each_others_loads() {
 async fn bad_origin_is_403() {
     let dir = tempfile::tempdir().unwrap();
     let server = http(dir.path(), &[], &[]).await;
-    assert_eq!(status(&server.url, &[("Origin", "http://attacker.example")]).await, 403);
-    assert_eq!(status(&server.url, &[("Origin", "http://localhost:6274")]).await, 200);
+    assert_eq!(raw_initialize(&server.url, &[("Origin", "http://attacker.example")]).await, 403);
+    assert_eq!(raw_initialize(&server.url, &[("Origin", "http://localhost:6274")]).await, 200);
 }
 
 #[tokio::test]
 async fn missing_token_is_401() {
     let dir = tempfile::tempdir().unwrap();
     let server = http(dir.path(), &["--token-env", "MY_QUIVER_TOKEN"], &[("MY_QUIVER_TOKEN", "tok-123")]).await;
-    assert_eq!(status(&server.url, &[]).await, 401);
-    assert_eq!(status(&server.url, &[("Authorization", "Bearer nope")]).await, 401);
+    assert_eq!(raw_initialize(&server.url, &[]).await, 401);
+    assert_eq!(raw_initialize(&server.url, &[("Authorization", "Bearer nope")]).await, 401);
     let client = http_client(&server.url, Some("tok-123"), TestClient::default()).await;
     assert!(names(&list(&client).await).contains(&"tool_search".to_string()));
 }
@@ -75,8 +50,8 @@ async fn missing_token_is_401() {
 async fn default_token_env_is_honoured() {
     let dir = tempfile::tempdir().unwrap();
     let server = http(dir.path(), &[], &[("QUIVER_MCP_TOKEN", "from-default")]).await;
-    assert_eq!(status(&server.url, &[]).await, 401);
-    assert_eq!(status(&server.url, &[("Authorization", "Bearer from-default")]).await, 200);
+    assert_eq!(raw_initialize(&server.url, &[]).await, 401);
+    assert_eq!(raw_initialize(&server.url, &[("Authorization", "Bearer from-default")]).await, 200);
 }
 
 #[test]

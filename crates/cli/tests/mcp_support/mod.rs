@@ -4,86 +4,27 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
-use std::sync::{Arc, Mutex};
+
 use std::time::Duration;
 
-use rmcp::model::{
-    CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult,
-    ElicitationAction, Implementation, ProtocolVersion, Tool,
-};
-use rmcp::service::{NotificationContext, RequestContext, RoleClient, RunningService};
+use rmcp::ServiceExt;
+use rmcp::model::{CallToolRequestParams, CallToolResult, Tool};
+use rmcp::service::{RoleClient, RunningService};
 use rmcp::transport::TokioChildProcess;
-use rmcp::{ClientHandler, ErrorData, ServiceExt};
-use serde_json::{Value, json};
+use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, BufReader};
-use tokio::sync::Notify;
 
 pub fn quiver_bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_quiver"))
 }
 
-/// A client that records list_changed notifications and elicitation questions.
-#[derive(Clone, Default)]
-pub struct TestClient {
-    /// `Some(answer)`: advertises elicitation and answers every form with it.
-    pub elicitation: Option<bool>,
-    pub list_changed: Arc<Notify>,
-    pub list_changed_count: Arc<Mutex<usize>>,
-    pub questions: Arc<Mutex<Vec<String>>>,
-}
-
-impl TestClient {
-    pub fn answering(answer: bool) -> Self {
-        TestClient { elicitation: Some(answer), ..Default::default() }
-    }
-
-    pub fn list_changes(&self) -> usize {
-        *self.list_changed_count.lock().unwrap()
-    }
-
-    pub async fn wait_list_changed(&self, seen_before: usize) {
-        let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
-        while self.list_changes() <= seen_before {
-            let left = deadline.saturating_duration_since(tokio::time::Instant::now());
-            assert!(!left.is_zero(), "no notifications/tools/list_changed within 10 s");
-            let _ = tokio::time::timeout(left.min(Duration::from_millis(100)), self.list_changed.notified()).await;
-        }
-    }
-}
-
-impl ClientHandler for TestClient {
-    fn get_info(&self) -> ClientConfig {
-        let capabilities = if self.elicitation.is_some() {
-            ClientCapabilities::builder().enable_elicitation().build()
-        } else {
-            ClientCapabilities::default()
-        };
-        ClientConfig::new(capabilities, Implementation::new("quiver-cli-test", "0.0.0"))
-            .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE)
-    }
-
-    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
-        *self.list_changed_count.lock().unwrap() += 1;
-        self.list_changed.notify_waiters();
-    }
-
-    async fn create_elicitation(
-        &self,
-        request: ElicitRequestParams,
-        _context: RequestContext<RoleClient>,
-    ) -> Result<ElicitResult, ErrorData> {
-        if let ElicitRequestParams::FormElicitationParams { message, .. } = &request {
-            self.questions.lock().unwrap().push(message.clone());
-        }
-        let mut result = ElicitResult::new(if self.elicitation.is_some() {
-            ElicitationAction::Accept
-        } else {
-            ElicitationAction::Decline
-        });
-        result.content = self.elicitation.map(|answer| json!({"approve": answer}));
-        Ok(result)
-    }
-}
+#[path = "../../../mcp/tests/common/test_client.rs"]
+mod test_client;
+pub use test_client::TestClient;
+#[path = "../../../mcp/tests/common/raw_http.rs"]
+mod raw_http;
+#[allow(unused_imports)] // only the HTTP tests use it
+pub use raw_http::raw_initialize;
 
 pub type Client = RunningService<RoleClient, TestClient>;
 

@@ -4,8 +4,7 @@
 //! over HTTP.
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
-use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::sync::Arc;
 
 use quiver_engine::tool::ToolFuture;
 use quiver_engine::tool_search::ToolSearch;
@@ -14,14 +13,10 @@ use quiver_engine::{
     ToolSpec, Workspace,
 };
 use quiver_mcp::server::{Surface, serve_io};
-use rmcp::model::{
-    CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult,
-    ElicitationAction, Implementation, ProtocolVersion, Tool,
-};
-use rmcp::service::{NotificationContext, RequestContext, RoleClient, RunningService};
-use rmcp::{ClientHandler, ErrorData, ServiceExt};
+use rmcp::ServiceExt;
+use rmcp::model::{CallToolRequestParams, CallToolResult, Tool};
+use rmcp::service::{RoleClient, RunningService};
 use serde_json::{Value, json};
-use tokio::sync::Notify;
 
 /// A tool defined by closure, so a test surface is a few lines.
 pub struct FnTool {
@@ -137,70 +132,13 @@ pub fn surface(mode: Mode) -> (Arc<Surface>, tempfile::TempDir) {
     (Arc::new(Surface::new(engine, workspace, audience)), dir)
 }
 
-/// An MCP client that records what the server sends it.
-#[derive(Clone, Default)]
-pub struct TestClient {
-    /// `Some(answer)`: advertises elicitation and answers every form with it.
-    pub elicitation: Option<bool>,
-    pub list_changed: Arc<Notify>,
-    pub list_changed_count: Arc<Mutex<usize>>,
-    pub questions: Arc<Mutex<Vec<String>>>,
-}
-
-impl TestClient {
-    pub fn answering(answer: bool) -> Self {
-        TestClient { elicitation: Some(answer), ..Default::default() }
-    }
-
-    pub fn list_changes(&self) -> usize {
-        *self.list_changed_count.lock().unwrap()
-    }
-
-    /// Waits for the next `tools/list_changed` (fails the test after 5 s).
-    pub async fn wait_list_changed(&self, seen_before: usize) {
-        let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
-        while self.list_changes() <= seen_before {
-            let left = deadline.saturating_duration_since(tokio::time::Instant::now());
-            assert!(!left.is_zero(), "no notifications/tools/list_changed within 5 s");
-            let _ = tokio::time::timeout(left.min(Duration::from_millis(100)), self.list_changed.notified()).await;
-        }
-    }
-}
-
-impl ClientHandler for TestClient {
-    fn get_info(&self) -> ClientConfig {
-        let capabilities = if self.elicitation.is_some() {
-            ClientCapabilities::builder().enable_elicitation().build()
-        } else {
-            ClientCapabilities::default()
-        };
-        ClientConfig::new(capabilities, Implementation::new("quiver-test-client", "0.0.0"))
-            .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE)
-    }
-
-    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
-        *self.list_changed_count.lock().unwrap() += 1;
-        self.list_changed.notify_waiters();
-    }
-
-    async fn create_elicitation(
-        &self,
-        request: ElicitRequestParams,
-        _context: RequestContext<RoleClient>,
-    ) -> Result<ElicitResult, ErrorData> {
-        if let ElicitRequestParams::FormElicitationParams { message, .. } = &request {
-            self.questions.lock().unwrap().push(message.clone());
-        }
-        Ok(match self.elicitation {
-            Some(answer) => {
-                let mut result = ElicitResult::new(ElicitationAction::Accept);
-                result.content = Some(json!({"approve": answer}));
-                result
-            }
-            None => ElicitResult::new(ElicitationAction::Decline),
-        })
-    }
-}
+#[path = "../common/test_client.rs"]
+mod test_client;
+pub use test_client::TestClient;
+#[path = "../common/raw_http.rs"]
+mod raw_http;
+#[allow(unused_imports)] // only the HTTP tests use it
+pub use raw_http::raw_initialize;
 
 pub type Client = RunningService<RoleClient, TestClient>;
 
