@@ -3,11 +3,10 @@
 //! Skips (passing, with a message) when the npm packages are not installed.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod mcp_support;
 
 use std::path::PathBuf;
 
-use mcp_support::*;
+use crate::mcp_support::*;
 use serde_json::json;
 
 fn everything_js() -> Option<PathBuf> {

@@ -2,9 +2,8 @@
 //! stderr, isolated sessions, the Origin and bearer-token guards, loopback only.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod mcp_support;
 
-use mcp_support::*;
+use crate::mcp_support::*;
 use serde_json::json;
 
 #[tokio::test]

@@ -4,12 +4,11 @@
 //! installs them: `npm ci --prefix crates/mcp/tests/node`).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod mcp_support;
 
 use std::path::PathBuf;
 use std::process::Command;
 
-use mcp_support::*;
+use crate::mcp_support::*;
 use serde_json::Value;
 
 fn node_bin(name: &str) -> Option<PathBuf> {

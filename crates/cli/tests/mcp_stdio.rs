@@ -4,9 +4,8 @@
 //! notice, and agent-mode approvals go through elicitation.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod mcp_support;
 
-use mcp_support::*;
+use crate::mcp_support::*;
 use serde_json::json;
 
 fn workspace() -> tempfile::TempDir {

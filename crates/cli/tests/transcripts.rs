@@ -1,6 +1,6 @@
 //! The shipped example transcripts replay identically, old names included.
 //! They are recorded by `record_examples` below (run it with
-//! `cargo test -p quiver-cli --test transcripts -- --ignored` after a deliberate
+//! `cargo test -p quiver-cli --test it transcripts::record_examples -- --ignored` after a deliberate
 //! behaviour change, and review the diff).
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]

@@ -5,11 +5,10 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod client_support;
 
 use std::path::PathBuf;
 
-use client_support::*;
+use crate::client_support::*;
 use quiver_engine::Mode;
 use quiver_mcp::config::ServerConfig;
 use serde_json::json;

@@ -1,13 +1,12 @@
 //! Streamable HTTP downstream servers: `quiver-test-mcp --http` as the server.
 #![allow(clippy::unwrap_used)] // test setup helpers outside #[test] fns
 
-mod client_support;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use client_support::*;
+use crate::client_support::*;
 use quiver_mcp::client::ConnState;
 use quiver_mcp::config::{ServerConfig, Transport};
 use tokio::io::{AsyncBufReadExt, BufReader};

@@ -4,11 +4,10 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod client_support;
 
 use std::time::{Duration, Instant};
 
-use client_support::*;
+use crate::client_support::*;
 use quiver_mcp::client::ConnState;
 use serde_json::{Map, Value, json};
 

@@ -3,7 +3,6 @@
 //! and the loopback-only default.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod server_support;
 
 use std::sync::Arc;
 
@@ -13,7 +12,7 @@ use rmcp::ServiceExt;
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use serde_json::json;
-use server_support::*;
+use crate::server_support::*;
 
 async fn start(surface: Arc<Surface>, token: Option<&str>) -> String {
     let options = HttpOptions { listen: None, allow_remote: false, token: token.map(str::to_string) };

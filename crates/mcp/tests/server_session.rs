@@ -3,11 +3,10 @@
 //! loads, results and metadata, session isolation and elicitation approvals.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod server_support;
 
 use quiver_engine::{CatalogFormat, Mode, canonical};
 use serde_json::{Value, json};
-use server_support::*;
+use crate::server_support::*;
 
 #[tokio::test]
 async fn initialize_advertises_quiver_and_list_changed() {

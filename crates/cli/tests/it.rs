@@ -1,0 +1,12 @@
+//! The CLI's integration tests, linked into one binary: every test binary links
+//! the whole dependency tree, so one binary instead of seven keeps CI's disk use
+//! and link time down. Each module is one area of the contract.
+
+mod cli;
+mod mcp_gateway;
+mod mcp_http;
+mod mcp_node;
+mod mcp_stdio;
+mod mcp_support;
+mod surface;
+mod transcripts;
