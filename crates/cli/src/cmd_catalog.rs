@@ -2,8 +2,8 @@
 
 use std::process::ExitCode;
 
-use quiver_engine::lifecycle::Resolution;
 use quiver_engine::CatalogFormat;
+use quiver_engine::lifecycle::Resolution;
 
 use crate::setup;
 

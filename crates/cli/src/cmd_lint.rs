@@ -22,7 +22,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let errors: Vec<_> = findings.iter().filter(|f| !f.warning).collect();
     if errors.is_empty() {
         let names = engine.registry().len() + engine.manifest().aliases.len();
-        setup::out(&format!("lint: ok ({} tools, {names} names, {} profiles)", engine.registry().len(), engine.manifest().profiles.len()));
+        setup::out(&format!(
+            "lint: ok ({} tools, {names} names, {} profiles)",
+            engine.registry().len(),
+            engine.manifest().profiles.len()
+        ));
         return Ok(ExitCode::SUCCESS);
     }
     for f in &errors {

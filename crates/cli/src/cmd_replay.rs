@@ -6,10 +6,10 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
+use quiver_engine::manifest::AliasState;
 use quiver_engine::replay::{self, Verdict};
 use quiver_engine::transcript::{Event, Transcript};
 use quiver_engine::{Mode, Workspace};
-use quiver_engine::manifest::AliasState;
 
 use crate::setup;
 
@@ -31,7 +31,10 @@ pub struct Args {
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let transcript = Transcript::read(&args.transcript)?;
     if let Some((line, _)) = &transcript.torn_tail {
-        eprintln!("replay: line {line} of {} is torn (cut off mid-write); replaying everything before it", args.transcript.display());
+        eprintln!(
+            "replay: line {line} of {} is torn (cut off mid-write); replaying everything before it",
+            args.transcript.display()
+        );
     }
     for (line, _) in &transcript.damaged {
         eprintln!("replay: line {line} of {} is unreadable and was skipped", args.transcript.display());

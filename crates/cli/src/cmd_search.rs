@@ -2,8 +2,8 @@
 
 use std::process::ExitCode;
 
-use quiver_engine::discovery::{Scope, SearchOptions};
 use quiver_engine::canonical;
+use quiver_engine::discovery::{Scope, SearchOptions};
 use serde_json::json;
 
 use crate::setup;

@@ -53,7 +53,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     setup::out(&format!("{:<26} {:<21} {:<22} {:<12} {}", "NAME", "STATE", "CANONICAL", "DOMAIN", "RISK"));
     for r in &rows {
-        let state = format!("{}{}", r["state"].as_str().unwrap_or(""), if r["gated"] == true { " (gated)" } else { "" });
+        let state =
+            format!("{}{}", r["state"].as_str().unwrap_or(""), if r["gated"] == true { " (gated)" } else { "" });
         setup::out(&format!(
             "{:<26} {:<21} {:<22} {:<12} {}",
             r["name"].as_str().unwrap_or(""),

@@ -108,7 +108,8 @@ fn shared_bench() -> Option<std::path::PathBuf> {
 fn metrics_line_ok(line: &str) -> bool {
     let keys = ["top1=", "top5=", "mrr=", "p50_us=", "p99_us=", "n=", "tools="];
     let parts: Vec<&str> = line.split(' ').collect();
-    parts.len() == keys.len() && parts.iter().zip(keys).all(|(p, k)| p.starts_with(k) && p[k.len()..].parse::<f64>().is_ok())
+    parts.len() == keys.len()
+        && parts.iter().zip(keys).all(|(p, k)| p.starts_with(k) && p[k.len()..].parse::<f64>().is_ok())
 }
 
 #[test]

@@ -3,7 +3,6 @@
 //! Skips (passing, with a message) when the npm packages are not installed.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-
 use std::path::PathBuf;
 
 use crate::mcp_support::*;
@@ -16,7 +15,10 @@ fn everything_js() -> Option<PathBuf> {
         Some(path.canonicalize().unwrap())
     } else {
         // CI installs the npm packages and sets QUIVER_REQUIRE_NODE: there a skip is a failure.
-        assert!(std::env::var_os("QUIVER_REQUIRE_NODE").is_none(), "npm test packages missing; run `npm ci --prefix crates/mcp/tests/node`");
+        assert!(
+            std::env::var_os("QUIVER_REQUIRE_NODE").is_none(),
+            "npm test packages missing; run `npm ci --prefix crates/mcp/tests/node`"
+        );
         eprintln!("SKIPPED: server-everything is not installed; run `npm ci --prefix crates/mcp/tests/node`");
         None
     }

@@ -2,7 +2,6 @@
 //! stderr, isolated sessions, the Origin and bearer-token guards, loopback only.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-
 use crate::mcp_support::*;
 use serde_json::json;
 

@@ -4,7 +4,6 @@
 //! installs them: `npm ci --prefix crates/mcp/tests/node`).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-
 use std::path::PathBuf;
 use std::process::Command;
 
@@ -17,7 +16,10 @@ fn node_bin(name: &str) -> Option<PathBuf> {
         Some(path)
     } else {
         // CI installs the npm packages and sets QUIVER_REQUIRE_NODE: there a skip is a failure.
-        assert!(std::env::var_os("QUIVER_REQUIRE_NODE").is_none(), "npm test packages missing; run `npm ci --prefix crates/mcp/tests/node`");
+        assert!(
+            std::env::var_os("QUIVER_REQUIRE_NODE").is_none(),
+            "npm test packages missing; run `npm ci --prefix crates/mcp/tests/node`"
+        );
         eprintln!(
             "SKIPPED: {} is not installed; run `npm ci --prefix crates/mcp/tests/node` to enable this test",
             path.display()

@@ -4,7 +4,6 @@
 //! notice, and agent-mode approvals go through elicitation.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-
 use crate::mcp_support::*;
 use serde_json::json;
 

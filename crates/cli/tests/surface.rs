@@ -112,13 +112,15 @@ async fn tool_search_loads_into_the_tail_and_the_head_never_moves() {
 
     let r = c.call("tool_search", json!({"query": "add an item to the checklist"})).await.unwrap();
     assert!(!r.is_error, "{}", r.content_text());
-    let names: Vec<String> = r.content["matches"].as_array().unwrap().iter().map(|m| m["name"].as_str().unwrap().to_string()).collect();
+    let names: Vec<String> =
+        r.content["matches"].as_array().unwrap().iter().map(|m| m["name"].as_str().unwrap().to_string()).collect();
     assert_eq!(names.first().map(String::as_str), Some("checklist_add"), "{names:?}");
     assert_eq!(r.content["loadedAfter"].as_array().unwrap().len(), names.len());
 
     let loaded = c.session.loaded();
     let after = e.catalog(&a, &loaded);
-    let head_after = quiver_engine::Catalog { head: after.head.clone(), tail: vec![] }.to_canonical_string(CatalogFormat::OpenAi);
+    let head_after =
+        quiver_engine::Catalog { head: after.head.clone(), tail: vec![] }.to_canonical_string(CatalogFormat::OpenAi);
     assert_eq!(head_after, head_before, "head changed after a load");
     assert_eq!(after.tail.iter().map(|t| t.name.clone()).collect::<Vec<_>>(), loaded);
 
@@ -138,10 +140,7 @@ async fn tool_search_is_deterministic_and_validates_input() {
     let args = json!({"query": "write a note for later", "limit": 3});
     let a = ctx(&e, d1.path()).call("tool_search", args.clone()).await.unwrap();
     let b = ctx(&e, d2.path()).call("tool_search", args).await.unwrap();
-    assert_eq!(
-        quiver_engine::canonical::to_string(&a.content),
-        quiver_engine::canonical::to_string(&b.content)
-    );
+    assert_eq!(quiver_engine::canonical::to_string(&a.content), quiver_engine::canonical::to_string(&b.content));
     let c = ctx(&e, d1.path());
     assert!(c.call("tool_search", json!({"query": ""})).await.unwrap().is_error);
     assert!(c.call("tool_search", json!({"query": "x", "limit": 50})).await.unwrap().is_error);
@@ -150,8 +149,10 @@ async fn tool_search_is_deterministic_and_validates_input() {
     let bad_regex = c.call("tool_search", json!({"query": "(", "mode": "regex"})).await.unwrap();
     assert!(bad_regex.content_text().contains("invalid regex"), "{}", bad_regex.content_text());
     // The hidden regex alias forces regex mode.
-    let via_alias = c.call("tool_search_tool_regex", json!({"query": "^checklist_(add|update)$", "limit": 5})).await.unwrap();
-    let names: Vec<&str> = via_alias.content["matches"].as_array().unwrap().iter().map(|m| m["name"].as_str().unwrap()).collect();
+    let via_alias =
+        c.call("tool_search_tool_regex", json!({"query": "^checklist_(add|update)$", "limit": 5})).await.unwrap();
+    let names: Vec<&str> =
+        via_alias.content["matches"].as_array().unwrap().iter().map(|m| m["name"].as_str().unwrap()).collect();
     assert_eq!(names, vec!["checklist_add", "checklist_update"]);
 }
 
@@ -167,7 +168,9 @@ async fn unknown_and_removed_names_explain_themselves() {
 
     let mut manifest = Manifest::builtin().unwrap();
     manifest
-        .overlay_toml("[aliases.old_note]\nreplacement = \"note\"\nstate = \"removed\"\nplanned_removal_version = \"0.1.0\"\n")
+        .overlay_toml(
+            "[aliases.old_note]\nreplacement = \"note\"\nstate = \"removed\"\nplanned_removal_version = \"0.1.0\"\n",
+        )
         .unwrap();
     let e2 = Arc::new(Engine::new(quiver_tools::native_registry().unwrap(), manifest));
     let r = ctx(&e2, dir.path()).call("old_note", json!({"text": "x"})).await.unwrap();

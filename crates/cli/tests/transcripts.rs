@@ -92,10 +92,13 @@ fn scripts() -> Vec<(&'static str, Vec<(&'static str, Value)>)> {
         vec![
             ("exec_shell", json!({"command": "printf 'hello from the background\\n'", "background": true})),
             ("exec_wait", json!({"task_id": "$task", "timeout_ms": 10000})),
-            ("todo_write", json!({"items": [
-                {"content": "write the release notes", "status": "in_progress"},
-                {"content": "tag the release", "status": "pending"}
-            ]})),
+            (
+                "todo_write",
+                json!({"items": [
+                    {"content": "write the release notes", "status": "in_progress"},
+                    {"content": "tag the release", "status": "pending"}
+                ]}),
+            ),
             ("todo_update", json!({"id": 1, "status": "completed"})),
             ("todo_list", json!({})),
             ("tts", json!({"text": "The release is tagged.", "path": "speech/release.wav"})),

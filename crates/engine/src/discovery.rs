@@ -4,10 +4,10 @@
 
 use crate::engine::Engine;
 use crate::lifecycle::Audience;
+use crate::lifecycle::Lifecycle;
 use crate::registry::{RegisteredTool, Registry};
 use crate::search::{SearchDoc, SearchIndex, params_from_schema};
 use crate::tool::ToolSource;
-use crate::lifecycle::Lifecycle;
 
 /// Which tools a search may return.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -82,9 +82,6 @@ impl Engine {
         } else {
             index.search(query, limit, &keep)
         };
-        Ok(hits
-            .iter()
-            .filter_map(|h| index.docs().get(h.doc).and_then(|d| self.registry().get(&d.name)))
-            .collect())
+        Ok(hits.iter().filter_map(|h| index.docs().get(h.doc).and_then(|d| self.registry().get(&d.name))).collect())
     }
 }

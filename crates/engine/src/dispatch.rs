@@ -20,13 +20,21 @@ impl Engine {
             return self.dispatch_unrecorded(name, args, ctx).await;
         };
         let call_id = transcript.next_call_id();
-        transcript.append(&Event::ToolCall { call_id: call_id.clone(), name: name.to_string(), arguments: args.clone() })?;
+        transcript.append(&Event::ToolCall {
+            call_id: call_id.clone(),
+            name: name.to_string(),
+            arguments: args.clone(),
+        })?;
         let before = ctx.session.lazy_state();
         let result = self.dispatch_unrecorded(name, args, ctx).await?;
         transcript.append(&Event::ToolResult { call_id, name: name.to_string(), result: result.clone() })?;
         let after = ctx.session.lazy_state();
         for search in after.search_history.iter().skip(before.search_history.len()) {
-            transcript.append(&Event::Search { turn: search.turn, query: search.query.clone(), loaded: search.loaded.clone() })?;
+            transcript.append(&Event::Search {
+                turn: search.turn,
+                query: search.query.clone(),
+                loaded: search.loaded.clone(),
+            })?;
         }
         let added: Vec<String> =
             after.loaded_lazy_tools.iter().filter(|n| !before.loaded_lazy_tools.contains(n)).cloned().collect();

@@ -3,11 +3,11 @@
 
 use crate::catalog::Catalog;
 use crate::discovery;
-use crate::search::SearchIndex;
-use crate::session::Session;
 use crate::lifecycle::{Audience, Lifecycle};
 use crate::manifest::Manifest;
 use crate::registry::Registry;
+use crate::search::SearchIndex;
+use crate::session::Session;
 
 pub struct Engine {
     registry: Registry,

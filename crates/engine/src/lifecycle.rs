@@ -61,9 +61,15 @@ pub enum Resolution<'a> {
     /// A registered canonical tool.
     Canonical(&'a str),
     /// A dispatchable alias (hidden-compatibility or deprecated) of `entry.replacement`.
-    Alias { name: &'a str, entry: &'a AliasEntry },
+    Alias {
+        name: &'a str,
+        entry: &'a AliasEntry,
+    },
     /// A name that no longer dispatches.
-    Removed { name: &'a str, entry: &'a AliasEntry },
+    Removed {
+        name: &'a str,
+        entry: &'a AliasEntry,
+    },
     Unknown,
 }
 

@@ -4,9 +4,9 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::*;
+use crate::context::ToolContext;
 use crate::engine::Engine;
 use crate::tool::{Risk, Tool, ToolError, ToolOutput, ToolSource};
-use crate::context::ToolContext;
 
 #[derive(Deserialize, JsonSchema)]
 struct Empty {}

@@ -39,9 +39,15 @@ pub fn lint(engine: &Engine, current_version: &str) -> Vec<Finding> {
     for (profile_name, profile) in &manifest.profiles {
         for name in &profile.active {
             if manifest.aliases.contains_key(name) {
-                push("alias-in-active", format!("profile `{profile_name}` lists alias `{name}` as active; list its replacement instead"));
+                push(
+                    "alias-in-active",
+                    format!("profile `{profile_name}` lists alias `{name}` as active; list its replacement instead"),
+                );
             } else if registry.get(name).is_none() {
-                push("unregistered-active", format!("profile `{profile_name}` lists `{name}`, which is not a registered tool"));
+                push(
+                    "unregistered-active",
+                    format!("profile `{profile_name}` lists `{name}`, which is not a registered tool"),
+                );
             }
         }
     }
@@ -53,17 +59,21 @@ pub fn lint(engine: &Engine, current_version: &str) -> Vec<Finding> {
         if manifest.aliases.contains_key(&entry.replacement) {
             push("alias-chain", format!("alias `{alias}` points at `{}`, which is itself an alias", entry.replacement));
         } else if registry.get(&entry.replacement).is_none() {
-            push("unregistered-replacement", format!("alias `{alias}` points at `{}`, which is not a registered tool", entry.replacement));
+            push(
+                "unregistered-replacement",
+                format!("alias `{alias}` points at `{}`, which is not a registered tool", entry.replacement),
+            );
         }
         if entry.state == AliasState::Removed {
             match entry.planned_removal_version.as_deref() {
-                None | Some("TBD") | Some("") => push(
-                    "removed-without-version",
-                    format!("`{alias}` is removed but has no planned_removal_version"),
-                ),
+                None | Some("TBD") | Some("") => {
+                    push("removed-without-version", format!("`{alias}` is removed but has no planned_removal_version"))
+                }
                 Some(v) if version_gt(v, current_version) => push(
                     "removed-too-early",
-                    format!("`{alias}` is removed but its planned_removal_version {v} is after the current version {current_version}"),
+                    format!(
+                        "`{alias}` is removed but its planned_removal_version {v} is after the current version {current_version}"
+                    ),
                 ),
                 Some(_) => {}
             }
@@ -75,7 +85,10 @@ pub fn lint(engine: &Engine, current_version: &str) -> Vec<Finding> {
     for (i, a) in tools.iter().enumerate() {
         for b in &tools[i + 1..] {
             if Arc::ptr_eq(&a.handler, &b.handler) {
-                push("shared-handler", format!("`{}` and `{}` share one handler; make one an alias", a.spec.name, b.spec.name));
+                push(
+                    "shared-handler",
+                    format!("`{}` and `{}` share one handler; make one an alias", a.spec.name, b.spec.name),
+                );
             }
         }
     }
@@ -94,7 +107,10 @@ pub fn lint(engine: &Engine, current_version: &str) -> Vec<Finding> {
         let audience = Audience { provider: profile_name.clone(), model: None, mode: Mode::Agent };
         let bytes = Catalog::build(engine, &audience, &[]).fingerprint(CatalogFormat::OpenAi).bytes;
         if bytes > budget {
-            push("head-over-budget", format!("profile `{profile_name}` head is {bytes} bytes in OpenAI format, over its budget of {budget}"));
+            push(
+                "head-over-budget",
+                format!("profile `{profile_name}` head is {bytes} bytes in OpenAI format, over its budget of {budget}"),
+            );
         }
     }
     out

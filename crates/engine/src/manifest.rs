@@ -232,8 +232,9 @@ impl Manifest {
         for (i, entry) in tools.iter().enumerate() {
             let tool: ExtensionTool = match entry {
                 Value::String(name) => ExtensionTool { name: name.clone(), ..Default::default() },
-                Value::Object(_) => serde_json::from_value(entry.clone())
-                    .with_context(|| format!("`provides.tools[{i}]`"))?,
+                Value::Object(_) => {
+                    serde_json::from_value(entry.clone()).with_context(|| format!("`provides.tools[{i}]`"))?
+                }
                 other => bail!("`provides.tools[{i}]` must be a string or an object, not {other}"),
             };
             self.apply_extension_tool(tool);

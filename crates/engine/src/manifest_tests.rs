@@ -99,7 +99,8 @@ fn gates_match_model_globs() {
 fn layered_loading_reads_the_project_file() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::create_dir_all(dir.path().join(".quiver")).unwrap();
-    std::fs::write(dir.path().join(".quiver/manifest.toml"), "[profiles.default]\nremove = [\"grep_files\"]\n").unwrap();
+    std::fs::write(dir.path().join(".quiver/manifest.toml"), "[profiles.default]\nremove = [\"grep_files\"]\n")
+        .unwrap();
     let m = Manifest::load_layered(Some(dir.path())).unwrap();
     assert!(!m.profile("default").unwrap().active.contains(&"grep_files".to_string()));
     std::fs::write(dir.path().join(".quiver/manifest.toml"), "not toml [").unwrap();
@@ -110,7 +111,8 @@ fn layered_loading_reads_the_project_file() {
 #[test]
 fn exec_policy_rules_from_user_and_project_files() {
     let mut m = Manifest::builtin().unwrap();
-    m.overlay_toml("[exec_policy]\ndeny_prefixes = [\"terraform apply\"]\ntrusted_prefixes = [\"make test\"]\n").unwrap();
+    m.overlay_toml("[exec_policy]\ndeny_prefixes = [\"terraform apply\"]\ntrusted_prefixes = [\"make test\"]\n")
+        .unwrap();
     assert_eq!(m.exec_policy.deny_prefixes, vec!["terraform apply"]);
     assert_eq!(m.exec_policy.trusted_prefixes, vec!["make test"]);
 

@@ -19,16 +19,8 @@ use crate::transcript::{Event, Transcript};
 use crate::workspace::Workspace;
 
 /// Metadata keys whose values legitimately change run to run.
-const VOLATILE_KEYS: &[&str] = &[
-    "duration_ms",
-    "elapsed_ms",
-    "started_at",
-    "finished_at",
-    "timestamp",
-    "mtime",
-    "modified",
-    "pid",
-];
+const VOLATILE_KEYS: &[&str] =
+    &["duration_ms", "elapsed_ms", "started_at", "finished_at", "timestamp", "mtime", "modified", "pid"];
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum Verdict {
@@ -84,7 +76,8 @@ pub async fn replay(
     let scratch_root = scratch.root().to_string_lossy().into_owned();
     let mut ctx = ToolContext::new(engine.clone(), scratch, audience);
     ctx.session = Arc::new(Session::new("replay"));
-    let roots: Vec<&str> = [recorded_root.as_str(), scratch_root.as_str()].into_iter().filter(|r| !r.is_empty()).collect();
+    let roots: Vec<&str> =
+        [recorded_root.as_str(), scratch_root.as_str()].into_iter().filter(|r| !r.is_empty()).collect();
 
     let mut report = ReplayReport::default();
     for (i, (name, args, recorded, _)) in transcript.calls().into_iter().enumerate() {
@@ -178,11 +171,7 @@ fn normalize_text(s: &str, roots: &[&str], tmp: &str) -> String {
 fn diff(want: &Value, got: &Value) -> String {
     let a = canonical::to_string_pretty(want);
     let b = canonical::to_string_pretty(got);
-    similar::TextDiff::from_lines(&a, &b)
-        .unified_diff()
-        .context_radius(2)
-        .header("recorded", "replayed")
-        .to_string()
+    similar::TextDiff::from_lines(&a, &b).unified_diff().context_radius(2).header("recorded", "replayed").to_string()
 }
 
 /// Copies `from` into a new directory under `into` (symlinks copied as links),

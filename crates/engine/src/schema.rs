@@ -53,7 +53,8 @@ fn strip_noise(value: &mut Value) {
                 options.retain(|o| !o.is_null());
             }
             if let Some(Value::Array(any)) = map.get("anyOf") {
-                let non_null: Vec<&Value> = any.iter().filter(|s| s.get("type") != Some(&Value::String("null".into()))).collect();
+                let non_null: Vec<&Value> =
+                    any.iter().filter(|s| s.get("type") != Some(&Value::String("null".into()))).collect();
                 if non_null.len() == 1
                     && any.len() == 2
                     && let Value::Object(inner) = non_null[0].clone()
@@ -89,25 +90,19 @@ impl ArgValidator {
     /// Checks `args`; the error names each offending field and what was expected.
     pub fn check(&self, tool: &str, args: &Value) -> Result<(), String> {
         if !args.is_object() {
-            return Err(format!(
-                "invalid arguments for {tool}: expected a JSON object, got {}",
-                json_type_name(args)
-            ));
+            return Err(format!("invalid arguments for {tool}: expected a JSON object, got {}", json_type_name(args)));
         }
         let Some(validator) = &self.validator else { return Ok(()) };
         let problems: Vec<String> = validator
             .iter_errors(args)
             .map(|err| {
                 let path = err.instance_path().to_string();
-                let field = if path.is_empty() { "(root)".to_string() } else { path.trim_start_matches('/').replace('/', ".") };
+                let field =
+                    if path.is_empty() { "(root)".to_string() } else { path.trim_start_matches('/').replace('/', ".") };
                 format!("`{field}`: {}", describe_error(&err))
             })
             .collect();
-        if problems.is_empty() {
-            Ok(())
-        } else {
-            Err(format!("invalid arguments for {tool}: {}", problems.join("; ")))
-        }
+        if problems.is_empty() { Ok(()) } else { Err(format!("invalid arguments for {tool}: {}", problems.join("; "))) }
     }
 }
 

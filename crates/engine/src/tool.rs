@@ -148,11 +148,7 @@ pub trait Tool: Send + Sync + 'static {
 
     fn description(&self) -> String;
 
-    fn run(
-        &self,
-        input: Self::Input,
-        ctx: &ToolContext,
-    ) -> impl Future<Output = Result<ToolOutput, ToolError>> + Send;
+    fn run(&self, input: Self::Input, ctx: &ToolContext) -> impl Future<Output = Result<ToolOutput, ToolError>> + Send;
 }
 
 /// The object-safe twin of [`Tool`], stored in the registry.

@@ -133,14 +133,9 @@ impl Tool for ToolSearch {
                 regex: input.mode == Some(SearchMode::Regex),
                 scope,
             };
-            let hits = engine
-                .search_tools(query, &options, &ctx.audience, &loaded_before)
-                .map_err(ToolError::model)?;
+            let hits = engine.search_tools(query, &options, &ctx.audience, &loaded_before).map_err(ToolError::model)?;
             let named_alias = engine.manifest().aliases.get(query).filter(|e| e.state == AliasState::Deprecated);
-            found = hits
-                .into_iter()
-                .map(|t| (t, named_alias.is_some_and(|e| e.replacement == t.spec.name)))
-                .collect();
+            found = hits.into_iter().map(|t| (t, named_alias.is_some_and(|e| e.replacement == t.spec.name))).collect();
         }
 
         // Active (head) tools are already visible: selecting one loads nothing.

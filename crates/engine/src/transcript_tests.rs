@@ -19,13 +19,10 @@ fn round_trip_and_lazy_state() {
     let path = dir.path().join("t/s.jsonl");
     let w = TranscriptWriter::open(&path).unwrap();
     w.append(&start()).unwrap();
-    w.append(&Event::ToolCall { call_id: "call_1".into(), name: "note".into(), arguments: json!({"text": "x"}) }).unwrap();
-    w.append(&Event::ToolResult {
-        call_id: "call_1".into(),
-        name: "note".into(),
-        result: ToolResult::error("boom"),
-    })
-    .unwrap();
+    w.append(&Event::ToolCall { call_id: "call_1".into(), name: "note".into(), arguments: json!({"text": "x"}) })
+        .unwrap();
+    w.append(&Event::ToolResult { call_id: "call_1".into(), name: "note".into(), result: ToolResult::error("boom") })
+        .unwrap();
     w.append(&Event::Load { turn: 1, names: vec!["a".into(), "b".into()] }).unwrap();
     w.append(&Event::Unload { names: vec!["a".into()] }).unwrap();
     w.append(&Event::Load { turn: 2, names: vec!["c".into()] }).unwrap();
@@ -72,7 +69,8 @@ fn torn_last_line_is_reported_and_nothing_before_it_is_lost() {
 fn complete_event_missing_only_its_newline_is_kept() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("s.jsonl");
-    std::fs::write(&path, format!("{}\n{}", serde_json::to_string(&start()).unwrap(), r#"{"type":"compaction"}"#)).unwrap();
+    std::fs::write(&path, format!("{}\n{}", serde_json::to_string(&start()).unwrap(), r#"{"type":"compaction"}"#))
+        .unwrap();
     let t = Transcript::read(&path).unwrap();
     assert_eq!(t.events.len(), 2);
     assert!(t.torn_tail.is_none());

@@ -4,7 +4,6 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-
 use std::sync::Arc;
 
 use crate::client_support::*;

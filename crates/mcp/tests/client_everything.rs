@@ -5,7 +5,6 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-
 use std::path::PathBuf;
 
 use crate::client_support::*;
@@ -18,7 +17,10 @@ fn everything() -> Option<ServerConfig> {
         .join("tests/node/node_modules/@modelcontextprotocol/server-everything/dist/index.js");
     if !script.is_file() {
         // CI installs the npm packages and sets QUIVER_REQUIRE_NODE: there a skip is a failure.
-        assert!(std::env::var_os("QUIVER_REQUIRE_NODE").is_none(), "npm test packages missing; run `npm ci --prefix crates/mcp/tests/node`");
+        assert!(
+            std::env::var_os("QUIVER_REQUIRE_NODE").is_none(),
+            "npm test packages missing; run `npm ci --prefix crates/mcp/tests/node`"
+        );
         eprintln!("SKIPPED: {} is not installed; run `npm ci --prefix crates/mcp/tests/node`", script.display());
         return None;
     }

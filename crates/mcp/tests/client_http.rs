@@ -1,7 +1,6 @@
 //! Streamable HTTP downstream servers: `quiver-test-mcp --http` as the server.
 #![allow(clippy::unwrap_used)] // test setup helpers outside #[test] fns
 
-
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Duration;

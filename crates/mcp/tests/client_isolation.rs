@@ -4,7 +4,6 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-
 use std::time::{Duration, Instant};
 
 use crate::client_support::*;

@@ -3,16 +3,15 @@
 //! and the loopback-only default.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-
 use std::sync::Arc;
 
+use crate::server_support::*;
 use quiver_engine::Mode;
 use quiver_mcp::server::{HttpOptions, HttpServer, Surface};
 use rmcp::ServiceExt;
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use serde_json::json;
-use crate::server_support::*;
 
 async fn start(surface: Arc<Surface>, token: Option<&str>) -> String {
     let options = HttpOptions { listen: None, allow_remote: false, token: token.map(str::to_string) };

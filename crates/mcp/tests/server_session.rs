@@ -3,10 +3,9 @@
 //! loads, results and metadata, session isolation and elicitation approvals.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-
+use crate::server_support::*;
 use quiver_engine::{CatalogFormat, Mode, canonical};
 use serde_json::{Value, json};
-use crate::server_support::*;
 
 #[tokio::test]
 async fn initialize_advertises_quiver_and_list_changed() {

@@ -8,19 +8,19 @@ use crate::test_support::Harness;
 async fn write_add_update_list_round_trip() {
     let h = Harness::new();
     let written = h
-        .ok("checklist_write", json!({"items": [
-            {"content": "read the code", "status": "completed"},
-            {"content": "write the fix", "status": "in_progress"}
-        ]}))
+        .ok(
+            "checklist_write",
+            json!({"items": [
+                {"content": "read the code", "status": "completed"},
+                {"content": "write the fix", "status": "in_progress"}
+            ]}),
+        )
         .await;
     assert_eq!(written, "Checklist (1/2 completed)\n[x] 1. read the code\n[~] 2. write the fix");
     h.ok("checklist_add", json!({"content": "run tests"})).await;
     h.ok("checklist_update", json!({"id": 2, "status": "completed"})).await;
     let listed = h.ok("checklist_list", json!({})).await;
-    assert_eq!(
-        listed,
-        "Checklist (2/3 completed)\n[x] 1. read the code\n[x] 2. write the fix\n[ ] 3. run tests"
-    );
+    assert_eq!(listed, "Checklist (2/3 completed)\n[x] 1. read the code\n[x] 2. write the fix\n[ ] 3. run tests");
 }
 
 #[tokio::test]
@@ -68,10 +68,7 @@ async fn todo_aliases_replay_like_checklist_tools() {
         assert_eq!(notice["this_tool"], alias);
         assert_eq!(notice["use_instead"], canonical);
         assert_eq!(notice["removed_in"], "TBD");
-        assert_eq!(
-            notice["message"],
-            format!("Tool '{alias}' is deprecated; use '{canonical}' instead.")
-        );
+        assert_eq!(notice["message"], format!("Tool '{alias}' is deprecated; use '{canonical}' instead."));
     }
 }
 
@@ -79,13 +76,19 @@ async fn todo_aliases_replay_like_checklist_tools() {
 async fn update_plan_and_note() {
     let h = Harness::new();
     let plan = h
-        .ok("update_plan", json!({"explanation": "two phases", "plan": [
-            {"step": "survey", "status": "completed"}, {"step": "change", "status": "in_progress"}]}))
+        .ok(
+            "update_plan",
+            json!({"explanation": "two phases", "plan": [
+            {"step": "survey", "status": "completed"}, {"step": "change", "status": "in_progress"}]}),
+        )
         .await;
     assert_eq!(plan, "Plan updated (1/2 steps completed)\n[x] 1. survey\n[~] 2. change");
     let two = h
-        .err("update_plan", json!({"plan": [
-            {"step": "a", "status": "in_progress"}, {"step": "b", "status": "in_progress"}]}))
+        .err(
+            "update_plan",
+            json!({"plan": [
+            {"step": "a", "status": "in_progress"}, {"step": "b", "status": "in_progress"}]}),
+        )
         .await;
     assert!(two.contains("at most one"), "{two}");
     assert!(h.err("update_plan", json!({"plan": []})).await.contains("at least one"));

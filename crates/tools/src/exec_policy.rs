@@ -60,16 +60,79 @@ const DEFAULT_DENY: &[&str] = &[
 ];
 
 const DEFAULT_TRUSTED: &[&str] = &[
-    "cd", "export", "set", "exit", ":",
-    "ls", "cat", "head", "tail", "wc", "pwd", "echo", "printf", "true", "false", "test", "sleep", "seq",
-    "which", "command -v", "type", "file", "stat", "du", "df", "tree", "basename", "dirname",
-    "realpath", "readlink", "date", "uname", "whoami", "id", "env", "nproc",
-    "grep", "rg", "fd", "sort", "uniq", "cut", "tr", "diff", "cmp", "jq", "md5sum", "sha256sum",
-    "git status", "git diff", "git log", "git show", "git rev-parse", "git ls-files", "git blame",
+    "cd",
+    "export",
+    "set",
+    "exit",
+    ":",
+    "ls",
+    "cat",
+    "head",
+    "tail",
+    "wc",
+    "pwd",
+    "echo",
+    "printf",
+    "true",
+    "false",
+    "test",
+    "sleep",
+    "seq",
+    "which",
+    "command -v",
+    "type",
+    "file",
+    "stat",
+    "du",
+    "df",
+    "tree",
+    "basename",
+    "dirname",
+    "realpath",
+    "readlink",
+    "date",
+    "uname",
+    "whoami",
+    "id",
+    "env",
+    "nproc",
+    "grep",
+    "rg",
+    "fd",
+    "sort",
+    "uniq",
+    "cut",
+    "tr",
+    "diff",
+    "cmp",
+    "jq",
+    "md5sum",
+    "sha256sum",
+    "git status",
+    "git diff",
+    "git log",
+    "git show",
+    "git rev-parse",
+    "git ls-files",
+    "git blame",
     "git branch --show-current",
-    "cargo test", "cargo build", "cargo check", "cargo clippy", "cargo nextest", "cargo tree",
-    "cargo metadata", "cargo fmt --check", "cargo --version", "rustc --version",
-    "go test", "go build", "go vet", "npm test", "pytest", "python -m pytest", "python3 -m pytest",
+    "cargo test",
+    "cargo build",
+    "cargo check",
+    "cargo clippy",
+    "cargo nextest",
+    "cargo tree",
+    "cargo metadata",
+    "cargo fmt --check",
+    "cargo --version",
+    "rustc --version",
+    "go test",
+    "go build",
+    "go vet",
+    "npm test",
+    "pytest",
+    "python -m pytest",
+    "python3 -m pytest",
 ];
 
 impl Default for ExecPolicy {
@@ -143,7 +206,10 @@ impl ExecPolicy {
                 if let Some(verdict) = denied(&deny, &loose) {
                     return verdict;
                 }
-                return Verdict::Untrusted { command: line.trim().to_string(), reason: format!("it cannot be parsed ({reason})") };
+                return Verdict::Untrusted {
+                    command: line.trim().to_string(),
+                    reason: format!("it cannot be parsed ({reason})"),
+                };
             }
         };
         if let Some(verdict) = denied(&deny, &checked) {
@@ -263,7 +329,8 @@ fn peel(words: Vec<String>, writes_file: bool) -> Checked {
     Checked { stages, writes_file, transparent: false }
 }
 
-const RESERVED: &[&str] = &["if", "then", "else", "elif", "fi", "do", "done", "while", "until", "case", "esac", "{", "}", "!", "function"];
+const RESERVED: &[&str] =
+    &["if", "then", "else", "elif", "fi", "do", "done", "while", "until", "case", "esac", "{", "}", "!", "function"];
 
 /// Drops `NAME=value` assignments and reserved words in front of the command word.
 fn strip_leading(words: Vec<String>) -> Vec<String> {
@@ -280,7 +347,8 @@ fn is_assignment(word: &str) -> bool {
     let Some((name, _)) = word.split_once('=') else { return false };
     let name = name.strip_suffix('+').unwrap_or(name);
     let mut chars = name.chars();
-    chars.next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_') && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+    chars.next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
 /// For a command that runs another command (`env X=1 cmd`, `nohup cmd`, `timeout 5 cmd`),
@@ -351,7 +419,12 @@ fn inline_script(words: &[String]) -> Option<String> {
                 .strip_prefix("--split-string=")
                 .or_else(|| arg.strip_prefix("-S").filter(|s| !s.is_empty() && !arg.starts_with("--")));
             if let Some(script) = inline {
-                return Some(std::iter::once(script.to_string()).chain(args[i + 1..].iter().cloned()).collect::<Vec<_>>().join(" "));
+                return Some(
+                    std::iter::once(script.to_string())
+                        .chain(args[i + 1..].iter().cloned())
+                        .collect::<Vec<_>>()
+                        .join(" "),
+                );
             }
             if arg == "-S" || arg == "--split-string" {
                 return Some(args[i + 1..].join(" "));

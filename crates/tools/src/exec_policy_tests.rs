@@ -17,7 +17,11 @@ fn assert_trusted(line: &str) {
 }
 
 fn assert_untrusted(line: &str) {
-    assert!(matches!(verdict(line), Verdict::Untrusted { .. }), "`{line}` should be untrusted, got {:?}", verdict(line));
+    assert!(
+        matches!(verdict(line), Verdict::Untrusted { .. }),
+        "`{line}` should be untrusted, got {:?}",
+        verdict(line)
+    );
 }
 
 fn words(line: &str) -> Vec<Vec<String>> {
@@ -26,9 +30,10 @@ fn words(line: &str) -> Vec<Vec<String>> {
 
 #[test]
 fn splits_lists_pipes_and_subshells() {
-    assert_eq!(words("a 1; b 2 && c || d | e & f\ng"), vec![
-        vec!["a", "1"], vec!["b", "2"], vec!["c"], vec!["d"], vec!["e"], vec!["f"], vec!["g"]
-    ]);
+    assert_eq!(
+        words("a 1; b 2 && c || d | e & f\ng"),
+        vec![vec!["a", "1"], vec!["b", "2"], vec!["c"], vec!["d"], vec!["e"], vec!["f"], vec!["g"]]
+    );
     assert_eq!(words("(cd x && make) | tee log"), vec![vec!["cd", "x"], vec!["make"], vec!["tee", "log"]]);
     assert_eq!(words("echo 'a; b' \"c && d\""), vec![vec!["echo", "a; b", "c && d"]]);
     assert_eq!(words("echo a\\;b # rm -rf /"), vec![vec!["echo", "a;b"]]);
@@ -50,7 +55,10 @@ fn finds_commands_inside_substitutions() {
 #[test]
 fn redirections_are_cut_out_and_file_writes_noticed() {
     let cmds = split("echo hi > out.txt 2>&1; cat < in.txt 2>/dev/null; ls >>log").unwrap();
-    assert_eq!(cmds.iter().map(|c| c.words.clone()).collect::<Vec<_>>(), vec![vec!["echo", "hi"], vec!["cat"], vec!["ls"]]);
+    assert_eq!(
+        cmds.iter().map(|c| c.words.clone()).collect::<Vec<_>>(),
+        vec![vec!["echo", "hi"], vec!["cat"], vec!["ls"]]
+    );
     assert_eq!(cmds.iter().map(|c| c.writes_file).collect::<Vec<_>>(), vec![true, false, true]);
 }
 

@@ -145,7 +145,11 @@ pub(crate) fn resolve_cwd(ctx: &ToolContext, cwd: Option<&str>) -> Result<(PathB
 }
 
 /// Starts a background task and says how to follow it.
-pub(crate) fn start_background(ctx: &ToolContext, spec: &JobSpec<'_>, permission: &str) -> Result<ToolOutput, ToolError> {
+pub(crate) fn start_background(
+    ctx: &ToolContext,
+    spec: &JobSpec<'_>,
+    permission: &str,
+) -> Result<ToolOutput, ToolError> {
     let job = ctx.session.state::<ShellJobs>().start(spec)?;
     let id = &job.id;
     let text = format!(

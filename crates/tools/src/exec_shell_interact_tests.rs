@@ -6,7 +6,8 @@ use crate::test_support::Harness;
 /// Sends `input`, then keeps polling until the output holds `needle` (a loaded machine
 /// may answer in pieces); returns everything read.
 async fn answer(h: &Harness, id: &str, input: &str, needle: &str) -> String {
-    let mut seen = h.call("exec_shell_interact", json!({"task_id": id, "input": input, "timeout_ms": 3000})).await.content_text();
+    let mut seen =
+        h.call("exec_shell_interact", json!({"task_id": id, "input": input, "timeout_ms": 3000})).await.content_text();
     for _ in 0..20 {
         if seen.contains(needle) {
             break;
@@ -55,7 +56,11 @@ async fn a_read_loop_answers_each_line() {
 #[tokio::test]
 async fn a_terminal_runs_interactive_programs() {
     let h = Harness::with_mode(Mode::Yolo);
-    let id = start(&h, json!({"command": "if [ -t 0 ]; then echo tty-yes; fi; exec bash --norc -i", "background": true, "tty": true})).await;
+    let id = start(
+        &h,
+        json!({"command": "if [ -t 0 ]; then echo tty-yes; fi; exec bash --norc -i", "background": true, "tty": true}),
+    )
+    .await;
     let first = h.call("exec_shell_wait", json!({"task_id": id, "timeout_ms": 3000})).await;
     assert!(first.content_text().contains("tty-yes"), "{}", first.content_text());
     let seen = answer(&h, &id, "echo $((6 * 7))\n", "\n42").await;

@@ -6,7 +6,8 @@ use crate::test_support::Harness;
 #[tokio::test]
 async fn background_task_gives_id_and_wait_shows_output() {
     let h = Harness::new();
-    let start = h.call("exec_shell", json!({"command": "echo first; sleep 0.3; echo second", "background": true})).await;
+    let start =
+        h.call("exec_shell", json!({"command": "echo first; sleep 0.3; echo second", "background": true})).await;
     assert!(!start.is_error, "{}", start.content_text());
     let id = start.metadata["task_id"].as_str().unwrap().to_string();
     assert_eq!(id, "task-1");

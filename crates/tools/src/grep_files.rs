@@ -73,7 +73,9 @@ impl Tool for GrepFiles {
         }
         let max_results = input.max_results.unwrap_or(DEFAULT_MAX_RESULTS);
         if max_results == 0 || max_results > MAX_MAX_RESULTS {
-            return Err(ToolError::model(format!("`max_results` must be between 1 and {MAX_MAX_RESULTS}, got {max_results}")));
+            return Err(ToolError::model(format!(
+                "`max_results` must be between 1 and {MAX_MAX_RESULTS}, got {max_results}"
+            )));
         }
         let context = input.context.unwrap_or(0);
         if context > MAX_CONTEXT {
@@ -262,7 +264,8 @@ pub fn search(root: &Path, target: &Path, opts: &SearchOptions) -> Result<Search
         .line_terminator(Some(b'\n'))
         .build(&opts.pattern)
         .map_err(|e| {
-            let hint = if opts.pattern.contains("\\n") { " (grep_files matches within one line at a time)" } else { "" };
+            let hint =
+                if opts.pattern.contains("\\n") { " (grep_files matches within one line at a time)" } else { "" };
             ToolError::model(format!("invalid regex /{}/: {e}{hint}", opts.pattern))
         })?;
     let mut searcher = SearcherBuilder::new();

@@ -154,7 +154,10 @@ async fn ordering_is_deterministic_across_runs() {
         assert_eq!(h.ok("grep_files", json!({"pattern": "match", "max_results": 17})).await, first);
     }
     let files: Vec<&str> = first.lines().filter_map(|l| l.split(':').next()).collect();
-    assert_eq!(&files[..8], ["a/a.txt", "a/a.txt", "a/b.txt", "a/b.txt", "a/k.txt", "a/k.txt", "a/z/a.txt", "a/z/a.txt"]);
+    assert_eq!(
+        &files[..8],
+        ["a/a.txt", "a/a.txt", "a/b.txt", "a/b.txt", "a/k.txt", "a/k.txt", "a/z/a.txt", "a/z/a.txt"]
+    );
     assert_eq!((files[12], files[16]), ("a.d/a.txt", "a.d/k.txt"));
     assert!(files[17].starts_with("… showing the first 17 of 30"), "{first}");
 }

@@ -125,7 +125,9 @@ async fn pdf_text(path: &std::path::Path, shown: &str, pages: Option<&str>) -> R
     cmd.arg(path).arg("-").kill_on_drop(true);
     let output = tokio::time::timeout(PDF_TIMEOUT, cmd.output())
         .await
-        .map_err(|_| ToolError::model(format!("pdftotext took over {} s on `{shown}` and was stopped", PDF_TIMEOUT.as_secs())))?
+        .map_err(|_| {
+            ToolError::model(format!("pdftotext took over {} s on `{shown}` and was stopped", PDF_TIMEOUT.as_secs()))
+        })?
         .map_err(|e| io_error("run pdftotext on", shown, &e))?;
     if !output.status.success() {
         let stderr = String::from_utf8_lossy(&output.stderr);

@@ -121,7 +121,9 @@ impl ShellJobs {
         }
         let known: Vec<String> = inner.jobs.values().filter(|j| j.background).map(|j| format!("`{}`", j.id)).collect();
         Err(ToolError::model(if known.is_empty() {
-            format!("unknown task_id `{task_id}`: this session has no background tasks; start one with exec_shell {{\"background\": true}}")
+            format!(
+                "unknown task_id `{task_id}`: this session has no background tasks; start one with exec_shell {{\"background\": true}}"
+            )
         } else {
             format!("unknown task_id `{task_id}`; this session's tasks are {}", known.join(", "))
         }))
@@ -327,9 +329,9 @@ impl Job {
     pub fn send_input(&self, data: &[u8]) -> Result<(), ToolError> {
         let stdin = lock(&self.stdin);
         let sender = stdin.as_ref().ok_or_else(|| ToolError::model(format!("the stdin of {} is closed", self.id)))?;
-        sender
-            .send(data.to_vec())
-            .map_err(|_| ToolError::model(format!("the stdin of {} is closed: the command stopped reading it", self.id)))
+        sender.send(data.to_vec()).map_err(|_| {
+            ToolError::model(format!("the stdin of {} is closed: the command stopped reading it", self.id))
+        })
     }
 
     /// Ends the task's input: end-of-file on a pipe, Ctrl-D on a terminal.

@@ -63,7 +63,10 @@ impl FixedApprover {
 }
 
 impl Approver for FixedApprover {
-    fn approve<'a>(&'a self, question: &'a str) -> std::pin::Pin<Box<dyn std::future::Future<Output = bool> + Send + 'a>> {
+    fn approve<'a>(
+        &'a self,
+        question: &'a str,
+    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = bool> + Send + 'a>> {
         self.asked.lock().unwrap().push(question.to_string());
         Box::pin(async move { self.answer })
     }

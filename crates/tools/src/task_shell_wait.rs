@@ -71,7 +71,10 @@ impl Tool for TaskShellWait {
         let Some(name) = gate_name else { return Ok(out) };
         let Some(exit) = job.exit() else {
             if let serde_json::Value::String(text) = &mut out.content {
-                text.push_str(&format!("\nGate `{name}` not recorded: {} is still running; wait again to record it.", job.id));
+                text.push_str(&format!(
+                    "\nGate `{name}` not recorded: {} is still running; wait again to record it.",
+                    job.id
+                ));
             }
             return Ok(out.with_meta("gate", serde_json::Value::Null));
         };

@@ -25,7 +25,10 @@ async fn a_finished_task_records_a_gate() {
     let r = h.call("task_shell_wait", json!({"task_id": id2, "gate": {"name": "tests"}})).await;
     assert_eq!(r.metadata["gate"]["passed"], false);
     let gates = h.ctx.session.state::<ShellJobs>().gates();
-    assert_eq!(gates.iter().map(|g| (g.name.as_str(), g.exit_code)).collect::<Vec<_>>(), vec![("build", 0), ("tests", 2)]);
+    assert_eq!(
+        gates.iter().map(|g| (g.name.as_str(), g.exit_code)).collect::<Vec<_>>(),
+        vec![("build", 0), ("tests", 2)]
+    );
 }
 
 #[tokio::test]

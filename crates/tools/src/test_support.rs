@@ -65,10 +65,8 @@ impl Harness {
 /// correct xref offsets so poppler reads it without repairs.
 pub fn two_page_pdf() -> Vec<u8> {
     let page_text = ["First page", "Second page"];
-    let mut objects: Vec<String> = vec![
-        "<< /Type /Catalog /Pages 2 0 R >>".into(),
-        "<< /Type /Pages /Kids [3 0 R 4 0 R] /Count 2 >>".into(),
-    ];
+    let mut objects: Vec<String> =
+        vec!["<< /Type /Catalog /Pages 2 0 R >>".into(), "<< /Type /Pages /Kids [3 0 R 4 0 R] /Count 2 >>".into()];
     for i in 0..2 {
         objects.push(format!(
             "<< /Type /Page /Parent 2 0 R /MediaBox [0 0 300 200] /Contents {} 0 R /Resources << /Font << /F1 7 0 R >> >> >>",

@@ -55,11 +55,15 @@ async fn dropping_the_session_kills_every_job() {
     let mut pids = start_and_read_pids(&ctx, "echo $$; sleep 300 & echo $!; sleep 301", 2).await;
     pids.extend(start_and_read_pids(&ctx, "echo $$; (sleep 302; true) & echo $!; wait", 2).await);
     // A tty job: an interactive shell puts its jobs in process groups of their own.
-    let r = ctx.call("exec_shell", json!({"command": "bash --norc -i", "background": true, "tty": true})).await.unwrap();
+    let r =
+        ctx.call("exec_shell", json!({"command": "bash --norc -i", "background": true, "tty": true})).await.unwrap();
     let tty_id = r.metadata["task_id"].clone();
     pids.push(r.metadata["pid"].as_i64().unwrap() as i32);
     let r = ctx
-        .call("exec_shell_interact", json!({"task_id": tty_id, "input": "sleep 303 & echo job=$((0 + $!))\n", "timeout_ms": 2000}))
+        .call(
+            "exec_shell_interact",
+            json!({"task_id": tty_id, "input": "sleep 303 & echo job=$((0 + $!))\n", "timeout_ms": 2000}),
+        )
         .await
         .unwrap();
     let mut seen = r.content_text();
@@ -68,7 +72,9 @@ async fn dropping_the_session_kills_every_job() {
         if parse(&seen).is_some() {
             break;
         }
-        seen.push_str(&ctx.call("exec_shell_wait", json!({"task_id": tty_id, "timeout_ms": 500})).await.unwrap().content_text());
+        seen.push_str(
+            &ctx.call("exec_shell_wait", json!({"task_id": tty_id, "timeout_ms": 500})).await.unwrap().content_text(),
+        );
     }
     pids.push(parse(&seen).unwrap_or_else(|| panic!("no job pid in {seen}")));
     assert!(pids.iter().all(|p| alive(*p)), "{pids:?}");
@@ -132,7 +138,8 @@ fn orphan_host() {
     runtime.block_on(async {
         let dir = tempfile::tempdir().unwrap();
         let ctx = context(dir.path());
-        let r = ctx.call("exec_shell", json!({"command": "echo $$; exec sleep 300", "background": true})).await.unwrap();
+        let r =
+            ctx.call("exec_shell", json!({"command": "echo $$; exec sleep 300", "background": true})).await.unwrap();
         let id: Value = r.metadata["task_id"].clone();
         let out = ctx.call("exec_shell_wait", json!({"task_id": id, "timeout_ms": 3000})).await.unwrap();
         println!("JOB_PID={}", out.content_text().lines().next().unwrap().trim());

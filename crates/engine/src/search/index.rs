@@ -29,9 +29,10 @@ impl SearchDoc {
     pub fn short_name(&self) -> &str {
         if let Some(rest) = self.name.strip_prefix("mcp__") {
             if let Some(server) = &self.server
-                && let Some(tail) = rest.strip_prefix(server.as_str()).and_then(|r| r.strip_prefix("__")) {
-                    return tail;
-                }
+                && let Some(tail) = rest.strip_prefix(server.as_str()).and_then(|r| r.strip_prefix("__"))
+            {
+                return tail;
+            }
             if let Some(idx) = rest.find("__") {
                 return &rest[idx + 2..];
             }
@@ -87,10 +88,7 @@ pub struct SearchIndex {
 
 impl std::fmt::Debug for SearchIndex {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("SearchIndex")
-            .field("docs", &self.docs.len())
-            .field("terms", &self.terms.len())
-            .finish()
+        f.debug_struct("SearchIndex").field("docs", &self.docs.len()).field("terms", &self.terms.len()).finish()
     }
 }
 
@@ -111,7 +109,13 @@ fn field_words(doc: &SearchDoc, boiler: &dyn Fn(&(String, String)) -> bool) -> [
     }
     let description = drop_negated(&doc.description);
     add(Field::Description, &description);
-    add(Field::Summary, first_sentence(&description));
+    // The lead sentence of a long description states what the tool is for;
+    // the rest is usage notes that length normalisation should not let
+    // drown it. A one-sentence description needs no second copy.
+    let lead = first_sentence(&description);
+    if lead.len() + 1 < description.trim().len() {
+        add(Field::Summary, lead);
+    }
     if let Some(p) = &doc.prompt_snippet {
         add(Field::Snippet, p);
     }
@@ -163,6 +167,36 @@ fn first_sentence(text: &str) -> &str {
         }
     }
     &t[..end]
+}
+
+/// Action classes of the verbs a description opens with, joined by `or`,
+/// `and` or `/` ("Create or Update ...", "Create/set ...", "Appends ...").
+fn leading_actions(summary: &str, stemmer: &WordStemmer, thesaurus: &Thesaurus) -> u8 {
+    let mut words = Vec::new();
+    split_words(summary, &mut words);
+    let mut out = 0u8;
+    let mut expect_verb = true;
+    for w in words.iter().filter(|w| w.kind != WordKind::Joined) {
+        if expect_verb {
+            let a = thesaurus.action(&stemmer.stem(&w.text));
+            if a == 0 {
+                break;
+            }
+            out |= a;
+            expect_verb = false;
+        } else if w.text == "or" || w.text == "and" {
+            expect_verb = true;
+        } else {
+            // `Create/set`: the slash vanished in splitting, so a verb may
+            // follow a verb directly
+            let a = thesaurus.action(&stemmer.stem(&w.text));
+            if a == 0 {
+                break;
+            }
+            out |= a;
+        }
+    }
+    out
 }
 
 /// Parameters (name and description) shared by at least `share` of the
@@ -271,11 +305,8 @@ impl SearchIndex {
         };
 
         let stem = |w: &str| if params.stem { stemmer.stem(w) } else { w.to_string() };
-        let stemmed_words: std::collections::HashSet<String> = if params.join_pairs {
-            words.keys().map(|w| stem(w)).collect()
-        } else {
-            Default::default()
-        };
+        let stemmed_words: std::collections::HashSet<String> =
+            if params.join_pairs { words.keys().map(|w| stem(w)).collect() } else { Default::default() };
         // per doc: stemmed term ids per field
         let mut doc_terms: Vec<[Vec<u32>; NFIELDS]> = Vec::with_capacity(docs.len());
         let mut name_terms = Vec::with_capacity(docs.len());
@@ -317,9 +348,13 @@ impl SearchIndex {
                     }
                 }
             }
-            let action = fields[Field::Name as usize]
-                .iter()
-                .fold(0u8, |acc, w| acc | thesaurus.action(&stemmer.stem(&w.text)));
+            let mut action =
+                fields[Field::Name as usize].iter().fold(0u8, |acc, w| acc | thesaurus.action(&stemmer.stem(&w.text)));
+            if action != 0 {
+                // "Create or update a namespace." named `namespace_update`:
+                // the verbs the description opens with are the tool's too.
+                action |= leading_actions(first_sentence(&docs[d].description), &stemmer, &thesaurus);
+            }
             name_action.push(action);
             let mut nt = ids[Field::Name as usize].clone();
             nt.sort_unstable();
@@ -329,7 +364,7 @@ impl SearchIndex {
                 let ws = &fields[f as usize];
                 let is = &ids[f as usize];
                 for k in 1..ws.len() {
-                    if ws[k].pos == ws[k - 1].pos + 1 {
+                    if ws[k].pos > ws[k - 1].pos && (ws[k].pos - ws[k - 1].pos) as f32 <= params.bigram_gap {
                         let list = bigrams.entry((is[k - 1], is[k])).or_default();
                         if list.last() != Some(&(d as u32)) {
                             list.push(d as u32);
@@ -394,7 +429,7 @@ impl SearchIndex {
                 // boilerplate parameter text shared by every tool of a server
                 // (auth, retry, tenant options) must not make a word common.
                 let df = if params.primary_idf && pdf > 0 { pdf } else { p.len() as u32 } as f32;
-                (1.0 + (n - df + 0.5) / (df + 0.5)).ln()
+                (1.0 + (n - df + 0.5) / (df + 0.5)).ln().powf(params.idf_pow)
             })
             .collect();
 
@@ -415,9 +450,10 @@ impl SearchIndex {
         let mut compound = vec![false; terms.len()];
         for w in words.keys() {
             if let Some(&t) = terms.get(&stem(w))
-                && decompound(w, &known).is_some() {
-                    compound[t as usize] = true;
-                }
+                && decompound(w, &known).is_some()
+            {
+                compound[t as usize] = true;
+            }
         }
 
         let mut sorted_terms: Vec<(String, u32)> = terms.iter().map(|(k, v)| (k.clone(), *v)).collect();

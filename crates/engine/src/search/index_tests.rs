@@ -2,7 +2,8 @@ use super::*;
 
 #[test]
 fn short_name_strips_mcp_prefix() {
-    let d = SearchDoc { name: "mcp__git-hub__list_issues".into(), server: Some("git-hub".into()), ..Default::default() };
+    let d =
+        SearchDoc { name: "mcp__git-hub__list_issues".into(), server: Some("git-hub".into()), ..Default::default() };
     assert_eq!(d.short_name(), "list_issues");
     let d = SearchDoc { name: "mcp__x__y__z".into(), ..Default::default() };
     assert_eq!(d.short_name(), "y__z");
@@ -70,4 +71,20 @@ fn boilerplate_parameters_do_not_make_topic_words_common() {
     let all = SearchIndex::build_with(docs, RankParams { boiler_share: 0.0, ..RankParams::default() });
     let entra = all.terms.get("entra").copied().map(|t| all.postings[t as usize].len());
     assert_eq!(entra, Some(13));
+}
+
+#[test]
+fn only_a_long_description_gets_a_lead_sentence_field() {
+    let one =
+        SearchDoc { name: "a".into(), description: "Runs a quick compliance review.".into(), ..Default::default() };
+    let two = SearchDoc {
+        name: "b".into(),
+        description: "Runs a quick compliance review. Requires a subscription id.".into(),
+        ..Default::default()
+    };
+    let lead = |d: &SearchDoc| -> Vec<String> {
+        field_words(d, &|_| false)[Field::Summary as usize].iter().map(|w| w.text.clone()).collect()
+    };
+    assert!(lead(&one).is_empty());
+    assert_eq!(lead(&two), ["runs", "quick", "compliance", "review"]);
 }

@@ -30,24 +30,59 @@ pub(super) struct Shape<'a> {
     pub read_opener_pos: Option<u32>,
     /// Position of the first word of the scope part, if any.
     pub scope_pos: Option<u32>,
+    /// Position of `using` / `via` / `use` introducing the means of the
+    /// request ("... using Azure CLI", "use Bicep to ..."), if any.
+    pub instrument_pos: Option<u32>,
+    /// Position of the `to` that ends a `use X to ...` means: what follows
+    /// is the purpose, which the means serves.
+    pub purpose_pos: Option<u32>,
 }
 
 /// Prepositions that introduce a scope qualifier.
 const SCOPE: &[&str] = &["in", "within", "inside", "under", "across", "on", "from", "at"];
+/// Words that introduce the means of a request.
+const INSTRUMENT: &[&str] = &["using", "via"];
 /// Words asking for a collection.
 const LIST_WORDS: &[&str] = &["list", "lists", "enumerate", "all", "every", "ls"];
 /// Words asking for one item.
 const GET_WORDS: &[&str] = &["details", "detail", "describe", "properties", "metadata"];
 /// Words that open a read request ("show me ...", "what are ...").
 const READ_OPENERS: &[&str] = &[
-    "show", "list", "get", "display", "view", "give", "fetch", "retrieve", "describe", "what",
-    "which", "whats", "enumerate", "see", "print", "return", "lookup", "find", "read", "tell",
-    "are", "is", "do", "does", "how", "where", "who", "check", "inspect", "report",
+    "show",
+    "list",
+    "get",
+    "display",
+    "view",
+    "give",
+    "fetch",
+    "retrieve",
+    "describe",
+    "what",
+    "which",
+    "whats",
+    "enumerate",
+    "see",
+    "print",
+    "return",
+    "lookup",
+    "find",
+    "read",
+    "tell",
+    "are",
+    "is",
+    "do",
+    "does",
+    "how",
+    "where",
+    "who",
+    "check",
+    "inspect",
+    "report",
 ];
 /// Politeness and filler before the verb.
 const FILLER: &[&str] = &[
-    "please", "can", "could", "would", "will", "you", "i", "we", "want", "need", "like", "to",
-    "kindly", "help", "me", "let", "us", "just", "now", "hey", "hi", "ok", "okay",
+    "please", "can", "could", "would", "will", "you", "i", "we", "want", "need", "like", "to", "kindly", "help", "me",
+    "let", "us", "just", "now", "hey", "hi", "ok", "okay",
 ];
 
 /// Words that stand before a placeholder without being the thing named.
@@ -141,5 +176,27 @@ pub(super) fn shape<'a>(words: &'a [Word], known: &dyn Fn(&str) -> bool) -> Shap
     } else {
         Intent::None
     };
-    Shape { intent, opener, read_opener_pos, scope_pos }
+    let (instrument_pos, purpose_pos) = means(words, first);
+    Shape { intent, opener, read_opener_pos, scope_pos, instrument_pos, purpose_pos }
+}
+
+/// The means of a request: `using X` / `via X` to the end, or `use X to Y`
+/// with X the means and Y its purpose. Returns (start, purpose start).
+fn means(words: &[Word], first: Option<usize>) -> (Option<u32>, Option<u32>) {
+    for (i, w) in words.iter().enumerate() {
+        if w.placeholder {
+            continue;
+        }
+        let after_opener = first.is_some_and(|f| i > f);
+        if after_opener && INSTRUMENT.contains(&w.text.as_str()) {
+            return (Some(w.pos), None);
+        }
+        if w.text == "use" {
+            // "use X to Y": X must be at least one word, and the `to` close
+            if let Some(to) = words[i + 1..].iter().take(5).skip(1).position(|x| x.text == "to") {
+                return (Some(w.pos), Some(words[i + 2 + to].pos));
+            }
+        }
+    }
+    (None, None)
 }

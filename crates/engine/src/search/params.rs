@@ -34,6 +34,9 @@ pub struct RankParams {
     pub field_b: [f32; NFIELDS],
     /// BM25 saturation.
     pub k1: f32,
+    /// Exponent on IDF (above 1 favours rare, specific words).
+    pub idf_pow: f32,
+
     /// Stem words (Snowball English).
     pub stem: bool,
     /// Split compound name words into known words.
@@ -67,6 +70,8 @@ pub struct RankParams {
     pub coverage_idf: f32,
     /// Weight of words in the scope part of a request ("in resource group X").
     pub w_scope: f32,
+    /// Weight of words after `using` / `via` (the means of the request).
+    pub w_instrument: f32,
     /// Weight of a generic read verb opening the request (`show me ...`).
     pub w_opener: f32,
     /// Weight of the list / get terms implied by the request's shape.
@@ -77,6 +82,9 @@ pub struct RankParams {
     pub name_bonus: f32,
     /// Bonus per adjacent query word pair found adjacent in name/description.
     pub bigram: f32,
+    /// Largest position distance of a word pair counted as adjacent in a
+    /// doc (2 lets one stopword sit between: "text to speech").
+    pub bigram_gap: f32,
     /// Parameters shared by at least this share of a server's tools are
     /// boilerplate and not indexed (0 = index all).
     pub boiler_share: f32,
@@ -85,9 +93,10 @@ pub struct RankParams {
 impl Default for RankParams {
     fn default() -> Self {
         RankParams {
-            field_weight: [1.5, 1.5, 2.5, 1.0, 1.0, 1.0, 0.8, 0.0, 0.2, 0.0],
+            field_weight: [1.5, 1.5, 2.5, 1.0, 1.0, 1.0, 0.8, 0.0, 0.2, 0.5],
             field_b: [0.3, 0.3, 0.3, 0.3, 0.3, 0.75, 0.75, 0.5, 0.75, 0.5],
             k1: 1.2,
+            idf_pow: 1.4,
             stem: true,
             decompound: true,
             join_pairs: false,
@@ -103,11 +112,13 @@ impl Default for RankParams {
             coverage: 1.0,
             coverage_idf: 0.0,
             w_scope: 0.5,
+            w_instrument: 1.0,
             w_intent: 1.0,
             w_opener: 0.5,
             action_penalty: 0.75,
             name_bonus: 1.0,
             bigram: 0.3,
+            bigram_gap: 2.0,
             boiler_share: 0.7,
         }
     }
@@ -124,6 +135,7 @@ impl RankParams {
             field_weight,
             field_b: [0.75; NFIELDS],
             k1: 1.2,
+            idf_pow: 1.0,
             stem: false,
             decompound: false,
             join_pairs: false,
@@ -139,11 +151,13 @@ impl RankParams {
             coverage: 0.0,
             coverage_idf: 0.0,
             w_scope: 1.0,
+            w_instrument: 1.0,
             w_intent: 0.0,
             w_opener: 1.0,
             action_penalty: 1.0,
             name_bonus: 0.0,
             bigram: 0.0,
+            bigram_gap: 1.0,
             boiler_share: 0.0,
         }
     }
@@ -162,6 +176,7 @@ impl RankParams {
         }
         let slot = match key {
             "k1" => &mut self.k1,
+            "idf_pow" => &mut self.idf_pow,
             "w_synonym" => &mut self.w_synonym,
             "w_abbrev" => &mut self.w_abbrev,
             "w_compound" => &mut self.w_compound,
@@ -172,8 +187,10 @@ impl RankParams {
             "coverage" => &mut self.coverage,
             "coverage_idf" => &mut self.coverage_idf,
             "bigram" => &mut self.bigram,
+            "bigram_gap" => &mut self.bigram_gap,
             "name_bonus" => &mut self.name_bonus,
             "w_scope" => &mut self.w_scope,
+            "w_instrument" => &mut self.w_instrument,
             "w_intent" => &mut self.w_intent,
             "w_opener" => &mut self.w_opener,
             "boiler_share" => &mut self.boiler_share,

@@ -129,7 +129,11 @@ impl SearchIndex {
             if shape.read_opener_pos == Some(w.pos) {
                 weight *= p.w_opener;
             }
-            if shape.scope_pos.is_some_and(|s| w.pos >= s) {
+            let instrument =
+                shape.instrument_pos.is_some_and(|i| w.pos > i) && shape.purpose_pos.is_none_or(|end| w.pos < end);
+            if instrument {
+                weight *= p.w_instrument;
+            } else if shape.scope_pos.is_some_and(|s| w.pos >= s) || shape.purpose_pos.is_some_and(|e| w.pos > e) {
                 weight *= p.w_scope;
             }
             match w.kind {
@@ -144,17 +148,23 @@ impl SearchIndex {
         let mut terms: Vec<(u32, f32, f32)> = Vec::new();
         let add = |terms: &mut Vec<(u32, f32, f32)>, t: Option<u32>, w: f32| {
             if let Some(t) = t
-                && w > 0.0 {
-                    terms.push((t, w, f32::INFINITY));
-                }
+                && w > 0.0
+            {
+                terms.push((t, w, f32::INFINITY));
+            }
         };
         // an expansion of a word the catalog knows is capped at that word's IDF
-        let cap = if p.expansion_idf_cap { |idf: Option<f32>| idf.unwrap_or(f32::INFINITY) } else { |_: Option<f32>| f32::INFINITY };
+        let cap = if p.expansion_idf_cap {
+            |idf: Option<f32>| idf.unwrap_or(f32::INFINITY)
+        } else {
+            |_: Option<f32>| f32::INFINITY
+        };
         let add_capped = |terms: &mut Vec<(u32, f32, f32)>, t: Option<u32>, w: f32, src: Option<u32>| {
             if let Some(t) = t
-                && w > 0.0 {
-                    terms.push((t, w, cap(src.map(|s| self.idf[s as usize]))));
-                }
+                && w > 0.0
+            {
+                terms.push((t, w, cap(src.map(|s| self.idf[s as usize]))));
+            }
         };
         let mut variants = Vec::new();
         let intent_words: &[&str] = match shape.intent {
@@ -163,9 +173,10 @@ impl SearchIndex {
             Intent::Get => &["get", "show", "detail"],
         };
         if let Some(o) = shape.opener
-            && !words.iter().any(|w| w.text == o) {
-                add(&mut terms, self.term_id(&self.stem_word(o)), p.w_abbrev);
-            }
+            && !words.iter().any(|w| w.text == o)
+        {
+            add(&mut terms, self.term_id(&self.stem_word(o)), p.w_abbrev);
+        }
         for w in intent_words {
             add(&mut terms, self.term_id(&self.stem_word(w)), p.w_intent);
         }
@@ -183,12 +194,14 @@ impl SearchIndex {
                     add_capped(&mut terms, self.term_id(s), c.weight * p.w_abbrev, direct);
                 }
             }
-            if direct.is_none() && p.w_compound > 0.0
-                && let Some(parts) = decompound(&c.raw, &known) {
-                    for part in parts {
-                        add(&mut terms, self.term_id(&self.stem_word(&part)), c.weight * p.w_compound);
-                    }
+            if direct.is_none()
+                && p.w_compound > 0.0
+                && let Some(parts) = decompound(&c.raw, &known)
+            {
+                for part in parts {
+                    add(&mut terms, self.term_id(&self.stem_word(&part)), c.weight * p.w_compound);
                 }
+            }
             if p.w_prefix > 0.0 {
                 variants.clear();
                 self.prefix_variants(&c.stem, &mut variants);

@@ -83,9 +83,7 @@ impl SearchIndex {
     }
 
     fn cmp_hits(&self, a: &Hit, b: &Hit) -> Ordering {
-        b.score
-            .total_cmp(&a.score)
-            .then_with(|| self.name_rank[a.doc].cmp(&self.name_rank[b.doc]))
+        b.score.total_cmp(&a.score).then_with(|| self.name_rank[a.doc].cmp(&self.name_rank[b.doc]))
     }
 
     fn top(&self, mut hits: Vec<Hit>, limit: usize) -> Vec<Hit> {
@@ -159,7 +157,11 @@ impl SearchIndex {
             let _ = writeln!(out, "  {:14} qw={:.2} idf={:.2} tf={:.2} -> {:.3}", inv[t as usize].0, qw, idf, tf, c);
         }
         let (cov, ns) = self.name_match(d, &plan);
-        let _ = writeln!(out, "  bm25={total:.3} coverage={cov:.2} name_score={ns:.2} action={} plan.action={}", self.name_action[d], plan.action);
+        let _ = writeln!(
+            out,
+            "  bm25={total:.3} coverage={cov:.2} name_score={ns:.2} action={} plan.action={}",
+            self.name_action[d], plan.action
+        );
         out
     }
 }

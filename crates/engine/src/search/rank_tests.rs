@@ -1,4 +1,5 @@
 use super::super::index::{SearchDoc, SearchIndex};
+use super::super::params::RankParams;
 use super::*;
 
 fn doc(name: &str, description: &str) -> SearchDoc {
@@ -71,8 +72,18 @@ fn ties_break_by_name_and_results_are_deterministic() {
 #[test]
 fn mcp_server_name_is_searchable() {
     let idx = SearchIndex::build(vec![
-        SearchDoc { name: "mcp__weather__get".into(), server: Some("weather".into()), description: "Get data".into(), ..Default::default() },
-        SearchDoc { name: "mcp__stocks__get".into(), server: Some("stocks".into()), description: "Get data".into(), ..Default::default() },
+        SearchDoc {
+            name: "mcp__weather__get".into(),
+            server: Some("weather".into()),
+            description: "Get data".into(),
+            ..Default::default()
+        },
+        SearchDoc {
+            name: "mcp__stocks__get".into(),
+            server: Some("stocks".into()),
+            description: "Get data".into(),
+            ..Default::default()
+        },
     ]);
     assert_eq!(top(&idx, "weather data"), "mcp__weather__get");
 }
@@ -117,4 +128,51 @@ fn generic_read_opener_weighs_less_than_the_object() {
     // not when the verb is the thing asked about
     let plan = idx.analyze("delete the key");
     assert!(plan.weight(id("delet")) >= plan.weight(id("key")));
+}
+
+#[test]
+fn verbs_the_description_opens_with_count_as_the_tools_own() {
+    // `namespace_update` says it creates too; the create request must not
+    // be penalised as if it asked for an update.
+    let idx = SearchIndex::build(vec![
+        doc("eventhub_namespace_update", "Create or update a namespace. Changes only the given properties."),
+        doc("cache_create", "Create a cache in a resource group."),
+        doc("vm_create", "Create a virtual machine in a resource group."),
+        doc("disk_create", "Create a disk in a resource group."),
+        doc("key_get", "Get a key."),
+        doc("blob_list", "List blobs."),
+    ]);
+    assert_eq!(top(&idx, "create a new namespace <ns> in resource group <rg>"), "eventhub_namespace_update");
+    assert_eq!(idx.name_action[0], idx.thesaurus.action("creat") | idx.thesaurus.action("updat"));
+    // a name without a verb stays without one: no penalty can start applying
+    assert_eq!(SearchIndex::build(vec![doc("azqr", "Runs a quick review.")]).name_action[0], 0);
+}
+
+#[test]
+fn the_means_of_a_request_is_not_its_scope() {
+    let idx = SearchIndex::build(vec![
+        doc("vm_list", "List virtual machines in a subscription."),
+        doc("cli_generate", "Generate CLI commands for a goal."),
+        doc("schema_get", "Get the Bicep schema of a resource type."),
+        doc("service_create", "Create a service."),
+    ]);
+    let id = |w: &str| idx.terms.get(w).copied().unwrap_or(u32::MAX);
+    let p = RankParams::default();
+    let plan = idx.analyze("list virtual machines in my subscription using the cli");
+    assert_eq!(plan.weight(id("cli")), p.w_instrument);
+    assert_eq!(plan.weight(id("subscript")), p.w_scope);
+    // `use X to Y`: X is the means, Y the purpose it serves
+    let plan = idx.analyze("how can I use bicep to create a service");
+    assert_eq!(plan.weight(id("bicep")), p.w_instrument);
+    assert_eq!(plan.weight(id("servic")), p.w_scope);
+}
+
+#[test]
+fn word_order_counts_across_a_stopword() {
+    let idx = SearchIndex::build(vec![
+        doc("data_import", "Turns csv into json."),
+        doc("data_export", "Turns json into csv."),
+    ]);
+    assert_eq!(top(&idx, "csv to json"), "data_import");
+    assert_eq!(top(&idx, "json to csv"), "data_export");
 }

@@ -41,10 +41,7 @@ fn walk(schema: &Value, prefix: &str, depth: usize, out: &mut Vec<(String, Strin
 
 fn describe(prop: &Value) -> String {
     let mut text = prop.get("description").and_then(Value::as_str).unwrap_or("").to_string();
-    let enums = prop
-        .get("enum")
-        .or_else(|| prop.get("items").and_then(|i| i.get("enum")))
-        .and_then(Value::as_array);
+    let enums = prop.get("enum").or_else(|| prop.get("items").and_then(|i| i.get("enum"))).and_then(Value::as_array);
     if let Some(values) = enums {
         for v in values.iter().filter_map(Value::as_str) {
             text.push(' ');

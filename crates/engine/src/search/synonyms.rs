@@ -166,17 +166,83 @@ const PHRASES: &[(&[&str], &str)] = &[
 const ACTIONS: &[&[&str]] = &[
     // read
     &[
-        "list", "get", "show", "display", "view", "browse", "enumerate", "retrieve", "fetch", "read",
-        "describe", "detail", "details", "inspect", "lookup", "query", "search", "find", "check",
-        "what", "which", "whats", "how", "where", "who", "info", "see", "print", "report", "count",
-        "download", "export", "monitor", "analyze", "diagnose", "summarize", "recognize", "sample",
+        "list",
+        "get",
+        "show",
+        "display",
+        "view",
+        "browse",
+        "enumerate",
+        "retrieve",
+        "fetch",
+        "read",
+        "describe",
+        "detail",
+        "details",
+        "inspect",
+        "lookup",
+        "query",
+        "search",
+        "find",
+        "check",
+        "what",
+        "which",
+        "whats",
+        "how",
+        "where",
+        "who",
+        "info",
+        "see",
+        "print",
+        "report",
+        "count",
+        "download",
+        "export",
+        "monitor",
+        "analyze",
+        "diagnose",
+        "summarize",
+        "recognize",
+        "sample",
     ],
     // create
-    &["create", "add", "new", "make", "provision", "generate", "insert", "register", "append", "import", "upload", "issue", "build", "deploy", "clone", "copy"],
+    &[
+        "create",
+        "add",
+        "new",
+        "make",
+        "provision",
+        "generate",
+        "insert",
+        "register",
+        "append",
+        "import",
+        "upload",
+        "issue",
+        "build",
+        "deploy",
+        "clone",
+        "copy",
+    ],
     // delete
     &["delete", "remove", "destroy", "drop", "erase", "purge", "unregister", "clear"],
     // update
-    &["update", "modify", "change", "edit", "set", "alter", "patch", "configure", "rename", "lock", "unlock", "scale", "assign", "move"],
+    &[
+        "update",
+        "modify",
+        "change",
+        "edit",
+        "set",
+        "alter",
+        "patch",
+        "configure",
+        "rename",
+        "lock",
+        "unlock",
+        "scale",
+        "assign",
+        "move",
+    ],
     // run
     &["run", "execute", "invoke", "trigger", "launch", "start", "restart"],
     // stop
@@ -251,8 +317,7 @@ impl Thesaurus {
     /// Abbreviations whose phrase starts at `words[0]`, with the phrase length.
     pub fn phrases_at<'a>(&'a self, words: &'a [String]) -> impl Iterator<Item = (&'a str, usize)> + 'a {
         self.phrases.iter().filter_map(move |(ws, abbr)| {
-            (words.len() >= ws.len() && ws.iter().zip(words).all(|(a, b)| a == b))
-                .then_some((abbr.as_str(), ws.len()))
+            (words.len() >= ws.len() && ws.iter().zip(words).all(|(a, b)| a == b)).then_some((abbr.as_str(), ws.len()))
         })
     }
 }

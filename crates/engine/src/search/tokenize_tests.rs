@@ -24,10 +24,7 @@ fn placeholders_are_flagged() {
     let mut out = Vec::new();
     split_words("show <service-name> now", &mut out);
     let flags: Vec<(String, bool)> = out.into_iter().map(|w| (w.text, w.placeholder)).collect();
-    assert_eq!(
-        flags,
-        [("show".into(), false), ("service".into(), true), ("name".into(), true), ("now".into(), false)]
-    );
+    assert_eq!(flags, [("show".into(), false), ("service".into(), true), ("name".into(), true), ("now".into(), false)]);
 }
 
 #[test]

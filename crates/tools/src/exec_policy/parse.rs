@@ -32,7 +32,8 @@ pub fn split(line: &str) -> Result<Vec<SimpleCommand>, String> {
         .out
         .into_iter()
         .map(|seg| {
-            let words = shlex::split(&seg.text).ok_or_else(|| format!("cannot split `{}` into words", seg.text.trim()))?;
+            let words =
+                shlex::split(&seg.text).ok_or_else(|| format!("cannot split `{}` into words", seg.text.trim()))?;
             Ok(SimpleCommand { words, writes_file: seg.writes })
         })
         .collect()
@@ -172,7 +173,9 @@ impl Scanner {
                         self.i += 1;
                     }
                 }
-                d if d.is_ascii_digit() && seg.at_word_start() && self.fd_redirect_ahead() => self.redirect(&mut seg)?,
+                d if d.is_ascii_digit() && seg.at_word_start() && self.fd_redirect_ahead() => {
+                    self.redirect(&mut seg)?
+                }
                 _ => self.word_unit(&mut seg.text)?,
             }
         }
@@ -203,7 +206,8 @@ impl Scanner {
                 self.i += 2;
             }
             '\'' => {
-                let end = (self.i + 1..self.s.len()).find(|&k| self.s[k] == '\'').ok_or("a single quote is never closed")?;
+                let end =
+                    (self.i + 1..self.s.len()).find(|&k| self.s[k] == '\'').ok_or("a single quote is never closed")?;
                 buf.extend(&self.s[self.i..=end]);
                 self.i = end + 1;
             }

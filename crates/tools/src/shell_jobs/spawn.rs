@@ -90,12 +90,18 @@ pub fn spawn(command: &str, cwd: &Path, input: Input) -> io::Result<Spawned> {
 
     let mut wrapped = CommandWrap::from(cmd);
     // Order matters: `ProcessSession`'s setsid must run before `ChildSetup` claims the terminal.
-    wrapped.wrap(ProcessSession).wrap(KillOnDrop).wrap(ChildSetup { parent: std::process::id(), tty: input == Input::Tty });
+    wrapped
+        .wrap(ProcessSession)
+        .wrap(KillOnDrop)
+        .wrap(ChildSetup { parent: std::process::id(), tty: input == Input::Tty });
     let child = wrapped.spawn()?;
     // The command (and with it our copies of the child's ends of the pipes or of
     // the terminal) must be gone, or reading the output would never reach EOF.
     drop(wrapped);
-    let pid = child.id().and_then(|id| i32::try_from(id).ok()).ok_or_else(|| io::Error::other("the shell exited before it got a pid"))?;
+    let pid = child
+        .id()
+        .and_then(|id| i32::try_from(id).ok())
+        .ok_or_else(|| io::Error::other("the shell exited before it got a pid"))?;
     Ok(Spawned { child, pid, output, stdin })
 }
 

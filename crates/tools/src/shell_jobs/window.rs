@@ -80,7 +80,9 @@ impl Window {
         if !out.is_empty() && !out.ends_with('\n') {
             out.push('\n');
         }
-        out.push_str(&format!("… {omitted_lines} lines ({omitted_bytes} bytes) omitted; the full output is in {log} …\n"));
+        out.push_str(&format!(
+            "… {omitted_lines} lines ({omitted_bytes} bytes) omitted; the full output is in {log} …\n"
+        ));
         out.push_str(last);
         (out, true)
     }
