@@ -46,9 +46,18 @@ pub fn manifest(workspace: Option<&Path>, extra: Option<&Path>) -> anyhow::Resul
 /// configured MCP server known from its cached tool list (servers start only
 /// when one of their tools is called).
 pub fn engine(workspace: Option<&Path>, extra_manifest: Option<&Path>) -> anyhow::Result<Arc<Engine>> {
+    engine_with(workspace, extra_manifest, &quiver_tools::NativeOptions::default())
+}
+
+/// [`engine`], with options for the native tools.
+pub fn engine_with(
+    workspace: Option<&Path>,
+    extra_manifest: Option<&Path>,
+    options: &quiver_tools::NativeOptions,
+) -> anyhow::Result<Arc<Engine>> {
     let config = quiver_mcp::McpConfig::load_for_workspace(workspace, None).context("reading the MCP server config")?;
     let manager = quiver_mcp::McpManager::new(config);
-    let registry = quiver_tools::native_registry()?;
+    let registry = quiver_tools::native_registry_with(options)?;
     Ok(Arc::new(quiver_mcp::build_engine(registry, manifest(workspace, extra_manifest)?, &manager)?))
 }
 

@@ -146,3 +146,50 @@ async fn record_examples() {
         }
     }
 }
+
+#[tokio::test]
+async fn replaying_remember_never_touches_the_users_memory_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("memory_session.jsonl");
+    let recorded_memory = dir.path().join("recorded-memory.md");
+    {
+        let writer = Arc::new(TranscriptWriter::open(&path).unwrap());
+        let options = quiver_tools::NativeOptions { memory_file: Some(recorded_memory.clone()) };
+        let engine =
+            Arc::new(Engine::new(quiver_tools::native_registry_with(&options).unwrap(), Manifest::builtin().unwrap()));
+        let audience = Audience { provider: "default".into(), model: None, mode: Mode::Agent };
+        let work = tempfile::tempdir().unwrap();
+        let mut ctx = ToolContext::new(engine, Workspace::new(work.path()).unwrap(), audience);
+        ctx.transcript = Some(writer.clone());
+        writer
+            .append(&Event::SessionStart {
+                version: TRANSCRIPT_VERSION,
+                session: "memory".into(),
+                quiver_version: quiver_engine::VERSION.into(),
+                workspace: ctx.workspace.root().to_string_lossy().into_owned(),
+                provider: "default".into(),
+                model: None,
+                mode: "agent".into(),
+            })
+            .unwrap();
+        let result = ctx.call("remember", json!({"text": "the build needs --locked"})).await.unwrap();
+        assert!(!result.is_error, "{}", result.content_text());
+    }
+    assert!(recorded_memory.exists());
+
+    // The user's memory file, wherever the environment points: the replay
+    // must not append to it.
+    let users_memory = dir.path().join("users-memory.md");
+    let out = Command::new(env!("CARGO_BIN_EXE_quiver"))
+        .arg("replay")
+        .arg(&path)
+        .env("QUIVER_MEMORY_FILE", &users_memory)
+        .env("QUIVER_HOME", dir.path().join("home"))
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("#1   remember"), "{stdout}");
+    assert!(!stdout.contains("FAILED"), "{stdout}");
+    assert!(!users_memory.exists(), "replay wrote to the user's memory file");
+    assert!(!dir.path().join("home").exists());
+}

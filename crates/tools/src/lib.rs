@@ -42,8 +42,22 @@ pub mod update_plan;
 pub mod web_search;
 pub mod write_file;
 
+/// Where native tools keep state that outlives the workspace. `replay` points
+/// these into its scratch directory so re-running a transcript cannot touch the
+/// user's real files.
+#[derive(Debug, Clone, Default)]
+pub struct NativeOptions {
+    /// The memory file `remember` appends to (default: found from the environment).
+    pub memory_file: Option<std::path::PathBuf>,
+}
+
 /// Registers every native tool.
 pub fn register_all(registry: &mut Registry) -> anyhow::Result<()> {
+    register_all_with(registry, &NativeOptions::default())
+}
+
+/// Registers every native tool, with `options`.
+pub fn register_all_with(registry: &mut Registry, options: &NativeOptions) -> anyhow::Result<()> {
     registry.register(quiver_engine::tool_search::ToolSearch)?;
     registry.register(read_file::ReadFile)?;
     registry.register(exec_shell::ExecShell)?;
@@ -60,7 +74,10 @@ pub fn register_all(registry: &mut Registry) -> anyhow::Result<()> {
     registry.register(git_status::GitStatus)?;
     registry.register(git_diff::GitDiff)?;
     registry.register(diagnostics::Diagnostics)?;
-    registry.register(remember::Remember::default())?;
+    registry.register(match &options.memory_file {
+        Some(file) => remember::Remember::at(file),
+        None => remember::Remember::default(),
+    })?;
     registry.register(run_tests::RunTests)?;
     registry.register(speech::Speech)?;
     registry.register(grep_files::GrepFiles)?;
@@ -80,8 +97,13 @@ pub fn register_all(registry: &mut Registry) -> anyhow::Result<()> {
 
 /// A registry holding every native tool.
 pub fn native_registry() -> anyhow::Result<Registry> {
+    native_registry_with(&NativeOptions::default())
+}
+
+/// A registry holding every native tool, with `options`.
+pub fn native_registry_with(options: &NativeOptions) -> anyhow::Result<Registry> {
     let mut registry = Registry::new();
-    register_all(&mut registry)?;
+    register_all_with(&mut registry, options)?;
     Ok(registry)
 }
 
