@@ -36,6 +36,10 @@ const LONG_LINE_BYTES: usize = 2000;
 /// windows of spilled data, and spilling them would only mint handles of handles.
 const EXEMPT_DOMAIN: &str = "evidence";
 
+#[path = "spill_sweep.rs"]
+mod sweep;
+pub use sweep::{SPILL_RETENTION, sweep};
+
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     // A panicking holder must not make the evidence of a whole session unreadable.
     m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
@@ -132,6 +136,7 @@ impl SpillStore {
         };
         let handle = format!("out_{number}");
         let dir = root.join(safe_component(session_id));
+        sweep::sweep_once(&root, &dir);
         create_private_dir(&dir).await?;
         let path = write_new_file(&dir, &handle, text.as_bytes()).await?;
         let record = SpillRecord {
