@@ -41,6 +41,19 @@ pub struct SearchArgs {
     /// Grow the catalog to N tools with renamed copies (latency at scale).
     #[arg(long)]
     replicate: Option<usize>,
+    /// Only the odd or even query lines (1-based): tune on one half, check on the other.
+    #[arg(long, value_enum, default_value_t = Split::All)]
+    split: Split,
+    /// Override a ranking parameter, e.g. `--set k1=1.5 --set b.desc=0.6` (tuning).
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    sets: Vec<String>,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum Split {
+    All,
+    Odd,
+    Even,
 }
 
 pub fn run(bench: Bench) -> anyhow::Result<ExitCode> {
@@ -64,9 +77,23 @@ fn search(args: SearchArgs) -> anyhow::Result<ExitCode> {
     if let Some(n) = args.replicate {
         docs = replicate(docs, n);
     }
-    let queries = bench_data::load_queries(&args.queries)?;
+    let queries: Vec<_> = bench_data::load_queries(&args.queries)?
+        .into_iter()
+        .enumerate()
+        .filter(|(i, _)| match args.split {
+            Split::All => true,
+            Split::Odd => i % 2 == 0,
+            Split::Even => i % 2 == 1,
+        })
+        .map(|(_, q)| q)
+        .collect();
     let limit = args.limit.clamp(1, 100);
-    let params = if args.baseline { RankParams::baseline() } else { RankParams::default() };
+    let mut params = if args.baseline { RankParams::baseline() } else { RankParams::default() };
+    for kv in &args.sets {
+        let (key, value) = kv.split_once('=').ok_or_else(|| anyhow::anyhow!("--set {kv}: expected KEY=VALUE"))?;
+        let value: f32 = value.trim().parse().map_err(|e| anyhow::anyhow!("--set {kv}: {e}"))?;
+        params.set(key.trim(), value).map_err(|e| anyhow::anyhow!("--set {kv}: {e}"))?;
+    }
     let tools = docs.len();
     let index = SearchIndex::build_with(docs, params);
     let keep = |_: usize| true;

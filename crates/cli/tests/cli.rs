@@ -140,6 +140,33 @@ fn bench_search_prints_the_metrics_line() {
 }
 
 #[test]
+fn bench_search_splits_queries_and_takes_parameter_overrides() {
+    let Some(bench) = shared_bench() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let queries = bench.join("queries/native.jsonl");
+    let q = queries.to_str().unwrap();
+    let run = |extra: &[&str]| {
+        let mut args = vec!["bench", "search", "--native", "--queries", q];
+        args.extend_from_slice(extra);
+        quiver(&args, dir.path())
+    };
+    let (_, odd, _) = run(&["--split", "odd"]);
+    let (_, even, _) = run(&["--split", "even"]);
+    assert!(odd.trim_end().ends_with(" n=26 tools=34") && even.trim_end().ends_with(" n=26 tools=34"), "{odd}{even}");
+    // an override changes the ranking: no name or description weight left
+    let (code, out, err) = run(&["--set", "name=0", "--set", "desc=0", "--set", "snippet=0", "--set", "alias=0"]);
+    assert_eq!(code, 0, "{err}");
+    let (_, default, _) = run(&[]);
+    assert_ne!(out.lines().last().map(|l| &l[..30]), default.lines().last().map(|l| &l[..30]), "{out}");
+    let (code, _, err) = run(&["--set", "nonsense=1"]);
+    assert_ne!(code, 0);
+    assert!(err.contains("--set nonsense=1: unknown parameter nonsense"), "{err}");
+    let (code, _, err) = run(&["--set", "k1"]);
+    assert_ne!(code, 0);
+    assert!(err.contains("expected KEY=VALUE"), "{err}");
+}
+
+#[test]
 fn search_command_finds_deferred_tools() {
     let dir = tempfile::tempdir().unwrap();
     let (code, out, err) = quiver(&["search", "show the staged diff", "--json"], dir.path());

@@ -1,0 +1,26 @@
+#!/bin/sh
+# Tool-search quality across the sets we tune and check on.
+# usage: bench/search/eval.sh [quiver bench search args, e.g. --set k1=1.5]
+#   azure: all / even / odd lines (tune on even, check on odd), alone and mixed
+#   with every bench catalog; gh and live: sanity sets written here, never tuned
+#   on, over their own catalog and the mixed one.
+# Needs a release build: cargo build --release
+set -eu
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+Q=${QUIVER:-$root/target/release/quiver}
+C=${BENCH_DIR:-$root/../shared/bench}/catalogs
+A=${BENCH_DIR:-$root/../shared/bench}/queries/azure-mcp.jsonl
+M=$C/azure-mcp.json,$C/github-mcp.json,$C/livemcp.json
+r() { label=$1; shift; printf "%-9s" "$label"; "$Q" bench search "$@" 2>/dev/null | tail -1; }
+r azure    --catalog "$C/azure-mcp.json" --queries "$A" "$@"
+r even     --catalog "$C/azure-mcp.json" --queries "$A" --split even "$@"
+r odd      --catalog "$C/azure-mcp.json" --queries "$A" --split odd "$@"
+r mixed    --catalog "$M" --queries "$A" "$@"
+r m.even   --catalog "$M" --queries "$A" --split even "$@"
+r m.odd    --catalog "$M" --queries "$A" --split odd "$@"
+r gh       --catalog "$C/github-mcp.json" --queries "$here/queries/github-sanity.jsonl" "$@"
+r gh.mix   --catalog "$M" --queries "$here/queries/github-sanity.jsonl" "$@"
+r live     --catalog "$C/livemcp.json" --queries "$here/queries/livemcp-sanity.jsonl" "$@"
+r live.mix --catalog "$M" --queries "$here/queries/livemcp-sanity.jsonl" "$@"
+r native   --native --queries "${BENCH_DIR:-$root/../shared/bench}/queries/native.jsonl" "$@"
