@@ -49,13 +49,9 @@ pub fn sweep(root: &Path, keep: &Path, now: SystemTime, retention: Duration) -> 
         if dir == keep || !entry.file_type().is_ok_and(|t| t.is_dir()) {
             continue;
         }
-        match newest_spill_write(&dir) {
-            Some(newest) if now.duration_since(newest).is_ok_and(|age| age > retention) => {
-                if std::fs::remove_dir_all(&dir).is_ok() {
-                    removed += 1;
-                }
-            }
-            _ => {}
+        let expired = newest_spill_write(&dir).is_some_and(|t| now.duration_since(t).is_ok_and(|age| age > retention));
+        if expired && std::fs::remove_dir_all(&dir).is_ok() {
+            removed += 1;
         }
     }
     removed

@@ -249,6 +249,7 @@ async fn execute(
         .stderr(Stdio::piped())
         .process_group(0)
         .kill_on_drop(true);
+    crate::shell_jobs::spawn::arm_parent_death(&mut cmd);
     let started = Instant::now();
     let mut child = cmd.spawn().map_err(|e| ToolError::model(format!("cannot start `{}`: {e}", plan.shown())))?;
     let mut group = GroupGuard(child.id().and_then(|id| i32::try_from(id).ok()).map(Pid::from_raw));

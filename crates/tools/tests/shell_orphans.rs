@@ -99,14 +99,16 @@ async fn a_foreground_call_that_is_dropped_stops_its_command() {
     assert!(left.is_empty(), "the dropped call's command still runs: {left:?}");
 }
 
-/// When quiver dies without any cleanup (SIGKILL), the parent-death signal kills
-/// each job's shell. This runs a copy of this test binary as the "quiver" to kill.
-#[test]
-fn killing_quiver_kills_its_jobs() {
+/// Runs a copy of this test binary as the "quiver" to kill (its `orphan_host`
+/// test, told what to start by `QUIVER_ORPHAN_HOST`), waits for the pid of the
+/// process it started, SIGKILLs the host and returns that pid.
+fn kill_a_host_running(what: &str) -> i32 {
     let exe = std::env::current_exe().unwrap();
+    let dir = tempfile::tempdir().unwrap();
     let mut host = std::process::Command::new(exe)
         .args(["--exact", "orphan_host", "--nocapture", "--test-threads=1"])
-        .env("QUIVER_ORPHAN_HOST", "1")
+        .env("QUIVER_ORPHAN_HOST", what)
+        .env("QUIVER_ORPHAN_DIR", dir.path())
         .stdout(std::process::Stdio::piped())
         .spawn()
         .unwrap();
@@ -124,20 +126,53 @@ fn killing_quiver_kills_its_jobs() {
     assert!(alive(pid));
     host.kill().unwrap();
     host.wait().unwrap();
+    pid
+}
+
+/// When quiver dies without any cleanup (SIGKILL), the parent-death signal kills
+/// each job's shell.
+#[test]
+fn killing_quiver_kills_its_jobs() {
+    let pid = kill_a_host_running("exec_shell");
     let left = wait_gone(&[pid], Duration::from_secs(5));
     assert!(left.is_empty(), "the job's shell outlived quiver: {left:?}");
 }
 
-/// The host side of [`killing_quiver_kills_its_jobs`]; does nothing in a normal run.
+/// The same for a test run: `run_tests` spawns its runner itself.
+#[test]
+fn killing_quiver_kills_its_test_run() {
+    let pid = kill_a_host_running("run_tests");
+    let left = wait_gone(&[pid], Duration::from_secs(5));
+    assert!(left.is_empty(), "the test runner outlived quiver: {left:?}");
+}
+
+/// The host side of the tests above; does nothing in a normal run.
 #[test]
 fn orphan_host() {
-    if std::env::var_os("QUIVER_ORPHAN_HOST").is_none() {
-        return;
-    }
+    let Some(what) = std::env::var_os("QUIVER_ORPHAN_HOST") else { return };
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
     runtime.block_on(async {
-        let dir = tempfile::tempdir().unwrap();
-        let ctx = context(dir.path());
+        let dir = std::path::PathBuf::from(std::env::var_os("QUIVER_ORPHAN_DIR").unwrap());
+        let ctx = context(&dir);
+        if what == "run_tests" {
+            // The runner writes its pid, then runs "forever"; the call never returns.
+            let call = ctx.call("run_tests", json!({"command": "sh -c 'echo $$ > runner.pid; exec sleep 300'"}));
+            let watch = async {
+                let file = dir.join("runner.pid");
+                loop {
+                    if let Ok(text) = std::fs::read_to_string(&file)
+                        && text.ends_with('\n')
+                    {
+                        println!("JOB_PID={}", text.trim());
+                        break;
+                    }
+                    tokio::time::sleep(Duration::from_millis(20)).await;
+                }
+                tokio::time::sleep(Duration::from_secs(60)).await;
+            };
+            tokio::select! { _ = call => {}, _ = watch => {} }
+            return;
+        }
         let r =
             ctx.call("exec_shell", json!({"command": "echo $$; exec sleep 300", "background": true})).await.unwrap();
         let id: Value = r.metadata["task_id"].clone();

@@ -122,18 +122,31 @@ impl CommandWrapper for ChildSetup {
             if tty {
                 claim_terminal(&size)?;
             }
-            // The "parent" of PR_SET_PDEATHSIG is the spawning thread, which is a
-            // tokio worker that lives as long as the runtime does.
-            nix::sys::prctl::set_pdeathsig(nix::sys::signal::Signal::SIGKILL)?;
-            // quiver may have died before the signal was armed.
-            if nix::unistd::getppid().as_raw() != parent {
-                return Err(io::Error::from_raw_os_error(nix::libc::ESRCH));
-            }
-            Ok(())
+            die_with_parent(parent)
         };
         set_pre_exec(command, hook);
         Ok(())
     }
+}
+
+/// Makes the command's process die with quiver (SIGKILL on the parent's death),
+/// for commands spawned outside the shell jobs (`run_tests`).
+pub(crate) fn arm_parent_death(command: &mut tokio::process::Command) {
+    let parent = i32::try_from(std::process::id()).unwrap_or(i32::MAX);
+    set_pre_exec(command, move || die_with_parent(parent));
+}
+
+/// Child side, between fork and exec: arm the parent-death signal, then fail the
+/// spawn if the parent is already gone.
+fn die_with_parent(parent: i32) -> io::Result<()> {
+    // The "parent" of PR_SET_PDEATHSIG is the spawning thread, which is a
+    // tokio worker that lives as long as the runtime does.
+    nix::sys::prctl::set_pdeathsig(nix::sys::signal::Signal::SIGKILL)?;
+    // quiver may have died before the signal was armed.
+    if nix::unistd::getppid().as_raw() != parent {
+        return Err(io::Error::from_raw_os_error(nix::libc::ESRCH));
+    }
+    Ok(())
 }
 
 /// The only unsafe code of the shell tools: registering a hook that runs in the
