@@ -109,6 +109,33 @@ fn scripts() -> Vec<(&'static str, Vec<(&'static str, Value)>)> {
     )]
 }
 
+/// An agent-mode session in `workspace` that records to a new transcript at `path`.
+fn recording_session(
+    path: &Path,
+    session: &str,
+    workspace: &Path,
+    options: &quiver_tools::NativeOptions,
+) -> ToolContext {
+    let writer = Arc::new(TranscriptWriter::open(path).unwrap());
+    let engine =
+        Arc::new(Engine::new(quiver_tools::native_registry_with(options).unwrap(), Manifest::builtin().unwrap()));
+    let audience = Audience { provider: "default".into(), model: None, mode: Mode::Agent };
+    let mut ctx = ToolContext::new(engine, Workspace::new(workspace).unwrap(), audience);
+    ctx.transcript = Some(writer.clone());
+    writer
+        .append(&Event::SessionStart {
+            version: TRANSCRIPT_VERSION,
+            session: session.into(),
+            quiver_version: quiver_engine::VERSION.into(),
+            workspace: ctx.workspace.root().to_string_lossy().into_owned(),
+            provider: "default".into(),
+            model: None,
+            mode: "agent".into(),
+        })
+        .unwrap();
+    ctx
+}
+
 #[tokio::test]
 #[ignore = "writes examples/transcripts; run deliberately"]
 async fn record_examples() {
@@ -116,22 +143,7 @@ async fn record_examples() {
         let dir = tempfile::tempdir().unwrap();
         let path = examples_dir().join(format!("{name}.jsonl"));
         let _ = std::fs::remove_file(&path);
-        let writer = Arc::new(TranscriptWriter::open(&path).unwrap());
-        let engine = Arc::new(Engine::new(quiver_tools::native_registry().unwrap(), Manifest::builtin().unwrap()));
-        let audience = Audience { provider: "default".into(), model: None, mode: Mode::Agent };
-        let mut ctx = ToolContext::new(engine, Workspace::new(dir.path()).unwrap(), audience);
-        ctx.transcript = Some(writer.clone());
-        writer
-            .append(&Event::SessionStart {
-                version: TRANSCRIPT_VERSION,
-                session: name.into(),
-                quiver_version: quiver_engine::VERSION.into(),
-                workspace: ctx.workspace.root().to_string_lossy().into_owned(),
-                provider: "default".into(),
-                model: None,
-                mode: "agent".into(),
-            })
-            .unwrap();
+        let ctx = recording_session(&path, name, dir.path(), &quiver_tools::NativeOptions::default());
         let mut task = String::new();
         for (tool, mut args) in calls {
             if args.get("task_id") == Some(&json!("$task")) {
@@ -153,25 +165,9 @@ async fn replaying_remember_never_touches_the_users_memory_file() {
     let path = dir.path().join("memory_session.jsonl");
     let recorded_memory = dir.path().join("recorded-memory.md");
     {
-        let writer = Arc::new(TranscriptWriter::open(&path).unwrap());
         let options = quiver_tools::NativeOptions { memory_file: Some(recorded_memory.clone()) };
-        let engine =
-            Arc::new(Engine::new(quiver_tools::native_registry_with(&options).unwrap(), Manifest::builtin().unwrap()));
-        let audience = Audience { provider: "default".into(), model: None, mode: Mode::Agent };
         let work = tempfile::tempdir().unwrap();
-        let mut ctx = ToolContext::new(engine, Workspace::new(work.path()).unwrap(), audience);
-        ctx.transcript = Some(writer.clone());
-        writer
-            .append(&Event::SessionStart {
-                version: TRANSCRIPT_VERSION,
-                session: "memory".into(),
-                quiver_version: quiver_engine::VERSION.into(),
-                workspace: ctx.workspace.root().to_string_lossy().into_owned(),
-                provider: "default".into(),
-                model: None,
-                mode: "agent".into(),
-            })
-            .unwrap();
+        let ctx = recording_session(&path, "memory", work.path(), &options);
         let result = ctx.call("remember", json!({"text": "the build needs --locked"})).await.unwrap();
         assert!(!result.is_error, "{}", result.content_text());
     }
