@@ -8,8 +8,7 @@ use std::process::Stdio;
 use std::time::Duration;
 
 use rmcp::ServiceExt;
-use rmcp::model::{CallToolRequestParams, CallToolResult, Tool};
-use rmcp::service::{RoleClient, RunningService};
+use rmcp::model::{CallToolResult, Tool};
 use rmcp::transport::TokioChildProcess;
 use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, BufReader};
@@ -20,13 +19,11 @@ pub fn quiver_bin() -> PathBuf {
 
 #[path = "../../../mcp/tests/common/test_client.rs"]
 mod test_client;
-pub use test_client::TestClient;
+pub use test_client::{Client, TestClient, call, list};
 #[path = "../../../mcp/tests/common/raw_http.rs"]
 mod raw_http;
 #[allow(unused_imports)] // only the HTTP tests use it
 pub use raw_http::raw_initialize;
-
-pub type Client = RunningService<RoleClient, TestClient>;
 
 /// `quiver mcp serve` (stdio) in `workspace`, with extra args.
 pub async fn stdio(workspace: &Path, extra: &[&str], handler: TestClient) -> Client {
@@ -102,18 +99,6 @@ pub async fn http_client(url: &str, token: Option<&str>, handler: TestClient) ->
         config = config.auth_header(token.to_string());
     }
     handler.serve(StreamableHttpClientTransport::from_config(config)).await.expect("HTTP handshake with quiver")
-}
-
-pub async fn list(client: &Client) -> Vec<Tool> {
-    client.list_all_tools().await.expect("tools/list")
-}
-
-pub async fn call(client: &Client, name: &str, args: Value) -> CallToolResult {
-    let mut params = CallToolRequestParams::new(name.to_string());
-    if let Value::Object(map) = args {
-        params = params.with_arguments(map);
-    }
-    client.call_tool(params).await.expect("tools/call")
 }
 
 /// Canonical bytes: key-sorted, compact (what `quiver catalog` prints).

@@ -76,3 +76,18 @@ impl ClientHandler for TestClient {
         Ok(result)
     }
 }
+
+/// A connected client driven by a [`TestClient`].
+pub type Client = rmcp::service::RunningService<RoleClient, TestClient>;
+
+pub async fn list(client: &Client) -> Vec<rmcp::model::Tool> {
+    client.list_all_tools().await.expect("tools/list")
+}
+
+pub async fn call(client: &Client, name: &str, args: serde_json::Value) -> rmcp::model::CallToolResult {
+    let mut params = rmcp::model::CallToolRequestParams::new(name.to_string());
+    if let serde_json::Value::Object(map) = args {
+        params = params.with_arguments(map);
+    }
+    client.call_tool(params).await.expect("tools/call")
+}

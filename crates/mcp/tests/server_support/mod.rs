@@ -14,8 +14,7 @@ use quiver_engine::{
 };
 use quiver_mcp::server::{Surface, serve_io};
 use rmcp::ServiceExt;
-use rmcp::model::{CallToolRequestParams, CallToolResult, Tool};
-use rmcp::service::{RoleClient, RunningService};
+use rmcp::model::{CallToolResult, Tool};
 use serde_json::{Value, json};
 
 /// A tool defined by closure, so a test surface is a few lines.
@@ -134,13 +133,11 @@ pub fn surface(mode: Mode) -> (Arc<Surface>, tempfile::TempDir) {
 
 #[path = "../common/test_client.rs"]
 mod test_client;
-pub use test_client::TestClient;
+pub use test_client::{Client, TestClient, call, list};
 #[path = "../common/raw_http.rs"]
 mod raw_http;
 #[allow(unused_imports)] // only the HTTP tests use it
 pub use raw_http::raw_initialize;
-
-pub type Client = RunningService<RoleClient, TestClient>;
 
 /// One MCP connection to `surface` over an in-memory pipe (a fresh quiver session).
 pub async fn connect(surface: Arc<Surface>, client: TestClient) -> Client {
@@ -151,18 +148,6 @@ pub async fn connect(surface: Arc<Surface>, client: TestClient) -> Client {
     });
     let (client_read, client_write) = tokio::io::split(client_io);
     client.serve((client_read, client_write)).await.expect("client handshake")
-}
-
-pub async fn list(client: &Client) -> Vec<Tool> {
-    client.list_all_tools().await.expect("tools/list")
-}
-
-pub async fn call(client: &Client, name: &str, args: Value) -> CallToolResult {
-    let mut params = CallToolRequestParams::new(name.to_string());
-    if let Value::Object(map) = args {
-        params = params.with_arguments(map);
-    }
-    client.call_tool(params).await.expect("tools/call")
 }
 
 /// The tool as its canonical wire bytes, for byte-identity checks.
