@@ -8,9 +8,9 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use anyhow::bail;
-use quiver_engine::bench_data::{self, Metrics};
+use quiver_search::bench::{self as bench_data, Metrics};
 use quiver_engine::discovery;
-use quiver_engine::search::{RankParams, SearchDoc, SearchIndex};
+use quiver_search::{RankParams, SearchDoc, SearchIndex};
 
 use crate::setup;
 

@@ -6,7 +6,7 @@ use crate::engine::Engine;
 use crate::lifecycle::Audience;
 use crate::lifecycle::Lifecycle;
 use crate::registry::{RegisteredTool, Registry};
-use crate::search::{SearchDoc, SearchIndex, params_from_schema};
+use quiver_search::{SearchDoc, SearchIndex, params_from_schema};
 use crate::tool::ToolSource;
 
 /// Which tools a search may return.

@@ -6,7 +6,7 @@ use crate::discovery;
 use crate::lifecycle::{Audience, Lifecycle};
 use crate::manifest::Manifest;
 use crate::registry::Registry;
-use crate::search::SearchIndex;
+use quiver_search::SearchIndex;
 use crate::session::Session;
 
 pub struct Engine {

@@ -5,7 +5,6 @@
 //! [`catalog`] (the byte-stable list a model gets), [`session`], [`dispatch`] and
 //! [`permissions`].
 
-pub mod bench_data;
 pub mod canonical;
 pub mod catalog;
 pub mod context;
@@ -19,7 +18,6 @@ pub mod permissions;
 pub mod registry;
 pub mod replay;
 pub mod schema;
-pub mod search;
 pub mod session;
 pub mod spill;
 pub mod tool;

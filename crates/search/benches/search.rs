@@ -1,14 +1,14 @@
 //! Criterion benchmark of tool search latency at 1k and 10k tools, built from
 //! the shared bench catalogs (`../shared/bench` beside the checkout). Run with
-//! `cargo bench -p quiver-engine --bench search`.
+//! `cargo bench -p quiver-search --features bench --bench search`.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::PathBuf;
 
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
-use quiver_engine::bench_data;
-use quiver_engine::search::{SearchDoc, SearchIndex};
+use quiver_search::bench as bench_data;
+use quiver_search::{SearchDoc, SearchIndex};
 
 fn shared_bench() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/bench")

@@ -8,7 +8,7 @@ use std::path::Path;
 use anyhow::{Context, bail};
 use serde_json::Value;
 
-use crate::search::{SearchDoc, params_from_schema};
+use crate::{SearchDoc, params_from_schema};
 
 /// Loads a catalog file as search documents; a tool with `server` is named
 /// `mcp__<server>__<name>`.

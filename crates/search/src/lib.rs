@@ -8,6 +8,8 @@
 //! the tool's name. Ranking is deterministic: scores are summed in a fixed
 //! order and ties are broken by name.
 
+#[cfg(feature = "bench")]
+pub mod bench;
 mod index;
 mod intent;
 mod params;
