@@ -1,0 +1,2 @@
+pub mod retrieve_tool_result;
+pub mod handle_read;
