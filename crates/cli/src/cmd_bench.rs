@@ -9,7 +9,6 @@ use std::time::Instant;
 
 use anyhow::bail;
 use quiver_search::bench::{self as bench_data, Metrics};
-use quiver_engine::discovery;
 use quiver_search::{RankParams, SearchDoc, SearchIndex};
 
 use crate::setup;
@@ -66,7 +65,7 @@ fn search(args: SearchArgs) -> anyhow::Result<ExitCode> {
     let mut docs: Vec<SearchDoc> = Vec::new();
     if args.native {
         let engine = setup::own_engine()?;
-        docs = discovery::build_index(engine.registry(), engine.lifecycle()).docs().to_vec();
+        docs = engine.search_index().docs().to_vec();
     }
     for path in &args.catalog {
         docs.extend(bench_data::load_catalog(path)?);

@@ -99,7 +99,7 @@ fn search_never_returns_aliases_but_finds_their_canonical_tools() {
 }
 
 fn ctx(e: &Arc<Engine>, dir: &std::path::Path) -> ToolContext {
-    ToolContext::new(e.clone(), Workspace::new(dir).unwrap(), audience("default", Mode::Agent))
+    e.context(Workspace::new(dir).unwrap(), audience("default", Mode::Agent))
 }
 
 #[tokio::test]

@@ -120,7 +120,7 @@ fn recording_session(
     let engine =
         Arc::new(Engine::new(quiver_tools::native_registry_with(options).unwrap(), Manifest::builtin().unwrap()));
     let audience = Audience { provider: "default".into(), model: None, mode: Mode::Agent };
-    let mut ctx = ToolContext::new(engine, Workspace::new(workspace).unwrap(), audience);
+    let mut ctx = engine.context(Workspace::new(workspace).unwrap(), audience);
     ctx.transcript = Some(writer.clone());
     writer
         .append(&Event::SessionStart {

@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::session::{LazyToolState, Session};
-use crate::tool::ToolResult;
+use crate::result::ToolResult;
 
 pub const TRANSCRIPT_VERSION: u32 = 1;
 

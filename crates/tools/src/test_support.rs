@@ -8,6 +8,7 @@ use serde_json::Value;
 #[allow(dead_code)]
 pub struct Harness {
     pub dir: tempfile::TempDir,
+    pub engine: Arc<Engine>,
     pub ctx: ToolContext,
 }
 
@@ -18,12 +19,20 @@ impl Harness {
     }
 
     pub fn with_mode(mode: Mode) -> Self {
+        Self::with_manifest(mode, "")
+    }
+
+    /// The built-in manifest with `overlay` (TOML) laid over it.
+    pub fn with_manifest(mode: Mode, overlay: &str) -> Self {
         let dir = tempfile::tempdir().expect("tempdir");
         let registry = crate::native_registry().expect("registry");
-        let engine = Arc::new(Engine::new(registry, Manifest::builtin().expect("manifest")));
+        let mut manifest = Manifest::builtin().expect("manifest");
+        manifest.overlay_toml(overlay).expect("overlay");
+        let trust = quiver_engine::permissions::trust::TrustStore::ephemeral();
+        let engine = Arc::new(Engine::with_trust(registry, manifest, trust));
         let workspace = Workspace::new(dir.path()).expect("workspace");
         let audience = Audience { mode, ..Audience::default() };
-        Harness { ctx: ToolContext::new(engine, workspace, audience), dir }
+        Harness { ctx: engine.context(workspace, audience), engine, dir }
     }
 
     pub fn path(&self, rel: &str) -> std::path::PathBuf {

@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 fn context(dir: &std::path::Path) -> ToolContext {
     let engine = Arc::new(Engine::new(quiver_tools::native_registry().unwrap(), Manifest::builtin().unwrap()));
     let audience = Audience { mode: Mode::Yolo, ..Audience::default() };
-    ToolContext::new(engine, Workspace::new(dir).unwrap(), audience)
+    engine.context(Workspace::new(dir).unwrap(), audience)
 }
 
 /// Whether `pid` is a live (non-zombie) process.

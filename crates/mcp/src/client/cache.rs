@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-use super::names::sanitize_server;
+use quiver_engine::names::sanitize_server;
 use crate::config::{ServerConfig, Transport};
 
 /// What quiver keeps of one downstream tool (MCP's own field names, so the

@@ -6,7 +6,7 @@
 //! client lists twice is the same bytes twice, which is what keeps a provider's
 //! prompt cache alive behind the client.
 
-use quiver_engine::catalog::render_tool;
+use quiver_engine::render_tool;
 use quiver_engine::{CatalogFormat, ToolResult, ToolSpec, canonical};
 use rmcp::model::{CallToolResult, ContentBlock as Content, JsonObject, MetaObject, Tool};
 use serde_json::{Map, Value};

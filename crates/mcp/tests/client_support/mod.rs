@@ -62,7 +62,7 @@ pub fn host(manager: &Arc<McpManager>) -> Arc<EngineHost> {
 
 pub fn context(engine: Arc<Engine>, workspace: &Path, mode: Mode) -> ToolContext {
     let workspace = Workspace::new(workspace).unwrap_or_else(|e| panic!("workspace: {e}"));
-    ToolContext::new(engine, workspace, Audience { mode, ..Audience::default() })
+    engine.context(workspace, Audience { mode, ..Audience::default() })
 }
 
 /// Dispatches through the host's current engine, keeping the session.

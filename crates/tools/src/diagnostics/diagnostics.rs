@@ -9,7 +9,8 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use quiver_engine::{Risk, Tool, ToolContext, ToolError, ToolOutput};
+use quiver_engine::permissions::command::CommandRequest;
+use quiver_engine::{Capabilities, Domain, Risk, Tool, ToolContext, ToolError, ToolOutput};
 
 use crate::git::repo;
 use crate::util::which;
@@ -55,8 +56,9 @@ pub struct DiagnosticsInput {}
 impl Tool for Diagnostics {
     type Input = DiagnosticsInput;
     const NAME: &'static str = "diagnostics";
-    const DOMAIN: &'static str = "diagnostics";
+    const DOMAIN: Domain = Domain::Diagnostics;
     const RISK: Risk = Risk::Read;
+    const CAPABILITIES: Capabilities = Capabilities::NONE;
 
     fn description(&self) -> String {
         "Environment report: workspace root, git branch and dirty state, mode, OS/arch, and installed toolchains with versions.".into()
@@ -66,8 +68,23 @@ impl Tool for Diagnostics {
         let started = Instant::now();
         let root = ctx.workspace.root();
         // The probes and git run side by side: the call costs the slowest, not the sum.
-        let probes: Vec<_> = TOOLCHAINS.iter().map(|(name, args)| tokio::spawn(probe(name, args))).collect();
-        let git_state = git_summary(root).await;
+        // Every process quiver starts passes the command gate: a probe a deny
+        // rule names is reported as refused, not run.
+        let mut probes = Vec::with_capacity(TOOLCHAINS.len());
+        for (name, args) in TOOLCHAINS {
+            let argv: Vec<&str> = std::iter::once(*name).chain(args.iter().copied()).collect();
+            probes.push(match ctx.authorize_command(&CommandRequest::tool_argv(&argv)).await {
+                Ok(_) => tokio::spawn(probe(name, args)),
+                Err(e) => {
+                    let refused = json!({"name": name, "refused": e.to_string()});
+                    tokio::spawn(async move { refused })
+                }
+            });
+        }
+        let git_state = match ctx.authorize_command(&CommandRequest::tool("git status")).await {
+            Ok(_) => git_summary(root).await,
+            Err(e) => json!({"refused": e.to_string()}),
+        };
         let mut toolchains = Vec::with_capacity(probes.len());
         for (handle, (name, _)) in probes.into_iter().zip(TOOLCHAINS) {
             toolchains

@@ -21,7 +21,8 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::sync::mpsc;
 
-use quiver_engine::{Mode, Risk, Tool, ToolContext, ToolError, ToolOutput};
+use quiver_engine::permissions::command::CommandRequest;
+use quiver_engine::{Capabilities, Domain, Risk, Tool, ToolContext, ToolError, ToolOutput};
 
 use crate::util::which;
 
@@ -55,8 +56,9 @@ pub struct RunTestsInput {
 impl Tool for RunTests {
     type Input = RunTestsInput;
     const NAME: &'static str = "run_tests";
-    const DOMAIN: &'static str = "diagnostics";
+    const DOMAIN: Domain = Domain::Diagnostics;
     const RISK: Risk = Risk::Destructive;
+    const CAPABILITIES: Capabilities = Capabilities::RUNS_COMMANDS.union(Capabilities::WRITES_FILES).union(Capabilities::GATES_ITSELF);
 
     fn description(&self) -> String {
         "Run the test suite (cargo nextest/cargo test by default, or a given command) and get pass/fail counts and failing test names.".into()
@@ -181,25 +183,14 @@ fn no_default_message(root: &std::path::Path) -> String {
     format!("no Cargo.toml at the workspace root, so there is no default test command; pass `command` ({hint})")
 }
 
-/// The default cargo command runs unasked; any other command runs code the user
-/// may not expect, so agent mode asks first, naming the command. (Dispatch leaves
-/// tools of the diagnostics domain to ask for themselves.)
+/// Through the command gate, like every process quiver starts: deny rules
+/// first, in every mode. The default cargo command is the tool's own choice
+/// and runs unasked; any other command was written by the model and is judged
+/// as such (trusted rules, else asked for in agent mode).
 async fn approve(plan: &Plan, ctx: &ToolContext) -> Result<(), ToolError> {
-    match ctx.mode() {
-        Mode::Plan => {
-            Err(ToolError::model("run_tests runs code, which plan mode does not allow; switch to agent mode"))
-        }
-        Mode::Yolo => Ok(()),
-        Mode::Agent if plan.default => Ok(()),
-        Mode::Agent => {
-            ctx.ask(&format!(
-                "run `{}` in {}? (it executes the project's code)",
-                plan.shown(),
-                ctx.workspace.root().display()
-            ))
-            .await
-        }
-    }
+    let request =
+        if plan.default { CommandRequest::tool(plan.shown()) } else { CommandRequest::model(plan.shown()) };
+    ctx.authorize_command(&request).await.map(|_| ())
 }
 
 /// PATH lookup for a bare name, the workspace for a relative path.

@@ -91,8 +91,9 @@ async fn build_errors_are_reported_first() {
 #[tokio::test]
 async fn custom_commands_ask_once_and_pass_env_assignments() {
     let (h, recorder) = with_approver(Mode::Agent, false);
-    let r =
-        run(&h, json!({"command": "FOO=from-env sh -c 'echo \"$FOO\"; echo \"2 passed, 1 failed\"; exit 1'"})).await;
+    // A script of the workspace runs the project's code: not trusted, so asked.
+    h.write("report.sh", "echo \"$FOO\"; echo \"2 passed, 1 failed\"; exit 1\n");
+    let r = run(&h, json!({"command": "FOO=from-env sh ./report.sh"})).await;
     assert_eq!(r["outcome"], "failed");
     assert_eq!((r["passed"].as_u64(), r["failed"].as_u64()), (Some(2), Some(1)), "{r}");
     assert_eq!(r["exit_code"], 1);
@@ -100,7 +101,7 @@ async fn custom_commands_ask_once_and_pass_env_assignments() {
     assert_eq!(recorder.asked.lock().unwrap().len(), 1);
 
     let (declined, _) = with_approver(Mode::Agent, true);
-    let err = declined.err("run_tests", json!({"command": "sh -c 'touch ran'"})).await;
+    let err = declined.err("run_tests", json!({"command": "make ran"})).await;
     assert!(err.contains("not approved"), "{err}");
     assert!(!declined.path("ran").exists());
 
@@ -280,4 +281,22 @@ fn tail_and_error_excerpt_are_bounded() {
     assert!(tail.ends_with(&format!("noise line 4999 {}", "z".repeat(50))));
     let first = r["first_error"].as_str().unwrap();
     assert!(first.starts_with("error[E0425]") && first.lines().count() == super::ERROR_EXCERPT_LINES, "{first}");
+}
+
+/// Issue 8, fault 1: run_tests used to skip the exec policy. Every command it
+/// would start passes the one command gate, deny rules first, in every mode;
+/// the default cargo command included.
+#[tokio::test]
+async fn deny_rules_refuse_run_tests_in_every_mode() {
+    for mode in [Mode::Plan, Mode::Agent, Mode::Yolo] {
+        let h = Harness::with_manifest(mode, "[exec_policy]\ndeny_prefixes = [\"echo\", \"cargo test\", \"cargo nextest\"]\n");
+        let err = h.err("run_tests", json!({"command": "echo 1 passed"})).await;
+        assert!(err.contains("deny rule") || (mode == Mode::Plan && err.contains("plan mode")), "{mode}: {err}");
+        h.write("Cargo.toml", "[package]\nname = \"p\"\nversion = \"0.1.0\"\nedition = \"2021\"\n");
+        let err = h.err("run_tests", json!({})).await;
+        assert!(err.contains("deny rule") || (mode == Mode::Plan && err.contains("plan mode")), "{mode}: {err}");
+    }
+    let yolo = Harness::with_manifest(Mode::Yolo, "[exec_policy]\ndeny_prefixes = [\"echo\"]\n");
+    let err = yolo.err("run_tests", json!({"command": "echo 1 passed"})).await;
+    assert!(err.contains("matches the deny rule `echo`"), "{err}");
 }

@@ -7,7 +7,7 @@ use serde_json::{Map, Value, json};
 use serde_json_path::JsonPath;
 
 use quiver_engine::spill::{SpillStore, VarHandles};
-use quiver_engine::{Risk, Tool, ToolContext, ToolError, ToolOutput};
+use quiver_engine::{Capabilities, Domain, Risk, Tool, ToolContext, ToolError, ToolOutput};
 
 use crate::evidence::retrieve_tool_result::{MAX_OUTPUT_BYTES, line_range, window};
 
@@ -45,8 +45,9 @@ pub struct HandleReadInput {
 impl Tool for HandleRead {
     type Input = HandleReadInput;
     const NAME: &'static str = "handle_read";
-    const DOMAIN: &'static str = "evidence";
+    const DOMAIN: Domain = Domain::Evidence;
     const RISK: Risk = Risk::Read;
+    const CAPABILITIES: Capabilities = Capabilities::NEVER_SPILL;
 
     fn description(&self) -> String {
         "Read part of a var_handle payload: slice of an array or string, a line range, counts, or a JSONPath query."

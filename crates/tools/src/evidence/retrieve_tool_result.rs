@@ -5,7 +5,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use quiver_engine::spill::{SpillRecord, SpillStore, summary_text};
-use quiver_engine::{Risk, Tool, ToolContext, ToolError, ToolOutput};
+use quiver_engine::{Capabilities, Domain, Risk, Tool, ToolContext, ToolError, ToolOutput};
 
 const DEFAULT_LINES: usize = 100;
 const MAX_LINES: usize = 1000;
@@ -52,8 +52,9 @@ pub struct RetrieveInput {
 impl Tool for RetrieveToolResult {
     type Input = RetrieveInput;
     const NAME: &'static str = "retrieve_tool_result";
-    const DOMAIN: &'static str = "evidence";
+    const DOMAIN: Domain = Domain::Evidence;
     const RISK: Risk = Risk::Read;
+    const CAPABILITIES: Capabilities = Capabilities::NEVER_SPILL;
 
     fn description(&self) -> String {
         "Read a large tool output that was spilled to a file, by its handle (out_N): summary, head, tail, a line range, or a regex query with context.".into()

@@ -10,7 +10,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use quiver_engine::{Risk, Tool, ToolContext, ToolError, ToolOutput, Workspace};
+use quiver_engine::{Capabilities, Domain, Risk, Tool, ToolContext, ToolError, ToolOutput, Workspace};
 
 use crate::util::looks_binary;
 
@@ -34,8 +34,9 @@ pub struct ApplyPatchInput {
 impl Tool for ApplyPatch {
     type Input = ApplyPatchInput;
     const NAME: &'static str = "apply_patch";
-    const DOMAIN: &'static str = "file";
+    const DOMAIN: Domain = Domain::File;
     const RISK: Risk = Risk::Write;
+    const CAPABILITIES: Capabilities = Capabilities::WRITES_FILES;
 
     fn description(&self) -> String {
         "Apply a unified diff to one or more files (modify, create, delete, rename); all or nothing, hunks located by context.".into()

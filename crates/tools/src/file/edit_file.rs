@@ -12,7 +12,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use similar::TextDiff;
 
-use quiver_engine::{Risk, Tool, ToolContext, ToolError, ToolOutput};
+use quiver_engine::{Capabilities, Domain, Risk, Tool, ToolContext, ToolError, ToolOutput};
 
 use crate::util::{io_error, looks_binary};
 use crate::file::write_file::write_atomically;
@@ -42,8 +42,9 @@ pub struct EditFileInput {
 impl Tool for EditFile {
     type Input = EditFileInput;
     const NAME: &'static str = "edit_file";
-    const DOMAIN: &'static str = "file";
+    const DOMAIN: Domain = Domain::File;
     const RISK: Risk = Risk::Write;
+    const CAPABILITIES: Capabilities = Capabilities::WRITES_FILES;
 
     fn description(&self) -> String {
         "Replace exact text in a file (old_string must be unique unless replace_all); returns a diff.".into()

@@ -11,7 +11,7 @@ use ignore::{DirEntry, WalkBuilder};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use quiver_engine::{Risk, Tool, ToolContext, ToolError, ToolOutput};
+use quiver_engine::{Capabilities, Domain, Risk, Tool, ToolContext, ToolError, ToolOutput};
 
 use crate::util::io_error;
 
@@ -38,8 +38,9 @@ pub struct ListDirInput {
 impl Tool for ListDir {
     type Input = ListDirInput;
     const NAME: &'static str = "list_dir";
-    const DOMAIN: &'static str = "file";
+    const DOMAIN: Domain = Domain::File;
     const RISK: Risk = Risk::Read;
+    const CAPABILITIES: Capabilities = Capabilities::NONE;
 
     fn description(&self) -> String {
         "List a directory as a tree (dirs end in /), skipping gitignored files; depth to descend.".into()

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use quiver_engine::{Risk, Tool, ToolContext, ToolError, ToolOutput};
+use quiver_engine::{Capabilities, Domain, Risk, Tool, ToolContext, ToolError, ToolOutput};
 
 use crate::file::list_dir::{relative, walker};
 use crate::util::io_error;
@@ -42,8 +42,9 @@ pub struct ProjectMapInput {
 impl Tool for ProjectMap {
     type Input = ProjectMapInput;
     const NAME: &'static str = "project_map";
-    const DOMAIN: &'static str = "file";
+    const DOMAIN: Domain = Domain::File;
     const RISK: Risk = Risk::Read;
+    const CAPABILITIES: Capabilities = Capabilities::NONE;
 
     fn description(&self) -> String {
         "Overview of a project's structure: directory tree with file counts per folder, main languages by \

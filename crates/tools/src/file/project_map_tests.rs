@@ -121,7 +121,7 @@ async fn empty_project_still_maps() {
 #[tokio::test]
 async fn is_deferred_and_loads_when_called() {
     let h = Harness::new();
-    let catalog = h.ctx.engine.catalog(&h.ctx.audience, &[]);
+    let catalog = h.engine.catalog(&h.ctx.audience, &[]);
     let names = catalog.names();
     assert!(!names.iter().any(|n| n == "project_map") && names.iter().any(|n| n == "list_dir"), "{names:?}");
     h.ok("project_map", json!({})).await;

@@ -3,7 +3,7 @@
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use quiver_engine::{Risk, Tool, ToolContext, ToolError, ToolOutput};
+use quiver_engine::{Capabilities, Domain, Risk, Tool, ToolContext, ToolError, ToolOutput};
 
 use crate::util::{io_error, looks_binary, which};
 
@@ -34,8 +34,9 @@ pub struct ReadFileInput {
 impl Tool for ReadFile {
     type Input = ReadFileInput;
     const NAME: &'static str = "read_file";
-    const DOMAIN: &'static str = "file";
+    const DOMAIN: Domain = Domain::File;
     const RISK: Risk = Risk::Read;
+    const CAPABILITIES: Capabilities = Capabilities::NONE;
 
     fn description(&self) -> String {
         "Read a file with line numbers; offset/limit for a window. PDFs: text extracted, pages selects a range.".into()

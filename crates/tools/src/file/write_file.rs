@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use quiver_engine::{Risk, Tool, ToolContext, ToolError, ToolOutput};
+use quiver_engine::{Capabilities, Domain, Risk, Tool, ToolContext, ToolError, ToolOutput};
 
 use crate::util::io_error;
 
@@ -29,8 +29,9 @@ pub struct WriteFileInput {
 impl Tool for WriteFile {
     type Input = WriteFileInput;
     const NAME: &'static str = "write_file";
-    const DOMAIN: &'static str = "file";
+    const DOMAIN: Domain = Domain::File;
     const RISK: Risk = Risk::Write;
+    const CAPABILITIES: Capabilities = Capabilities::WRITES_FILES;
 
     fn description(&self) -> String {
         "Create or overwrite a whole file (parent dirs created). For changes to an existing file prefer edit_file."

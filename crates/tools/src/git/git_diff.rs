@@ -10,7 +10,8 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
-use quiver_engine::{Risk, Tool, ToolContext, ToolError, ToolOutput};
+use quiver_engine::permissions::command::CommandRequest;
+use quiver_engine::{Capabilities, Domain, Risk, Tool, ToolContext, ToolError, ToolOutput};
 
 use crate::git::repo;
 
@@ -43,8 +44,9 @@ pub struct GitDiffInput {
 impl Tool for GitDiff {
     type Input = GitDiffInput;
     const NAME: &'static str = "git_diff";
-    const DOMAIN: &'static str = "git";
+    const DOMAIN: Domain = Domain::Git;
     const RISK: Risk = Risk::Read;
+    const CAPABILITIES: Capabilities = Capabilities::NONE;
 
     fn description(&self) -> String {
         "Git diff of unstaged (or staged) changes as JSON: files, hunks, added/deleted line counts, plus the raw patch."
@@ -63,6 +65,7 @@ impl Tool for GitDiff {
             Some(raw) => format!(":(literal){}", ctx.workspace.display(&ctx.workspace.resolve(raw)?)),
             None => ".".to_string(),
         };
+        ctx.authorize_command(&CommandRequest::tool("git diff")).await?;
         repo::require_repo(root, Self::NAME).await?;
 
         let unified = format!("-U{context}");

@@ -5,7 +5,8 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
-use quiver_engine::{Risk, Tool, ToolContext, ToolError, ToolOutput};
+use quiver_engine::permissions::command::CommandRequest;
+use quiver_engine::{Capabilities, Domain, Risk, Tool, ToolContext, ToolError, ToolOutput};
 
 use crate::git::repo::{self, EntryKind, Repo, Status};
 
@@ -22,8 +23,9 @@ pub struct GitStatusInput {}
 impl Tool for GitStatus {
     type Input = GitStatusInput;
     const NAME: &'static str = "git_status";
-    const DOMAIN: &'static str = "git";
+    const DOMAIN: Domain = Domain::Git;
     const RISK: Risk = Risk::Read;
+    const CAPABILITIES: Capabilities = Capabilities::NONE;
 
     fn description(&self) -> String {
         "Git status of the workspace as JSON: branch, upstream, ahead/behind, staged, unstaged, untracked and conflicted files.".into()
@@ -31,6 +33,8 @@ impl Tool for GitStatus {
 
     async fn run(&self, _input: GitStatusInput, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let root = ctx.workspace.root();
+        // Every process quiver starts passes the command gate (deny rules).
+        ctx.authorize_command(&CommandRequest::tool("git status")).await?;
         let repo = repo::require_repo(root, Self::NAME).await?;
         let status = repo::status(root).await?;
         let report = report(&repo, &status);

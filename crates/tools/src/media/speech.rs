@@ -11,7 +11,8 @@ use serde::Deserialize;
 use sha2::{Digest, Sha256};
 use tokio::io::AsyncWriteExt;
 
-use quiver_engine::{Risk, Tool, ToolContext, ToolError, ToolOutput};
+use quiver_engine::permissions::command::CommandRequest;
+use quiver_engine::{Capabilities, Domain, Risk, Tool, ToolContext, ToolError, ToolOutput};
 
 use crate::util::io_error;
 
@@ -43,8 +44,9 @@ pub struct SpeechInput {
 impl Tool for Speech {
     type Input = SpeechInput;
     const NAME: &'static str = "speech";
-    const DOMAIN: &'static str = "media";
+    const DOMAIN: Domain = Domain::Media;
     const RISK: Risk = Risk::Write;
+    const CAPABILITIES: Capabilities = Capabilities::WRITES_FILES;
 
     fn description(&self) -> String {
         "Text to speech: write the spoken text as a WAV file in the workspace (espeak-ng).".into()
@@ -86,6 +88,7 @@ impl Tool for Speech {
             return Err(ToolError::model(format!("`{shown}` is a directory; give a file name ending in .wav")));
         }
         let program = locate(std::env::var_os("PATH").as_deref())?;
+        ctx.authorize_command(&CommandRequest::tool_argv(&[program.display().to_string()])).await?;
         let parent = path.parent().unwrap_or(ctx.workspace.root());
         tokio::fs::create_dir_all(parent).await.map_err(|e| io_error("create the folder for", &shown, &e))?;
 

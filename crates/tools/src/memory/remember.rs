@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use quiver_engine::{Risk, Tool, ToolContext, ToolError, ToolOutput};
+use quiver_engine::{Capabilities, Domain, Risk, Tool, ToolContext, ToolError, ToolOutput};
 
 const MAX_TEXT_CHARS: usize = 4000;
 const MAX_TAGS: usize = 10;
@@ -42,8 +42,9 @@ pub struct RememberInput {
 impl Tool for Remember {
     type Input = RememberInput;
     const NAME: &'static str = "remember";
-    const DOMAIN: &'static str = "memory";
+    const DOMAIN: Domain = Domain::Memory;
     const RISK: Risk = Risk::Read;
+    const CAPABILITIES: Capabilities = Capabilities::PERSISTS;
 
     fn description(&self) -> String {
         "Save a fact, preference or lesson to the user's long-term memory file (kept across sessions).".into()

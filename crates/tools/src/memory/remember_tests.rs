@@ -14,15 +14,20 @@ fn ctx_with_memory(file: &Path, workspace: &Path, mode: Mode) -> ToolContext {
     let mut registry = Registry::new();
     registry.register(Remember::at(file)).unwrap();
     let engine = Arc::new(Engine::new(registry, Manifest::builtin().unwrap()));
-    ToolContext::new(engine, Workspace::new(workspace).unwrap(), Audience { mode, ..Audience::default() })
+    engine.context(Workspace::new(workspace).unwrap(), Audience { mode, ..Audience::default() })
 }
 
 #[tokio::test]
-async fn appends_timestamped_entries_without_approval_in_any_mode() {
+async fn appends_timestamped_entries_without_approval_and_never_in_plan_mode() {
     let home = tempfile::tempdir().unwrap();
     let ws = tempfile::tempdir().unwrap();
     let file = home.path().join("nested/dir/memory.md");
-    for mode in [Mode::Plan, Mode::Agent] {
+    // Persisting a note outside the workspace is a write: plan mode refuses it.
+    let plan = ctx_with_memory(&file, ws.path(), Mode::Plan);
+    let refused = plan.call("remember", json!({"text": "x"})).await.unwrap();
+    assert!(refused.is_error && refused.content_text().contains("plan mode"), "{}", refused.content_text());
+    assert!(!file.exists());
+    for mode in [Mode::Agent, Mode::Yolo] {
         let ctx = ctx_with_memory(&file, ws.path(), mode);
         let result = ctx
             .call("remember", json!({"text": "  The build uses nextest.  ", "tags": ["#build", "ci", "build"]}))
@@ -109,7 +114,7 @@ fn env_override_is_respected() {
     let home = tempfile::tempdir().unwrap();
     let file = home.path().join("from-env.md");
     let out = std::process::Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", "remember::tests::child_writes_via_env", "--ignored", "--test-threads=1"])
+        .args(["--exact", "memory::remember::tests::child_writes_via_env", "--ignored", "--test-threads=1"])
         .env("QUIVER_MEMORY_FILE", &file)
         .env("QUIVER_MEMORY_TEST_CHILD", "1")
         .output()

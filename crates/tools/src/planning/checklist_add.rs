@@ -3,7 +3,7 @@
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use quiver_engine::{Risk, Tool, ToolContext, ToolError, ToolOutput};
+use quiver_engine::{Capabilities, Domain, Risk, Tool, ToolContext, ToolError, ToolOutput};
 
 use crate::planning::checklist::{Checklist, Item, ItemStatus, render, validate_content};
 
@@ -21,8 +21,9 @@ pub struct ChecklistAddInput {
 impl Tool for ChecklistAdd {
     type Input = ChecklistAddInput;
     const NAME: &'static str = "checklist_add";
-    const DOMAIN: &'static str = "planning";
+    const DOMAIN: Domain = Domain::Planning;
     const RISK: Risk = Risk::Read;
+    const CAPABILITIES: Capabilities = Capabilities::NONE;
 
     fn description(&self) -> String {
         "Append one item to the task checklist.".into()

@@ -3,7 +3,7 @@
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use quiver_engine::{Risk, Tool, ToolContext, ToolError, ToolOutput};
+use quiver_engine::{Capabilities, Domain, Risk, Tool, ToolContext, ToolError, ToolOutput};
 
 use crate::planning::checklist::{Checklist, render};
 
@@ -16,8 +16,9 @@ pub struct ChecklistListInput {}
 impl Tool for ChecklistList {
     type Input = ChecklistListInput;
     const NAME: &'static str = "checklist_list";
-    const DOMAIN: &'static str = "planning";
+    const DOMAIN: Domain = Domain::Planning;
     const RISK: Risk = Risk::Read;
+    const CAPABILITIES: Capabilities = Capabilities::NONE;
 
     fn description(&self) -> String {
         "Show the task checklist with ids and statuses.".into()

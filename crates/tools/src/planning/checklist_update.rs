@@ -3,7 +3,7 @@
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use quiver_engine::{Risk, Tool, ToolContext, ToolError, ToolOutput};
+use quiver_engine::{Capabilities, Domain, Risk, Tool, ToolContext, ToolError, ToolOutput};
 
 use crate::planning::checklist::{Checklist, ItemStatus, render, validate_content};
 
@@ -23,8 +23,9 @@ pub struct ChecklistUpdateInput {
 impl Tool for ChecklistUpdate {
     type Input = ChecklistUpdateInput;
     const NAME: &'static str = "checklist_update";
-    const DOMAIN: &'static str = "planning";
+    const DOMAIN: Domain = Domain::Planning;
     const RISK: Risk = Risk::Read;
+    const CAPABILITIES: Capabilities = Capabilities::NONE;
 
     fn description(&self) -> String {
         "Update one checklist item's status or text by id.".into()

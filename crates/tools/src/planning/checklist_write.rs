@@ -3,7 +3,7 @@
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use quiver_engine::{Risk, Tool, ToolContext, ToolError, ToolOutput};
+use quiver_engine::{Capabilities, Domain, Risk, Tool, ToolContext, ToolError, ToolOutput};
 
 use crate::planning::checklist::{Checklist, Item, ItemStatus, render, validate_content};
 
@@ -26,8 +26,9 @@ pub struct NewItem {
 impl Tool for ChecklistWrite {
     type Input = ChecklistWriteInput;
     const NAME: &'static str = "checklist_write";
-    const DOMAIN: &'static str = "planning";
+    const DOMAIN: Domain = Domain::Planning;
     const RISK: Risk = Risk::Read;
+    const CAPABILITIES: Capabilities = Capabilities::NONE;
 
     fn description(&self) -> String {
         "Replace the task checklist (pending/in_progress/completed) to track multi-step work.".into()

@@ -6,7 +6,7 @@ use std::sync::Mutex;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use quiver_engine::{Risk, Tool, ToolContext, ToolError, ToolOutput};
+use quiver_engine::{Capabilities, Domain, Risk, Tool, ToolContext, ToolError, ToolOutput};
 
 use crate::planning::checklist::validate_content;
 
@@ -28,8 +28,9 @@ pub struct Notes {
 impl Tool for Note {
     type Input = NoteInput;
     const NAME: &'static str = "note";
-    const DOMAIN: &'static str = "planning";
+    const DOMAIN: Domain = Domain::Planning;
     const RISK: Risk = Risk::Read;
+    const CAPABILITIES: Capabilities = Capabilities::NONE;
 
     fn description(&self) -> String {
         "Keep a short session note (finding, decision, follow-up); without text, list notes.".into()

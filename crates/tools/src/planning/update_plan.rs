@@ -7,7 +7,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use quiver_engine::{Risk, Tool, ToolContext, ToolError, ToolOutput};
+use quiver_engine::{Capabilities, Domain, Risk, Tool, ToolContext, ToolError, ToolOutput};
 
 use crate::planning::checklist::{ItemStatus, validate_content};
 
@@ -38,8 +38,9 @@ pub struct Plan {
 impl Tool for UpdatePlan {
     type Input = UpdatePlanInput;
     const NAME: &'static str = "update_plan";
-    const DOMAIN: &'static str = "planning";
+    const DOMAIN: Domain = Domain::Planning;
     const RISK: Risk = Risk::Read;
+    const CAPABILITIES: Capabilities = Capabilities::NONE;
 
     fn description(&self) -> String {
         "Record or revise the high-level plan (ordered steps with status) for complex work.".into()

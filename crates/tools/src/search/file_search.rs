@@ -12,7 +12,7 @@ use nucleo_matcher::{Config, Matcher, Utf32Str};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use quiver_engine::{Risk, Tool, ToolContext, ToolError, ToolOutput};
+use quiver_engine::{Capabilities, Domain, Risk, Tool, ToolContext, ToolError, ToolOutput};
 
 use crate::search::grep_files::walker;
 use crate::util::io_error;
@@ -38,8 +38,9 @@ pub struct FileSearchInput {
 impl Tool for FileSearch {
     type Input = FileSearchInput;
     const NAME: &'static str = "file_search";
-    const DOMAIN: &'static str = "search";
+    const DOMAIN: Domain = Domain::Search;
     const RISK: Risk = Risk::Read;
+    const CAPABILITIES: Capabilities = Capabilities::NONE;
 
     fn description(&self) -> String {
         "Find files by fuzzy name match (gitignore-aware); best matches first.".into()

@@ -20,7 +20,7 @@ use ignore::{WalkBuilder, WalkState};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use quiver_engine::{Risk, Tool, ToolContext, ToolError, ToolOutput};
+use quiver_engine::{Capabilities, Domain, Risk, Tool, ToolContext, ToolError, ToolOutput};
 
 use crate::util::io_error;
 
@@ -57,8 +57,9 @@ pub struct GrepFilesInput {
 impl Tool for GrepFiles {
     type Input = GrepFilesInput;
     const NAME: &'static str = "grep_files";
-    const DOMAIN: &'static str = "search";
+    const DOMAIN: Domain = Domain::Search;
     const RISK: Risk = Risk::Read;
+    const CAPABILITIES: Capabilities = Capabilities::NONE;
 
     fn description(&self) -> String {
         "Regex search of file contents (gitignore-aware, binary files skipped); prints path:line:text, context lines as path-line-text.".into()

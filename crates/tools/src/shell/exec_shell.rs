@@ -7,9 +7,9 @@ use std::time::Duration;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use quiver_engine::{Risk, Tool, ToolContext, ToolError, ToolOutput};
+use quiver_engine::permissions::command::CommandRequest;
+use quiver_engine::{Capabilities, Domain, Risk, Tool, ToolContext, ToolError, ToolOutput};
 
-use crate::shell::exec_policy::authorize;
 use crate::shell::shell_jobs::{JobSpec, ShellJobs, timeout_arg};
 
 pub const DEFAULT_TIMEOUT_MS: u64 = 120_000;
@@ -41,8 +41,9 @@ pub struct ExecShellInput {
 impl Tool for ExecShell {
     type Input = ExecShellInput;
     const NAME: &'static str = "exec_shell";
-    const DOMAIN: &'static str = "shell";
+    const DOMAIN: Domain = Domain::Shell;
     const RISK: Risk = Risk::Destructive;
+    const CAPABILITIES: Capabilities = Capabilities::RUNS_COMMANDS.union(Capabilities::WRITES_FILES).union(Capabilities::NETWORK).union(Capabilities::GATES_ITSELF);
 
     fn description(&self) -> String {
         "Run a shell command; output is stdout+stderr. Foreground waits up to timeout_ms; background: true returns a task_id for exec_shell_wait.".into()
@@ -55,7 +56,7 @@ impl Tool for ExecShell {
         // with it is a foreground habit, not a mistake worth a failed call.
         let timeout = timeout_arg(input.timeout_ms, DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS)?;
         let (cwd, cwd_shown) = resolve_cwd(ctx, input.cwd.as_deref())?;
-        let permit = authorize(ctx, command).await?;
+        let permit = ctx.authorize_command(&CommandRequest::model(command)).await?;
         let spec = JobSpec { command, cwd: &cwd, cwd_shown, background, tty: input.tty.unwrap_or(false) };
         if background {
             return start_background(ctx, &spec, permit.as_str());

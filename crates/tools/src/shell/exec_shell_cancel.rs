@@ -7,7 +7,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 
-use quiver_engine::{Risk, Tool, ToolContext, ToolError, ToolOutput};
+use quiver_engine::{Capabilities, Domain, Risk, Tool, ToolContext, ToolError, ToolOutput};
 
 use crate::shell::shell_jobs::ShellJobs;
 
@@ -30,8 +30,9 @@ pub struct ExecShellCancelInput {
 impl Tool for ExecShellCancel {
     type Input = ExecShellCancelInput;
     const NAME: &'static str = "exec_shell_cancel";
-    const DOMAIN: &'static str = "shell";
+    const DOMAIN: Domain = Domain::Shell;
     const RISK: Risk = Risk::Write;
+    const CAPABILITIES: Capabilities = Capabilities::NONE;
 
     fn description(&self) -> String {
         "Stop a background shell task and every process it started; all: true stops every running task.".into()

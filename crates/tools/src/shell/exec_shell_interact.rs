@@ -3,7 +3,7 @@
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use quiver_engine::{Risk, Tool, ToolContext, ToolError, ToolOutput};
+use quiver_engine::{Capabilities, Domain, Risk, Tool, ToolContext, ToolError, ToolOutput};
 
 use crate::shell::exec_shell::MAX_TIMEOUT_MS;
 use crate::shell::shell_jobs::{ShellJobs, poll_output, timeout_arg};
@@ -30,8 +30,9 @@ pub struct ExecShellInteractInput {
 impl Tool for ExecShellInteract {
     type Input = ExecShellInteractInput;
     const NAME: &'static str = "exec_shell_interact";
-    const DOMAIN: &'static str = "shell";
+    const DOMAIN: Domain = Domain::Shell;
     const RISK: Risk = Risk::Write;
+    const CAPABILITIES: Capabilities = Capabilities::RUNS_COMMANDS;
 
     fn description(&self) -> String {
         "Send input to a running background task's stdin and return the output that follows.".into()

@@ -144,12 +144,12 @@ async fn bad_input_is_explained() {
 
 #[tokio::test]
 async fn manifest_exec_policy_rules_apply() {
-    use quiver_engine::{Audience, Engine, Manifest, ToolContext, Workspace};
+    use quiver_engine::{Audience, Engine, Manifest, Workspace};
     let mut manifest = Manifest::builtin().unwrap();
     manifest.overlay_toml("[exec_policy]\ndeny_prefixes = [\"printf\"]\ntrusted_prefixes = [\"touch\"]\n").unwrap();
     let engine = std::sync::Arc::new(Engine::new(crate::native_registry().unwrap(), manifest));
     let dir = tempfile::tempdir().unwrap();
-    let ctx = ToolContext::new(engine, Workspace::new(dir.path()).unwrap(), Audience::default());
+    let ctx = engine.context(Workspace::new(dir.path()).unwrap(), Audience::default());
     let denied = ctx.call("exec_shell", json!({"command": "printf hi"})).await.unwrap();
     assert!(denied.is_error && denied.content_text().contains("deny rule `printf`"), "{}", denied.content_text());
     // `touch` is trusted by the manifest, so agent mode runs it without anyone to ask.

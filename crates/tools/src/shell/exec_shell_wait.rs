@@ -3,7 +3,7 @@
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use quiver_engine::{Risk, Tool, ToolContext, ToolError, ToolOutput};
+use quiver_engine::{Capabilities, Domain, Risk, Tool, ToolContext, ToolError, ToolOutput};
 
 use crate::shell::exec_shell::MAX_TIMEOUT_MS;
 use crate::shell::shell_jobs::{ShellJobs, poll_output, timeout_arg};
@@ -25,8 +25,9 @@ pub struct ExecShellWaitInput {
 impl Tool for ExecShellWait {
     type Input = ExecShellWaitInput;
     const NAME: &'static str = "exec_shell_wait";
-    const DOMAIN: &'static str = "shell";
+    const DOMAIN: Domain = Domain::Shell;
     const RISK: Risk = Risk::Read;
+    const CAPABILITIES: Capabilities = Capabilities::NONE;
 
     fn description(&self) -> String {
         "Wait for a background task: returns its output since the last poll and whether it is still running or exited (with exit code).".into()

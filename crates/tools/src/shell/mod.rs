@@ -5,4 +5,3 @@ pub mod exec_shell_cancel;
 pub mod task_shell_start;
 pub mod task_shell_wait;
 pub mod shell_jobs;
-pub mod exec_policy;

@@ -4,9 +4,9 @@
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use quiver_engine::{Risk, Tool, ToolContext, ToolError, ToolOutput};
+use quiver_engine::permissions::command::CommandRequest;
+use quiver_engine::{Capabilities, Domain, Risk, Tool, ToolContext, ToolError, ToolOutput};
 
-use crate::shell::exec_policy::authorize;
 use crate::shell::exec_shell::{checked_command, resolve_cwd, start_background};
 use crate::shell::shell_jobs::JobSpec;
 
@@ -28,8 +28,9 @@ pub struct TaskShellStartInput {
 impl Tool for TaskShellStart {
     type Input = TaskShellStartInput;
     const NAME: &'static str = "task_shell_start";
-    const DOMAIN: &'static str = "shell";
+    const DOMAIN: Domain = Domain::Shell;
     const RISK: Risk = Risk::Destructive;
+    const CAPABILITIES: Capabilities = Capabilities::RUNS_COMMANDS.union(Capabilities::WRITES_FILES).union(Capabilities::NETWORK).union(Capabilities::GATES_ITSELF);
 
     fn description(&self) -> String {
         "Start a long-running command (build, test suite, server) in the background and return a task_id at once; \
@@ -40,7 +41,7 @@ impl Tool for TaskShellStart {
     async fn run(&self, input: TaskShellStartInput, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let command = checked_command(&input.command)?;
         let (cwd, cwd_shown) = resolve_cwd(ctx, input.cwd.as_deref())?;
-        let permit = authorize(ctx, command).await?;
+        let permit = ctx.authorize_command(&CommandRequest::model(command)).await?;
         let spec = JobSpec { command, cwd: &cwd, cwd_shown, background: true, tty: input.tty.unwrap_or(false) };
         start_background(ctx, &spec, permit.as_str())
     }

@@ -4,7 +4,7 @@
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use quiver_engine::{Risk, Tool, ToolContext, ToolError, ToolOutput};
+use quiver_engine::{Capabilities, Domain, Risk, Tool, ToolContext, ToolError, ToolOutput};
 
 use crate::shell::exec_shell::MAX_TIMEOUT_MS;
 use crate::shell::shell_jobs::{Gate, ShellJobs, gate_json, poll_output, timeout_arg};
@@ -38,8 +38,9 @@ pub struct GateArg {
 impl Tool for TaskShellWait {
     type Input = TaskShellWaitInput;
     const NAME: &'static str = "task_shell_wait";
-    const DOMAIN: &'static str = "shell";
+    const DOMAIN: Domain = Domain::Shell;
     const RISK: Risk = Risk::Read;
+    const CAPABILITIES: Capabilities = Capabilities::NONE;
 
     fn description(&self) -> String {
         "Wait for a background task and return its new output and status; with gate: {name} on a finished task, \

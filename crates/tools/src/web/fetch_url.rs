@@ -5,7 +5,7 @@ use std::time::Duration;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use quiver_engine::{Risk, Tool, ToolContext, ToolError, ToolOutput};
+use quiver_engine::{Capabilities, Domain, Risk, Tool, ToolContext, ToolError, ToolOutput};
 
 use crate::web::{self, BodyKind};
 
@@ -36,8 +36,9 @@ pub struct FetchUrlInput {
 impl Tool for FetchUrl {
     type Input = FetchUrlInput;
     const NAME: &'static str = "fetch_url";
-    const DOMAIN: &'static str = "web";
+    const DOMAIN: Domain = Domain::Web;
     const RISK: Risk = Risk::External;
+    const CAPABILITIES: Capabilities = Capabilities::NETWORK;
 
     fn description(&self) -> String {
         "Fetch (download) a web page or API response by URL (HTTP/HTTPS GET) as text: HTML converted to readable text, JSON pretty-printed; binary refused.".into()

@@ -5,7 +5,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 
-use quiver_engine::{Risk, Tool, ToolContext, ToolError, ToolOutput};
+use quiver_engine::{Capabilities, Domain, Risk, Tool, ToolContext, ToolError, ToolOutput};
 
 use crate::web::search::WebSearchSettings;
 
@@ -28,8 +28,9 @@ pub struct WebSearchInput {
 impl Tool for WebSearch {
     type Input = WebSearchInput;
     const NAME: &'static str = "web_search";
-    const DOMAIN: &'static str = "web";
+    const DOMAIN: Domain = Domain::Web;
     const RISK: Risk = Risk::External;
+    const CAPABILITIES: Capabilities = Capabilities::NETWORK;
 
     fn description(&self) -> String {
         "Search the web; returns ranked titles, URLs and snippets, each with a ref_id for citation. Read a result with fetch_url.".into()

@@ -1,5 +1,9 @@
-//! What a mode allows at dispatch time. Modes never change the catalog's native
-//! head; they only change what is allowed to run.
+//! The one permission gate. Every call passes [`check`] in dispatch (the mode's
+//! verdict on the tool, from its risk and code-declared capabilities); every
+//! process a tool or the MCP client starts passes the command gate
+//! ([`command::CommandGate`]): deny rules first in every mode, then trust by
+//! source (built-in, user, project), then the mode. Modes never change the
+//! catalog's native head; they only change what is allowed to run.
 
 use std::fmt;
 use std::future::Future;
@@ -8,7 +12,11 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
-use crate::tool::{Risk, ToolSpec};
+use crate::spec::{Capabilities, Risk, ToolSpec};
+
+pub mod command;
+pub mod exec_policy;
+pub mod trust;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -58,23 +66,26 @@ pub enum Decision {
     Ask(String),
 }
 
-/// The mode's verdict on running a tool at all. Tools with finer-grained rules
-/// (the shell's command policy) apply them on top, from inside the handler.
+/// The mode's verdict on running a tool at all, from its risk and the
+/// capabilities it declares in code. Commands are judged again, line by line,
+/// by the command gate ([`command`]) when the tool starts them.
 pub fn check(mode: Mode, spec: &ToolSpec) -> Decision {
-    let shell = spec.domain == "shell";
-    // Tools that run commands (the shell family, `run_tests`) apply the command
-    // policy themselves and ask with the actual command line; asking here too
-    // would ask twice, and without saying what runs.
-    let asks_itself = shell || spec.domain == "diagnostics";
+    let caps = spec.capabilities;
+    let changes_things = caps.intersects(Capabilities::WRITES_FILES.union(Capabilities::PERSISTS))
+        || matches!(spec.risk, Risk::Write | Risk::Destructive);
     match mode {
-        Mode::Plan if shell => Decision::Deny(format!(
-            "`{}` is refused in plan mode: plan mode runs no shell commands; switch to agent mode to run it",
+        Mode::Plan if caps.contains(Capabilities::RUNS_COMMANDS) => Decision::Deny(format!(
+            "`{}` is refused in plan mode: plan mode runs no commands; switch to agent mode to run it",
             spec.name
         )),
-        Mode::Plan if matches!(spec.risk, Risk::Write | Risk::Destructive) => Decision::Deny(format!(
-            "`{}` is refused in plan mode: it is a {} tool and plan mode is read-only; switch to agent mode to change files",
+        Mode::Plan if changes_things => Decision::Deny(format!(
+            "`{}` is refused in plan mode: it {} and plan mode is read-only; switch to agent mode to change files",
             spec.name,
-            spec.risk.as_str()
+            if caps.contains(Capabilities::PERSISTS) && !matches!(spec.risk, Risk::Write | Risk::Destructive) {
+                "keeps state outside the workspace".to_string()
+            } else {
+                format!("is a {} tool", spec.risk.as_str())
+            }
         )),
         // A downstream tool that does not declare itself read-only may change
         // anything behind its server; plan mode cannot vouch for it.
@@ -82,7 +93,9 @@ pub fn check(mode: Mode, spec: &ToolSpec) -> Decision {
             "`{}` is refused in plan mode: it is an MCP tool that does not declare itself read-only; switch to agent mode to run it",
             spec.name
         )),
-        Mode::Agent if spec.risk == Risk::Destructive && !asks_itself => {
+        // Tools that gate themselves ask through the command gate with the
+        // actual command line; asking here too would ask twice, and vaguely.
+        Mode::Agent if spec.risk == Risk::Destructive && !caps.contains(Capabilities::GATES_ITSELF) => {
             Decision::Ask(format!("allow `{}` ({} tool)?", spec.name, spec.risk.as_str()))
         }
         _ => Decision::Allow,
@@ -94,3 +107,7 @@ pub fn check(mode: Mode, spec: &ToolSpec) -> Decision {
 pub trait Approver: Send + Sync {
     fn approve<'a>(&'a self, question: &'a str) -> Pin<Box<dyn Future<Output = bool> + Send + 'a>>;
 }
+
+#[cfg(test)]
+#[path = "gate_tests.rs"]
+mod tests;

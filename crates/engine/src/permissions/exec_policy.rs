@@ -8,11 +8,9 @@
 //! trusted lines and asks the host about the rest; yolo mode skips the asking.
 
 use std::collections::BTreeSet;
-use std::sync::{Arc, Mutex};
 
 use serde::{Deserialize, Serialize};
 
-use quiver_engine::{Mode, ToolContext, ToolError};
 
 pub mod parse;
 
@@ -158,8 +156,12 @@ pub enum Verdict {
 /// How a command line got permission to run; reported in result metadata.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Permit {
+    /// Trusted by a rule, or the tool's own fixed command, or the user's config.
     Trusted,
+    /// Asked and approved just now.
     Approved,
+    /// Approved earlier and remembered (a project MCP server).
+    Remembered,
     Yolo,
 }
 
@@ -168,6 +170,7 @@ impl Permit {
         match self {
             Permit::Trusted => "trusted",
             Permit::Approved => "approved",
+            Permit::Remembered => "remembered",
             Permit::Yolo => "yolo",
         }
     }
@@ -459,59 +462,13 @@ fn inline_script(words: &[String]) -> Option<String> {
     has_c.then(|| args.get(k).cloned().unwrap_or_default())
 }
 
-/// The session's active policy; the default policy until a host installs another.
-pub struct ExecPolicyState {
-    policy: Mutex<Arc<ExecPolicy>>,
-}
-
-impl Default for ExecPolicyState {
-    fn default() -> Self {
-        ExecPolicyState { policy: Mutex::new(Arc::new(ExecPolicy::default())) }
-    }
-}
-
 impl ExecPolicy {
     /// This policy plus the `[exec_policy]` rules of the lifecycle manifest.
-    pub fn with_rules(&self, rules: &quiver_engine::manifest::ExecRules) -> ExecPolicy {
+    pub fn with_rules(&self, rules: &crate::manifest::ExecRules) -> ExecPolicy {
         let mut out = self.clone();
         out.deny_prefixes.extend(rules.deny_prefixes.iter().cloned());
         out.trusted_prefixes.extend(rules.trusted_prefixes.iter().cloned());
         out
-    }
-}
-
-impl ExecPolicyState {
-    pub fn get(&self) -> Arc<ExecPolicy> {
-        self.policy.lock().unwrap_or_else(|p| p.into_inner()).clone()
-    }
-
-    pub fn set(&self, policy: ExecPolicy) {
-        *self.policy.lock().unwrap_or_else(|p| p.into_inner()) = Arc::new(policy);
-    }
-}
-
-/// Decides whether `command` may run in this context, asking the host when the
-/// mode says so. An `Err` is the refusal, worded for the model.
-pub async fn authorize(ctx: &ToolContext, command: &str) -> Result<Permit, ToolError> {
-    if ctx.mode() == Mode::Plan {
-        return Err(ToolError::model("plan mode runs no shell commands; switch to agent mode to run it"));
-    }
-    let policy = ctx.session.state::<ExecPolicyState>().get().with_rules(&ctx.engine.manifest().exec_policy);
-    match policy.evaluate(command) {
-        Verdict::Denied { rule, command: part } => Err(ToolError::model(format!(
-            "refused by the exec policy: `{part}` matches the deny rule `{rule}`. Deny rules hold in every mode; do not retry it in another form."
-        ))),
-        Verdict::Trusted => Ok(Permit::Trusted),
-        Verdict::Untrusted { .. } if ctx.mode() == Mode::Yolo => Ok(Permit::Yolo),
-        Verdict::Untrusted { command: part, reason } => {
-            let question = if part == command.trim() {
-                format!("run the shell command `{part}` ({reason})?")
-            } else {
-                format!("run the shell command `{}`? (`{part}`: {reason})", command.trim())
-            };
-            ctx.ask(&question).await?;
-            Ok(Permit::Approved)
-        }
     }
 }
 
