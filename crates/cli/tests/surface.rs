@@ -6,7 +6,7 @@
 
 use std::sync::Arc;
 
-use quiver_engine::discovery::{Scope, SearchOptions};
+use quiver_engine::{Scope, SearchOptions};
 use quiver_engine::{Audience, CatalogFormat, Engine, Manifest, Mode, ToolContext, Workspace};
 use serde_json::json;
 

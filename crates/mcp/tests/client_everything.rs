@@ -36,7 +36,7 @@ async fn everything_server_is_found_by_search_and_echoes() {
 
     // Connect and list (this also writes the cache).
     let m = manager(vec![server.clone()], cache.path());
-    let tools = m.discover("everything").await.unwrap_or_else(|e| panic!("discover: {e}"));
+    let tools = discover(&m, "everything").await.unwrap_or_else(|e| panic!("discover: {e}"));
     let names: Vec<&str> = tools.iter().map(|(n, _)| n.as_str()).collect();
     assert!(names.contains(&"mcp__everything__echo"), "{names:?}");
     assert!(names.contains(&"mcp__everything__get-sum"), "{names:?}");
@@ -48,7 +48,7 @@ async fn everything_server_is_found_by_search_and_echoes() {
     let m = manager(vec![server], cache.path());
     let host = full_host(&m);
     assert!(host.engine().registry().len() > 30, "expected the whole native surface");
-    let mut ctx = context(host.engine(), ws.path(), Mode::Agent);
+    let mut ctx = host_context(&host, ws.path(), Mode::Agent);
     let found = call(&host, &mut ctx, "tool_search", json!({"query": "echo back the input message"})).await;
     let matches: Vec<String> = found.content["matches"]
         .as_array()
@@ -121,7 +121,7 @@ async fn everything_server_over_streamable_http() {
     let ws = tempfile::tempdir().unwrap();
     let m = manager(vec![server], cache.path());
     let host = host(&m);
-    let mut ctx = context(host.engine(), ws.path(), Mode::Agent);
+    let mut ctx = host_context(&host, ws.path(), Mode::Agent);
     let via = call(
         &host,
         &mut ctx,

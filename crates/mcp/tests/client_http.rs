@@ -46,6 +46,8 @@ fn http_config(name: &str, url: &str, token_env: Option<&str>) -> ServerConfig {
         startup_timeout: Duration::from_secs(10),
         tool_timeout: Duration::from_millis(800),
         source: PathBuf::from("test-config.toml"),
+        trust: quiver_engine::permissions::trust::Source::User,
+        workspace: None,
     }
 }
 
@@ -54,7 +56,7 @@ async fn http_server_lists_calls_and_times_out() {
     let (_child, url) = http_server().await;
     let cache = tempfile::tempdir().unwrap();
     let m = manager(vec![http_config("web", &url, None)], cache.path());
-    let tools = m.discover("web").await.unwrap_or_else(|e| panic!("discover: {e}"));
+    let tools = discover(&m, "web").await.unwrap_or_else(|e| panic!("discover: {e}"));
     assert!(tools.iter().any(|(n, _)| n == "mcp__web__echo"));
     let server = m.server("web").unwrap();
 
@@ -80,9 +82,9 @@ async fn missing_token_env_and_dead_urls_are_clear_errors() {
         ],
         cache.path(),
     );
-    let e = m.discover("needs_token").await.err().unwrap_or_default();
+    let e = discover(&m, "needs_token").await.err().unwrap_or_default();
     assert!(e.contains("QUIVER_TEST_SURELY_UNSET_TOKEN") && e.contains("needs_token"), "{e}");
-    let e = m.discover("dead").await.err().unwrap_or_default();
+    let e = discover(&m, "dead").await.err().unwrap_or_default();
     assert!(e.contains("MCP server `dead`") && e.contains("127.0.0.1:9"), "{e}");
     assert_eq!(m.server("dead").unwrap().status().state, ConnState::Failed);
 }

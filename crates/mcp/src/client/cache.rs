@@ -163,6 +163,8 @@ mod tests {
             startup_timeout: Duration::from_secs(1),
             tool_timeout: Duration::from_secs(1),
             source: PathBuf::from("quiver.toml"),
+            trust: quiver_engine::permissions::trust::Source::User,
+            workspace: None,
         }
     }
 

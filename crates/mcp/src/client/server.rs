@@ -9,6 +9,7 @@
 //! the next call restarts it. Nothing here is shared between servers except the
 //! tool-list generation counter.
 
+use quiver_engine::permissions::trust::Source;
 use quiver_engine::{ToolContext, ToolError};
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
@@ -244,8 +245,9 @@ impl ServerHandle {
             ));
         }
         // Defence in depth: whatever path reached here, nothing starts a
-        // server the command gate has not passed in this process.
-        if !self.launch_allowed.load(Ordering::SeqCst) {
+        // project-defined server the command gate has not passed in this
+        // process. (Every path with a context calls `authorize` first.)
+        if self.config.trust == Source::Project && !self.launch_allowed.load(Ordering::SeqCst) {
             return Err(format!(
                 "MCP server `{}` ({}) has not been allowed to start in this session",
                 self.name(),

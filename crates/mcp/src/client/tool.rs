@@ -135,7 +135,7 @@ mod tests {
     fn spec_is_an_mcp_tool_in_the_mcp_domain() {
         let spec = spec_for("srv", "mcp__srv__t".into(), &remote(None, None));
         assert_eq!(spec.source, ToolSource::Mcp { server: "srv".into() });
-        assert_eq!(spec.domain, "mcp");
+        assert_eq!(spec.domain, quiver_engine::Domain::Mcp);
         assert_eq!(spec.description, "`t` from MCP server `srv`.");
     }
 }

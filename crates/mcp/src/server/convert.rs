@@ -75,8 +75,9 @@ mod tests {
             name: "demo".into(),
             description: "A demo.".into(),
             input_schema: json!({"type": "object", "properties": {"b": {"type": "string"}, "a": {"type": "integer"}}}),
-            domain: "file".into(),
+            domain: quiver_engine::Domain::File,
             risk: Risk::Read,
+            capabilities: quiver_engine::Capabilities::NONE,
             source: ToolSource::Native,
             prompt_snippet: Some("never sent".into()),
         }

@@ -6,7 +6,7 @@
 
 use std::sync::Arc;
 
-use quiver_engine::tool::ToolFuture;
+use quiver_engine::ToolFuture;
 use quiver_engine::tool_search::ToolSearch;
 use quiver_engine::{
     Audience, DynTool, Engine, Manifest, Mode, Registry, Risk, ToolContext, ToolError, ToolOutput, ToolSource,
@@ -45,7 +45,8 @@ fn tool(
             name: name.into(),
             description: description.into(),
             input_schema: schema,
-            domain: "file".into(),
+            domain: quiver_engine::Domain::File,
+            capabilities: quiver_engine::Capabilities::NONE,
             risk,
             source: ToolSource::Native,
             prompt_snippet: None,
