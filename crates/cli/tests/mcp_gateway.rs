@@ -30,7 +30,10 @@ fn workspace_with_everything(js: &std::path::Path) -> tempfile::TempDir {
         "[mcp_servers.everything]\ncommand = \"node\"\nargs = [{}, \"stdio\"]\n",
         serde_json::to_string(&js.display().to_string()).unwrap()
     );
-    std::fs::write(dir.path().join("quiver.toml"), config).unwrap();
+    // The user's own config (the isolated QUIVER_CONFIG_DIR of mcp_support):
+    // a server the workspace itself defines would need the user's approval.
+    std::fs::create_dir_all(dir.path().join(".test-user-config")).unwrap();
+    std::fs::write(dir.path().join(".test-user-config/config.toml"), config).unwrap();
     dir
 }
 

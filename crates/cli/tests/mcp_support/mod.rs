@@ -30,12 +30,13 @@ pub async fn stdio(workspace: &Path, extra: &[&str], handler: TestClient) -> Cli
     stdio_env(workspace, extra, &[], handler).await
 }
 
-/// Keeps the user's own config and tool cache out of the test: no servers
-/// but the workspace's, and a cache private to this workspace (callers may
+/// Keeps the user's own config, approvals and tool cache out of the test: no
+/// servers but the test's, and a cache private to this workspace (callers may
 /// override either with their own env).
 fn isolate(cmd: &mut tokio::process::Command, workspace: &Path) {
     cmd.env("QUIVER_CONFIG_DIR", workspace.join(".test-user-config"))
-        .env("QUIVER_CACHE_DIR", workspace.join(".test-cache"));
+        .env("QUIVER_CACHE_DIR", workspace.join(".test-cache"))
+        .env("QUIVER_STATE_DIR", workspace.join(".test-state"));
 }
 
 /// `quiver mcp serve` (stdio) with extra environment variables.
