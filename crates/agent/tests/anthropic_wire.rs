@@ -41,7 +41,9 @@ async fn streamed_tool_use_thinking_and_usage_are_assembled() {
 #[tokio::test]
 async fn unstreamed_message_has_the_same_shape() {
     let server = ScriptedServer::start().await.unwrap();
-    let turn = ScriptedTurn::text("Hi there.").and_call("toolu_9", "git_diff", "{}").with_reasoning("hmm");
+    let usage = Usage { input_tokens: 30, output_tokens: 5, cache_hit_tokens: 20, cache_miss_tokens: 10, cache_write_tokens: 4 };
+    let turn =
+        ScriptedTurn::text("Hi there.").and_call("toolu_9", "git_diff", "{}").with_reasoning("hmm").with_usage(usage);
     server.script([turn.clone(), turn]);
     let provider = anthropic(&server);
     let streamed = complete(&provider, &request("c", anthropic_tools(), 2, vec![Message::user("x")], true)).await.0.unwrap();

@@ -195,13 +195,14 @@ async fn max_turns_and_token_budget_stop_the_run() {
     let tools = port(&Arc::new(Flight::default()), dir.path());
     let server = ScriptedServer::start().await.unwrap();
     let call = || ScriptedTurn::tool_call("c", "read_file", r#"{"path":"a"}"#);
-    server.script([call(), call(), call()]);
+    server.script([call(), call()]);
     let provider = deepseek(&server);
     let mut sink = |_: RunEvent| {};
     let mut looping = agent(&provider, &tools);
     looping.limits = RunLimits { max_turns: 2, token_budget: None };
     let outcome = looping.run(Vec::new(), "loop", &mut sink).await.unwrap();
     assert_eq!((outcome.status, outcome.turns), (RunStatus::MaxTurns, 2));
+    assert_eq!(server.remaining(), 0);
 
     let big = Usage { input_tokens: 900, output_tokens: 200, ..Default::default() };
     server.script([call().with_usage(big), call()]);
