@@ -129,7 +129,14 @@ fn builtin_providers() -> BTreeMap<String, ProviderConfig> {
         (name.to_string(), config)
     };
     BTreeMap::from([
-        p("deepseek", "https://api.deepseek.com", "DEEPSEEK_API_KEY", Wire::OpenAi, "deepseek-chat", Some("/beta/completions")),
+        p(
+            "deepseek",
+            "https://api.deepseek.com",
+            "DEEPSEEK_API_KEY",
+            Wire::OpenAi,
+            "deepseek-chat",
+            Some("/beta/completions"),
+        ),
         p("openai", "https://api.openai.com/v1", "OPENAI_API_KEY", Wire::OpenAi, "gpt-4.1", None),
         p("anthropic", "https://api.anthropic.com", "ANTHROPIC_API_KEY", Wire::Anthropic, "claude-sonnet-4-5", None),
     ])

@@ -35,19 +35,29 @@ async fn streamed_tool_use_thinking_and_usage_are_assembled() {
     assert_eq!(response.tool_calls[0].arguments, args);
     assert_eq!(response.tool_calls[1].id, "toolu_2");
     assert_eq!(response.usage, usage);
-    assert!(events.iter().any(|e| matches!(e, StreamEvent::ToolCallBegin { index: 1, name, .. } if name == "read_file")));
+    assert!(
+        events.iter().any(|e| matches!(e, StreamEvent::ToolCallBegin { index: 1, name, .. } if name == "read_file"))
+    );
 }
 
 #[tokio::test]
 async fn unstreamed_message_has_the_same_shape() {
     let server = ScriptedServer::start().await.unwrap();
-    let usage = Usage { input_tokens: 30, output_tokens: 5, cache_hit_tokens: 20, cache_miss_tokens: 10, cache_write_tokens: 4 };
+    let usage = Usage {
+        input_tokens: 30,
+        output_tokens: 5,
+        cache_hit_tokens: 20,
+        cache_miss_tokens: 10,
+        cache_write_tokens: 4,
+    };
     let turn =
         ScriptedTurn::text("Hi there.").and_call("toolu_9", "git_diff", "{}").with_reasoning("hmm").with_usage(usage);
     server.script([turn.clone(), turn]);
     let provider = anthropic(&server);
-    let streamed = complete(&provider, &request("c", anthropic_tools(), 2, vec![Message::user("x")], true)).await.0.unwrap();
-    let plain = complete(&provider, &request("c", anthropic_tools(), 2, vec![Message::user("x")], false)).await.0.unwrap();
+    let streamed =
+        complete(&provider, &request("c", anthropic_tools(), 2, vec![Message::user("x")], true)).await.0.unwrap();
+    let plain =
+        complete(&provider, &request("c", anthropic_tools(), 2, vec![Message::user("x")], false)).await.0.unwrap();
     assert_eq!(streamed, plain);
     assert_eq!(streamed.tool_calls[0].arguments, "{}");
 }
@@ -64,8 +74,16 @@ async fn request_shape_system_cache_breakpoint_and_grouped_tool_results() {
             reasoning: Some("two reads".into()),
             reasoning_signature: Some("sig".into()),
             tool_calls: vec![
-                quiver_agent::ToolCall { id: "t1".into(), name: "read_file".into(), arguments: r#"{"path":"a"}"#.into() },
-                quiver_agent::ToolCall { id: "t2".into(), name: "read_file".into(), arguments: r#"{"path":"b"}"#.into() },
+                quiver_agent::ToolCall {
+                    id: "t1".into(),
+                    name: "read_file".into(),
+                    arguments: r#"{"path":"a"}"#.into(),
+                },
+                quiver_agent::ToolCall {
+                    id: "t2".into(),
+                    name: "read_file".into(),
+                    arguments: r#"{"path":"b"}"#.into(),
+                },
             ],
         },
         Message::tool_result("t1", "A", false),

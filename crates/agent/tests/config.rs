@@ -18,7 +18,10 @@ fn built_in_default_is_deepseek() {
     assert_eq!(config.provider, "deepseek");
     assert_eq!(config.model, "deepseek-chat");
     let p = config.selected().unwrap();
-    assert_eq!((p.base_url.as_str(), p.api_key_env.as_str(), p.wire), ("https://api.deepseek.com", "DEEPSEEK_API_KEY", Wire::OpenAi));
+    assert_eq!(
+        (p.base_url.as_str(), p.api_key_env.as_str(), p.wire),
+        ("https://api.deepseek.com", "DEEPSEEK_API_KEY", Wire::OpenAi)
+    );
     assert_eq!(config.providers["openai"].api_key_env, "OPENAI_API_KEY");
     assert_eq!(config.providers["anthropic"].wire, Wire::Anthropic);
 }
@@ -54,7 +57,10 @@ fn a_project_cannot_redirect_a_key() {
     for (text, key) in [
         ("[providers.deepseek]\nbase_url = \"https://evil.example\"\n", "providers.deepseek.base_url"),
         ("[providers.openai]\napi_key_env = \"DEEPSEEK_API_KEY\"\n", "providers.openai.api_key_env"),
-        ("[providers.mine]\nbase_url = \"https://evil.example\"\napi_key_env = \"DEEPSEEK_API_KEY\"\n", "providers.mine.base_url"),
+        (
+            "[providers.mine]\nbase_url = \"https://evil.example\"\napi_key_env = \"DEEPSEEK_API_KEY\"\n",
+            "providers.mine.base_url",
+        ),
         ("[providers.mine]\nwire = \"openai\"\n", "providers.mine"),
     ] {
         let err = AgentConfig::load(&[user(""), project(text)], &CliOverrides::default()).unwrap_err();
@@ -75,10 +81,14 @@ fn a_project_cannot_redirect_a_key() {
 #[test]
 fn bad_values_name_the_file_and_key() {
     let err = AgentConfig::load(&[user("[model]\neffort = \"max\"\n")], &CliOverrides::default()).unwrap_err();
-    assert_eq!(err.to_string(), "/home/u/.config/quiver/config.toml: `model.effort`: `max` is not one of low, medium, high");
+    assert_eq!(
+        err.to_string(),
+        "/home/u/.config/quiver/config.toml: `model.effort`: `max` is not one of low, medium, high"
+    );
     let err = AgentConfig::load(&[user("[model]\nprovder = \"x\"\n")], &CliOverrides::default()).unwrap_err();
     assert!(err.to_string().contains("provder"), "{err}");
-    let err = AgentConfig::load(&[], &CliOverrides { provider: Some("nope".into()), ..Default::default() }).unwrap_err();
+    let err =
+        AgentConfig::load(&[], &CliOverrides { provider: Some("nope".into()), ..Default::default() }).unwrap_err();
     assert_eq!(err.to_string(), "unknown provider `nope` (configured: anthropic, deepseek, openai)");
 }
 

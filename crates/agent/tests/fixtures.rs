@@ -45,7 +45,10 @@ async fn deepseek_chat_completion_example() {
     let req = request("deepseek-chat", openai_tools(), 2, vec![Message::user("Hello")], false);
     let response = complete(&deepseek(&server), &req).await.0.unwrap();
     assert_eq!(response.text, "Hello! How can I help you today?");
-    assert_eq!((response.usage.input_tokens, response.usage.cache_miss_tokens, response.usage.output_tokens), (16, 16, 10));
+    assert_eq!(
+        (response.usage.input_tokens, response.usage.cache_miss_tokens, response.usage.output_tokens),
+        (16, 16, 10)
+    );
 }
 
 /// The thinking-mode tool-call flow: every assistant message of the user turn

@@ -17,7 +17,10 @@ async fn split_tool_call_deltas_are_assembled_by_index() {
     let (result, events) = complete(&provider, &req).await;
     let response = result.unwrap();
     assert_eq!(response.finish_reason, FinishReason::ToolCalls);
-    assert_eq!(response.tool_calls, vec![ToolCall { id: "call_1".into(), name: "read_file".into(), arguments: args.into() }]);
+    assert_eq!(
+        response.tool_calls,
+        vec![ToolCall { id: "call_1".into(), name: "read_file".into(), arguments: args.into() }]
+    );
     // The arguments really arrived in pieces, split inside the JSON.
     let fragments: Vec<&str> = events
         .iter()
@@ -58,7 +61,13 @@ async fn parallel_tool_calls_keep_their_order_and_ids() {
 #[tokio::test]
 async fn streamed_and_unstreamed_answers_have_the_same_shape() {
     let server = ScriptedServer::start().await.unwrap();
-    let usage = Usage { input_tokens: 100, output_tokens: 7, cache_hit_tokens: 64, cache_miss_tokens: 36, ..Default::default() };
+    let usage = Usage {
+        input_tokens: 100,
+        output_tokens: 7,
+        cache_hit_tokens: 64,
+        cache_miss_tokens: 36,
+        ..Default::default()
+    };
     let turn = ScriptedTurn::text("The answer is 42.").with_reasoning("Think: 6*7.").with_usage(usage);
     server.script([turn.clone(), turn]);
     let provider = deepseek(&server);
@@ -100,22 +109,26 @@ async fn reasoning_stays_out_of_the_answer_and_goes_back_per_the_deepseek_rule()
     ]);
     let provider = deepseek(&server);
     let mut history = vec![Message::user("capital of France?")];
-    let first = complete(&provider, &request("deepseek-v4-pro", openai_tools(), 2, history.clone(), true)).await.0.unwrap();
+    let first =
+        complete(&provider, &request("deepseek-v4-pro", openai_tools(), 2, history.clone(), true)).await.0.unwrap();
     assert_eq!(first.text, "Paris.");
     assert_eq!(first.reasoning.as_deref(), Some("Capital of France: Paris."));
     history.push(Message::from_response(&first));
     history.push(Message::user("what does x say?"));
-    let second = complete(&provider, &request("deepseek-v4-pro", openai_tools(), 2, history.clone(), true)).await.0.unwrap();
+    let second =
+        complete(&provider, &request("deepseek-v4-pro", openai_tools(), 2, history.clone(), true)).await.0.unwrap();
     assert!(second.text.is_empty());
     history.push(Message::from_response(&second));
     history.push(Message::tool_result("call_1", "hi", false));
-    let third = complete(&provider, &request("deepseek-v4-pro", openai_tools(), 2, history.clone(), true)).await.0.unwrap();
+    let third =
+        complete(&provider, &request("deepseek-v4-pro", openai_tools(), 2, history.clone(), true)).await.0.unwrap();
     history.push(Message::from_response(&third));
     history.push(Message::user("thanks"));
     complete(&provider, &request("deepseek-v4-pro", openai_tools(), 2, history, true)).await.0.unwrap();
 
     let last = server.requests().pop().unwrap().json();
-    let assistants: Vec<&Value> = last["messages"].as_array().unwrap().iter().filter(|m| m["role"] == "assistant").collect();
+    let assistants: Vec<&Value> =
+        last["messages"].as_array().unwrap().iter().filter(|m| m["role"] == "assistant").collect();
     assert_eq!(assistants.len(), 3);
     // No tool calls in the first user turn: no reasoning sent back.
     assert!(assistants[0].get("reasoning_content").is_none());

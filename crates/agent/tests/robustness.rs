@@ -6,7 +6,9 @@ use std::time::{Duration, Instant};
 use quiver_agent::scripted::{Fault, ScriptedServer, ScriptedTurn};
 use quiver_agent::{HttpOptions, Message, ProviderError, StreamEvent};
 
-use crate::support::{anthropic, anthropic_tools, complete, deepseek, deepseek_with, fast_options, openai_tools, request};
+use crate::support::{
+    anthropic, anthropic_tools, complete, deepseek, deepseek_with, fast_options, openai_tools, request,
+};
 
 fn simple() -> quiver_agent::ModelRequest {
     request("deepseek-chat", openai_tools(), 2, vec![Message::user("hi")], true)
@@ -104,7 +106,9 @@ async fn a_garbage_line_is_a_stream_error_not_a_panic() {
 #[tokio::test]
 async fn a_silent_stream_hits_the_idle_timeout() {
     let server = ScriptedServer::start().await.unwrap();
-    server.push(ScriptedTurn::text("hello world, more text").with_fault(Fault::StallAfterFirstChunk(Duration::from_secs(5))));
+    server.push(
+        ScriptedTurn::text("hello world, more text").with_fault(Fault::StallAfterFirstChunk(Duration::from_secs(5))),
+    );
     let options = HttpOptions { idle_timeout: Duration::from_millis(200), ..fast_options() };
     let err = complete(&deepseek_with(&server, options), &simple()).await.0.unwrap_err();
     assert!(matches!(err, ProviderError::Timeout { .. }), "{err}");

@@ -12,7 +12,9 @@ use quiver_agent::{Message, Provider, Usage};
 use quiver_engine::lifecycle::Audience;
 use quiver_engine::tool::ToolFuture;
 use quiver_engine::tool_search::ToolSearch;
-use quiver_engine::{DynTool, Engine, Manifest, Mode, Registry, Risk, ToolContext, ToolOutput, ToolSource, ToolSpec, Workspace};
+use quiver_engine::{
+    DynTool, Engine, Manifest, Mode, Registry, Risk, ToolContext, ToolOutput, ToolSource, ToolSpec, Workspace,
+};
 use serde_json::{Value, json};
 
 use crate::support::deepseek;
@@ -124,16 +126,22 @@ async fn search_load_call_deprecated_alias_then_answer() {
         assert_eq!(names[..head.len()], head[..]);
         assert_eq!(names[head.len()..], ["git_diff".to_string()]);
         let tools = request["tools"].as_array().unwrap();
-        assert_eq!(quiver_engine::canonical::to_string(&json!(tools[..head.len()])),
-            quiver_engine::canonical::to_string(&requests[0]["tools"]));
+        assert_eq!(
+            quiver_engine::canonical::to_string(&json!(tools[..head.len()])),
+            quiver_engine::canonical::to_string(&requests[0]["tools"])
+        );
     }
     // Each request's messages extend the previous request's, byte for byte.
     for pair in requests.windows(2) {
-        let (a, b) = (quiver_engine::canonical::to_string(&pair[0]["messages"]), quiver_engine::canonical::to_string(&pair[1]["messages"]));
+        let (a, b) = (
+            quiver_engine::canonical::to_string(&pair[0]["messages"]),
+            quiver_engine::canonical::to_string(&pair[1]["messages"]),
+        );
         assert!(b.starts_with(&a[..a.len() - 1]), "not a prefix:\n{a}\n{b}");
     }
     let last = requests[4]["messages"].as_array().unwrap();
-    let tool_text = |id: &str| last.iter().find(|m| m["tool_call_id"] == id).unwrap()["content"].as_str().unwrap().to_string();
+    let tool_text =
+        |id: &str| last.iter().find(|m| m["tool_call_id"] == id).unwrap()["content"].as_str().unwrap().to_string();
     assert!(tool_text("c1").contains("git_diff"));
     assert!(tool_text("c2").starts_with("git_diff ran with"));
     let deprecated: Value = serde_json::from_str(&tool_text("c3")).unwrap();
@@ -151,11 +159,25 @@ async fn search_load_call_deprecated_alias_then_answer() {
             _ => None,
         })
         .collect();
-    let expected = [("tool_search", false), ("git_diff", false), ("todo_write", false), ("no_such_tool", true), ("read_file", true)];
+    let expected = [
+        ("tool_search", false),
+        ("git_diff", false),
+        ("todo_write", false),
+        ("no_such_tool", true),
+        ("read_file", true),
+    ];
     assert_eq!(ended, expected.map(|(n, e)| (n.to_string(), e)).to_vec());
-    assert!(events.iter().any(|e| matches!(e, RunEvent::ReasoningSummary { summary, .. } if summary == "Now the diff.")));
+    assert!(
+        events.iter().any(|e| matches!(e, RunEvent::ReasoningSummary { summary, .. } if summary == "Now the diff."))
+    );
     assert!(matches!(events.last(), Some(RunEvent::SessionEnded { status: RunStatus::Done, turns: 5, .. })));
-    let cached: u64 = events.iter().filter_map(|e| match e { RunEvent::Usage { usage, .. } => Some(usage.cache_hit_tokens), _ => None }).sum();
+    let cached: u64 = events
+        .iter()
+        .filter_map(|e| match e {
+            RunEvent::Usage { usage, .. } => Some(usage.cache_hit_tokens),
+            _ => None,
+        })
+        .sum();
     assert!(cached > 0, "later requests hit the prefix cache");
 }
 

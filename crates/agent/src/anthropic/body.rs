@@ -54,7 +54,10 @@ fn messages(history: &[Message]) -> Vec<Value> {
                     push("assistant", json!({"type": "text", "text": text}));
                 }
                 for call in tool_calls {
-                    push("assistant", json!({"type": "tool_use", "id": call.id, "name": call.name, "input": input_of(call)}));
+                    push(
+                        "assistant",
+                        json!({"type": "tool_use", "id": call.id, "name": call.name, "input": input_of(call)}),
+                    );
                 }
             }
             Message::Tool { call_id, content, is_error } => {

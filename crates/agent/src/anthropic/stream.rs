@@ -18,7 +18,12 @@ enum Block {
     Text,
     Thinking,
     /// `call` is the position among this response's tool calls.
-    ToolUse { call: usize, id: String, name: String, json: String },
+    ToolUse {
+        call: usize,
+        id: String,
+        name: String,
+        json: String,
+    },
     Other,
 }
 

@@ -105,7 +105,8 @@ pub fn parse_response(value: &Value) -> Result<ModelResponse, String> {
     let mut tool_calls = Vec::new();
     for (i, call) in message.get("tool_calls").and_then(Value::as_array).into_iter().flatten().enumerate() {
         let function = call.get("function").ok_or_else(|| format!("tool_calls[{i}] has no function"))?;
-        let name = function.get("name").and_then(Value::as_str).ok_or_else(|| format!("tool_calls[{i}] has no name"))?;
+        let name =
+            function.get("name").and_then(Value::as_str).ok_or_else(|| format!("tool_calls[{i}] has no name"))?;
         // Some compatible servers send arguments as an object; keep its canonical text.
         let arguments = match function.get("arguments") {
             Some(Value::String(s)) => s.clone(),

@@ -53,12 +53,11 @@ impl OpenAiProvider {
     fn headers(&self) -> Result<HeaderMap, ProviderError> {
         let mut headers = HeaderMap::new();
         headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
-        let mut auth = HeaderValue::from_str(&format!("Bearer {}", self.key.expose())).map_err(|_| {
-            ProviderError::Transport {
+        let mut auth =
+            HeaderValue::from_str(&format!("Bearer {}", self.key.expose())).map_err(|_| ProviderError::Transport {
                 provider: self.transport.provider.clone(),
                 detail: "the API key contains characters not allowed in an HTTP header".into(),
-            }
-        })?;
+            })?;
         auth.set_sensitive(true);
         headers.insert(AUTHORIZATION, auth);
         Ok(headers)

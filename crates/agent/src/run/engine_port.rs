@@ -128,10 +128,9 @@ impl ToolPort for EnginePort {
     }
 
     fn record_message(&self, role: &str, content: Value) {
-        if let Some(transcript) = &self.ctx.transcript {
-            if let Err(e) = transcript.append(&Event::Message { role: role.to_string(), content }) {
-                tracing::warn!(error = %e, "could not record a message in the transcript");
-            }
+        let Some(transcript) = &self.ctx.transcript else { return };
+        if let Err(e) = transcript.append(&Event::Message { role: role.to_string(), content }) {
+            tracing::warn!(error = %e, "could not record a message in the transcript");
         }
     }
 }

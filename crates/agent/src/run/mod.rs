@@ -22,18 +22,48 @@ use crate::provider::{Provider, ProviderError};
 /// What a run reports as it goes.
 #[derive(Debug, Clone, PartialEq)]
 pub enum RunEvent {
-    SessionStarted { session_id: String, head_hash: String, head_tools: usize },
-    TurnStarted { turn: u32 },
+    SessionStarted {
+        session_id: String,
+        head_hash: String,
+        head_tools: usize,
+    },
+    TurnStarted {
+        turn: u32,
+    },
     /// A streamed piece of the model's output (text, reasoning, call arguments).
     Delta(StreamEvent),
-    ModelMessage { text: String },
+    ModelMessage {
+        text: String,
+    },
     /// The start of the reasoning (it can be long; the full text is in history).
-    ReasoningSummary { summary: String, chars: usize },
-    ToolCallBegun { id: String, name: String },
-    ToolCallEnded { id: String, name: String, duration: Duration, error: Option<String> },
-    Usage { turn: u32, usage: Usage, total: Usage },
-    TurnEnded { turn: u32, finish_reason: FinishReason },
-    SessionEnded { status: RunStatus, turns: u32, usage: Usage },
+    ReasoningSummary {
+        summary: String,
+        chars: usize,
+    },
+    ToolCallBegun {
+        id: String,
+        name: String,
+    },
+    ToolCallEnded {
+        id: String,
+        name: String,
+        duration: Duration,
+        error: Option<String>,
+    },
+    Usage {
+        turn: u32,
+        usage: Usage,
+        total: Usage,
+    },
+    TurnEnded {
+        turn: u32,
+        finish_reason: FinishReason,
+    },
+    SessionEnded {
+        status: RunStatus,
+        turns: u32,
+        usage: Usage,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -169,7 +199,11 @@ impl AgentLoop<'_> {
             let results = match self.run_calls(&response.tool_calls, events).await {
                 Ok(results) => results,
                 Err(e) => {
-                    events(RunEvent::SessionEnded { status: RunStatus::Failed(e.to_string()), turns: turn, usage: total });
+                    events(RunEvent::SessionEnded {
+                        status: RunStatus::Failed(e.to_string()),
+                        turns: turn,
+                        usage: total,
+                    });
                     return Err(e);
                 }
             };

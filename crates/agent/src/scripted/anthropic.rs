@@ -11,9 +11,9 @@ use crate::message::Usage;
 const SIGNATURE: &str = "scripted-signature";
 
 fn stop_reason(turn: &ScriptedTurn) -> String {
-    turn.finish_reason.clone().unwrap_or_else(|| {
-        if turn.tool_calls.is_empty() { "end_turn".to_string() } else { "tool_use".to_string() }
-    })
+    turn.finish_reason
+        .clone()
+        .unwrap_or_else(|| if turn.tool_calls.is_empty() { "end_turn".to_string() } else { "tool_use".to_string() })
 }
 
 fn usage_json(usage: &Usage) -> Value {

@@ -329,8 +329,7 @@ fn sse_response(pieces: Vec<Piece>) -> Response {
             }
         }
     });
-    ([("content-type", "text/event-stream"), ("cache-control", "no-cache")], Body::from_stream(stream))
-        .into_response()
+    ([("content-type", "text/event-stream"), ("cache-control", "no-cache")], Body::from_stream(stream)).into_response()
 }
 
 /// `s` in pieces of at most `n` chars (never splitting a char), the way

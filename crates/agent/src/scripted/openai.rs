@@ -11,9 +11,9 @@ use crate::message::Usage;
 const CREATED: u64 = 1_700_000_000;
 
 fn finish_reason(turn: &ScriptedTurn) -> String {
-    turn.finish_reason.clone().unwrap_or_else(|| {
-        if turn.tool_calls.is_empty() { "stop".to_string() } else { "tool_calls".to_string() }
-    })
+    turn.finish_reason
+        .clone()
+        .unwrap_or_else(|| if turn.tool_calls.is_empty() { "stop".to_string() } else { "tool_calls".to_string() })
 }
 
 /// Both usage dialects at once: DeepSeek's cache counters and OpenAI's details.
