@@ -82,6 +82,8 @@ pub enum ConfigError {
     Invalid { path: String, key: String, message: String },
     #[error("unknown provider `{name}` (configured: {known})")]
     UnknownProvider { name: String, known: String },
+    #[error("no model set for provider `{provider}`: set `[model] model` or pass --model")]
+    NoModel { provider: String },
     #[error("the {provider} provider needs an API key: set the {var} environment variable")]
     MissingKey { provider: String, var: String },
     /// The provider client could not be built (its message, which names it).
@@ -189,6 +191,9 @@ impl AgentConfig {
             selected.base_url = url.clone();
         }
         let model = model.unwrap_or_else(|| selected.default_model.clone());
+        if model.trim().is_empty() {
+            return Err(ConfigError::NoModel { provider });
+        }
         Ok(AgentConfig { provider, model, effort, max_output_tokens, providers })
     }
 

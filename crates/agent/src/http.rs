@@ -76,15 +76,20 @@ pub(crate) struct Transport {
 }
 
 impl Transport {
-    pub fn new(provider: &str, options: HttpOptions) -> Result<Self, ProviderError> {
+    pub fn new(provider: &str, base_url: &str, options: HttpOptions) -> Result<Self, ProviderError> {
         static CRYPTO: Once = Once::new();
         // reqwest is built without a bundled crypto provider so that `ring`
         // (fast to build) is used; installing fails only if one is already set.
         CRYPTO.call_once(|| {
             let _ = rustls::crypto::ring::default_provider().install_default();
         });
-        let client = Client::builder()
-            .user_agent(concat!("quiver/", env!("CARGO_PKG_VERSION")))
+        let mut builder = Client::builder().user_agent(concat!("quiver/", env!("CARGO_PKG_VERSION")));
+        // An HTTP(S)_PROXY from the environment cannot reach this machine's
+        // loopback (a local model server, the scripted test server).
+        if is_loopback(base_url) {
+            builder = builder.no_proxy();
+        }
+        let client = builder
             .build()
             .map_err(|e| ProviderError::Transport { provider: provider.to_string(), detail: error_chain(&e) })?;
         Ok(Transport { client, provider: provider.to_string(), options })
@@ -169,6 +174,16 @@ impl Transport {
 
     pub fn sse(&self, resp: Response) -> SseReader {
         SseReader { events: Box::pin(body_stream(resp).eventsource()), idle: self.options.idle_timeout, seen: 0 }
+    }
+}
+
+fn is_loopback(base_url: &str) -> bool {
+    let Ok(url) = reqwest::Url::parse(base_url) else { return false };
+    match url.host() {
+        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+        Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
+        Some(url::Host::Domain(d)) => d.eq_ignore_ascii_case("localhost"),
+        None => false,
     }
 }
 

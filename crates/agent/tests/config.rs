@@ -90,6 +90,9 @@ fn bad_values_name_the_file_and_key() {
     let err =
         AgentConfig::load(&[], &CliOverrides { provider: Some("nope".into()), ..Default::default() }).unwrap_err();
     assert_eq!(err.to_string(), "unknown provider `nope` (configured: anthropic, deepseek, openai)");
+    let u = user("[model]\nprovider = \"mine\"\n[providers.mine]\nbase_url = \"http://x\"\napi_key_env = \"MINE\"\n");
+    let err = AgentConfig::load(&[u], &CliOverrides::default()).unwrap_err();
+    assert_eq!(err.to_string(), "no model set for provider `mine`: set `[model] model` or pass --model");
 }
 
 #[test]

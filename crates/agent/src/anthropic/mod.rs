@@ -27,7 +27,7 @@ pub struct AnthropicProvider {
 impl AnthropicProvider {
     pub fn new(name: &str, base_url: &str, key: ApiKey, options: HttpOptions) -> Result<Self, ProviderError> {
         Ok(AnthropicProvider {
-            transport: Transport::new(name, options)?,
+            transport: Transport::new(name, base_url, options)?,
             base_url: base_url.trim_end_matches('/').to_string(),
             key,
         })

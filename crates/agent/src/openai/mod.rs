@@ -43,7 +43,7 @@ impl OpenAiProvider {
         options: HttpOptions,
     ) -> Result<Self, ProviderError> {
         Ok(OpenAiProvider {
-            transport: Transport::new(name, options)?,
+            transport: Transport::new(name, base_url, options)?,
             base_url: base_url.trim_end_matches('/').to_string(),
             key,
             dialect,

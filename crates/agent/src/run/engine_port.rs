@@ -115,7 +115,10 @@ impl ToolPort for EnginePort {
         let Some(tool) = registry.get(&canonical_name) else { return false };
         // tool_search and discovery tools report `read` but change the tail.
         let loads = matches!(canonical_name.as_str(), "tool_search" | "mcp_discover");
-        tool.spec.risk == Risk::Read && !loads && self.catalog_now().tools().any(|t| t.name == canonical_name)
+        let session = &self.ctx.session;
+        let in_catalog = session.is_loaded(&canonical_name)
+            || session.pinned_head().is_some_and(|head| head.iter().any(|n| *n == canonical_name));
+        tool.spec.risk == Risk::Read && !loads && in_catalog
     }
 
     fn call<'a>(&'a self, name: &'a str, args: Value) -> BoxFuture<'a, Result<ToolOutcome, String>> {
