@@ -134,3 +134,27 @@ async fn anthropic_has_no_fim() {
     let err = anthropic(&server).fim("a", "b", 5).await.unwrap_err().to_string();
     assert!(err.contains("anthropic") && err.contains("fill-in-the-middle"), "{err}");
 }
+
+#[tokio::test]
+async fn identical_input_identical_bytes_and_messages_extend_across_turns() {
+    let server = ScriptedServer::start().await.unwrap();
+    server.script([
+        ScriptedTurn::tool_call("t1", "read_file", r#"{"path":"a"}"#),
+        ScriptedTurn::text("done"),
+        ScriptedTurn::tool_call("t1", "read_file", r#"{"path":"a"}"#),
+    ]);
+    let provider = anthropic(&server);
+    let first_req = request("c", anthropic_tools(), 2, vec![Message::user("go")], true);
+    let first = complete(&provider, &first_req).await.0.unwrap();
+    let mut history = first_req.messages.clone();
+    history.push(Message::from_response(&first));
+    history.push(Message::tool_result("t1", "A", false));
+    complete(&provider, &request("c", anthropic_tools(), 2, history, true)).await.0.unwrap();
+    complete(&provider, &first_req).await.0.unwrap();
+    let requests = server.requests();
+    assert_eq!(requests[0].body, requests[2].body);
+    let messages = |i: usize| quiver_engine::canonical::to_string(&requests[i].json()["messages"]);
+    let (a, b) = (messages(0), messages(1));
+    assert!(b.starts_with(&a[..a.len() - 1]), "{a}\n{b}");
+    assert_eq!(requests[0].json()["tools"], requests[1].json()["tools"]);
+}

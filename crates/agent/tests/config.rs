@@ -119,3 +119,33 @@ fn keys_come_from_the_environment_and_never_show_in_debug() {
     assert_eq!(format!("{:?}", ApiKey::new("sk-ant-secret-123")), "ApiKey(<redacted>)");
     assert!(!format!("{config:?}").contains("secret"));
 }
+
+#[tokio::test]
+async fn a_configured_provider_talks_to_its_base_url_with_its_key() {
+    use quiver_agent::scripted::{ScriptedServer, ScriptedTurn};
+    let server = ScriptedServer::start().await.unwrap();
+    server.push(ScriptedTurn::text("hi"));
+    let cli = CliOverrides {
+        provider: Some("openai".into()),
+        base_url: Some(format!("{}/v1", server.base_url())),
+        max_output_tokens: Some(100),
+        ..Default::default()
+    };
+    let config = AgentConfig::load(&[], &cli).unwrap();
+    let env = |name: &str| (name == "OPENAI_API_KEY").then(|| "sk-openai".to_string());
+    let provider = config.build_provider(&env, crate::support::fast_options()).unwrap();
+    let req = quiver_agent::ModelRequest {
+        stream: false,
+        max_output_tokens: config.max_output_tokens,
+        ..quiver_agent::ModelRequest::new(config.model.clone())
+    };
+    let mut sink = |_: quiver_agent::StreamEvent| {};
+    assert_eq!(provider.complete(&req, &mut sink).await.unwrap().text, "hi");
+    let recorded = &server.requests()[0];
+    assert_eq!(recorded.path, "/v1/chat/completions");
+    assert_eq!(recorded.header("authorization"), Some("Bearer sk-openai"));
+    // OpenAI's newer models refuse `max_tokens`.
+    assert_eq!(recorded.json()["max_completion_tokens"], 100);
+    assert_eq!(recorded.json()["model"], "gpt-4.1");
+    assert!(provider.fim("a", "b", 1).await.unwrap_err().to_string().contains("fill-in-the-middle"));
+}
