@@ -191,8 +191,13 @@ fn retryable(status: StatusCode) -> bool {
     status == StatusCode::TOO_MANY_REQUESTS || status.is_server_error()
 }
 
-/// `Retry-After` as delta-seconds or an HTTP date (RFC 9110 §10.2.3).
+/// `Retry-After` as delta-seconds or an HTTP date (RFC 9110 §10.2.3); OpenAI
+/// also sends a more precise `retry-after-ms`, preferred when present.
 pub fn retry_after(headers: &HeaderMap) -> Option<Duration> {
+    let ms = headers.get("retry-after-ms").and_then(|v| v.to_str().ok()).and_then(|v| v.trim().parse::<f64>().ok());
+    if let Some(ms) = ms.filter(|ms| ms.is_finite() && *ms >= 0.0) {
+        return Some(Duration::from_secs_f64(ms / 1000.0));
+    }
     let value = headers.get(RETRY_AFTER)?.to_str().ok()?.trim();
     if let Ok(secs) = value.parse::<f64>() {
         return (secs.is_finite() && secs >= 0.0).then(|| Duration::from_secs_f64(secs));

@@ -22,6 +22,9 @@ fn retry_after_reads_seconds_and_http_dates() {
     assert_eq!(retry_after(&headers("soon")), None);
     assert_eq!(retry_after(&headers("-3")), None);
     assert_eq!(retry_after(&HeaderMap::new()), None);
+    let mut both = headers("20");
+    both.insert("retry-after-ms", HeaderValue::from_static("1500"));
+    assert_eq!(retry_after(&both), Some(Duration::from_millis(1500)));
 }
 
 #[test]
