@@ -117,7 +117,7 @@ impl ToolPort for EnginePort {
         let loads = matches!(canonical_name.as_str(), "tool_search" | "mcp_discover");
         let session = &self.ctx.session;
         let in_catalog = session.is_loaded(&canonical_name)
-            || session.pinned_head().is_some_and(|head| head.iter().any(|n| *n == canonical_name));
+            || session.pinned_head().is_some_and(|head| head.contains(&canonical_name));
         tool.spec.risk == Risk::Read && !loads && in_catalog
     }
 
