@@ -246,3 +246,28 @@ async fn a_provider_failure_ends_the_session_with_an_error() {
     assert_eq!(err.to_string(), "deepseek: HTTP 401: scripted status 401");
     assert!(matches!(events.last(), Some(RunEvent::SessionEnded { status: RunStatus::Failed(_), .. })));
 }
+
+#[tokio::test]
+async fn the_anthropic_wire_gets_the_catalog_in_its_format_with_the_head_cached() {
+    let dir = tempfile::tempdir().unwrap();
+    let tools = port(&Arc::new(Flight::default()), dir.path());
+    let server = ScriptedServer::start().await.unwrap();
+    server.script([
+        ScriptedTurn::tool_call("t1", "tool_search", r#"{"query":"select:git_diff"}"#),
+        ScriptedTurn::tool_call("t2", "git_diff", "{}"),
+        ScriptedTurn::text("done"),
+    ]);
+    let provider = crate::support::anthropic(&server);
+    let mut sink = |_: RunEvent| {};
+    let outcome = agent(&provider, &tools).run(Vec::new(), "diff", &mut sink).await.unwrap();
+    assert_eq!(outcome.status, RunStatus::Done);
+    let requests: Vec<Value> = server.requests().iter().map(|r| r.json()).collect();
+    let first = requests[0]["tools"].as_array().unwrap();
+    let last = requests[2]["tools"].as_array().unwrap();
+    assert_eq!(last.len(), first.len() + 1);
+    assert_eq!(first[..], last[..first.len()], "the head is unchanged, breakpoint included");
+    assert_eq!(first.last().unwrap()["cache_control"], json!({"type": "ephemeral"}));
+    assert!(first.iter().all(|t| t.get("input_schema").is_some()));
+    assert_eq!(last.last().unwrap()["name"], "git_diff");
+    assert!(last.last().unwrap().get("cache_control").is_none());
+}

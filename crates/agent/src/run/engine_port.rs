@@ -2,6 +2,18 @@
 //! [`ToolPort`] trait, because the engine's API (how a `ToolContext` is built,
 //! how an engine is composed) is being reshaped: when it changes, this file
 //! changes and the loop does not.
+//!
+//! What this file works around, for whoever reshapes the engine:
+//! - no head-only fingerprint: it builds a `Catalog` with an empty tail itself;
+//! - no "spec for a called name" lookup: it resolves aliases through
+//!   `lifecycle().resolve` and the registry by hand;
+//! - `tool_search` / `mcp_discover` report `Risk::Read` yet change the tail, and
+//!   a direct call to a deferred tool loads it at dispatch: nothing in a spec
+//!   says "this call changes the catalog", so names are special-cased here;
+//! - no model-facing rendering of a `ToolResult` (content plus metadata such
+//!   as `_deprecation`): `outcome_of` defines one;
+//! - the transcript has no event for a model request (catalog hash, message
+//!   count, usage), which `quiver audit` will need.
 
 use std::sync::Arc;
 
