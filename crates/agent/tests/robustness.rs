@@ -133,3 +133,15 @@ async fn an_error_event_mid_stream_is_reported() {
     let text = complete(&deepseek(&server), &simple()).await.0.unwrap_err().to_string();
     assert!(text.contains("deepseek: stream broken: the provider sent an error mid-stream: Overloaded"), "{text}");
 }
+
+#[tokio::test]
+async fn an_anthropic_error_event_is_reported_with_its_type() {
+    let server = ScriptedServer::start().await.unwrap();
+    let body = "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"usage\":{\"input_tokens\":5}}}\n\n\
+                event: ping\ndata: {\"type\": \"ping\"}\n\n\
+                event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}\n\n";
+    server.push(ScriptedTurn::raw(body));
+    let req = request("c", anthropic_tools(), 1, vec![Message::user("hi")], true);
+    let text = complete(&anthropic(&server), &req).await.0.unwrap_err().to_string();
+    assert_eq!(text, "anthropic: stream broken: the provider sent overloaded_error mid-stream: Overloaded");
+}
