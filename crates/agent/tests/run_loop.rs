@@ -9,11 +9,10 @@ use std::time::Duration;
 use quiver_agent::run::{AgentLoop, EnginePort, RunEvent, RunLimits, RunStatus};
 use quiver_agent::scripted::{ScriptedServer, ScriptedTurn};
 use quiver_agent::{Message, Provider, Usage};
-use quiver_engine::lifecycle::Audience;
-use quiver_engine::tool::ToolFuture;
 use quiver_engine::tool_search::ToolSearch;
 use quiver_engine::{
-    DynTool, Engine, Manifest, Mode, Registry, Risk, ToolContext, ToolOutput, ToolSource, ToolSpec, Workspace,
+    Audience, Capabilities, Domain, DynTool, Engine, Manifest, Mode, Registry, Risk, ToolContext, ToolFuture,
+    ToolOutput, ToolSource, ToolSpec, Workspace,
 };
 use serde_json::{Value, json};
 
@@ -29,7 +28,7 @@ struct Flight {
 
 struct Stub {
     name: &'static str,
-    domain: &'static str,
+    domain: Domain,
     risk: Risk,
     flight: Arc<Flight>,
 }
@@ -41,8 +40,9 @@ impl DynTool for Stub {
             description: format!("The {} stub.", self.name),
             input_schema: json!({"type": "object", "properties": {"path": {"type": "string"},
                 "items": {"type": "array"}}}),
-            domain: self.domain.into(),
+            domain: self.domain,
             risk: self.risk,
+            capabilities: Capabilities::NONE,
             source: ToolSource::Native,
             prompt_snippet: None,
         }
@@ -66,16 +66,17 @@ fn port(flight: &Arc<Flight>, dir: &std::path::Path) -> EnginePort {
     let mut registry = Registry::new();
     registry.register(ToolSearch).unwrap();
     for (name, domain, risk) in [
-        ("read_file", "file", Risk::Read),
-        ("grep_files", "search", Risk::Read),
-        ("checklist_write", "planning", Risk::Write),
-        ("git_diff", "git", Risk::Read),
+        ("read_file", Domain::File, Risk::Read),
+        ("grep_files", Domain::Search, Risk::Read),
+        ("checklist_write", Domain::Planning, Risk::Write),
+        ("git_diff", Domain::Git, Risk::Read),
     ] {
         registry.register(Stub { name, domain, risk, flight: flight.clone() }).unwrap();
     }
     let engine = Arc::new(Engine::new(registry, Manifest::builtin().unwrap()));
     let audience = Audience { provider: "deepseek".into(), model: Some("deepseek-chat".into()), mode: Mode::Agent };
-    EnginePort::new(ToolContext::new(engine, Workspace::new(dir).unwrap(), audience))
+    let ctx = engine.context(Workspace::new(dir).unwrap(), audience);
+    EnginePort::new(engine, ctx)
 }
 
 fn agent<'a>(provider: &'a dyn Provider, tools: &'a EnginePort) -> AgentLoop<'a> {

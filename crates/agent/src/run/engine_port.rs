@@ -17,10 +17,8 @@
 
 use std::sync::Arc;
 
-use quiver_engine::catalog::CatalogFormat;
-use quiver_engine::lifecycle::Resolution;
 use quiver_engine::transcript::Event;
-use quiver_engine::{Catalog, Engine, Risk, ToolContext, ToolResult, canonical};
+use quiver_engine::{Catalog, CatalogFormat, Engine, EngineHost, Resolution, Risk, ToolContext, ToolResult, canonical};
 use serde_json::{Value, json};
 
 use crate::provider::{BoxFuture, Wire};
@@ -60,19 +58,44 @@ pub trait ToolPort: Send + Sync {
     fn record_message(&self, role: &str, content: Value);
 }
 
+/// Where the port gets the engine for the next request.
+enum Engines {
+    Fixed(Arc<Engine>),
+    /// The engine's host: rebuilt engines (an MCP server's tools changed)
+    /// reach the next request; the session's head stays pinned.
+    Hosted(Arc<EngineHost>),
+}
+
 /// A [`ToolPort`] over a quiver engine and one session's context.
 pub struct EnginePort {
-    engine: Arc<Engine>,
+    engines: Engines,
     ctx: ToolContext,
 }
 
 impl EnginePort {
-    pub fn new(ctx: ToolContext) -> Self {
-        EnginePort { engine: ctx.engine.clone(), ctx }
+    /// Over one frozen engine; `ctx` should come from `engine.context(..)`.
+    pub fn new(engine: Arc<Engine>, ctx: ToolContext) -> Self {
+        EnginePort { engines: Engines::Fixed(engine), ctx }
+    }
+
+    /// Over the engine's host; `ctx` should come from `host.context(..)`.
+    pub fn hosted(host: Arc<EngineHost>, ctx: ToolContext) -> Self {
+        EnginePort { engines: Engines::Hosted(host), ctx }
+    }
+
+    pub fn context(&self) -> &ToolContext {
+        &self.ctx
+    }
+
+    fn engine(&self) -> Arc<Engine> {
+        match &self.engines {
+            Engines::Fixed(engine) => Arc::clone(engine),
+            Engines::Hosted(host) => host.engine(),
+        }
     }
 
     fn catalog_now(&self) -> Catalog {
-        self.engine.session_catalog(&self.ctx.audience, &self.ctx.session)
+        self.engine().session_catalog(&self.ctx.audience, &self.ctx.session)
     }
 }
 
@@ -118,8 +141,9 @@ impl ToolPort for EnginePort {
     }
 
     fn concurrency_safe(&self, name: &str) -> bool {
-        let registry = self.engine.registry();
-        let canonical_name = match self.engine.lifecycle().resolve(name, registry) {
+        let engine = self.engine();
+        let registry = engine.registry();
+        let canonical_name = match engine.lifecycle().resolve(name, registry) {
             Resolution::Canonical(n) => n.to_string(),
             Resolution::Alias { entry, .. } => entry.replacement.clone(),
             _ => return false,
@@ -135,7 +159,7 @@ impl ToolPort for EnginePort {
 
     fn call<'a>(&'a self, name: &'a str, args: Value) -> BoxFuture<'a, Result<ToolOutcome, String>> {
         Box::pin(async move {
-            match self.engine.dispatch(name, args, &self.ctx).await {
+            match self.ctx.call(name, args).await {
                 Ok(result) => Ok(outcome_of(&result)),
                 Err(e) => Err(format!("{e:#}")),
             }
