@@ -207,3 +207,7 @@ pub(crate) fn normalize(path: &Path) -> PathBuf {
         }
     }
 }
+
+#[cfg(test)]
+#[path = "landlock_rules_tests.rs"]
+mod tests;

@@ -7,5 +7,6 @@
 mod contain;
 mod env;
 mod fs;
+mod gate;
 mod net;
 mod support;
