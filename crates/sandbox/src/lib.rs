@@ -16,6 +16,26 @@
 //!   double fork) can be found and killed, through a cgroup v2 per job or, where
 //!   no cgroup is writable, a child subreaper plus a `/proc` walk.
 //!
+//! What stays unprotected (by platform):
+//! - Linux, Landlock: metadata changes are not file writes to Landlock:
+//!   `chmod`, `chown`, `touch -d` (utimes) and xattrs still work on files
+//!   outside the writable roots (refusing them by seccomp would also refuse
+//!   `chmod +x` inside the workspace). ABI < 3 cannot refuse `truncate(2)`
+//!   outside; ABI < 6 cannot stop a command signalling quiver. Connecting to
+//!   an existing *path* Unix socket (a docker or ssh-agent socket) is not
+//!   filtered. New top-level entries of a writable root that holds a
+//!   read-only path (any git workspace) need `full` (see `landlock_rules`).
+//! - Linux, seccomp: `AF_UNIX` is allowed, so a local proxy listening on a
+//!   Unix socket could relay traffic out.
+//! - Containment: a `full`-policy command running as root can move itself out
+//!   of its cgroup; in the subreaper fallback, a process that leaves the
+//!   leader's tree after the leader exits *and* clears its environment is not
+//!   found; after quiver is SIGKILLed, escaped processes live until the next
+//!   `Containment::new` sweeps them.
+//! - macOS and others: no OS sandbox yet: [`Sandbox::new`] returns
+//!   [`SandboxError::Unavailable`] for anything but `Full` + network, and
+//!   the caller asks for every command.
+//!
 //! Order on one command: `env.apply_to(cmd)` (it clears the environment), then
 //! `sandbox.apply_to(cmd)` (it sets `TMPDIR`), then `job.apply_to(cmd)`, spawn,
 //! `job.started(pid)`.
