@@ -19,7 +19,7 @@ async fn http_server() -> (tokio::process::Child, String) {
         .spawn()
         .unwrap();
     let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-    let url = tokio::time::timeout(Duration::from_secs(10), async {
+    let url = tokio::time::timeout(PATIENCE, async {
         while let Ok(Some(line)) = lines.next_line().await {
             if let Some(url) = line.strip_prefix("listening on ") {
                 return url.to_string();
@@ -43,7 +43,9 @@ fn http_config(name: &str, url: &str, token_env: Option<&str>) -> ServerConfig {
         enabled: true,
         enabled_tools: None,
         disabled_tools: vec![],
-        startup_timeout: Duration::from_secs(10),
+        startup_timeout: PATIENCE,
+        // Short for `hang`, the one call meant to time out; ordinary calls on
+        // these servers go through `call_patiently`.
         tool_timeout: Duration::from_millis(800),
         source: PathBuf::from("test-config.toml"),
         trust: quiver_engine::permissions::trust::Source::User,
@@ -62,7 +64,7 @@ async fn http_server_lists_calls_and_times_out() {
 
     let mut args = serde_json::Map::new();
     args.insert("text".into(), "over http".into());
-    let result = server.call("echo", Some(args)).await.unwrap();
+    let result = call_patiently(server, "echo", Some(args)).await.unwrap();
     let value = serde_json::to_value(&result).unwrap();
     assert_eq!(value["content"][0]["text"], "over http");
 

@@ -17,13 +17,9 @@ pub fn quiver_bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_quiver"))
 }
 
-#[path = "../../../mcp/tests/common/test_client.rs"]
-mod test_client;
-pub use test_client::{Client, TestClient, call, list};
-#[path = "../../../mcp/tests/common/raw_http.rs"]
-mod raw_http;
+pub use quiver_testkit::mcp_client::{Client, TestClient, call, list};
 #[allow(unused_imports)] // only the HTTP tests use it
-pub use raw_http::raw_initialize;
+pub use quiver_testkit::raw_http::raw_initialize;
 
 /// `quiver mcp serve` (stdio) in `workspace`, with extra args.
 pub async fn stdio(workspace: &Path, extra: &[&str], handler: TestClient) -> Client {
@@ -75,7 +71,8 @@ pub async fn http(workspace: &Path, extra: &[&str], envs: &[(&str, &str)]) -> Ht
     let mut child = cmd.spawn().unwrap();
     let stderr = child.stderr.take().unwrap();
     let mut lines = BufReader::new(stderr).lines();
-    let url = tokio::time::timeout(Duration::from_secs(30), async {
+    // A ceiling against a server that never starts, not a guess at start time.
+    let url = tokio::time::timeout(Duration::from_secs(60), async {
         while let Some(line) = lines.next_line().await.unwrap() {
             if let Some(url) = line.strip_prefix("listening on ") {
                 return url.trim().to_string();
@@ -85,7 +82,7 @@ pub async fn http(workspace: &Path, extra: &[&str], envs: &[(&str, &str)]) -> Ht
         panic!("quiver exited before printing its address");
     })
     .await
-    .expect("quiver printed no `listening on` line within 30 s");
+    .expect("quiver printed no `listening on` line within 60 s");
     // Keep draining stderr so the server never blocks on a full pipe.
     tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
     HttpQuiver { child, url }

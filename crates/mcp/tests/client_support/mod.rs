@@ -9,10 +9,11 @@ use std::time::Duration;
 
 use quiver_engine::permissions::trust::{Source, TrustStore};
 use quiver_engine::{Audience, Engine, EngineHost, Manifest, Mode, Registry, ToolContext, ToolResult, Workspace};
-use quiver_mcp::client::ToolCache;
+use quiver_mcp::client::{ServerHandle, ToolCache};
 use quiver_mcp::config::{McpConfig, ServerConfig, Transport};
 use quiver_mcp::{McpManager, McpProvider};
-use serde_json::Value;
+use rmcp::model::CallToolResult;
+use serde_json::{Map, Value};
 
 pub const TEST_SERVER: &str = env!("CARGO_BIN_EXE_quiver-test-mcp");
 
@@ -113,4 +114,43 @@ pub async fn discover(
     let dir = std::env::temp_dir();
     let ctx = context(engine, &dir, Mode::Agent);
     manager.discover(server, &ctx).await.map_err(|e| e.to_string())
+}
+
+/// The ceiling of every wait in these tests: it only turns a hang into a
+/// failure, and is far above any delay a loaded machine causes.
+pub const PATIENCE: Duration = Duration::from_secs(60);
+
+/// Polls `cond` until it holds (true) or [`PATIENCE`] runs out (false).
+pub async fn eventually(mut cond: impl FnMut() -> bool) -> bool {
+    let deadline = tokio::time::Instant::now() + PATIENCE;
+    while !cond() {
+        if tokio::time::Instant::now() >= deadline {
+            return false;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    true
+}
+
+/// An ordinary call on a server whose `tool_timeout` is kept short for the one
+/// call of the test that is meant to hang. The timeout is per server, so an
+/// ordinary call gets its generous budget here instead: when it times out only
+/// because the machine is loaded (the server still answered the ping, so its
+/// process was kept), it is asked again, up to [`PATIENCE`]. Only for calls
+/// that may run twice.
+pub async fn call_patiently(
+    server: &ServerHandle,
+    tool: &str,
+    args: Option<Map<String, Value>>,
+) -> Result<CallToolResult, String> {
+    let deadline = tokio::time::Instant::now() + PATIENCE;
+    loop {
+        let result = server.call(tool, args.clone()).await;
+        let slow = result
+            .as_ref()
+            .is_err_and(|e| e.contains(&format!("did not answer `{tool}` within")) && e.contains("still responsive"));
+        if !slow || tokio::time::Instant::now() >= deadline {
+            return result;
+        }
+    }
 }

@@ -132,13 +132,9 @@ pub fn surface(mode: Mode) -> (Arc<Surface>, tempfile::TempDir) {
     (Arc::new(Surface::new(engine, workspace, audience)), dir)
 }
 
-#[path = "../common/test_client.rs"]
-mod test_client;
-pub use test_client::{Client, TestClient, call, list};
-#[path = "../common/raw_http.rs"]
-mod raw_http;
+pub use quiver_testkit::mcp_client::{Client, TestClient, call, list};
 #[allow(unused_imports)] // only the HTTP tests use it
-pub use raw_http::raw_initialize;
+pub use quiver_testkit::raw_http::raw_initialize;
 
 /// One MCP connection to `surface` over an in-memory pipe (a fresh quiver session).
 pub async fn connect(surface: Arc<Surface>, client: TestClient) -> Client {

@@ -35,8 +35,7 @@ async fn bad_input_is_explained() {
 
 #[tokio::test]
 async fn reads_pdf_pages_when_pdftotext_exists() {
-    if crate::util::which("pdftotext").is_none() {
-        eprintln!("pdftotext not installed; .ci/run installs poppler-utils");
+    if !quiver_testkit::pdftotext_or_skip() {
         return;
     }
     let h = Harness::new();

@@ -4,17 +4,9 @@ use serde_json::json;
 
 use crate::test_support::Harness;
 
-fn espeak_installed() -> bool {
-    if crate::util::which("espeak-ng").is_none() {
-        eprintln!("espeak-ng not installed; .ci/run installs it");
-        return false;
-    }
-    true
-}
-
 #[tokio::test]
 async fn writes_a_wav_file_at_a_default_or_given_path() {
-    if !espeak_installed() {
+    if !quiver_testkit::espeak_or_skip() {
         return;
     }
     let h = Harness::new();
@@ -44,7 +36,7 @@ async fn writes_a_wav_file_at_a_default_or_given_path() {
 
 #[tokio::test]
 async fn tts_alias_is_byte_identical_without_notice() {
-    if !espeak_installed() {
+    if !quiver_testkit::espeak_or_skip() {
         return;
     }
     let h = Harness::new();
@@ -72,7 +64,8 @@ async fn bad_input_is_explained() {
     assert!(h.err("speech", json!({"text": "hi", "path": "d.wav"})).await.contains("directory"));
     assert!(h.err("speech", json!({"text": "hi", "rate": "fast"})).await.contains("rate"));
     assert!(h.err("speech", json!({})).await.contains("text"));
-    if espeak_installed() {
+    // The last check needs espeak-ng itself to refuse the voice.
+    if quiver_testkit::espeak_or_skip() {
         let unknown = h.err("speech", json!({"text": "hi", "voice": "zz-nonexistent", "path": "v.wav"})).await;
         assert!(unknown.contains("espeak-ng failed") && unknown.contains("voice"), "{unknown}");
         assert!(!h.path("v.wav").exists());

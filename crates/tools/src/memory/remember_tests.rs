@@ -113,8 +113,11 @@ fn memory_file_location_follows_the_environment() {
 fn env_override_is_respected() {
     let home = tempfile::tempdir().unwrap();
     let file = home.path().join("from-env.md");
+    // The child test's full name, derived so that moving this module cannot make
+    // `--exact` match nothing (the child then runs 0 tests; see "1 passed" below).
+    let child = format!("{}::child_writes_via_env", module_path!().split_once("::").unwrap().1);
     let out = std::process::Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", "memory::remember::tests::child_writes_via_env", "--ignored", "--test-threads=1"])
+        .args(["--exact", child.as_str(), "--ignored", "--test-threads=1"])
         .env("QUIVER_MEMORY_FILE", &file)
         .env("QUIVER_MEMORY_TEST_CHILD", "1")
         .output()

@@ -1,9 +1,7 @@
-use std::time::Duration;
-
 use serde_json::json;
 
-use crate::shell::shell_jobs::tests::{alive, eventually, group_members};
-use crate::test_support::Harness;
+use crate::shell::shell_jobs::tests::{alive, eventually, group_members, output_until};
+use crate::test_support::{Harness, PATIENCE};
 
 /// Starts `sleep 300 & echo $!; sleep 300` in the background; returns (task id, leader pid, child pid).
 async fn start_sleeper(h: &Harness) -> (String, i32, i32) {
@@ -11,8 +9,8 @@ async fn start_sleeper(h: &Harness) -> (String, i32, i32) {
     assert!(!r.is_error, "{}", r.content_text());
     let id = r.metadata["task_id"].as_str().unwrap().to_string();
     let pid = r.metadata["pid"].as_i64().unwrap() as i32;
-    let out = h.call("exec_shell_wait", json!({"task_id": id, "timeout_ms": 3000})).await;
-    let child = out.content_text().lines().next().unwrap().trim().parse().unwrap();
+    let out = output_until(h, &json!(id), "\n").await;
+    let child = out.lines().next().unwrap().trim().parse().unwrap();
     (id, pid, child)
 }
 
@@ -26,7 +24,7 @@ async fn cancel_leaves_no_process_of_the_job() {
     assert!(!r.is_error, "{}", r.content_text());
     assert_eq!(r.metadata["cancelled"], json!([id]));
     assert_eq!(r.metadata["status"], "exited");
-    assert!(eventually(Duration::from_secs(3), || group_members(pid).is_empty()).await, "{:?}", group_members(pid));
+    assert!(eventually(PATIENCE, || group_members(pid).is_empty()).await, "{:?}", group_members(pid));
     assert!(!alive(child));
     let wait = h.call("exec_shell_wait", json!({"task_id": id})).await;
     assert!(wait.content_text().contains("was stopped (cancelled)"), "{}", wait.content_text());
@@ -42,7 +40,7 @@ async fn cancel_all_stops_every_task() {
     let (_, b, _) = start_sleeper(&h).await;
     let r = h.call("exec_shell_cancel", json!({"all": true})).await;
     assert_eq!(r.metadata["cancelled"].as_array().unwrap().len(), 2, "{}", r.content_text());
-    assert!(eventually(Duration::from_secs(3), || group_members(a).is_empty() && group_members(b).is_empty()).await);
+    assert!(eventually(PATIENCE, || group_members(a).is_empty() && group_members(b).is_empty()).await);
     let none = h.ok("exec_shell_cancel", json!({"all": true})).await;
     assert!(none.contains("No background task is running"), "{none}");
 }

@@ -1,20 +1,18 @@
 use quiver_engine::Mode;
 use serde_json::json;
 
+use crate::shell::shell_jobs::tests::output_until;
 use crate::test_support::Harness;
 
 /// Sends `input`, then keeps polling until the output holds `needle` (a loaded machine
-/// may answer in pieces); returns everything read.
+/// may answer late and in pieces); returns everything read.
 async fn answer(h: &Harness, id: &str, input: &str, needle: &str) -> String {
-    let mut seen =
+    let seen =
         h.call("exec_shell_interact", json!({"task_id": id, "input": input, "timeout_ms": 3000})).await.content_text();
-    for _ in 0..20 {
-        if seen.contains(needle) {
-            break;
-        }
-        seen.push_str(&h.call("exec_shell_wait", json!({"task_id": id, "timeout_ms": 500})).await.content_text());
+    if seen.contains(needle) {
+        return seen;
     }
-    seen
+    seen + &output_until(h, &json!(id), needle).await
 }
 
 async fn start(h: &Harness, args: serde_json::Value) -> String {
@@ -61,8 +59,7 @@ async fn a_terminal_runs_interactive_programs() {
         json!({"command": "if [ -t 0 ]; then echo tty-yes; fi; exec bash --norc -i", "background": true, "tty": true}),
     )
     .await;
-    let first = h.call("exec_shell_wait", json!({"task_id": id, "timeout_ms": 3000})).await;
-    assert!(first.content_text().contains("tty-yes"), "{}", first.content_text());
+    output_until(&h, &json!(id), "tty-yes").await;
     let seen = answer(&h, &id, "echo $((6 * 7))\n", "\n42").await;
     assert!(seen.contains("\n42"), "{seen}");
     // Ctrl-C reaches the foreground program through the terminal.

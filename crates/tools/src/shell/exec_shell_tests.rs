@@ -4,7 +4,7 @@ use quiver_engine::Mode;
 use serde_json::json;
 
 use crate::shell::shell_jobs::tests::{FixedApprover, alive, eventually, group_members};
-use crate::test_support::Harness;
+use crate::test_support::{Harness, PATIENCE};
 
 #[tokio::test]
 async fn foreground_merges_stdout_and_stderr_in_order() {
@@ -51,18 +51,43 @@ async fn long_output_is_windowed_and_logged_in_full() {
 
 #[tokio::test]
 async fn timeout_kills_the_group_and_hints_background() {
-    let h = Harness::new();
-    // `sleep` and `echo` are trusted, so this runs in agent mode without asking.
-    let r = h.call("exec_shell", json!({"command": "sleep 300 & echo child=$!; sleep 300", "timeout_ms": 1500})).await;
+    let h = Harness::with_mode(Mode::Yolo);
+    // The backgrounded sleep reports its process group (field 5 of its stat):
+    // the shell's, which the timeout must empty. On a loaded machine the timeout
+    // can expire before the shell printed that; such a run shows nothing, so it
+    // is repeated with a longer timeout.
+    let command = "sleep 300 & read -r _ _ _ _ pgid _ < /proc/$!/stat; echo child=$! pgid=$pgid; sleep 300";
+    let mut timeout_ms = 1500;
+    let (r, text) = loop {
+        let r = h.call("exec_shell", json!({"command": command, "timeout_ms": timeout_ms})).await;
+        let text = r.content_text();
+        if text.lines().any(|l| l.starts_with("child=") && l.contains(" pgid=")) {
+            break (r, text);
+        }
+        assert!(timeout_ms < 60_000, "the shell never printed the group: {text}");
+        timeout_ms *= 4;
+    };
     assert!(r.is_error);
-    let text = r.content_text();
-    assert!(text.contains("timed out after 1500 ms"), "{text}");
+    assert!(text.contains(&format!("timed out after {timeout_ms} ms")), "{text}");
     assert!(text.contains("background: true") && text.contains("exec_shell_wait"), "{text}");
     assert_eq!(r.metadata["timed_out"], true, "{:?}", r.metadata);
-    assert!(r.metadata["duration_ms"].as_u64().is_some_and(|d| d >= 1500), "{:?}", r.metadata);
-    let child: i32 = text.split("\nchild=").nth(1).unwrap().lines().next().unwrap().trim().parse().unwrap();
-    assert!(eventually(Duration::from_secs(3), || !alive(child)).await, "the backgrounded sleep {child} survived");
-    assert!(group_members(child).is_empty());
+    assert!(r.metadata["duration_ms"].as_u64().is_some_and(|d| d >= timeout_ms), "{:?}", r.metadata);
+    // The output line, not the echoed command, which holds the same words.
+    let line = text.lines().find(|l| l.starts_with("child=")).unwrap();
+    let field = |key: &str| -> i32 {
+        let value = line.split_whitespace().find_map(|w| w.strip_prefix(key));
+        value.and_then(|v| v.parse().ok()).unwrap_or_else(|| panic!("no number after {key:?} in {text}"))
+    };
+    let (child, pgid) = (field("child="), field("pgid="));
+    // The sleep is not a group leader, so only a kill of the shell's whole
+    // group reaches it (a check of the sleep's own group would always pass).
+    assert_ne!(child, pgid, "{text}");
+    assert!(
+        eventually(PATIENCE, || group_members(pgid).is_empty()).await,
+        "left in the group: {:?}",
+        group_members(pgid)
+    );
+    assert!(!alive(child), "the backgrounded sleep {child} survived");
 }
 
 #[tokio::test]
@@ -71,7 +96,7 @@ async fn strays_of_a_finished_command_are_stopped() {
     let r = h.call("exec_shell", json!({"command": "sleep 300 >/dev/null 2>&1 & echo $!"})).await;
     let pid: i32 = r.content_text().lines().next().unwrap().parse().unwrap();
     assert!(r.content_text().contains("left running in the background were stopped"), "{}", r.content_text());
-    assert!(eventually(Duration::from_secs(3), || !alive(pid)).await);
+    assert!(eventually(PATIENCE, || !alive(pid)).await);
 }
 
 #[tokio::test]

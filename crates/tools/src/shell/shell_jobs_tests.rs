@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 use quiver_engine::permissions::Approver;
 
 use super::window::{SHOW_BYTES, SHOW_LINES, Window};
+use crate::test_support::{Harness, PATIENCE};
 
 /// Live (non-zombie) processes whose process group is `pgid`.
 pub fn group_members(pgid: i32) -> Vec<i32> {
@@ -48,6 +49,21 @@ pub async fn eventually(within: Duration, mut cond: impl FnMut() -> bool) -> boo
         }
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
+}
+
+/// Polls `exec_shell_wait` on task `id` until its output holds `needle`, and
+/// returns all the output read. Waiting on the output itself, with
+/// [`PATIENCE`] as the bound against a hang, keeps a loaded machine (where a
+/// shell may take seconds to print) from failing the test.
+pub async fn output_until(h: &Harness, id: &serde_json::Value, needle: &str) -> String {
+    let deadline = Instant::now() + PATIENCE;
+    let mut seen = String::new();
+    while !seen.contains(needle) {
+        assert!(Instant::now() < deadline, "no {needle:?} in the output of {id} within {PATIENCE:?}: {seen}");
+        let args = serde_json::json!({"task_id": id, "timeout_ms": 1000});
+        seen.push_str(&h.call("exec_shell_wait", args).await.content_text());
+    }
+    seen
 }
 
 /// An approver with a fixed answer that remembers what it was asked.

@@ -1,5 +1,5 @@
 //! A raw HTTP `initialize` POST for the HTTP guard tests (Origin, bearer
-//! token), shared like `test_client.rs`.
+//! token) of the in-process server and of the binary.
 
 use serde_json::json;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
