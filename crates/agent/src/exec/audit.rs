@@ -48,8 +48,8 @@ pub fn audit(transcript: &Transcript) -> Audit {
                 audit.compactions += 1;
             }
             Event::ModelRequest { turn, bytes, shared_prefix_bytes, head_hash, tail, usage, .. } => {
-                let head_changed = head.is_some_and(|h| h != head_hash);
-                head = Some(head_hash);
+                let head_changed = head.is_some_and(|h| h != head_hash.as_str());
+                head = Some(head_hash.as_str());
                 let index = audit.requests.len() + 1;
                 if head_changed {
                     audit.head_changes += 1;

@@ -67,8 +67,8 @@ pub fn read_layers(workspace: &Path) -> Result<Vec<(Trust, String, String)>, Con
 /// Keeps `[model]` and `[providers]` only: the same files hold other
 /// subsystems' tables (MCP servers), and `context_window` is exec's own key.
 fn strip_foreign(text: &str) -> String {
-    let Ok(mut value) = toml::from_str::<toml::Table>(text) else { return text.to_string() };
-    value.retain(|k, _| k == "model" || k == "providers");
+    let Ok(value) = toml::from_str::<toml::Table>(text) else { return text.to_string() };
+    let mut value: toml::Table = value.into_iter().filter(|(k, _)| k == "model" || k == "providers").collect();
     if let Some(toml::Value::Table(model)) = value.get_mut("model") {
         model.remove("context_window");
     }

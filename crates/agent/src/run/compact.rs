@@ -58,7 +58,7 @@ Be complete but brief: the relay replaces everything said so far.";
 pub async fn summarize(provider: &dyn Provider, request: &ModelRequest) -> Result<ModelResponse, ProviderError> {
     let mut ask = request.clone();
     ask.messages.push(Message::user(RELAY_INSTRUCTION));
-    let mut ignore = |_| {};
+    let mut ignore = |_: crate::message::StreamEvent| {};
     let response = provider.complete(&ask, &mut ignore).await?;
     if response.text.trim().is_empty() {
         return Err(ProviderError::Decode {

@@ -182,6 +182,7 @@ impl AgentLoop<'_> {
                 stream: self.stream,
             };
             let mut linear = prefix::linearize(&request);
+            let mut tail = catalog.tail;
             if let Some(policy) = self.compaction
                 && prefix::estimate_tokens(linear.len()) > policy.limit()
                 && messages.len() > 2
@@ -192,6 +193,7 @@ impl AgentLoop<'_> {
                         // The tail was reset: the catalog is the head alone again.
                         let catalog = self.tools.catalog(self.provider.wire());
                         request.tools = catalog.tools;
+                        tail = catalog.tail;
                         request.messages = messages.clone();
                         linear = prefix::linearize(&request);
                     }
@@ -207,7 +209,7 @@ impl AgentLoop<'_> {
                 shared_prefix_bytes: shared,
                 head_hash: catalog.head_hash.clone(),
                 tools: request.tool_list().len() as u64,
-                tail: catalog.tail.clone(),
+                tail,
                 usage: None,
             };
             last_linear = Some(linear);
