@@ -14,6 +14,7 @@ fn request(turn: u64, bytes: u64, shared: Option<u64>, head: &str) -> Event {
         request_hash: format!("sha256:{turn}"),
         bytes,
         shared_prefix_bytes: shared,
+        extends_previous: shared.map(|_| turn != 3),
         head_hash: head.into(),
         tools: 12,
         tail: vec![],
@@ -48,7 +49,8 @@ fn audit_counts_head_changes_breaks_and_exempts_compaction() {
 #[test]
 fn resume_history_restarts_at_compaction_and_drops_dangling_calls() {
     let call = quiver_agent::ToolCall { id: "c1".into(), name: "read_file".into(), arguments: "{}".into() };
-    let with_call = Message::Assistant { text: String::new(), reasoning: None, reasoning_signature: None, tool_calls: vec![call] };
+    let with_call =
+        Message::Assistant { text: String::new(), reasoning: None, reasoning_signature: None, tool_calls: vec![call] };
     let t = Transcript {
         events: vec![
             message(&Message::user("old")),
@@ -75,7 +77,8 @@ fn terminal_answers() {
 
 #[test]
 fn config_files_shared_with_mcp_and_the_context_window_override() {
-    let user = "[model]\nprovider = \"openai\"\ncontext_window = 4096\n\n[mcp.servers.x]\ncommand = \"y\"\n".to_string();
+    let user =
+        "[model]\nprovider = \"openai\"\ncontext_window = 4096\n\n[mcp.servers.x]\ncommand = \"y\"\n".to_string();
     let layers = vec![(Trust::User, "user.toml".to_string(), user.clone())];
     let config = paths::load_config(
         &[(Trust::User, "user.toml".into(), {

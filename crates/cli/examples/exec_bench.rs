@@ -33,7 +33,11 @@ impl Provider for Timed<'_> {
     fn wire(&self) -> Wire {
         self.inner.wire()
     }
-    fn complete<'a>(&'a self, req: &'a ModelRequest, sink: Sink<'a>) -> BoxFuture<'a, Result<ModelResponse, ProviderError>> {
+    fn complete<'a>(
+        &'a self,
+        req: &'a ModelRequest,
+        sink: Sink<'a>,
+    ) -> BoxFuture<'a, Result<ModelResponse, ProviderError>> {
         Box::pin(async move {
             let started = Instant::now();
             let result = self.inner.complete(req, sink).await;
@@ -93,7 +97,8 @@ async fn bench() -> anyhow::Result<()> {
     let server = ScriptedServer::start().await?;
     server.script(script());
     let dialect = OpenAiDialect { max_completion_tokens: false, fim_path: None, fim_model: None };
-    let inner = OpenAiProvider::new("deepseek", &server.base_url(), ApiKey::new("sk-bench"), dialect, HttpOptions::default())?;
+    let inner =
+        OpenAiProvider::new("deepseek", &server.base_url(), ApiKey::new("sk-bench"), dialect, HttpOptions::default())?;
     let provider = Timed { inner: &inner, model_time: Mutex::new(Vec::new()) };
     let agent = AgentLoop {
         provider: &provider,
@@ -112,7 +117,9 @@ async fn bench() -> anyhow::Result<()> {
     let mut sink = move |event: RunEvent| {
         let mut marks = sink_marks.lock().unwrap_or_else(|p| p.into_inner());
         match event {
-            RunEvent::TurnStarted { .. } | RunEvent::SessionEnded { .. } => marks.push((Instant::now(), Duration::ZERO)),
+            RunEvent::TurnStarted { .. } | RunEvent::SessionEnded { .. } => {
+                marks.push((Instant::now(), Duration::ZERO))
+            }
             RunEvent::ToolCallEnded { duration, .. } => {
                 if let Some(last) = marks.last_mut() {
                     last.1 += duration;
@@ -160,7 +167,8 @@ async fn bench() -> anyhow::Result<()> {
     let report = audit::audit(&Transcript::read(&transcript_path)?);
     for (i, r) in report.requests.iter().enumerate() {
         let shared = r.shared_prefix_bytes.unwrap_or(0);
-        let cacheable = if r.input_tokens == 0 { 0.0 } else { 100.0 * r.cache_hit_tokens as f64 / r.input_tokens as f64 };
+        let cacheable =
+            if r.input_tokens == 0 { 0.0 } else { 100.0 * r.cache_hit_tokens as f64 / r.input_tokens as f64 };
         println!(
             "request {:>2}: bytes={} shared_prefix_bytes={} ({:.1}% of previous {}) cache_servable={:.1}% tail={}",
             i + 1,

@@ -142,14 +142,21 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     let session_id = ctx.session.id().to_string();
     let transcript_path = paths::session_path(&session_id)?;
-    ctx.transcript = Some(exec::open_transcript(&transcript_path, &session_id, &workspace, &audience, &config.provider)?);
+    ctx.transcript =
+        Some(exec::open_transcript(&transcript_path, &session_id, &workspace, &audience, &config.provider)?);
     if mode == Mode::Agent
         && let Some(approver) = exec::approver::TerminalApprover::if_interactive(stdin_prompt)
     {
         ctx.approver = Some(Arc::new(approver));
     }
     if !args.json {
-        eprintln!("quiver: session {session_id} ({} {}, {}) → {}", config.provider, config.model, mode.as_str(), transcript_path.display());
+        eprintln!(
+            "quiver: session {session_id} ({} {}, {}) → {}",
+            config.provider,
+            config.model,
+            mode.as_str(),
+            transcript_path.display()
+        );
     }
     let options = ExecOptions {
         model: config.model.clone(),

@@ -11,8 +11,8 @@ use anyhow::Context;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::session::{LazyToolState, Session};
 use crate::result::ToolResult;
+use crate::session::{LazyToolState, Session};
 
 pub const TRANSCRIPT_VERSION: u32 = 1;
 
@@ -74,6 +74,9 @@ pub enum Event {
         /// the first request of a process (a new or resumed session).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         shared_prefix_bytes: Option<u64>,
+        /// Whether tools and messages only append to the previous request's.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        extends_previous: Option<bool>,
         head_hash: String,
         tools: u64,
         /// The catalog tail (loaded tools) sent with this request.

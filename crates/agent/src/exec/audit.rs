@@ -28,7 +28,8 @@ pub struct Audit {
     pub requests: Vec<RequestAudit>,
     pub head_changes: usize,
     pub compactions: usize,
-    /// Requests (not after a compaction) that do not extend the previous one.
+    /// Requests (not after a compaction) whose tools or messages do not
+    /// extend the previous request's.
     pub prefix_breaks: usize,
 }
 
@@ -47,14 +48,16 @@ pub fn audit(transcript: &Transcript) -> Audit {
                 compacted = true;
                 audit.compactions += 1;
             }
-            Event::ModelRequest { turn, bytes, shared_prefix_bytes, head_hash, tail, usage, .. } => {
+            Event::ModelRequest {
+                turn, bytes, shared_prefix_bytes, extends_previous, head_hash, tail, usage, ..
+            } => {
                 let head_changed = head.is_some_and(|h| h != head_hash.as_str());
                 head = Some(head_hash.as_str());
                 let index = audit.requests.len() + 1;
                 if head_changed {
                     audit.head_changes += 1;
                 }
-                if shared_prefix_bytes.is_some_and(|s| !compacted && s < previous_bytes) {
+                if !compacted && *extends_previous == Some(false) {
                     audit.prefix_breaks += 1;
                 }
                 audit.requests.push(RequestAudit {

@@ -50,11 +50,14 @@ pub fn context_window_override(texts: &[(Trust, String, String)]) -> Option<u64>
 /// The layer files that exist, in order (user, then project), as (trust, path, text).
 pub fn read_layers(workspace: &Path) -> Result<Vec<(Trust, String, String)>, ConfigError> {
     let mut layers = Vec::new();
-    let candidates = [(Trust::User, user_config_dir().map(|d| d.join("config.toml"))), (Trust::Project, Some(workspace.join("quiver.toml")))];
+    let candidates = [
+        (Trust::User, user_config_dir().map(|d| d.join("config.toml"))),
+        (Trust::Project, Some(workspace.join("quiver.toml"))),
+    ];
     for (trust, path) in candidates {
         let Some(path) = path else { continue };
         match std::fs::read_to_string(&path) {
-            Ok(text) => layers.push((trust, path.display().to_string(), strip_foreign(&text))),
+            Ok(text) => layers.push((trust, path.display().to_string(), text)),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
             Err(e) => {
                 return Err(ConfigError::Parse { path: path.display().to_string(), message: e.to_string() });
@@ -77,7 +80,8 @@ fn strip_foreign(text: &str) -> String {
 
 /// The agent config from the layers and the flags.
 pub fn load_config(layers: &[(Trust, String, String)], cli: &CliOverrides) -> Result<AgentConfig, ConfigError> {
+    let texts: Vec<String> = layers.iter().map(|(_, _, text)| strip_foreign(text)).collect();
     let layers: Vec<ConfigLayer<'_>> =
-        layers.iter().map(|(trust, path, text)| ConfigLayer { trust: *trust, path, text }).collect();
+        layers.iter().zip(&texts).map(|((trust, path, _), text)| ConfigLayer { trust: *trust, path, text }).collect();
     AgentConfig::load(&layers, cli)
 }

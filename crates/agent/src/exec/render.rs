@@ -20,7 +20,10 @@ pub fn status_str(status: &RunStatus) -> String {
         RunStatus::Done => "done".into(),
         RunStatus::MaxTurns => "max_turns".into(),
         RunStatus::TokenBudget => "token_budget".into(),
-        RunStatus::Stopped(reason) => format!("stopped:{}", serde_json::to_value(reason).map_or_else(|_| "other".into(), |v| v.as_str().unwrap_or("other").to_string())),
+        RunStatus::Stopped(reason) => format!(
+            "stopped:{}",
+            serde_json::to_value(reason).map_or_else(|_| "other".into(), |v| v.as_str().unwrap_or("other").to_string())
+        ),
         RunStatus::Failed(_) => "failed".into(),
     }
 }

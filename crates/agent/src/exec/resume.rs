@@ -52,7 +52,9 @@ pub fn history(transcript: &Transcript) -> Vec<Message> {
         messages.pop();
     }
     // Results of a partly answered turn: drop the dangling ones with their turn.
-    if let Some(pos) = messages.iter().rposition(|m| matches!(m, Message::Assistant { tool_calls, .. } if !tool_calls.is_empty())) {
+    if let Some(pos) =
+        messages.iter().rposition(|m| matches!(m, Message::Assistant { tool_calls, .. } if !tool_calls.is_empty()))
+    {
         let answered = messages[pos + 1..].iter().filter(|m| matches!(m, Message::Tool { .. })).count();
         if let Message::Assistant { tool_calls, .. } = &messages[pos]
             && answered < tool_calls.len()

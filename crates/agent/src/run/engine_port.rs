@@ -194,6 +194,7 @@ impl ToolPort for EnginePort {
             request_hash: r.request_hash.clone(),
             bytes: r.bytes,
             shared_prefix_bytes: r.shared_prefix_bytes,
+            extends_previous: r.extends_previous,
             head_hash: r.head_hash.clone(),
             tools: r.tools,
             tail: r.tail.clone(),

@@ -154,7 +154,7 @@ impl AgentLoop<'_> {
         let mut total = Usage::default();
         let mut final_text = String::new();
         let mut turn = 0u32;
-        let mut last_linear: Option<String> = None;
+        let mut last: Option<(String, ModelRequest)> = None;
         let status = loop {
             if turn >= self.limits.max_turns {
                 break RunStatus::MaxTurns;
@@ -201,18 +201,20 @@ impl AgentLoop<'_> {
                     Err(e) => return Err(self.fail(e.into(), turn, total, events)),
                 }
             }
-            let shared = last_linear.as_deref().map(|last| prefix::shared_prefix(last, &linear) as u64);
+            let shared = last.as_ref().map(|(l, _)| prefix::shared_prefix(l, &linear) as u64);
+            let extends_previous = last.as_ref().map(|(_, before)| prefix::extends(before, &request));
             let mut record = RequestRecord {
                 turn,
                 request_hash: prefix::sha256(&linear),
                 bytes: linear.len() as u64,
                 shared_prefix_bytes: shared,
+                extends_previous,
                 head_hash: catalog.head_hash.clone(),
                 tools: request.tool_list().len() as u64,
                 tail,
                 usage: None,
             };
-            last_linear = Some(linear);
+            last = Some((linear, request.clone()));
             let mut forward = |e: StreamEvent| events(RunEvent::Delta(e));
             let response = match self.provider.complete(&request, &mut forward).await {
                 Ok(r) => r,

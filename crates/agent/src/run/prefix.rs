@@ -19,6 +19,8 @@ pub struct RequestRecord {
     pub bytes: u64,
     /// `None` for the first request of a run (nothing to compare with).
     pub shared_prefix_bytes: Option<u64>,
+    /// Whether tools and messages only append to the previous request's.
+    pub extends_previous: Option<bool>,
     pub head_hash: String,
     pub tools: u64,
     pub tail: Vec<String>,
@@ -26,13 +28,32 @@ pub struct RequestRecord {
     pub usage: Option<Usage>,
 }
 
-/// The request's bytes in cache order.
+/// The request's bytes in cache order, one element a line (so a request
+/// that only appends shares every byte of the previous one).
 pub fn linearize(request: &ModelRequest) -> String {
-    let messages = serde_json::to_value(&request.messages).unwrap_or(Value::Null);
-    let mut out = quiver_engine::canonical::to_string(&request.tools);
+    let mut out = String::new();
+    for tool in request.tool_list() {
+        out.push_str(&quiver_engine::canonical::to_string(tool));
+        out.push('\n');
+    }
     out.push_str(&quiver_engine::canonical::to_string(&Value::String(request.system.clone())));
-    out.push_str(&quiver_engine::canonical::to_string(&messages));
+    out.push('\n');
+    for message in &request.messages {
+        out.push_str(&quiver_engine::canonical::to_string(&serde_json::to_value(message).unwrap_or(Value::Null)));
+        out.push('\n');
+    }
     out
+}
+
+/// Whether `now` only appends to `before`: the same tools first (head, then
+/// the earlier tail) and the same messages first. What PRODUCT.md §7 asks of
+/// every request but the one after a compaction.
+pub fn extends(before: &ModelRequest, now: &ModelRequest) -> bool {
+    let starts = |a: &[Value], b: &[Value]| b.len() >= a.len() && b[..a.len()] == *a;
+    starts(before.tool_list(), now.tool_list())
+        && before.system == now.system
+        && now.messages.len() >= before.messages.len()
+        && now.messages[..before.messages.len()] == before.messages[..]
 }
 
 pub fn sha256(bytes: &str) -> String {
