@@ -6,10 +6,13 @@
 //!   Completions, DeepSeek by default; Anthropic Messages).
 //! - [`config`]: `[model]` / `[providers.NAME]`, layered with trust rules.
 //! - [`run`]: the turn loop; engine types only in `run/engine_port.rs`.
+//! - [`exec`]: `quiver exec` / `audit` behind the CLI: config files, transcripts,
+//!   resume, event output, exit status, the terminal approver.
 //! - `scripted` (feature `scripted`): a faithful fake model server for tests.
 
 pub mod anthropic;
 pub mod config;
+pub mod exec;
 mod http;
 pub mod message;
 pub mod openai;

@@ -9,6 +9,7 @@ mod support;
 
 mod anthropic_wire;
 mod config;
+mod exec;
 mod fixtures;
 mod openai_wire;
 mod robustness;

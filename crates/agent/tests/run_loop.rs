@@ -89,6 +89,7 @@ fn agent<'a>(provider: &'a dyn Provider, tools: &'a EnginePort) -> AgentLoop<'a>
         effort: None,
         stream: true,
         limits: RunLimits { max_turns: 10, token_budget: None },
+        compaction: None,
     }
 }
 

@@ -58,8 +58,7 @@ impl EngineHost {
         providers: Vec<Arc<dyn ToolProvider>>,
         trust: TrustStore,
     ) -> anyhow::Result<Arc<Self>> {
-        let base: Vec<(ToolSpec, SharedTool)> =
-            base.iter().map(|t| (t.spec.clone(), Arc::clone(&t.handler))).collect();
+        let base: Vec<(ToolSpec, SharedTool)> = base.iter().map(|t| (t.spec.clone(), Arc::clone(&t.handler))).collect();
         let commands = Arc::new(CommandGate::new(&manifest.exec_policy, trust));
         let generations = providers.iter().map(|p| p.generation()).collect();
         let engine = build(&base, &providers, &manifest, commands)?;

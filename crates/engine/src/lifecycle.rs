@@ -3,8 +3,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::manifest::{AliasEntry, AliasState, Manifest};
 use crate::audience::Audience;
+use crate::manifest::{AliasEntry, AliasState, Manifest};
 use crate::permissions::Mode;
 use crate::registry::Registry;
 use crate::spec::ToolSpec;

@@ -4,10 +4,10 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::*;
-use crate::context::ToolContext;
-use crate::engine::Engine;
 use crate::capabilities::Capabilities;
+use crate::context::ToolContext;
 use crate::domain::Domain;
+use crate::engine::Engine;
 use crate::result::{ToolError, ToolOutput};
 use crate::spec::{Risk, ToolSource};
 use crate::tool::Tool;

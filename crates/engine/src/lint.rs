@@ -4,9 +4,9 @@
 use std::fmt;
 use std::sync::Arc;
 
+use crate::audience::Audience;
 use crate::catalog::CatalogFormat;
 use crate::engine::Engine;
-use crate::audience::Audience;
 use crate::manifest::AliasState;
 use crate::permissions::Mode;
 

@@ -8,9 +8,9 @@ use std::sync::Arc;
 use anyhow::Context;
 use serde_json::Value;
 
+use crate::audience::Audience;
 use crate::canonical;
 use crate::engine::Engine;
-use crate::audience::Audience;
 use crate::lifecycle::Resolution;
 use crate::manifest::AliasState;
 use crate::permissions::Mode;

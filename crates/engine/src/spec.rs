@@ -59,4 +59,3 @@ impl ToolSpec {
         self.source == ToolSource::Native
     }
 }
-

@@ -16,8 +16,8 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use serde_json::{Value, json};
 
-use crate::context::ToolContext;
 use crate::capabilities::Capabilities;
+use crate::context::ToolContext;
 use crate::result::ToolResult;
 use crate::spec::ToolSpec;
 

@@ -120,11 +120,8 @@ impl Tool for ToolSearch {
         }
 
         // Active (head) tools are already visible: selecting one loads nothing.
-        let to_load: Vec<String> = found
-            .iter()
-            .filter(|(t, _)| !surface.in_head(t, &ctx.audience))
-            .map(|(t, _)| t.name.clone())
-            .collect();
+        let to_load: Vec<String> =
+            found.iter().filter(|(t, _)| !surface.in_head(t, &ctx.audience)).map(|(t, _)| t.name.clone()).collect();
         let newly = session.load(&to_load);
         session.record_search(query, newly.clone());
         let loaded_after = session.loaded();

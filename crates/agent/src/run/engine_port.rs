@@ -12,8 +12,8 @@
 //!   says "this call changes the catalog", so names are special-cased here;
 //! - no model-facing rendering of a `ToolResult` (content plus metadata such
 //!   as `_deprecation`): `outcome_of` defines one;
-//! - the transcript has no event for a model request (catalog hash, message
-//!   count, usage), which `quiver audit` will need.
+//! - model requests are recorded as `Event::ModelRequest` (sizes and hashes,
+//!   never bodies).
 
 use std::sync::Arc;
 
@@ -22,6 +22,7 @@ use quiver_engine::{Catalog, CatalogFormat, Engine, EngineHost, Resolution, Risk
 use serde_json::{Value, json};
 
 use crate::provider::{BoxFuture, Wire};
+use crate::run::prefix::RequestRecord;
 
 /// The tool list for one request, rendered for the provider's wire.
 #[derive(Debug, Clone, PartialEq)]
@@ -31,6 +32,8 @@ pub struct CatalogView {
     pub head_len: usize,
     /// `sha256:<hex>` of the head's canonical bytes.
     pub head_hash: String,
+    /// The loaded tools after the head, in load order.
+    pub tail: Vec<String>,
 }
 
 /// What a tool call gives back to the model.
@@ -56,6 +59,11 @@ pub trait ToolPort: Send + Sync {
     fn call<'a>(&'a self, name: &'a str, args: Value) -> BoxFuture<'a, Result<ToolOutcome, String>>;
     /// Records a conversation message in the session transcript, if any.
     fn record_message(&self, role: &str, content: Value);
+    /// Records one model request (sizes, hashes, usage) in the transcript, if any.
+    fn record_request(&self, _record: &RequestRecord) {}
+    /// The history was compacted: reset the session's loads (the tail) and
+    /// record that this is the one allowed break in prefix growth.
+    fn compacted(&self) {}
 }
 
 /// Where the port gets the engine for the next request.
@@ -120,6 +128,15 @@ fn outcome_of(result: &ToolResult) -> ToolOutcome {
     ToolOutcome { content, is_error: result.is_error }
 }
 
+impl EnginePort {
+    fn append(&self, event: &Event) {
+        let Some(transcript) = &self.ctx.transcript else { return };
+        if let Err(e) = transcript.append(event) {
+            tracing::warn!(error = %e, "could not record an event in the transcript");
+        }
+    }
+}
+
 impl ToolPort for EnginePort {
     fn session_id(&self) -> String {
         self.ctx.session.id().to_string()
@@ -137,6 +154,7 @@ impl ToolPort for EnginePort {
             tools: catalog.render(format),
             head_len: catalog.head.len(),
             head_hash: format!("sha256:{}", head.fingerprint(format).sha256),
+            tail: catalog.tail.iter().map(|t| t.name.clone()).collect(),
         }
     }
 
@@ -167,9 +185,25 @@ impl ToolPort for EnginePort {
     }
 
     fn record_message(&self, role: &str, content: Value) {
-        let Some(transcript) = &self.ctx.transcript else { return };
-        if let Err(e) = transcript.append(&Event::Message { role: role.to_string(), content }) {
-            tracing::warn!(error = %e, "could not record a message in the transcript");
-        }
+        self.append(&Event::Message { role: role.to_string(), content });
+    }
+
+    fn record_request(&self, r: &RequestRecord) {
+        self.append(&Event::ModelRequest {
+            turn: u64::from(r.turn),
+            request_hash: r.request_hash.clone(),
+            bytes: r.bytes,
+            shared_prefix_bytes: r.shared_prefix_bytes,
+            extends_previous: r.extends_previous,
+            head_hash: r.head_hash.clone(),
+            tools: r.tools,
+            tail: r.tail.clone(),
+            usage: r.usage.and_then(|u| serde_json::to_value(u).ok()),
+        });
+    }
+
+    fn compacted(&self) {
+        self.ctx.session.reset_loads();
+        self.append(&Event::Compaction);
     }
 }

@@ -7,14 +7,18 @@
 //! and the head is checked to stay byte-identical, so the provider's prefix
 //! cache holds across the whole run.
 
+pub mod compact;
 pub mod engine_port;
+pub mod prefix;
 
 use std::time::{Duration, Instant};
 
 use futures::future::join_all;
 use serde_json::{Value, json};
 
+pub use compact::CompactionPolicy;
 pub use engine_port::{CatalogView, EnginePort, ToolOutcome, ToolPort};
+pub use prefix::RequestRecord;
 
 use crate::message::{Effort, FinishReason, Message, ModelRequest, StreamEvent, ToolCall, Usage};
 use crate::provider::{Provider, ProviderError};
@@ -54,6 +58,12 @@ pub enum RunEvent {
         turn: u32,
         usage: Usage,
         total: Usage,
+    },
+    /// The history was summarized into a relay and the loads were reset.
+    Compacted {
+        turn: u32,
+        before_tokens: u64,
+        after_tokens: u64,
     },
     TurnEnded {
         turn: u32,
@@ -120,6 +130,8 @@ pub struct AgentLoop<'a> {
     pub effort: Option<Effort>,
     pub stream: bool,
     pub limits: RunLimits,
+    /// Summarize older turns before the context window fills; `None` never compacts.
+    pub compaction: Option<CompactionPolicy>,
 }
 
 impl AgentLoop<'_> {
@@ -132,7 +144,7 @@ impl AgentLoop<'_> {
     ) -> Result<RunOutcome, RunError> {
         let mut messages = history;
         messages.push(Message::user(prompt));
-        self.tools.record_message("user", json!(prompt));
+        self.record(messages.last());
         let first = self.tools.catalog(self.provider.wire());
         events(RunEvent::SessionStarted {
             session_id: self.tools.session_id(),
@@ -142,6 +154,7 @@ impl AgentLoop<'_> {
         let mut total = Usage::default();
         let mut final_text = String::new();
         let mut turn = 0u32;
+        let mut last: Option<(String, ModelRequest)> = None;
         let status = loop {
             if turn >= self.limits.max_turns {
                 break RunStatus::MaxTurns;
@@ -158,7 +171,7 @@ impl AgentLoop<'_> {
                 tracing::error!(before = %first.head_hash, after = %catalog.head_hash, "the catalog head changed mid-session");
             }
             events(RunEvent::TurnStarted { turn });
-            let request = ModelRequest {
+            let mut request = ModelRequest {
                 model: self.model.clone(),
                 system: self.system.clone(),
                 messages: messages.clone(),
@@ -168,15 +181,50 @@ impl AgentLoop<'_> {
                 effort: self.effort,
                 stream: self.stream,
             };
+            let mut linear = prefix::linearize(&request);
+            let mut tail = catalog.tail;
+            if let Some(policy) = self.compaction
+                && prefix::estimate_tokens(linear.len()) > policy.limit()
+                && messages.len() > 2
+            {
+                match self.compact(&request, turn, &linear, events).await {
+                    Ok(Some(compacted)) => {
+                        messages = compacted;
+                        // The tail was reset: the catalog is the head alone again.
+                        let catalog = self.tools.catalog(self.provider.wire());
+                        request.tools = catalog.tools;
+                        tail = catalog.tail;
+                        request.messages = messages.clone();
+                        linear = prefix::linearize(&request);
+                    }
+                    Ok(None) => {}
+                    Err(e) => return Err(self.fail(e.into(), turn, total, events)),
+                }
+            }
+            let shared = last.as_ref().map(|(l, _)| prefix::shared_prefix(l, &linear) as u64);
+            let extends_previous = last.as_ref().map(|(_, before)| prefix::extends(before, &request));
+            let mut record = RequestRecord {
+                turn,
+                request_hash: prefix::sha256(&linear),
+                bytes: linear.len() as u64,
+                shared_prefix_bytes: shared,
+                extends_previous,
+                head_hash: catalog.head_hash.clone(),
+                tools: request.tool_list().len() as u64,
+                tail,
+                usage: None,
+            };
+            last = Some((linear, request.clone()));
             let mut forward = |e: StreamEvent| events(RunEvent::Delta(e));
             let response = match self.provider.complete(&request, &mut forward).await {
                 Ok(r) => r,
                 Err(e) => {
-                    let status = RunStatus::Failed(e.to_string());
-                    events(RunEvent::SessionEnded { status, turns: turn, usage: total });
-                    return Err(e.into());
+                    self.tools.record_request(&record);
+                    return Err(self.fail(e.into(), turn, total, events));
                 }
             };
+            record.usage = Some(response.usage);
+            self.tools.record_request(&record);
             total.add(&response.usage);
             events(RunEvent::Usage { turn, usage: response.usage, total });
             if let Some(reasoning) = &response.reasoning {
@@ -188,7 +236,7 @@ impl AgentLoop<'_> {
                 events(RunEvent::ModelMessage { text: response.text.clone() });
             }
             messages.push(Message::from_response(&response));
-            self.tools.record_message("assistant", assistant_record(&response.text, &response.tool_calls));
+            self.record(messages.last());
             if response.tool_calls.is_empty() {
                 events(RunEvent::TurnEnded { turn, finish_reason: response.finish_reason.clone() });
                 break match response.finish_reason {
@@ -198,22 +246,65 @@ impl AgentLoop<'_> {
             }
             let results = match self.run_calls(&response.tool_calls, events).await {
                 Ok(results) => results,
-                Err(e) => {
-                    events(RunEvent::SessionEnded {
-                        status: RunStatus::Failed(e.to_string()),
-                        turns: turn,
-                        usage: total,
-                    });
-                    return Err(e);
-                }
+                Err(e) => return Err(self.fail(e, turn, total, events)),
             };
             for (call, outcome) in response.tool_calls.iter().zip(results) {
                 messages.push(Message::tool_result(&call.id, outcome.content, outcome.is_error));
+                self.record(messages.last());
             }
             events(RunEvent::TurnEnded { turn, finish_reason: response.finish_reason });
         };
         events(RunEvent::SessionEnded { status: status.clone(), turns: turn, usage: total });
         Ok(RunOutcome { status, final_text, turns: turn, usage: total, messages })
+    }
+
+    /// Records a history message in full (resume rebuilds history from these).
+    fn record(&self, message: Option<&Message>) {
+        let Some(message) = message else { return };
+        let role = match message {
+            Message::System { .. } => "system",
+            Message::User { .. } => "user",
+            Message::Assistant { .. } => "assistant",
+            Message::Tool { .. } => "tool",
+        };
+        match serde_json::to_value(message) {
+            Ok(value) => self.tools.record_message(role, value),
+            Err(e) => tracing::warn!(error = %e, "could not record a message"),
+        }
+    }
+
+    fn fail(&self, error: RunError, turns: u32, usage: Usage, events: EventSink<'_>) -> RunError {
+        events(RunEvent::SessionEnded { status: RunStatus::Failed(error.to_string()), turns, usage });
+        error
+    }
+
+    /// Summarizes the history into a relay; `Ok(None)` when the summary could
+    /// not be had for a reason worth carrying on past (an empty answer).
+    async fn compact(
+        &self,
+        request: &ModelRequest,
+        turn: u32,
+        linear: &str,
+        events: EventSink<'_>,
+    ) -> Result<Option<Vec<Message>>, ProviderError> {
+        let response = match compact::summarize(self.provider, request).await {
+            Ok(r) => r,
+            Err(ProviderError::Decode { detail, .. }) => {
+                tracing::warn!(%detail, "compaction skipped");
+                return Ok(None);
+            }
+            Err(e) => return Err(e),
+        };
+        let messages = compact::compacted_history(&request.messages, &response.text);
+        self.tools.compacted();
+        self.record(messages.last());
+        let after = serde_json::to_string(&messages).map_or(0, |s| s.len());
+        events(RunEvent::Compacted {
+            turn,
+            before_tokens: prefix::estimate_tokens(linear.len()),
+            after_tokens: prefix::estimate_tokens(after),
+        });
+        Ok(Some(messages))
     }
 
     /// Runs one assistant turn's calls: consecutive concurrency-safe calls
@@ -266,10 +357,4 @@ fn parse_arguments(name: &str, raw: &str) -> Result<Value, String> {
         Ok(other) => Err(format!("arguments for `{name}` must be a JSON object, got: {other}")),
         Err(e) => Err(format!("arguments for `{name}` are not valid JSON ({e}); resend the call with a JSON object")),
     }
-}
-
-fn assistant_record(text: &str, calls: &[ToolCall]) -> Value {
-    let calls: Vec<Value> =
-        calls.iter().map(|c| json!({"id": c.id, "name": c.name, "arguments": c.arguments})).collect();
-    json!({"text": text, "tool_calls": calls})
 }

@@ -67,7 +67,10 @@ pub enum GateVerdict {
     Deny(String),
     /// Needs a yes from whoever hosts the session; on yes, `remember` (if
     /// any) is recorded in the trust store.
-    Ask { question: String, remember: Option<TrustKey> },
+    Ask {
+        question: String,
+        remember: Option<TrustKey>,
+    },
 }
 
 /// The exec policy (built-in rules plus the manifests' `[exec_policy]`, with

@@ -11,7 +11,6 @@ use std::collections::BTreeSet;
 
 use serde::{Deserialize, Serialize};
 
-
 pub mod parse;
 
 /// Deny and trust rules. Each rule is a command prefix written as shell words; it
