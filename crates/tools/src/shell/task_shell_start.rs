@@ -41,8 +41,8 @@ impl Tool for TaskShellStart {
     async fn run(&self, input: TaskShellStartInput, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let command = checked_command(&input.command)?;
         let (cwd, cwd_shown) = resolve_cwd(ctx, input.cwd.as_deref())?;
-        let permit = ctx.authorize_command(&CommandRequest::model(command)).await?;
-        let spec = JobSpec { command, cwd: &cwd, cwd_shown, background: true, tty: input.tty.unwrap_or(false) };
-        start_background(ctx, &spec, permit.as_str())
+        let grant = crate::process::authorize(ctx, &CommandRequest::model(command)).await?;
+        let spec = JobSpec { command, cwd: &cwd, cwd_shown, background: true, tty: input.tty.unwrap_or(false), grant };
+        start_background(ctx, &spec)
     }
 }
