@@ -111,12 +111,27 @@ async fn a_sandboxed_command_cannot_open_an_inet_socket() {
         return;
     }
     let h = Harness::with_mode(Mode::Agent);
-    // bash's /dev/tcp opens an AF_INET socket; `echo` is trusted, so it runs unasked.
-    let r = h.call("exec_shell", json!({"command": "echo hi > /dev/tcp/127.0.0.1/9 && echo CONNECTED"})).await;
+    let grant = crate::process::Grant {
+        permit: quiver_engine::permissions::exec_policy::Permit::Trusted,
+        sandbox: crate::process::SandboxKind::WorkspaceWrite,
+    };
+    let launch = crate::process::Launch::new(&h.ctx, grant).unwrap();
+    // bash's /dev/tcp calls socket(AF_INET, ...): refused by the seccomp filter,
+    // whether or not anything listens on the port.
+    let mut cmd = tokio::process::Command::new("bash");
+    cmd.args(["-c", "(exec 3<>/dev/tcp/127.0.0.1/9) && echo CONNECTED; echo done"]);
+    cmd.stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped());
+    let running = launch.prepare(&mut cmd).unwrap();
+    let child = cmd.spawn().unwrap();
+    running.started(child.id());
+    let out = child.wait_with_output().await.unwrap();
+    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(text.contains("done") && !text.contains("CONNECTED"), "{text}");
+    assert!(!text.contains("Connection refused"), "the socket was opened (refused only by the peer): {text}");
+    // A failing unasked command tells the model what the sandbox refused.
+    let r = h.call("exec_shell", json!({"command": "ls /no/such/dir"})).await;
     assert_eq!(r.metadata["sandbox"], "workspace-write", "{}", r.content_text());
-    let text = r.content_text();
-    assert!(!text.contains("CONNECTED"), "{text}");
-    assert!(text.contains("workspace-write sandbox without network"), "the failure carries the hint: {text}");
+    assert!(r.content_text().contains("workspace-write sandbox without network"), "{}", r.content_text());
 }
 
 #[tokio::test]

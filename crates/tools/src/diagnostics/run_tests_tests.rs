@@ -199,7 +199,7 @@ fn tally(text: &str) -> Value {
     for line in text.lines() {
         t.push(line.to_string());
     }
-    let plan = Plan { argv: vec!["x".into()], env: vec![], default: false };
+    let plan = Plan { argv: vec!["x".into()], cwd: ".".into(), env: vec![], default: false };
     t.report(&plan, Some(1), false, false, 0, Duration::from_secs(1))
 }
 
