@@ -26,8 +26,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let workspace = Workspace::new(&dir).with_context(|| format!("workspace {}", dir.display()))?;
     let call_args: serde_json::Value =
         serde_json::from_str(&args.args).with_context(|| format!("--args is not valid JSON: {}", args.args))?;
-    let (host, manager) =
-        setup::host(Some(workspace.root()), None, None, &quiver_tools::NativeOptions::default())?;
+    let (host, manager) = setup::host(Some(workspace.root()), None, None, &quiver_tools::NativeOptions::default())?;
     let ctx = host.context(workspace, args.audience.audience());
     let runtime = tokio::runtime::Runtime::new()?;
     let result = runtime.block_on(async {

@@ -96,17 +96,28 @@ fn trust(args: TrustArgs, allow: bool) -> anyhow::Result<ExitCode> {
         bail!("no MCP server named `{}` in this workspace's config (configured: {})", args.name, names.join(", "));
     };
     if server.trust != Source::Project {
-        setup::out(&format!("`{}` comes from your own config ({}); it needs no approval", args.name, server.source.display()));
+        setup::out(&format!(
+            "`{}` comes from your own config ({}); it needs no approval",
+            args.name,
+            server.source.display()
+        ));
         return Ok(ExitCode::SUCCESS);
     }
     let request = server.launch_request();
-    let CommandOrigin::Config { key, .. } = &request.origin else { bail!("`{}` is not a configured server", args.name) };
+    let CommandOrigin::Config { key, .. } = &request.origin else {
+        bail!("`{}` is not a configured server", args.name)
+    };
     if allow {
         store.trust(key)?;
         setup::out(&format!("trusted `{}` ({}) for {}", args.name, request.line, dir.display()));
     } else {
         let removed = store.revoke(&key.workspace, &key.subject)?;
-        setup::out(&format!("{} `{}` for {}", if removed { "forgot" } else { "had no approval of" }, args.name, dir.display()));
+        setup::out(&format!(
+            "{} `{}` for {}",
+            if removed { "forgot" } else { "had no approval of" },
+            args.name,
+            dir.display()
+        ));
     }
     Ok(ExitCode::SUCCESS)
 }

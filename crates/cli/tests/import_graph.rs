@@ -91,7 +91,8 @@ fn graph(src: &Path) -> BTreeMap<String, BTreeSet<String>> {
                 path = &path[1..];
             }
             for len in (1..=path.len()).rev() {
-                let candidate: Vec<String> = base.iter().cloned().chain(path[..len].iter().map(|s| s.to_string())).collect();
+                let candidate: Vec<String> =
+                    base.iter().cloned().chain(path[..len].iter().map(|s| s.to_string())).collect();
                 let candidate = candidate.join("::");
                 if modules.contains_key(&candidate) {
                     if !candidate.is_empty() && &candidate != module {
@@ -171,15 +172,21 @@ fn circles(edges: &BTreeMap<String, BTreeSet<String>>) -> Vec<Vec<String>> {
 #[test]
 fn no_crate_has_an_import_circle_among_its_files() {
     let mut failures = Vec::new();
-    let mut crates: Vec<PathBuf> =
-        std::fs::read_dir(crates_dir()).unwrap().flatten().map(|e| e.path().join("src")).filter(|p| p.is_dir()).collect();
+    let mut crates: Vec<PathBuf> = std::fs::read_dir(crates_dir())
+        .unwrap()
+        .flatten()
+        .map(|e| e.path().join("src"))
+        .filter(|p| p.is_dir())
+        .collect();
     crates.sort();
     assert!(crates.len() >= 5, "expected the workspace's crates under {}", crates_dir().display());
     for src in crates {
         let edges = graph(&src);
         for circle in circles(&edges) {
-            let picture: Vec<String> =
-                edges.iter().map(|(m, t)| format!("  {m} -> {}", t.iter().cloned().collect::<Vec<_>>().join(" "))).collect();
+            let picture: Vec<String> = edges
+                .iter()
+                .map(|(m, t)| format!("  {m} -> {}", t.iter().cloned().collect::<Vec<_>>().join(" ")))
+                .collect();
             failures.push(format!("{}: circle {}\n{}", src.display(), circle.join(" "), picture.join("\n")));
         }
     }

@@ -6,8 +6,8 @@
 
 use std::sync::Arc;
 
-use quiver_engine::{Scope, SearchOptions};
 use quiver_engine::{Audience, CatalogFormat, Engine, Manifest, Mode, ToolContext, Workspace};
+use quiver_engine::{Scope, SearchOptions};
 use serde_json::json;
 
 fn engine() -> Arc<Engine> {

@@ -207,9 +207,11 @@ fn a_crafted_transcript_cannot_write_outside_the_workspace() {
         format!("touch {}/plain", out.display()),
         format!("echo hi > {}/redirect", out.display()),
     ];
-    let mut events = vec![json!({"type": "session_start", "version": TRANSCRIPT_VERSION, "session": "crafted",
+    let mut events = vec![
+        json!({"type": "session_start", "version": TRANSCRIPT_VERSION, "session": "crafted",
         "quiver_version": "0.1.0", "workspace": "/tmp/nowhere", "provider": "default", "mode": "yolo"})
-    .to_string()];
+        .to_string(),
+    ];
     for (i, line) in lines.iter().enumerate() {
         events.push(
             json!({"type": "tool_call", "call_id": format!("c{i}"), "name": "exec_shell", "arguments": {"command": line}})

@@ -68,7 +68,7 @@ impl Grant {
     pub fn failure_hint(&self) -> Option<&'static str> {
         (self.sandbox == SandboxKind::WorkspaceWrite).then_some(
             "[ran in the workspace-write sandbox without network: writing outside the workspace, to .git/config or .git/hooks, \
-             creating new top-level entries of a git workspace, and network access are refused. If the command needs any of \
+             creating new entries directly in the workspace root (subdirectories are fine), and network access are refused. If the command needs any of \
              these, ask the user to approve running it unsandboxed (or to rerun in yolo mode); do not try to work around the sandbox.]",
         )
     }
@@ -155,9 +155,9 @@ impl Launch {
                 // Never run unconfined what was meant to be confined: a failure
                 // here fails the call.
                 Some(Sandbox::new(policy, false).map(Arc::new).map_err(|e| match e {
-                    SandboxError::Unavailable(why) => ToolError::model(format!(
-                        "the OS sandbox became unavailable ({why}); the command was not run"
-                    )),
+                    SandboxError::Unavailable(why) => {
+                        ToolError::model(format!("the OS sandbox became unavailable ({why}); the command was not run"))
+                    }
                     SandboxError::Setup(why) => {
                         ToolError::model(format!("preparing the OS sandbox failed ({why}); the command was not run"))
                     }

@@ -57,7 +57,8 @@ impl Tool for RunTests {
     const NAME: &'static str = "run_tests";
     const DOMAIN: Domain = Domain::Diagnostics;
     const RISK: Risk = Risk::Destructive;
-    const CAPABILITIES: Capabilities = Capabilities::RUNS_COMMANDS.union(Capabilities::WRITES_FILES).union(Capabilities::GATES_ITSELF);
+    const CAPABILITIES: Capabilities =
+        Capabilities::RUNS_COMMANDS.union(Capabilities::WRITES_FILES).union(Capabilities::GATES_ITSELF);
 
     fn description(&self) -> String {
         "Run the test suite (cargo nextest/cargo test by default, or a given command) and get pass/fail counts and failing test names.".into()
@@ -128,7 +129,12 @@ fn plan(command: Option<&str>, args: Vec<String>, ctx: &ToolContext) -> Result<P
             } else {
                 &["cargo", "test", "--no-fail-fast"]
             };
-            Plan { argv: argv.iter().map(|s| s.to_string()).collect(), cwd: root.to_path_buf(), env: vec![], default: true }
+            Plan {
+                argv: argv.iter().map(|s| s.to_string()).collect(),
+                cwd: root.to_path_buf(),
+                env: vec![],
+                default: true,
+            }
         }
         Some("") => return Err(ToolError::model("`command` is empty; omit it for the default cargo tests")),
         Some(text) => {
@@ -196,26 +202,34 @@ fn no_default_message(root: &std::path::Path) -> String {
 /// and runs unasked; any other command was written by the model and is judged
 /// as such (trusted rules, else asked for in agent mode).
 async fn approve(plan: &Plan, ctx: &ToolContext) -> Result<Grant, ToolError> {
-    let request =
-        if plan.default { CommandRequest::tool(plan.shown()) } else { CommandRequest::model(plan.shown()) };
+    let request = if plan.default { CommandRequest::tool(plan.shown()) } else { CommandRequest::model(plan.shown()) };
     crate::process::authorize(ctx, &request).await
 }
 
 /// The sandbox for the run. The default cargo command is the tool's own, but it
 /// builds and runs the repository's code (`build.rs`, the tests), so it runs
-/// sandboxed like any unasked command. In a git workspace a sandboxed command
-/// cannot create a new top-level entry (see `quiver-sandbox`'s Landlock rules),
-/// so a missing `target/` is created here first, by quiver, before the rules
-/// are built: the first `cargo test` of a fresh clone then works sandboxed.
-/// (`Cargo.lock`, when missing, and dependencies not yet downloaded still need
-/// an approved run: the failure says so through the sandbox hint.)
+/// sandboxed like any unasked command. A sandboxed command cannot create a new
+/// entry directly in the workspace root (the root holds the read-only
+/// `.git/config` path, so `quiver-sandbox` grants its entries one by one), so a
+/// missing `target/` and an empty `Cargo.lock` (cargo fills an empty one in
+/// place) are created here first, by quiver, before the rules are built: the
+/// first `cargo test` of a fresh clone then works sandboxed. Dependencies not
+/// yet downloaded need the network, hence an approved run: the failure says so
+/// through the sandbox hint.
 fn launch(plan: &Plan, ctx: &ToolContext, grant: Grant) -> Result<Launch, ToolError> {
     if grant.sandbox == SandboxKind::WorkspaceWrite && plan.argv.first().is_some_and(|p| p == "cargo") {
-        let target = ctx.workspace.root().join("target");
+        let root = ctx.workspace.root();
+        let (target, lock) = (root.join("target"), root.join("Cargo.lock"));
+        // symlink_metadata: an existing entry (even a dangling link) is left alone.
         if std::fs::symlink_metadata(&target).is_err()
             && let Err(e) = std::fs::create_dir(&target)
         {
             tracing::debug!(%e, "could not pre-create target/ for a sandboxed cargo run");
+        }
+        if std::fs::symlink_metadata(&lock).is_err()
+            && let Err(e) = std::fs::OpenOptions::new().write(true).create_new(true).open(&lock)
+        {
+            tracing::debug!(%e, "could not pre-create Cargo.lock for a sandboxed cargo run");
         }
     }
     Launch::new(ctx, grant)

@@ -289,7 +289,10 @@ fn tail_and_error_excerpt_are_bounded() {
 #[tokio::test]
 async fn deny_rules_refuse_run_tests_in_every_mode() {
     for mode in [Mode::Plan, Mode::Agent, Mode::Yolo] {
-        let h = Harness::with_manifest(mode, "[exec_policy]\ndeny_prefixes = [\"echo\", \"cargo test\", \"cargo nextest\"]\n");
+        let h = Harness::with_manifest(
+            mode,
+            "[exec_policy]\ndeny_prefixes = [\"echo\", \"cargo test\", \"cargo nextest\"]\n",
+        );
         let err = h.err("run_tests", json!({"command": "echo 1 passed"})).await;
         assert!(err.contains("deny rule") || (mode == Mode::Plan && err.contains("plan mode")), "{mode}: {err}");
         h.write("Cargo.toml", "[package]\nname = \"p\"\nversion = \"0.1.0\"\nedition = \"2021\"\n");

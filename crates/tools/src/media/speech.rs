@@ -88,7 +88,8 @@ impl Tool for Speech {
             return Err(ToolError::model(format!("`{shown}` is a directory; give a file name ending in .wav")));
         }
         let program = locate(std::env::var_os("PATH").as_deref())?;
-        let grant = crate::process::authorize(ctx, &CommandRequest::tool_argv(&[program.display().to_string()])).await?;
+        let grant =
+            crate::process::authorize(ctx, &CommandRequest::tool_argv(&[program.display().to_string()])).await?;
         let parent = path.parent().unwrap_or(ctx.workspace.root());
         tokio::fs::create_dir_all(parent).await.map_err(|e| io_error("create the folder for", &shown, &e))?;
 

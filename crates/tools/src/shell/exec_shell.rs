@@ -44,7 +44,10 @@ impl Tool for ExecShell {
     const NAME: &'static str = "exec_shell";
     const DOMAIN: Domain = Domain::Shell;
     const RISK: Risk = Risk::Destructive;
-    const CAPABILITIES: Capabilities = Capabilities::RUNS_COMMANDS.union(Capabilities::WRITES_FILES).union(Capabilities::NETWORK).union(Capabilities::GATES_ITSELF);
+    const CAPABILITIES: Capabilities = Capabilities::RUNS_COMMANDS
+        .union(Capabilities::WRITES_FILES)
+        .union(Capabilities::NETWORK)
+        .union(Capabilities::GATES_ITSELF);
 
     fn description(&self) -> String {
         "Run a shell command; output is stdout+stderr. Foreground waits up to timeout_ms; background: true returns a task_id for exec_shell_wait.".into()

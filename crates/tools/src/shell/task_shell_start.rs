@@ -30,7 +30,10 @@ impl Tool for TaskShellStart {
     const NAME: &'static str = "task_shell_start";
     const DOMAIN: Domain = Domain::Shell;
     const RISK: Risk = Risk::Destructive;
-    const CAPABILITIES: Capabilities = Capabilities::RUNS_COMMANDS.union(Capabilities::WRITES_FILES).union(Capabilities::NETWORK).union(Capabilities::GATES_ITSELF);
+    const CAPABILITIES: Capabilities = Capabilities::RUNS_COMMANDS
+        .union(Capabilities::WRITES_FILES)
+        .union(Capabilities::NETWORK)
+        .union(Capabilities::GATES_ITSELF);
 
     fn description(&self) -> String {
         "Start a long-running command (build, test suite, server) in the background and return a task_id at once; \
