@@ -24,7 +24,7 @@ use std::sync::{Arc, Once, OnceLock};
 
 use quiver_engine::permissions::command::{CommandOrigin, CommandRequest};
 use quiver_engine::permissions::exec_policy::Permit;
-use quiver_engine::{ToolContext, ToolError, ToolOutput};
+use quiver_engine::{Mode, ToolContext, ToolError, ToolOutput};
 use quiver_sandbox::{Containment, EnvPolicy, Sandbox, SandboxError, SandboxPolicy};
 
 /// The confinement a process ran under, as recorded in result metadata.
@@ -93,8 +93,11 @@ pub fn sandbox_available() -> bool {
 pub async fn authorize(ctx: &ToolContext, request: &CommandRequest) -> Result<Grant, ToolError> {
     let permit = ctx.authorize_command(request).await?;
     // Only a run nobody was asked about is confined: an approval (or yolo, or
-    // the user's own config) is the user taking the decision.
-    let unasked = permit == Permit::Trusted && !matches!(request.origin, CommandOrigin::Config { .. });
+    // the user's own config) is the user taking the decision. In yolo even a
+    // line a trusted rule matched runs `full`: the user chose to be asked nothing.
+    let unasked = permit == Permit::Trusted
+        && ctx.mode() != Mode::Yolo
+        && !matches!(request.origin, CommandOrigin::Config { .. });
     if !unasked {
         return Ok(Grant { permit, sandbox: SandboxKind::Full });
     }
