@@ -183,7 +183,6 @@ impl Launch {
         // Finished jobs' cgroups are removed here, so a long session keeps few.
         containment.reap_finished();
         let job = containment.spawn_hook(cmd)?;
-        crate::shell::shell_jobs::spawn::arm_parent_death(cmd);
         Ok(Running { grant: self.grant, job, _sandbox: self.sandbox.clone() })
     }
 }

@@ -264,6 +264,7 @@ async fn execute(plan: &Plan, program: &std::path::Path, launch: Launch, limit: 
     // Scrubbed environment, sandbox, and a containment job: killing the job
     // (on timeout, on drop of this future, after exit) reaches everything the
     // suite started, also what left the process group.
+    crate::shell::shell_jobs::spawn::arm_parent_death(&mut cmd);
     let group =
         launch.prepare(&mut cmd).map_err(|e| ToolError::model(format!("cannot start `{}`: {e}", plan.shown())))?;
     let started = Instant::now();
