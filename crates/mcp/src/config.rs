@@ -124,7 +124,8 @@ impl ServerConfig {
     pub fn launch_request(&self) -> CommandRequest {
         let (line, canonical) = match &self.transport {
             Transport::Stdio { command, args, env, cwd } => {
-                let argv: Vec<&str> = std::iter::once(command.as_str()).chain(args.iter().map(String::as_str)).collect();
+                let argv: Vec<&str> =
+                    std::iter::once(command.as_str()).chain(args.iter().map(String::as_str)).collect();
                 let line = shown_argv(&argv);
                 (line.clone(), format!("stdio\n{line}\n{env:?}\n{cwd:?}"))
             }

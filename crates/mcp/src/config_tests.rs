@@ -206,7 +206,10 @@ fn prefix_collisions_are_refused() -> anyhow::Result<()> {
     let dir = tempfile::tempdir()?;
     let file = dir.path().join("quiver.toml");
     std::fs::write(&file, "[mcp_servers.\"a.b\"]\ncommand = \"x\"\n[mcp_servers.a_b]\ncommand = \"y\"\n")?;
-    let e = McpConfig::load(&ConfigSources { files: vec![file], ..Default::default() }).err().map(|e| e.to_string()).unwrap_or_default();
+    let e = McpConfig::load(&ConfigSources { files: vec![file], ..Default::default() })
+        .err()
+        .map(|e| e.to_string())
+        .unwrap_or_default();
     assert!(e.contains("mcp__a_b__"), "{e}");
     Ok(())
 }

@@ -4,7 +4,6 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-
 use crate::client_support::*;
 use quiver_engine::{Audience, CatalogFormat, Mode, Risk};
 use quiver_mcp::client::ConnState;

@@ -6,6 +6,9 @@ use quiver_engine::Registry;
 
 mod util;
 
+/// The one helper every child process starts through (gate → sandbox → env → containment).
+pub mod process;
+
 // Tools live in folders by family, one file per tool; helpers sit beside
 // their family.
 pub mod diagnostics;
@@ -87,3 +90,7 @@ pub fn native_registry_with(options: &NativeOptions) -> anyhow::Result<Registry>
 #[cfg(test)]
 #[allow(clippy::expect_used, clippy::unwrap_used)]
 pub(crate) mod test_support;
+
+#[cfg(test)]
+#[allow(clippy::expect_used, clippy::unwrap_used)]
+mod hostile_tests;

@@ -13,8 +13,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-use quiver_engine::names::sanitize_server;
 use crate::config::{ServerConfig, Transport};
+use quiver_engine::names::sanitize_server;
 
 /// What quiver keeps of one downstream tool (MCP's own field names, so the
 /// file reads like a `tools/list` answer).

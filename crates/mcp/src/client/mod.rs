@@ -18,8 +18,8 @@ pub mod stderr;
 pub mod tool;
 
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use quiver_engine::{Registry, ToolContext, ToolError};
 
@@ -83,7 +83,8 @@ impl McpManager {
         }
         let (tools, _) = server.known_tools();
         let allowed: Vec<RemoteTool> = tools.into_iter().filter(|t| server.config().allows_tool(&t.name)).collect();
-        let names = quiver_engine::names::qualify(server.name(), &allowed.iter().map(|t| t.name.clone()).collect::<Vec<_>>());
+        let names =
+            quiver_engine::names::qualify(server.name(), &allowed.iter().map(|t| t.name.clone()).collect::<Vec<_>>());
         let mut out: Vec<(String, RemoteTool)> =
             allowed.into_iter().filter_map(|t| names.get(&t.name).map(|q| (q.clone(), t))).collect();
         out.sort_by(|a, b| a.0.cmp(&b.0));

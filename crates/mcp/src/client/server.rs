@@ -22,9 +22,9 @@ use serde_json::{Value, json};
 
 use super::cache::{RemoteTool, ToolCache};
 use super::connect::{self, Connection};
-use quiver_engine::names::sanitize_server;
 use super::stderr::{self, StderrTail};
 use crate::config::ServerConfig;
+use quiver_engine::names::sanitize_server;
 
 /// After a timed-out call, how long a ping may take before the server is
 /// declared hung and stopped.

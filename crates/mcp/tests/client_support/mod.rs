@@ -110,7 +110,11 @@ pub async fn discover(
     manager: &Arc<McpManager>,
     server: &str,
 ) -> Result<Vec<(String, quiver_mcp::client::RemoteTool)>, String> {
-    let engine = Arc::new(Engine::with_trust(native_registry(), Manifest::builtin().map_err(|e| e.to_string())?, TrustStore::ephemeral()));
+    let engine = Arc::new(Engine::with_trust(
+        native_registry(),
+        Manifest::builtin().map_err(|e| e.to_string())?,
+        TrustStore::ephemeral(),
+    ));
     let dir = std::env::temp_dir();
     let ctx = context(engine, &dir, Mode::Agent);
     manager.discover(server, &ctx).await.map_err(|e| e.to_string())

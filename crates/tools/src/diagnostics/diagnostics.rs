@@ -3,6 +3,7 @@
 //! exploratory shell commands.
 
 use std::process::Stdio;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use schemars::JsonSchema;
@@ -13,6 +14,7 @@ use quiver_engine::permissions::command::CommandRequest;
 use quiver_engine::{Capabilities, Domain, Risk, Tool, ToolContext, ToolError, ToolOutput};
 
 use crate::git::repo;
+use crate::process::Launch;
 use crate::util::which;
 
 /// A `--version` that takes longer is reported as hung rather than waited for.
@@ -70,19 +72,36 @@ impl Tool for Diagnostics {
         // The probes and git run side by side: the call costs the slowest, not the sum.
         // Every process quiver starts passes the command gate: a probe a deny
         // rule names is reported as refused, not run.
+        // Every probe is the tool's own fixed command, so all get the same
+        // grant: one sandbox is built for the call and shared.
+        let mut launch: Option<Arc<Launch>> = None;
         let mut probes = Vec::with_capacity(TOOLCHAINS.len());
         for (name, args) in TOOLCHAINS {
             let argv: Vec<&str> = std::iter::once(*name).chain(args.iter().copied()).collect();
-            probes.push(match ctx.authorize_command(&CommandRequest::tool_argv(&argv)).await {
-                Ok(_) => tokio::spawn(probe(name, args)),
+            let granted = match crate::process::authorize(ctx, &CommandRequest::tool_argv(&argv)).await {
+                Ok(grant) => match &launch {
+                    Some(l) if l.grant == grant => Ok(l.clone()),
+                    _ => Launch::new(ctx, grant).map(Arc::new),
+                },
+                Err(e) => Err(e),
+            };
+            probes.push(match granted {
+                Ok(l) => {
+                    launch = Some(l.clone());
+                    tokio::spawn(probe(l, name, args))
+                }
                 Err(e) => {
                     let refused = json!({"name": name, "refused": e.to_string()});
                     tokio::spawn(async move { refused })
                 }
             });
         }
-        let git_state = match ctx.authorize_command(&CommandRequest::tool("git status")).await {
-            Ok(_) => git_summary(root).await,
+        let git_launch = match crate::process::authorize(ctx, &CommandRequest::tool("git status")).await {
+            Ok(grant) => Launch::new(ctx, grant),
+            Err(e) => Err(e),
+        };
+        let git_state = match git_launch {
+            Ok(l) => git_summary(&l, root).await,
             Err(e) => json!({"refused": e.to_string()}),
         };
         let mut toolchains = Vec::with_capacity(probes.len());
@@ -101,7 +120,7 @@ impl Tool for Diagnostics {
             "workspace": root.display().to_string(),
             "mode": ctx.mode().as_str(),
             "approvals": approvals,
-            "sandbox": "file tools are confined to the workspace root; commands run as the current user",
+            "sandbox": sandbox_line(),
             "os": std::env::consts::OS,
             "arch": std::env::consts::ARCH,
             "git": git_state,
@@ -115,11 +134,11 @@ impl Tool for Diagnostics {
 }
 
 /// Branch and dirty state, the string "not a git repo", or why git could not say.
-async fn git_summary(root: &std::path::Path) -> Value {
-    match repo::repo(root).await {
+async fn git_summary(launch: &Launch, root: &std::path::Path) -> Value {
+    match repo::repo(launch, root).await {
         Ok(None) => json!("not a git repo"),
         Err(e) => json!({"error": e.to_string()}),
-        Ok(Some(repo)) => match repo::status(root).await {
+        Ok(Some(repo)) => match repo::status(launch, root).await {
             Err(e) => json!({"error": e.to_string()}),
             Ok(status) => {
                 let changes = status.entries.iter().filter(|e| !matches!(e.kind, repo::EntryKind::Ignored)).count();
@@ -144,15 +163,35 @@ async fn git_summary(root: &std::path::Path) -> Value {
 
 /// Runs `<name> <args>` and reports the first line it prints (some tools print
 /// their version on stderr).
-async fn probe(name: &'static str, args: &'static [&'static str]) -> Value {
+/// What the report says about confinement.
+fn sandbox_line() -> String {
+    let kernel = quiver_sandbox::probe().describe();
+    if crate::process::sandbox_available() {
+        format!(
+            "file tools are confined to the workspace root; commands that run unasked run in the OS sandbox \
+             (workspace-write, no network; {kernel}); approved commands run unconfined"
+        )
+    } else {
+        format!("no OS sandbox ({kernel}): every command the model writes is asked for")
+    }
+}
+
+async fn probe(launch: Arc<Launch>, name: &'static str, args: &'static [&'static str]) -> Value {
     let Some(path) = which(name) else {
         return json!({"name": name, "found": false});
     };
     let mut cmd = tokio::process::Command::new(&path);
     cmd.args(args).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).kill_on_drop(true);
     let shown = path.display().to_string();
+    let running = match launch.prepare(&mut cmd) {
+        Ok(r) => r,
+        Err(e) => return json!({"name": name, "found": true, "path": shown, "error": e.to_string()}),
+    };
     let output = match cmd.spawn() {
-        Ok(child) => tokio::time::timeout(VERSION_TIMEOUT, child.wait_with_output()).await,
+        Ok(child) => {
+            running.started(child.id());
+            tokio::time::timeout(VERSION_TIMEOUT, child.wait_with_output()).await
+        }
         Err(e) => return json!({"name": name, "found": true, "path": shown, "error": e.to_string()}),
     };
     match output {

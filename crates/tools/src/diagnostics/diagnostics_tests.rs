@@ -55,9 +55,14 @@ async fn git_state_and_plan_mode() {
 
 #[tokio::test]
 async fn missing_program_and_bad_input() {
-    let missing = super::probe("quiver-no-such-program", &["--version"]).await;
-    assert_eq!(missing, json!({"name": "quiver-no-such-program", "found": false}));
     let h = Harness::new();
+    let grant = crate::process::Grant {
+        permit: quiver_engine::permissions::exec_policy::Permit::Trusted,
+        sandbox: crate::process::SandboxKind::Full,
+    };
+    let launch = std::sync::Arc::new(crate::process::Launch::new(&h.ctx, grant).unwrap());
+    let missing = super::probe(launch, "quiver-no-such-program", &["--version"]).await;
+    assert_eq!(missing, json!({"name": "quiver-no-such-program", "found": false}));
     let err = h.err("diagnostics", json!({"verbose": true})).await;
     assert!(err.contains("verbose"), "{err}");
 }

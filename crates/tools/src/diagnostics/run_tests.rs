@@ -12,8 +12,6 @@ use std::process::Stdio;
 use std::sync::LazyLock;
 use std::time::{Duration, Instant};
 
-use nix::sys::signal::{Signal, killpg};
-use nix::unistd::Pid;
 use regex::Regex;
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -24,6 +22,7 @@ use tokio::sync::mpsc;
 use quiver_engine::permissions::command::CommandRequest;
 use quiver_engine::{Capabilities, Domain, Risk, Tool, ToolContext, ToolError, ToolOutput};
 
+use crate::process::{Grant, Launch, SandboxKind};
 use crate::util::which;
 
 const DEFAULT_TIMEOUT_MS: u64 = 600_000;
@@ -58,7 +57,8 @@ impl Tool for RunTests {
     const NAME: &'static str = "run_tests";
     const DOMAIN: Domain = Domain::Diagnostics;
     const RISK: Risk = Risk::Destructive;
-    const CAPABILITIES: Capabilities = Capabilities::RUNS_COMMANDS.union(Capabilities::WRITES_FILES).union(Capabilities::GATES_ITSELF);
+    const CAPABILITIES: Capabilities =
+        Capabilities::RUNS_COMMANDS.union(Capabilities::WRITES_FILES).union(Capabilities::GATES_ITSELF);
 
     fn description(&self) -> String {
         "Run the test suite (cargo nextest/cargo test by default, or a given command) and get pass/fail counts and failing test names.".into()
@@ -72,9 +72,15 @@ impl Tool for RunTests {
             )));
         }
         let plan = plan(input.command.as_deref(), input.args.unwrap_or_default(), ctx)?;
-        approve(&plan, ctx).await?;
+        let grant = approve(&plan, ctx).await?;
         let program = locate(&plan.argv[0], ctx)?;
-        let report = execute(&plan, &program, ctx, Duration::from_millis(timeout_ms)).await?;
+        let launch = launch(&plan, ctx, grant)?;
+        let mut report = execute(&plan, &program, launch, Duration::from_millis(timeout_ms)).await?;
+        if report.get("outcome").and_then(Value::as_str) != Some("passed")
+            && let Some(hint) = grant.failure_hint()
+        {
+            report["sandbox_hint"] = json!(hint);
+        }
         let meta = |k: &str| report.get(k).cloned().unwrap_or(Value::Null);
         let (exit_code, timed_out, duration, passed, failed) =
             (meta("exit_code"), meta("timed_out"), meta("duration_ms"), meta("passed"), meta("failed"));
@@ -83,7 +89,9 @@ impl Tool for RunTests {
             .with_meta("timed_out", timed_out)
             .with_meta("duration_ms", duration)
             .with_meta("passed", passed)
-            .with_meta("failed", failed))
+            .with_meta("failed", failed)
+            .with_meta("permission", grant.permit.as_str())
+            .with_meta("sandbox", grant.sandbox.as_str()))
     }
 }
 
@@ -92,6 +100,7 @@ impl Tool for RunTests {
 #[derive(Debug)]
 struct Plan {
     argv: Vec<String>,
+    cwd: PathBuf,
     env: Vec<(String, String)>,
     default: bool,
 }
@@ -120,7 +129,12 @@ fn plan(command: Option<&str>, args: Vec<String>, ctx: &ToolContext) -> Result<P
             } else {
                 &["cargo", "test", "--no-fail-fast"]
             };
-            Plan { argv: argv.iter().map(|s| s.to_string()).collect(), env: vec![], default: true }
+            Plan {
+                argv: argv.iter().map(|s| s.to_string()).collect(),
+                cwd: root.to_path_buf(),
+                env: vec![],
+                default: true,
+            }
         }
         Some("") => return Err(ToolError::model("`command` is empty; omit it for the default cargo tests")),
         Some(text) => {
@@ -148,7 +162,7 @@ fn plan(command: Option<&str>, args: Vec<String>, ctx: &ToolContext) -> Result<P
                     argv.iter().map(String::as_str).collect::<Vec<_>>()[..],
                     ["cargo", "test"] | ["cargo", "nextest", "run"]
                 );
-            Plan { argv, env, default }
+            Plan { argv, cwd: root.to_path_buf(), env, default }
         }
     };
     plan.argv.extend(args);
@@ -187,10 +201,38 @@ fn no_default_message(root: &std::path::Path) -> String {
 /// first, in every mode. The default cargo command is the tool's own choice
 /// and runs unasked; any other command was written by the model and is judged
 /// as such (trusted rules, else asked for in agent mode).
-async fn approve(plan: &Plan, ctx: &ToolContext) -> Result<(), ToolError> {
-    let request =
-        if plan.default { CommandRequest::tool(plan.shown()) } else { CommandRequest::model(plan.shown()) };
-    ctx.authorize_command(&request).await.map(|_| ())
+async fn approve(plan: &Plan, ctx: &ToolContext) -> Result<Grant, ToolError> {
+    let request = if plan.default { CommandRequest::tool(plan.shown()) } else { CommandRequest::model(plan.shown()) };
+    crate::process::authorize(ctx, &request).await
+}
+
+/// The sandbox for the run. The default cargo command is the tool's own, but it
+/// builds and runs the repository's code (`build.rs`, the tests), so it runs
+/// sandboxed like any unasked command. A sandboxed command cannot create a new
+/// entry directly in the workspace root (the root holds the read-only
+/// `.git/config` path, so `quiver-sandbox` grants its entries one by one), so a
+/// missing `target/` and an empty `Cargo.lock` (cargo fills an empty one in
+/// place) are created here first, by quiver, before the rules are built: the
+/// first `cargo test` of a fresh clone then works sandboxed. Dependencies not
+/// yet downloaded need the network, hence an approved run: the failure says so
+/// through the sandbox hint.
+fn launch(plan: &Plan, ctx: &ToolContext, grant: Grant) -> Result<Launch, ToolError> {
+    if grant.sandbox == SandboxKind::WorkspaceWrite && plan.argv.first().is_some_and(|p| p == "cargo") {
+        let root = ctx.workspace.root();
+        let (target, lock) = (root.join("target"), root.join("Cargo.lock"));
+        // symlink_metadata: an existing entry (even a dangling link) is left alone.
+        if std::fs::symlink_metadata(&target).is_err()
+            && let Err(e) = std::fs::create_dir(&target)
+        {
+            tracing::debug!(%e, "could not pre-create target/ for a sandboxed cargo run");
+        }
+        if std::fs::symlink_metadata(&lock).is_err()
+            && let Err(e) = std::fs::OpenOptions::new().write(true).create_new(true).open(&lock)
+        {
+            tracing::debug!(%e, "could not pre-create Cargo.lock for a sandboxed cargo run");
+        }
+    }
+    Launch::new(ctx, grant)
 }
 
 /// PATH lookup for a bare name, the workspace for a relative path.
@@ -204,31 +246,10 @@ fn locate(program: &str, ctx: &ToolContext) -> Result<PathBuf, ToolError> {
     which(program).ok_or_else(|| ToolError::model(format!("`{program}` is not installed (not found on PATH)")))
 }
 
-/// Kills the process group when dropped, so a cancelled call leaves nothing behind.
-struct GroupGuard(Option<Pid>);
-
-impl GroupGuard {
-    /// Kills the group now; whether any process was still in it.
-    fn kill(&mut self) -> bool {
-        self.0.take().is_some_and(|pgid| killpg(pgid, Signal::SIGKILL).is_ok())
-    }
-}
-
-impl Drop for GroupGuard {
-    fn drop(&mut self) {
-        self.kill();
-    }
-}
-
-async fn execute(
-    plan: &Plan,
-    program: &std::path::Path,
-    ctx: &ToolContext,
-    limit: Duration,
-) -> Result<Value, ToolError> {
+async fn execute(plan: &Plan, program: &std::path::Path, launch: Launch, limit: Duration) -> Result<Value, ToolError> {
     let mut cmd = tokio::process::Command::new(program);
     cmd.args(&plan.argv[1..])
-        .current_dir(ctx.workspace.root())
+        .current_dir(&plan.cwd)
         .envs(plan.env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
         // Plain text for the parser, whatever the runner thinks of the terminal.
         .env("CARGO_TERM_COLOR", "never")
@@ -240,10 +261,15 @@ async fn execute(
         .stderr(Stdio::piped())
         .process_group(0)
         .kill_on_drop(true);
+    // Scrubbed environment, sandbox, and a containment job: killing the job
+    // (on timeout, on drop of this future, after exit) reaches everything the
+    // suite started, also what left the process group.
     crate::shell::shell_jobs::spawn::arm_parent_death(&mut cmd);
+    let group =
+        launch.prepare(&mut cmd).map_err(|e| ToolError::model(format!("cannot start `{}`: {e}", plan.shown())))?;
     let started = Instant::now();
     let mut child = cmd.spawn().map_err(|e| ToolError::model(format!("cannot start `{}`: {e}", plan.shown())))?;
-    let mut group = GroupGuard(child.id().and_then(|id| i32::try_from(id).ok()).map(Pid::from_raw));
+    group.started(child.id());
 
     // Both streams feed one channel, so lines keep the order they arrived in.
     let (tx, mut rx) = mpsc::channel::<String>(1024);

@@ -232,7 +232,7 @@ fn tally(text: &str) -> Value {
     for line in text.lines() {
         t.push(line.to_string());
     }
-    let plan = Plan { argv: vec!["x".into()], env: vec![], default: false };
+    let plan = Plan { argv: vec!["x".into()], cwd: ".".into(), env: vec![], default: false };
     t.report(&plan, Some(1), false, false, 0, Duration::from_secs(1))
 }
 
@@ -322,7 +322,10 @@ fn tail_and_error_excerpt_are_bounded() {
 #[tokio::test]
 async fn deny_rules_refuse_run_tests_in_every_mode() {
     for mode in [Mode::Plan, Mode::Agent, Mode::Yolo] {
-        let h = Harness::with_manifest(mode, "[exec_policy]\ndeny_prefixes = [\"echo\", \"cargo test\", \"cargo nextest\"]\n");
+        let h = Harness::with_manifest(
+            mode,
+            "[exec_policy]\ndeny_prefixes = [\"echo\", \"cargo test\", \"cargo nextest\"]\n",
+        );
         let err = h.err("run_tests", json!({"command": "echo 1 passed"})).await;
         assert!(err.contains("deny rule") || (mode == Mode::Plan && err.contains("plan mode")), "{mode}: {err}");
         h.write("Cargo.toml", "[package]\nname = \"p\"\nversion = \"0.1.0\"\nedition = \"2021\"\n");

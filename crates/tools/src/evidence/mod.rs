@@ -1,2 +1,2 @@
-pub mod retrieve_tool_result;
 pub mod handle_read;
+pub mod retrieve_tool_result;

@@ -14,8 +14,8 @@ use similar::TextDiff;
 
 use quiver_engine::{Capabilities, Domain, Risk, Tool, ToolContext, ToolError, ToolOutput};
 
-use crate::util::{io_error, looks_binary};
 use crate::file::write_file::write_atomically;
+use crate::util::{io_error, looks_binary};
 
 /// Diff lines shown in the result; a huge `replace_all` is summarized past this.
 const MAX_DIFF_LINES: usize = 150;

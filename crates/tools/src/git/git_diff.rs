@@ -65,8 +65,9 @@ impl Tool for GitDiff {
             Some(raw) => format!(":(literal){}", ctx.workspace.display(&ctx.workspace.resolve(raw)?)),
             None => ".".to_string(),
         };
-        ctx.authorize_command(&CommandRequest::tool("git diff")).await?;
-        repo::require_repo(root, Self::NAME).await?;
+        let grant = crate::process::authorize(ctx, &CommandRequest::tool("git diff")).await?;
+        let launch = crate::process::Launch::new(ctx, grant)?;
+        repo::require_repo(&launch, root, Self::NAME).await?;
 
         let unified = format!("-U{context}");
         let mut common = vec!["diff", "--relative", "-M", "--no-ext-diff"];
@@ -77,7 +78,7 @@ impl Tool for GitDiff {
         list_args.extend(["--raw", "--numstat", "-z", "--", &pathspec]);
         let mut patch_args = common;
         patch_args.extend(["--no-color", &unified, "--src-prefix=a/", "--dst-prefix=b/", "--", &pathspec]);
-        let (listed, patch) = tokio::join!(repo::run(root, &list_args), repo::run(root, &patch_args));
+        let (listed, patch) = tokio::join!(repo::run(&launch, root, &list_args), repo::run(&launch, root, &patch_args));
         let mut files = parse_file_list(&listed?);
         let patch = String::from_utf8_lossy(&patch?).into_owned();
         let truncated_hunks = attach_hunks(&mut files, &patch);

@@ -34,13 +34,14 @@ impl Tool for GitStatus {
     async fn run(&self, _input: GitStatusInput, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let root = ctx.workspace.root();
         // Every process quiver starts passes the command gate (deny rules).
-        ctx.authorize_command(&CommandRequest::tool("git status")).await?;
-        let repo = repo::require_repo(root, Self::NAME).await?;
-        let status = repo::status(root).await?;
+        let grant = crate::process::authorize(ctx, &CommandRequest::tool("git status")).await?;
+        let launch = crate::process::Launch::new(ctx, grant)?;
+        let repo = repo::require_repo(&launch, root, Self::NAME).await?;
+        let status = repo::status(&launch, root).await?;
         let report = report(&repo, &status);
         let clean = report["clean"].as_bool().unwrap_or(false);
         let branch = report["branch"].clone();
-        Ok(ToolOutput::json(report).with_meta("clean", clean).with_meta("branch", branch))
+        Ok(grant.describe(ToolOutput::json(report).with_meta("clean", clean).with_meta("branch", branch)))
     }
 }
 

@@ -1,3 +1,3 @@
-pub(crate) mod repo;
-pub mod git_status;
 pub mod git_diff;
+pub mod git_status;
+pub(crate) mod repo;

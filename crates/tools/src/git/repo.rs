@@ -12,6 +12,7 @@ use std::time::Duration;
 
 use quiver_engine::ToolError;
 
+use crate::process::Launch;
 use crate::util::which;
 
 /// Long enough for a cold status on a large repository, short enough that a wedged
@@ -41,8 +42,8 @@ impl Repo {
 
 /// Runs `git -C <root> <args>` and returns stdout; a non-zero exit becomes an
 /// error carrying git's own message.
-pub async fn run(root: &Path, args: &[&str]) -> Result<Vec<u8>, ToolError> {
-    let output = spawn(root, args).await?;
+pub async fn run(launch: &Launch, root: &Path, args: &[&str]) -> Result<Vec<u8>, ToolError> {
+    let output = spawn(launch, root, args).await?;
     if !output.status.success() {
         let stderr = String::from_utf8_lossy(&output.stderr);
         return Err(ToolError::model(format!("git {} failed: {}", args.first().unwrap_or(&""), stderr.trim())));
@@ -51,8 +52,8 @@ pub async fn run(root: &Path, args: &[&str]) -> Result<Vec<u8>, ToolError> {
 }
 
 /// The repository holding `root`, or `None` when it is not inside one.
-pub async fn repo(root: &Path) -> Result<Option<Repo>, ToolError> {
-    let output = spawn(root, &["rev-parse", "--show-toplevel", "--show-prefix"]).await?;
+pub async fn repo(launch: &Launch, root: &Path) -> Result<Option<Repo>, ToolError> {
+    let output = spawn(launch, root, &["rev-parse", "--show-toplevel", "--show-prefix"]).await?;
     if !output.status.success() {
         let stderr = String::from_utf8_lossy(&output.stderr);
         if stderr.contains("not a git repository") {
@@ -68,8 +69,8 @@ pub async fn repo(root: &Path) -> Result<Option<Repo>, ToolError> {
 }
 
 /// Like [`repo`], but not being in a repository is the model's error to act on.
-pub async fn require_repo(root: &Path, tool: &str) -> Result<Repo, ToolError> {
-    repo(root).await?.ok_or_else(|| {
+pub async fn require_repo(launch: &Launch, root: &Path, tool: &str) -> Result<Repo, ToolError> {
+    repo(launch, root).await?.ok_or_else(|| {
         ToolError::model(format!(
             "the workspace {} is not inside a git repository, so {tool} has nothing to show; \
              run `git init` there first if it should be one",
@@ -78,7 +79,7 @@ pub async fn require_repo(root: &Path, tool: &str) -> Result<Repo, ToolError> {
     })
 }
 
-async fn spawn(root: &Path, args: &[&str]) -> Result<std::process::Output, ToolError> {
+async fn spawn(launch: &Launch, root: &Path, args: &[&str]) -> Result<std::process::Output, ToolError> {
     let Some(program) = which("git") else {
         return Err(ToolError::model("`git` is not installed (not on PATH); install git to use the git tools"));
     };
@@ -102,7 +103,11 @@ async fn spawn(root: &Path, args: &[&str]) -> Result<std::process::Output, ToolE
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .kill_on_drop(true);
+    // Scrubbed, sandboxed as the call's grant says, contained: a hostile
+    // `.git/config` (fsmonitor, aliases, diff drivers) runs inside the sandbox.
+    let running = launch.prepare(&mut cmd).map_err(|e| ToolError::model(format!("cannot run git: {e}")))?;
     let child = cmd.spawn().map_err(|e| ToolError::model(format!("cannot run git: {e}")))?;
+    running.started(child.id());
     match tokio::time::timeout(GIT_TIMEOUT, child.wait_with_output()).await {
         Ok(Ok(output)) => Ok(output),
         Ok(Err(e)) => Err(ToolError::model(format!("git failed to run: {e}"))),
@@ -154,8 +159,9 @@ pub enum EntryKind {
 
 /// Runs and parses `git status` for the workspace (confined to it when the
 /// workspace is a subdirectory of the repository).
-pub async fn status(root: &Path) -> Result<Status, ToolError> {
+pub async fn status(launch: &Launch, root: &Path) -> Result<Status, ToolError> {
     let out = run(
+        launch,
         root,
         &["status", "--porcelain=v2", "--branch", "--show-stash", "-z", "--untracked-files=normal", "--", "."],
     )

@@ -88,7 +88,8 @@ impl Tool for Speech {
             return Err(ToolError::model(format!("`{shown}` is a directory; give a file name ending in .wav")));
         }
         let program = locate(std::env::var_os("PATH").as_deref())?;
-        ctx.authorize_command(&CommandRequest::tool_argv(&[program.display().to_string()])).await?;
+        let grant =
+            crate::process::authorize(ctx, &CommandRequest::tool_argv(&[program.display().to_string()])).await?;
         let parent = path.parent().unwrap_or(ctx.workspace.root());
         tokio::fs::create_dir_all(parent).await.map_err(|e| io_error("create the folder for", &shown, &e))?;
 
@@ -99,7 +100,11 @@ impl Tool for Speech {
             .suffix(".wav")
             .tempfile_in(parent)
             .map_err(|e| io_error("create a temporary file for", &shown, &e))?;
-        synthesize(&program, temp.path(), text, input.voice.as_deref(), input.rate).await?;
+        // Built after the temp file exists: the sandbox's rules are computed from
+        // the filesystem as it is, and the file may sit directly in a git
+        // workspace's root, where a sandboxed command cannot create entries.
+        let launch = crate::process::Launch::new(ctx, grant)?;
+        synthesize(&launch, &program, temp.path(), text, input.voice.as_deref(), input.rate).await?;
         let info =
             wav_info(temp.path()).map_err(|e| ToolError::model(format!("espeak-ng wrote no usable audio: {e}")))?;
         // Temporary files are private (0600); the result is an ordinary workspace file.
@@ -167,6 +172,7 @@ fn default_path(text: &str, voice: Option<&str>, rate: Option<u32>) -> String {
 
 /// Text goes in on stdin, so nothing in it can be taken for a command-line option.
 async fn synthesize(
+    launch: &crate::process::Launch,
     program: &Path,
     out: &Path,
     text: &str,
@@ -182,7 +188,9 @@ async fn synthesize(
         cmd.args(["-s", &rate.to_string()]);
     }
     cmd.arg("--stdin").stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).kill_on_drop(true);
+    let running = launch.prepare(&mut cmd).map_err(|e| ToolError::model(format!("cannot run espeak-ng: {e}")))?;
     let mut child = cmd.spawn().map_err(|e| ToolError::model(format!("cannot run espeak-ng: {e}")))?;
+    running.started(child.id());
     // Dropping stdin closes it: espeak-ng speaks what it read and exits. A failed
     // write (espeak-ng quit early, e.g. on an unknown voice) is reported after its
     // exit status, which says why.

@@ -1,2 +1,2 @@
-pub mod grep_files;
 pub mod file_search;
+pub mod grep_files;

@@ -10,6 +10,7 @@ use serde::Deserialize;
 use quiver_engine::permissions::command::CommandRequest;
 use quiver_engine::{Capabilities, Domain, Risk, Tool, ToolContext, ToolError, ToolOutput};
 
+use crate::process::Launch;
 use crate::shell::shell_jobs::{JobSpec, ShellJobs, timeout_arg};
 
 pub const DEFAULT_TIMEOUT_MS: u64 = 120_000;
@@ -43,7 +44,10 @@ impl Tool for ExecShell {
     const NAME: &'static str = "exec_shell";
     const DOMAIN: Domain = Domain::Shell;
     const RISK: Risk = Risk::Destructive;
-    const CAPABILITIES: Capabilities = Capabilities::RUNS_COMMANDS.union(Capabilities::WRITES_FILES).union(Capabilities::NETWORK).union(Capabilities::GATES_ITSELF);
+    const CAPABILITIES: Capabilities = Capabilities::RUNS_COMMANDS
+        .union(Capabilities::WRITES_FILES)
+        .union(Capabilities::NETWORK)
+        .union(Capabilities::GATES_ITSELF);
 
     fn description(&self) -> String {
         "Run a shell command; output is stdout+stderr. Foreground waits up to timeout_ms; background: true returns a task_id for exec_shell_wait.".into()
@@ -56,14 +60,14 @@ impl Tool for ExecShell {
         // with it is a foreground habit, not a mistake worth a failed call.
         let timeout = timeout_arg(input.timeout_ms, DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS)?;
         let (cwd, cwd_shown) = resolve_cwd(ctx, input.cwd.as_deref())?;
-        let permit = ctx.authorize_command(&CommandRequest::model(command)).await?;
-        let spec = JobSpec { command, cwd: &cwd, cwd_shown, background, tty: input.tty.unwrap_or(false) };
+        let grant = crate::process::authorize(ctx, &CommandRequest::model(command)).await?;
+        let spec = JobSpec { command, cwd: &cwd, cwd_shown, background, tty: input.tty.unwrap_or(false), grant };
         if background {
-            return start_background(ctx, &spec, permit.as_str());
+            return start_background(ctx, &spec);
         }
 
         let jobs = ctx.session.state::<ShellJobs>();
-        let job = jobs.start(&spec)?;
+        let job = jobs.start(&spec, Launch::new(ctx, grant)?)?;
         // If this call is dropped midway (the host cancelled it), the command must
         // not run on unobserved: the guard stops it.
         let guard = StopOnDrop(Some(job.clone()));
@@ -97,13 +101,17 @@ impl Tool for ExecShell {
             content.push('\n');
         }
         content.push_str(&job.status_line());
+        if let Some(hint) = job.exit().filter(|e| e.code != 0).and(grant.failure_hint()) {
+            content.push('\n');
+            content.push_str(hint);
+        }
         Ok(job
             .metadata(ToolOutput::text(content))
             .with_meta("timed_out", false)
             .with_meta("truncated", truncated)
             .with_meta("output_bytes", bytes)
             .with_meta("cwd", job.cwd_shown.clone())
-            .with_meta("permission", permit.as_str()))
+            .with_meta("permission", grant.permit.as_str()))
     }
 }
 
@@ -146,12 +154,8 @@ pub(crate) fn resolve_cwd(ctx: &ToolContext, cwd: Option<&str>) -> Result<(PathB
 }
 
 /// Starts a background task and says how to follow it.
-pub(crate) fn start_background(
-    ctx: &ToolContext,
-    spec: &JobSpec<'_>,
-    permission: &str,
-) -> Result<ToolOutput, ToolError> {
-    let job = ctx.session.state::<ShellJobs>().start(spec)?;
+pub(crate) fn start_background(ctx: &ToolContext, spec: &JobSpec<'_>) -> Result<ToolOutput, ToolError> {
+    let job = ctx.session.state::<ShellJobs>().start(spec, Launch::new(ctx, spec.grant)?)?;
     let id = &job.id;
     let text = format!(
         "Started {id} in the background{}: {}\nPoll its output with exec_shell_wait {{\"task_id\": \"{id}\"}}, send input with \
@@ -170,7 +174,8 @@ pub(crate) fn start_background(
         .with_meta("timed_out", false)
         .with_meta("background", true)
         .with_meta("cwd", job.cwd_shown.clone())
-        .with_meta("permission", permission))
+        .with_meta("permission", spec.grant.permit.as_str())
+        .with_meta("sandbox", spec.grant.sandbox.as_str()))
 }
 
 #[cfg(test)]

@@ -177,8 +177,11 @@ async fn manifest_exec_policy_rules_apply() {
     let ctx = engine.context(Workspace::new(dir.path()).unwrap(), Audience::default());
     let denied = ctx.call("exec_shell", json!({"command": "printf hi"})).await.unwrap();
     assert!(denied.is_error && denied.content_text().contains("deny rule `printf`"), "{}", denied.content_text());
-    // `touch` is trusted by the manifest, so agent mode runs it without anyone to ask.
-    let trusted = ctx.call("exec_shell", json!({"command": "touch made.txt"})).await.unwrap();
+    // `touch` is trusted by the manifest, so agent mode runs it without anyone
+    // to ask, in the workspace-write sandbox (which cannot add entries directly
+    // to the workspace root: see quiver-sandbox's Landlock rules).
+    std::fs::create_dir(dir.path().join("sub")).unwrap();
+    let trusted = ctx.call("exec_shell", json!({"command": "touch sub/made.txt"})).await.unwrap();
     assert!(!trusted.is_error, "{}", trusted.content_text());
-    assert!(dir.path().join("made.txt").exists());
+    assert!(dir.path().join("sub/made.txt").exists());
 }

@@ -78,12 +78,14 @@ pub struct JobSpec<'a> {
     pub cwd_shown: String,
     pub background: bool,
     pub tty: bool,
+    /// How the gate let it run; the sandbox is built from it at start.
+    pub grant: crate::process::Grant,
 }
 
 impl ShellJobs {
     /// Starts a job. Foreground jobs get no task id the model can use, but are
     /// tracked like the others until [`ShellJobs::forget`], so they die with the session too.
-    pub fn start(&self, spec: &JobSpec<'_>) -> Result<Arc<Job>, ToolError> {
+    pub fn start(&self, spec: &JobSpec<'_>, launch: crate::process::Launch) -> Result<Arc<Job>, ToolError> {
         let mut inner = lock(&self.inner);
         let running = inner.jobs.values().filter(|j| j.background && j.exit().is_none()).count();
         if spec.background && running >= MAX_RUNNING {
@@ -108,7 +110,7 @@ impl ShellJobs {
             (true, false) => Input::Pipe,
             (false, false) => Input::Null,
         };
-        let job = Job::spawn(id, spec, input, log_path)?;
+        let job = Job::spawn(id, spec, input, log_path, launch)?;
         inner.jobs.insert(number, job.clone());
         Ok(job)
     }
@@ -188,6 +190,9 @@ pub struct Job {
     pub tty: bool,
     pub log_path: PathBuf,
     pub pid: i32,
+    pub grant: crate::process::Grant,
+    /// Containment: reaches what left the job's session (`setsid`, double fork).
+    running: crate::process::Running,
     started: Instant,
     state: Mutex<JobState>,
     changed: watch::Sender<u64>,
@@ -214,10 +219,16 @@ struct JobState {
 }
 
 impl Job {
-    fn spawn(id: String, spec: &JobSpec<'_>, input: Input, log_path: PathBuf) -> Result<Arc<Job>, ToolError> {
+    fn spawn(
+        id: String,
+        spec: &JobSpec<'_>,
+        input: Input,
+        log_path: PathBuf,
+        launch: crate::process::Launch,
+    ) -> Result<Arc<Job>, ToolError> {
         let log = std::fs::File::create(&log_path)
             .map_err(|e| ToolError::model(format!("cannot create the log file {}: {e}", log_path.display())))?;
-        let spawned = spawn::spawn(spec.command, spec.cwd, input)
+        let spawned = spawn::spawn(spec.command, spec.cwd, input, launch)
             .map_err(|e| ToolError::model(format!("cannot start the shell for `{}`: {e}", spec.command)))?;
         let (changed, _) = watch::channel(0u64);
         let job = Arc::new(Job {
@@ -228,6 +239,8 @@ impl Job {
             tty: spec.tty,
             log_path,
             pid: spawned.pid,
+            grant: spec.grant,
+            running: spawned.running,
             started: Instant::now(),
             state: Mutex::new(JobState { log: Some(log), ..JobState::default() }),
             changed,
@@ -349,6 +362,10 @@ impl Job {
         if !st.group_done {
             signal_session(self.pid, signal);
         }
+        drop(st);
+        if signal == Signal::SIGKILL {
+            self.running.kill();
+        }
     }
 
     /// Stops the whole group: SIGTERM, then SIGKILL after `grace`; returns once the
@@ -397,7 +414,8 @@ impl Job {
             .with_meta("status", if exit.is_some() { "exited" } else { "running" })
             .with_meta("exit_code", exit.map(|e| Value::from(e.code)).unwrap_or(Value::Null))
             .with_meta("log_file", self.log_shown())
-            .with_meta("pid", self.pid);
+            .with_meta("pid", self.pid)
+            .with_meta("sandbox", self.grant.sandbox.as_str());
         if let Some(exit) = exit {
             out = out.with_meta("duration_ms", exit.duration.as_millis() as u64);
             if let Some(signal) = exit.signal {
@@ -525,7 +543,7 @@ fn start_supervisor(job: &Arc<Job>, mut child: Box<dyn process_wrap::tokio::Chil
             let mut st = lock(&job.state);
             // Right after reaping the leader its group id cannot have been reused
             // yet (the group's members, if any, still hold it), so this is safe.
-            st.strays_stopped = signal_session(job.pid, Signal::SIGKILL);
+            st.strays_stopped = signal_session(job.pid, Signal::SIGKILL) | job.running.kill();
             st.group_done = true;
             st.exit = Some(Exit { code, signal, duration });
         }

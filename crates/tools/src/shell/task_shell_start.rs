@@ -30,7 +30,10 @@ impl Tool for TaskShellStart {
     const NAME: &'static str = "task_shell_start";
     const DOMAIN: Domain = Domain::Shell;
     const RISK: Risk = Risk::Destructive;
-    const CAPABILITIES: Capabilities = Capabilities::RUNS_COMMANDS.union(Capabilities::WRITES_FILES).union(Capabilities::NETWORK).union(Capabilities::GATES_ITSELF);
+    const CAPABILITIES: Capabilities = Capabilities::RUNS_COMMANDS
+        .union(Capabilities::WRITES_FILES)
+        .union(Capabilities::NETWORK)
+        .union(Capabilities::GATES_ITSELF);
 
     fn description(&self) -> String {
         "Start a long-running command (build, test suite, server) in the background and return a task_id at once; \
@@ -41,8 +44,8 @@ impl Tool for TaskShellStart {
     async fn run(&self, input: TaskShellStartInput, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let command = checked_command(&input.command)?;
         let (cwd, cwd_shown) = resolve_cwd(ctx, input.cwd.as_deref())?;
-        let permit = ctx.authorize_command(&CommandRequest::model(command)).await?;
-        let spec = JobSpec { command, cwd: &cwd, cwd_shown, background: true, tty: input.tty.unwrap_or(false) };
-        start_background(ctx, &spec, permit.as_str())
+        let grant = crate::process::authorize(ctx, &CommandRequest::model(command)).await?;
+        let spec = JobSpec { command, cwd: &cwd, cwd_shown, background: true, tty: input.tty.unwrap_or(false), grant };
+        start_background(ctx, &spec)
     }
 }

@@ -35,6 +35,8 @@ pub enum Input {
 
 pub struct Spawned {
     pub child: Box<dyn ChildWrapper>,
+    /// The containment job and sandbox: finds what left the session (`setsid`).
+    pub running: crate::process::Running,
     /// Leader pid, which is also the process group id.
     pub pid: i32,
     pub output: Box<dyn Read + Send>,
@@ -45,7 +47,9 @@ pub struct Spawned {
 const TTY_COLS: u16 = 200;
 const TTY_ROWS: u16 = 50;
 
-pub fn spawn(command: &str, cwd: &Path, input: Input) -> io::Result<Spawned> {
+/// Starts `command` under `launch` (the sandbox and containment the gate's
+/// verdict calls for, see `crate::process`).
+pub fn spawn(command: &str, cwd: &Path, input: Input, launch: crate::process::Launch) -> io::Result<Spawned> {
     let shell = if crate::util::which("bash").is_some() { "bash" } else { "sh" };
     let mut cmd = tokio::process::Command::new(shell);
     cmd.arg("-c").arg(command).current_dir(cwd);
@@ -88,6 +92,9 @@ pub fn spawn(command: &str, cwd: &Path, input: Input) -> io::Result<Spawned> {
         }
     };
 
+    // After the command's own variables (kept by the scrub) and before
+    // process_wrap's hooks: the child is confined before it does anything else.
+    let running = launch.prepare(&mut cmd)?;
     let mut wrapped = CommandWrap::from(cmd);
     // Order matters: `ProcessSession`'s setsid must run before `ChildSetup` claims the terminal.
     wrapped
@@ -102,7 +109,8 @@ pub fn spawn(command: &str, cwd: &Path, input: Input) -> io::Result<Spawned> {
         .id()
         .and_then(|id| i32::try_from(id).ok())
         .ok_or_else(|| io::Error::other("the shell exited before it got a pid"))?;
-    Ok(Spawned { child, pid, output, stdin })
+    running.started(u32::try_from(pid).ok());
+    Ok(Spawned { child, running, pid, output, stdin })
 }
 
 /// Runs in the child between fork and exec: claims the terminal in `tty` mode and
