@@ -132,7 +132,12 @@ pub fn run_this_test_as_nobody() {
     // Somewhere `nobody` may write; the root process removes it afterwards.
     let scratch = tempfile::tempdir().unwrap();
     std::fs::set_permissions(scratch.path(), Permissions::from_mode(0o777)).unwrap();
-    let out = std::process::Command::new(std::env::current_exe().unwrap())
+    // A copy, because the checkout may sit below a directory `nobody` cannot
+    // enter (a `mktemp -d` clone is 0700).
+    let exe = scratch.path().join("test-binary");
+    std::fs::copy(std::env::current_exe().unwrap(), &exe).unwrap();
+    std::fs::set_permissions(&exe, Permissions::from_mode(0o755)).unwrap();
+    let out = std::process::Command::new(&exe)
         .args([name.as_str(), "--exact", "--test-threads=1", "--nocapture"])
         .env(MARK, "1")
         .env("TMPDIR", scratch.path())
