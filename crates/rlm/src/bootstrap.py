@@ -227,7 +227,6 @@ def _eval(request):
 def _load(path, kind):
     with open(path, "r", encoding="utf-8", errors="replace") as f:
         text = f.read()
-    os.unlink(path)
     return json.loads(text) if kind == "json" else text
 
 

@@ -82,12 +82,14 @@ pub fn find_python() -> Result<PathBuf, ToolError> {
 }
 
 impl Repl {
-    /// Starts the interpreter with `context_file` (consumed by the bootstrap)
-    /// as `_context`. `scratch` is the only directory it may write; the
-    /// variables named in `remove_env` (provider keys) never reach it.
+    /// Starts the interpreter with `context_file` loaded as `_context`. The
+    /// bootstrap is written into `scratch`, the only tree it may write; `work`
+    /// (inside it) is its working directory. The variables named in `remove_env`
+    /// (provider keys) never reach it.
     pub async fn start(
         ctx: &ToolContext,
         scratch: &Path,
+        work: &Path,
         context_file: &Path,
         kind: ContextKind,
         remove_env: &[String],
@@ -101,6 +103,9 @@ impl Repl {
         // A fixed, built-in command: the gate trusts it (deny rules still
         // apply) and the verdict picks the sandbox, as for any tool's command.
         let grant = authorize(ctx, &CommandRequest::tool_argv(&[python_str.as_str(), "-I", BOOTSTRAP_FILE])).await?;
+        // The sandbox grants a writable root entry by entry (nothing new may
+        // appear directly in it), so the root is the scratch dir and `work`,
+        // already there, is where the REPL creates what it likes.
         let launch = Launch::with_roots(ctx, grant, vec![scratch.to_path_buf()])?;
         let mut cmd = tokio::process::Command::new(&python);
         cmd.arg("-I")
@@ -113,7 +118,7 @@ impl Repl {
                 ContextKind::Text => "text",
                 ContextKind::Json => "json",
             })
-            .current_dir(scratch)
+            .current_dir(work)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())

@@ -3,7 +3,7 @@
 //! serves the child-model queries the code makes until the result arrives or
 //! the wall-time limit passes.
 
-use std::path::Path;
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -107,8 +107,9 @@ impl RlmSession {
         Ok(session)
     }
 
-    pub fn scratch(&self) -> &Path {
-        self.scratch.path()
+    /// The REPL's working directory, where it creates files.
+    pub fn work_dir(&self) -> PathBuf {
+        self.scratch.path().join("work")
     }
 
     pub fn repl(&self) -> Option<&Repl> {
@@ -116,12 +117,21 @@ impl RlmSession {
     }
 
     async fn start(&mut self, ctx: &ToolContext) -> Result<(), ToolError> {
-        let file = self.scratch.path().join(".quiver_rlm_context");
+        // The scratch dir holds the bootstrap, the context (removed once
+        // loaded) and `work/`, the REPL's working directory: the only tree
+        // the sandbox lets it write.
+        let work = self.work_dir();
+        tokio::fs::create_dir_all(&work)
+            .await
+            .map_err(|e| ToolError::model(format!("cannot create the RLM work dir: {e}")))?;
+        let file = self.scratch.path().join("context");
         tokio::fs::write(&file, self.source.text.as_bytes())
             .await
             .map_err(|e| ToolError::model(format!("cannot write the context into the scratch dir: {e}")))?;
-        let repl = Repl::start(ctx, self.scratch.path(), &file, self.source.kind, &self.secret_env).await?;
-        self.repl = Some(repl);
+        let repl = Repl::start(ctx, self.scratch.path(), &work, &file, self.source.kind, &self.secret_env).await;
+        // Loaded (or failed): the copy is not needed until a restart writes it again.
+        let _ = tokio::fs::remove_file(&file).await;
+        self.repl = Some(repl?);
         Ok(())
     }
 
