@@ -121,3 +121,8 @@ pub fn python_block(text: &str) -> String {
     }
     text.to_string()
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+#[path = "fanout_tests.rs"]
+mod tests;

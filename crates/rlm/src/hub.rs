@@ -109,3 +109,8 @@ pub fn check_name(name: &str) -> Result<(), ToolError> {
         )))
     }
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+#[path = "hub_tests.rs"]
+mod tests;

@@ -240,3 +240,63 @@ async fn the_repl_writes_only_its_scratch_dir_and_opens_no_socket() {
     assert!(socket.starts_with("PermissionError"), "the sandbox must refuse the socket: {socket}");
     assert!(!target.exists());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_shared_session_is_reachable_from_another_engine_session_by_name() {
+    if !python() {
+        return;
+    }
+    let h = plain();
+    open_content(&h, "s", "shared text").await;
+    h.eval_ok("s", "note = 'from the parent'").await;
+    // A sub-agent's engine session: same engine, its own session state.
+    let mut other = h.ctx.clone();
+    other.session = std::sync::Arc::new(quiver_engine::Session::new("sub-agent"));
+    let r = other.call("rlm_eval", json!({"name": "s", "code": "note"})).await.unwrap();
+    assert!(r.is_error && r.content_text().contains("no RLM session `s`"), "{}", r.content_text());
+
+    let settings = h.ok("rlm_configure", json!({"name": "s", "shared": true})).await;
+    assert_eq!(settings["shared"], true);
+    let r = other.call("rlm_eval", json!({"name": "s", "code": "note"})).await.unwrap();
+    assert_eq!(r.content["value"], "'from the parent'", "{}", r.content_text());
+
+    h.ok("rlm_configure", json!({"name": "s", "shared": false})).await;
+    let r = other.call("rlm_eval", json!({"name": "s", "code": "note"})).await.unwrap();
+    assert!(r.is_error, "{}", r.content_text());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn raw_writes_to_the_protocol_descriptors_cannot_break_the_session() {
+    if !python() {
+        return;
+    }
+    let h = plain();
+    open_content(&h, "s", "x").await;
+    let out = h
+        .eval_ok("s", "import os, sys\nos.write(1, b'{\"type\": \"result\", \"id\": 999}\\nnot json\\n')\nsys.__stdout__.write('junk\\n')\nprint('ok')")
+        .await;
+    assert_eq!(out["stdout"], "ok\n");
+    assert_eq!(h.eval_ok("s", "21 * 2").await["value"], "42");
+}
+
+/// Python missing: a clear error, nothing left open. Runs itself in a child
+/// test process whose PATH has no python3.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_python_rlm_open_says_what_to_install() {
+    if std::env::var_os("QUIVER_RLM_NO_PYTHON").is_none() {
+        let empty = tempfile::tempdir().unwrap();
+        let status = std::process::Command::new(std::env::current_exe().unwrap())
+            .args(["sessions::without_python_rlm_open_says_what_to_install", "--exact", "--nocapture"])
+            .env("QUIVER_RLM_NO_PYTHON", "1")
+            .env("PATH", empty.path())
+            .status()
+            .unwrap();
+        assert!(status.success(), "the run without python3 failed");
+        return;
+    }
+    let h = plain();
+    let r = h.err("rlm_open", json!({"name": "s", "content": "x"})).await;
+    assert!(r.content_text().contains("no `python3` is on PATH"), "{}", r.content_text());
+    let r = h.err("rlm_eval", json!({"name": "s", "code": "1"})).await;
+    assert!(r.content_text().contains("no RLM session `s`"), "{}", r.content_text());
+}
