@@ -105,8 +105,11 @@ fn rlm_child_model(workspace: Option<&Path>) -> ChildModel {
         Ok(config) => config,
         Err(e) => return ChildModel::unavailable(e.to_string()),
     };
-    let model =
-        if config.provider == quiver_agent::config::DEFAULT_PROVIDER { quiver_rlm::DEFAULT_CHILD_MODEL.to_string() } else { config.model.clone() };
+    let model = if config.provider == quiver_agent::config::DEFAULT_PROVIDER {
+        quiver_rlm::DEFAULT_CHILD_MODEL.to_string()
+    } else {
+        config.model.clone()
+    };
     let secret_env: Vec<String> = config.providers.values().map(|p| p.api_key_env.clone()).collect();
     let factory: quiver_rlm::ProviderFactory = Arc::new(move || {
         let provider = config

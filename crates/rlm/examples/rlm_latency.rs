@@ -28,10 +28,12 @@ async fn main() {
     let child = ChildModel::new(
         DEFAULT_CHILD_MODEL,
         Arc::new(move || {
-            let cli = CliOverrides { provider: Some("deepseek".into()), base_url: Some(url.clone()), ..Default::default() };
+            let cli =
+                CliOverrides { provider: Some("deepseek".into()), base_url: Some(url.clone()), ..Default::default() };
             let config = AgentConfig::load(&[], &cli).map_err(|e| e.to_string())?;
-            let p: Box<dyn Provider> =
-                config.build_provider(&|_| Some("sk-bench".into()), HttpOptions::default()).map_err(|e| e.to_string())?;
+            let p: Box<dyn Provider> = config
+                .build_provider(&|_| Some("sk-bench".into()), HttpOptions::default())
+                .map_err(|e| e.to_string())?;
             Ok(Arc::from(p))
         }),
         Vec::new(),
@@ -88,5 +90,9 @@ async fn main() {
         assert_eq!(r.content["value"], "16", "{}", r.content_text());
     }
     batches.sort();
-    println!("16-prompt sub_query_batch (scripted server) over 10: p50 {:?}, max {:?}", percentile(&batches, 0.5), batches[9]);
+    println!(
+        "16-prompt sub_query_batch (scripted server) over 10: p50 {:?}, max {:?}",
+        percentile(&batches, 0.5),
+        batches[9]
+    );
 }

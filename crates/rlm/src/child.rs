@@ -71,7 +71,10 @@ impl ChildModel {
             Ok(p) => p,
             Err(why) => {
                 let error = format!("no child model: {why}");
-                return prompts.iter().map(|_| ChildAnswer { result: Err(error.clone()), usage: Usage::default() }).collect();
+                return prompts
+                    .iter()
+                    .map(|_| ChildAnswer { result: Err(error.clone()), usage: Usage::default() })
+                    .collect();
             }
         };
         let calls = prompts.iter().map(|p| self.one(provider.as_ref(), p, model, timeout));

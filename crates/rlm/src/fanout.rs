@@ -63,11 +63,21 @@ impl Fanout {
         let text = item.context.unwrap_or_default();
         let meta = json!({"chars": text.chars().count(), "lines": text.lines().count(), "preview": preview(&text)});
         let source = Source { text: Arc::new(text), kind: ContextKind::Text, meta: meta.clone() };
-        let mut session =
-            match RlmSession::open(ctx, "sub_rlm", source, config.clone(), depth, self.child.secret_env.clone()).await {
-                Ok(s) => s,
-                Err(e) => return ChildAnswer { result: Err(format!("sub_rlm could not start: {e}")), usage: Usage::default() },
-            };
+        let mut session = match RlmSession::open(
+            ctx,
+            "sub_rlm",
+            source,
+            config.clone(),
+            depth,
+            self.child.secret_env.clone(),
+        )
+        .await
+        {
+            Ok(s) => s,
+            Err(e) => {
+                return ChildAnswer { result: Err(format!("sub_rlm could not start: {e}")), usage: Usage::default() };
+            }
+        };
         let mut usage = Usage::default();
         let mut messages = vec![Message::user(format!("{}\n\n`_context`: {meta}", item.prompt))];
         let mut result = Err(format!("sub_rlm: the child model did not call finalize() within {NESTED_STEPS} steps"));

@@ -104,9 +104,7 @@ pub fn check_name(name: &str) -> Result<(), ToolError> {
     if ok {
         Ok(())
     } else {
-        Err(ToolError::model(format!(
-            "invalid session name `{name}`: use 1-64 letters, digits, `_`, `-` or `.`"
-        )))
+        Err(ToolError::model(format!("invalid session name `{name}`: use 1-64 letters, digits, `_`, `-` or `.`")))
     }
 }
 

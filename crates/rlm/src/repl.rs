@@ -134,7 +134,8 @@ impl Repl {
         let started = Instant::now();
         let mut child = cmd.spawn().map_err(|e| ToolError::model(format!("cannot start {}: {e}", python.display())))?;
         running.started(child.id());
-        let (Some(stdin), Some(stdout), Some(mut stderr)) = (child.stdin.take(), child.stdout.take(), child.stderr.take())
+        let (Some(stdin), Some(stdout), Some(mut stderr)) =
+            (child.stdin.take(), child.stdout.take(), child.stderr.take())
         else {
             return Err(ToolError::model("the Python process has no stdio pipes"));
         };

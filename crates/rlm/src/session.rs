@@ -154,7 +154,12 @@ impl RlmSession {
 
     /// Runs `code`; never fails for what the code did (that is in the
     /// outcome), only when no interpreter can be had.
-    pub async fn eval(&mut self, ctx: &ToolContext, code: &str, queries: &dyn Queries) -> Result<EvalOutcome, ToolError> {
+    pub async fn eval(
+        &mut self,
+        ctx: &ToolContext,
+        code: &str,
+        queries: &dyn Queries,
+    ) -> Result<EvalOutcome, ToolError> {
         let started = Instant::now();
         let mut outcome = EvalOutcome::default();
         let alive = match self.repl.as_mut() {
@@ -257,7 +262,12 @@ impl RlmSession {
                     };
                     repl.send(&reply).await?;
                 }
-                _ => return Err(ReplFailure::Protocol(format!("unexpected message {}", crate::repl::truncate(&message.to_string(), 200)))),
+                _ => {
+                    return Err(ReplFailure::Protocol(format!(
+                        "unexpected message {}",
+                        crate::repl::truncate(&message.to_string(), 200)
+                    )));
+                }
             }
         }
     }

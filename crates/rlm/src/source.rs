@@ -30,10 +30,12 @@ impl<'a> SourceSpec<'a> {
         url: Option<&'a str>,
         session_object: Option<&'a str>,
     ) -> Result<Self, ToolError> {
-        let given: Vec<&str> = [("path", path.is_some()), ("content", content.is_some()), ("url", url.is_some()), (
-            "session_object",
-            session_object.is_some(),
-        )]
+        let given: Vec<&str> = [
+            ("path", path.is_some()),
+            ("content", content.is_some()),
+            ("url", url.is_some()),
+            ("session_object", session_object.is_some()),
+        ]
         .iter()
         .filter(|(_, set)| *set)
         .map(|(n, _)| *n)
@@ -46,7 +48,9 @@ impl<'a> SourceSpec<'a> {
             (None, None, None, None) => {
                 Err(ToolError::model("rlm_open needs one source: `path`, `content`, `url` or `session_object`"))
             }
-            _ => Err(ToolError::model(format!("rlm_open takes one source, got {}: pass only one", given.join(" and ")))),
+            _ => {
+                Err(ToolError::model(format!("rlm_open takes one source, got {}: pass only one", given.join(" and "))))
+            }
         }
     }
 }

@@ -17,7 +17,13 @@ async fn setup() -> (ScriptedServer, H) {
 }
 
 fn usage(input: u64, output: u64, hit: u64) -> Usage {
-    Usage { input_tokens: input, output_tokens: output, cache_hit_tokens: hit, cache_miss_tokens: input - hit, cache_write_tokens: 0 }
+    Usage {
+        input_tokens: input,
+        output_tokens: output,
+        cache_hit_tokens: hit,
+        cache_miss_tokens: input - hit,
+        cache_write_tokens: 0,
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -27,7 +33,8 @@ async fn sub_query_sends_one_non_streaming_request_to_the_child_model() {
     }
     let (server, h) = setup().await;
     server.push(ScriptedTurn::text("8").with_usage(usage(40, 1, 32)));
-    let out = h.eval_ok("s", "total = sub_query('How many fruits in all?', context=_context, timeout_secs=999)\ntotal").await;
+    let out =
+        h.eval_ok("s", "total = sub_query('How many fruits in all?', context=_context, timeout_secs=999)\ntotal").await;
     assert_eq!(out["value"], "'8'");
 
     let requests = server.requests();

@@ -7,5 +7,5 @@
 mod support;
 
 mod child_queries;
-mod sessions;
 mod session_objects;
+mod sessions;

@@ -36,7 +36,11 @@ async fn the_active_transcript_loads_with_thinking_and_large_results_as_metadata
             text: "Reading it.".into(),
             reasoning: Some("SECRET-THOUGHTS ".repeat(100)),
             reasoning_signature: None,
-            tool_calls: vec![ToolCall { id: "c1".into(), name: "read_file".into(), arguments: "{\"path\":\"parser.rs\"}".into() }],
+            tool_calls: vec![ToolCall {
+                id: "c1".into(),
+                name: "read_file".into(),
+                arguments: "{\"path\":\"parser.rs\"}".into(),
+            }],
         },
     );
     record(&writer, &Message::tool_result("c1", big.clone(), false));
@@ -46,7 +50,10 @@ async fn the_active_transcript_loads_with_thinking_and_large_results_as_metadata
 
     let cards = h.ok("rlm_session_objects", json!({})).await;
     let refs: Vec<&str> = cards["objects"].as_array().unwrap().iter().map(|c| c["ref"].as_str().unwrap()).collect();
-    assert_eq!(&refs[..3], ["session://active/system_prompt", "session://active/transcript", "session://active/latest_user_message"]);
+    assert_eq!(
+        &refs[..3],
+        ["session://active/system_prompt", "session://active/transcript", "session://active/latest_user_message"]
+    );
     assert!(refs.contains(&"session://active/messages/4"));
     assert!(cards.to_string().len() < 3000, "cards stay compact: {}", cards.to_string().len());
     assert!(!cards.to_string().contains(&"x".repeat(200)));

@@ -29,7 +29,8 @@ async fn open_returns_metadata_and_state_persists_across_evals() {
     let out = h.eval_ok("s", "n * 10").await;
     assert_eq!(out["value"], "30");
     // The aliases are the same object; `context`/`ctx` are left to the user.
-    let out = h.eval_ok("s", "(_ctx is _context, content is _context, 'context' in globals(), 'ctx' in globals())").await;
+    let out =
+        h.eval_ok("s", "(_ctx is _context, content is _context, 'context' in globals(), 'ctx' in globals())").await;
     assert_eq!(out["value"], "(True, True, False, False)");
 }
 
@@ -109,7 +110,11 @@ async fn output_over_the_limit_is_cut_and_kept_whole_behind_a_handle() {
 
     // Bad settings change nothing and say what is wrong.
     let r = h.err("rlm_configure", json!({"name": "s", "output_limit_chars": 5, "eval_timeout_secs": 3})).await;
-    assert!(r.content_text().contains("`output_limit_chars` must be between 100 and 100000, got 5"), "{}", r.content_text());
+    assert!(
+        r.content_text().contains("`output_limit_chars` must be between 100 and 100000, got 5"),
+        "{}",
+        r.content_text()
+    );
     let settings = h.ok("rlm_configure", json!({"name": "s"})).await;
     assert_eq!(settings["eval_timeout_secs"], 60);
     assert_eq!(settings["output_limit_chars"], 100);

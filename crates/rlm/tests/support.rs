@@ -46,7 +46,8 @@ pub fn scripted_child(server: &ScriptedServer, secret_env: Vec<String>) -> Child
     ChildModel::new(
         DEFAULT_CHILD_MODEL,
         Arc::new(move || {
-            let cli = CliOverrides { provider: Some("deepseek".into()), base_url: Some(url.clone()), ..Default::default() };
+            let cli =
+                CliOverrides { provider: Some("deepseek".into()), base_url: Some(url.clone()), ..Default::default() };
             let config = AgentConfig::load(&[], &cli).map_err(|e| e.to_string())?;
             let options = HttpOptions {
                 request_timeout: Duration::from_secs(30),

@@ -8,9 +8,7 @@ use quiver_engine::{Capabilities, Domain, Risk, Tool, ToolContext, ToolError, To
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use crate::config::{
-    Feedback, MAX_DEPTH, MAX_EVAL_TIMEOUT_SECS, MAX_OUTPUT_LIMIT, MAX_SUB_QUERY_TIMEOUT_SECS,
-};
+use crate::config::{Feedback, MAX_DEPTH, MAX_EVAL_TIMEOUT_SECS, MAX_OUTPUT_LIMIT, MAX_SUB_QUERY_TIMEOUT_SECS};
 use crate::hub::RlmHub;
 
 pub struct RlmConfigure {
@@ -45,9 +43,16 @@ pub struct RlmConfigureInput {
     pub child_model: Option<String>,
 }
 
-fn in_range<T: PartialOrd + std::fmt::Display + Copy>(field: &str, v: Option<T>, lo: T, hi: T) -> Result<Option<T>, ToolError> {
+fn in_range<T: PartialOrd + std::fmt::Display + Copy>(
+    field: &str,
+    v: Option<T>,
+    lo: T,
+    hi: T,
+) -> Result<Option<T>, ToolError> {
     match v {
-        Some(v) if v < lo || v > hi => Err(ToolError::model(format!("`{field}` must be between {lo} and {hi}, got {v}"))),
+        Some(v) if v < lo || v > hi => {
+            Err(ToolError::model(format!("`{field}` must be between {lo} and {hi}, got {v}")))
+        }
         other => Ok(other),
     }
 }
@@ -76,7 +81,10 @@ impl Tool for RlmConfigure {
         }
         let handle = self.hub.get(ctx, &input.name)?;
         let Ok(mut session) = handle.try_lock() else {
-            return Err(ToolError::model(format!("RLM session `{}` is running an eval; configure it after", input.name)));
+            return Err(ToolError::model(format!(
+                "RLM session `{}` is running an eval; configure it after",
+                input.name
+            )));
         };
         let c = &mut session.config;
         if let Some(f) = input.output_feedback {

@@ -89,7 +89,9 @@ fn shape(outcome: &EvalOutcome, config: &RlmConfig, vars: &VarHandles) -> Value 
     let quiet = config.feedback == Feedback::Handle;
     bounded(&mut map, "stdout", &outcome.stdout, config.output_limit, quiet, vars);
     bounded(&mut map, "stderr", &outcome.stderr, config.output_limit, quiet, vars);
-    for (key, dropped) in [("stdout_dropped_chars", outcome.stdout_dropped), ("stderr_dropped_chars", outcome.stderr_dropped)] {
+    for (key, dropped) in
+        [("stdout_dropped_chars", outcome.stdout_dropped), ("stderr_dropped_chars", outcome.stderr_dropped)]
+    {
         if dropped > 0 {
             map.insert(key.into(), json!(dropped));
         }

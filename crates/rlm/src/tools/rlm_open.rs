@@ -74,7 +74,13 @@ impl Tool for RlmOpen {
             map.insert("bound_as".into(), json!(["_context", "_ctx", "content"]));
             map.insert(
                 "helpers".into(),
-                json!(["sub_query", "sub_query_batch (max 16)", "sub_query_map", "sub_rlm", "finalize(value, confidence=None)"]),
+                json!([
+                    "sub_query",
+                    "sub_query_batch (max 16)",
+                    "sub_query_map",
+                    "sub_rlm",
+                    "finalize(value, confidence=None)"
+                ]),
             );
             map.insert("config".into(), session.config.to_json());
         }
