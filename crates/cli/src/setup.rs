@@ -70,10 +70,22 @@ pub fn host(
     extra_manifest: Option<&Path>,
     options: &quiver_tools::NativeOptions,
 ) -> anyhow::Result<(Arc<EngineHost>, Arc<McpManager>)> {
+    host_with_rlm(workspace, mcp_config, extra_manifest, options, rlm_child_model(workspace))
+}
+
+/// [`host`], with the RLM tools' child model given (`quiver exec` passes
+/// one from its own config, flags included).
+pub fn host_with_rlm(
+    workspace: Option<&Path>,
+    mcp_config: Option<&Path>,
+    extra_manifest: Option<&Path>,
+    options: &quiver_tools::NativeOptions,
+    rlm_child: ChildModel,
+) -> anyhow::Result<(Arc<EngineHost>, Arc<McpManager>)> {
     let config = McpConfig::load_for_workspace(workspace, mcp_config).context("reading the MCP server config")?;
     let manager = McpManager::new(config);
     let registry = quiver_tools::native_registry_with(options)?;
-    let providers = vec![McpProvider::new(&manager), RlmProvider::shared(rlm_child_model(workspace))];
+    let providers = vec![McpProvider::new(&manager), RlmProvider::shared(rlm_child)];
     let host = EngineHost::new(registry, manifest(workspace, extra_manifest)?, providers)?;
     Ok((host, manager))
 }
@@ -87,12 +99,9 @@ pub fn own_engine() -> anyhow::Result<Arc<Engine>> {
     Ok(host.engine())
 }
 
-/// The child model of RLM sessions' `sub_query*`: the configured provider
-/// (user and project config, DeepSeek by default) with `deepseek-v4-flash` on
-/// DeepSeek, else that provider's model. The key is read from the environment
-/// on the first child query, in quiver's process only; every provider's key
-/// variable is removed from the REPL's environment. A broken config leaves
-/// the REPL usable and makes child queries fail with the config's error.
+/// The child model of RLM sessions' `sub_query*`, from the user and project
+/// config (see [`rlm_child_for`]). A broken config leaves the REPL usable and
+/// makes child queries fail with the config's error.
 fn rlm_child_model(workspace: Option<&Path>) -> ChildModel {
     use quiver_agent::exec::paths;
     let root = match workspace_dir(workspace) {
@@ -105,6 +114,14 @@ fn rlm_child_model(workspace: Option<&Path>) -> ChildModel {
         Ok(config) => config,
         Err(e) => return ChildModel::unavailable(e.to_string()),
     };
+    rlm_child_for(config)
+}
+
+/// The configured provider with `deepseek-v4-flash` on DeepSeek, else that
+/// provider's model. The key is read from the environment on the first child
+/// query, in quiver's process only; every provider's key variable is removed
+/// from the REPL's environment.
+pub fn rlm_child_for(config: quiver_agent::AgentConfig) -> ChildModel {
     let model = if config.provider == quiver_agent::config::DEFAULT_PROVIDER {
         quiver_rlm::DEFAULT_CHILD_MODEL.to_string()
     } else {
