@@ -343,7 +343,12 @@ async fn an_rlm_session_in_exec_sends_its_child_query_through_the_runs_provider(
     let text = std::fs::read_to_string(env.only_session()).unwrap();
     let eval_result = text.lines().find(|l| l.contains("\"tool_result\"") && l.contains("\"rlm_eval\"")).unwrap();
     let eval_result: Value = serde_json::from_str(eval_result).unwrap();
-    assert_eq!(eval_result["result"]["metadata"]["child_queries"], 1);
-    assert!(eval_result["result"]["metadata"]["input_tokens"].as_u64().unwrap() > 0, "{eval_result}");
+    let usage = &eval_result["result"]["metadata"]["child_usage"];
+    assert_eq!(usage["queries"], 1);
+    assert!(usage["input_tokens"].as_u64().unwrap() > 0, "{eval_result}");
+    // The same accounting in the run's events; other tools' events have none.
+    let eval_ended = of_type(&events, "tool_call_ended")[1];
+    assert_eq!(&eval_ended["child_usage"], usage);
+    assert!(of_type(&events, "tool_call_ended")[0].get("child_usage").is_none());
     assert!(!text.contains("sk-test-secret"));
 }

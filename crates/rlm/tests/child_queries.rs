@@ -50,7 +50,7 @@ async fn sub_query_sends_one_non_streaming_request_to_the_child_model() {
     assert_eq!(requests[0].header("authorization"), Some("Bearer sk-test-key"));
 
     let r = h.call("rlm_eval", json!({"name": "s", "code": "1"})).await;
-    assert_eq!(r.metadata["child_queries"], 0);
+    assert_eq!(r.metadata["child_usage"]["queries"], 0);
     let stats = h.ok("rlm_close", json!({"name": "s"})).await;
     assert_eq!(stats["stats"]["child_queries"], 1);
     assert_eq!(stats["stats"]["input_tokens"], 40);
@@ -74,7 +74,7 @@ async fn a_batch_of_sixteen_runs_concurrently_and_seventeen_is_refused_naming_th
     let wall = started.elapsed();
     assert!(!r.is_error, "{}", r.content_text());
     assert_eq!(r.content["value"], "(16, ['answer-0', 'answer-1'])");
-    assert_eq!(r.metadata["child_queries"], 16);
+    assert_eq!(r.metadata["child_usage"]["queries"], 16);
     // Sequential would take 16 × 400 ms; overlapping calls take about one delay.
     assert!(wall < delay * 4, "16 delayed child queries took {wall:?}: they did not overlap");
     assert_eq!(server.requests().len(), 16);

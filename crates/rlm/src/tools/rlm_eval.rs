@@ -53,10 +53,17 @@ impl Tool for RlmEval {
         let output = ToolOutput::json(body)
             .with_meta("session", input.name.clone())
             .with_meta("elapsed_ms", millis(outcome.elapsed))
-            .with_meta("child_queries", outcome.child_queries)
-            .with_meta("input_tokens", outcome.usage.input_tokens)
-            .with_meta("output_tokens", outcome.usage.output_tokens)
-            .with_meta("cache_hit_tokens", outcome.usage.cache_hit_tokens);
+            // One object under a shared key: the agent loop passes it on to
+            // `quiver exec --json` events (and the transcript keeps it).
+            .with_meta(
+                "child_usage",
+                json!({
+                    "queries": outcome.child_queries,
+                    "input_tokens": outcome.usage.input_tokens,
+                    "output_tokens": outcome.usage.output_tokens,
+                    "cache_hit_tokens": outcome.usage.cache_hit_tokens,
+                }),
+            );
         if outcome.error.is_some() { Err(ToolError::Report(output)) } else { Ok(output) }
     }
 }
