@@ -183,7 +183,7 @@ impl RlmSession {
                     "killed at the wall-time limit of {}s (it did not stop on interrupt)",
                     self.config.eval_timeout.as_secs()
                 ));
-                self.restart(ctx).await?;
+                self.restart(ctx).await.map_err(|e| dead(&outcome, e))?;
                 outcome.restarted = Some(
                     "the interpreter was killed and restarted: `_context` is loaded again, variables from earlier evals are gone".into(),
                 );
@@ -191,7 +191,7 @@ impl RlmSession {
             Err(failure) => {
                 outcome.error = Some(format!("{failure} during this eval"));
                 self.repl = None;
-                self.restart(ctx).await?;
+                self.restart(ctx).await.map_err(|e| dead(&outcome, e))?;
                 outcome.restarted = Some(
                     "the interpreter died and was restarted: `_context` is loaded again, variables from earlier evals are gone".into(),
                 );
@@ -271,6 +271,15 @@ impl RlmSession {
             }
         }
     }
+}
+
+/// The eval's failure and the failed restart, together: the session has no
+/// interpreter now (the next eval tries to start one again).
+fn dead(outcome: &EvalOutcome, restart: ToolError) -> ToolError {
+    ToolError::model(format!(
+        "{}; restarting the interpreter failed too ({restart}): rlm_eval will try again, or rlm_close the session",
+        outcome.error.as_deref().unwrap_or("the eval failed")
+    ))
 }
 
 async fn serve_query(

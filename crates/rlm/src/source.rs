@@ -91,7 +91,7 @@ pub async fn load(ctx: &ToolContext, spec: SourceSpec<'_>) -> Result<Source, Too
             if result.is_error {
                 return Err(ToolError::model(format!("fetching `{url}` failed: {}", result.content_text())));
             }
-            (json!({"url": url}), result.content_text(), ContextKind::Text)
+            (json!({"url": url}), fetched_text(ctx, &result).await?, ContextKind::Text)
         }
         SourceSpec::SessionObject(reference) => match session_objects::load(ctx, reference)? {
             Loaded::Text(t) => (json!({"session_object": reference}), t, ContextKind::Text),
@@ -100,6 +100,19 @@ pub async fn load(ctx: &ToolContext, spec: SourceSpec<'_>) -> Result<Source, Too
     };
     let meta = describe(origin, &text, kind);
     Ok(Source { text: Arc::new(text), kind, meta })
+}
+
+/// The whole fetched page: a large one was spilled to a file and the result
+/// holds only a summary, so the text is read back from the session's store.
+async fn fetched_text(ctx: &ToolContext, result: &quiver_engine::ToolResult) -> Result<String, ToolError> {
+    let spilled = result.metadata.get("spilled").and_then(|s| s.get("handle")).and_then(Value::as_str);
+    let Some(handle) = spilled else { return Ok(result.content_text()) };
+    let Some(record) = ctx.session.state::<quiver_engine::spill::SpillStore>().get(handle) else {
+        return Ok(result.content_text());
+    };
+    tokio::fs::read_to_string(&record.path)
+        .await
+        .map_err(|e| ToolError::model(format!("cannot read the fetched page back from {}: {e}", record.path.display())))
 }
 
 fn describe(origin: Value, text: &str, kind: ContextKind) -> Value {

@@ -305,3 +305,40 @@ async fn without_python_rlm_open_says_what_to_install() {
     let r = h.err("rlm_eval", json!({"name": "s", "code": "1"})).await;
     assert!(r.content_text().contains("no RLM session `s`"), "{}", r.content_text());
 }
+
+/// One HTTP response on loopback, whatever is asked.
+async fn serve_once(body: String) -> String {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        let (mut socket, _) = listener.accept().await.unwrap();
+        let mut buf = [0u8; 4096];
+        let _ = socket.read(&mut buf).await;
+        let head = format!(
+            "HTTP/1.1 200 OK\r\ncontent-type: text/plain\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
+            body.len()
+        );
+        socket.write_all(head.as_bytes()).await.unwrap();
+        socket.write_all(body.as_bytes()).await.unwrap();
+    });
+    format!("http://{addr}/data.txt")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_url_is_fetched_through_fetch_url_and_a_large_page_loads_whole() {
+    if !python() {
+        return;
+    }
+    let h = plain();
+    let body: String = (0..20_000).map(|i| format!("row {i}\n")).collect();
+    let url = serve_once(body.clone()).await;
+    let meta = h.ok("rlm_open", json!({"name": "web", "url": url})).await;
+    assert_eq!(meta["source"]["url"], url);
+    assert_eq!(meta["lines"], 20_000, "{meta}");
+    let out = h.eval_ok("web", "(len(_context.splitlines()), _context.splitlines()[-1])").await;
+    assert_eq!(out["value"], "(20000, 'row 19999')");
+
+    let r = h.err("rlm_open", json!({"name": "bad", "url": "file:///etc/passwd"})).await;
+    assert!(r.content_text().contains("fetching `file:///etc/passwd` failed"), "{}", r.content_text());
+}
