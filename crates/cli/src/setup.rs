@@ -6,6 +6,7 @@ use std::sync::Arc;
 use anyhow::Context;
 use quiver_engine::{Engine, EngineHost, Manifest};
 use quiver_mcp::{McpConfig, McpManager, McpProvider};
+use quiver_rlm::{ChildModel, RlmProvider};
 
 /// Who the surface is built for: `--provider`, `--model`, `--mode`.
 #[derive(clap::Args)]
@@ -69,10 +70,23 @@ pub fn host(
     extra_manifest: Option<&Path>,
     options: &quiver_tools::NativeOptions,
 ) -> anyhow::Result<(Arc<EngineHost>, Arc<McpManager>)> {
+    host_with_rlm(workspace, mcp_config, extra_manifest, options, rlm_child_model(workspace))
+}
+
+/// [`host`], with the RLM tools' child model given (`quiver exec` passes
+/// one from its own config, flags included).
+pub fn host_with_rlm(
+    workspace: Option<&Path>,
+    mcp_config: Option<&Path>,
+    extra_manifest: Option<&Path>,
+    options: &quiver_tools::NativeOptions,
+    rlm_child: ChildModel,
+) -> anyhow::Result<(Arc<EngineHost>, Arc<McpManager>)> {
     let config = McpConfig::load_for_workspace(workspace, mcp_config).context("reading the MCP server config")?;
     let manager = McpManager::new(config);
     let registry = quiver_tools::native_registry_with(options)?;
-    let host = EngineHost::new(registry, manifest(workspace, extra_manifest)?, vec![McpProvider::new(&manager)])?;
+    let providers = vec![McpProvider::new(&manager), RlmProvider::shared(rlm_child)];
+    let host = EngineHost::new(registry, manifest(workspace, extra_manifest)?, providers)?;
     Ok((host, manager))
 }
 
@@ -80,8 +94,47 @@ pub fn host(
 /// what `bench search --native` measures, the same on every machine.
 pub fn own_engine() -> anyhow::Result<Arc<Engine>> {
     let registry = quiver_tools::native_registry()?;
-    let host = EngineHost::new(registry, Manifest::builtin()?, vec![McpProvider::new(&McpManager::empty())])?;
+    let rlm = RlmProvider::shared(ChildModel::unavailable("quiver's own surface has no model config"));
+    let host = EngineHost::new(registry, Manifest::builtin()?, vec![McpProvider::new(&McpManager::empty()), rlm])?;
     Ok(host.engine())
+}
+
+/// The child model of RLM sessions' `sub_query*`, from the user and project
+/// config (see [`rlm_child_for`]). A broken config leaves the REPL usable and
+/// makes child queries fail with the config's error.
+fn rlm_child_model(workspace: Option<&Path>) -> ChildModel {
+    use quiver_agent::exec::paths;
+    let root = match workspace_dir(workspace) {
+        Ok(root) => root,
+        Err(e) => return ChildModel::unavailable(format!("{e:#}")),
+    };
+    let config = match paths::read_layers(&root)
+        .and_then(|layers| paths::load_config(&layers, &quiver_agent::CliOverrides::default()))
+    {
+        Ok(config) => config,
+        Err(e) => return ChildModel::unavailable(e.to_string()),
+    };
+    rlm_child_for(config)
+}
+
+/// The configured provider with `deepseek-v4-flash` on DeepSeek, else that
+/// provider's model. The key is read from the environment on the first child
+/// query, in quiver's process only; every provider's key variable is removed
+/// from the REPL's environment.
+pub fn rlm_child_for(config: quiver_agent::AgentConfig) -> ChildModel {
+    let model = if config.provider == quiver_agent::config::DEFAULT_PROVIDER {
+        quiver_rlm::DEFAULT_CHILD_MODEL.to_string()
+    } else {
+        config.model.clone()
+    };
+    let secret_env: Vec<String> = config.providers.values().map(|p| p.api_key_env.clone()).collect();
+    let factory: quiver_rlm::ProviderFactory = Arc::new(move || {
+        let provider = config
+            .build_provider(&|var| std::env::var(var).ok(), quiver_agent::HttpOptions::default())
+            .map_err(|e| e.to_string())?;
+        Ok(Arc::from(provider))
+    });
+    ChildModel::new(model, factory, secret_env)
 }
 
 /// Prints a line to stdout (the CLI's contract output). A closed pipe (`quiver

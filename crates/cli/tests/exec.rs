@@ -302,3 +302,53 @@ fn exec_help_documents_the_flags_and_exit_codes() {
         assert!(help.contains(word), "`{word}` missing from:\n{help}");
     }
 }
+
+/// An RLM session inside `quiver exec`: the child query goes to the same
+/// (scripted) provider the run was given with `--base-url`, as a one-shot
+/// non-streaming `deepseek-v4-flash` call; its tokens land in the transcript.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_rlm_session_in_exec_sends_its_child_query_through_the_runs_provider() {
+    if quiver_testkit::program_or_skip("python3", "apt-get install python3").is_none() {
+        return;
+    }
+    let env = Env::new();
+    let server = ScriptedServer::start().await.unwrap();
+    server.script([
+        ScriptedTurn::tool_call("c1", "rlm_open", r#"{"name":"doc","path":"notes.txt"}"#),
+        ScriptedTurn::tool_call(
+            "c2",
+            "rlm_eval",
+            r#"{"name":"doc","code":"print(sub_query('One word for this?', context=_context))"}"#,
+        ),
+        ScriptedTurn::text("greeting"),
+        ScriptedTurn::text("It is a greeting."),
+    ]);
+    let out = env.exec(&server, &["--json", "What is notes.txt?"]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let events = events(&out);
+    let ended: Vec<(&str, bool)> = of_type(&events, "tool_call_ended")
+        .iter()
+        .map(|e| (e["name"].as_str().unwrap(), e["error"].is_null()))
+        .collect();
+    assert_eq!(ended, [("rlm_open", true), ("rlm_eval", true)]);
+    let requests = server.requests();
+    assert_eq!(requests.len(), 4);
+    let child = requests[2].json();
+    assert_eq!(child["model"], "deepseek-v4-flash");
+    assert_ne!(child["stream"], true);
+    assert!(child["messages"].to_string().contains("hello"), "{child}");
+    assert_eq!(requests[2].header("authorization"), Some("Bearer sk-test-secret"));
+    assert!(tool_messages(&server).last().unwrap().contains("greeting"));
+
+    let text = std::fs::read_to_string(env.only_session()).unwrap();
+    let eval_result = text.lines().find(|l| l.contains("\"tool_result\"") && l.contains("\"rlm_eval\"")).unwrap();
+    let eval_result: Value = serde_json::from_str(eval_result).unwrap();
+    let usage = &eval_result["result"]["metadata"]["child_usage"];
+    assert_eq!(usage["queries"], 1);
+    assert!(usage["input_tokens"].as_u64().unwrap() > 0, "{eval_result}");
+    // The same accounting in the run's events; other tools' events have none.
+    let eval_ended = of_type(&events, "tool_call_ended")[1];
+    assert_eq!(&eval_ended["child_usage"], usage);
+    assert!(of_type(&events, "tool_call_ended")[0].get("child_usage").is_none());
+    assert!(!text.contains("sk-test-secret"));
+}

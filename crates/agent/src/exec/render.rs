@@ -45,10 +45,17 @@ pub fn json_event(event: &RunEvent) -> Option<Value> {
             json!({"type": "reasoning_summary", "summary": summary, "chars": chars})
         }
         RunEvent::ToolCallBegun { id, name } => json!({"type": "tool_call_begun", "id": id, "name": name}),
-        RunEvent::ToolCallEnded { id, name, duration, error } => json!({
-            "type": "tool_call_ended", "id": id, "name": name,
-            "duration_ms": duration.as_secs_f64() * 1000.0, "error": error,
-        }),
+        RunEvent::ToolCallEnded { id, name, duration, error, child_usage } => {
+            let mut event = json!({
+                "type": "tool_call_ended", "id": id, "name": name,
+                "duration_ms": duration.as_secs_f64() * 1000.0, "error": error,
+            });
+            // Only tools that called a child model say so: other events keep their shape.
+            if let (Some(usage), Value::Object(map)) = (child_usage, &mut event) {
+                map.insert("child_usage".into(), usage.clone());
+            }
+            event
+        }
         RunEvent::Usage { turn, usage, total } => {
             json!({"type": "usage", "turn": turn, "usage": usage_json(usage), "total": usage_json(total)})
         }

@@ -42,6 +42,9 @@ pub struct ToolOutcome {
     /// The text the model reads.
     pub content: String,
     pub is_error: bool,
+    /// What child-model calls the tool made cost (an RLM eval's `sub_query*`):
+    /// its `child_usage` metadata, passed on to the run's events.
+    pub child_usage: Option<Value>,
 }
 
 /// Everything the loop needs from a tool engine.
@@ -125,7 +128,7 @@ fn outcome_of(result: &ToolResult) -> ToolOutcome {
             "content": result.content, "is_error": result.is_error, "metadata": result.metadata,
         }))
     };
-    ToolOutcome { content, is_error: result.is_error }
+    ToolOutcome { content, is_error: result.is_error, child_usage: result.metadata.get("child_usage").cloned() }
 }
 
 impl EnginePort {

@@ -53,6 +53,8 @@ pub enum RunEvent {
         name: String,
         duration: Duration,
         error: Option<String>,
+        /// Tokens of the child-model calls the tool made, when it made any.
+        child_usage: Option<Value>,
     },
     Usage {
         turn: u32,
@@ -328,7 +330,14 @@ impl AgentLoop<'_> {
             for (call, (outcome, duration)) in batch.iter().zip(outcomes) {
                 let outcome = outcome.map_err(|message| RunError::Tool { name: call.name.clone(), message })?;
                 let error = outcome.is_error.then(|| outcome.content.chars().take(200).collect());
-                events(RunEvent::ToolCallEnded { id: call.id.clone(), name: call.name.clone(), duration, error });
+                let child_usage = outcome.child_usage.clone();
+                events(RunEvent::ToolCallEnded {
+                    id: call.id.clone(),
+                    name: call.name.clone(),
+                    duration,
+                    error,
+                    child_usage,
+                });
                 results.push(outcome);
             }
             i = end;
@@ -340,7 +349,7 @@ impl AgentLoop<'_> {
         let started = Instant::now();
         let outcome = match parse_arguments(&call.name, &call.arguments) {
             Ok(args) => self.tools.call(&call.name, args).await,
-            Err(message) => Ok(ToolOutcome { content: message, is_error: true }),
+            Err(message) => Ok(ToolOutcome { content: message, is_error: true, child_usage: None }),
         };
         (outcome, started.elapsed())
     }
