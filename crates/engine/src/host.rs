@@ -23,7 +23,7 @@ use crate::permissions::command::CommandGate;
 use crate::permissions::trust::TrustStore;
 use crate::registry::Registry;
 use crate::spec::ToolSpec;
-use crate::surface::{Resolved, SearchOptions, ToolSurface};
+use crate::surface::{Resolved, SearchOptions, SettleFuture, ToolSurface};
 use crate::tool::SharedTool;
 use crate::workspace::Workspace;
 
@@ -33,6 +33,12 @@ pub trait ToolProvider: Send + Sync {
     fn register(&self, registry: &mut Registry) -> anyhow::Result<()>;
     /// Moves whenever the set of tools `register` would register changed.
     fn generation(&self) -> u64;
+    /// Starts discovering tools not known yet (if that has not started) and
+    /// waits up to `within` for it; notes on what is still pending or failed.
+    /// See [`ToolSurface::settle`].
+    fn settle<'a>(&'a self, _ctx: &'a ToolContext, _within: std::time::Duration) -> SettleFuture<'a> {
+        Box::pin(std::future::ready(Vec::new()))
+    }
 }
 
 pub struct EngineHost {
@@ -147,6 +153,19 @@ impl ToolSurface for EngineHost {
 
     fn in_head(&self, spec: &ToolSpec, audience: &Audience) -> bool {
         ToolSurface::in_head(&*self.engine(), spec, audience)
+    }
+
+    /// Every provider settles against one deadline.
+    fn settle<'a>(&'a self, ctx: &'a ToolContext, within: std::time::Duration) -> SettleFuture<'a> {
+        Box::pin(async move {
+            let deadline = tokio::time::Instant::now() + within;
+            let mut notes = Vec::new();
+            for provider in &self.providers {
+                let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+                notes.extend(provider.settle(ctx, left).await);
+            }
+            notes
+        })
     }
 
     fn aliases_of(&self, canonical: &str) -> Vec<String> {

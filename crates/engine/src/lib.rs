@@ -32,6 +32,7 @@ mod surface;
 mod tool;
 mod workspace;
 
+pub mod blocks;
 pub mod canonical;
 pub mod lint;
 pub mod names;
@@ -55,7 +56,7 @@ pub use registry::{RegisteredTool, Registry};
 pub use result::{ToolError, ToolOutput, ToolResult};
 pub use session::{LazyToolState, SearchRecord, Session};
 pub use spec::{Risk, ToolSource, ToolSpec};
-pub use surface::{Resolved, Scope, SearchOptions, ToolSurface};
+pub use surface::{Resolved, Scope, SearchOptions, SettleFuture, ToolSurface};
 pub use tool::{DynTool, SharedTool, Tool, ToolFuture};
 pub use workspace::Workspace;
 

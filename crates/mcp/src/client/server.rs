@@ -395,6 +395,8 @@ async fn list_tools(conn: &Connection) -> Result<Vec<RemoteTool>, String> {
             input_schema: schema,
             read_only_hint: annotations.and_then(|a| a.read_only_hint),
             destructive_hint: annotations.and_then(|a| a.destructive_hint),
+            output_schema: tool.output_schema.as_ref().map(|s| Value::Object((**s).clone())),
+            annotations: annotations.and_then(|a| serde_json::to_value(a).ok()),
         });
     }
     Ok(out)

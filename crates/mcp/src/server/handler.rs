@@ -66,6 +66,12 @@ impl Surface {
         }
     }
 
+    /// Downstream tools by quiver name, for what `tools/list` forwards of them.
+    fn remote_tools(&self) -> std::collections::HashMap<String, crate::client::RemoteTool> {
+        let Engines::Hosted { manager, .. } = &self.engines else { return Default::default() };
+        manager.servers().flat_map(|server| manager.exposed_tools(server)).collect()
+    }
+
     /// Stops downstream servers this surface started, if any.
     pub async fn shutdown(&self) {
         if let Engines::Hosted { manager, .. } = &self.engines {
@@ -220,12 +226,18 @@ impl ServerHandler for QuiverServer {
     ) -> Result<ListToolsResult, McpError> {
         let engine = self.surface.engine();
         let catalog = engine.session_catalog(&self.surface.audience, &self.session);
+        let remote = self.surface.remote_tools();
         // One tool that cannot be rendered (a downstream server's odd schema)
         // must not empty the whole list.
         let tools: Vec<_> = catalog
             .tools()
             .filter_map(|spec| match convert::mcp_tool(spec) {
-                Ok(tool) => Some(tool),
+                Ok(mut tool) => {
+                    if let Some(remote) = remote.get(&spec.name) {
+                        convert::forward_remote_fields(&mut tool, remote);
+                    }
+                    Some(tool)
+                }
                 Err(e) => {
                     tracing::warn!(tool = %spec.name, "left out of tools/list: {e}");
                     None
