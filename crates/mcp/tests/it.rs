@@ -7,6 +7,7 @@ mod client_http;
 mod client_isolation;
 mod client_support;
 mod client_trust;
+mod gateway_everything;
 mod server_http;
 mod server_session;
 mod server_support;

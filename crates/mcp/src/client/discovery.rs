@@ -8,6 +8,8 @@
 //! config (a project's servers need the user's approval, which a background
 //! task cannot ask for), and passing the command gate's deny rules. At most
 //! [`CONCURRENCY`] start at once, each bounded by its own startup timeout.
+//! A server with a cached list is not started: its cached tools are already
+//! searchable, and a search should not cost a process per configured server.
 //! A search waits a bounded time for what is still in flight and says which
 //! servers are still starting or failed.
 
@@ -43,7 +45,7 @@ pub(crate) struct DiscoveryState {
 
 impl McpManager {
     /// Starts background discovery of every server that may start unasked and
-    /// has no live tool list yet. Idempotent: only the first call starts anything.
+    /// has no tool list at all yet (neither cached nor live). Idempotent: only the first call starts anything.
     pub fn start_discovery(self: &Arc<Self>, ctx: &ToolContext) {
         if self.discovery_started.swap(true, Ordering::SeqCst) {
             return;
@@ -60,7 +62,7 @@ impl McpManager {
                 let eligible = config.enabled
                     && config.trust == Source::User
                     && !matches!(config.transport, Transport::Unsupported { .. })
-                    && server.known_tools().1 != ToolOrigin::Live;
+                    && server.known_tools().1 == ToolOrigin::None;
                 let entry = if eligible { Discovery::Running } else { Discovery::Skipped };
                 if eligible {
                     todo.push(Arc::clone(server));
@@ -68,7 +70,7 @@ impl McpManager {
                 state.servers.insert(server.name().to_string(), entry);
             }
         }
-        let _ = self.discovery_running.send(todo.len());
+        self.discovery_running.send_replace(todo.len());
         let limit = Arc::new(tokio::sync::Semaphore::new(CONCURRENCY));
         for server in todo {
             let (manager, ctx, limit) = (Arc::clone(self), ctx.clone(), Arc::clone(&limit));
