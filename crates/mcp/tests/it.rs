@@ -8,6 +8,7 @@ mod client_isolation;
 mod client_support;
 mod client_trust;
 mod gateway_everything;
+mod gateway_relay;
 mod server_http;
 mod server_session;
 mod server_support;

@@ -72,6 +72,14 @@ impl Surface {
         manager.servers().flat_map(|server| manager.exposed_tools(server)).collect()
     }
 
+    /// The downstream servers behind this surface (none for a fixed engine).
+    fn servers(&self) -> Vec<Arc<crate::client::ServerHandle>> {
+        match &self.engines {
+            Engines::Hosted { manager, .. } => manager.servers().cloned().collect(),
+            Engines::Fixed(_) => Vec::new(),
+        }
+    }
+
     /// Stops downstream servers this surface started, if any.
     pub async fn shutdown(&self) {
         if let Engines::Hosted { manager, .. } = &self.engines {
@@ -201,8 +209,10 @@ fn fingerprint(engine: &Engine, audience: &Audience, loaded: &[String]) -> Strin
 }
 
 impl ServerHandler for QuiverServer {
+    #[allow(deprecated)] // logging: deprecated by SEP-2577, still in every session revision
     fn get_info(&self) -> ServerConfig {
-        let capabilities = ServerCapabilities::builder().enable_tools().enable_tool_list_changed().build();
+        let capabilities =
+            ServerCapabilities::builder().enable_tools().enable_tool_list_changed().enable_logging().build();
         ServerConfig::new(capabilities)
             .with_server_info(
                 Implementation::new("quiver", quiver_engine::VERSION)
@@ -217,6 +227,21 @@ impl ServerHandler for QuiverServer {
     /// server-to-client messages, which the stateless 2026-07-28 revision drops.
     fn supported_protocol_versions(&self) -> std::borrow::Cow<'static, [ProtocolVersion]> {
         std::borrow::Cow::Borrowed(ProtocolVersion::known_up_to(&ProtocolVersion::LATEST_WITH_INITIALIZE))
+    }
+
+    /// Passed on to every downstream server that is running.
+    #[allow(deprecated)] // logging: deprecated by SEP-2577, still in every session revision
+    async fn set_level(
+        &self,
+        request: rmcp::model::SetLevelRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        for server in self.surface.servers() {
+            if let Err(e) = server.set_level(request.clone()).await {
+                tracing::info!(error = %e, "logging/setLevel not passed on");
+            }
+        }
+        Ok(())
     }
 
     async fn list_tools(
@@ -261,8 +286,14 @@ impl ServerHandler for QuiverServer {
         self.session.advance_turn();
         let args = request.arguments.map(Value::Object).unwrap_or(Value::Null);
         let name = request.name.to_string();
+        // Downstream MCP tools reach this client through the relay: progress
+        // under its token, logging, and the server's own requests.
+        let upstream = crate::relay::Upstream {
+            peer: context.peer.clone(),
+            progress_token: context.meta.get_progress_token(),
+        };
         let dispatched = tokio::select! {
-            r = ctx.call(&name, args) => r,
+            r = crate::relay::with_upstream(upstream, ctx.call(&name, args)) => r,
             () = context.ct.cancelled() => {
                 return Ok(convert::error_result(format!("call to `{name}` was cancelled by the client")).into());
             }
