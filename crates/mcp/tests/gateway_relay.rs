@@ -4,15 +4,15 @@
 //! declared sampling and refused with a reason when it did not. Skips when the
 //! npm packages are not installed (fails under `QUIVER_REQUIRE_ALL`).
 
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(clippy::unwrap_used, clippy::expect_used, deprecated)]
 
 use std::sync::{Arc, Mutex};
 
 use quiver_engine::{Audience, Mode, Workspace};
 use quiver_mcp::server::Surface;
 use rmcp::model::{
-    ClientCapabilities, ClientConfig, Content, CreateMessageRequestParams, CreateMessageResult, Implementation,
-    ProgressNotificationParam, ProtocolVersion, Role, SamplingMessage,
+    ClientCapabilities, ClientConfig, CreateMessageRequestParams, CreateMessageResult, Implementation,
+    ProgressNotificationParam, ProtocolVersion, SamplingMessage,
 };
 use rmcp::service::{NotificationContext, RequestContext, RoleClient};
 use rmcp::{ClientHandler, ErrorData, ServiceExt};
@@ -48,7 +48,7 @@ impl ClientHandler for Recorder {
     ) -> Result<CreateMessageResult, ErrorData> {
         self.prompts.lock().unwrap().push(serde_json::to_string(&params.messages).unwrap());
         Ok(CreateMessageResult::new(
-            SamplingMessage::new(Role::Assistant, Content::text("sampled by the upstream client").raw),
+            SamplingMessage::assistant_text("sampled by the upstream client"),
             "test-model".into(),
         ))
     }
@@ -74,7 +74,13 @@ async fn gateway(client: Recorder) -> Option<(rmcp::service::RunningService<Role
         let _ = quiver_mcp::server::serve_io(serving, server_read, server_write).await;
     });
     let (client_read, client_write) = tokio::io::split(client_io);
-    Some((client.serve((client_read, client_write)).await.unwrap(), surface))
+    let client = client.serve((client_read, client_write)).await.unwrap();
+    // A fresh machine: the first search discovers the server's tools.
+    // (In yolo mode the server's tools join the head, so the search itself
+    // lists none of them; what matters is that it waited for them.)
+    let found = call(&client, "tool_search", json!({"query": "long running operation progress"})).await;
+    assert!(!found.to_string().contains("still starting"), "{found}");
+    Some((client, surface))
 }
 
 async fn call(client: &rmcp::service::RunningService<RoleClient, Recorder>, name: &str, args: Value) -> Value {
