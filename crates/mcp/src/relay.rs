@@ -127,11 +127,22 @@ pub(crate) struct CallGuard {
     downstream_token: Option<ProgressToken>,
 }
 
+/// How long a finished call's progress token stays mapped. rmcp hands each
+/// notification to its handler as its own task, so the server's last progress
+/// notification (sent before its answer) can be handled after the answer was.
+const PROGRESS_LINGER: std::time::Duration = std::time::Duration::from_millis(2000);
+
 impl Drop for CallGuard {
     fn drop(&mut self) {
         lock(&self.relay.active).retain(|(n, _)| *n != self.number);
-        if let Some(token) = &self.downstream_token {
-            lock(&self.relay.progress).remove(token);
+        let Some(token) = self.downstream_token.take() else { return };
+        let relay = Arc::clone(&self.relay);
+        match tokio::runtime::Handle::try_current() {
+            Ok(runtime) => drop(runtime.spawn(async move {
+                tokio::time::sleep(PROGRESS_LINGER).await;
+                lock(&relay.progress).remove(&token);
+            })),
+            Err(_) => drop(lock(&relay.progress).remove(&token)),
         }
     }
 }
