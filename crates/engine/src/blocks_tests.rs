@@ -1,10 +1,11 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use serde_json::json;
+use base64::Engine as _;
+use serde_json::{Value, json};
 
 use super::*;
-use crate::spill::SpillConfig;
-use crate::{Audience, Capabilities, Domain, Engine, Registry, Risk, ToolSource, Workspace};
+use crate::spill::{SpillConfig, SpillStore};
+use crate::{Audience, Capabilities, Domain, Engine, Registry, Risk, ToolResult, ToolSource, ToolSpec, Workspace};
 
 #[test]
 fn text_rendering_names_every_kind() {

@@ -16,14 +16,14 @@ use std::sync::{Arc, Mutex, RwLock};
 use serde_json::Value;
 
 use crate::audience::Audience;
-use crate::context::{DispatchFuture, Dispatcher, ToolContext};
+use crate::context::{DispatchFuture, Dispatcher, SettleFuture, ToolContext};
 use crate::engine::Engine;
 use crate::manifest::Manifest;
 use crate::permissions::command::CommandGate;
 use crate::permissions::trust::TrustStore;
 use crate::registry::Registry;
 use crate::spec::ToolSpec;
-use crate::surface::{Resolved, SearchOptions, SettleFuture, ToolSurface};
+use crate::surface::{Resolved, SearchOptions, ToolSurface};
 use crate::tool::SharedTool;
 use crate::workspace::Workspace;
 
@@ -155,19 +155,6 @@ impl ToolSurface for EngineHost {
         ToolSurface::in_head(&*self.engine(), spec, audience)
     }
 
-    /// Every provider settles against one deadline.
-    fn settle<'a>(&'a self, ctx: &'a ToolContext, within: std::time::Duration) -> SettleFuture<'a> {
-        Box::pin(async move {
-            let deadline = tokio::time::Instant::now() + within;
-            let mut notes = Vec::new();
-            for provider in &self.providers {
-                let left = deadline.saturating_duration_since(tokio::time::Instant::now());
-                notes.extend(provider.settle(ctx, left).await);
-            }
-            notes
-        })
-    }
-
     fn aliases_of(&self, canonical: &str) -> Vec<String> {
         ToolSurface::aliases_of(&*self.engine(), canonical)
     }
@@ -181,5 +168,18 @@ impl Dispatcher for EngineHost {
     fn dispatch<'a>(&'a self, name: &'a str, args: Value, ctx: &'a ToolContext) -> DispatchFuture<'a> {
         let engine = self.engine();
         Box::pin(async move { engine.dispatch(name, args, ctx).await })
+    }
+
+    /// Every provider settles against one deadline.
+    fn settle<'a>(&'a self, ctx: &'a ToolContext, within: std::time::Duration) -> SettleFuture<'a> {
+        Box::pin(async move {
+            let deadline = tokio::time::Instant::now() + within;
+            let mut notes = Vec::new();
+            for provider in &self.providers {
+                let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+                notes.extend(provider.settle(ctx, left).await);
+            }
+            notes
+        })
     }
 }

@@ -45,7 +45,7 @@ pub mod transcript;
 pub use audience::Audience;
 pub use capabilities::Capabilities;
 pub use catalog::{Catalog, CatalogFormat, Fingerprint, render_tool};
-pub use context::{DispatchFuture, Dispatcher, ToolContext, new_session_id};
+pub use context::{DispatchFuture, Dispatcher, SettleFuture, ToolContext, new_session_id};
 pub use domain::{Domain, DomainFilter};
 pub use engine::Engine;
 pub use host::{EngineHost, ToolProvider};
@@ -56,7 +56,7 @@ pub use registry::{RegisteredTool, Registry};
 pub use result::{ToolError, ToolOutput, ToolResult};
 pub use session::{LazyToolState, SearchRecord, Session};
 pub use spec::{Risk, ToolSource, ToolSpec};
-pub use surface::{Resolved, Scope, SearchOptions, SettleFuture, ToolSurface};
+pub use surface::{Resolved, Scope, SearchOptions, ToolSurface};
 pub use tool::{DynTool, SharedTool, Tool, ToolFuture};
 pub use workspace::Workspace;
 

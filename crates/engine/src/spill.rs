@@ -37,6 +37,8 @@ const LONG_LINE_BYTES: usize = 2000;
 
 #[path = "spill_sweep.rs"]
 mod sweep;
+#[path = "spill_blocks.rs"]
+mod blocks_spill;
 pub use sweep::{SPILL_RETENTION, sweep};
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -354,7 +356,7 @@ pub async fn spill_if_large(result: &mut ToolResult, spec: &ToolSpec, ctx: &Tool
     let store = ctx.session.state::<SpillStore>();
     let threshold = store.config().threshold_bytes;
     if !result.blocks.is_empty() {
-        crate::blocks::spill_blocks(result, spec, ctx, threshold).await;
+        blocks_spill::spill_blocks(result, spec, ctx, threshold).await;
         return;
     }
     let text = match &result.content {

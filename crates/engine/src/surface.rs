@@ -58,15 +58,4 @@ pub trait ToolSurface: Send + Sync {
 
     /// The replacement of `name` when `name` is a deprecated alias.
     fn deprecated_replacement(&self, name: &str) -> Option<String>;
-
-    /// Waits up to `within` for tool lists still being discovered (MCP servers
-    /// started in the background on a machine with no cached lists), so a
-    /// first search can find their tools. Returns one note per source still
-    /// pending or failed, worded for the model; nothing when all is settled.
-    fn settle<'a>(&'a self, _ctx: &'a crate::context::ToolContext, _within: std::time::Duration) -> SettleFuture<'a> {
-        Box::pin(std::future::ready(Vec::new()))
-    }
 }
-
-/// What [`ToolSurface::settle`] and [`crate::ToolProvider::settle`] return.
-pub type SettleFuture<'a> = std::pin::Pin<Box<dyn std::future::Future<Output = Vec<String>> + Send + 'a>>;

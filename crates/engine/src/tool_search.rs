@@ -87,7 +87,7 @@ impl Tool for ToolSearch {
         let loaded_before = session.loaded();
         // Tools of servers being discovered right now (a fresh machine) should
         // be findable by the first search: wait a bounded time for them.
-        let pending = surface.settle(ctx, DISCOVERY_WAIT).await;
+        let pending = ctx.dispatcher.settle(ctx, DISCOVERY_WAIT).await;
 
         // (tool, reached through a deprecated alias)
         let mut found: Vec<(ToolSpec, bool)> = Vec::new();

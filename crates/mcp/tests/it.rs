@@ -1,6 +1,7 @@
 //! The MCP crate's integration tests, linked into one binary (each test binary
 //! links the whole dependency tree; one keeps CI's disk use and link time down).
 
+mod client_discovery;
 mod client_engine;
 mod client_everything;
 mod client_http;
