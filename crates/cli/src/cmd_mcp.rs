@@ -135,6 +135,9 @@ fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
             &quiver_tools::NativeOptions::default(),
         )?;
         let audience = Audience { provider: args.provider.clone(), model: args.model.clone(), mode: args.mode };
+        // Servers of the user's own config with no cached tool list start
+        // discovering now, so the first tool_search can already find their tools.
+        manager.start_discovery(&host.context(workspace.clone(), audience.clone()));
         let mut surface = Surface::hosted(host, manager, workspace, audience);
         surface.transcript_dir = args.transcript_dir.clone();
         let surface = Arc::new(surface);
@@ -142,6 +145,13 @@ fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
             Transport::Stdio => {
                 if args.listen.is_some() || args.allow_remote {
                     bail!("--listen and --allow-remote apply to --transport http only");
+                }
+                // Run by hand, a silent stdio server looks hung: say what it is.
+                if std::io::IsTerminal::is_terminal(&std::io::stdin()) {
+                    eprintln!(
+                        "quiver speaks MCP on stdin/stdout and waits for an MCP client; register it with one, e.g. \
+                         `claude mcp add quiver -- quiver mcp serve --workspace \"$PWD\"` (Ctrl-C to stop)"
+                    );
                 }
                 tokio::select! {
                     served = quiver_mcp::server::serve_stdio(surface.clone()) => served,

@@ -36,7 +36,18 @@ pub type DispatchFuture<'a> = Pin<Box<dyn Future<Output = anyhow::Result<ToolRes
 /// engine, where a host rebuilds engines).
 pub trait Dispatcher: Send + Sync {
     fn dispatch<'a>(&'a self, name: &'a str, args: Value, ctx: &'a ToolContext) -> DispatchFuture<'a>;
+
+    /// Waits up to `within` for tool lists still being discovered (MCP servers
+    /// started in the background on a machine with no cached lists), so a
+    /// first search can find their tools. Returns one note per source still
+    /// pending or failed, worded for the model; nothing when all is settled.
+    fn settle<'a>(&'a self, _ctx: &'a ToolContext, _within: std::time::Duration) -> SettleFuture<'a> {
+        Box::pin(std::future::ready(Vec::new()))
+    }
 }
+
+/// What [`Dispatcher::settle`] and [`crate::ToolProvider::settle`] return.
+pub type SettleFuture<'a> = std::pin::Pin<Box<dyn std::future::Future<Output = Vec<String>> + Send + 'a>>;
 
 #[derive(Clone)]
 pub struct ToolContext {

@@ -16,7 +16,7 @@ use std::sync::{Arc, Mutex, RwLock};
 use serde_json::Value;
 
 use crate::audience::Audience;
-use crate::context::{DispatchFuture, Dispatcher, ToolContext};
+use crate::context::{DispatchFuture, Dispatcher, SettleFuture, ToolContext};
 use crate::engine::Engine;
 use crate::manifest::Manifest;
 use crate::permissions::command::CommandGate;
@@ -33,6 +33,12 @@ pub trait ToolProvider: Send + Sync {
     fn register(&self, registry: &mut Registry) -> anyhow::Result<()>;
     /// Moves whenever the set of tools `register` would register changed.
     fn generation(&self) -> u64;
+    /// Starts discovering tools not known yet (if that has not started) and
+    /// waits up to `within` for it; notes on what is still pending or failed.
+    /// See [`ToolSurface::settle`].
+    fn settle<'a>(&'a self, _ctx: &'a ToolContext, _within: std::time::Duration) -> SettleFuture<'a> {
+        Box::pin(std::future::ready(Vec::new()))
+    }
 }
 
 pub struct EngineHost {
@@ -162,5 +168,18 @@ impl Dispatcher for EngineHost {
     fn dispatch<'a>(&'a self, name: &'a str, args: Value, ctx: &'a ToolContext) -> DispatchFuture<'a> {
         let engine = self.engine();
         Box::pin(async move { engine.dispatch(name, args, ctx).await })
+    }
+
+    /// Every provider settles against one deadline.
+    fn settle<'a>(&'a self, ctx: &'a ToolContext, within: std::time::Duration) -> SettleFuture<'a> {
+        Box::pin(async move {
+            let deadline = tokio::time::Instant::now() + within;
+            let mut notes = Vec::new();
+            for provider in &self.providers {
+                let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+                notes.extend(provider.settle(ctx, left).await);
+            }
+            notes
+        })
     }
 }

@@ -32,6 +32,7 @@ mod surface;
 mod tool;
 mod workspace;
 
+pub mod blocks;
 pub mod canonical;
 pub mod lint;
 pub mod names;
@@ -44,7 +45,7 @@ pub mod transcript;
 pub use audience::Audience;
 pub use capabilities::Capabilities;
 pub use catalog::{Catalog, CatalogFormat, Fingerprint, render_tool};
-pub use context::{DispatchFuture, Dispatcher, ToolContext, new_session_id};
+pub use context::{DispatchFuture, Dispatcher, SettleFuture, ToolContext, new_session_id};
 pub use domain::{Domain, DomainFilter};
 pub use engine::Engine;
 pub use host::{EngineHost, ToolProvider};

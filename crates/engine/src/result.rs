@@ -1,5 +1,12 @@
 //! What a call returns: a tool's own answer ([`ToolOutput`] or [`ToolError`]),
 //! and the `{content, is_error, metadata}` shape every caller sees ([`ToolResult`]).
+//!
+//! A result may also carry MCP content blocks (`text`, `image`, `audio`,
+//! `resource`, `resource_link`) and a `structuredContent` value. Most native
+//! tools answer with `content` alone, which stands for one text block; a
+//! proxied MCP tool keeps the downstream blocks exactly as the server sent
+//! them, and `content` is then their text rendering (what a reader that only
+//! takes text is shown). See [`crate::blocks`].
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -9,19 +16,33 @@ use serde_json::{Map, Value};
 pub struct ToolOutput {
     pub content: Value,
     pub metadata: Map<String, Value>,
+    /// MCP content blocks, verbatim; empty means "one text block: `content`".
+    pub blocks: Vec<Value>,
+    /// MCP `structuredContent`, when the tool gave one explicitly.
+    pub structured: Option<Value>,
 }
 
 impl ToolOutput {
     pub fn text(text: impl Into<String>) -> Self {
-        ToolOutput { content: Value::String(text.into()), metadata: Map::new() }
+        ToolOutput { content: Value::String(text.into()), ..Default::default() }
     }
 
     pub fn json(content: Value) -> Self {
-        ToolOutput { content, metadata: Map::new() }
+        ToolOutput { content, ..Default::default() }
+    }
+
+    /// An answer made of MCP content blocks; `content` becomes their text rendering.
+    pub fn from_blocks(blocks: Vec<Value>) -> Self {
+        ToolOutput { content: Value::String(crate::blocks::render_text(&blocks)), blocks, ..Default::default() }
     }
 
     pub fn with_meta(mut self, key: &str, value: impl Into<Value>) -> Self {
         self.metadata.insert(key.to_string(), value.into());
+        self
+    }
+
+    pub fn with_structured(mut self, structured: Value) -> Self {
+        self.structured = Some(structured);
         self
     }
 }
@@ -46,22 +67,40 @@ impl ToolError {
     }
 }
 
-/// The result shape every caller sees: `{content, is_error, metadata}`.
+/// The result shape every caller sees: `{content, is_error, metadata}`, plus
+/// `blocks` and `structured_content` when the tool gave them (absent otherwise,
+/// so a text result's bytes are what they always were).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ToolResult {
     pub content: Value,
     pub is_error: bool,
     #[serde(default)]
     pub metadata: Map<String, Value>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub blocks: Vec<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub structured_content: Option<Value>,
 }
 
 impl ToolResult {
     pub fn ok(output: ToolOutput) -> Self {
-        ToolResult { content: output.content, is_error: false, metadata: output.metadata }
+        ToolResult {
+            content: output.content,
+            is_error: false,
+            metadata: output.metadata,
+            blocks: output.blocks,
+            structured_content: output.structured,
+        }
     }
 
     pub fn error(message: impl Into<String>) -> Self {
-        ToolResult { content: Value::String(message.into()), is_error: true, metadata: Map::new() }
+        ToolResult {
+            content: Value::String(message.into()),
+            is_error: true,
+            metadata: Map::new(),
+            blocks: Vec::new(),
+            structured_content: None,
+        }
     }
 
     /// The content as text: strings verbatim, anything else as JSON.
@@ -70,5 +109,23 @@ impl ToolResult {
             Value::String(s) => s.clone(),
             other => other.to_string(),
         }
+    }
+
+    /// The result as MCP content blocks: the tool's own blocks, else one text
+    /// block holding the content (canonical JSON when it is not a string).
+    pub fn mcp_blocks(&self) -> Vec<Value> {
+        if !self.blocks.is_empty() {
+            return self.blocks.clone();
+        }
+        let text = match &self.content {
+            Value::String(s) => s.clone(),
+            other => crate::canonical::to_string(other),
+        };
+        vec![serde_json::json!({"type": "text", "text": text})]
+    }
+
+    /// Image blocks a vision-capable model can be shown: (mime type, base64 data).
+    pub fn images(&self) -> Vec<(String, String)> {
+        crate::blocks::images(&self.blocks)
     }
 }

@@ -37,6 +37,8 @@ const LONG_LINE_BYTES: usize = 2000;
 
 #[path = "spill_sweep.rs"]
 mod sweep;
+#[path = "spill_blocks.rs"]
+mod blocks_spill;
 pub use sweep::{SPILL_RETENTION, sweep};
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -98,6 +100,8 @@ impl SpillRecord {
 struct SpillInner {
     config: Option<SpillConfig>,
     next: u64,
+    /// Binary spills are numbered apart, so text handles stay `out_1, out_2…`.
+    next_blob: u64,
     records: BTreeMap<u64, SpillRecord>,
 }
 
@@ -137,7 +141,7 @@ impl SpillStore {
         let dir = root.join(safe_component(session_id));
         sweep::sweep_once(&root, &dir);
         create_private_dir(&dir).await?;
-        let path = write_new_file(&dir, &handle, text.as_bytes()).await?;
+        let path = write_new_file(&dir, &handle, "txt", text.as_bytes()).await?;
         let record = SpillRecord {
             handle,
             tool: tool.to_string(),
@@ -148,6 +152,22 @@ impl SpillStore {
         };
         lock(&self.inner).records.insert(number, record.clone());
         Ok(record)
+    }
+
+    /// Writes a binary payload (an image or audio block too large to inline) to
+    /// a new file `blob_<n>.<ext>` next to the session's text spills; the file's
+    /// path. Not a `retrieve_tool_result` handle: line windows of bytes mean nothing.
+    pub async fn spill_bytes(&self, session_id: &str, bytes: &[u8], ext: &str) -> std::io::Result<PathBuf> {
+        let (number, root) = {
+            let mut inner = lock(&self.inner);
+            let root = inner.config.get_or_insert_with(SpillConfig::from_env).root.clone();
+            inner.next_blob += 1;
+            (inner.next_blob, root)
+        };
+        let dir = root.join(safe_component(session_id));
+        sweep::sweep_once(&root, &dir);
+        create_private_dir(&dir).await?;
+        write_new_file(&dir, &format!("blob_{number}"), ext, bytes).await
     }
 
     pub fn get(&self, handle: &str) -> Option<SpillRecord> {
@@ -232,10 +252,10 @@ async fn create_private_dir(dir: &Path) -> std::io::Result<()> {
 
 /// Two sessions may share an id (and so a folder) across processes; a file is never
 /// overwritten, the name gets a suffix instead.
-async fn write_new_file(dir: &Path, handle: &str, bytes: &[u8]) -> std::io::Result<PathBuf> {
+async fn write_new_file(dir: &Path, handle: &str, ext: &str, bytes: &[u8]) -> std::io::Result<PathBuf> {
     use tokio::io::AsyncWriteExt;
     for attempt in 0..1000u32 {
-        let name = if attempt == 0 { format!("{handle}.txt") } else { format!("{handle}-{attempt}.txt") };
+        let name = if attempt == 0 { format!("{handle}.{ext}") } else { format!("{handle}-{attempt}.{ext}") };
         let path = dir.join(name);
         let mut options = tokio::fs::OpenOptions::new();
         options.write(true).create_new(true);
@@ -335,6 +355,10 @@ pub async fn spill_if_large(result: &mut ToolResult, spec: &ToolSpec, ctx: &Tool
     }
     let store = ctx.session.state::<SpillStore>();
     let threshold = store.config().threshold_bytes;
+    if !result.blocks.is_empty() {
+        blocks_spill::spill_blocks(result, spec, ctx, threshold).await;
+        return;
+    }
     let text = match &result.content {
         Value::String(s) if s.len() > threshold => s.clone(),
         Value::String(_) => return,

@@ -5,7 +5,7 @@
 //! soon after); without a sweep the temp dir grows with every long shell output
 //! ever seen. The sweep runs once per spill root per process, on the first spill,
 //! off the async runtime. It removes only folders that look like quiver's own:
-//! every entry a file named `out_<n>.txt` (or `out_<n>-<k>.txt`), so pointing
+//! every entry a file named `out_<n>.txt` (or `out_<n>-<k>.txt`, or a binary `blob_<n>.<ext>`), so pointing
 //! `QUIVER_SPILL_DIR` at a folder with anything else in it deletes nothing else.
 
 use std::collections::HashSet;
@@ -73,9 +73,19 @@ fn newest_spill_write(dir: &Path) -> Option<SystemTime> {
     Some(newest)
 }
 
-/// `out_<n>.txt` or `out_<n>-<k>.txt`.
+/// `out_<n>.txt` or `out_<n>-<k>.txt`, or a binary spill `blob_<n>.<ext>`
+/// (`blob_<n>-<k>.<ext>`) with a short alphanumeric extension.
 fn is_spill_file_name(name: &str) -> bool {
-    let Some(stem) = name.strip_prefix("out_").and_then(|s| s.strip_suffix(".txt")) else { return false };
+    let stem = match name.strip_prefix("out_").and_then(|s| s.strip_suffix(".txt")) {
+        Some(stem) => stem,
+        None => {
+            let Some((stem, ext)) = name.strip_prefix("blob_").and_then(|s| s.rsplit_once('.')) else { return false };
+            if ext.is_empty() || ext.len() > 5 || !ext.bytes().all(|b| b.is_ascii_alphanumeric()) {
+                return false;
+            }
+            stem
+        }
+    };
     let (n, k) = stem.split_once('-').unwrap_or((stem, "0"));
     !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) && !k.is_empty() && k.bytes().all(|b| b.is_ascii_digit())
 }

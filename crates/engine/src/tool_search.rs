@@ -85,6 +85,9 @@ impl Tool for ToolSearch {
         let surface = &ctx.surface;
         let session = &ctx.session;
         let loaded_before = session.loaded();
+        // Tools of servers being discovered right now (a fresh machine) should
+        // be findable by the first search: wait a bounded time for them.
+        let pending = ctx.dispatcher.settle(ctx, DISCOVERY_WAIT).await;
 
         // (tool, reached through a deprecated alias)
         let mut found: Vec<(ToolSpec, bool)> = Vec::new();
@@ -152,7 +155,11 @@ impl Tool for ToolSearch {
             })
             .collect();
 
-        let next = next_instruction(&matches, &newly, &not_found);
+        let mut next = next_instruction(&matches, &newly, &not_found);
+        for note in &pending {
+            next.push(' ');
+            next.push_str(note);
+        }
         let body = json!({
             "query": query,
             "loadedBefore": loaded_before,
@@ -164,6 +171,9 @@ impl Tool for ToolSearch {
         Ok(ToolOutput::json(canonical::sorted(&body)).with_meta("loaded", json!(newly)))
     }
 }
+
+/// How long a search waits for tool lists still being discovered.
+pub const DISCOVERY_WAIT: std::time::Duration = std::time::Duration::from_secs(8);
 
 fn next_instruction(matches: &[Match], newly: &[String], not_found: &[String]) -> String {
     let mut text = if matches.is_empty() {

@@ -7,9 +7,12 @@
 //!   their cached tool lists and the `DynTool` handlers for `mcp__server__tool`.
 //! - [`tools`]: the `mcp_servers` / `mcp_discover` / `mcp_call` native tools.
 //! - [`server`]: quiver itself served as an MCP server (`quiver mcp serve`).
+//! - [`relay`]: what passes between the client in front of the gateway and
+//!   the servers behind it (progress, logging, sampling, elicitation, roots).
 
 pub mod client;
 pub mod config;
+pub mod relay;
 pub mod server;
 pub mod tools;
 

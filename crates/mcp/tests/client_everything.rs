@@ -55,6 +55,7 @@ async fn everything_server_is_found_by_search_and_echoes() {
     let image = call(&host, &mut ctx, "mcp__everything__get-tiny-image", json!({})).await;
     assert!(!image.is_error, "{}", text(&image));
     assert!(text(&image).contains("[image image/png"), "{}", text(&image));
+    assert!(image.blocks.iter().any(|b| b["type"] == "image" && b["data"].as_str().is_some_and(|d| !d.is_empty())));
 
     // Schema validation happens before the server is asked.
     let bad = call(&host, &mut ctx, "mcp__everything__echo", json!({"message": 42})).await;

@@ -31,6 +31,12 @@ pub struct RemoteTool {
     pub read_only_hint: Option<bool>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub destructive_hint: Option<bool>,
+    /// The server's `outputSchema` and `annotations`, verbatim: a gateway
+    /// forwards them in `tools/list`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_schema: Option<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub annotations: Option<Value>,
 }
 
 #[derive(Debug, Serialize, Deserialize)]
@@ -176,6 +182,8 @@ mod tests {
             input_schema: json!({"type": "object"}),
             read_only_hint: Some(true),
             destructive_hint: None,
+            output_schema: None,
+            annotations: None,
         }
     }
 

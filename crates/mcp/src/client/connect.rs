@@ -1,36 +1,103 @@
 //! Opening one MCP session to a downstream server: a child process over stdio,
 //! or streamable HTTP. Everything rmcp-specific about starting a client lives here.
+// Sampling, roots and logging are deprecated by SEP-2577 (stateless revision)
+// but are part of every session-based revision quiver speaks.
+#![allow(deprecated)]
 
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use process_wrap::tokio::{CommandWrap, KillOnDrop, ProcessGroup};
-use rmcp::model::{ClientCapabilities, ClientConfig, Implementation, ProtocolVersion};
-use rmcp::service::{NotificationContext, RunningService};
+use rmcp::model::{
+    ClientCapabilities, ClientConfig, CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams,
+    ElicitResult, Implementation, ListRootsResult, LoggingMessageNotificationParam, ProgressNotificationParam,
+    ProtocolVersion,
+};
+use rmcp::service::{NotificationContext, RequestContext, RunningService};
+use rmcp::ErrorData;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use rmcp::{ClientHandler, RoleClient, ServiceExt};
 
 use super::stderr::StderrTail;
+use crate::relay::Relay;
 use crate::config::{ServerConfig, Transport};
 
-/// quiver's side of one downstream session. It only listens for
-/// `tools/list_changed`, which marks the server's list for a refresh.
+/// quiver's side of one downstream session: `tools/list_changed` marks the
+/// server's list for a refresh; progress, logging and the server's own
+/// requests (sampling, elicitation, roots) go through the [`Relay`] to the
+/// client in front of the gateway, when there is one.
+///
+/// The capabilities are declared whatever is in front: the downstream
+/// session is shared by every upstream client, and a request no upstream
+/// client can answer is refused with the reason (see [`Relay::upstream_for`]).
 #[derive(Clone)]
 pub(crate) struct ClientState {
+    pub server: String,
     pub tools_changed: Arc<AtomicBool>,
+    pub relay: Arc<Relay>,
+}
+
+fn relayed(e: rmcp::ServiceError) -> ErrorData {
+    match e {
+        rmcp::ServiceError::McpError(e) => e,
+        other => ErrorData::internal_error(format!("the client in front of quiver gave no answer: {other}"), None),
+    }
 }
 
 impl ClientHandler for ClientState {
     fn get_info(&self) -> ClientConfig {
-        ClientConfig::new(ClientCapabilities::default(), Implementation::new("quiver", quiver_engine::VERSION))
+        let capabilities = ClientCapabilities::builder().enable_roots().enable_sampling().enable_elicitation().build();
+        ClientConfig::new(capabilities, Implementation::new("quiver", quiver_engine::VERSION))
             // Session-based handshake: the widest-supported revision.
             .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE)
     }
 
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
         self.tools_changed.store(true, Ordering::SeqCst);
+    }
+
+    async fn on_progress(&self, params: ProgressNotificationParam, _context: NotificationContext<RoleClient>) {
+        self.relay.forward_progress(params).await;
+    }
+
+    async fn on_logging_message(
+        &self,
+        params: LoggingMessageNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        match self.relay.newest() {
+            Some(upstream) => {
+                if let Err(e) = upstream.peer.notify_logging_message(params).await {
+                    tracing::debug!(server = %self.server, error = %e, "could not forward a log message upstream");
+                }
+            }
+            None => tracing::info!(server = %self.server, level = ?params.level, data = %params.data, "MCP server log"),
+        }
+    }
+
+    async fn create_message(
+        &self,
+        params: CreateMessageRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<CreateMessageResult, ErrorData> {
+        let peer = self.relay.upstream_for(&self.server, "sampling/createMessage", |c| c.sampling.is_some())?;
+        peer.create_message(params).await.map_err(relayed)
+    }
+
+    async fn list_roots(&self, _context: RequestContext<RoleClient>) -> Result<ListRootsResult, ErrorData> {
+        let peer = self.relay.upstream_for(&self.server, "roots/list", |c| c.roots.is_some())?;
+        peer.list_roots().await.map_err(relayed)
+    }
+
+    async fn create_elicitation(
+        &self,
+        request: ElicitRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, ErrorData> {
+        let peer = self.relay.upstream_for(&self.server, "elicitation/create", |c| c.elicitation.is_some())?;
+        peer.create_elicitation(request).await.map_err(relayed)
     }
 }
 
@@ -39,6 +106,7 @@ impl ClientHandler for ClientState {
 pub(crate) struct Connection {
     pub service: RunningService<RoleClient, ClientState>,
     pub pid: Option<u32>,
+    pub relay: Arc<Relay>,
 }
 
 impl Connection {
@@ -56,7 +124,8 @@ pub(crate) async fn open(
     stderr: &Arc<StderrTail>,
     tools_changed: Arc<AtomicBool>,
 ) -> Result<Connection, String> {
-    let state = ClientState { tools_changed };
+    let relay = Arc::new(Relay::default());
+    let state = ClientState { server: config.name.clone(), tools_changed, relay: Arc::clone(&relay) };
     match &config.transport {
         Transport::Stdio { command, args, env, cwd } => {
             let mut cmd = tokio::process::Command::new(command);
@@ -84,7 +153,7 @@ pub(crate) async fn open(
             }
             let service =
                 state.serve(transport).await.map_err(|e| format!("the MCP handshake with `{command}` failed: {e}"))?;
-            Ok(Connection { service, pid })
+            Ok(Connection { service, pid, relay })
         }
         Transport::Http { url, headers, bearer_token_env } => {
             install_crypto_provider();
@@ -105,7 +174,7 @@ pub(crate) async fn open(
             let transport = StreamableHttpClientTransport::from_config(transport_config);
             let service =
                 state.serve(transport).await.map_err(|e| format!("could not open an MCP session at {url}: {e}"))?;
-            Ok(Connection { service, pid: None })
+            Ok(Connection { service, pid: None, relay })
         }
         Transport::Unsupported { reason, .. } => Err(reason.clone()),
     }

@@ -1,16 +1,18 @@
 //! The client side: quiver talking to downstream MCP servers.
 //!
 //! [`McpManager`] owns every configured server ([`server::ServerHandle`]).
-//! Nothing is started up front: a server's tools are registered from the tool
-//! list cached at its last connection, so `tool_search` finds them before the
-//! server runs, and the server starts on the first call, `mcp_discover` or
-//! `mcp_call`. When a live list differs from what the engine was built with,
+//! A server's tools are registered from the tool list cached at its last
+//! connection, so `tool_search` finds them before the server runs; servers
+//! the user's own config defines are also discovered in the background on the
+//! first search ([`discovery`]), so a fresh machine finds them too. Otherwise a
+//! server starts on the first call, `mcp_discover` or `mcp_call`. When a live list differs from what the engine was built with,
 //! the manager's generation moves and the engine's host builds a new engine
 //! (MCP is one [`provider::McpProvider`] of it).
 
 pub mod cache;
 mod connect;
 pub mod content;
+pub mod discovery;
 pub mod provider;
 
 pub mod server;
@@ -19,7 +21,7 @@ pub mod tool;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use quiver_engine::{Registry, ToolContext, ToolError};
 
@@ -33,6 +35,10 @@ use crate::config::McpConfig;
 pub struct McpManager {
     servers: BTreeMap<String, Arc<ServerHandle>>,
     generation: Arc<AtomicU64>,
+    discovery_started: AtomicBool,
+    discovery: std::sync::Mutex<discovery::DiscoveryState>,
+    /// How many background discoveries are still in flight.
+    discovery_running: tokio::sync::watch::Sender<usize>,
 }
 
 impl McpManager {
@@ -49,7 +55,13 @@ impl McpManager {
             .into_iter()
             .map(|(name, server)| (name, Arc::new(ServerHandle::new(server, cache.clone(), Arc::clone(&generation)))))
             .collect();
-        Arc::new(McpManager { servers, generation })
+        Arc::new(McpManager {
+            servers,
+            generation,
+            discovery_started: AtomicBool::new(false),
+            discovery: Default::default(),
+            discovery_running: tokio::sync::watch::Sender::new(0),
+        })
     }
 
     /// A manager with no servers (the MCP tools then just say so).

@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 
-use quiver_engine::{Registry, ToolProvider};
+use quiver_engine::{Registry, SettleFuture, ToolContext, ToolProvider};
 
 use super::McpManager;
 
@@ -28,5 +28,9 @@ impl ToolProvider for McpProvider {
 
     fn generation(&self) -> u64 {
         self.manager.generation()
+    }
+
+    fn settle<'a>(&'a self, ctx: &'a ToolContext, within: std::time::Duration) -> SettleFuture<'a> {
+        Box::pin(self.manager.settle(ctx, within))
     }
 }

@@ -16,7 +16,7 @@ use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 
 use rmcp::ServiceError;
-use rmcp::model::{CallToolRequestParams, CallToolResponse, CallToolResult, ClientRequest, JsonObject};
+use rmcp::model::{CallToolRequestParams, CallToolResponse, CallToolResult, ClientRequest, JsonObject, ServerResult};
 use serde::Serialize;
 use serde_json::{Value, json};
 
@@ -24,6 +24,7 @@ use super::cache::{RemoteTool, ToolCache};
 use super::connect::{self, Connection};
 use super::stderr::{self, StderrTail};
 use crate::config::ServerConfig;
+use crate::relay::{self, CancelOnDrop};
 use quiver_engine::names::sanitize_server;
 
 /// After a timed-out call, how long a ping may take before the server is
@@ -191,7 +192,7 @@ impl ServerHandle {
         let mut params = CallToolRequestParams::new(tool.to_string());
         params.arguments = arguments;
         let timeout = self.config.tool_timeout;
-        let outcome = tokio::time::timeout(timeout, conn.service.peer().call_tool_once(params)).await;
+        let outcome = tokio::time::timeout(timeout, call_relayed(&conn, params)).await;
         let result = match outcome {
             Ok(Ok(CallToolResponse::Complete(result))) => Ok(result),
             Ok(Ok(_)) => Err(format!(
@@ -215,6 +216,20 @@ impl ServerHandle {
             }
         }
         result
+    }
+
+    /// Passes `logging/setLevel` on to the server if it is connected (a server
+    /// not running has nothing to log).
+    #[allow(deprecated)] // logging: deprecated by SEP-2577, still in every session revision
+    pub async fn set_level(&self, params: rmcp::model::SetLevelRequestParams) -> Result<(), String> {
+        let conn = self.conn.lock().await.clone();
+        match conn {
+            Some(conn) if !conn.is_closed() => {
+                let sent = conn.service.peer().set_level(params).await;
+                sent.map_err(|e| format!("MCP server `{}` refused logging/setLevel: {e}", self.name()))
+            }
+            _ => Ok(()),
+        }
     }
 
     /// Stops the current process / session, if any.
@@ -362,6 +377,25 @@ impl ServerHandle {
     }
 }
 
+/// One `tools/call` with the relay wired: the upstream call this task serves
+/// (if any) gets the downstream progress, and a call dropped before its answer
+/// (upstream cancel, tool timeout) is cancelled downstream.
+async fn call_relayed(conn: &Connection, params: CallToolRequestParams) -> Result<CallToolResponse, ServiceError> {
+    let peer = conn.service.peer().clone();
+    let request = ClientRequest::CallToolRequest(rmcp::model::CallToolRequest::new(params));
+    let handle = peer.send_cancellable_request(request, rmcp::service::PeerRequestOptions::no_options()).await?;
+    let mut cancel = CancelOnDrop { peer, id: handle.id.clone(), done: false };
+    let _in_flight = relay::current().map(|up| conn.relay.enter(up, Some(handle.progress_token.clone())));
+    let response = handle.await_response().await;
+    cancel.done = true;
+    match response? {
+        ServerResult::CallToolResult(result) => Ok(CallToolResponse::Complete(result)),
+        ServerResult::InputRequiredResult(result) => Ok(CallToolResponse::InputRequired(result)),
+        ServerResult::CreateTaskResult(result) => Ok(CallToolResponse::Task(result)),
+        _ => Err(ServiceError::UnexpectedResponse),
+    }
+}
+
 /// `tools/list` (all pages), cleaned up: a server may send anything, and what
 /// it sends ends up in quiver's registry and search index.
 async fn list_tools(conn: &Connection) -> Result<Vec<RemoteTool>, String> {
@@ -395,6 +429,8 @@ async fn list_tools(conn: &Connection) -> Result<Vec<RemoteTool>, String> {
             input_schema: schema,
             read_only_hint: annotations.and_then(|a| a.read_only_hint),
             destructive_hint: annotations.and_then(|a| a.destructive_hint),
+            output_schema: tool.output_schema.as_ref().map(|s| Value::Object((**s).clone())),
+            annotations: annotations.and_then(|a| serde_json::to_value(a).ok()),
         });
     }
     Ok(out)

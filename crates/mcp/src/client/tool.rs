@@ -117,6 +117,8 @@ mod tests {
             input_schema: json!({"type": "object"}),
             read_only_hint: read_only,
             destructive_hint: destructive,
+            output_schema: None,
+            annotations: None,
         }
     }
 

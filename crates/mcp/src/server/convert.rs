@@ -20,25 +20,57 @@ pub fn mcp_tool(spec: &ToolSpec) -> Result<Tool, serde_json::Error> {
 
 /// A dispatch result as an MCP tool result.
 ///
-/// - `content`: one text block, the content verbatim when it is a string and
-///   canonical JSON text otherwise (clients that only read text still get it all);
-/// - `structuredContent`: the content itself when it is a JSON object, which is
-///   what the spec means by a structured result;
+/// - `content`: the result's own blocks when it has them (a proxied MCP tool:
+///   the downstream blocks as the server sent them); else one text block, the
+///   content verbatim when it is a string and canonical JSON text otherwise
+///   (clients that only read text still get it all);
+/// - `structuredContent`: the result's own when it has one (verbatim, so a
+///   client validating a forwarded `outputSchema` sees what the server sent);
+///   else the content itself when it is a JSON object, which is what the spec
+///   means by a structured result;
 /// - `_meta`: quiver's metadata (`_deprecation`, `exit_code`, `loaded`, ...).
 ///
 /// A deprecated alias's notice stays in `_meta` only: its content must be
 /// exactly its canonical twin's (that is the replay guarantee), so nothing about
 /// lifecycle state is written into what the tool returned.
 pub fn call_result(result: &ToolResult) -> CallToolResult {
-    let content = vec![Content::text(content_text(&result.content))];
+    let content: Vec<Content> = if result.blocks.is_empty() {
+        vec![Content::text(content_text(&result.content))]
+    } else {
+        result.blocks.iter().map(block).collect()
+    };
     let mut out = if result.is_error { CallToolResult::error(content) } else { CallToolResult::success(content) };
-    if let (Value::Object(_), false) = (&result.content, result.is_error) {
+    if let Some(structured) = &result.structured_content {
+        out.structured_content = Some(structured.clone());
+    } else if let (Value::Object(_), false) = (&result.content, result.is_error) {
         out.structured_content = Some(canonical::sorted(&result.content));
     }
     if !result.metadata.is_empty() {
         out.meta = Some(MetaObject(sorted_object(&result.metadata)));
     }
     out
+}
+
+/// One content block as rmcp's type. A block rmcp cannot type (a kind newer
+/// than it) is passed on as text holding its JSON rather than dropped.
+fn block(value: &Value) -> Content {
+    serde_json::from_value(value.clone()).unwrap_or_else(|_| Content::text(canonical::to_string(value)))
+}
+
+/// Adds what a downstream server said about its tool that quiver's own
+/// rendering leaves out: `outputSchema`, `annotations`, `title`, `_meta`.
+pub fn forward_remote_fields(tool: &mut Tool, remote: &crate::client::RemoteTool) {
+    if let Some(Value::Object(schema)) = &remote.output_schema {
+        tool.output_schema = Some(std::sync::Arc::new(schema.clone()));
+    }
+    if let Some(annotations) = &remote.annotations
+        && let Ok(annotations) = serde_json::from_value(annotations.clone())
+    {
+        tool.annotations = Some(annotations);
+    }
+    if remote.title.is_some() && tool.title.is_none() {
+        tool.title.clone_from(&remote.title);
+    }
 }
 
 /// An error the model should read (rather than a protocol error, which most
@@ -92,7 +124,7 @@ mod tests {
 
     #[test]
     fn json_content_is_canonical_text_and_structured() {
-        let result = ToolResult { content: json!({"z": 1, "a": [2]}), is_error: false, metadata: Map::new() };
+        let result = ToolResult { metadata: Map::new(), ..ToolResult::ok(quiver_engine::ToolOutput::json(json!({"z": 1, "a": [2]}))) };
         let out = call_result(&result);
         let wire = serde_json::to_value(&out).unwrap();
         assert_eq!(wire["content"][0]["text"], r#"{"a":[2],"z":1}"#);
@@ -109,11 +141,26 @@ mod tests {
             json!({"this_tool": "todo_write", "use_instead": "checklist_write", "removed_in": "TBD",
                    "message": "Tool 'todo_write' is deprecated; use 'checklist_write' instead."}),
         );
-        let result = ToolResult { content: json!("ok"), is_error: false, metadata };
+        let result = ToolResult { metadata, ..ToolResult::ok(quiver_engine::ToolOutput::text("ok")) };
         let wire = serde_json::to_value(call_result(&result)).unwrap();
         assert_eq!(wire["_meta"]["_deprecation"]["use_instead"], "checklist_write");
         assert_eq!(wire["content"][0]["text"], "ok");
         assert_eq!(wire["content"].as_array().unwrap().len(), 1, "content stays the canonical twin's");
+    }
+
+    #[test]
+    fn blocks_and_structured_content_pass_through() {
+        let blocks = vec![
+            json!({"type": "text", "text": "hi"}),
+            json!({"type": "image", "data": "AAAA", "mimeType": "image/png"}),
+            json!({"type": "resource", "resource": {"uri": "test://r", "text": "t", "mimeType": "text/plain"}}),
+            json!({"type": "resource_link", "uri": "test://l", "name": "l"}),
+            json!({"type": "audio", "data": "AAAA", "mimeType": "audio/wav"}),
+        ];
+        let output = quiver_engine::ToolOutput::from_blocks(blocks.clone()).with_structured(json!({"z": 1, "a": 2}));
+        let wire = serde_json::to_value(call_result(&ToolResult::ok(output))).unwrap();
+        assert_eq!(wire["content"], Value::Array(blocks));
+        assert_eq!(wire["structuredContent"], json!({"z": 1, "a": 2}));
     }
 
     #[test]

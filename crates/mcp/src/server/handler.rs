@@ -66,6 +66,20 @@ impl Surface {
         }
     }
 
+    /// Downstream tools by quiver name, for what `tools/list` forwards of them.
+    fn remote_tools(&self) -> std::collections::HashMap<String, crate::client::RemoteTool> {
+        let Engines::Hosted { manager, .. } = &self.engines else { return Default::default() };
+        manager.servers().flat_map(|server| manager.exposed_tools(server)).collect()
+    }
+
+    /// The downstream servers behind this surface (none for a fixed engine).
+    fn servers(&self) -> Vec<Arc<crate::client::ServerHandle>> {
+        match &self.engines {
+            Engines::Hosted { manager, .. } => manager.servers().cloned().collect(),
+            Engines::Fixed(_) => Vec::new(),
+        }
+    }
+
     /// Stops downstream servers this surface started, if any.
     pub async fn shutdown(&self) {
         if let Engines::Hosted { manager, .. } = &self.engines {
@@ -195,8 +209,10 @@ fn fingerprint(engine: &Engine, audience: &Audience, loaded: &[String]) -> Strin
 }
 
 impl ServerHandler for QuiverServer {
+    #[allow(deprecated)] // logging: deprecated by SEP-2577, still in every session revision
     fn get_info(&self) -> ServerConfig {
-        let capabilities = ServerCapabilities::builder().enable_tools().enable_tool_list_changed().build();
+        let capabilities =
+            ServerCapabilities::builder().enable_tools().enable_tool_list_changed().enable_logging().build();
         ServerConfig::new(capabilities)
             .with_server_info(
                 Implementation::new("quiver", quiver_engine::VERSION)
@@ -213,6 +229,21 @@ impl ServerHandler for QuiverServer {
         std::borrow::Cow::Borrowed(ProtocolVersion::known_up_to(&ProtocolVersion::LATEST_WITH_INITIALIZE))
     }
 
+    /// Passed on to every downstream server that is running.
+    #[allow(deprecated)] // logging: deprecated by SEP-2577, still in every session revision
+    async fn set_level(
+        &self,
+        request: rmcp::model::SetLevelRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        for server in self.surface.servers() {
+            if let Err(e) = server.set_level(request.clone()).await {
+                tracing::info!(error = %e, "logging/setLevel not passed on");
+            }
+        }
+        Ok(())
+    }
+
     async fn list_tools(
         &self,
         _request: Option<PaginatedRequestParams>,
@@ -220,12 +251,18 @@ impl ServerHandler for QuiverServer {
     ) -> Result<ListToolsResult, McpError> {
         let engine = self.surface.engine();
         let catalog = engine.session_catalog(&self.surface.audience, &self.session);
+        let remote = self.surface.remote_tools();
         // One tool that cannot be rendered (a downstream server's odd schema)
         // must not empty the whole list.
         let tools: Vec<_> = catalog
             .tools()
             .filter_map(|spec| match convert::mcp_tool(spec) {
-                Ok(tool) => Some(tool),
+                Ok(mut tool) => {
+                    if let Some(remote) = remote.get(&spec.name) {
+                        convert::forward_remote_fields(&mut tool, remote);
+                    }
+                    Some(tool)
+                }
                 Err(e) => {
                     tracing::warn!(tool = %spec.name, "left out of tools/list: {e}");
                     None
@@ -249,8 +286,14 @@ impl ServerHandler for QuiverServer {
         self.session.advance_turn();
         let args = request.arguments.map(Value::Object).unwrap_or(Value::Null);
         let name = request.name.to_string();
+        // Downstream MCP tools reach this client through the relay: progress
+        // under its token, logging, and the server's own requests.
+        let upstream = crate::relay::Upstream {
+            peer: context.peer.clone(),
+            progress_token: context.meta.get_progress_token(),
+        };
         let dispatched = tokio::select! {
-            r = ctx.call(&name, args) => r,
+            r = crate::relay::with_upstream(upstream, ctx.call(&name, args)) => r,
             () = context.ct.cancelled() => {
                 return Ok(convert::error_result(format!("call to `{name}` was cancelled by the client")).into());
             }

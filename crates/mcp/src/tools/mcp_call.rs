@@ -61,10 +61,16 @@ impl Tool for McpCall {
         // engine, where a tool that appeared after this call began lives.
         let args = input.arguments.map(Value::Object).unwrap_or(Value::Null);
         let result = ctx.call(&qualified, args).await.map_err(ToolError::Fatal)?;
+        let output = ToolOutput {
+            content: result.content,
+            metadata: result.metadata,
+            blocks: result.blocks,
+            structured: result.structured_content,
+        };
         if result.is_error {
-            return Err(ToolError::model(result.content_text()));
+            return Err(ToolError::Report(output));
         }
-        Ok(ToolOutput { content: result.content, metadata: result.metadata })
+        Ok(output)
     }
 }
 

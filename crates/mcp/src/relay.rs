@@ -1,0 +1,174 @@
+//! The gateway's two-way relay between the client in front of `quiver mcp
+//! serve` (upstream) and the servers behind it (downstream).
+//!
+//! The upstream call a downstream call serves is known only to the task that
+//! runs it, so it travels as a task-local ([`with_upstream`]): the server
+//! handler sets it around dispatch, and the MCP tool reads it when it calls
+//! downstream. Dispatch awaits the tool in the same task, so nothing in the
+//! engine has to know about MCP peers.
+//!
+//! - progress: the downstream call gets its own token (rmcp assigns one per
+//!   request); its progress notifications are forwarded up under the token
+//!   the upstream client gave, when it gave one;
+//! - logging: `notifications/message` from a server goes to the upstream
+//!   client of the call in flight (else to quiver's log); `logging/setLevel`
+//!   goes down to every connected server;
+//! - server-to-client requests (`sampling/createMessage`, `elicitation/create`,
+//!   `roots/list`) go to the upstream client of the call in flight when it
+//!   declared the capability, and are refused with a reason otherwise;
+//! - cancellation: dropping the downstream call (the upstream client
+//!   cancelled, or the tool timeout fired) sends `notifications/cancelled`.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use rmcp::model::{ErrorCode, ProgressNotificationParam, ProgressToken};
+use rmcp::service::{Peer, RoleServer};
+use rmcp::{ErrorData, RoleClient};
+
+tokio::task_local! {
+    static UPSTREAM: Upstream;
+}
+
+/// The upstream side of the call being served.
+#[derive(Clone)]
+pub struct Upstream {
+    pub peer: Peer<RoleServer>,
+    /// The upstream client's progress token for this call, if it asked for progress.
+    pub progress_token: Option<ProgressToken>,
+}
+
+/// Runs `fut` with `upstream` as the call's upstream side.
+pub async fn with_upstream<F: std::future::Future>(upstream: Upstream, fut: F) -> F::Output {
+    UPSTREAM.scope(upstream, fut).await
+}
+
+/// The upstream side of the call this task serves, if any.
+pub fn current() -> Option<Upstream> {
+    UPSTREAM.try_with(Upstream::clone).ok()
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Per downstream connection: which upstream calls are in flight on it.
+#[derive(Default)]
+pub(crate) struct Relay {
+    next: AtomicU64,
+    /// Calls in flight: (call number, upstream), oldest first.
+    active: Mutex<Vec<(u64, Upstream)>>,
+    /// Downstream progress token → upstream peer and token.
+    progress: Mutex<HashMap<ProgressToken, (Peer<RoleServer>, ProgressToken)>>,
+}
+
+impl Relay {
+    /// Records a downstream call serving `upstream`; forgotten when the guard drops.
+    pub(crate) fn enter(self: &Arc<Self>, upstream: Upstream, downstream_token: Option<ProgressToken>) -> CallGuard {
+        let number = self.next.fetch_add(1, Ordering::SeqCst);
+        if let (Some(down), Some(up)) = (&downstream_token, &upstream.progress_token) {
+            lock(&self.progress).insert(down.clone(), (upstream.peer.clone(), up.clone()));
+        }
+        lock(&self.active).push((number, upstream));
+        CallGuard { relay: Arc::clone(self), number, downstream_token }
+    }
+
+    /// The upstream client of the newest call in flight.
+    pub(crate) fn newest(&self) -> Option<Upstream> {
+        lock(&self.active).last().map(|(_, u)| u.clone())
+    }
+
+    pub(crate) async fn forward_progress(&self, mut params: ProgressNotificationParam) {
+        let target = lock(&self.progress).get(&params.progress_token).cloned();
+        let Some((peer, token)) = target else { return };
+        params.progress_token = token;
+        if let Err(e) = peer.notify_progress(params).await {
+            tracing::debug!(error = %e, "could not forward progress upstream");
+        }
+    }
+
+    /// The upstream peer to relay a server-to-client request to, or the reason
+    /// it cannot be relayed (a JSON-RPC error the downstream server gets).
+    pub(crate) fn upstream_for(
+        &self,
+        server: &str,
+        method: &str,
+        declared: impl Fn(&rmcp::model::ClientCapabilities) -> bool,
+    ) -> Result<Peer<RoleServer>, ErrorData> {
+        let Some(upstream) = self.newest() else {
+            return Err(ErrorData::new(
+                ErrorCode::METHOD_NOT_FOUND,
+                format!(
+                    "quiver cannot answer {method} from server `{server}`: no MCP client is connected through quiver \
+                     for this call"
+                ),
+                None,
+            ));
+        };
+        let capable = upstream.peer.peer_info().is_some_and(|info| declared(&info.capabilities));
+        if !capable {
+            return Err(ErrorData::new(
+                ErrorCode::METHOD_NOT_FOUND,
+                format!(
+                    "quiver cannot relay {method} from server `{server}`: the client connected through quiver did not \
+                     declare that capability"
+                ),
+                None,
+            ));
+        }
+        Ok(upstream.peer)
+    }
+}
+
+pub(crate) struct CallGuard {
+    relay: Arc<Relay>,
+    number: u64,
+    downstream_token: Option<ProgressToken>,
+}
+
+/// How long a finished call's progress token stays mapped. rmcp hands each
+/// notification to its handler as its own task, so the server's last progress
+/// notification (sent before its answer) can be handled after the answer was.
+const PROGRESS_LINGER: std::time::Duration = std::time::Duration::from_millis(2000);
+
+impl Drop for CallGuard {
+    fn drop(&mut self) {
+        lock(&self.relay.active).retain(|(n, _)| *n != self.number);
+        let Some(token) = self.downstream_token.take() else { return };
+        let relay = Arc::clone(&self.relay);
+        match tokio::runtime::Handle::try_current() {
+            Ok(runtime) => drop(runtime.spawn(async move {
+                tokio::time::sleep(PROGRESS_LINGER).await;
+                lock(&relay.progress).remove(&token);
+            })),
+            Err(_) => drop(lock(&relay.progress).remove(&token)),
+        }
+    }
+}
+
+/// A downstream request that must be cancelled unless it completed: sends
+/// `notifications/cancelled` when dropped early.
+pub(crate) struct CancelOnDrop {
+    pub peer: Peer<RoleClient>,
+    pub id: rmcp::model::RequestId,
+    pub done: bool,
+}
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        if self.done {
+            return;
+        }
+        let (peer, id) = (self.peer.clone(), self.id.clone());
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            runtime.spawn(async move {
+                let params = rmcp::model::CancelledNotificationParam::new(
+                    Some(id),
+                    Some("cancelled by the client in front of quiver, or timed out".into()),
+                );
+                let _ = peer.notify_cancelled(params).await;
+            });
+        }
+    }
+}
