@@ -18,6 +18,7 @@ pub mod message;
 pub mod openai;
 pub mod provider;
 pub mod run;
+pub mod subagent;
 #[cfg(feature = "scripted")]
 pub mod scripted;
 

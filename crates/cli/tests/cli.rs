@@ -55,6 +55,15 @@ fn lint_passes_and_rejects_a_bad_overlay() {
     let (code, _, err) = quiver(&["lint", "--manifest", "bad.toml"], dir.path());
     assert_eq!(code, 1);
     assert!(err.contains("alias-in-active"), "{err}");
+    // Seed 000's guardrail: a retired sub-agent name may not come back, not even as an alias.
+    std::fs::write(
+        dir.path().join("legacy.toml"),
+        "[aliases.spawn_agent]\nreplacement = \"agent_open\"\nstate = \"hidden-compatibility\"\n",
+    )
+    .unwrap();
+    let (code, _, err) = quiver(&["lint", "--manifest", "legacy.toml"], dir.path());
+    assert_eq!(code, 1);
+    assert!(err.contains("legacy-agent-name") && err.contains("spawn_agent"), "{err}");
 }
 
 #[test]
