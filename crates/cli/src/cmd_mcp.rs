@@ -128,12 +128,13 @@ fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
     let token = token(&args)?;
     let runtime = tokio::runtime::Runtime::new().context("starting the async runtime")?;
     runtime.block_on(async {
-        let (host, manager) = setup::host(
+        let (host, manager, agents) = setup::host_with_agents(
             Some(workspace.root()),
             args.config.as_deref(),
             args.manifest.as_deref(),
             &quiver_tools::NativeOptions::default(),
         )?;
+        setup::configure_agents(&agents, workspace.root());
         let audience = Audience { provider: args.provider.clone(), model: args.model.clone(), mode: args.mode };
         let mut surface = Surface::hosted(host, manager, workspace, audience);
         surface.transcript_dir = args.transcript_dir.clone();

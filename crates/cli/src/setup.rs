@@ -4,7 +4,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use anyhow::Context;
-use quiver_engine::{Engine, EngineHost, Manifest};
+use quiver_agent::subagent::AgentHub;
+use quiver_engine::{Engine, EngineHost, Manifest, Registry};
 use quiver_mcp::{McpConfig, McpManager, McpProvider};
 
 /// Who the surface is built for: `--provider`, `--model`, `--mode`.
@@ -69,17 +70,68 @@ pub fn host(
     extra_manifest: Option<&Path>,
     options: &quiver_tools::NativeOptions,
 ) -> anyhow::Result<(Arc<EngineHost>, Arc<McpManager>)> {
+    let (host, manager, _agents) = host_with_agents(workspace, mcp_config, extra_manifest, options)?;
+    Ok((host, manager))
+}
+
+/// [`host`], and the sub-agent hub its `agent_*` tools use: a caller with a
+/// model provider configures it (`quiver exec`, `quiver mcp serve`); until
+/// then those tools answer with what to configure.
+pub fn host_with_agents(
+    workspace: Option<&Path>,
+    mcp_config: Option<&Path>,
+    extra_manifest: Option<&Path>,
+    options: &quiver_tools::NativeOptions,
+) -> anyhow::Result<(Arc<EngineHost>, Arc<McpManager>, Arc<AgentHub>)> {
     let config = McpConfig::load_for_workspace(workspace, mcp_config).context("reading the MCP server config")?;
     let manager = McpManager::new(config);
-    let registry = quiver_tools::native_registry_with(options)?;
+    let (registry, agents) = native_registry(options)?;
     let host = EngineHost::new(registry, manifest(workspace, extra_manifest)?, vec![McpProvider::new(&manager)])?;
-    Ok((host, manager))
+    agents.attach_host(&host);
+    Ok((host, manager, agents))
+}
+
+/// Gives the sub-agent tools the model provider from the user's config (for
+/// `quiver mcp serve`, which has no flags for one); when there is none, the
+/// reason goes into every refusal instead.
+pub fn configure_agents(agents: &AgentHub, workspace: &Path) {
+    use quiver_agent::exec::paths;
+    let runtime = (|| -> Result<quiver_agent::subagent::AgentRuntime, String> {
+        let layers = paths::read_layers(workspace).map_err(|e| e.to_string())?;
+        let limits = quiver_agent::subagent::SubagentLimits::from_layers(&layers)?;
+        let config = paths::load_config(&layers, &quiver_agent::CliOverrides::default()).map_err(|e| e.to_string())?;
+        let provider = config
+            .build_provider(&|var| std::env::var(var).ok(), quiver_agent::HttpOptions::default())
+            .map_err(|e| e.to_string())?;
+        Ok(quiver_agent::subagent::AgentRuntime {
+            provider: Arc::from(provider),
+            provider_name: config.provider.clone(),
+            model: config.model.clone(),
+            effort: config.effort,
+            max_output_tokens: config.max_output_tokens,
+            limits,
+            root_system: quiver_agent::exec::SYSTEM_PROMPT.to_string(),
+            events: None,
+        })
+    })();
+    match runtime {
+        Ok(runtime) => agents.configure(runtime),
+        Err(reason) => agents.set_unavailable(reason),
+    }
+}
+
+/// quiver's native tools: the tools crate's, plus the sub-agent tools.
+fn native_registry(options: &quiver_tools::NativeOptions) -> anyhow::Result<(Registry, Arc<AgentHub>)> {
+    let mut registry = quiver_tools::native_registry_with(options)?;
+    let agents = AgentHub::new();
+    quiver_agent::subagent::register_tools(&agents, &mut registry)?;
+    Ok((registry, agents))
 }
 
 /// quiver's own surface only (native and `mcp_*` tools, no configured servers):
 /// what `bench search --native` measures, the same on every machine.
 pub fn own_engine() -> anyhow::Result<Arc<Engine>> {
-    let registry = quiver_tools::native_registry()?;
+    let (registry, _agents) = native_registry(&quiver_tools::NativeOptions::default())?;
     let host = EngineHost::new(registry, Manifest::builtin()?, vec![McpProvider::new(&McpManager::empty())])?;
     Ok(host.engine())
 }

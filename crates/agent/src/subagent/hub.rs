@@ -6,10 +6,11 @@
 //! chain of role limits it runs under.
 
 use std::collections::HashMap;
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
 use std::time::{Duration, Instant};
 
-use quiver_engine::{EngineHost, Registry, Session, ToolContext, ToolError, new_session_id};
+use quiver_engine::{EngineHost, Session, ToolContext, ToolError, new_session_id};
 use serde_json::Value;
 use tokio::sync::{mpsc, watch};
 
@@ -20,6 +21,7 @@ use crate::subagent::guard::{Guarded, Limit};
 use crate::subagent::limits::SubagentLimits;
 use crate::subagent::record::{AgentHandle, AgentState, Snapshot};
 use crate::subagent::role::Role;
+use crate::subagent::store::{self, AgentRecord};
 
 /// Receives a child's events (`quiver exec --json` prints them tagged with the agent id).
 pub type EventTap = Arc<dyn Fn(Value) + Send + Sync>;
@@ -60,11 +62,16 @@ struct SessionInfo {
 struct HubState {
     sessions: HashMap<String, SessionInfo>,
     agents: Vec<Arc<AgentHandle>>,
+    /// Released agents, as last persisted (the store keeps them for `quiver agents`).
+    released: Vec<AgentRecord>,
     next: u64,
 }
 
-#[derive(Default)]
 pub struct AgentHub {
+    /// Stamped on every record this hub persists.
+    boot_id: String,
+    /// Where records are persisted; set when a runtime is configured.
+    store: OnceLock<PathBuf>,
     host: OnceLock<Weak<EngineHost>>,
     runtime: OnceLock<Arc<AgentRuntime>>,
     unavailable: Mutex<Option<String>>,
@@ -81,17 +88,30 @@ default)";
 
 impl AgentHub {
     pub fn new() -> Arc<Self> {
-        Arc::new(AgentHub::default())
+        Arc::new(AgentHub {
+            boot_id: store::new_boot_id(),
+            store: OnceLock::new(),
+            host: OnceLock::new(),
+            runtime: OnceLock::new(),
+            unavailable: Mutex::new(None),
+            state: Mutex::new(HubState::default()),
+        })
     }
 
-    /// Registers `agent_open`, `agent_eval`, `agent_close` and `tool_agent`.
-    pub fn register_tools(self: &Arc<Self>, registry: &mut Registry) -> anyhow::Result<()> {
-        use crate::subagent::tools::{AgentClose, AgentEval, AgentOpen, ToolAgent};
-        registry.register(AgentOpen(Arc::clone(self)))?;
-        registry.register(AgentEval(Arc::clone(self)))?;
-        registry.register(AgentClose(Arc::clone(self)))?;
-        registry.register(ToolAgent(Arc::clone(self)))?;
-        Ok(())
+    pub fn boot_id(&self) -> &str {
+        &self.boot_id
+    }
+
+    /// Writes this boot's records (live and released) to the store, if any.
+    fn persist(&self) {
+        let Some(path) = self.store.get() else { return };
+        let records: Vec<AgentRecord> = {
+            let state = lock(&self.state);
+            state.released.iter().cloned().chain(state.agents.iter().map(|a| a.record(&self.boot_id))).collect()
+        };
+        if let Err(e) = store::save(path, &self.boot_id, &records) {
+            tracing::warn!(error = %format!("{e:#}"), "could not persist sub-agent records");
+        }
     }
 
     /// The host children's engines come from (held weakly: the host holds the hub's tools).
@@ -101,6 +121,9 @@ impl AgentHub {
 
     pub fn configure(&self, runtime: AgentRuntime) {
         let _ = self.runtime.set(Arc::new(runtime));
+        if let Some(path) = store::store_path() {
+            let _ = self.store.set(path);
+        }
     }
 
     /// Why children cannot run here (a missing key, a bad config); said in every refusal.
@@ -129,7 +152,7 @@ impl AgentHub {
     }
 
     /// Starts a child and returns at once; the child runs as a tokio task.
-    pub fn open(&self, ctx: &ToolContext, request: OpenRequest) -> Result<Arc<AgentHandle>, ToolError> {
+    pub fn open(self: &Arc<Self>, ctx: &ToolContext, request: OpenRequest) -> Result<Arc<AgentHandle>, ToolError> {
         let (runtime, host) = self.runtime()?;
         let parent_id = ctx.session.id().to_string();
         let mut state = lock(&self.state);
@@ -213,13 +236,18 @@ agent_eval one to wait for it, or agent_close one to free a slot",
             session_id,
             transcript: transcript_path,
             started: Instant::now(),
+            started_ms: std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_millis() as u64),
             status,
             input: Mutex::new(Some(input)),
             task: Mutex::new(None),
         });
         state.agents.push(Arc::clone(&handle));
         drop(state);
+        self.persist();
         let job = ChildJob {
+            hub: Arc::downgrade(self),
             handle: Arc::clone(&handle),
             runtime,
             port: EnginePort::hosted(host, child),
@@ -288,14 +316,19 @@ agent_eval one to wait for it, or agent_close one to free a slot",
         for child in children {
             self.cancel_tree(&child);
         }
+        self.persist();
     }
 
     /// Forgets a finished agent (its transcript stays on disk).
     pub fn release(&self, handle: &AgentHandle) {
         handle.abort();
-        let mut state = lock(&self.state);
-        state.agents.retain(|a| a.id != handle.id);
-        state.sessions.remove(&handle.session_id);
+        {
+            let mut state = lock(&self.state);
+            state.agents.retain(|a| a.id != handle.id);
+            state.sessions.remove(&handle.session_id);
+            state.released.push(handle.record(&self.boot_id));
+        }
+        self.persist();
     }
 }
 
@@ -327,6 +360,7 @@ loaded tools: {}\nturn: {}\n\n# Role\n{}\n\n# Task\n{}",
 
 /// The child's task: its first run, then one run per follow-up input.
 struct ChildJob {
+    hub: Weak<AgentHub>,
     handle: Arc<AgentHandle>,
     runtime: Arc<AgentRuntime>,
     port: EnginePort,
@@ -341,6 +375,9 @@ impl ChildJob {
         let events = self.runtime.events.clone();
         loop {
             self.handle.set(|s| s.state = AgentState::Running);
+            if let Some(hub) = self.hub.upgrade() {
+                hub.persist();
+            }
             let agent = AgentLoop {
                 provider: self.runtime.provider.as_ref(),
                 tools: &self.port,
@@ -379,6 +416,9 @@ impl ChildJob {
                     s.state = AgentState::Failed(e.to_string());
                     s.runs += 1;
                 }),
+            }
+            if let Some(hub) = self.hub.upgrade() {
+                hub.persist();
             }
             match inputs.recv().await {
                 Some(next) => prompt = next,

@@ -7,6 +7,7 @@
 //! - [`contract`]: the five-section answer every child gives, parsed.
 //! - [`limits`]: `[subagents]` settings (concurrency cap, depth).
 //! - [`record`]: one child's state as the parent sees it.
+//! - [`store`]: the records on disk, stamped with a boot id (`quiver agents`).
 //! - `tools/`: `agent_open`, `agent_eval`, `agent_close`, `tool_agent`.
 
 pub mod contract;
@@ -15,11 +16,13 @@ pub mod hub;
 pub mod limits;
 pub mod record;
 pub mod role;
+pub mod store;
 pub mod tools;
 
 pub use hub::{AgentHub, AgentRuntime, EventTap, OpenRequest};
 pub use limits::SubagentLimits;
 pub use role::Role;
+pub use tools::register_tools;
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used)]

@@ -13,6 +13,7 @@ use tokio::task::AbortHandle;
 use crate::message::Usage;
 use crate::subagent::contract;
 use crate::subagent::role::Role;
+use crate::subagent::store::AgentRecord;
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum AgentState {
@@ -61,6 +62,8 @@ pub struct AgentHandle {
     pub session_id: String,
     pub transcript: PathBuf,
     pub started: Instant,
+    /// Unix time in ms, for the persisted record.
+    pub started_ms: u64,
     pub status: watch::Sender<Snapshot>,
     /// Follow-up inputs; dropping it ends the child's task once it is idle.
     pub input: Mutex<Option<mpsc::UnboundedSender<String>>>,
@@ -93,6 +96,28 @@ impl AgentHandle {
             meta.insert("contract_ok".into(), json!(parsed.contract_ok));
         }
         (content, meta)
+    }
+
+    /// The persisted form (see `store.rs`).
+    pub fn record(&self, boot: &str) -> AgentRecord {
+        let s = self.snapshot();
+        AgentRecord {
+            id: self.id.clone(),
+            name: self.name.clone(),
+            role: self.role.as_str().to_string(),
+            state: s.state.as_str().to_string(),
+            reason: match &s.state {
+                AgentState::Failed(r) | AgentState::Interrupted(r) => Some(r.clone()),
+                _ => None,
+            },
+            boot: boot.to_string(),
+            parent_session: self.parent_session.clone(),
+            session_id: self.session_id.clone(),
+            transcript: self.transcript.to_string_lossy().into_owned(),
+            started_ms: self.started_ms,
+            duration_ms: self.started.elapsed().as_millis() as u64,
+            tokens: s.usage.input_tokens + s.usage.output_tokens,
+        }
     }
 
     pub fn set(&self, f: impl FnOnce(&mut Snapshot)) {

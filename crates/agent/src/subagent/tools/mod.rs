@@ -13,9 +13,21 @@ pub use agent_eval::AgentEval;
 pub use agent_open::AgentOpen;
 pub use tool_agent::ToolAgent;
 
-use quiver_engine::ToolOutput;
+use std::sync::Arc;
 
+use quiver_engine::{Registry, ToolOutput};
+
+use crate::subagent::hub::AgentHub;
 use crate::subagent::record::AgentHandle;
+
+/// Registers `agent_open`, `agent_eval`, `agent_close` and `tool_agent` on `hub`.
+pub fn register_tools(hub: &Arc<AgentHub>, registry: &mut Registry) -> anyhow::Result<()> {
+    registry.register(AgentOpen(Arc::clone(hub)))?;
+    registry.register(AgentEval(Arc::clone(hub)))?;
+    registry.register(AgentClose(Arc::clone(hub)))?;
+    registry.register(ToolAgent(Arc::clone(hub)))?;
+    Ok(())
+}
 
 /// The projection as a tool result.
 fn output_of(handle: &AgentHandle) -> ToolOutput {
