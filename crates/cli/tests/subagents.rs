@@ -215,7 +215,27 @@ async fn depth_and_concurrency_limits_hold() {
     let child = requests_with(&server, "CHILD-D");
     let refused = &tool_results(&child[1])[0];
     assert!(refused.contains("the depth limit is 1"), "{refused}");
-    assert!(requests_with(&server, "GRANDCHILD").len() == child.len(), "no grandchild request was made");
+    assert!(requests_with(&server, "GRANDCHILD").is_empty(), "no grandchild request was made");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_eleventh_open_fails_at_the_default_cap() {
+    let env = Env::new();
+    let server = ScriptedServer::start().await.unwrap();
+    let mut opens = ScriptedTurn::default();
+    for i in 0..11 {
+        let args = format!(r#"{{"prompt":"CAP-{i:02}: wait"}}"#);
+        opens = opens.and_call(&format!("p{i}"), "agent_open", &args);
+        // Slow answers keep the first ten running while the eleventh is opened.
+        server.push_routed(&format!("CAP-{i:02}:"), ScriptedTurn::text(CONTRACT).with_delay(std::time::Duration::from_secs(2)));
+    }
+    server.script([opens, ScriptedTurn::text("done")]);
+    let out = env.exec(&server, &["Open eleven."]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let parent = parent_requests(&server, &["CAP-"]);
+    let results = tool_results(&parent[1]);
+    assert!(results[..10].iter().all(|r| r.contains("\"status\":\"pending\"") || r.contains("\"status\":\"running\"")), "{results:?}");
+    assert!(results[10].contains("10 are running, the cap is 10"), "{}", results[10]);
 }
 
 #[tokio::test(flavor = "multi_thread")]
