@@ -283,17 +283,23 @@ async fn a_forked_child_repeats_the_parent_prefix() {
     server.push_routed("CHILD-F", ScriptedTurn::text(CONTRACT));
     let out = env.exec(&server, &["Read notes.txt, then fork."]).await;
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    let bodies: Vec<Vec<u8>> = server.requests().iter().map(|r| r.body.clone()).collect();
     let jsons: Vec<Value> = server.requests().iter().map(|r| r.json()).collect();
     let child_at = jsons.iter().position(|r| user_text(r).contains("CHILD-F")).unwrap();
-    // The parent's request that produced agent_open is the one just before the fork's first.
+    // The parent's request that produced agent_open, and the fork's first.
     let parent = &jsons[1];
     let child = &jsons[child_at];
     let n = parent["messages"].as_array().unwrap().len();
     assert_eq!(child["messages"].as_array().unwrap()[..n], parent["messages"].as_array().unwrap()[..]);
     assert_eq!(child["tools"], parent["tools"]);
-    let shared = bodies[1].iter().zip(&bodies[child_at]).take_while(|(a, b)| a == b).count();
-    eprintln!("fork: {shared} of the parent's {} request bytes shared", bodies[1].len());
+    // What a prefix cache keys on: the tools, then the messages (system first).
+    let prompt = |r: &Value| {
+        let c = quiver_engine::canonical::to_string;
+        format!("{}{}", c(&r["tools"]), c(&r["messages"]))
+    };
+    let (p, c) = (prompt(parent), prompt(child));
+    let shared = p.bytes().zip(c.bytes()).take_while(|(a, b)| a == b).count();
+    eprintln!("fork: {shared} of the parent's {} prompt bytes shared", p.len());
+    assert_eq!(shared, p.len() - 1, "all but the parent's closing bracket");
     let last = child["messages"].as_array().unwrap().last().unwrap()["content"].as_str().unwrap().to_string();
     assert!(last.contains("# Fork snapshot") && last.contains("CHILD-F: continue"), "{last}");
 }

@@ -333,19 +333,16 @@ agent_eval one to wait for it, or agent_close one to free a slot",
 }
 
 /// A fork's history: the parent's conversation as recorded (so the first
-/// request repeats the parent's prefix byte for byte), the answers to the
-/// parent's open calls, then a state snapshot, the role and the task.
+/// request repeats the parent's last request's prefix byte for byte), then a
+/// state snapshot, the role and the task as the next user message.
 fn fork_history(ctx: &ToolContext, request: &OpenRequest) -> Result<(Vec<Message>, String), ToolError> {
     let Some(transcript) = &ctx.transcript else {
         return Err(ToolError::model("fork_context needs a recorded parent session; open it without fork_context"));
     };
     let parent = crate::exec::resume::read(transcript.path()).map_err(ToolError::Fatal)?;
-    let mut history = parent.messages;
-    if let Some(Message::Assistant { tool_calls, .. }) = history.last().cloned() {
-        for call in tool_calls {
-            history.push(Message::tool_result(call.id, "(answered in the sub-agent's fork)", false));
-        }
-    }
+    // As resumed: up to the parent's last request; the turn that is opening
+    // this fork (calls not answered yet) is not part of it.
+    let history = parent.messages;
     let loaded = ctx.session.loaded();
     let snapshot = format!(
         "# Fork snapshot\nYou are a sub-agent forked from the conversation above; the parent continues on its own.\n\
