@@ -18,9 +18,9 @@ pub mod message;
 pub mod openai;
 pub mod provider;
 pub mod run;
-pub mod subagent;
 #[cfg(feature = "scripted")]
 pub mod scripted;
+pub mod subagent;
 
 pub use config::{AgentConfig, CliOverrides, ConfigError, ConfigLayer, ProviderConfig, Trust};
 pub use http::{HttpOptions, RetryPolicy};

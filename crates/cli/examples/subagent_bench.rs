@@ -32,7 +32,8 @@ fn main() -> anyhow::Result<()> {
     // (by re-running this example with it set, as the environment is read-only here).
     if std::env::var_os("QUIVER_STATE_DIR").is_none() {
         let state = tempfile::tempdir()?;
-        let status = std::process::Command::new(std::env::current_exe()?).env("QUIVER_STATE_DIR", state.path()).status()?;
+        let status =
+            std::process::Command::new(std::env::current_exe()?).env("QUIVER_STATE_DIR", state.path()).status()?;
         anyhow::ensure!(status.success(), "the bench failed");
         return Ok(());
     }

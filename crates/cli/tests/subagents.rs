@@ -145,10 +145,16 @@ async fn role_limits_are_enforced_and_bad_types_are_typed_errors() {
     server.script([
         ScriptedTurn::tool_call("p1", "agent_open", r#"{"prompt":"CHILD-W: write x.txt","type":"explore","name":"w"}"#)
             .and_call("p2", "agent_open", r#"{"prompt":"CHILD-R: review","type":"reviewer","name":"r"}"#),
-        ScriptedTurn::tool_call("p3", "agent_eval", r#"{"name":"w","block":true,"timeout_ms":30000}"#)
-            .and_call("p4", "agent_eval", r#"{"name":"r","block":true,"timeout_ms":30000}"#),
-        ScriptedTurn::tool_call("p5", "agent_open", r#"{"prompt":"anything","type":"custom"}"#)
-            .and_call("p6", "agent_open", r#"{"prompt":"anything","type":"wizard"}"#),
+        ScriptedTurn::tool_call("p3", "agent_eval", r#"{"name":"w","block":true,"timeout_ms":30000}"#).and_call(
+            "p4",
+            "agent_eval",
+            r#"{"name":"r","block":true,"timeout_ms":30000}"#,
+        ),
+        ScriptedTurn::tool_call("p5", "agent_open", r#"{"prompt":"anything","type":"custom"}"#).and_call(
+            "p6",
+            "agent_open",
+            r#"{"prompt":"anything","type":"wizard"}"#,
+        ),
         ScriptedTurn::text("done"),
     ]);
     server.push_routed("CHILD-W", ScriptedTurn::tool_call("w1", "write_file", r#"{"path":"x.txt","content":"no"}"#));
@@ -200,8 +206,11 @@ async fn depth_and_concurrency_limits_hold() {
     let env = Env::new().with_config("[subagents]\nmax_depth = 1\nmax_concurrent = 1\n");
     let server = ScriptedServer::start().await.unwrap();
     server.script([
-        ScriptedTurn::tool_call("p1", "agent_open", r#"{"prompt":"CHILD-D: go deeper"}"#)
-            .and_call("p2", "agent_open", r#"{"prompt":"CHILD-E: a second one"}"#),
+        ScriptedTurn::tool_call("p1", "agent_open", r#"{"prompt":"CHILD-D: go deeper"}"#).and_call(
+            "p2",
+            "agent_open",
+            r#"{"prompt":"CHILD-E: a second one"}"#,
+        ),
         ScriptedTurn::tool_call("p3", "agent_eval", r#"{"agent_id":"agent-1","block":true,"timeout_ms":30000}"#),
         ScriptedTurn::text("done"),
     ]);
@@ -227,14 +236,20 @@ async fn the_eleventh_open_fails_at_the_default_cap() {
         let args = format!(r#"{{"prompt":"CAP-{i:02}: wait"}}"#);
         opens = opens.and_call(&format!("p{i}"), "agent_open", &args);
         // Slow answers keep the first ten running while the eleventh is opened.
-        server.push_routed(&format!("CAP-{i:02}:"), ScriptedTurn::text(CONTRACT).with_delay(std::time::Duration::from_secs(2)));
+        server.push_routed(
+            &format!("CAP-{i:02}:"),
+            ScriptedTurn::text(CONTRACT).with_delay(std::time::Duration::from_secs(2)),
+        );
     }
     server.script([opens, ScriptedTurn::text("done")]);
     let out = env.exec(&server, &["Open eleven."]).await;
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let parent = parent_requests(&server, &["CAP-"]);
     let results = tool_results(&parent[1]);
-    assert!(results[..10].iter().all(|r| r.contains("\"status\":\"pending\"") || r.contains("\"status\":\"running\"")), "{results:?}");
+    assert!(
+        results[..10].iter().all(|r| r.contains("\"status\":\"pending\"") || r.contains("\"status\":\"running\"")),
+        "{results:?}"
+    );
     assert!(results[10].contains("10 are running, the cap is 10"), "{}", results[10]);
 }
 
@@ -255,7 +270,11 @@ async fn close_cancels_a_running_child_and_its_processes_die() {
     ]);
     server.push_routed(
         "CHILD-S",
-        ScriptedTurn::tool_call("c1", "exec_shell", r#"{"command":"echo $$ > child.pid; exec sleep 300","timeout_ms":600000}"#),
+        ScriptedTurn::tool_call(
+            "c1",
+            "exec_shell",
+            r#"{"command":"echo $$ > child.pid; exec sleep 300","timeout_ms":600000}"#,
+        ),
     );
     let out = env.exec(&server, &["--mode", "yolo", "Start and stop a sleeper."]).await;
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
@@ -339,7 +358,11 @@ async fn a_killed_quiver_leaves_its_running_agents_interrupted_with_their_boot()
     ]);
     server.push_routed(
         "CHILD-K",
-        ScriptedTurn::tool_call("c1", "exec_shell", r#"{"command":"echo $$ > child.pid; exec sleep 300","timeout_ms":600000}"#),
+        ScriptedTurn::tool_call(
+            "c1",
+            "exec_shell",
+            r#"{"command":"echo $$ > child.pid; exec sleep 300","timeout_ms":600000}"#,
+        ),
     );
     let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_quiver"));
     cmd.env("QUIVER_CONFIG_DIR", env.config.path())
@@ -409,7 +432,11 @@ async fn closing_a_parent_cancels_its_descendants() {
     );
     server.push_routed(
         "GRAND-X",
-        ScriptedTurn::tool_call("g1", "exec_shell", r#"{"command":"echo $$ > grand.pid; exec sleep 300","timeout_ms":600000}"#),
+        ScriptedTurn::tool_call(
+            "g1",
+            "exec_shell",
+            r#"{"command":"echo $$ > grand.pid; exec sleep 300","timeout_ms":600000}"#,
+        ),
     );
     let out = env.exec(&server, &["--mode", "yolo", "Nest and cancel."]).await;
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));

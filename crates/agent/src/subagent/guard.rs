@@ -26,7 +26,11 @@ impl Limit {
         }
         let allowed = self.allowed.as_ref().filter(|_| self.role != Role::Custom)?;
         (!allowed.contains(&spec.name)).then(|| {
-            format!("`{}` is refused for this sub-agent: it is not in its allowed_tools ({})", spec.name, allowed.join(", "))
+            format!(
+                "`{}` is refused for this sub-agent: it is not in its allowed_tools ({})",
+                spec.name,
+                allowed.join(", ")
+            )
         })
     }
 }

@@ -190,14 +190,12 @@ agent_eval one to wait for it, or agent_close one to free a slot",
         let model = request.model.clone().unwrap_or_else(|| runtime.model.clone());
         let fork = request.fork_context && model == parent_model;
         let system = if fork { parent_system } else { request.role.system_prompt() };
-        let (history, first_prompt) = if fork {
-            fork_history(ctx, &request)?
-        } else {
-            (Vec::new(), request.prompt.clone())
-        };
+        let (history, first_prompt) =
+            if fork { fork_history(ctx, &request)? } else { (Vec::new(), request.prompt.clone()) };
 
         let session_id = new_session_id();
-        let transcript_path = crate::exec::paths::session_path(&session_id).map_err(|e| ToolError::model(e.to_string()))?;
+        let transcript_path =
+            crate::exec::paths::session_path(&session_id).map_err(|e| ToolError::model(e.to_string()))?;
         let mut child = ctx.clone();
         child.session = Arc::new(Session::new(session_id.clone()));
         if fork {

@@ -52,14 +52,15 @@ impl Role {
             spec.risk != Risk::Read || caps.intersects(Capabilities::WRITES_FILES.union(Capabilities::PERSISTS));
         let refused = match self {
             Role::General | Role::Implementer => None,
-            Role::Custom => (!allowed.iter().any(|n| n == &spec.name)).then(|| {
-                format!("it is not in this custom agent's allowed_tools ({})", allowed.join(", "))
-            }),
+            Role::Custom => (!allowed.iter().any(|n| n == &spec.name))
+                .then(|| format!("it is not in this custom agent's allowed_tools ({})", allowed.join(", "))),
             // A plan's artifacts (checklist, update_plan, note) are read-risk
             // session state, so "writes nothing but its plan" is this same rule.
             Role::Explore | Role::Plan if changes_things => Some("this role is read-only".to_string()),
             Role::Review if changes_things => Some("a reviewer is read-only".to_string()),
-            Role::Review if caps.contains(Capabilities::RUNS_COMMANDS) => Some("a reviewer runs no commands".to_string()),
+            Role::Review if caps.contains(Capabilities::RUNS_COMMANDS) => {
+                Some("a reviewer runs no commands".to_string())
+            }
             Role::Verifier if spec.name == VERIFIER_RUNNER => None,
             Role::Verifier if changes_things => {
                 Some(format!("a verifier writes nothing and runs only `{VERIFIER_RUNNER}`"))
