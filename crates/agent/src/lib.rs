@@ -8,6 +8,7 @@
 //! - [`run`]: the turn loop; engine types only in `run/engine_port.rs`.
 //! - [`exec`]: `quiver exec` / `audit` behind the CLI: config files, transcripts,
 //!   resume, event output, exit status, the terminal approver.
+//! - [`subagent`]: child runs (`agent_open`/`agent_eval`/`agent_close`, `tool_agent`).
 //! - `scripted` (feature `scripted`): a faithful fake model server for tests.
 
 pub mod anthropic;
@@ -20,6 +21,7 @@ pub mod provider;
 pub mod run;
 #[cfg(feature = "scripted")]
 pub mod scripted;
+pub mod subagent;
 
 pub use config::{AgentConfig, CliOverrides, ConfigError, ConfigLayer, ProviderConfig, Trust};
 pub use http::{HttpOptions, RetryPolicy};

@@ -11,6 +11,7 @@ use std::sync::Arc;
 
 use quiver_agent::exec::{self, ExecOptions, paths, resume};
 use quiver_agent::run::{CompactionPolicy, EnginePort, compact};
+use quiver_agent::subagent::{AgentRuntime, SubagentLimits};
 use quiver_agent::{CliOverrides, Effort, HttpOptions};
 use quiver_engine::{Audience, Mode, Session, Workspace};
 
@@ -131,9 +132,27 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     };
     let window = paths::context_window_override(&layers).unwrap_or_else(|| compact::context_window_of(&config.model));
 
+    let limits = match SubagentLimits::from_layers(&layers) {
+        Ok(l) => l,
+        Err(e) => return Ok(usage_error(e)),
+    };
+    let provider: Arc<dyn quiver_agent::Provider> = Arc::from(provider);
     let native = quiver_tools::NativeOptions::default();
     let rlm_child = setup::rlm_child_for(config.clone());
-    let (host, manager) = setup::host_with_rlm(Some(workspace.root()), None, None, &native, rlm_child)?;
+    let (host, manager, agents) = setup::host_with(Some(workspace.root()), None, None, &native, rlm_child)?;
+    agents.configure(AgentRuntime {
+        provider: Arc::clone(&provider),
+        provider_name: config.provider.clone(),
+        model: config.model.clone(),
+        effort: config.effort,
+        max_output_tokens: config.max_output_tokens,
+        limits,
+        root_system: exec::SYSTEM_PROMPT.to_string(),
+        // --json: children's events, tagged with their agent id, on the same stream.
+        events: args.json.then(|| -> quiver_agent::subagent::EventTap {
+            Arc::new(|event| setup::out(&quiver_engine::canonical::to_string(&event)))
+        }),
+    });
     let audience = Audience { provider: config.provider.clone(), model: Some(config.model.clone()), mode };
     let mut ctx = host.context(workspace.clone(), audience.clone());
     let mut history = Vec::new();

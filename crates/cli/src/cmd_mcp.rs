@@ -128,12 +128,14 @@ fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
     let token = token(&args)?;
     let runtime = tokio::runtime::Runtime::new().context("starting the async runtime")?;
     runtime.block_on(async {
-        let (host, manager) = setup::host(
+        let (host, manager, agents) = setup::host_with(
             Some(workspace.root()),
             args.config.as_deref(),
             args.manifest.as_deref(),
             &quiver_tools::NativeOptions::default(),
+            setup::rlm_child_model(Some(workspace.root())),
         )?;
+        setup::configure_agents(&agents, workspace.root());
         let audience = Audience { provider: args.provider.clone(), model: args.model.clone(), mode: args.mode };
         // Servers of the user's own config with no cached tool list start
         // discovering now, so the first tool_search can already find their tools.

@@ -6,6 +6,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod cmd_agents;
 mod cmd_audit;
 mod cmd_bench;
 mod cmd_call;
@@ -44,6 +45,8 @@ enum Command {
     Bench(cmd_bench::Bench),
     /// Run a headless coding agent on a prompt (`exec resume ID PROMPT` continues a session).
     Exec(cmd_exec::Args),
+    /// Sub-agent records (id, name, role, state, boot, started, duration, tokens).
+    Agents(cmd_agents::Args),
     /// Per model request of a session transcript: shared-prefix bytes, head changes, cache hits.
     Audit(cmd_audit::Args),
     /// quiver as an MCP server (`mcp serve`).
@@ -73,6 +76,7 @@ fn main() -> ExitCode {
         Command::Replay(args) => cmd_replay::run(args),
         Command::Exec(args) => cmd_exec::run(args),
         Command::Audit(args) => cmd_audit::run(args),
+        Command::Agents(args) => cmd_agents::run(args),
     };
     match result {
         Ok(code) => code,

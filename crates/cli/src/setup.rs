@@ -4,7 +4,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use anyhow::Context;
-use quiver_engine::{Engine, EngineHost, Manifest};
+use quiver_agent::subagent::AgentHub;
+use quiver_engine::{Engine, EngineHost, Manifest, Registry};
 use quiver_mcp::{McpConfig, McpManager, McpProvider};
 use quiver_rlm::{ChildModel, RlmProvider};
 
@@ -70,30 +71,70 @@ pub fn host(
     extra_manifest: Option<&Path>,
     options: &quiver_tools::NativeOptions,
 ) -> anyhow::Result<(Arc<EngineHost>, Arc<McpManager>)> {
-    host_with_rlm(workspace, mcp_config, extra_manifest, options, rlm_child_model(workspace))
+    let (host, manager, _agents) = host_with(workspace, mcp_config, extra_manifest, options, rlm_child_model(workspace))?;
+    Ok((host, manager))
 }
 
-/// [`host`], with the RLM tools' child model given (`quiver exec` passes
-/// one from its own config, flags included).
-pub fn host_with_rlm(
+/// [`host`], with the RLM tools' child model given (`quiver exec` passes one
+/// from its own config, flags included), and the sub-agent hub its `agent_*`
+/// tools use: a caller with a model provider configures it (`quiver exec`,
+/// `quiver mcp serve`); until then those tools answer with what to configure.
+pub fn host_with(
     workspace: Option<&Path>,
     mcp_config: Option<&Path>,
     extra_manifest: Option<&Path>,
     options: &quiver_tools::NativeOptions,
     rlm_child: ChildModel,
-) -> anyhow::Result<(Arc<EngineHost>, Arc<McpManager>)> {
+) -> anyhow::Result<(Arc<EngineHost>, Arc<McpManager>, Arc<AgentHub>)> {
     let config = McpConfig::load_for_workspace(workspace, mcp_config).context("reading the MCP server config")?;
     let manager = McpManager::new(config);
-    let registry = quiver_tools::native_registry_with(options)?;
+    let (registry, agents) = native_registry(options)?;
     let providers = vec![McpProvider::new(&manager), RlmProvider::shared(rlm_child)];
     let host = EngineHost::new(registry, manifest(workspace, extra_manifest)?, providers)?;
-    Ok((host, manager))
+    agents.attach_host(&host);
+    Ok((host, manager, agents))
+}
+/// Gives the sub-agent tools the model provider from the user's config (for
+/// `quiver mcp serve`, which has no flags for one); when there is none, the
+/// reason goes into every refusal instead.
+pub fn configure_agents(agents: &AgentHub, workspace: &Path) {
+    use quiver_agent::exec::paths;
+    let runtime = (|| -> Result<quiver_agent::subagent::AgentRuntime, String> {
+        let layers = paths::read_layers(workspace).map_err(|e| e.to_string())?;
+        let limits = quiver_agent::subagent::SubagentLimits::from_layers(&layers)?;
+        let config = paths::load_config(&layers, &quiver_agent::CliOverrides::default()).map_err(|e| e.to_string())?;
+        let provider = config
+            .build_provider(&|var| std::env::var(var).ok(), quiver_agent::HttpOptions::default())
+            .map_err(|e| e.to_string())?;
+        Ok(quiver_agent::subagent::AgentRuntime {
+            provider: Arc::from(provider),
+            provider_name: config.provider.clone(),
+            model: config.model.clone(),
+            effort: config.effort,
+            max_output_tokens: config.max_output_tokens,
+            limits,
+            root_system: quiver_agent::exec::SYSTEM_PROMPT.to_string(),
+            events: None,
+        })
+    })();
+    match runtime {
+        Ok(runtime) => agents.configure(runtime),
+        Err(reason) => agents.set_unavailable(reason),
+    }
+}
+
+/// quiver's native tools: the tools crate's, plus the sub-agent tools.
+fn native_registry(options: &quiver_tools::NativeOptions) -> anyhow::Result<(Registry, Arc<AgentHub>)> {
+    let mut registry = quiver_tools::native_registry_with(options)?;
+    let agents = AgentHub::new();
+    quiver_agent::subagent::register_tools(&agents, &mut registry)?;
+    Ok((registry, agents))
 }
 
 /// quiver's own surface only (native and `mcp_*` tools, no configured servers):
 /// what `bench search --native` measures, the same on every machine.
 pub fn own_engine() -> anyhow::Result<Arc<Engine>> {
-    let registry = quiver_tools::native_registry()?;
+    let (registry, _agents) = native_registry(&quiver_tools::NativeOptions::default())?;
     let rlm = RlmProvider::shared(ChildModel::unavailable("quiver's own surface has no model config"));
     let host = EngineHost::new(registry, Manifest::builtin()?, vec![McpProvider::new(&McpManager::empty()), rlm])?;
     Ok(host.engine())
@@ -102,7 +143,7 @@ pub fn own_engine() -> anyhow::Result<Arc<Engine>> {
 /// The child model of RLM sessions' `sub_query*`, from the user and project
 /// config (see [`rlm_child_for`]). A broken config leaves the REPL usable and
 /// makes child queries fail with the config's error.
-fn rlm_child_model(workspace: Option<&Path>) -> ChildModel {
+pub fn rlm_child_model(workspace: Option<&Path>) -> ChildModel {
     use quiver_agent::exec::paths;
     let root = match workspace_dir(workspace) {
         Ok(root) => root,

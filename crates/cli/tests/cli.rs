@@ -55,6 +55,15 @@ fn lint_passes_and_rejects_a_bad_overlay() {
     let (code, _, err) = quiver(&["lint", "--manifest", "bad.toml"], dir.path());
     assert_eq!(code, 1);
     assert!(err.contains("alias-in-active"), "{err}");
+    // Seed 000's guardrail: a retired sub-agent name may not come back, not even as an alias.
+    std::fs::write(
+        dir.path().join("legacy.toml"),
+        "[aliases.spawn_agent]\nreplacement = \"agent_open\"\nstate = \"hidden-compatibility\"\n",
+    )
+    .unwrap();
+    let (code, _, err) = quiver(&["lint", "--manifest", "legacy.toml"], dir.path());
+    assert_eq!(code, 1);
+    assert!(err.contains("legacy-agent-name") && err.contains("spawn_agent"), "{err}");
 }
 
 #[test]
@@ -152,7 +161,7 @@ fn bench_search_splits_queries_and_takes_parameter_overrides() {
     };
     let (_, odd, _) = run(&["--split", "odd"]);
     let (_, even, _) = run(&["--split", "even"]);
-    assert!(odd.trim_end().ends_with(" n=26 tools=39") && even.trim_end().ends_with(" n=26 tools=39"), "{odd}{even}");
+    assert!(odd.trim_end().ends_with(" n=26 tools=43") && even.trim_end().ends_with(" n=26 tools=43"), "{odd}{even}");
     // an override changes the ranking: no name or description weight left
     let (code, out, err) = run(&["--set", "name=0", "--set", "desc=0", "--set", "snippet=0", "--set", "alias=0"]);
     assert_eq!(code, 0, "{err}");

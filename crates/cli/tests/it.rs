@@ -10,5 +10,6 @@ mod mcp_http;
 mod mcp_node;
 mod mcp_stdio;
 mod mcp_support;
+mod subagents;
 mod surface;
 mod transcripts;

@@ -10,9 +10,15 @@ use quiver_engine::{Audience, CatalogFormat, Engine, Manifest, Mode, ToolContext
 use quiver_engine::{Scope, SearchOptions};
 use serde_json::json;
 
+/// The native registry as the CLI composes it: the tools crate's, plus the sub-agent tools.
+fn registry() -> quiver_engine::Registry {
+    let mut registry = quiver_tools::native_registry().unwrap();
+    quiver_agent::subagent::register_tools(&quiver_agent::subagent::AgentHub::new(), &mut registry).unwrap();
+    registry
+}
+
 fn engine() -> Arc<Engine> {
-    let registry = quiver_tools::native_registry().unwrap();
-    Arc::new(Engine::new(registry, Manifest::builtin().unwrap()))
+    Arc::new(Engine::new(registry(), Manifest::builtin().unwrap()))
 }
 
 fn audience(provider: &str, mode: Mode) -> Audience {
@@ -172,7 +178,7 @@ async fn unknown_and_removed_names_explain_themselves() {
             "[aliases.old_note]\nreplacement = \"note\"\nstate = \"removed\"\nplanned_removal_version = \"0.1.0\"\n",
         )
         .unwrap();
-    let e2 = Arc::new(Engine::new(quiver_tools::native_registry().unwrap(), manifest));
+    let e2 = Arc::new(Engine::new(registry(), manifest));
     let r = ctx(&e2, dir.path()).call("old_note", json!({"text": "x"})).await.unwrap();
     assert!(r.is_error);
     assert_eq!(r.content_text(), "Tool 'old_note' was removed in version 0.1.0; use 'note' instead.");
@@ -186,4 +192,44 @@ async fn calling_a_deferred_tool_directly_runs_and_loads_it() {
     let r = c.call("note", json!({"text": "direct"})).await.unwrap();
     assert!(!r.is_error);
     assert_eq!(c.session.loaded(), vec!["note"]);
+}
+
+#[tokio::test]
+async fn tool_agent_is_gated_to_deepseek_v4_yet_dispatchable_by_all() {
+    let e = engine();
+    let options = SearchOptions { limit: 20, scope: Scope::All, ..Default::default() };
+    let who = |model: &str| Audience { provider: "default".into(), model: Some(model.into()), mode: Mode::Agent };
+    let found = |model: &str| {
+        e.search_tools("delegate concrete tool steps to an executor", &options, &who(model), &[])
+            .unwrap()
+            .iter()
+            .any(|t| t.spec.name == "tool_agent")
+    };
+    assert!(found("deepseek-v4-flash"), "tool_agent is searchable for deepseek-v4-flash");
+    assert!(!found("deepseek-chat"), "tool_agent is hidden from deepseek-chat");
+    let head = e.catalog(&who("deepseek-chat"), &[]).names();
+    assert!(!head.contains(&"tool_agent".to_string()));
+    for name in ["agent_open", "agent_eval", "agent_close"] {
+        assert!(head.contains(&name.to_string()), "{name} is in the default head: {head:?}");
+    }
+    // Dispatchable for deepseek-chat too: without a provider it answers with what to configure.
+    let dir = tempfile::tempdir().unwrap();
+    let c = e.context(Workspace::new(dir.path()).unwrap(), who("deepseek-chat"));
+    let r = c.call("tool_agent", json!({"prompt": "list the files"})).await.unwrap();
+    assert!(r.is_error && r.content_text().contains("model provider"), "{}", r.content_text());
+    let r = c.call("agent_open", json!({"prompt": "look around", "type": "explore"})).await.unwrap();
+    assert!(
+        r.content_text().contains("[model]") && r.content_text().contains("DEEPSEEK_API_KEY"),
+        "{}",
+        r.content_text()
+    );
+}
+
+#[test]
+fn no_retired_sub_agent_name_is_registered_or_aliased() {
+    let e = engine();
+    for name in quiver_engine::lint::LEGACY_AGENT_NAMES {
+        assert!(e.registry().get(name).is_none(), "{name} is registered");
+        assert!(!e.manifest().aliases.contains_key(*name), "{name} is an alias");
+    }
 }

@@ -139,6 +139,9 @@ planned_removal_version = "TBD"
 replacement = "beta"
 state = "removed"
 planned_removal_version = "99.0.0"
+[aliases.spawn_agent]
+replacement = "alpha"
+state = "hidden-compatibility"
 "#;
     let e = engine(bad);
     let rules: Vec<&str> = lint(&e, "0.1.0").iter().map(|f| f.rule).collect();
@@ -149,6 +152,7 @@ planned_removal_version = "99.0.0"
         "removed-without-version",
         "removed-too-early",
         "head-over-budget",
+        "legacy-agent-name",
     ] {
         assert!(rules.contains(&rule), "missing {rule} in {rules:?}");
     }

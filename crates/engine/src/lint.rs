@@ -26,6 +26,24 @@ impl fmt::Display for Finding {
     }
 }
 
+/// Sub-agent tool names retired for `agent_open` / `agent_eval` /
+/// `agent_close` (seed 000's guardrail): never registered, never an alias.
+pub const LEGACY_AGENT_NAMES: &[&str] = &[
+    "spawn_agent",
+    "agent_spawn",
+    "agent_result",
+    "agent_wait",
+    "send_input",
+    "agent_send_input",
+    "agent_assign",
+    "agent_list",
+    "agent_cancel",
+    "resume_agent",
+    "agent_resume",
+    "close_agent",
+    "delegate_to_agent",
+];
+
 /// Checks the engine's manifest against its registry; no error findings means clean.
 pub fn lint(engine: &Engine, current_version: &str) -> Vec<Finding> {
     let mut out = Vec::new();
@@ -99,6 +117,15 @@ pub fn lint(engine: &Engine, current_version: &str) -> Vec<Finding> {
         }
         if gate.models.is_empty() {
             push("empty-gate", format!("gate for `{tool}` lists no models; it would hide the tool from everyone"));
+        }
+    }
+
+    for name in LEGACY_AGENT_NAMES {
+        if registry.get(name).is_some() || manifest.aliases.contains_key(*name) {
+            push(
+                "legacy-agent-name",
+                format!("`{name}` is a retired sub-agent tool name; use agent_open, agent_eval or agent_close"),
+            );
         }
     }
 

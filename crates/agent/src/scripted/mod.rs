@@ -137,6 +137,9 @@ impl RecordedRequest {
 #[derive(Default)]
 struct Inner {
     script: VecDeque<ScriptedTurn>,
+    /// Scripts for conversations whose first user message holds a marker
+    /// (concurrent sub-agents each get their own, whatever the arrival order).
+    routed: Vec<(String, VecDeque<ScriptedTurn>)>,
     requests: Vec<RecordedRequest>,
     /// The previous request's prompt linearization (for cache hits).
     last_prompt: Option<String>,
@@ -191,6 +194,18 @@ impl ScriptedServer {
         self.shared.lock().script.extend(turns);
     }
 
+    /// Queues a turn for requests with a user message containing `marker`
+    /// (a sub-agent's task); other requests take the main script. On the
+    /// Anthropic wire tool results are user messages too: pick markers no
+    /// tool result repeats.
+    pub fn push_routed(&self, marker: &str, turn: ScriptedTurn) {
+        let mut inner = self.shared.lock();
+        match inner.routed.iter_mut().find(|(m, _)| m == marker) {
+            Some((_, turns)) => turns.push_back(turn),
+            None => inner.routed.push((marker.to_string(), VecDeque::from([turn]))),
+        }
+    }
+
     pub fn requests(&self) -> Vec<RecordedRequest> {
         self.shared.lock().requests.clone()
     }
@@ -227,7 +242,17 @@ async fn handle(State(shared): State<Shared>, uri: Uri, headers: HeaderMap, body
                 .map(|(k, v)| (k.as_str().to_string(), String::from_utf8_lossy(v.as_bytes()).into_owned()))
                 .collect(),
         });
-        let Some(turn) = inner.script.pop_front() else {
+        let users = user_messages(&request);
+        let routed = inner
+            .routed
+            .iter_mut()
+            .find(|(marker, _)| users.contains(marker.as_str()))
+            .map(|(_, turns)| turns.pop_front());
+        let next = match routed {
+            Some(turn) => turn,
+            None => inner.script.pop_front(),
+        };
+        let Some(turn) = next else {
             // Not retryable on purpose: a test that runs out of script fails fast.
             return error_response(StatusCode::IM_A_TEAPOT, "scripted server: no turn left in the script", None);
         };
@@ -256,6 +281,13 @@ async fn handle(State(shared): State<Shared>, uri: Uri, headers: HeaderMap, body
         (Route::Messages, false) => json_response(anthropic::message_body(&turn, &usage, &model)),
         (Route::Messages, true) => sse_response(anthropic::stream_pieces(&turn, &usage, &model)),
     }
+}
+
+/// A request's user messages (either wire), as canonical JSON.
+fn user_messages(request: &Value) -> String {
+    let messages = request.get("messages").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
+    let users = messages.iter().filter(|m| m.get("role").and_then(Value::as_str) == Some("user"));
+    users.map(quiver_engine::canonical::to_string).collect()
 }
 
 /// What a provider's prefix cache keys on: the tools (rendered before the
