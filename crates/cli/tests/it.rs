@@ -11,4 +11,5 @@ mod mcp_node;
 mod mcp_stdio;
 mod mcp_support;
 mod surface;
+mod tasks;
 mod transcripts;

@@ -102,6 +102,12 @@ fn automation_id(n: i64) -> String {
     format!("auto-{n}")
 }
 
+/// Checks a schedule and a time zone without storing anything (so a tool can
+/// refuse a bad one before asking anybody to approve it).
+pub fn validate_schedule(schedule: &str, tz: &str) -> Result<(), StoreError> {
+    parse_schedule(schedule, tz).map(|_| ())
+}
+
 /// Parses and checks a schedule and a time zone together.
 pub(crate) fn parse_schedule(schedule: &str, tz: &str) -> Result<(Cron, Tz), StoreError> {
     let cron = Cron::from_str(schedule.trim()).map_err(|e| {
