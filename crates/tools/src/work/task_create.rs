@@ -86,7 +86,7 @@ impl Tool for TaskCreate {
         let store = self.0.get()?;
         let task = blocking(store, move |s| s.create_task(&new)).await?;
         Ok(ToolOutput::text(format!(
-            "Queued {} ({} mode). A worker pool runs it (`quiver tasks run`, or inside `quiver mcp serve --tasks`); check it with task_read {{\"id\": \"{}\"}}.",
+            "Queued {} ({} mode). The worker pool (`quiver tasks run`) runs it; check it with task_read {{\"id\": \"{}\"}}.",
             task.id,
             mode.as_str(),
             task.id
