@@ -51,7 +51,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let workspace = Workspace::new(&root)?;
     // `remember` writes outside the workspace: in a replay it writes to a
     // scratch memory file, never the user's.
-    let options = quiver_tools::NativeOptions { memory_file: Some(scratch_parent.path().join("memory.md")) };
+    // Replayed task and gate calls write a scratch store, never the user's.
+    let options = quiver_tools::NativeOptions {
+        memory_file: Some(scratch_parent.path().join("memory.md")),
+        work_dir: Some(scratch_parent.path().join("work")),
+    };
     let engine = setup::engine_with(args.workspace.as_deref(), None, &options)?;
     let runtime = tokio::runtime::Runtime::new()?;
     let report = runtime.block_on(replay::replay(engine, &transcript, workspace, args.max_mode))?;

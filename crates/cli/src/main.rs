@@ -16,8 +16,10 @@ mod cmd_lint;
 mod cmd_mcp;
 mod cmd_replay;
 mod cmd_search;
+mod cmd_tasks;
 mod cmd_tools;
 mod setup;
+mod tasks_pool;
 
 #[derive(Parser)]
 #[command(name = "quiver", version, about = "Tool-surface engine and runtime for LLM coding agents")]
@@ -49,6 +51,8 @@ enum Command {
     Agents(cmd_agents::Args),
     /// Per model request of a session transcript: shared-prefix bytes, head changes, cache hits.
     Audit(cmd_audit::Args),
+    /// Durable background tasks: list them, or `tasks run` the worker pool.
+    Tasks(cmd_tasks::Args),
     /// quiver as an MCP server (`mcp serve`).
     #[command(subcommand)]
     Mcp(cmd_mcp::Mcp),
@@ -69,6 +73,7 @@ fn main() -> ExitCode {
         Command::Tools(args) => cmd_tools::run(args),
         Command::Catalog(args) => cmd_catalog::run(args),
         Command::Lint(args) => cmd_lint::run(args),
+        Command::Tasks(args) => cmd_tasks::run(args),
         Command::Call(args) => cmd_call::run(args),
         Command::Search(args) => cmd_search::run(args),
         Command::Bench(bench) => cmd_bench::run(bench),

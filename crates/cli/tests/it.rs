@@ -12,4 +12,5 @@ mod mcp_stdio;
 mod mcp_support;
 mod subagents;
 mod surface;
+mod tasks;
 mod transcripts;

@@ -178,7 +178,7 @@ async fn replaying_remember_never_touches_the_users_memory_file() {
     let path = dir.path().join("memory_session.jsonl");
     let recorded_memory = dir.path().join("recorded-memory.md");
     {
-        let options = quiver_tools::NativeOptions { memory_file: Some(recorded_memory.clone()) };
+        let options = quiver_tools::NativeOptions { memory_file: Some(recorded_memory.clone()), ..Default::default() };
         let work = tempfile::tempdir().unwrap();
         let ctx = recording_session(&path, "memory", work.path(), &options);
         let result = ctx.call("remember", json!({"text": "the build needs --locked"})).await.unwrap();

@@ -170,6 +170,25 @@ impl SpillStore {
         write_new_file(&dir, &format!("blob_{number}"), ext, bytes).await
     }
 
+    /// Records a file some other store already keeps (a durable task's log
+    /// artifact) under the next `out_<n>`, so `retrieve_tool_result` reads it like
+    /// any spilled output. The file is not copied and never swept from here.
+    pub fn adopt(&self, tool: &str, path: PathBuf, text: &str) -> SpillRecord {
+        let mut inner = lock(&self.inner);
+        inner.next += 1;
+        let number = inner.next;
+        let record = SpillRecord {
+            handle: format!("out_{number}"),
+            tool: tool.to_string(),
+            path,
+            bytes: text.len(),
+            lines: text.lines().count(),
+            var_handle: None,
+        };
+        inner.records.insert(number, record.clone());
+        record
+    }
+
     pub fn get(&self, handle: &str) -> Option<SpillRecord> {
         let number = handle_number(handle, "out_")?;
         lock(&self.inner).records.get(&number).cloned()

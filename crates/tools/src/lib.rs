@@ -21,6 +21,7 @@ pub mod planning;
 pub mod search;
 pub mod shell;
 pub mod web;
+pub mod work;
 
 /// Where native tools keep state that outlives the workspace. `replay` points
 /// these into its scratch directory so re-running a transcript cannot touch the
@@ -29,6 +30,9 @@ pub mod web;
 pub struct NativeOptions {
     /// The memory file `remember` appends to (default: found from the environment).
     pub memory_file: Option<std::path::PathBuf>,
+    /// The durable store's directory for tasks and gates (default: `$QUIVER_WORK_DIR`,
+    /// else `$QUIVER_STATE_DIR/work`, else the platform's state directory).
+    pub work_dir: Option<std::path::PathBuf>,
 }
 
 /// Registers every native tool.
@@ -72,6 +76,24 @@ pub fn register_all_with(registry: &mut Registry, options: &NativeOptions) -> an
     registry.register(evidence::handle_read::HandleRead)?;
     registry.register(web::fetch_url::FetchUrl)?;
     registry.register(web::web_search::WebSearch)?;
+    let work = work::WorkStore::new(options.work_dir.clone());
+    registry.register(work::task_create::TaskCreate(work.clone()))?;
+    registry.register(work::task_list::TaskList(work.clone()))?;
+    registry.register(work::task_read::TaskRead(work.clone()))?;
+    registry.register(work::task_cancel::TaskCancel(work.clone()))?;
+    registry.register(work::task_gate_run::TaskGateRun(work.clone()))?;
+    registry.register(work::pr_attempt_record::PrAttemptRecord(work.clone()))?;
+    registry.register(work::pr_attempt_list::PrAttemptList(work.clone()))?;
+    registry.register(work::pr_attempt_read::PrAttemptRead(work.clone()))?;
+    registry.register(work::pr_attempt_preflight::PrAttemptPreflight(work.clone()))?;
+    registry.register(work::automation_create::AutomationCreate(work.clone()))?;
+    registry.register(work::automation_list::AutomationList(work.clone()))?;
+    registry.register(work::automation_read::AutomationRead(work.clone()))?;
+    registry.register(work::automation_update::AutomationUpdate(work.clone()))?;
+    registry.register(work::automation_pause::AutomationPause(work.clone()))?;
+    registry.register(work::automation_resume::AutomationResume(work.clone()))?;
+    registry.register(work::automation_delete::AutomationDelete(work.clone()))?;
+    registry.register(work::automation_run::AutomationRun(work))?;
     Ok(())
 }
 

@@ -80,6 +80,18 @@ pub async fn require_repo(launch: &Launch, root: &Path, tool: &str) -> Result<Re
 }
 
 async fn spawn(launch: &Launch, root: &Path, args: &[&str]) -> Result<std::process::Output, ToolError> {
+    spawn_with(launch, root, args, &[]).await
+}
+
+/// Like [`run`]'s spawn, with extra variables set after the scrub (a private
+/// `GIT_INDEX_FILE`, so a PR attempt never touches the user's index); returns
+/// the whole output, success or not.
+pub async fn spawn_with(
+    launch: &Launch,
+    root: &Path,
+    args: &[&str],
+    env: &[(&str, &std::ffi::OsStr)],
+) -> Result<std::process::Output, ToolError> {
     let Some(program) = which("git") else {
         return Err(ToolError::model("`git` is not installed (not on PATH); install git to use the git tools"));
     };
@@ -99,6 +111,7 @@ async fn spawn(launch: &Launch, root: &Path, args: &[&str]) -> Result<std::proce
         .env("GIT_PAGER", "cat")
         // Stable English messages, which `repo` recognizes.
         .env("LC_ALL", "C")
+        .envs(env.iter().copied())
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

@@ -139,7 +139,7 @@ impl CommandWrapper for ChildSetup {
 
 /// Makes the command's process die with quiver (SIGKILL on the parent's death),
 /// for commands spawned outside the shell jobs (`run_tests`).
-pub(crate) fn arm_parent_death(command: &mut tokio::process::Command) {
+pub fn arm_parent_death(command: &mut tokio::process::Command) {
     let parent = i32::try_from(std::process::id()).unwrap_or(i32::MAX);
     set_pre_exec(command, move || die_with_parent(parent));
 }

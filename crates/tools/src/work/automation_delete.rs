@@ -1,0 +1,45 @@
+//! `automation_delete`: Delete an automation and its run history (tasks it made stay). Asks for approval.
+
+use std::sync::Arc;
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::json;
+
+use quiver_engine::{Capabilities, Domain, Risk, Tool, ToolContext, ToolError, ToolOutput};
+
+use super::{approve, blocking, WorkStore};
+
+pub struct AutomationDelete(pub Arc<WorkStore>);
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AutomationDeleteInput {
+    /// The automation's id ("auto-2") or name.
+    pub id: String,
+}
+
+impl Tool for AutomationDelete {
+    type Input = AutomationDeleteInput;
+    const NAME: &'static str = "automation_delete";
+    const DOMAIN: Domain = Domain::Planning;
+    const RISK: Risk = Risk::Write;
+    const CAPABILITIES: Capabilities = Capabilities::PERSISTS.union(Capabilities::GATES_ITSELF);
+
+    fn description(&self) -> String {
+        "Delete an automation and its run history (tasks it made stay). Asks for approval.".into()
+    }
+
+    async fn run(&self, input: AutomationDeleteInput, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        let store = self.0.get()?;
+        let id = input.id.trim().to_string();
+        let current = blocking(store.clone(), {
+            let id = id.clone();
+            move |s| s.automation(&id)
+        })
+        .await?;
+        approve(ctx, &format!("delete automation '{}' ({}, '{}')?", current.name, current.id, current.schedule)).await?;
+        let a = blocking(store, move |s| s.delete_automation(&id)).await?;
+        Ok(ToolOutput::json(json!({"deleted": a})))
+    }
+}

@@ -1,0 +1,45 @@
+//! `automation_pause`: Pause an automation (no runs until resumed). Asks for approval.
+
+use std::sync::Arc;
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::json;
+
+use quiver_engine::{Capabilities, Domain, Risk, Tool, ToolContext, ToolError, ToolOutput};
+
+use super::{approve, blocking, WorkStore};
+
+pub struct AutomationPause(pub Arc<WorkStore>);
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AutomationPauseInput {
+    /// The automation's id ("auto-2") or name.
+    pub id: String,
+}
+
+impl Tool for AutomationPause {
+    type Input = AutomationPauseInput;
+    const NAME: &'static str = "automation_pause";
+    const DOMAIN: Domain = Domain::Planning;
+    const RISK: Risk = Risk::Write;
+    const CAPABILITIES: Capabilities = Capabilities::PERSISTS.union(Capabilities::GATES_ITSELF);
+
+    fn description(&self) -> String {
+        "Pause an automation (no runs until resumed). Asks for approval.".into()
+    }
+
+    async fn run(&self, input: AutomationPauseInput, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        let store = self.0.get()?;
+        let id = input.id.trim().to_string();
+        let current = blocking(store.clone(), {
+            let id = id.clone();
+            move |s| s.automation(&id)
+        })
+        .await?;
+        approve(ctx, &format!("pause automation '{}' ({}, '{}')?", current.name, current.id, current.schedule)).await?;
+        let a = blocking(store, move |s| s.pause_automation(&id)).await?;
+        Ok(ToolOutput::json(json!({"paused": a})))
+    }
+}

@@ -1,0 +1,43 @@
+//! `automation_read`: one automation and its recent runs (enqueued, manual, missed).
+
+use std::sync::Arc;
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::json;
+
+use quiver_engine::{Capabilities, Domain, Risk, Tool, ToolContext, ToolError, ToolOutput};
+
+use super::{blocking, WorkStore};
+
+pub struct AutomationRead(pub Arc<WorkStore>);
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AutomationReadInput {
+    /// The automation's id ("auto-2") or name.
+    pub id: String,
+    /// How many recent runs to show (default 20).
+    #[serde(default)]
+    pub runs: Option<usize>,
+}
+
+impl Tool for AutomationRead {
+    type Input = AutomationReadInput;
+    const NAME: &'static str = "automation_read";
+    const DOMAIN: Domain = Domain::Planning;
+    const RISK: Risk = Risk::Read;
+    const CAPABILITIES: Capabilities = Capabilities::NONE;
+
+    fn description(&self) -> String {
+        "Read one automation and its recent runs (enqueued tasks, manual runs, missed due times).".into()
+    }
+
+    async fn run(&self, input: AutomationReadInput, _ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        let store = self.0.get()?;
+        let limit = input.runs.unwrap_or(20).clamp(1, 500);
+        let id = input.id.trim().to_string();
+        let (a, runs) = blocking(store, move |s| Ok((s.automation(&id)?, s.automation_runs(&id, limit)?))).await?;
+        Ok(ToolOutput::json(json!({"automation": a, "recent_runs": runs})))
+    }
+}

@@ -1,0 +1,46 @@
+//! `automation_run`: run an automation now; the run enqueues a normal task.
+
+use std::sync::Arc;
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::json;
+
+use quiver_engine::{Capabilities, Domain, Risk, Tool, ToolContext, ToolError, ToolOutput};
+
+use super::{approve, blocking, WorkStore};
+
+pub struct AutomationRun(pub Arc<WorkStore>);
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AutomationRunInput {
+    /// The automation's id ("auto-2") or name.
+    pub id: String,
+}
+
+impl Tool for AutomationRun {
+    type Input = AutomationRunInput;
+    const NAME: &'static str = "automation_run";
+    const DOMAIN: Domain = Domain::Planning;
+    const RISK: Risk = Risk::Write;
+    const CAPABILITIES: Capabilities = Capabilities::PERSISTS.union(Capabilities::GATES_ITSELF);
+
+    fn description(&self) -> String {
+        "Run an automation now, outside its schedule: enqueues a durable task. Asks for approval.".into()
+    }
+
+    async fn run(&self, input: AutomationRunInput, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        let store = self.0.get()?;
+        let id = input.id.trim().to_string();
+        let current = blocking(store.clone(), {
+            let id = id.clone();
+            move |s| s.automation(&id)
+        })
+        .await?;
+        let prompt: String = current.prompt.chars().take(80).collect();
+        approve(ctx, &format!("run automation '{}' now (\"{prompt}\")?", current.name)).await?;
+        let task = blocking(store, move |s| s.run_automation_now(&id)).await?;
+        Ok(ToolOutput::json(json!({"automation": current.id, "task": task.id, "state": task.state})))
+    }
+}

@@ -1,0 +1,139 @@
+use std::path::Path;
+use std::sync::Arc;
+
+use quiver_engine::{Audience, Engine, Manifest, Mode, Registry, ToolContext, ToolResult, Workspace};
+use serde_json::{Value, json};
+
+use super::*;
+
+struct Setup {
+    ws: tempfile::TempDir,
+    state: tempfile::TempDir,
+}
+
+impl Setup {
+    fn new() -> Setup {
+        Setup { ws: tempfile::tempdir().unwrap(), state: tempfile::tempdir().unwrap() }
+    }
+
+    fn ctx(&self, mode: Mode) -> ToolContext {
+        let work = WorkStore::new(Some(self.state.path().to_path_buf()));
+        let mut registry = Registry::new();
+        registry.register(task_create::TaskCreate(work.clone())).unwrap();
+        registry.register(task_list::TaskList(work.clone())).unwrap();
+        registry.register(task_read::TaskRead(work.clone())).unwrap();
+        registry.register(task_cancel::TaskCancel(work.clone())).unwrap();
+        registry.register(task_gate_run::TaskGateRun(work)).unwrap();
+        registry.register(crate::evidence::retrieve_tool_result::RetrieveToolResult).unwrap();
+        let engine = Arc::new(Engine::new(registry, Manifest::builtin().unwrap()));
+        engine.context(Workspace::new(self.ws.path()).unwrap(), Audience { mode, ..Audience::default() })
+    }
+
+    fn store(&self) -> quiver_durable::Store {
+        quiver_durable::Store::open(self.state.path()).unwrap()
+    }
+}
+
+async fn call(ctx: &ToolContext, name: &str, args: Value) -> ToolResult {
+    ctx.call(name, args).await.unwrap()
+}
+
+fn json_of(r: &ToolResult) -> Value {
+    assert!(!r.is_error, "{}", r.content_text());
+    serde_json::from_str(&r.content_text()).unwrap()
+}
+
+#[tokio::test]
+async fn create_list_and_read_a_task() {
+    let s = Setup::new();
+    std::fs::create_dir(s.ws.path().join("sub")).unwrap();
+    let ctx = s.ctx(Mode::Agent);
+    let r = call(&ctx, "task_create", json!({"prompt": "fix the flaky test", "cwd": "sub", "checklist": ["reproduce", "fix"]})).await;
+    assert!(!r.is_error, "{}", r.content_text());
+    assert_eq!(r.metadata["task_id"], "task-1");
+    let list = json_of(&call(&ctx, "task_list", json!({"state": ["queued"]})).await);
+    assert_eq!(list["count"], 1);
+    assert_eq!(list["tasks"][0]["prompt"], "fix the flaky test");
+    let read = json_of(&call(&ctx, "task_read", json!({"id": "task-1"})).await);
+    assert_eq!(read["task"]["state"], "queued");
+    assert_eq!(read["task"]["mode"], "agent");
+    let cwd = read["task"]["cwd"].as_str().unwrap();
+    assert!(Path::new(cwd).ends_with("sub"), "{cwd}");
+    assert_eq!(read["checklist"].as_array().unwrap().len(), 2);
+}
+
+#[tokio::test]
+async fn a_task_never_gets_a_looser_mode_or_a_path_outside_the_workspace() {
+    let s = Setup::new();
+    let ctx = s.ctx(Mode::Agent);
+    let r = call(&ctx, "task_create", json!({"prompt": "x", "mode": "yolo"})).await;
+    assert!(r.is_error && r.content_text().contains("looser mode"), "{}", r.content_text());
+    let r = call(&ctx, "task_create", json!({"prompt": "x", "cwd": "../.."})).await;
+    assert!(r.is_error, "{}", r.content_text());
+    let r = call(&ctx, "task_create", json!({"prompt": "x", "mode": "sideways"})).await;
+    assert!(r.is_error && r.content_text().contains("unknown mode"), "{}", r.content_text());
+    let plan = s.ctx(Mode::Plan);
+    let r = call(&plan, "task_create", json!({"prompt": "x"})).await;
+    assert!(r.is_error && r.content_text().contains("plan mode"), "{}", r.content_text());
+    assert!(s.store().list_tasks(&Default::default()).unwrap().is_empty(), "nothing was queued");
+}
+
+#[tokio::test]
+async fn cancel_needs_approval_in_agent_mode() {
+    let s = Setup::new();
+    let agent = s.ctx(Mode::Agent);
+    call(&agent, "task_create", json!({"prompt": "x"})).await;
+    let r = call(&agent, "task_cancel", json!({"id": "task-1"})).await;
+    assert!(r.is_error && r.content_text().contains("needs approval"), "{}", r.content_text());
+    assert_eq!(s.store().task("task-1").unwrap().state, quiver_durable::TaskState::Queued);
+    let yolo = s.ctx(Mode::Yolo);
+    let r = call(&yolo, "task_cancel", json!({"id": "task-1"})).await;
+    assert_eq!(r.metadata["state"], "cancelled", "{}", r.content_text());
+    let again = call(&yolo, "task_cancel", json!({"id": "task-1"})).await;
+    assert!(again.is_error && again.content_text().contains("already ended"), "{}", again.content_text());
+    let missing = call(&yolo, "task_cancel", json!({"id": "task-42"})).await;
+    assert!(missing.is_error && missing.content_text().contains("no task with id 'task-42'"));
+}
+
+#[tokio::test]
+async fn a_failing_gate_is_classified_with_its_log_readable_by_handle() {
+    let s = Setup::new();
+    let ctx = s.ctx(Mode::Yolo);
+    call(&ctx, "task_create", json!({"prompt": "x"})).await;
+    let r = call(&ctx, "task_gate_run", json!({
+        "command": "for i in $(seq 1 3000); do echo line $i; done; echo 'test result: FAILED. 1 failed' >&2; exit 3",
+        "name": "unit tests", "task": "task-1",
+    }))
+    .await;
+    let gate = json_of(&r);
+    assert_eq!(gate["classification"], "failed");
+    assert_eq!(gate["exit_code"], 3);
+    assert!(gate["summary"].as_str().unwrap().contains("1 failed"), "{gate}");
+    let handle = gate["log"]["handle"].as_str().unwrap().to_string();
+    let tail = call(&ctx, "retrieve_tool_result", json!({"handle": handle, "mode": "tail", "n": 2})).await;
+    assert!(tail.content_text().contains("FAILED"), "{}", tail.content_text());
+    let read = json_of(&call(&ctx, "task_read", json!({"id": "task-1"})).await);
+    assert_eq!(read["gates"][0]["classification"], "failed");
+    assert_eq!(read["gates"][0]["name"], "unit tests");
+    let log = s.store().artifact_bytes(gate["log"]["artifact"].as_str().unwrap()).unwrap();
+    assert!(String::from_utf8_lossy(&log).contains("line 3000"));
+}
+
+#[tokio::test]
+async fn passing_and_timed_out_gates_and_refusals() {
+    let s = Setup::new();
+    let yolo = s.ctx(Mode::Yolo);
+    let ok = json_of(&call(&yolo, "task_gate_run", json!({"command": "echo fine"})).await);
+    assert_eq!(ok["classification"], "passed");
+    assert!(ok["note"].as_str().unwrap().contains("no active task"));
+    let slow = json_of(&call(&yolo, "task_gate_run", json!({"command": "sleep 20", "timeout_ms": 300})).await);
+    assert_eq!((slow["classification"].as_str(), slow["timed_out"].as_bool()), (Some("infra"), Some(true)));
+    assert!(slow["duration_ms"].as_u64().unwrap() < 10_000);
+    let bad_task = call(&yolo, "task_gate_run", json!({"command": "echo x", "task": "task-9"})).await;
+    assert!(bad_task.is_error && bad_task.content_text().contains("task-9"));
+    // Agent mode, nobody to ask: a command no trusted rule covers is refused and nothing runs.
+    let agent = s.ctx(Mode::Agent);
+    let r = call(&agent, "task_gate_run", json!({"command": "touch made-by-gate"})).await;
+    assert!(r.is_error, "{}", r.content_text());
+    assert!(!s.ws.path().join("made-by-gate").exists());
+}
