@@ -158,7 +158,8 @@ impl Workspace {
     /// that stay inside. `O_NONBLOCK`: a FIFO opens at once; check the kind with
     /// `metadata()` before reading (see [`Workspace::read_regular`]).
     pub fn open_read(&self, path: &Path) -> io::Result<File> {
-        let fd = self.open_rel(self.beneath(path)?, OFlags::RDONLY | OFlags::NONBLOCK, Mode::empty(), Links::Beneath)?;
+        let fd =
+            self.open_rel(self.beneath(path)?, OFlags::RDONLY | OFlags::NONBLOCK, Mode::empty(), Links::Beneath)?;
         Ok(File::from(fd))
     }
 
@@ -201,7 +202,9 @@ impl Workspace {
     /// last component is not.
     pub fn symlink_metadata(&self, path: &Path) -> io::Result<Metadata> {
         let (dir, name) = self.parent_of(path)?;
-        let Some(name) = name else { return File::from(self.open_rel(Path::new("."), dir_flags(), Mode::empty(), Links::Beneath)?).metadata() };
+        let Some(name) = name else {
+            return File::from(self.open_rel(Path::new("."), dir_flags(), Mode::empty(), Links::Beneath)?).metadata();
+        };
         #[cfg(target_os = "linux")]
         let flags = OFlags::PATH | OFlags::NOFOLLOW | OFlags::CLOEXEC;
         #[cfg(not(target_os = "linux"))]
@@ -283,7 +286,7 @@ impl Workspace {
             Err(Errno::NOENT) => None,
             Err(e) => return Err(map_errno(e)),
         };
-        let keep = existing.as_ref().map(|st| st.st_mode as u32 & 0o7777);
+        let keep = existing.as_ref().map(|st| st.st_mode & 0o7777);
         if let Some(st) = &existing {
             let kind = rustix::fs::FileType::from_raw_mode(st.st_mode as _);
             if kind == rustix::fs::FileType::Directory {
@@ -309,7 +312,9 @@ impl Workspace {
         }
         // Makes the rename durable; best effort (some file systems refuse it).
         #[cfg(target_os = "linux")]
-        if let Ok(d) = rustix::fs::openat(&dir, ".", OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty()) {
+        if let Ok(d) =
+            rustix::fs::openat(&dir, ".", OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty())
+        {
             let _ = rustix::fs::fsync(d);
         }
         Ok(())
@@ -345,7 +350,8 @@ pub enum ReadError {
 /// A fresh temporary file in `dir`, created `O_EXCL | O_NOFOLLOW`.
 fn create_temp(dir: &OwnedFd) -> io::Result<(OsString, OwnedFd)> {
     static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.subsec_nanos()).unwrap_or(0);
+    let nanos =
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.subsec_nanos()).unwrap_or(0);
     for _ in 0..32 {
         let n = COUNTER.fetch_add(1, Ordering::Relaxed);
         let name = OsString::from(format!(".quiver-write-{}-{n}-{nanos:x}.tmp", std::process::id()));
@@ -370,7 +376,13 @@ fn fd_path(fd: &OwnedFd) -> io::Result<PathBuf> {
 
 /// The fallback resolver: walks `rel` one component at a time from `root`,
 /// never letting the kernel follow a symlink (`O_NOFOLLOW` on every step).
-pub(crate) fn walk_open(root: BorrowedFd<'_>, rel: &Path, flags: OFlags, mode: Mode, links: Links) -> io::Result<OwnedFd> {
+pub(crate) fn walk_open(
+    root: BorrowedFd<'_>,
+    rel: &Path,
+    flags: OFlags,
+    mode: Mode,
+    links: Links,
+) -> io::Result<OwnedFd> {
     let mut stack: Vec<OwnedFd> = Vec::new();
     let mut queue: VecDeque<OsString> = VecDeque::new();
     push_components(&mut queue, rel, false)?;

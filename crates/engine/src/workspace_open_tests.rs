@@ -12,7 +12,11 @@ fn setup() -> (tempfile::TempDir, Workspace, tempfile::TempDir) {
 }
 
 fn both(ws: &Workspace, rel: &str, read: bool) -> [io::Result<File>; 2] {
-    let kernel = if read { ws.open_read(Path::new(rel)) } else { ws.symlink_metadata(Path::new(rel)).map(|_| ws.open_read(Path::new(".")).unwrap()) };
+    let kernel = if read {
+        ws.open_read(Path::new(rel))
+    } else {
+        ws.symlink_metadata(Path::new(rel)).map(|_| ws.open_read(Path::new(".")).unwrap())
+    };
     [kernel, walk_open_for_test(ws, Path::new(rel), read)]
 }
 
@@ -162,7 +166,7 @@ fn directory_symlink_swap_race_never_escapes() {
                 swaps += 1;
                 // Rest now and then in the real-directory state, so calls also
                 // land between swaps (the test must see inside reads too).
-                if swaps % 64 == 0 {
+                if swaps.is_multiple_of(64) {
                     std::thread::sleep(std::time::Duration::from_micros(200));
                 }
             }
@@ -176,7 +180,9 @@ fn directory_symlink_swap_race_never_escapes() {
         let read = if i % 2 == 0 {
             ws.read_regular(&root.join("swap/a.txt"), u64::MAX).map_err(|e| format!("{e:?}"))
         } else {
-            walk_open_for_test(&ws, Path::new("swap/a.txt"), true).map(|f| read_all(f).into_bytes()).map_err(|e| format!("{e:?}"))
+            walk_open_for_test(&ws, Path::new("swap/a.txt"), true)
+                .map(|f| read_all(f).into_bytes())
+                .map_err(|e| format!("{e:?}"))
         };
         let read = read.map_err(|e| *errors.entry(e).or_default() += 1).ok();
         // The control: the same read by path string, as the file tools did before.
@@ -198,7 +204,9 @@ fn directory_symlink_swap_race_never_escapes() {
     }
     assert_eq!(ws.read_regular(&root.join("swap/a.txt"), 100).unwrap(), b"inside");
     let written_outside = std::fs::read_dir(outside.path()).unwrap().count() - 1;
-    eprintln!("race: {calls} reads + {calls} writes, {swaps} swaps, {inside_reads} inside reads, {escapes} escapes, {written_outside} outside writes (control by path string: {control_escapes} escapes); refusals {errors:?}");
+    eprintln!(
+        "race: {calls} reads + {calls} writes, {swaps} swaps, {inside_reads} inside reads, {escapes} escapes, {written_outside} outside writes (control by path string: {control_escapes} escapes); refusals {errors:?}"
+    );
     assert_eq!(escapes, 0);
     assert_eq!(written_outside, 0);
     assert_eq!(std::fs::read_to_string(outside.path().join("a.txt")).unwrap(), "CANARY");

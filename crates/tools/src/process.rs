@@ -172,11 +172,11 @@ impl Launch {
     }
 
     /// Scrubs the environment, confines and contains `cmd`, and arms the
-/// parent-death signal. Call after setting
+    /// parent-death signal. Call after setting
     /// the command's own variables and before any `pre_exec` hook that should
     /// run unconfined (none does today); spawn, then [`Running::started`].
     pub fn prepare(&self, cmd: &mut tokio::process::Command) -> io::Result<Running> {
-        scrub_env(cmd, &EnvPolicy::default());
+        scrub_env(cmd, &EnvPolicy::user());
         if let Some(sandbox) = &self.sandbox {
             sandbox.apply_to(cmd);
         }

@@ -95,13 +95,14 @@ pub(crate) async fn open(
         Transport::Stdio { command, args, env, cwd } => {
             let mut cmd = tokio::process::Command::new(command);
             // quiver's own secrets (its listener's token, provider keys, any
-            // `*_TOKEN`) are never inherited: a server gets them only when its
-            // config names them in `env`, which is set after the scrub. The
+            // `*_TOKEN`, what the user's `[sandbox] scrub_env` lists) are never
+            // inherited: a server gets one only when its config names it in
+            // `env`, which is set after the scrub. The
             // server itself runs without a filesystem/network sandbox (`full`):
             // the user configured it, or approved the project's configuration
             // through the command gate, and servers routinely need the network
             // and their own caches (`npx` writes ~/.npm). It is contained, though.
-            quiver_sandbox::EnvPolicy::default().apply_to(&mut cmd);
+            quiver_sandbox::EnvPolicy::user().apply_to(&mut cmd);
             cmd.args(args).envs(env);
             if let Some(dir) = cwd {
                 cmd.current_dir(dir);

@@ -42,7 +42,8 @@ async fn directory_symlink_swap_never_escapes_any_file_tool() {
     let (d, link) = (h.path("d"), h.path("d_link"));
     std::os::unix::fs::symlink(&out, &link).unwrap();
     let outside_names = |dir: &Path| {
-        let mut names: Vec<String> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+        let mut names: Vec<String> =
+            std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
         names.sort();
         names
     };
@@ -65,7 +66,8 @@ async fn directory_symlink_swap_never_escapes_any_file_tool() {
     };
 
     let mut tally: BTreeMap<&str, Tally> = BTreeMap::new();
-    let leaked = |text: &str| text.contains("CANARY") || text.contains("secret_name") || text.contains("outside_only_dir");
+    let leaked =
+        |text: &str| text.contains("CANARY") || text.contains("secret_name") || text.contains("outside_only_dir");
     for i in 0..CALLS {
         let calls: Vec<(&str, serde_json::Value)> = vec![
             ("read_file", json!({"path": "d/a.txt"})),
@@ -77,10 +79,7 @@ async fn directory_symlink_swap_never_escapes_any_file_tool() {
             ("project_map", json!({"depth": 3})),
             ("write_file", json!({"path": format!("d/w{}.txt", i % 5), "content": "written"})),
             ("edit_file", json!({"path": "d/a.txt", "old_string": "needle", "new_string": "needle "})),
-            (
-                "apply_patch",
-                json!({"patch": format!("--- /dev/null\n+++ b/d/p{i}.txt\n@@ -0,0 +1 @@\n+patched\n")}),
-            ),
+            ("apply_patch", json!({"patch": format!("--- /dev/null\n+++ b/d/p{i}.txt\n@@ -0,0 +1 @@\n+patched\n")})),
         ];
         for (name, args) in calls {
             let result = h.call(name, args).await;
@@ -97,7 +96,10 @@ async fn directory_symlink_swap_never_escapes_any_file_tool() {
     let after = outside_names(&out);
     let canary = std::fs::read_to_string(out.join("a.txt")).unwrap();
     let total: usize = tally.values().map(|t| t.calls).sum();
-    eprintln!("swap race: {total} calls, {} swaps, outside entries before {before:?} after {after:?}", swaps.load(Ordering::Relaxed));
+    eprintln!(
+        "swap race: {total} calls, {} swaps, outside entries before {before:?} after {after:?}",
+        swaps.load(Ordering::Relaxed)
+    );
     for (name, t) in &tally {
         eprintln!("  {name:<12} calls {:>4}  ok {:>4}  escapes {}", t.calls, t.ok, t.escapes);
     }
@@ -142,7 +144,7 @@ async fn fifo_is_refused_at_once_by_every_file_tool() {
     for fifo in ["pipe", "src/pipe.txt"] {
         rustix::fs::mknodat(
             rustix::fs::CWD,
-            &h.path(fifo),
+            h.path(fifo),
             rustix::fs::FileType::Fifo,
             rustix::fs::Mode::from_bits_truncate(0o644),
             0,
@@ -162,7 +164,9 @@ async fn fifo_is_refused_at_once_by_every_file_tool() {
     }
     // Walks pass FIFOs by (never open them): grep finds the real file and returns.
     let start = Instant::now();
-    let found = tokio::time::timeout(Duration::from_secs(5), h.ok("grep_files", json!({"pattern": "needle"}))).await.expect("hung");
+    let found = tokio::time::timeout(Duration::from_secs(5), h.ok("grep_files", json!({"pattern": "needle"})))
+        .await
+        .expect("hung");
     assert!(found.contains("src/a.txt:1:needle"), "{found}");
     assert!(start.elapsed() < Duration::from_secs(1));
     assert!(Path::new(&h.path("pipe")).exists(), "the FIFO itself is left alone");
