@@ -171,3 +171,28 @@ async fn fifo_is_refused_at_once_by_every_file_tool() {
     assert!(start.elapsed() < Duration::from_secs(1));
     assert!(Path::new(&h.path("pipe")).exists(), "the FIFO itself is left alone");
 }
+
+/// A cancelled call (its future dropped, as an MCP `notifications/cancelled`
+/// does) returns at once, and hostile paths never tie up the runtime: on a
+/// single-threaded runtime, calls made right after still answer promptly.
+#[tokio::test(flavor = "current_thread")]
+async fn cancelled_and_hostile_calls_leave_the_runtime_answering() {
+    let h = Harness::new();
+    for i in 0..2000 {
+        h.write(&format!("tree/d{}/f{i}.txt", i % 40), "needle\n");
+    }
+    std::os::unix::fs::symlink("b/../dloop", h.path("dloop")).unwrap();
+    let start = Instant::now();
+    let cancelled = tokio::time::timeout(Duration::from_millis(1), h.call("grep_files", json!({"pattern": "needle"}))).await;
+    assert!(cancelled.is_err(), "the call finished before it could be cancelled");
+    assert!(start.elapsed() < Duration::from_secs(1), "cancelling took {:?}", start.elapsed());
+    let start = Instant::now();
+    let (a, b) = tokio::join!(
+        h.call("read_file", json!({"path": "dloop"})),
+        h.call("list_dir", json!({"path": "dloop"}))
+    );
+    assert!(a.is_error && b.is_error);
+    let text = h.ok("read_file", json!({"path": "tree/d0/f0.txt"})).await;
+    assert!(text.contains("needle"));
+    assert!(start.elapsed() < Duration::from_secs(1), "took {:?}", start.elapsed());
+}
