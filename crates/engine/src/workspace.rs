@@ -39,7 +39,7 @@ impl Workspace {
         if !root.is_dir() {
             return Err(io::Error::new(io::ErrorKind::NotADirectory, format!("{} is not a directory", root.display())));
         }
-        let root_fd = Arc::new(crate::workspace_open::open_root(&root)?);
+        let root_fd = Arc::new(open_root(&root)?);
         Ok(Workspace { root, root_fd })
     }
 
@@ -101,6 +101,17 @@ impl Workspace {
             self.root.display()
         ))
     }
+}
+
+/// Opens the root directory itself (`O_PATH` on Linux: no read right needed);
+/// `workspace_open` resolves every file tool's path beneath it.
+fn open_root(root: &Path) -> io::Result<OwnedFd> {
+    use rustix::fs::{Mode, OFlags};
+    #[cfg(target_os = "linux")]
+    let flags = OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC;
+    #[cfg(not(target_os = "linux"))]
+    let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
+    Ok(rustix::fs::open(root, flags, Mode::empty())?)
 }
 
 /// Lexical normalization: drops `.`, applies `..`. `None` if `..` climbs past `/`.

@@ -59,11 +59,6 @@ fn is_path(flags: OFlags) -> bool {
     };
 }
 
-/// Opens the workspace root itself; held for the workspace's lifetime.
-pub(crate) fn open_root(root: &Path) -> io::Result<OwnedFd> {
-    Ok(rustix::fs::open(root, dir_flags(), Mode::empty())?)
-}
-
 fn dir_flags() -> OFlags {
     #[cfg(target_os = "linux")]
     return OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC;
