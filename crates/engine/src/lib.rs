@@ -31,6 +31,7 @@ mod spec;
 mod surface;
 mod tool;
 mod workspace;
+mod workspace_open;
 
 pub mod blocks;
 pub mod canonical;
@@ -59,6 +60,7 @@ pub use spec::{Risk, ToolSource, ToolSpec};
 pub use surface::{Resolved, Scope, SearchOptions, ToolSurface};
 pub use tool::{DynTool, SharedTool, Tool, ToolFuture};
 pub use workspace::Workspace;
+pub use workspace_open::ReadError;
 
 /// The version scripts and lint compare manifest versions against.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

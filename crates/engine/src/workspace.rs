@@ -2,14 +2,35 @@
 //! model gives is resolved inside the root or refused, never silently clamped.
 
 use std::io;
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::path::{Component, Path, PathBuf};
+use std::sync::Arc;
 
 use crate::result::ToolError;
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// The root path (for messages and for tools that hand a path to a child
+/// process) and a descriptor of the root directory, which every file tool
+/// opens beneath (`workspace_open`): the descriptor keeps naming the same
+/// directory whatever happens to the path.
+#[derive(Clone)]
 pub struct Workspace {
     root: PathBuf,
+    root_fd: Arc<OwnedFd>,
 }
+
+impl std::fmt::Debug for Workspace {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Workspace").field("root", &self.root).finish()
+    }
+}
+
+impl PartialEq for Workspace {
+    fn eq(&self, other: &Self) -> bool {
+        self.root == other.root
+    }
+}
+
+impl Eq for Workspace {}
 
 impl Workspace {
     /// `root` must exist; it is canonicalized so later prefix checks are exact.
@@ -18,11 +39,16 @@ impl Workspace {
         if !root.is_dir() {
             return Err(io::Error::new(io::ErrorKind::NotADirectory, format!("{} is not a directory", root.display())));
         }
-        Ok(Workspace { root })
+        let root_fd = Arc::new(open_root(&root)?);
+        Ok(Workspace { root, root_fd })
     }
 
     pub fn root(&self) -> &Path {
         &self.root
+    }
+
+    pub(crate) fn root_fd(&self) -> BorrowedFd<'_> {
+        self.root_fd.as_fd()
     }
 
     /// Resolves a model-supplied path to an absolute path inside the workspace.
@@ -77,6 +103,17 @@ impl Workspace {
     }
 }
 
+/// Opens the root directory itself (`O_PATH` on Linux: no read right needed);
+/// `workspace_open` resolves every file tool's path beneath it.
+fn open_root(root: &Path) -> io::Result<OwnedFd> {
+    use rustix::fs::{Mode, OFlags};
+    #[cfg(target_os = "linux")]
+    let flags = OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC;
+    #[cfg(not(target_os = "linux"))]
+    let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
+    Ok(rustix::fs::open(root, flags, Mode::empty())?)
+}
+
 /// Lexical normalization: drops `.`, applies `..`. `None` if `..` climbs past `/`.
 fn normalize(path: &Path) -> Option<PathBuf> {
     let mut out = PathBuf::new();
@@ -102,6 +139,9 @@ fn normalize(path: &Path) -> Option<PathBuf> {
 fn canonicalize_existing_prefix(path: &Path) -> io::Result<PathBuf> {
     let mut existing = path.to_path_buf();
     let mut rest: Vec<std::ffi::OsString> = Vec::new();
+    // A dangling link can lead back to itself without growing the path
+    // (`dloop -> b/../dloop`): count every link followed, as the kernel does.
+    let mut hops = 0;
     loop {
         match existing.canonicalize() {
             Ok(canon) => {
@@ -117,7 +157,8 @@ fn canonicalize_existing_prefix(path: &Path) -> io::Result<PathBuf> {
                     let parent = existing.parent().map(Path::to_path_buf).unwrap_or_default();
                     let joined = if target.is_absolute() { target } else { parent.join(target) };
                     let resolved = normalize(&joined).ok_or_else(|| io::Error::other("symlink climbs past /"))?;
-                    if rest.len() > 64 {
+                    hops += 1;
+                    if hops > 40 || rest.len() > 64 {
                         return Err(io::Error::other("too many levels of symbolic links"));
                     }
                     existing = resolved;

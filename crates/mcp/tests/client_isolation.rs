@@ -250,3 +250,21 @@ async fn a_server_killed_between_calls_shows_as_failed_and_restarts() {
     assert_eq!(server.status().state, ConnState::Connected);
     m.shutdown().await;
 }
+
+/// A server's `setsid` child leaves its process group (and session), so the
+/// group kill misses it; the server's containment job finds and kills it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shutdown_kills_a_setsid_child_of_the_server() {
+    let cache = tempfile::tempdir().unwrap();
+    let pidfile = cache.path().join("escaped.pid");
+    let script = format!("setsid sh -c 'echo $$ > {}; exec sleep 300' & {TEST_SERVER}; true", pidfile.display());
+    let m = manager(vec![stdio_server("escaper", "sh", &["-c", &script], &[])], cache.path());
+    let server = m.server("escaper").unwrap();
+    let _: u32 = ok_text(server.call("pid", None).await).parse().unwrap();
+    eventually(|| std::fs::read_to_string(&pidfile).is_ok_and(|s| s.trim().parse::<u32>().is_ok())).await;
+    let escaped: u32 = std::fs::read_to_string(&pidfile).unwrap().trim().parse().unwrap();
+    assert!(alive(escaped));
+    m.shutdown().await;
+    eventually(|| !alive(escaped)).await;
+    assert!(!alive(escaped), "the server's setsid child {escaped} survived shutdown");
+}

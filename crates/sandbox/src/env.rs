@@ -52,6 +52,21 @@ impl EnvPolicy {
         EnvPolicy { exclude: names.into_iter().map(Into::into).collect(), ..Default::default() }
     }
 
+    /// The default policy plus the names the user's own `config.toml` lists
+    /// under `[sandbox] scrub_env` (see [`user_scrub_list`]). Read on every
+    /// call (a few µs), so an edit applies to the next command. A broken file
+    /// scrubs nothing extra but says so in the log; it never fails the spawn.
+    pub fn user() -> Self {
+        let Some(path) = user_config_file() else { return Self::default() };
+        match user_scrub_list(&path) {
+            Ok(names) => Self::excluding(names),
+            Err(e) => {
+                tracing::warn!(path = %path.display(), %e, "[sandbox] scrub_env not applied");
+                Self::default()
+            }
+        }
+    }
+
     /// The environment a child gets, computed from `vars` (quiver's own, in
     /// [`apply_to`](Self::apply_to)). Sorted by name.
     pub fn resolve<I: IntoIterator<Item = (OsString, OsString)>>(&self, vars: I) -> BTreeMap<OsString, OsString> {
@@ -93,6 +108,35 @@ impl EnvPolicy {
         cmd.env_clear();
         cmd.envs(self.resolve(std::env::vars_os()));
     }
+}
+
+/// The user's own settings file: `$QUIVER_CONFIG_DIR/config.toml`, else
+/// `config.toml` in [`quiver_config_dir`](crate::quiver_config_dir). Only this
+/// file is read: a project's `quiver.toml` comes with a cloned repository and
+/// gets no say over what children inherit.
+pub fn user_config_file() -> Option<std::path::PathBuf> {
+    let dir = match std::env::var_os("QUIVER_CONFIG_DIR").filter(|v| !v.is_empty()) {
+        Some(dir) => Some(std::path::PathBuf::from(dir)),
+        None => crate::quiver_config_dir(),
+    };
+    dir.map(|d| d.join("config.toml"))
+}
+
+/// The extra variable names (or `*`/`?` patterns) to scrub, from `path`'s
+/// `[sandbox] scrub_env = ["CORP_DB_URL", "VAULT_*"]`. No file, no table or
+/// no key: none. A key of the wrong shape is an error naming it.
+pub fn user_scrub_list(path: &std::path::Path) -> Result<Vec<String>, String> {
+    let text = match std::fs::read_to_string(path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(e.to_string()),
+    };
+    let table: toml::Table = toml::from_str(&text).map_err(|e| e.to_string())?;
+    let Some(list) = table.get("sandbox").and_then(|s| s.get("scrub_env")) else { return Ok(Vec::new()) };
+    let shape =
+        || "`[sandbox] scrub_env` must be a list of variable names, e.g. [\"CORP_DB_URL\", \"VAULT_*\"]".to_string();
+    let items = list.as_array().ok_or_else(shape)?;
+    items.iter().map(|v| v.as_str().map(str::to_string).filter(|s| !s.trim().is_empty()).ok_or_else(shape)).collect()
 }
 
 /// Case-insensitive glob: `*` any run of characters, `?` one character.

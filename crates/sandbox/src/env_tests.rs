@@ -68,3 +68,25 @@ fn ignore_default_excludes_is_explicit() {
     let policy = EnvPolicy { ignore_default_excludes: true, ..Default::default() };
     assert_eq!(names(&policy.resolve(env)), ["OPENAI_API_KEY"]);
 }
+
+#[test]
+fn user_scrub_list_reads_the_sandbox_table() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("config.toml");
+    assert_eq!(user_scrub_list(&path).unwrap(), Vec::<String>::new(), "no file: nothing extra");
+    std::fs::write(&path, "[model]\nname = \"x\"\n").unwrap();
+    assert_eq!(user_scrub_list(&path).unwrap(), Vec::<String>::new(), "no table: nothing extra");
+    std::fs::write(&path, "[sandbox]\nscrub_env = [\"CORP_DB_URL\", \"VAULT_*\"]\n").unwrap();
+    let names = user_scrub_list(&path).unwrap();
+    assert_eq!(names, ["CORP_DB_URL", "VAULT_*"]);
+    let policy = EnvPolicy::excluding(names);
+    assert!(!policy.keeps(OsStr::new("CORP_DB_URL")));
+    assert!(!policy.keeps(OsStr::new("vault_addr")));
+    assert!(policy.keeps(OsStr::new("PATH")));
+    std::fs::write(&path, "[sandbox]\nscrub_env = \"CORP_DB_URL\"\n").unwrap();
+    assert!(user_scrub_list(&path).unwrap_err().contains("scrub_env` must be a list"));
+    std::fs::write(&path, "[sandbox]\nscrub_env = [1]\n").unwrap();
+    assert!(user_scrub_list(&path).unwrap_err().contains("must be a list of variable names"));
+    std::fs::write(&path, "not toml [").unwrap();
+    assert!(user_scrub_list(&path).is_err());
+}

@@ -52,6 +52,19 @@ pub(crate) enum Step {
     /// first so the filter can never get in the way of its system calls.
     #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
     Confine { landlock: Option<Arc<OwnedFd>>, seccomp: Option<Arc<Bpf>> },
+    /// SIGKILL when the spawning thread's process dies (`PR_SET_PDEATHSIG`),
+    /// then fail the spawn if that process (this pid) is already gone.
+    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
+    DieWithParent(i32),
+}
+
+/// Makes `cmd`'s process get SIGKILL when quiver dies, even by SIGKILL (where
+/// no cleanup runs). The "parent" the kernel watches is the spawning *thread*:
+/// spawn from a long-lived thread (a tokio worker), never from a short-lived
+/// `spawn_blocking` thread, or the child dies with that thread.
+pub fn die_with_parent(cmd: &mut impl PreExecTarget) {
+    let parent = i32::try_from(std::process::id()).unwrap_or(i32::MAX);
+    register(cmd.std_command(), Step::DieWithParent(parent));
 }
 
 /// A compiled seccomp program (opaque outside Linux).
@@ -103,6 +116,16 @@ pub(crate) fn register(cmd: &mut std::process::Command, step: Step) {
                         seccompiler::Error::Seccomp(err) | seccompiler::Error::Prctl(err) => err,
                         _ => io::Error::from_raw_os_error(libc::EINVAL),
                     })?;
+                }
+            }
+            Step::DieWithParent(parent) => {
+                // SAFETY: prctl and getppid with integer arguments only.
+                if unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0) } != 0 {
+                    return Err(io::Error::last_os_error());
+                }
+                // quiver may have died before the signal was armed.
+                if unsafe { libc::getppid() } != *parent {
+                    return Err(io::Error::from_raw_os_error(libc::ESRCH));
                 }
             }
         }

@@ -55,8 +55,8 @@ mod seccomp;
 
 #[cfg(target_os = "linux")]
 pub use contain::{Containment, JOB_MARKER, Job, Mechanism, Prefer, sweep_stale};
-pub use env::{EnvPolicy, Inherit};
-pub use hook::PreExecTarget;
+pub use env::{EnvPolicy, Inherit, user_config_file, user_scrub_list};
+pub use hook::{PreExecTarget, die_with_parent};
 pub use policy::{SandboxPolicy, quiver_config_dir};
 pub use probe::{Probe, probe};
 pub use sandbox::{Sandbox, SandboxError};

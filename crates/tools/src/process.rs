@@ -171,11 +171,12 @@ impl Launch {
         Ok(Launch { grant, sandbox, jobs: ctx.session.state::<SessionJobs>() })
     }
 
-    /// Scrubs the environment, confines and contains `cmd`. Call after setting
+    /// Scrubs the environment, confines and contains `cmd`, and arms the
+    /// parent-death signal. Call after setting
     /// the command's own variables and before any `pre_exec` hook that should
     /// run unconfined (none does today); spawn, then [`Running::started`].
     pub fn prepare(&self, cmd: &mut tokio::process::Command) -> io::Result<Running> {
-        scrub_env(cmd, &EnvPolicy::default());
+        scrub_env(cmd, &EnvPolicy::user());
         if let Some(sandbox) = &self.sandbox {
             sandbox.apply_to(cmd);
         }
@@ -183,6 +184,10 @@ impl Launch {
         // Finished jobs' cgroups are removed here, so a long session keeps few.
         containment.reap_finished();
         let job = containment.spawn_hook(cmd)?;
+        // The job is killed on cancel, timeout and session end; this covers
+        // quiver dying without cleanup (SIGKILL). Every caller spawns from an
+        // async task, i.e. a runtime worker thread that outlives the child.
+        quiver_sandbox::die_with_parent(cmd);
         Ok(Running { grant: self.grant, job, _sandbox: self.sandbox.clone() })
     }
 }

@@ -30,3 +30,16 @@ fn is_executable(p: &Path) -> bool {
     use std::os::unix::fs::PermissionsExt;
     p.metadata().map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0).unwrap_or(false)
 }
+
+/// Whether an entry a directory walk found really lies inside the workspace.
+///
+/// The walkers (`ignore`) read directories by path string, so a directory
+/// swapped for a symlink mid-walk would list (and be descended into) outside.
+/// Every entry is therefore re-opened beneath the root's descriptor with no
+/// symlink allowed on its path ([`Workspace::open_walked`]); an entry that fails
+/// is dropped and, for a directory, not descended into. So every name a walk
+/// reports exists inside the workspace at that path (the walk root itself was
+/// resolved and is checked by its children).
+pub(crate) fn stays_inside(ws: &quiver_engine::Workspace, entry: &ignore::DirEntry) -> bool {
+    entry.depth() == 0 || ws.open_walked(entry.path(), false).is_ok()
+}

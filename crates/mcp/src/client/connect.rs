@@ -102,11 +102,45 @@ impl ClientHandler for ClientState {
 }
 
 /// A live session. Dropping it ends the session, which kills a stdio server's
-/// whole process group.
+/// whole process group, and then its containment job (what left the group:
+/// `setsid`, a double fork).
 pub(crate) struct Connection {
     pub service: RunningService<RoleClient, ClientState>,
     pub pid: Option<u32>,
     pub relay: Arc<Relay>,
+    _job: Option<ServerJob>,
+}
+
+/// A stdio server's containment job, killed when its connection is dropped.
+struct ServerJob(#[cfg(target_os = "linux")] quiver_sandbox::Job);
+
+impl Drop for ServerJob {
+    fn drop(&mut self) {
+        #[cfg(target_os = "linux")]
+        if let Err(e) = self.0.kill() {
+            tracing::warn!(%e, "killing an MCP server's remaining processes failed");
+        }
+    }
+}
+
+/// Registers `cmd` as a job of the stdio servers' containment (a cgroup per
+/// server where delegated, else the subreaper walk) and arms the parent-death
+/// signal, so nothing a server starts outlives it or quiver.
+fn contain(cmd: &mut tokio::process::Command) -> Result<Option<ServerJob>, String> {
+    #[cfg(target_os = "linux")]
+    {
+        static SERVERS: std::sync::OnceLock<quiver_sandbox::Containment> = std::sync::OnceLock::new();
+        let containment = SERVERS.get_or_init(quiver_sandbox::Containment::new);
+        containment.reap_finished();
+        let job = containment.spawn_hook(cmd).map_err(|e| format!("cannot contain the server's processes: {e}"))?;
+        quiver_sandbox::die_with_parent(cmd);
+        Ok(Some(ServerJob(job)))
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = cmd;
+        Ok(None)
+    }
 }
 
 impl Connection {
@@ -130,15 +164,19 @@ pub(crate) async fn open(
         Transport::Stdio { command, args, env, cwd } => {
             let mut cmd = tokio::process::Command::new(command);
             // quiver's own secrets (its listener's token, provider keys, any
-            // `*_TOKEN`) are never inherited: a server gets them only when its
-            // config names them in `env`, which is set after the scrub. The
-            // server itself runs unconfined (`full`): the user configured it,
-            // or approved the project's configuration through the command gate.
-            quiver_sandbox::EnvPolicy::default().apply_to(&mut cmd);
+            // `*_TOKEN`, what the user's `[sandbox] scrub_env` lists) are never
+            // inherited: a server gets one only when its config names it in
+            // `env`, which is set after the scrub. The
+            // server itself runs without a filesystem/network sandbox (`full`):
+            // the user configured it, or approved the project's configuration
+            // through the command gate, and servers routinely need the network
+            // and their own caches (`npx` writes ~/.npm). It is contained, though.
+            quiver_sandbox::EnvPolicy::user().apply_to(&mut cmd);
             cmd.args(args).envs(env);
             if let Some(dir) = cwd {
                 cmd.current_dir(dir);
             }
+            let job = contain(&mut cmd)?;
             let mut wrapped = CommandWrap::from(cmd);
             // Its own process group, so the whole tree (npx → node, a shell
             // wrapper → the real server) dies with the session.
@@ -148,12 +186,16 @@ pub(crate) async fn open(
                 .spawn()
                 .map_err(|e| format!("could not start `{command}`: {e}"))?;
             let pid = transport.id();
+            #[cfg(target_os = "linux")]
+            if let (Some(job), Some(pid)) = (&job, pid) {
+                job.0.started(pid);
+            }
             if let Some(pipe) = stderr_pipe {
                 stderr.spawn_reader(config.name.clone(), pipe);
             }
             let service =
                 state.serve(transport).await.map_err(|e| format!("the MCP handshake with `{command}` failed: {e}"))?;
-            Ok(Connection { service, pid, relay })
+            Ok(Connection { service, pid, relay, _job: job })
         }
         Transport::Http { url, headers, bearer_token_env } => {
             install_crypto_provider();
@@ -174,7 +216,7 @@ pub(crate) async fn open(
             let transport = StreamableHttpClientTransport::from_config(transport_config);
             let service =
                 state.serve(transport).await.map_err(|e| format!("could not open an MCP session at {url}: {e}"))?;
-            Ok(Connection { service, pid: None, relay })
+            Ok(Connection { service, pid: None, relay, _job: None })
         }
         Transport::Unsupported { reason, .. } => Err(reason.clone()),
     }

@@ -78,7 +78,7 @@ pub(crate) fn apply(ws: &Workspace, patch: &str) -> Result<Vec<FileResult>, Tool
     for file in &files {
         targets.push(resolve_action(ws, &file.action).map_err(unchanged)?);
     }
-    let mut stage = Stage::default();
+    let mut stage = Stage::new(ws);
     let mut results = Vec::with_capacity(files.len());
     for (file, target) in files.iter().zip(targets) {
         results.push(stage_file(ws, &mut stage, file, target).map_err(unchanged)?);
@@ -104,7 +104,7 @@ fn resolve_action(ws: &Workspace, action: &Action) -> Result<Target, ToolError> 
     // link would act on the target and leave the link dangling, so refuse that.
     let not_a_link = |raw: &str| {
         let lexical = ws.root().join(raw);
-        match std::fs::symlink_metadata(&lexical) {
+        match ws.symlink_metadata(&lexical) {
             Ok(meta) if meta.file_type().is_symlink() => Err(ToolError::model(format!(
                 "`{raw}` is a symbolic link; apply_patch does not delete or rename links (it would change their target)"
             ))),

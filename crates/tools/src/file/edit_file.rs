@@ -12,13 +12,15 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use similar::TextDiff;
 
-use quiver_engine::{Capabilities, Domain, Risk, Tool, ToolContext, ToolError, ToolOutput};
+use quiver_engine::{Capabilities, Domain, ReadError, Risk, Tool, ToolContext, ToolError, ToolOutput};
 
 use crate::file::write_file::write_atomically;
 use crate::util::{io_error, looks_binary};
 
 /// Diff lines shown in the result; a huge `replace_all` is summarized past this.
 const MAX_DIFF_LINES: usize = 150;
+/// Whole files are edited in memory; the same bound as read_file's.
+const MAX_EDIT_BYTES: u64 = 64 << 20;
 /// File lines quoted back in a hint.
 const MAX_HINT_LINES: usize = 30;
 /// Match positions listed in an "ambiguous" error.
@@ -53,7 +55,7 @@ impl Tool for EditFile {
     async fn run(&self, input: EditFileInput, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let path = ctx.workspace.resolve(&input.path)?;
         let shown = ctx.workspace.display(&path);
-        match tokio::fs::metadata(&path).await {
+        match ctx.workspace.symlink_metadata(&path) {
             Ok(meta) if meta.is_dir() => {
                 return Err(ToolError::model(format!("`{shown}` is a directory; edit_file edits one file")));
             }
@@ -71,7 +73,24 @@ impl Tool for EditFile {
         if input.old_string == input.new_string {
             return Err(ToolError::model("`old_string` and `new_string` are identical; there is nothing to change"));
         }
-        let bytes = tokio::fs::read(&path).await.map_err(|e| io_error("read", &shown, &e))?;
+        // Beneath the root, checked on the descriptor: a FIFO is refused, never waited on.
+        let ws = ctx.workspace.clone();
+        let read_path = path.clone();
+        let bytes = tokio::task::spawn_blocking(move || ws.read_regular(&read_path, MAX_EDIT_BYTES))
+            .await
+            .map_err(|e| ToolError::Fatal(anyhow::anyhow!("edit_file read task panicked: {e}")))?
+            .map_err(|e| match e {
+                ReadError::NotRegular => ToolError::model(format!(
+                    "`{shown}` is not a regular file (a pipe, socket or device); edit_file edits regular files only"
+                )),
+                ReadError::Directory => ToolError::model(format!("`{shown}` is a directory; edit_file edits one file")),
+                ReadError::TooLarge(len) => ToolError::model(format!(
+                    "`{shown}` is {} MiB, over the {} MiB edit_file limit",
+                    len >> 20,
+                    MAX_EDIT_BYTES >> 20
+                )),
+                ReadError::Io(e) => io_error("read", &shown, &e),
+            })?;
         if looks_binary(&bytes) {
             return Err(ToolError::model(format!("`{shown}` is a binary file; edit_file edits text only")));
         }
@@ -121,7 +140,7 @@ impl Tool for EditFile {
             text.replacen(old.as_str(), &new_string, 1)
         };
         let rendered = diff(&shown, &text, &updated);
-        write_atomically(path, updated.into_bytes(), &shown).await?;
+        write_atomically(&ctx.workspace, path, updated.into_bytes(), &shown).await?;
 
         let count = lines.len();
         let mut out = format!(

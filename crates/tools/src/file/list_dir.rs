@@ -11,9 +11,9 @@ use ignore::{DirEntry, WalkBuilder};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use quiver_engine::{Capabilities, Domain, Risk, Tool, ToolContext, ToolError, ToolOutput};
+use quiver_engine::{Capabilities, Domain, Risk, Tool, ToolContext, ToolError, ToolOutput, Workspace};
 
-use crate::util::io_error;
+use crate::util::{io_error, stays_inside};
 
 const DEFAULT_DEPTH: usize = 1;
 const MAX_DEPTH: usize = 5;
@@ -59,7 +59,8 @@ impl Tool for ListDir {
             return Err(ToolError::model(format!("`{shown}` is a file, not a directory; use read_file")));
         }
         let include_hidden = input.include_hidden.unwrap_or(false);
-        let listing = tokio::task::spawn_blocking(move || walk_listing(&dir, depth, include_hidden))
+        let ws = ctx.workspace.clone();
+        let listing = tokio::task::spawn_blocking(move || walk_listing(&ws, &dir, depth, include_hidden))
             .await
             .map_err(|e| ToolError::Fatal(anyhow::anyhow!("list_dir walker panicked: {e}")))?;
 
@@ -98,9 +99,9 @@ struct Listing {
     unreadable: usize,
 }
 
-fn walk_listing(dir: &Path, depth: usize, include_hidden: bool) -> Listing {
+fn walk_listing(ws: &Workspace, dir: &Path, depth: usize, include_hidden: bool) -> Listing {
     let mut listing = Listing { lines: Vec::new(), total: 0, count_capped: false, unreadable: 0 };
-    for item in walker(dir, include_hidden, Some(depth)).build() {
+    for item in walker(ws, dir, include_hidden, Some(depth)).build() {
         let entry = match item {
             Ok(entry) => entry,
             Err(_) => {
@@ -113,7 +114,7 @@ fn walk_listing(dir: &Path, depth: usize, include_hidden: bool) -> Listing {
         }
         listing.total += 1;
         if listing.lines.len() < MAX_ENTRIES {
-            listing.lines.push(format!("{}{}", "  ".repeat(entry.depth()), entry_label(&entry)));
+            listing.lines.push(format!("{}{}", "  ".repeat(entry.depth()), entry_label(ws, &entry)));
         } else if listing.total >= MAX_ENTRIES + COUNT_BEYOND {
             listing.count_capped = true;
             break;
@@ -123,11 +124,11 @@ fn walk_listing(dir: &Path, depth: usize, include_hidden: bool) -> Listing {
 }
 
 /// `name/` for a directory, `name -> target` for a symlink, `name` otherwise.
-fn entry_label(entry: &DirEntry) -> String {
+fn entry_label(ws: &Workspace, entry: &DirEntry) -> String {
     let name = entry.file_name().to_string_lossy();
     match entry.file_type() {
         Some(t) if t.is_dir() => format!("{name}/"),
-        Some(t) if t.is_symlink() => match std::fs::read_link(entry.path()) {
+        Some(t) if t.is_symlink() => match ws.read_link(entry.path()) {
             Ok(target) => format!("{name} -> {}", target.to_string_lossy()),
             Err(_) => format!("{name} -> ?"),
         },
@@ -137,16 +138,20 @@ fn entry_label(entry: &DirEntry) -> String {
 
 /// The walker every structure tool shares: `.gitignore`/`.ignore` honoured with or
 /// without a git repository, symlinks never followed, children sorted by name, and
-/// the inside of `.git` never entered even when dotfiles are shown.
-pub(crate) fn walker(root: &Path, include_hidden: bool, max_depth: Option<usize>) -> WalkBuilder {
+/// the inside of `.git` never entered even when dotfiles are shown, and nothing
+/// reported or entered that is not inside the workspace ([`stays_inside`]).
+pub(crate) fn walker(ws: &Workspace, root: &Path, include_hidden: bool, max_depth: Option<usize>) -> WalkBuilder {
     let mut builder = WalkBuilder::new(root);
+    let ws = ws.clone();
     builder
         .hidden(!include_hidden)
         .require_git(false)
         .follow_links(false)
         .max_depth(max_depth)
         .sort_by_file_name(|a, b| a.cmp(b))
-        .filter_entry(|entry| entry.path().parent().is_none_or(|p| p.file_name() != Some(".git".as_ref())));
+        .filter_entry(move |entry| {
+            entry.path().parent().is_none_or(|p| p.file_name() != Some(".git".as_ref())) && stays_inside(&ws, entry)
+        });
     builder
 }
 

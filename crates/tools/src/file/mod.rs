@@ -4,3 +4,7 @@ pub mod list_dir;
 pub mod project_map;
 pub mod read_file;
 pub mod write_file;
+
+#[cfg(test)]
+#[allow(clippy::expect_used, clippy::unwrap_used)]
+mod hostile_fs_tests;

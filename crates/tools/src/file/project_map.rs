@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use quiver_engine::{Capabilities, Domain, Risk, Tool, ToolContext, ToolError, ToolOutput};
+use quiver_engine::{Capabilities, Domain, Risk, Tool, ToolContext, ToolError, ToolOutput, Workspace};
 
 use crate::file::list_dir::{relative, walker};
 use crate::util::io_error;
@@ -71,7 +71,8 @@ impl Tool for ProjectMap {
         if !meta.is_dir() {
             return Err(ToolError::model(format!("`{shown}` is a file, not a directory; use read_file")));
         }
-        let scan = tokio::task::spawn_blocking(move || Scan::run(&dir, depth))
+        let ws = ctx.workspace.clone();
+        let scan = tokio::task::spawn_blocking(move || Scan::run(&ws, &dir, depth))
             .await
             .map_err(|e| ToolError::Fatal(anyhow::anyhow!("project_map walker panicked: {e}")))?;
         let (text, tree_truncated) = scan.render(&shown, depth, max_entries);
@@ -105,10 +106,10 @@ struct Scan {
 }
 
 impl Scan {
-    fn run(root: &Path, depth: usize) -> Scan {
+    fn run(ws: &Workspace, root: &Path, depth: usize) -> Scan {
         let mut scan = Scan::default();
         scan.tree.insert(PathBuf::new(), DirStats::default());
-        for (seen, item) in walker(root, false, None).build().enumerate() {
+        for (seen, item) in walker(ws, root, false, None).build().enumerate() {
             if seen >= MAX_SCAN {
                 scan.capped = true;
                 break;
@@ -154,7 +155,7 @@ impl Scan {
         }
         // CI definitions live in hidden paths the walk skips; they are worth naming.
         for (hidden, label) in [(".github/workflows", "CI"), (".gitlab-ci.yml", "CI"), (".circleci", "CI")] {
-            if std::fs::symlink_metadata(root.join(hidden)).is_ok() {
+            if ws.symlink_metadata(&root.join(hidden)).is_ok() {
                 scan.notable.push((1, hidden.to_string(), Some(label)));
             }
         }

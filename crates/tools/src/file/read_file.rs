@@ -3,7 +3,7 @@
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use quiver_engine::{Capabilities, Domain, Risk, Tool, ToolContext, ToolError, ToolOutput};
+use quiver_engine::{Capabilities, Domain, ReadError, Risk, Tool, ToolContext, ToolError, ToolOutput};
 
 use crate::util::{io_error, looks_binary, which};
 
@@ -45,29 +45,21 @@ impl Tool for ReadFile {
     async fn run(&self, input: ReadFileInput, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let path = ctx.workspace.resolve(&input.path)?;
         let shown = ctx.workspace.display(&path);
-        if path.is_dir() {
-            return Err(ToolError::model(format!("`{shown}` is a directory; use list_dir")));
-        }
-        let meta = tokio::fs::metadata(&path).await.map_err(|e| io_error("read", &shown, &e))?;
-        if !meta.is_file() {
-            // A FIFO or device would block or never end.
-            return Err(ToolError::model(format!("`{shown}` is not a regular file (a pipe, socket or device)")));
-        }
-        if meta.len() > MAX_FILE_BYTES {
-            return Err(ToolError::model(format!(
-                "`{shown}` is {} MiB, over the {} MiB read_file limit; use grep_files to find the part you need",
-                meta.len() >> 20,
-                MAX_FILE_BYTES >> 20
-            )));
-        }
         let is_pdf = path.extension().is_some_and(|e| e.eq_ignore_ascii_case("pdf"));
+        if !is_pdf && input.pages.is_some() {
+            return Err(ToolError::model("`pages` applies to PDF files only; use offset/limit"));
+        }
+        // Opened beneath the root (never by path string) and checked on the open
+        // descriptor, so a symlink or FIFO swapped in after `resolve` is refused.
+        let ws = ctx.workspace.clone();
+        let read_path = path.clone();
+        let bytes = tokio::task::spawn_blocking(move || ws.read_regular(&read_path, MAX_FILE_BYTES))
+            .await
+            .map_err(|e| ToolError::Fatal(anyhow::anyhow!("read_file task panicked: {e}")))?
+            .map_err(|e| read_error(e, &shown))?;
         let text = if is_pdf {
-            pdf_text(&path, &shown, input.pages.as_deref()).await?
+            pdf_text(&bytes, &shown, input.pages.as_deref()).await?
         } else {
-            if input.pages.is_some() {
-                return Err(ToolError::model("`pages` applies to PDF files only; use offset/limit"));
-            }
-            let bytes = tokio::fs::read(&path).await.map_err(|e| io_error("read", &shown, &e))?;
             if looks_binary(&bytes) {
                 return Err(ToolError::model(format!("`{shown}` is a binary file ({} bytes); not shown", bytes.len())));
             }
@@ -110,8 +102,27 @@ impl Tool for ReadFile {
     }
 }
 
-/// Extracts text with `pdftotext` (poppler), optionally limited to pages.
-async fn pdf_text(path: &std::path::Path, shown: &str, pages: Option<&str>) -> Result<String, ToolError> {
+/// The model-facing message for a refused read.
+pub(crate) fn read_error(err: ReadError, shown: &str) -> ToolError {
+    match err {
+        ReadError::Directory => ToolError::model(format!("`{shown}` is a directory; use list_dir")),
+        // A FIFO or device would block or never end.
+        ReadError::NotRegular => {
+            ToolError::model(format!("`{shown}` is not a regular file (a pipe, socket or device)"))
+        }
+        ReadError::TooLarge(len) => ToolError::model(format!(
+            "`{shown}` is {} MiB, over the {} MiB read_file limit; use grep_files to find the part you need",
+            len >> 20,
+            MAX_FILE_BYTES >> 20
+        )),
+        ReadError::Io(e) => io_error("read", shown, &e),
+    }
+}
+
+/// Extracts text with `pdftotext` (poppler), optionally limited to pages. The
+/// bytes (already read beneath the root) go in on stdin, so pdftotext never
+/// opens a path that could have changed.
+async fn pdf_text(bytes: &[u8], shown: &str, pages: Option<&str>) -> Result<String, ToolError> {
     let Some(program) = which("pdftotext") else {
         return Err(ToolError::model(format!(
             "`{shown}` is a PDF and `pdftotext` (poppler-utils) is not installed; install it to read PDFs"
@@ -123,8 +134,18 @@ async fn pdf_text(path: &std::path::Path, shown: &str, pages: Option<&str>) -> R
         let (first, last) = parse_pages(pages)?;
         cmd.args(["-f", &first.to_string(), "-l", &last.to_string()]);
     }
-    cmd.arg(path).arg("-").kill_on_drop(true);
-    let output = tokio::time::timeout(PDF_TIMEOUT, cmd.output())
+    cmd.arg("-").arg("-").kill_on_drop(true);
+    cmd.stdin(std::process::Stdio::piped()).stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped());
+    let run = async {
+        use tokio::io::AsyncWriteExt;
+        let mut child = cmd.spawn()?;
+        if let Some(mut stdin) = child.stdin.take() {
+            // pdftotext may stop reading early on a broken PDF; its exit status says why.
+            let _ = stdin.write_all(bytes).await;
+        }
+        child.wait_with_output().await
+    };
+    let output = tokio::time::timeout(PDF_TIMEOUT, run)
         .await
         .map_err(|_| {
             ToolError::model(format!("pdftotext took over {} s on `{shown}` and was stopped", PDF_TIMEOUT.as_secs()))

@@ -5,13 +5,12 @@
 //! leaves either the old file or the new one, never a torn mix; and because the
 //! rename stays on one file system it is atomic.
 
-use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use quiver_engine::{Capabilities, Domain, Risk, Tool, ToolContext, ToolError, ToolOutput};
+use quiver_engine::{Capabilities, Domain, Risk, Tool, ToolContext, ToolError, ToolOutput, Workspace};
 
 use crate::util::io_error;
 
@@ -44,7 +43,7 @@ impl Tool for WriteFile {
         }
         let path = ctx.workspace.resolve(&input.path)?;
         let shown = ctx.workspace.display(&path);
-        let previous = match tokio::fs::metadata(&path).await {
+        let previous = match ctx.workspace.symlink_metadata(&path) {
             Ok(meta) if meta.is_dir() => {
                 return Err(ToolError::model(format!("`{shown}` is a directory; give the path of a file")));
             }
@@ -59,7 +58,9 @@ impl Tool for WriteFile {
         let lines = line_count(&bytes);
 
         // Rewriting identical bytes would only bump the mtime and wake file watchers.
-        if previous == Some(bytes.len() as u64) && tokio::fs::read(&path).await.is_ok_and(|current| current == bytes) {
+        if previous == Some(bytes.len() as u64)
+            && ctx.workspace.read_regular(&path, bytes.len() as u64).is_ok_and(|current| current == bytes)
+        {
             return Ok(ToolOutput::text(format!(
                 "`{shown}` already has exactly this content ({} bytes); nothing written",
                 bytes.len()
@@ -70,13 +71,8 @@ impl Tool for WriteFile {
             .with_meta("changed", false));
         }
 
-        if let Some(parent) = path.parent() {
-            tokio::fs::create_dir_all(parent)
-                .await
-                .map_err(|e| io_error("create directory", &ctx.workspace.display(parent), &e))?;
-        }
         let size = bytes.len();
-        write_atomically(path, bytes, &shown).await?;
+        write_atomically(&ctx.workspace, path, bytes, &shown).await?;
 
         let text = match previous {
             None => format!("Created `{shown}` ({size} bytes, {lines} lines)"),
@@ -97,41 +93,24 @@ fn line_count(bytes: &[u8]) -> usize {
 
 /// Writes `bytes` to `path` through a temp file + rename, off the async runtime.
 /// Errors are phrased for the model; `shown` is the path as the model knows it.
-pub(crate) async fn write_atomically(path: PathBuf, bytes: Vec<u8>, shown: &str) -> Result<(), ToolError> {
-    tokio::task::spawn_blocking(move || atomic_write(&path, &bytes))
+///
+/// Everything happens beneath the workspace root's descriptor
+/// ([`Workspace::write_atomic`]): missing parents are created there, the temp
+/// file lives next to the target (the rename cannot cross file systems), and a
+/// directory swapped for a symlink mid-call makes the write fail, never land
+/// outside. An existing file keeps its permission bits (a script stays
+/// executable) and a read-only one is refused, as an ordinary write would be.
+pub(crate) async fn write_atomically(
+    ws: &Workspace,
+    path: PathBuf,
+    bytes: Vec<u8>,
+    shown: &str,
+) -> Result<(), ToolError> {
+    let ws = ws.clone();
+    tokio::task::spawn_blocking(move || ws.write_atomic(&path, &bytes, None))
         .await
         .map_err(|e| ToolError::Fatal(anyhow::anyhow!("atomic write task panicked: {e}")))?
         .map_err(|e| io_error("write", shown, &e))
-}
-
-/// The temp file lives next to the target so the rename cannot cross file systems.
-/// An existing file keeps its permission bits (a script stays executable); a new
-/// one gets the usual 0666-minus-umask instead of tempfile's private 0600.
-fn atomic_write(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    use std::os::unix::fs::PermissionsExt;
-    let parent = path.parent().ok_or_else(|| std::io::Error::other("path has no parent directory"))?;
-    let existing = std::fs::metadata(path).ok().map(|m| m.permissions());
-    // A rename would replace a read-only file without complaint; an ordinary
-    // write would be refused, and so is this one.
-    if existing.as_ref().is_some_and(std::fs::Permissions::readonly) {
-        return Err(std::io::Error::new(std::io::ErrorKind::PermissionDenied, "read-only file"));
-    }
-    let mode = existing.clone().unwrap_or_else(|| std::fs::Permissions::from_mode(0o666));
-    let mut tmp =
-        tempfile::Builder::new().prefix(".quiver-write-").suffix(".tmp").permissions(mode).tempfile_in(parent)?;
-    tmp.write_all(bytes)?;
-    if let Some(perms) = existing {
-        // The create mode above was filtered by the umask; restore the exact bits.
-        tmp.as_file().set_permissions(perms)?;
-    }
-    tmp.as_file().sync_all()?;
-    tmp.persist(path).map_err(|e| e.error)?;
-    // Make the rename itself durable; failing here cannot corrupt anything, so it
-    // is best effort (some file systems refuse fsync on directories).
-    if let Ok(dir) = std::fs::File::open(parent) {
-        let _ = dir.sync_all();
-    }
-    Ok(())
 }
 
 #[cfg(test)]

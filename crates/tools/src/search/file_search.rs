@@ -12,7 +12,7 @@ use nucleo_matcher::{Config, Matcher, Utf32Str};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use quiver_engine::{Capabilities, Domain, Risk, Tool, ToolContext, ToolError, ToolOutput};
+use quiver_engine::{Capabilities, Domain, Risk, Tool, ToolContext, ToolError, ToolOutput, Workspace};
 
 use crate::search::grep_files::walker;
 use crate::util::io_error;
@@ -56,14 +56,14 @@ impl Tool for FileSearch {
         }
         let target = ctx.workspace.resolve(input.path.as_deref().unwrap_or("."))?;
         let shown = ctx.workspace.display(&target);
-        match std::fs::metadata(&target) {
+        match ctx.workspace.symlink_metadata(&target) {
             Ok(meta) if meta.is_dir() => {}
             Ok(_) => return Err(ToolError::model(format!("`{shown}` is a file; `path` must be a directory"))),
             Err(e) => return Err(io_error("search", &shown, &e)),
         }
-        let root = ctx.workspace.root().to_path_buf();
+        let ws = ctx.workspace.clone();
         let query = input.query;
-        let found = tokio::task::spawn_blocking(move || find(&root, &target, &query).map(|f| (f, query)))
+        let found = tokio::task::spawn_blocking(move || find(&ws, &target, &query).map(|f| (f, query)))
             .await
             .map_err(|e| ToolError::Fatal(anyhow::anyhow!("file_search worker failed: {e}")))?;
         let (found, query) = found?;
@@ -93,11 +93,12 @@ struct Found {
     scanned: u64,
 }
 
-fn find(root: &std::path::Path, target: &std::path::Path, query: &str) -> Result<Found, ToolError> {
+fn find(ws: &Workspace, target: &std::path::Path, query: &str) -> Result<Found, ToolError> {
+    let root = ws.root();
     // Smart case: an upper-case letter in the query makes the match case-sensitive.
     let pattern = Pattern::parse(query, CaseMatching::Smart, Normalization::Smart);
     let results: Mutex<Batch> = Mutex::new(Batch::default());
-    walker(root, target, None)?.build_parallel().run(|| {
+    walker(ws, target, None)?.build_parallel().run(|| {
         let mut matcher = Matcher::new(Config::DEFAULT.match_paths());
         let mut chars = Vec::new();
         let mut local = LocalBatch { batch: Batch::default(), shared: &results };

@@ -20,9 +20,9 @@ use ignore::{WalkBuilder, WalkState};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use quiver_engine::{Capabilities, Domain, Risk, Tool, ToolContext, ToolError, ToolOutput};
+use quiver_engine::{Capabilities, Domain, Risk, Tool, ToolContext, ToolError, ToolOutput, Workspace};
 
-use crate::util::io_error;
+use crate::util::{io_error, stays_inside};
 
 const DEFAULT_MAX_RESULTS: usize = 200;
 const MAX_MAX_RESULTS: usize = 10_000;
@@ -245,9 +245,12 @@ fn push_line_text(out: &mut String, bytes: &[u8]) {
 /// A walk over `target` with the same filters as ripgrep's defaults: gitignore,
 /// `.ignore` and hidden files skipped, symlinks not followed. A `.gitignore` is
 /// honoured even outside a git repository, since a workspace need not be one.
-pub(crate) fn walker(root: &Path, target: &Path, glob: Option<&str>) -> Result<WalkBuilder, ToolError> {
+/// Nothing outside the workspace is reported or entered ([`stays_inside`]).
+pub(crate) fn walker(ws: &Workspace, target: &Path, glob: Option<&str>) -> Result<WalkBuilder, ToolError> {
+    let root = ws.root();
     let mut builder = WalkBuilder::new(target);
-    builder.follow_links(false).hidden(true).require_git(false);
+    let inside = ws.clone();
+    builder.follow_links(false).hidden(true).require_git(false).filter_entry(move |e| stays_inside(&inside, e));
     if let Some(glob) = glob {
         let bad = |e: ignore::Error| ToolError::model(format!("invalid glob `{glob}`: {e}"));
         let mut overrides = OverrideBuilder::new(root);
@@ -258,7 +261,10 @@ pub(crate) fn walker(root: &Path, target: &Path, glob: Option<&str>) -> Result<W
 }
 
 /// Searches every file under `target`; `root` anchors globs and shown paths.
+/// Files are opened beneath the root's descriptor, never by path string.
 pub fn search(root: &Path, target: &Path, opts: &SearchOptions) -> Result<SearchReport, ToolError> {
+    let ws = Workspace::new(root).map_err(|e| ToolError::model(format!("cannot open the workspace root: {e}")))?;
+    let ws = &ws;
     let matcher = RegexMatcherBuilder::new()
         .case_insensitive(opts.case_insensitive)
         // Lets the matcher search whole buffers and then find lines, as ripgrep does.
@@ -275,7 +281,7 @@ pub fn search(root: &Path, target: &Path, opts: &SearchOptions) -> Result<Search
         .before_context(opts.context)
         .after_context(opts.context)
         .binary_detection(BinaryDetection::quit(0));
-    let walk = walker(root, target, opts.glob.as_deref())?;
+    let walk = walker(ws, target, opts.glob.as_deref())?;
 
     let budget = opts.max_results as u64;
     let collector = Mutex::new(Collector { files: BTreeMap::new(), stored: 0, budget });
@@ -292,7 +298,7 @@ pub fn search(root: &Path, target: &Path, opts: &SearchOptions) -> Result<Search
             if !entry.file_type().is_some_and(|t| t.is_file()) {
                 return WalkState::Continue;
             }
-            search_one(&mut searcher, &matcher, entry.path(), root, budget, opts.context as u64, collector, totals);
+            search_one(&mut searcher, &matcher, entry.path(), ws, budget, opts.context as u64, collector, totals);
             WalkState::Continue
         })
     });
@@ -343,14 +349,24 @@ fn search_one(
     searcher: &mut Searcher,
     matcher: &RegexMatcher,
     path: &Path,
-    root: &Path,
+    ws: &Workspace,
     budget: u64,
     context: u64,
     collector: &Mutex<Collector>,
     totals: &Totals,
 ) {
     let mut sink = Collect { hits: FileHits::default(), budget, context, storing: true, last_match: 0, binary: false };
-    if searcher.search_path(matcher, path, &mut sink).is_err() {
+    // No symlink on the path and O_NONBLOCK: a file swapped for a link out or
+    // for a FIFO mid-walk is counted unreadable, never read or waited on.
+    let file = match ws.open_walked(path, true) {
+        Ok(file) if file.metadata().is_ok_and(|m| m.is_file()) => file,
+        _ => {
+            totals.unreadable.fetch_add(1, Ordering::Relaxed);
+            return;
+        }
+    };
+    let root = ws.root();
+    if searcher.search_file(matcher, &file, &mut sink).is_err() {
         totals.unreadable.fetch_add(1, Ordering::Relaxed);
         return;
     }

@@ -32,5 +32,5 @@ pub fn register_tools(hub: &Arc<AgentHub>, registry: &mut Registry) -> anyhow::R
 /// The projection as a tool result.
 fn output_of(handle: &AgentHandle) -> ToolOutput {
     let (content, metadata) = handle.projection();
-    ToolOutput { content, metadata }
+    ToolOutput { content, metadata, ..ToolOutput::default() }
 }

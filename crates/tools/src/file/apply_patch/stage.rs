@@ -4,11 +4,11 @@
 
 use std::collections::BTreeMap;
 use std::fs::Permissions;
-use std::io::{self, Write};
+use std::io;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
-use quiver_engine::{ToolError, Workspace};
+use quiver_engine::{ReadError, ToolError, Workspace};
 
 use crate::util::io_error;
 
@@ -46,8 +46,11 @@ impl Entry {
 
 /// An overlay of the workspace: reads see earlier staged changes of the same
 /// patch (two sections on one file, a rename onto a path deleted before).
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Stage {
+    /// Every read and write goes beneath the root's descriptor, never by path
+    /// string (see `Workspace::write_atomic`).
+    ws: Workspace,
     entries: BTreeMap<PathBuf, Entry>,
 }
 
@@ -58,10 +61,14 @@ enum Done {
 }
 
 impl Stage {
+    pub fn new(ws: &Workspace) -> Self {
+        Stage { ws: ws.clone(), entries: BTreeMap::new() }
+    }
+
     /// The staged content of `path`, reading it from disk on first touch.
     pub fn content(&mut self, path: &Path, shown: &str) -> Result<Option<Vec<u8>>, ToolError> {
         if !self.entries.contains_key(path) {
-            let original = read_original(path, shown)?;
+            let original = read_original(&self.ws, path, shown)?;
             let current = original.as_ref().map(|s| s.bytes.clone());
             self.entries.insert(path.to_path_buf(), Entry { original, current, perms: None });
         }
@@ -109,12 +116,13 @@ impl Stage {
                         .clone()
                         .or_else(|| entry.original.as_ref().map(|s| s.perms.clone()))
                         .unwrap_or_else(|| Permissions::from_mode(DEFAULT_MODE));
-                    make_parents(path, &mut done)
-                        .and_then(|()| write_atomic(path, bytes, &perms))
+                    make_parents(ws, path, &mut done)
+                        .and_then(|()| ws.write_atomic(path, bytes, Some(perms.mode())))
                         .map(|()| done.push(Done::Wrote(path.to_path_buf())))
                         .map_err(|e| (path, "write", e))
                 }
-                None => std::fs::remove_file(path)
+                None => ws
+                    .remove_file(path)
                     .map(|()| done.push(Done::Removed(path.to_path_buf())))
                     .map_err(|e| (path, "delete", e)),
             };
@@ -150,20 +158,20 @@ impl Stage {
             let (path, result) = match step {
                 Done::Wrote(path) => {
                     let result = match self.entries.get(&path).and_then(|e| e.original.as_ref()) {
-                        Some(orig) => write_atomic(&path, &orig.bytes, &orig.perms),
-                        None => std::fs::remove_file(&path),
+                        Some(orig) => ws.write_atomic(&path, &orig.bytes, Some(orig.perms.mode())),
+                        None => ws.remove_file(&path),
                     };
                     (path, result)
                 }
                 Done::Removed(path) => {
                     let result = match self.entries.get(&path).and_then(|e| e.original.as_ref()) {
-                        Some(orig) => write_atomic(&path, &orig.bytes, &orig.perms),
+                        Some(orig) => ws.write_atomic(&path, &orig.bytes, Some(orig.perms.mode())),
                         None => Ok(()),
                     };
                     (path, result)
                 }
                 Done::MadeDir(path) => {
-                    let result = std::fs::remove_dir(&path);
+                    let result = ws.remove_dir(&path);
                     (path, result)
                 }
             };
@@ -175,8 +183,8 @@ impl Stage {
     }
 }
 
-fn read_original(path: &Path, shown: &str) -> Result<Option<Snapshot>, ToolError> {
-    let meta = match std::fs::symlink_metadata(path) {
+fn read_original(ws: &Workspace, path: &Path, shown: &str) -> Result<Option<Snapshot>, ToolError> {
+    let meta = match ws.symlink_metadata(path) {
         Ok(meta) => meta,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(io_error("inspect", shown, &e)),
@@ -187,37 +195,29 @@ fn read_original(path: &Path, shown: &str) -> Result<Option<Snapshot>, ToolError
     if !meta.is_file() {
         return Err(ToolError::model(format!("`{shown}` is not a regular file; apply_patch edits regular files only")));
     }
-    let bytes = std::fs::read(path).map_err(|e| io_error("read", shown, &e))?;
+    // Re-checked on the open descriptor: a FIFO swapped in is refused, not waited on.
+    let bytes = ws.read_regular(path, u64::MAX).map_err(|e| match e {
+        ReadError::Io(e) => io_error("read", shown, &e),
+        _ => ToolError::model(format!("`{shown}` is not a regular file; apply_patch edits regular files only")),
+    })?;
     Ok(Some(Snapshot { bytes, perms: meta.permissions() }))
 }
 
 /// Creates the missing directories above `path`, top-down, recording each one so
 /// a rollback can remove it again.
-fn make_parents(path: &Path, done: &mut Vec<Done>) -> io::Result<()> {
+fn make_parents(ws: &Workspace, path: &Path, done: &mut Vec<Done>) -> io::Result<()> {
     let mut missing = Vec::new();
     let mut dir = path.parent();
     while let Some(d) = dir {
-        if std::fs::symlink_metadata(d).is_ok() {
+        if d == ws.root() || ws.symlink_metadata(d).is_ok() {
             break;
         }
         missing.push(d.to_path_buf());
         dir = d.parent();
     }
     for d in missing.into_iter().rev() {
-        std::fs::create_dir(&d)?;
+        ws.create_dir(&d)?;
         done.push(Done::MadeDir(d));
     }
-    Ok(())
-}
-
-/// Writes a sibling temporary file and renames it over `path`, so a reader (or a
-/// crash) sees the old file or the new one, never half of each.
-fn write_atomic(path: &Path, bytes: &[u8], perms: &Permissions) -> io::Result<()> {
-    let dir = path.parent().ok_or_else(|| io::Error::other("path has no parent directory"))?;
-    let mut tmp = tempfile::Builder::new().prefix(".apply_patch.").suffix(".tmp").tempfile_in(dir)?;
-    tmp.write_all(bytes)?;
-    tmp.as_file().set_permissions(perms.clone())?;
-    tmp.as_file().sync_all()?;
-    tmp.persist(path).map_err(|e| e.error)?;
     Ok(())
 }
