@@ -10,8 +10,8 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use quiver_agent::exec::{self, ExecOptions, paths, resume};
-use quiver_agent::run::{CompactionPolicy, EnginePort, compact};
-use quiver_agent::{CliOverrides, Effort, HttpOptions};
+use quiver_agent::run::{CompactionPolicy, EnginePort, ProviderFim, compact};
+use quiver_agent::{CliOverrides, Effort, HttpOptions, Provider};
 use quiver_engine::{Audience, Mode, Session, Workspace};
 
 use crate::setup;
@@ -125,8 +125,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         Ok(c) => c,
         Err(e) => return Ok(usage_error(e)),
     };
-    let provider = match config.build_provider(&|var| std::env::var(var).ok(), HttpOptions::default()) {
-        Ok(p) => p,
+    let provider: Arc<dyn Provider> = match config.build_provider(&|var| std::env::var(var).ok(), HttpOptions::default()) {
+        Ok(p) => Arc::from(p),
         Err(e) => return Ok(usage_error(e)),
     };
     let window = paths::context_window_override(&layers).unwrap_or_else(|| compact::context_window_of(&config.model));
@@ -140,6 +140,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         ctx.session.restore_lazy_state(r.lazy);
         history = r.messages;
     }
+    // `fim_edit` completes through the same provider (an error names it when
+    // the provider has no fill-in-the-middle endpoint).
+    ctx.fim = Some(Arc::new(ProviderFim(Arc::clone(&provider))));
     let session_id = ctx.session.id().to_string();
     let transcript_path = paths::session_path(&session_id)?;
     ctx.transcript =

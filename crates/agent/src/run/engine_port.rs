@@ -18,10 +18,13 @@
 use std::sync::Arc;
 
 use quiver_engine::transcript::Event;
-use quiver_engine::{Catalog, CatalogFormat, Engine, EngineHost, Resolution, Risk, ToolContext, ToolResult, canonical};
+use quiver_engine::{
+    Catalog, CatalogFormat, Engine, EngineHost, FillInMiddle, FimFuture, Resolution, Risk, ToolContext, ToolResult,
+    canonical,
+};
 use serde_json::{Value, json};
 
-use crate::provider::{BoxFuture, Wire};
+use crate::provider::{BoxFuture, Provider, Wire};
 use crate::run::prefix::RequestRecord;
 
 /// The tool list for one request, rendered for the provider's wire.
@@ -64,6 +67,20 @@ pub trait ToolPort: Send + Sync {
     /// The history was compacted: reset the session's loads (the tail) and
     /// record that this is the one allowed break in prefix growth.
     fn compacted(&self) {}
+}
+
+/// The provider's fill-in-the-middle completions, as the engine's
+/// [`FillInMiddle`] (what `fim_edit` reaches through its `ToolContext`).
+pub struct ProviderFim(pub Arc<dyn Provider>);
+
+impl FillInMiddle for ProviderFim {
+    fn provider(&self) -> &str {
+        self.0.name()
+    }
+
+    fn fill<'a>(&'a self, prefix: &'a str, suffix: &'a str, max_tokens: u32) -> FimFuture<'a> {
+        Box::pin(async move { self.0.fim(prefix, suffix, max_tokens).await.map_err(|e| e.to_string()) })
+    }
 }
 
 /// Where the port gets the engine for the next request.

@@ -17,7 +17,7 @@ use futures::future::join_all;
 use serde_json::{Value, json};
 
 pub use compact::CompactionPolicy;
-pub use engine_port::{CatalogView, EnginePort, ToolOutcome, ToolPort};
+pub use engine_port::{CatalogView, EnginePort, ProviderFim, ToolOutcome, ToolPort};
 pub use prefix::RequestRecord;
 
 use crate::message::{Effort, FinishReason, Message, ModelRequest, StreamEvent, ToolCall, Usage};
