@@ -65,8 +65,9 @@ pub trait ToolPort: Send + Sync {
     /// Records one model request (sizes, hashes, usage) in the transcript, if any.
     fn record_request(&self, _record: &RequestRecord) {}
     /// The history was compacted: reset the session's loads (the tail) and
-    /// record that this is the one allowed break in prefix growth.
-    fn compacted(&self) {}
+    /// record that this is the one allowed break in prefix growth, with the
+    /// estimated request size before and after.
+    fn compacted(&self, _before_tokens: u64, _after_tokens: u64) {}
 }
 
 /// The provider's fill-in-the-middle completions, as the engine's
@@ -219,8 +220,8 @@ impl ToolPort for EnginePort {
         });
     }
 
-    fn compacted(&self) {
+    fn compacted(&self, before_tokens: u64, after_tokens: u64) {
         self.ctx.session.reset_loads();
-        self.append(&Event::Compaction);
+        self.append(&Event::Compaction { before_tokens: Some(before_tokens), after_tokens: Some(after_tokens) });
     }
 }
