@@ -31,7 +31,10 @@ Sessions are recorded in $QUIVER_STATE_DIR/sessions/<id>.jsonl (default ~/.local
 its prompt-cache behaviour, `quiver replay FILE` re-runs its tool calls.\n\n\
 Approvals: in agent mode, risky steps are asked on the terminal (y / n / a = always this session) when stdin \
 and stderr are terminals and the prompt is not read from stdin; otherwise they are refused with a reason the \
-model sees. plan refuses every write; yolo asks nothing (deny rules still hold)."
+model sees. plan refuses every write; yolo asks nothing (deny rules still hold).\n\n\
+Tools: the catalog's head plus anything `tool_search` loads; `fim_edit` fills a marked region of a file \
+through the provider's fill-in-the-middle endpoint (DeepSeek's /beta/completions; other providers report \
+that they have none)."
 )]
 pub struct Args {
     /// The prompt (`-` reads it from stdin), or `resume SESSION_ID PROMPT`.

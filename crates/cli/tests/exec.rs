@@ -318,6 +318,7 @@ fn exec_help_documents_the_flags_and_exit_codes() {
         "resume",
         "130",
         "DEEPSEEK_API_KEY",
+        "fim_edit",
     ] {
         assert!(help.contains(word), "`{word}` missing from:\n{help}");
     }
