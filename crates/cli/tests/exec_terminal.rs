@@ -31,7 +31,8 @@ async fn fim_edit_is_found_loaded_and_fills_the_marker_through_the_fim_endpoint(
         ScriptedTurn::text("    return a + b"),
         ScriptedTurn::text("Filled."),
     ]);
-    let out = env.exec(&server, &["--json", "Implement add."]).await;
+    // The thinking model chats; FIM (which has no thinking mode) goes to deepseek-chat.
+    let out = env.exec(&server, &["--json", "--model", "deepseek-reasoner", "Implement add."]).await;
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_eq!(
         std::fs::read_to_string(env.ws.path().join("add.py")).unwrap(),
@@ -44,6 +45,7 @@ async fn fim_edit_is_found_loaded_and_fills_the_marker_through_the_fim_endpoint(
     assert_eq!(fim["prompt"], "def add(a, b):\n");
     assert_eq!(fim["suffix"], "\n\nprint(add(1, 2))\n");
     assert_eq!(fim["model"], "deepseek-chat");
+    assert_eq!(requests[0].json()["model"], "deepseek-reasoner");
     assert_eq!(requests[2].header("authorization"), Some("Bearer sk-test-secret"));
     // tool_search loaded it into the tail of the next request.
     let tools = requests[1].json()["tools"].to_string();
