@@ -221,12 +221,22 @@ impl AgentConfig {
                 let dialect = OpenAiDialect {
                     max_completion_tokens: p.name == "openai",
                     fim_path: p.fim_path.clone(),
-                    fim_model: p.fim_path.as_ref().map(|_| self.model.clone()),
+                    fim_model: p.fim_path.as_ref().map(|_| fim_model(&self.model)),
                 };
                 Box::new(OpenAiProvider::new(&p.name, &p.base_url, key, dialect, options)?)
             }
             Wire::Anthropic => Box::new(AnthropicProvider::new(&p.name, &p.base_url, key, options)?),
         })
+    }
+}
+
+/// The model a FIM request names. DeepSeek's FIM endpoint has no thinking
+/// mode: `deepseek-reasoner` is the thinking mode of `deepseek-chat`, so FIM
+/// goes to the latter; every other model is sent as configured.
+fn fim_model(model: &str) -> String {
+    match model {
+        "deepseek-reasoner" => "deepseek-chat".to_string(),
+        other => other.to_string(),
     }
 }
 

@@ -12,7 +12,7 @@ use futures::{Stream, StreamExt};
 use reqwest::header::{HeaderMap, RETRY_AFTER};
 use reqwest::{Client, Response, StatusCode};
 
-use crate::message::StreamEvent;
+use crate::message::{ModelResponse, StreamEvent};
 use crate::provider::{ProviderError, Sink};
 
 /// When to give up and how long to wait between tries.
@@ -160,6 +160,41 @@ impl Transport {
         }
     }
 
+    /// Reads a whole body and parses it as JSON; `what` names it in the error.
+    pub async fn read_json(&self, resp: Response, what: &str) -> Result<serde_json::Value, ProviderError> {
+        let text = self.read_body(resp).await?;
+        serde_json::from_str(&text).map_err(|e| self.decode_error(format!("the {what} is not JSON ({e})")))
+    }
+
+    /// One model call on either wire: POST `body`, then either parse the whole
+    /// JSON answer with `parse` (replayed through `sink`, so a UI has one
+    /// path) or assemble the SSE stream with `A`.
+    pub async fn complete<A: StreamAssembler>(
+        &self,
+        url: &str,
+        headers: &HeaderMap,
+        body: &str,
+        stream: bool,
+        parse: fn(&serde_json::Value) -> Result<ModelResponse, String>,
+        sink: Sink<'_>,
+    ) -> Result<ModelResponse, ProviderError> {
+        let resp = self.post(url, headers, body, sink).await?;
+        if !stream {
+            let value = self.read_json(resp, "body").await?;
+            let response = parse(&value).map_err(|d| self.decode_error(d))?;
+            replay_as_events(&response, sink);
+            return Ok(response);
+        }
+        let mut sse = self.sse(resp);
+        let mut assembler = A::default();
+        while let Some(event) = sse.next(self).await? {
+            if assembler.push(&event.data, sink).map_err(|d| self.stream_error(d))? {
+                break;
+            }
+        }
+        assembler.finish().map_err(|d| self.stream_error(d))
+    }
+
     pub fn timeout(&self, what: &str, after: Duration) -> ProviderError {
         ProviderError::Timeout { provider: self.provider.clone(), what: what.to_string(), after }
     }
@@ -174,6 +209,29 @@ impl Transport {
 
     pub fn sse(&self, resp: Response) -> SseReader {
         SseReader { events: Box::pin(body_stream(resp).eventsource()), idle: self.options.idle_timeout, seen: 0 }
+    }
+}
+
+/// Turns one wire's stream of SSE `data` payloads into a response.
+pub trait StreamAssembler: Default {
+    /// Feeds one event's `data`; `Ok(true)` at the wire's end marker. An `Err`
+    /// says what broke (the caller adds the provider's name).
+    fn push(&mut self, data: &str, sink: Sink<'_>) -> Result<bool, String>;
+    /// The response, or what was missing when the stream ended.
+    fn finish(self) -> Result<ModelResponse, String>;
+}
+
+/// A non-streamed answer still goes through the sink, so a UI has one path.
+fn replay_as_events(response: &ModelResponse, sink: Sink<'_>) {
+    if let Some(reasoning) = &response.reasoning {
+        sink(StreamEvent::ReasoningDelta(reasoning.clone()));
+    }
+    if !response.text.is_empty() {
+        sink(StreamEvent::TextDelta(response.text.clone()));
+    }
+    for (index, call) in response.tool_calls.iter().enumerate() {
+        sink(StreamEvent::ToolCallBegin { index, id: call.id.clone(), name: call.name.clone() });
+        sink(StreamEvent::ToolCallArgumentsDelta { index, fragment: call.arguments.clone() });
     }
 }
 

@@ -33,7 +33,7 @@ fn audit_counts_head_changes_breaks_and_exempts_compaction() {
             request(1, 1000, None, "h"),
             request(2, 1500, Some(1000), "h"),
             request(3, 1400, Some(900), "h"),
-            Event::Compaction,
+            Event::Compaction { before_tokens: None, after_tokens: None },
             request(4, 800, Some(700), "h"),
             request(5, 900, Some(800), "other"),
         ],
@@ -54,7 +54,7 @@ fn resume_history_restarts_at_compaction_and_drops_dangling_calls() {
     let t = Transcript {
         events: vec![
             message(&Message::user("old")),
-            Event::Compaction,
+            Event::Compaction { before_tokens: None, after_tokens: None },
             message(&Message::user("goal + relay")),
             message(&Message::assistant_text("ok")),
             message(&Message::user("next")),

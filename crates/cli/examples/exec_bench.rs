@@ -5,7 +5,12 @@
 //!   bytes each request shares with the previous one, and the share of each
 //!   request's prompt tokens a prefix cache could serve (as the server counts it).
 //!
-//! Run: `cargo run --release -p quiver-cli --example exec_bench`
+//! Run: `cargo run --release -p quiver-cli --example exec_bench [-- CATALOG.json ...]`
+//!
+//! Each CATALOG.json (a `tools/list`-shaped file, like the bench catalogs in
+//! `/work/shared/bench/catalogs`) adds its tools as MCP tools of the engine,
+//! registered the way the MCP client registers a server's cached tools, so
+//! the eager comparison and the searches see a gateway-sized catalog.
 
 #![allow(clippy::print_stdout)]
 
@@ -18,7 +23,12 @@ use quiver_agent::run::{AgentLoop, EnginePort, RunEvent, RunLimits};
 use quiver_agent::scripted::{ScriptedServer, ScriptedTurn};
 use quiver_agent::{ApiKey, BoxFuture, HttpOptions, ModelRequest, ModelResponse, Provider, ProviderError, Sink, Wire};
 use quiver_engine::transcript::{Transcript, TranscriptWriter};
-use quiver_engine::{Audience, CatalogFormat, EngineHost, Manifest, Mode, Workspace};
+use quiver_engine::{
+    Audience, CatalogFormat, DynTool, EngineHost, Manifest, Mode, Registry, ToolContext, ToolError, ToolFuture,
+    ToolSpec, Workspace,
+};
+use quiver_mcp::client::RemoteTool;
+use serde_json::Value;
 
 /// Wraps a provider to time each model call (the part that is not the loop's).
 struct Timed<'a> {
@@ -48,6 +58,49 @@ impl Provider for Timed<'_> {
     fn fim<'a>(&'a self, prefix: &'a str, suffix: &'a str, max: u32) -> BoxFuture<'a, Result<String, ProviderError>> {
         self.inner.fim(prefix, suffix, max)
     }
+}
+
+/// A downstream tool known only from a catalog file: it has a spec (what the
+/// catalog and search see) and no server behind it; the scripted session never
+/// calls one.
+struct CatalogOnlyTool(ToolSpec);
+
+impl DynTool for CatalogOnlyTool {
+    fn spec(&self) -> ToolSpec {
+        self.0.clone()
+    }
+
+    fn call<'a>(&'a self, _: Value, _: &'a ToolContext) -> ToolFuture<'a> {
+        Box::pin(async move { Err(ToolError::model(format!("`{}` has no server in this benchmark", self.0.name))) })
+    }
+}
+
+/// Registers every tool of the catalog files as an MCP tool; returns how many.
+fn register_catalogs(registry: &mut Registry, files: &[String]) -> anyhow::Result<usize> {
+    let mut added = 0;
+    for file in files {
+        let doc: Value = serde_json::from_str(&std::fs::read_to_string(file)?)?;
+        let catalog = doc["name"].as_str().unwrap_or("catalog").to_string();
+        let mut by_server: std::collections::BTreeMap<String, Vec<RemoteTool>> = Default::default();
+        for tool in doc["tools"].as_array().into_iter().flatten() {
+            let server = tool["server"].as_str().unwrap_or(&catalog).to_string();
+            by_server.entry(server).or_default().push(serde_json::from_value(tool.clone())?);
+        }
+        for (server, tools) in by_server {
+            let names: Vec<String> = tools.iter().map(|t| t.name.clone()).collect();
+            let qualified = quiver_engine::names::qualify(&server, &names);
+            for remote in &tools {
+                let Some(name) = qualified.get(&remote.name) else { continue };
+                if registry.get(name).is_some() {
+                    continue;
+                }
+                let spec = quiver_mcp::client::tool::spec_for(&server, name.clone(), remote);
+                registry.register_with_spec(spec.clone(), Arc::new(CatalogOnlyTool(spec)))?;
+                added += 1;
+            }
+        }
+    }
+    Ok(added)
 }
 
 fn percentile(sorted: &[f64], p: f64) -> f64 {
@@ -87,7 +140,11 @@ async fn bench() -> anyhow::Result<()> {
     let ws = dir.path().join("ws");
     std::fs::create_dir_all(ws.join("src"))?;
     std::fs::write(ws.join("src/lib.rs"), "pub fn answer() -> u32 {\n    42\n}\n".repeat(20))?;
-    let host = EngineHost::new(quiver_tools::native_registry()?, Manifest::builtin()?, Vec::new())?;
+    let catalogs: Vec<String> = std::env::args().skip(1).collect();
+    let mut registry = quiver_tools::native_registry()?;
+    let native = registry.len();
+    let mcp = register_catalogs(&mut registry, &catalogs)?;
+    let host = EngineHost::new(registry, Manifest::builtin()?, Vec::new())?;
     let audience = Audience { provider: "deepseek".into(), model: Some("deepseek-chat".into()), mode: Mode::Agent };
     let mut ctx = host.context(Workspace::new(&ws)?, audience.clone());
     let transcript_path = dir.path().join("session.jsonl");
@@ -150,6 +207,7 @@ async fn bench() -> anyhow::Result<()> {
     let first_bytes = requests[0].body.len();
     let eager_bytes = first_bytes - lazy_tools.len() + eager_tools.len();
 
+    println!("catalog: {native} native tools + {mcp} MCP tools from {} catalog file(s)", catalogs.len());
     println!("turns={} status={:?}", outcome.turns, outcome.status);
     println!(
         "loop_overhead_per_turn p50_us={:.0} p99_us={:.0} (n={}; wall time minus model and tool time)",
@@ -181,5 +239,17 @@ async fn bench() -> anyhow::Result<()> {
         );
     }
     println!("{}", report.lines().last().cloned().unwrap_or_default());
+    if mcp > 0 {
+        // The same comparison against the native tools alone.
+        let natives: Vec<String> =
+            engine.registry().iter().filter(|t| t.spec.is_native()).map(|t| t.spec.name.clone()).collect();
+        let eager_native = engine.catalog(&audience, &natives);
+        let eager_native_tools = quiver_engine::canonical::to_string(&eager_native.render(CatalogFormat::OpenAi));
+        println!(
+            "first_request_bytes vs eager native-only catalog: lazy={first_bytes} eager={} ({} tools)",
+            first_bytes - lazy_tools.len() + eager_native_tools.len(),
+            natives.len()
+        );
+    }
     Ok(())
 }

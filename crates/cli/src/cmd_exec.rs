@@ -10,9 +10,9 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use quiver_agent::exec::{self, ExecOptions, paths, resume};
-use quiver_agent::run::{CompactionPolicy, EnginePort, compact};
+use quiver_agent::run::{CompactionPolicy, EnginePort, ProviderFim, compact};
 use quiver_agent::subagent::{AgentRuntime, SubagentLimits};
-use quiver_agent::{CliOverrides, Effort, HttpOptions};
+use quiver_agent::{CliOverrides, Effort, HttpOptions, Provider};
 use quiver_engine::{Audience, Mode, Session, Workspace};
 
 use crate::setup;
@@ -32,7 +32,10 @@ Sessions are recorded in $QUIVER_STATE_DIR/sessions/<id>.jsonl (default ~/.local
 its prompt-cache behaviour, `quiver replay FILE` re-runs its tool calls.\n\n\
 Approvals: in agent mode, risky steps are asked on the terminal (y / n / a = always this session) when stdin \
 and stderr are terminals and the prompt is not read from stdin; otherwise they are refused with a reason the \
-model sees. plan refuses every write; yolo asks nothing (deny rules still hold)."
+model sees. plan refuses every write; yolo asks nothing (deny rules still hold).\n\n\
+Tools: the catalog's head plus anything `tool_search` loads; `fim_edit` fills a marked region of a file \
+through the provider's fill-in-the-middle endpoint (DeepSeek's /beta/completions; other providers report \
+that they have none)."
 )]
 pub struct Args {
     /// The prompt (`-` reads it from stdin), or `resume SESSION_ID PROMPT`.
@@ -126,8 +129,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         Ok(c) => c,
         Err(e) => return Ok(usage_error(e)),
     };
-    let provider = match config.build_provider(&|var| std::env::var(var).ok(), HttpOptions::default()) {
-        Ok(p) => p,
+    let provider: Arc<dyn Provider> = match config.build_provider(&|var| std::env::var(var).ok(), HttpOptions::default()) {
+        Ok(p) => Arc::from(p),
         Err(e) => return Ok(usage_error(e)),
     };
     let window = paths::context_window_override(&layers).unwrap_or_else(|| compact::context_window_of(&config.model));
@@ -136,7 +139,6 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         Ok(l) => l,
         Err(e) => return Ok(usage_error(e)),
     };
-    let provider: Arc<dyn quiver_agent::Provider> = Arc::from(provider);
     let native = quiver_tools::NativeOptions::default();
     let rlm_child = setup::rlm_child_for(config.clone());
     let (host, manager, agents) = setup::host_with(Some(workspace.root()), None, None, &native, rlm_child)?;
@@ -161,6 +163,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         ctx.session.restore_lazy_state(r.lazy);
         history = r.messages;
     }
+    // `fim_edit` completes through the same provider (an error names it when
+    // the provider has no fill-in-the-middle endpoint).
+    ctx.fim = Some(Arc::new(ProviderFim(Arc::clone(&provider))));
     let session_id = ctx.session.id().to_string();
     let transcript_path = paths::session_path(&session_id)?;
     ctx.transcript =

@@ -8,17 +8,18 @@ use std::path::{Path, PathBuf};
 use std::process::{Output, Stdio};
 
 use quiver_agent::scripted::{Fault, ScriptedServer, ScriptedTurn};
+use quiver_engine::transcript::Event;
 use serde_json::Value;
 
-struct Env {
-    config: tempfile::TempDir,
-    state: tempfile::TempDir,
+pub(crate) struct Env {
+    pub(crate) config: tempfile::TempDir,
+    pub(crate) state: tempfile::TempDir,
     cache: tempfile::TempDir,
-    ws: tempfile::TempDir,
+    pub(crate) ws: tempfile::TempDir,
 }
 
 impl Env {
-    fn new() -> Env {
+    pub(crate) fn new() -> Env {
         let env = Env {
             config: tempfile::tempdir().unwrap(),
             state: tempfile::tempdir().unwrap(),
@@ -29,7 +30,7 @@ impl Env {
         env
     }
 
-    fn command(&self, key: Option<&str>) -> tokio::process::Command {
+    pub(crate) fn command(&self, key: Option<&str>) -> tokio::process::Command {
         let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_quiver"));
         cmd.env("QUIVER_CONFIG_DIR", self.config.path())
             .env("QUIVER_STATE_DIR", self.state.path())
@@ -44,7 +45,7 @@ impl Env {
         cmd
     }
 
-    async fn exec(&self, server: &ScriptedServer, args: &[&str]) -> Output {
+    pub(crate) async fn exec(&self, server: &ScriptedServer, args: &[&str]) -> Output {
         let mut cmd = self.command(Some("sk-test-secret"));
         cmd.arg("exec").arg("--base-url").arg(server.base_url()).arg("--workspace").arg(self.ws.path());
         cmd.args(args).output().await.unwrap()
@@ -57,31 +58,31 @@ impl Env {
         files
     }
 
-    fn only_session(&self) -> PathBuf {
+    pub(crate) fn only_session(&self) -> PathBuf {
         let sessions = self.sessions();
         assert_eq!(sessions.len(), 1, "{sessions:?}");
         sessions[0].clone()
     }
 }
 
-fn stdout(o: &Output) -> String {
+pub(crate) fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
 }
 
-fn stderr(o: &Output) -> String {
+pub(crate) fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
-fn events(o: &Output) -> Vec<Value> {
+pub(crate) fn events(o: &Output) -> Vec<Value> {
     stdout(o).lines().map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}"))).collect()
 }
 
-fn of_type<'a>(events: &'a [Value], t: &str) -> Vec<&'a Value> {
+pub(crate) fn of_type<'a>(events: &'a [Value], t: &str) -> Vec<&'a Value> {
     events.iter().filter(|e| e["type"] == t).collect()
 }
 
 /// The tool results the model was sent in the last request.
-fn tool_messages(server: &ScriptedServer) -> Vec<String> {
+pub(crate) fn tool_messages(server: &ScriptedServer) -> Vec<String> {
     let last = server.requests().last().unwrap().json();
     last["messages"]
         .as_array()
@@ -250,8 +251,27 @@ async fn a_small_window_compacts_and_resume_continues_with_the_same_head() {
     assert_eq!(after["tools"], requests[0].json()["tools"]);
     assert_ne!(requests[1].json()["tools"], requests[0].json()["tools"]);
     let transcript = env.only_session();
+    // The summary request is recorded like every model request, then the
+    // compaction with the estimated request size before and after.
+    let recorded = quiver_engine::transcript::Transcript::read(&transcript).unwrap();
+    let kinds: Vec<&str> = recorded
+        .events
+        .iter()
+        .filter_map(|e| match e {
+            Event::ModelRequest { .. } => Some("request"),
+            Event::Compaction { before_tokens: Some(before), after_tokens: Some(after) } => {
+                assert!(before > after && *after > 0, "{before} -> {after}");
+                Some("compaction")
+            }
+            Event::Compaction { .. } => panic!("a compaction without token counts"),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(kinds, ["request", "request", "compaction", "request"]);
+    let compaction_event = of_type(&evs, "compaction")[0];
+    assert!(compaction_event["before_tokens"].as_u64().unwrap() > compaction_event["after_tokens"].as_u64().unwrap());
     let summary = stdout(&audit(&transcript)).lines().last().unwrap().to_string();
-    assert!(summary.starts_with("requests=2 head_changes=0 prefix_breaks=0 compactions=1"), "{summary}");
+    assert!(summary.starts_with("requests=3 head_changes=0 prefix_breaks=0 compactions=1"), "{summary}");
 
     // Resume: the history comes back and the next request extends it.
     let id = transcript.file_stem().unwrap().to_str().unwrap().to_string();
@@ -268,7 +288,7 @@ async fn a_small_window_compacts_and_resume_continues_with_the_same_head() {
     assert_eq!(resumed["tools"], before["tools"]);
     assert_eq!(env.sessions().len(), 1);
     let summary = stdout(&audit(&transcript)).lines().last().unwrap().to_string();
-    assert!(summary.starts_with("requests=3 head_changes=0 prefix_breaks=0"), "{summary}");
+    assert!(summary.starts_with("requests=4 head_changes=0 prefix_breaks=0"), "{summary}");
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -298,6 +318,7 @@ fn exec_help_documents_the_flags_and_exit_codes() {
         "resume",
         "130",
         "DEEPSEEK_API_KEY",
+        "fim_edit",
     ] {
         assert!(help.contains(word), "`{word}` missing from:\n{help}");
     }

@@ -4,6 +4,7 @@
 
 mod cli;
 mod exec;
+mod exec_terminal;
 mod import_graph;
 mod mcp_gateway;
 mod mcp_http;

@@ -11,6 +11,7 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use crate::audience::Audience;
+use crate::fim::FillInMiddle;
 use crate::permissions::command::{CommandGate, CommandRequest, GateVerdict};
 use crate::permissions::exec_policy::Permit;
 use crate::permissions::{Approver, Mode};
@@ -63,6 +64,9 @@ pub struct ToolContext {
     pub dispatcher: Arc<dyn Dispatcher>,
     /// Decides whether a process may start.
     pub commands: Arc<CommandGate>,
+    /// The model's fill-in-the-middle completions (`fim_edit`), when the host
+    /// runs a model that has them.
+    pub fim: Option<Arc<dyn FillInMiddle>>,
 }
 
 impl ToolContext {
@@ -83,6 +87,7 @@ impl ToolContext {
             surface,
             dispatcher,
             commands,
+            fim: None,
         }
     }
 

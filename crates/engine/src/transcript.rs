@@ -58,8 +58,15 @@ pub enum Event {
         query: String,
         loaded: Vec<String>,
     },
-    /// Context compaction: the tail starts empty again.
-    Compaction,
+    /// Context compaction: the tail starts empty again. The estimated
+    /// request size before and after (absent in transcripts from before they
+    /// were recorded).
+    Compaction {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        before_tokens: Option<u64>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        after_tokens: Option<u64>,
+    },
     /// One request to a model (the agent loop's). What `quiver audit` reads:
     /// the request's size and how much of it repeats the previous request's
     /// bytes (what a provider's prefix cache can serve), the head's hash
@@ -232,7 +239,7 @@ impl Transcript {
                 Event::Unload { names } => names.iter().for_each(|n| {
                     session.unload(n);
                 }),
-                Event::Compaction => session.reset_loads(),
+                Event::Compaction { .. } => session.reset_loads(),
                 Event::Search { query, loaded, .. } => session.record_search(query, loaded.clone()),
                 _ => {}
             }

@@ -56,10 +56,10 @@ fn torn_last_line_is_reported_and_nothing_before_it_is_lost() {
     assert_eq!(t.lazy_state().loaded_lazy_tools, vec!["note"]);
     // Appending after a crash still works; the torn line stays where it was.
     let w = TranscriptWriter::open(&path).unwrap();
-    w.append(&Event::Compaction).unwrap();
+    w.append(&Event::Compaction { before_tokens: Some(9000), after_tokens: Some(1200) }).unwrap();
     let t = Transcript::read(&path).unwrap();
     assert_eq!(t.events.len(), 3);
-    assert_eq!(t.events[2], Event::Compaction);
+    assert_eq!(t.events[2], Event::Compaction { before_tokens: Some(9000), after_tokens: Some(1200) });
     assert_eq!(t.damaged.len(), 1);
     assert_eq!(t.damaged[0].0, 3);
     assert!(t.torn_tail.is_none());

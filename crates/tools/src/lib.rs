@@ -53,6 +53,7 @@ pub fn register_all_with(registry: &mut Registry, options: &NativeOptions) -> an
     registry.register(file::list_dir::ListDir)?;
     registry.register(file::write_file::WriteFile)?;
     registry.register(file::edit_file::EditFile)?;
+    registry.register(file::fim_edit::FimEdit)?;
     registry.register(file::apply_patch::ApplyPatch)?;
     registry.register(file::project_map::ProjectMap)?;
     registry.register(git::git_status::GitStatus)?;

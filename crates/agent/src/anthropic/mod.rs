@@ -4,11 +4,9 @@ mod body;
 mod stream;
 
 use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
-use serde_json::Value;
 
 use crate::http::{HttpOptions, Transport};
 use crate::message::{ModelRequest, ModelResponse};
-use crate::openai::replay_as_events;
 use crate::provider::{ApiKey, BoxFuture, Provider, ProviderError, Sink, Wire};
 
 pub use body::{DEFAULT_MAX_TOKENS, parse_response, parse_usage, request_body};
@@ -49,23 +47,8 @@ impl AnthropicProvider {
     async fn complete_inner(&self, req: &ModelRequest, sink: Sink<'_>) -> Result<ModelResponse, ProviderError> {
         let body = quiver_engine::canonical::to_string(&request_body(req));
         let url = format!("{}/v1/messages", self.base_url);
-        let resp = self.transport.post(&url, &self.headers()?, &body, sink).await?;
-        if !req.stream {
-            let text = self.transport.read_body(resp).await?;
-            let value: Value = serde_json::from_str(&text)
-                .map_err(|e| self.transport.decode_error(format!("the body is not JSON ({e})")))?;
-            let response = parse_response(&value).map_err(|d| self.transport.decode_error(d))?;
-            replay_as_events(&response, sink);
-            return Ok(response);
-        }
-        let mut sse = self.transport.sse(resp);
-        let mut assembler = MessagesStreamAssembler::default();
-        while let Some(event) = sse.next(&self.transport).await? {
-            if assembler.push(&event.data, sink).map_err(|d| self.transport.stream_error(d))? {
-                break;
-            }
-        }
-        assembler.finish().map_err(|d| self.transport.stream_error(d))
+        let headers = self.headers()?;
+        self.transport.complete::<MessagesStreamAssembler>(&url, &headers, &body, req.stream, parse_response, sink).await
     }
 }
 

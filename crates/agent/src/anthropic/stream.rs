@@ -11,6 +11,7 @@ use serde_json::{Map, Value};
 
 use super::body::parse_usage;
 use crate::message::{FinishReason, ModelResponse, StreamEvent, ToolCall};
+use crate::http::StreamAssembler;
 use crate::provider::Sink;
 
 #[derive(Debug)]
@@ -42,9 +43,9 @@ pub struct MessagesStreamAssembler {
     events: usize,
 }
 
-impl MessagesStreamAssembler {
+impl StreamAssembler for MessagesStreamAssembler {
     /// Feeds one event's `data`; returns `true` at `message_stop`.
-    pub fn push(&mut self, data: &str, sink: Sink<'_>) -> Result<bool, String> {
+    fn push(&mut self, data: &str, sink: Sink<'_>) -> Result<bool, String> {
         let data = data.trim();
         if data.is_empty() {
             return Ok(false);
@@ -112,6 +113,36 @@ impl MessagesStreamAssembler {
         Ok(false)
     }
 
+    /// The response, or what was left open when the stream ended early.
+    fn finish(self) -> Result<ModelResponse, String> {
+        if !self.stopped {
+            let open = self.blocks.values().find_map(|b| match b {
+                Block::ToolUse { name, json, .. } => {
+                    Some(format!("; tool_use `{name}` was cut after {} bytes of input", json.len()))
+                }
+                _ => None,
+            });
+            return Err(format!(
+                "the stream ended after {} events without message_stop{}",
+                self.events,
+                open.unwrap_or_default()
+            ));
+        }
+        if let Some((index, _)) = self.blocks.iter().find(|(_, b)| matches!(b, Block::ToolUse { .. })) {
+            return Err(format!("message_stop arrived while tool_use block {index} was still open"));
+        }
+        Ok(ModelResponse {
+            text: self.text,
+            reasoning: (!self.reasoning.is_empty()).then_some(self.reasoning),
+            reasoning_signature: self.signature,
+            tool_calls: self.finished,
+            finish_reason: FinishReason::from_wire(self.stop_reason.as_deref().unwrap_or("end_turn")),
+            usage: parse_usage(&Value::Object(self.usage)),
+        })
+    }
+}
+
+impl MessagesStreamAssembler {
     fn delta(&mut self, index: u64, delta: &Value, sink: Sink<'_>) -> Result<(), String> {
         let s = |k: &str| delta.get(k).and_then(Value::as_str).unwrap_or_default();
         match delta.get("type").and_then(Value::as_str).unwrap_or_default() {
@@ -150,33 +181,5 @@ impl MessagesStreamAssembler {
                 }
             }
         }
-    }
-
-    /// The response, or what was left open when the stream ended early.
-    pub fn finish(self) -> Result<ModelResponse, String> {
-        if !self.stopped {
-            let open = self.blocks.values().find_map(|b| match b {
-                Block::ToolUse { name, json, .. } => {
-                    Some(format!("; tool_use `{name}` was cut after {} bytes of input", json.len()))
-                }
-                _ => None,
-            });
-            return Err(format!(
-                "the stream ended after {} events without message_stop{}",
-                self.events,
-                open.unwrap_or_default()
-            ));
-        }
-        if let Some((index, _)) = self.blocks.iter().find(|(_, b)| matches!(b, Block::ToolUse { .. })) {
-            return Err(format!("message_stop arrived while tool_use block {index} was still open"));
-        }
-        Ok(ModelResponse {
-            text: self.text,
-            reasoning: (!self.reasoning.is_empty()).then_some(self.reasoning),
-            reasoning_signature: self.signature,
-            tool_calls: self.finished,
-            finish_reason: FinishReason::from_wire(self.stop_reason.as_deref().unwrap_or("end_turn")),
-            usage: parse_usage(&Value::Object(self.usage)),
-        })
     }
 }

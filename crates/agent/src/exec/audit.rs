@@ -44,7 +44,7 @@ pub fn audit(transcript: &Transcript) -> Audit {
     let mut compacted = false;
     for event in &transcript.events {
         match event {
-            Event::Compaction => {
+            Event::Compaction { .. } => {
                 compacted = true;
                 audit.compactions += 1;
             }

@@ -36,7 +36,7 @@ pub fn history(transcript: &Transcript) -> Vec<Message> {
     let mut messages = Vec::new();
     for event in &transcript.events {
         match event {
-            Event::Compaction => messages.clear(),
+            Event::Compaction { .. } => messages.clear(),
             Event::Message { content, .. } => {
                 if let Ok(message) = serde_json::from_value::<Message>(content.clone()) {
                     messages.push(message);

@@ -12,6 +12,7 @@ use crate::message::{ModelRequest, ModelResponse, StreamEvent};
 use crate::provider::{ApiKey, BoxFuture, Provider, ProviderError, Sink, Wire};
 
 pub use body::{parse_response, parse_usage, request_body};
+pub use crate::http::StreamAssembler;
 pub use stream::ChatStreamAssembler;
 
 /// Dialect differences between OpenAI-compatible servers.
@@ -66,23 +67,8 @@ impl OpenAiProvider {
     async fn complete_inner(&self, req: &ModelRequest, sink: Sink<'_>) -> Result<ModelResponse, ProviderError> {
         let body = quiver_engine::canonical::to_string(&request_body(req, &self.dialect));
         let url = format!("{}/chat/completions", self.base_url);
-        let resp = self.transport.post(&url, &self.headers()?, &body, sink).await?;
-        if !req.stream {
-            let text = self.transport.read_body(resp).await?;
-            let value: Value = serde_json::from_str(&text)
-                .map_err(|e| self.transport.decode_error(format!("the body is not JSON ({e})")))?;
-            let response = parse_response(&value).map_err(|d| self.transport.decode_error(d))?;
-            replay_as_events(&response, sink);
-            return Ok(response);
-        }
-        let mut sse = self.transport.sse(resp);
-        let mut assembler = ChatStreamAssembler::default();
-        while let Some(event) = sse.next(&self.transport).await? {
-            if assembler.push(&event.data, sink).map_err(|d| self.transport.stream_error(d))? {
-                break;
-            }
-        }
-        assembler.finish().map_err(|d| self.transport.stream_error(d))
+        let headers = self.headers()?;
+        self.transport.complete::<ChatStreamAssembler>(&url, &headers, &body, req.stream, parse_response, sink).await
     }
 
     async fn fim_inner(&self, prefix: &str, suffix: &str, max_tokens: u32) -> Result<String, ProviderError> {
@@ -98,28 +84,12 @@ impl OpenAiProvider {
         let url = format!("{}{}", self.base_url, path);
         let mut ignore = |_: StreamEvent| {};
         let resp = self.transport.post(&url, &self.headers()?, &body, &mut ignore).await?;
-        let text = self.transport.read_body(resp).await?;
-        let value: Value = serde_json::from_str(&text)
-            .map_err(|e| self.transport.decode_error(format!("the FIM body is not JSON ({e})")))?;
+        let value = self.transport.read_json(resp, "FIM body").await?;
         value
             .pointer("/choices/0/text")
             .and_then(Value::as_str)
             .map(str::to_string)
             .ok_or_else(|| self.transport.decode_error("the FIM response has no choices[0].text"))
-    }
-}
-
-/// A non-streamed answer still goes through the sink, so a UI has one path.
-pub(crate) fn replay_as_events(response: &ModelResponse, sink: Sink<'_>) {
-    if let Some(reasoning) = &response.reasoning {
-        sink(StreamEvent::ReasoningDelta(reasoning.clone()));
-    }
-    if !response.text.is_empty() {
-        sink(StreamEvent::TextDelta(response.text.clone()));
-    }
-    for (index, call) in response.tool_calls.iter().enumerate() {
-        sink(StreamEvent::ToolCallBegin { index, id: call.id.clone(), name: call.name.clone() });
-        sink(StreamEvent::ToolCallArgumentsDelta { index, fragment: call.arguments.clone() });
     }
 }
 

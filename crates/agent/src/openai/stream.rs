@@ -11,6 +11,7 @@ use serde_json::Value;
 
 use super::body::parse_usage;
 use crate::message::{FinishReason, ModelResponse, StreamEvent, ToolCall, Usage};
+use crate::http::StreamAssembler;
 use crate::provider::Sink;
 
 #[derive(Debug, Default)]
@@ -31,10 +32,10 @@ pub struct ChatStreamAssembler {
     chunks: usize,
 }
 
-impl ChatStreamAssembler {
+impl StreamAssembler for ChatStreamAssembler {
     /// Feeds one SSE `data` payload; returns `true` at `[DONE]`. An `Err` is a
     /// description of what broke (the caller adds the provider's name).
-    pub fn push(&mut self, data: &str, sink: Sink<'_>) -> Result<bool, String> {
+    fn push(&mut self, data: &str, sink: Sink<'_>) -> Result<bool, String> {
         let data = data.trim();
         if data == "[DONE]" {
             self.done = true;
@@ -70,6 +71,38 @@ impl ChatStreamAssembler {
         Ok(false)
     }
 
+    /// The response, or what is missing when the stream ended early.
+    fn finish(self) -> Result<ModelResponse, String> {
+        let Some(finish_reason) = self.finish_reason else {
+            let open = self
+                .calls
+                .values()
+                .last()
+                .map(|c| format!("; tool call `{}` was cut after {} bytes of arguments", c.name, c.arguments.len()))
+                .unwrap_or_default();
+            let end = if self.done { "[DONE] arrived" } else { "the stream ended" };
+            return Err(format!("{end} after {} chunks without a finish_reason{open}", self.chunks));
+        };
+        let mut tool_calls = Vec::with_capacity(self.calls.len());
+        for (index, call) in self.calls {
+            if call.name.is_empty() {
+                return Err(format!("tool call {index} never received a function name"));
+            }
+            let id = if call.id.is_empty() { format!("call_{index}") } else { call.id };
+            tool_calls.push(ToolCall { id, name: call.name, arguments: call.arguments });
+        }
+        Ok(ModelResponse {
+            text: self.text,
+            reasoning: (!self.reasoning.is_empty()).then_some(self.reasoning),
+            reasoning_signature: None,
+            tool_calls,
+            finish_reason,
+            usage: self.usage.unwrap_or_default(),
+        })
+    }
+}
+
+impl ChatStreamAssembler {
     fn delta(&mut self, delta: &Value, sink: Sink<'_>) -> Result<(), String> {
         if let Some(r) = delta.get("reasoning_content").and_then(Value::as_str).filter(|s| !s.is_empty()) {
             self.reasoning.push_str(r);
@@ -113,36 +146,6 @@ impl ChatStreamAssembler {
             }
         }
         Ok(())
-    }
-
-    /// The response, or what is missing when the stream ended early.
-    pub fn finish(self) -> Result<ModelResponse, String> {
-        let Some(finish_reason) = self.finish_reason else {
-            let open = self
-                .calls
-                .values()
-                .last()
-                .map(|c| format!("; tool call `{}` was cut after {} bytes of arguments", c.name, c.arguments.len()))
-                .unwrap_or_default();
-            let end = if self.done { "[DONE] arrived" } else { "the stream ended" };
-            return Err(format!("{end} after {} chunks without a finish_reason{open}", self.chunks));
-        };
-        let mut tool_calls = Vec::with_capacity(self.calls.len());
-        for (index, call) in self.calls {
-            if call.name.is_empty() {
-                return Err(format!("tool call {index} never received a function name"));
-            }
-            let id = if call.id.is_empty() { format!("call_{index}") } else { call.id };
-            tool_calls.push(ToolCall { id, name: call.name, arguments: call.arguments });
-        }
-        Ok(ModelResponse {
-            text: self.text,
-            reasoning: (!self.reasoning.is_empty()).then_some(self.reasoning),
-            reasoning_signature: None,
-            tool_calls,
-            finish_reason,
-            usage: self.usage.unwrap_or_default(),
-        })
     }
 }
 

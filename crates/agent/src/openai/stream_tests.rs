@@ -1,3 +1,4 @@
+use crate::http::StreamAssembler;
 use super::ChatStreamAssembler;
 use crate::message::{FinishReason, StreamEvent};
 

@@ -53,13 +53,20 @@ Write a session relay in Markdown under the heading `# Session relay` with exact
 Goal; Changed files; Decisions; Verification state; Next action (one concrete step). \
 Be complete but brief: the relay replaces everything said so far.";
 
-/// Asks the model for the relay. Tool calls in the answer are ignored; an
-/// empty answer is an error (the loop then carries on uncompacted).
-pub async fn summarize(provider: &dyn Provider, request: &ModelRequest) -> Result<ModelResponse, ProviderError> {
+/// The request that asks for the relay: the pending request plus the relay
+/// instruction, so it extends the previous request and its prefix is cached.
+pub fn summary_request(request: &ModelRequest) -> ModelRequest {
     let mut ask = request.clone();
     ask.messages.push(Message::user(RELAY_INSTRUCTION));
+    ask
+}
+
+/// Asks the model for the relay (`ask` from [`summary_request`]). Tool calls
+/// in the answer are ignored; an empty answer is an error (the loop then
+/// carries on uncompacted).
+pub async fn summarize(provider: &dyn Provider, ask: &ModelRequest) -> Result<ModelResponse, ProviderError> {
     let mut ignore = |_: crate::message::StreamEvent| {};
-    let response = provider.complete(&ask, &mut ignore).await?;
+    let response = provider.complete(ask, &mut ignore).await?;
     if response.text.trim().is_empty() {
         return Err(ProviderError::Decode {
             provider: provider.name().to_string(),

@@ -18,10 +18,13 @@
 use std::sync::Arc;
 
 use quiver_engine::transcript::Event;
-use quiver_engine::{Catalog, CatalogFormat, Engine, EngineHost, Resolution, Risk, ToolContext, ToolResult, canonical};
+use quiver_engine::{
+    Catalog, CatalogFormat, Engine, EngineHost, FillInMiddle, FimFuture, Resolution, Risk, ToolContext, ToolResult,
+    canonical,
+};
 use serde_json::{Value, json};
 
-use crate::provider::{BoxFuture, Wire};
+use crate::provider::{BoxFuture, Provider, Wire};
 use crate::run::prefix::RequestRecord;
 
 /// The tool list for one request, rendered for the provider's wire.
@@ -65,8 +68,23 @@ pub trait ToolPort: Send + Sync {
     /// Records one model request (sizes, hashes, usage) in the transcript, if any.
     fn record_request(&self, _record: &RequestRecord) {}
     /// The history was compacted: reset the session's loads (the tail) and
-    /// record that this is the one allowed break in prefix growth.
-    fn compacted(&self) {}
+    /// record that this is the one allowed break in prefix growth, with the
+    /// estimated request size before and after.
+    fn compacted(&self, _before_tokens: u64, _after_tokens: u64) {}
+}
+
+/// The provider's fill-in-the-middle completions, as the engine's
+/// [`FillInMiddle`] (what `fim_edit` reaches through its `ToolContext`).
+pub struct ProviderFim(pub Arc<dyn Provider>);
+
+impl FillInMiddle for ProviderFim {
+    fn provider(&self) -> &str {
+        self.0.name()
+    }
+
+    fn fill<'a>(&'a self, prefix: &'a str, suffix: &'a str, max_tokens: u32) -> FimFuture<'a> {
+        Box::pin(async move { self.0.fim(prefix, suffix, max_tokens).await.map_err(|e| e.to_string()) })
+    }
 }
 
 /// Where the port gets the engine for the next request.
@@ -205,8 +223,8 @@ impl ToolPort for EnginePort {
         });
     }
 
-    fn compacted(&self) {
+    fn compacted(&self, before_tokens: u64, after_tokens: u64) {
         self.ctx.session.reset_loads();
-        self.append(&Event::Compaction);
+        self.append(&Event::Compaction { before_tokens: Some(before_tokens), after_tokens: Some(after_tokens) });
     }
 }

@@ -17,7 +17,7 @@ use futures::future::join_all;
 use serde_json::{Value, json};
 
 pub use compact::CompactionPolicy;
-pub use engine_port::{CatalogView, EnginePort, ToolOutcome, ToolPort};
+pub use engine_port::{CatalogView, EnginePort, ProviderFim, ToolOutcome, ToolPort};
 pub use prefix::RequestRecord;
 
 use crate::message::{Effort, FinishReason, Message, ModelRequest, StreamEvent, ToolCall, Usage};
@@ -189,7 +189,7 @@ impl AgentLoop<'_> {
                 && prefix::estimate_tokens(linear.len()) > policy.limit()
                 && messages.len() > 2
             {
-                match self.compact(&request, turn, &linear, events).await {
+                match self.compact(&request, (turn, &catalog.head_hash, &tail), &linear, &mut last, events).await {
                     Ok(Some(compacted)) => {
                         messages = compacted;
                         // The tail was reset: the catalog is the head alone again.
@@ -281,15 +281,36 @@ impl AgentLoop<'_> {
     }
 
     /// Summarizes the history into a relay; `Ok(None)` when the summary could
-    /// not be had for a reason worth carrying on past (an empty answer).
+    /// not be had for a reason worth carrying on past (an empty answer). The
+    /// summary request is recorded like every other model request (it becomes
+    /// `last`, what the next request is compared with).
     async fn compact(
         &self,
         request: &ModelRequest,
-        turn: u32,
+        (turn, head_hash, tail): (u32, &str, &[String]),
         linear: &str,
+        last: &mut Option<(String, ModelRequest)>,
         events: EventSink<'_>,
     ) -> Result<Option<Vec<Message>>, ProviderError> {
-        let response = match compact::summarize(self.provider, request).await {
+        let ask = compact::summary_request(request);
+        let ask_linear = prefix::linearize(&ask);
+        let head_len = request.head_len.min(request.tool_list().len());
+        let mut record = RequestRecord {
+            turn,
+            request_hash: prefix::sha256(&ask_linear),
+            bytes: ask_linear.len() as u64,
+            shared_prefix_bytes: last.as_ref().map(|(l, _)| prefix::shared_prefix(l, &ask_linear) as u64),
+            extends_previous: last.as_ref().map(|(_, before)| prefix::extends(before, &ask)),
+            head_hash: head_hash.to_string(),
+            tools: ask.tool_list().len() as u64,
+            tail: tail.to_vec(),
+            usage: None,
+        };
+        let result = compact::summarize(self.provider, &ask).await;
+        record.usage = result.as_ref().ok().map(|r| r.usage);
+        self.tools.record_request(&record);
+        *last = Some((ask_linear, ask));
+        let response = match result {
             Ok(r) => r,
             Err(ProviderError::Decode { detail, .. }) => {
                 tracing::warn!(%detail, "compaction skipped");
@@ -298,14 +319,17 @@ impl AgentLoop<'_> {
             Err(e) => return Err(e),
         };
         let messages = compact::compacted_history(&request.messages, &response.text);
-        self.tools.compacted();
+        // The next request: the head alone (loads are reset) and the relay.
+        let next = ModelRequest {
+            messages: messages.clone(),
+            tools: Value::Array(request.tool_list()[..head_len].to_vec()),
+            ..request.clone()
+        };
+        let before_tokens = prefix::estimate_tokens(linear.len());
+        let after_tokens = prefix::estimate_tokens(prefix::linearize(&next).len());
+        self.tools.compacted(before_tokens, after_tokens);
         self.record(messages.last());
-        let after = serde_json::to_string(&messages).map_or(0, |s| s.len());
-        events(RunEvent::Compacted {
-            turn,
-            before_tokens: prefix::estimate_tokens(linear.len()),
-            after_tokens: prefix::estimate_tokens(after),
-        });
+        events(RunEvent::Compacted { turn, before_tokens, after_tokens });
         Ok(Some(messages))
     }
 
@@ -367,3 +391,4 @@ fn parse_arguments(name: &str, raw: &str) -> Result<Value, String> {
         Err(e) => Err(format!("arguments for `{name}` are not valid JSON ({e}); resend the call with a JSON object")),
     }
 }
+

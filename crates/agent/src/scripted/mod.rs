@@ -258,7 +258,11 @@ async fn handle(State(shared): State<Shared>, uri: Uri, headers: HeaderMap, body
         };
         let prompt = prompt_of(route, &request);
         let usage = turn.usage.unwrap_or_else(|| computed_usage(route, &request, &prompt, &inner, &turn));
-        inner.last_prompt = Some(prompt);
+        // A FIM request is a separate prompt; a provider's prefix cache keeps
+        // the conversation's prefix across it.
+        if route != Route::Fim {
+            inner.last_prompt = Some(prompt);
+        }
         (turn, usage)
     };
     if let Some(delay) = turn.delay {

@@ -221,7 +221,7 @@ fn list_lines(lines: &[usize]) -> String {
 
 /// A unified diff of the change, shown with `\n` endings whatever the file uses
 /// (a `\r` on every line would only be noise), cut at [`MAX_DIFF_LINES`].
-fn diff(shown: &str, before: &str, after: &str) -> String {
+pub(crate) fn diff(shown: &str, before: &str, after: &str) -> String {
     let before = before.replace("\r\n", "\n");
     let after = after.replace("\r\n", "\n");
     let text_diff = TextDiff::from_lines(&before, &after);

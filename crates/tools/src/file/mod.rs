@@ -1,5 +1,6 @@
 pub mod apply_patch;
 pub mod edit_file;
+pub mod fim_edit;
 pub mod list_dir;
 pub mod project_map;
 pub mod read_file;

@@ -1,0 +1,21 @@
+//! Fill-in-the-middle: the one model capability a tool may reach (`fim_edit`).
+//!
+//! The trait lives in the engine so the tools crate never depends on the agent
+//! crate: the agent runtime implements it over its model provider and puts it
+//! in the [`ToolContext`](crate::ToolContext); hosts without a model (the MCP
+//! server, `quiver call`) leave it `None`, and the tool says so.
+
+use std::future::Future;
+use std::pin::Pin;
+
+pub type FimFuture<'a> = Pin<Box<dyn Future<Output = Result<String, String>> + Send + 'a>>;
+
+pub trait FillInMiddle: Send + Sync {
+    /// The provider's configured name, for messages.
+    fn provider(&self) -> &str;
+
+    /// The text that belongs between `prefix` and `suffix`, at most
+    /// `max_tokens` long. `Err` is the provider's explanation (it names the
+    /// provider), worded so a model can act on it.
+    fn fill<'a>(&'a self, prefix: &'a str, suffix: &'a str, max_tokens: u32) -> FimFuture<'a>;
+}
