@@ -14,7 +14,7 @@
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use quiver_engine::{Capabilities, Domain, Risk, Tool, ToolContext, ToolError, ToolOutput};
+use quiver_engine::{Capabilities, Domain, ReadError, Risk, Tool, ToolContext, ToolError, ToolOutput};
 
 use crate::file::edit_file::diff;
 use crate::file::write_file::write_atomically;
@@ -79,17 +79,28 @@ impl Tool for FimEdit {
                  and this session has none; write the region yourself with edit_file",
             ));
         };
-        let meta = match tokio::fs::metadata(&path).await {
-            Ok(meta) => meta,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                return Err(ToolError::model(format!("`{shown}` does not exist; create it with write_file")));
-            }
-            Err(e) => return Err(io_error("read", &shown, &e)),
-        };
-        if meta.is_dir() {
-            return Err(ToolError::model(format!("`{shown}` is a directory; fim_edit fills a region of one file")));
-        }
-        let bytes = tokio::fs::read(&path).await.map_err(|e| io_error("read", &shown, &e))?;
+        // Beneath the root, checked on the descriptor (as edit_file): a directory
+        // swapped for a symlink cannot lead outside, and a FIFO is refused, never waited on.
+        let ws = ctx.workspace.clone();
+        let read_path = path.clone();
+        let bytes = tokio::task::spawn_blocking(move || ws.read_regular(&read_path, MAX_FILE_BYTES as u64))
+            .await
+            .map_err(|e| ToolError::Fatal(anyhow::anyhow!("fim_edit read task panicked: {e}")))?
+            .map_err(|e| match e {
+                ReadError::NotRegular => ToolError::model(format!(
+                    "`{shown}` is not a regular file (a pipe, socket or device); fim_edit edits regular files only"
+                )),
+                ReadError::Directory => {
+                    ToolError::model(format!("`{shown}` is a directory; fim_edit fills a region of one file"))
+                }
+                ReadError::TooLarge(len) => ToolError::model(format!(
+                    "`{shown}` is {len} bytes; fim_edit sends the whole file as context and takes files up to {MAX_FILE_BYTES} bytes"
+                )),
+                ReadError::Io(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                    ToolError::model(format!("`{shown}` does not exist; create it with write_file"))
+                }
+                ReadError::Io(e) => io_error("read", &shown, &e),
+            })?;
         if bytes.len() > MAX_FILE_BYTES {
             return Err(ToolError::model(format!(
                 "`{shown}` is {} bytes; fim_edit sends the whole file as context and takes files up to {MAX_FILE_BYTES} bytes",
@@ -115,7 +126,7 @@ impl Tool for FimEdit {
             )));
         }
         let rendered = diff(&shown, &text, &updated);
-        write_atomically(path, updated.into_bytes(), &shown).await?;
+        write_atomically(&ctx.workspace, path, updated.into_bytes(), &shown).await?;
         let mut out = format!(
             "Filled `{shown}` at line {} with {} bytes from {}\n",
             region.line,
