@@ -163,7 +163,13 @@ impl Containment {
     pub fn reap_finished(&self) {
         let mut jobs = self.jobs.lock().unwrap_or_else(PoisonError::into_inner);
         jobs.retain(|job| {
-            let done = job.pids().is_empty();
+            // A job between creation and spawn is empty too, and removing its
+            // cgroup then makes the child's join fail (ENODEV): only a job whose
+            // leader started, or that nobody holds any more (its spawn failed),
+            // is finished when empty.
+            let started = job.inner.leader.lock().unwrap_or_else(PoisonError::into_inner).is_some();
+            let abandoned = Arc::strong_count(&job.inner) == 1;
+            let done = (started || abandoned) && job.pids().is_empty();
             if done && let Some((dir, _)) = &job.inner.cgroup {
                 cgroup::remove(dir);
             }
