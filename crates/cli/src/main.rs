@@ -7,6 +7,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 mod cmd_bench;
+mod cmd_bench_semantic;
 mod cmd_call;
 mod cmd_catalog;
 mod cmd_lint;

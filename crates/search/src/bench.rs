@@ -13,6 +13,12 @@ use crate::{SearchDoc, params_from_schema};
 /// Loads a catalog file as search documents; a tool with `server` is named
 /// `mcp__<server>__<name>`.
 pub fn load_catalog(path: &Path) -> anyhow::Result<Vec<SearchDoc>> {
+    Ok(load_catalog_sized(path)?.into_iter().map(|(d, _)| d).collect())
+}
+
+/// [`load_catalog`], with each tool's size in bytes as compact JSON
+/// `{name, description, inputSchema}`: what loading it adds to a catalog tail.
+pub fn load_catalog_sized(path: &Path) -> anyhow::Result<Vec<(SearchDoc, usize)>> {
     let text = std::fs::read_to_string(path).with_context(|| format!("reading catalog {}", path.display()))?;
     let v: Value = serde_json::from_str(&text).with_context(|| format!("catalog {} is not JSON", path.display()))?;
     let Some(tools) = v.get("tools").and_then(Value::as_array) else {
@@ -24,7 +30,8 @@ pub fn load_catalog(path: &Path) -> anyhow::Result<Vec<SearchDoc>> {
             bail!("catalog {}: tools[{i}] has no name", path.display());
         };
         let server = t.get("server").and_then(Value::as_str).map(str::to_string);
-        docs.push(SearchDoc {
+        let bytes = tool_bytes(name, t.get("description").and_then(Value::as_str).unwrap_or(""), t.get("inputSchema"));
+        docs.push((SearchDoc {
             name: match &server {
                 Some(s) => format!("mcp__{s}__{name}"),
                 None => name.to_string(),
@@ -35,9 +42,15 @@ pub fn load_catalog(path: &Path) -> anyhow::Result<Vec<SearchDoc>> {
             prompt_snippet: None,
             params: t.get("inputSchema").map(params_from_schema).unwrap_or_default(),
             server,
-        });
+        }, bytes));
     }
     Ok(docs)
+}
+
+/// Bytes of a tool definition as compact JSON `{name, description, inputSchema}`.
+pub fn tool_bytes(name: &str, description: &str, schema: Option<&Value>) -> usize {
+    let v = serde_json::json!({"name": name, "description": description, "inputSchema": schema.cloned().unwrap_or(Value::Null)});
+    v.to_string().len()
 }
 
 #[derive(Debug, Clone)]
@@ -109,6 +122,24 @@ impl Metrics {
             self.top1, self.topk, self.mrr, self.p50_us, self.p99_us, self.n, self.tools
         )
     }
+}
+
+/// Ranks every query with the lexical ranker and scores the results
+/// (latencies left at zero: quality only).
+pub fn evaluate(index: &crate::SearchIndex, queries: &[BenchQuery], limit: usize) -> Metrics {
+    let ranks: Vec<Option<usize>> = queries
+        .iter()
+        .map(|q| {
+            let hits = index.search(&q.query, limit, &|_| true);
+            hits.iter().position(|h| is_hit(&index.docs()[h.doc].name, &q.expected))
+        })
+        .collect();
+    Metrics::from_ranks(&ranks, vec![0; queries.len()], index.docs().len())
+}
+
+/// The query lines a split keeps: odd lines are 1, 3, … (1-based).
+pub fn split(queries: Vec<BenchQuery>, odd: bool) -> Vec<BenchQuery> {
+    queries.into_iter().enumerate().filter(|(i, _)| (i % 2 == 0) == odd).map(|(_, q)| q).collect()
 }
 
 fn percentile(sorted: &[u128], p: f64) -> u128 {

@@ -486,6 +486,11 @@ impl SearchIndex {
     }
 
     /// The indexed documents, in the order given to [`SearchIndex::build`].
+    /// Name order of two docs: the tie-break every ranking shares.
+    pub(crate) fn name_order(&self, a: usize, b: usize) -> std::cmp::Ordering {
+        self.name_rank[a].cmp(&self.name_rank[b])
+    }
+
     pub fn docs(&self) -> &[SearchDoc] {
         &self.docs
     }

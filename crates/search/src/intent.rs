@@ -200,3 +200,7 @@ fn means(words: &[Word], first: Option<usize>) -> (Option<u32>, Option<u32>) {
     }
     (None, None)
 }
+
+#[cfg(test)]
+#[path = "intent_tests.rs"]
+mod tests;

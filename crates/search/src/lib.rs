@@ -10,15 +10,19 @@
 
 #[cfg(feature = "bench")]
 pub mod bench;
+mod fusion;
 mod index;
 mod intent;
 mod params;
 mod query;
 mod rank;
 mod schema;
+#[cfg(feature = "semantic")]
+pub mod semantic;
 mod synonyms;
 mod tokenize;
 
+pub use fusion::{FusionMethod, FusionParams, Ranking, confident, confident_margin, fuse};
 pub use index::{SearchDoc, SearchIndex};
 pub use params::{FIELD_NAMES, Field, NFIELDS, RankParams};
 pub use rank::Hit;

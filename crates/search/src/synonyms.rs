@@ -321,3 +321,7 @@ impl Thesaurus {
         })
     }
 }
+
+#[cfg(test)]
+#[path = "synonyms_tests.rs"]
+mod tests;

@@ -1,0 +1,167 @@
+//! Combining lexical and semantic rankings, and deciding how many results a
+//! search should load. Both are pure functions of scores, compiled without the
+//! `semantic` feature so the engine can use them with either ranking.
+
+use std::cmp::Ordering;
+
+use crate::{Hit, SearchIndex};
+
+/// Which ranking produced a result list; a search reports it so a caller (and
+/// the model, through `nextInstruction`) knows whether meaning was used.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Ranking {
+    /// BM25F with the expansion rules: always available.
+    Lexical,
+    /// Sentence-embedding similarity alone.
+    Semantic,
+    /// Both, fused by [`fuse`].
+    Fused,
+}
+
+impl Ranking {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Ranking::Lexical => "lexical",
+            Ranking::Semantic => "semantic",
+            Ranking::Fused => "fused",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FusionMethod {
+    /// Weighted sum of scores normalised per query (see [`fuse`]).
+    Score,
+    /// Weighted reciprocal-rank fusion: `w / (k + rank)`.
+    Rrf,
+}
+
+/// Fusion weights, chosen on the dev sets with the both-halves rule
+/// (`bench/search/tune.py`); see `bench/search/README.md` for the runs.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct FusionParams {
+    pub method: FusionMethod,
+    pub w_lexical: f32,
+    pub w_semantic: f32,
+    /// RRF's rank offset.
+    pub rrf_k: f32,
+    /// Candidates taken from each ranking before fusing; also the rank whose
+    /// semantic score is the zero of the normalised semantic score.
+    pub pool: usize,
+}
+
+impl Default for FusionParams {
+    fn default() -> Self {
+        FusionParams { method: FusionMethod::Score, w_lexical: 0.5, w_semantic: 0.5, rrf_k: 60.0, pool: 30 }
+    }
+}
+
+impl FusionParams {
+    /// Sets one parameter by name (bench `--set fuse.KEY=VALUE`).
+    pub fn set(&mut self, key: &str, value: f32) -> Result<(), String> {
+        match key {
+            "w_lexical" => self.w_lexical = value,
+            "w_semantic" => self.w_semantic = value,
+            "rrf_k" => self.rrf_k = value,
+            "pool" => self.pool = value.max(1.0) as usize,
+            "rrf" => self.method = if value > 0.0 { FusionMethod::Rrf } else { FusionMethod::Score },
+            _ => return Err(format!("unknown fusion parameter {key:?}")),
+        }
+        Ok(())
+    }
+}
+
+/// Fuses `lexical` hits (best first, as returned by [`SearchIndex::search`]
+/// with `limit >= params.pool`) with `semantic` scores (one per doc, e.g.
+/// cosine similarity) into the `limit` best docs passing `keep`.
+///
+/// Score fusion: a lexical score counts relative to the query's best lexical
+/// score (BM25 has no fixed scale); a semantic score counts by how far it rises
+/// above the `pool`-th best semantic score, relative to the best (cosine
+/// values crowd into a narrow band that differs per model and query). Docs
+/// outside a ranking's pool get 0 from it. Ties are broken by name.
+pub fn fuse(
+    index: &SearchIndex,
+    lexical: &[Hit],
+    semantic: &[f32],
+    params: &FusionParams,
+    limit: usize,
+    keep: &dyn Fn(usize) -> bool,
+) -> Vec<Hit> {
+    let n = index.docs().len();
+    let pool = params.pool.max(1);
+    let mut sem: Vec<Hit> = semantic
+        .iter()
+        .enumerate()
+        .take(n)
+        .filter(|(d, _)| keep(*d))
+        .map(|(doc, &score)| Hit { doc, score })
+        .collect();
+    let by_score = |a: &Hit, b: &Hit| b.score.total_cmp(&a.score).then_with(|| index.name_order(a.doc, b.doc));
+    if sem.len() > pool {
+        sem.select_nth_unstable_by(pool - 1, by_score);
+        sem.truncate(pool);
+    }
+    sem.sort_by(by_score);
+    let lex: Vec<&Hit> = lexical.iter().filter(|h| h.doc < n && keep(h.doc)).take(pool).collect();
+    let mut fused = vec![0f32; n];
+    let mut seen = vec![false; n];
+    match params.method {
+        FusionMethod::Score => {
+            let top = lex.first().map_or(0.0, |h| h.score);
+            if top > 0.0 {
+                for h in &lex {
+                    fused[h.doc] += params.w_lexical * h.score / top;
+                    seen[h.doc] = true;
+                }
+            }
+            if let (Some(best), Some(floor)) = (sem.first(), sem.last()) {
+                let span = best.score - floor.score;
+                for h in &sem {
+                    let s = if span > 0.0 { (h.score - floor.score) / span } else { 1.0 };
+                    fused[h.doc] += params.w_semantic * s;
+                    seen[h.doc] = true;
+                }
+            }
+        }
+        FusionMethod::Rrf => {
+            for (r, h) in lex.iter().enumerate() {
+                fused[h.doc] += params.w_lexical / (params.rrf_k + r as f32 + 1.0);
+                seen[h.doc] = true;
+            }
+            for (r, h) in sem.iter().enumerate() {
+                fused[h.doc] += params.w_semantic / (params.rrf_k + r as f32 + 1.0);
+                seen[h.doc] = true;
+            }
+        }
+    }
+    let mut hits: Vec<Hit> =
+        (0..n).filter(|&d| seen[d]).map(|doc| Hit { doc, score: fused[doc] }).collect();
+    hits.sort_by(by_score);
+    hits.truncate(limit);
+    hits
+}
+
+/// How many of a ranked list to load: the top hit, plus every hit whose score
+/// is at least `(1 - margin)` of the top score. Scores must be best first and
+/// non-negative (BM25F and fused scores are). An empty list loads nothing.
+pub fn confident(scores: &[f32], margin: f32) -> usize {
+    let Some(&top) = scores.first() else { return 0 };
+    let bar = top * (1.0 - margin.clamp(0.0, 1.0));
+    1 + scores[1..].iter().take_while(|&&s| s.partial_cmp(&bar) != Some(Ordering::Less)).count()
+}
+
+/// The margin [`confident`] is tuned with, per ranking (scores of different
+/// rankings are on different scales); chosen on the dev sets so that a loaded
+/// set still holds the expected tool nearly as often as the full top-5 does.
+pub fn confident_margin(ranking: Ranking) -> f32 {
+    match ranking {
+        Ranking::Lexical => 0.25,
+        Ranking::Semantic => 0.05,
+        Ranking::Fused => 0.25,
+    }
+}
+
+#[cfg(test)]
+#[path = "fusion_tests.rs"]
+mod tests;

@@ -1,0 +1,70 @@
+use super::*;
+use crate::SearchDoc;
+
+fn index(names: &[&str]) -> SearchIndex {
+    SearchIndex::build(
+        names
+            .iter()
+            .map(|n| SearchDoc {
+                name: n.to_string(),
+                aliases: vec![],
+                domain: "mcp".into(),
+                description: format!("{n} tool"),
+                prompt_snippet: None,
+                params: vec![],
+                server: None,
+            })
+            .collect(),
+    )
+}
+
+#[test]
+fn confident_keeps_the_top_and_those_within_the_margin() {
+    assert_eq!(confident(&[], 0.2), 0);
+    assert_eq!(confident(&[5.0], 0.2), 1);
+    assert_eq!(confident(&[10.0, 9.0, 8.0, 7.9, 3.0], 0.2), 3);
+    assert_eq!(confident(&[10.0, 9.0], 0.0), 1);
+    // a margin outside 0..1 is clamped, never loads past a lower score first
+    assert_eq!(confident(&[10.0, 1.0, 9.0], 5.0), 3);
+    assert_eq!(confident(&[10.0, 10.0, 2.0], 0.0), 2);
+}
+
+#[test]
+fn fusion_needs_both_rankings_to_agree_and_breaks_ties_by_name() {
+    let idx = index(&["alpha", "bravo", "charlie", "delta"]);
+    let lexical = [Hit { doc: 0, score: 4.0 }, Hit { doc: 1, score: 3.9 }];
+    let semantic = [0.1, 0.9, 0.2, 0.0];
+    let p = FusionParams { pool: 4, ..FusionParams::default() };
+    let hits = fuse(&idx, &lexical, &semantic, &p, 4, &|_| true);
+    assert_eq!(hits[0].doc, 1, "{hits:?}");
+    assert_eq!(hits.len(), 4);
+    // equal fused scores: name order
+    let tie = fuse(&idx, &[], &[0.5, 0.5, 0.5, 0.5], &p, 4, &|_| true);
+    assert_eq!(tie.iter().map(|h| h.doc).collect::<Vec<_>>(), vec![0, 1, 2, 3]);
+    // keep filters both rankings
+    let kept = fuse(&idx, &lexical, &semantic, &p, 4, &|d| d != 1);
+    assert!(kept.iter().all(|h| h.doc != 1));
+    assert_eq!(kept[0].doc, 0);
+}
+
+#[test]
+fn rrf_fusion_is_deterministic() {
+    let idx = index(&["a", "b", "c"]);
+    let p = FusionParams { method: FusionMethod::Rrf, pool: 3, ..FusionParams::default() };
+    let lexical = [Hit { doc: 2, score: 1.0 }, Hit { doc: 0, score: 0.5 }];
+    let a = fuse(&idx, &lexical, &[0.3, 0.2, 0.9], &p, 3, &|_| true);
+    let b = fuse(&idx, &lexical, &[0.3, 0.2, 0.9], &p, 3, &|_| true);
+    assert_eq!(a, b);
+    assert_eq!(a[0].doc, 2);
+}
+
+#[test]
+fn fusion_params_set_by_name() {
+    let mut p = FusionParams::default();
+    p.set("w_semantic", 0.7).unwrap();
+    p.set("rrf", 1.0).unwrap();
+    assert_eq!(p.w_semantic, 0.7);
+    assert_eq!(p.method, FusionMethod::Rrf);
+    assert!(p.set("nope", 1.0).is_err());
+    assert_eq!(Ranking::Fused.as_str(), "fused");
+}

@@ -1,0 +1,58 @@
+//! Semantic ranking with a local sentence-embedding model (feature `semantic`).
+//!
+//! Load an [`Encoder`] from a sentence-transformers directory, build a
+//! [`SemanticIndex`] over the same docs as the lexical
+//! [`SearchIndex`](crate::SearchIndex) (vectors cached on disk), then per
+//! query: [`Encoder::encode_query`], [`SemanticIndex::scores`], and
+//! [`fuse`](crate::fuse) with the lexical hits.
+
+mod index;
+mod model;
+
+use std::path::PathBuf;
+
+pub use index::{SemanticIndex, cache_key, doc_text};
+pub use model::{Encoder, Pooling, Prefixes};
+
+/// Why semantic ranking is unavailable; callers fall back to lexical.
+#[derive(Debug)]
+pub enum SemanticError {
+    /// The model directory is missing a file or holds one that does not parse.
+    Model { dir: PathBuf, reason: String },
+    /// The model failed while encoding.
+    Inference(String),
+}
+
+impl std::fmt::Display for SemanticError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SemanticError::Model { dir, reason } => {
+                write!(f, "search model {}: {reason} (expected a sentence-transformers directory: config.json, tokenizer.json, model.safetensors)", dir.display())
+            }
+            SemanticError::Inference(e) => write!(f, "search model failed: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for SemanticError {}
+
+/// Test support: the model directory from `QUIVER_TEST_SEARCH_MODEL`. When it
+/// is absent the caller skips with the printed reason, unless
+/// `QUIVER_REQUIRE_SEARCH_MODEL=1` (CI), where a missing model is a failure.
+#[doc(hidden)]
+pub fn test_model_dir() -> Option<PathBuf> {
+    let dir = std::env::var_os("QUIVER_TEST_SEARCH_MODEL").map(PathBuf::from);
+    let required = std::env::var("QUIVER_REQUIRE_SEARCH_MODEL").is_ok_and(|v| v == "1");
+    match dir {
+        Some(d) if d.join("config.json").is_file() => Some(d),
+        other => {
+            let why = match other {
+                Some(d) => format!("QUIVER_TEST_SEARCH_MODEL={} has no config.json", d.display()),
+                None => "QUIVER_TEST_SEARCH_MODEL is not set".to_string(),
+            };
+            assert!(!required, "QUIVER_REQUIRE_SEARCH_MODEL=1 but {why}");
+            eprintln!("skipping: {why} (see .ci/run for the model install)");
+            None
+        }
+    }
+}

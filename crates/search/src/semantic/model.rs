@@ -1,0 +1,269 @@
+//! A sentence-transformers model directory run with candle on the CPU:
+//! `config.json` (a BERT-family encoder), `tokenizer.json`, `model.safetensors`,
+//! and the pooling / normalization modules (`modules.json`, `1_Pooling/config.json`).
+//!
+//! Weights are read into memory (`from_buffered_safetensors`), not mapped: the
+//! workspace denies `unsafe`, and 90 MB read once costs well under a second.
+
+use std::path::{Path, PathBuf};
+
+use candle_core::{DType, Device, Tensor};
+use candle_nn::VarBuilder;
+use candle_transformers::models::bert::{BertModel, Config};
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+use tokenizers::{Tokenizer, TruncationParams};
+
+use super::SemanticError;
+
+/// How token vectors become one sentence vector (from `1_Pooling/config.json`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pooling {
+    /// The first (`[CLS]`) token: bge.
+    Cls,
+    /// The mean over real (unpadded) tokens: MiniLM, e5.
+    Mean,
+}
+
+/// What the model card asks to put before a query and before a passage
+/// (e5: `query: ` / `passage: `; bge: an instruction before queries only).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Prefixes {
+    pub query: String,
+    pub passage: String,
+}
+
+/// A loaded encoder.
+pub struct Encoder {
+    model: BertModel,
+    tokenizer: Tokenizer,
+    pooling: Pooling,
+    normalize: bool,
+    prefixes: Prefixes,
+    pad_id: u32,
+    dim: usize,
+    id: String,
+    device: Device,
+}
+
+/// Longest input in tokens: tool descriptions past this add little meaning
+/// and cost quadratic attention time on the cold build.
+const MAX_TOKENS_CAP: usize = 256;
+
+fn model_err(dir: &Path, reason: impl std::fmt::Display) -> SemanticError {
+    SemanticError::Model { dir: dir.to_path_buf(), reason: reason.to_string() }
+}
+
+fn read_json(dir: &Path, rel: &str) -> Result<Option<Value>, SemanticError> {
+    let path = dir.join(rel);
+    if !path.is_file() {
+        return Ok(None);
+    }
+    let text = std::fs::read_to_string(&path).map_err(|e| model_err(dir, format!("{rel}: {e}")))?;
+    serde_json::from_str(&text).map(Some).map_err(|e| model_err(dir, format!("{rel} is not JSON: {e}")))
+}
+
+impl Encoder {
+    /// Loads a model directory; every missing or malformed piece is a
+    /// [`SemanticError::Model`] naming the file, so a caller can fall back to
+    /// lexical ranking and tell the user why.
+    pub fn load(dir: &Path) -> Result<Encoder, SemanticError> {
+        if !dir.is_dir() {
+            return Err(model_err(dir, "not a directory"));
+        }
+        let config_json = read_json(dir, "config.json")?.ok_or_else(|| model_err(dir, "config.json is missing"))?;
+        let config: Config = serde_json::from_value(config_json.clone())
+            .map_err(|e| model_err(dir, format!("config.json is not a BERT config: {e}")))?;
+        let arch = config_json.get("model_type").and_then(Value::as_str).unwrap_or("bert");
+        if !matches!(arch, "bert") {
+            return Err(model_err(dir, format!("model_type {arch:?} is not supported (BERT-family encoders only)")));
+        }
+        let (pooling, normalize) = pooling_of(dir)?;
+        let max_tokens = read_json(dir, "sentence_bert_config.json")?
+            .and_then(|v| v.get("max_seq_length").and_then(Value::as_u64))
+            .map_or(MAX_TOKENS_CAP, |n| (n as usize).min(MAX_TOKENS_CAP))
+            .min(config.max_position_embeddings);
+        let mut tokenizer = Tokenizer::from_file(dir.join("tokenizer.json"))
+            .map_err(|e| model_err(dir, format!("tokenizer.json: {e}")))?;
+        tokenizer.with_padding(None);
+        tokenizer
+            .with_truncation(Some(TruncationParams { max_length: max_tokens, ..Default::default() }))
+            .map_err(|e| model_err(dir, format!("tokenizer truncation: {e}")))?;
+        let weights = dir.join("model.safetensors");
+        let bytes = std::fs::read(&weights).map_err(|e| model_err(dir, format!("model.safetensors: {e}")))?;
+        let prefixes = prefixes_of(dir, &config_json)?;
+        let id = model_id(&config_json, &bytes, pooling, normalize, &prefixes, max_tokens);
+        let device = Device::Cpu;
+        let vb = VarBuilder::from_buffered_safetensors(bytes, DType::F32, &device)
+            .map_err(|e| model_err(dir, format!("model.safetensors: {e}")))?;
+        let model = BertModel::load(vb, &config).map_err(|e| model_err(dir, format!("weights do not fit config.json: {e}")))?;
+        Ok(Encoder {
+            model,
+            tokenizer,
+            pooling,
+            normalize,
+            prefixes,
+            pad_id: config.pad_token_id as u32,
+            dim: config.hidden_size,
+            id,
+            device,
+        })
+    }
+
+    /// Stable identity of the model and of everything that changes its vectors.
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    pub fn dim(&self) -> usize {
+        self.dim
+    }
+
+    pub fn pooling(&self) -> Pooling {
+        self.pooling
+    }
+
+    pub fn prefixes(&self) -> &Prefixes {
+        &self.prefixes
+    }
+
+    /// One query vector (with the model's query prefix).
+    pub fn encode_query(&self, query: &str) -> Result<Vec<f32>, SemanticError> {
+        let text = format!("{}{}", self.prefixes.query, query);
+        let mut out = self.encode_batch(&[text])?;
+        out.pop().ok_or_else(|| SemanticError::Inference("empty batch".into()))
+    }
+
+    /// Passage vectors (with the model's passage prefix), in input order.
+    /// Texts are batched by length so a batch pads little.
+    pub fn encode_passages(&self, texts: &[String], batch: usize) -> Result<Vec<Vec<f32>>, SemanticError> {
+        let prefixed: Vec<String> = texts.iter().map(|t| format!("{}{}", self.prefixes.passage, t)).collect();
+        let mut order: Vec<usize> = (0..prefixed.len()).collect();
+        order.sort_by_key(|&i| (prefixed[i].len(), i));
+        let mut out = vec![Vec::new(); prefixed.len()];
+        for chunk in order.chunks(batch.max(1)) {
+            let texts: Vec<String> = chunk.iter().map(|&i| prefixed[i].clone()).collect();
+            for (&i, v) in chunk.iter().zip(self.encode_batch(&texts)?) {
+                out[i] = v;
+            }
+        }
+        Ok(out)
+    }
+
+    fn encode_batch(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, SemanticError> {
+        let inf = |e: &dyn std::fmt::Display| SemanticError::Inference(e.to_string());
+        let mut encodings = Vec::with_capacity(texts.len());
+        for t in texts {
+            encodings.push(self.tokenizer.encode(t.as_str(), true).map_err(|e| inf(&e))?);
+        }
+        let len = encodings.iter().map(|e| e.get_ids().len()).max().unwrap_or(0).max(1);
+        let n = encodings.len();
+        let mut ids = vec![self.pad_id; n * len];
+        let mut mask = vec![0u32; n * len];
+        for (r, e) in encodings.iter().enumerate() {
+            for (c, (&id, &m)) in e.get_ids().iter().zip(e.get_attention_mask()).enumerate() {
+                ids[r * len + c] = id;
+                mask[r * len + c] = m;
+            }
+        }
+        let dev = &self.device;
+        let ids = Tensor::from_vec(ids, (n, len), dev).map_err(|e| inf(&e))?;
+        let mask = Tensor::from_vec(mask, (n, len), dev).map_err(|e| inf(&e))?;
+        let types = ids.zeros_like().map_err(|e| inf(&e))?;
+        let hidden = self.model.forward(&ids, &types, Some(&mask)).map_err(|e| inf(&e))?;
+        let pooled = match self.pooling {
+            Pooling::Cls => hidden.narrow(1, 0, 1).and_then(|t| t.squeeze(1)),
+            Pooling::Mean => mask.to_dtype(DType::F32).and_then(|m| {
+                let m = m.unsqueeze(2)?;
+                let sum = hidden.broadcast_mul(&m)?.sum(1)?;
+                let count = m.sum(1)?.clamp(1e-9f32, f32::MAX)?;
+                sum.broadcast_div(&count)
+            }),
+        }
+        .map_err(|e| inf(&e))?;
+        let mut rows: Vec<Vec<f32>> = pooled.to_vec2().map_err(|e| inf(&e))?;
+        if self.normalize {
+            for r in &mut rows {
+                let norm = r.iter().map(|x| x * x).sum::<f32>().sqrt().max(1e-12);
+                r.iter_mut().for_each(|x| *x /= norm);
+            }
+        }
+        Ok(rows)
+    }
+}
+
+/// Pooling mode and whether a Normalize module follows. Without a pooling
+/// config the sentence-transformers default is mean pooling.
+fn pooling_of(dir: &Path) -> Result<(Pooling, bool), SemanticError> {
+    let modules = read_json(dir, "modules.json")?;
+    let module_path = |kind: &str| -> Option<PathBuf> {
+        modules.as_ref()?.as_array()?.iter().find_map(|m| {
+            let t = m.get("type").and_then(Value::as_str)?;
+            t.ends_with(kind).then(|| PathBuf::from(m.get("path").and_then(Value::as_str).unwrap_or("")))
+        })
+    };
+    let normalize = module_path(".Normalize").is_some();
+    let pool_dir = module_path(".Pooling").unwrap_or_else(|| PathBuf::from("1_Pooling"));
+    let rel = pool_dir.join("config.json");
+    let pooling = match read_json(dir, &rel.to_string_lossy())? {
+        None => Pooling::Mean,
+        Some(cfg) => {
+            let on = |k: &str| cfg.get(k).and_then(Value::as_bool).unwrap_or(false);
+            if on("pooling_mode_cls_token") {
+                Pooling::Cls
+            } else if on("pooling_mode_mean_tokens") {
+                Pooling::Mean
+            } else {
+                return Err(model_err(dir, format!("{}: only CLS or mean pooling is supported", rel.display())));
+            }
+        }
+    };
+    Ok((pooling, normalize))
+}
+
+/// Query / passage prefixes: the `prompts` of `config_sentence_transformers.json`
+/// when the model ships them, else what the e5 and bge model cards prescribe,
+/// recognised by the model's name.
+fn prefixes_of(dir: &Path, config: &Value) -> Result<Prefixes, SemanticError> {
+    if let Some(st) = read_json(dir, "config_sentence_transformers.json")?
+        && let Some(prompts) = st.get("prompts").and_then(Value::as_object)
+        && !prompts.is_empty()
+    {
+        let get = |k: &str| prompts.get(k).and_then(Value::as_str).unwrap_or("").to_string();
+        let passage = if prompts.contains_key("passage") { get("passage") } else { get("document") };
+        return Ok(Prefixes { query: get("query"), passage });
+    }
+    let name = format!(
+        "{} {}",
+        dir.file_name().map(|n| n.to_string_lossy().to_lowercase()).unwrap_or_default(),
+        config.get("_name_or_path").and_then(Value::as_str).unwrap_or("").to_lowercase()
+    );
+    Ok(if name.contains("e5") {
+        Prefixes { query: "query: ".into(), passage: "passage: ".into() }
+    } else if name.contains("bge") && name.contains("en") {
+        Prefixes { query: "Represent this sentence for searching relevant passages: ".into(), passage: String::new() }
+    } else {
+        Prefixes::default()
+    })
+}
+
+/// Model identity for the vector cache: config, pooling, prefixes, length
+/// limit, and the weights' size, header and samples across the file. Hashing
+/// all 90 MB on every load would cost more than the cache saves; a fine-tune
+/// changes every weight, so samples spread over the file tell models apart.
+fn model_id(config: &Value, weights: &[u8], pooling: Pooling, normalize: bool, p: &Prefixes, max: usize) -> String {
+    let mut h = Sha256::new();
+    h.update(config.to_string().as_bytes());
+    h.update(format!("{pooling:?}|{normalize}|{}|{}|{max}|{}", p.query, p.passage, weights.len()).as_bytes());
+    h.update(&weights[..weights.len().min(1 << 16)]);
+    const SAMPLES: usize = 64;
+    for i in 0..SAMPLES {
+        let at = weights.len() * i / SAMPLES;
+        h.update(&weights[at..(at + 4096).min(weights.len())]);
+    }
+    hex::encode(&h.finalize()[..16])
+}
+
+#[cfg(test)]
+#[path = "model_tests.rs"]
+mod tests;

@@ -1,0 +1,109 @@
+//! Tests that need the real model skip (with the reason printed) unless
+//! `QUIVER_TEST_SEARCH_MODEL` names one; CI sets it and requires it.
+
+use super::*;
+use crate::semantic::{SemanticIndex, test_model_dir};
+use crate::{SearchDoc, SearchIndex};
+
+fn tmp(name: &str) -> std::path::PathBuf {
+    let d = std::env::temp_dir().join(format!("quiver-model-test-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+#[test]
+fn a_missing_or_malformed_model_is_a_clear_error() {
+    let err = |d: &Path| Encoder::load(d).err().map(|e| e.to_string()).unwrap_or_default();
+    let none = tmp("none");
+    let e = err(&none.join("absent"));
+    assert!(e.contains("not a directory"), "{e}");
+    let e = err(&none);
+    assert!(e.contains("config.json is missing") && e.contains("sentence-transformers"), "{e}");
+    std::fs::write(none.join("config.json"), "{ not json").unwrap();
+    assert!(err(&none).contains("config.json is not JSON"), "{}", err(&none));
+    std::fs::write(none.join("config.json"), r#"{"model_type": "bert"}"#).unwrap();
+    assert!(err(&none).contains("not a BERT config"), "{}", err(&none));
+    let _ = std::fs::remove_dir_all(&none);
+}
+
+#[test]
+fn pooling_and_prefixes_follow_the_model_files() {
+    let d = tmp("pool");
+    assert_eq!(pooling_of(&d).unwrap(), (Pooling::Mean, false));
+    std::fs::write(
+        d.join("modules.json"),
+        r#"[{"path":"","type":"sentence_transformers.models.Transformer"},
+            {"path":"1_Pooling","type":"sentence_transformers.models.Pooling"},
+            {"path":"2_Normalize","type":"sentence_transformers.models.Normalize"}]"#,
+    )
+    .unwrap();
+    std::fs::create_dir_all(d.join("1_Pooling")).unwrap();
+    std::fs::write(d.join("1_Pooling/config.json"), r#"{"pooling_mode_cls_token": true}"#).unwrap();
+    assert_eq!(pooling_of(&d).unwrap(), (Pooling::Cls, true));
+    std::fs::write(d.join("1_Pooling/config.json"), r#"{"pooling_mode_max_tokens": true}"#).unwrap();
+    assert!(pooling_of(&d).is_err());
+
+    let cfg = serde_json::json!({"_name_or_path": "intfloat/e5-small-v2"});
+    assert_eq!(prefixes_of(&d, &cfg).unwrap().passage, "passage: ");
+    let cfg = serde_json::json!({"_name_or_path": "BAAI/bge-small-en-v1.5"});
+    let p = prefixes_of(&d, &cfg).unwrap();
+    assert!(p.query.starts_with("Represent this sentence") && p.passage.is_empty());
+    assert_eq!(prefixes_of(&d, &serde_json::json!({})).unwrap(), Prefixes::default());
+    std::fs::write(d.join("config_sentence_transformers.json"), r#"{"prompts": {"query": "q: ", "document": "d: "}}"#)
+        .unwrap();
+    assert_eq!(prefixes_of(&d, &cfg).unwrap(), Prefixes { query: "q: ".into(), passage: "d: ".into() });
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+fn doc(name: &str, description: &str) -> SearchDoc {
+    SearchDoc {
+        name: name.into(),
+        aliases: vec![],
+        domain: "mcp".into(),
+        description: description.into(),
+        prompt_snippet: None,
+        params: vec![],
+        server: None,
+    }
+}
+
+#[test]
+fn the_real_model_ranks_by_meaning_and_caches_vectors() {
+    let Some(dir) = test_model_dir() else { return };
+    let enc = Encoder::load(&dir).unwrap();
+    assert_eq!(enc.dim(), 384);
+    assert_eq!(enc.pooling(), Pooling::Mean);
+    let q = enc.encode_query("what's the weather like tomorrow").unwrap();
+    let norm: f32 = q.iter().map(|x| x * x).sum::<f32>().sqrt();
+    assert!((norm - 1.0).abs() < 1e-3, "{norm}");
+    // batching (with padding) must not change a vector
+    let texts = vec!["a short one".to_string(), "a much longer sentence that pads the other one in its batch".into()];
+    let batched = enc.encode_passages(&texts, 8).unwrap();
+    let alone = enc.encode_passages(&texts[..1], 8).unwrap();
+    let dot: f32 = batched[0].iter().zip(&alone[0]).map(|(a, b)| a * b).sum();
+    assert!(dot > 0.999, "{dot}");
+
+    let docs = vec![
+        doc("get_forecast", "Weather forecast for a city"),
+        doc("send_email", "Send an email message to a recipient"),
+        doc("create_invoice", "Bill a customer"),
+    ];
+    let cache = tmp("cache");
+    let cold = SemanticIndex::build(&enc, &docs, Some(&cache)).unwrap();
+    assert!(!cold.from_cache());
+    let warm = SemanticIndex::build(&enc, &docs, Some(&cache)).unwrap();
+    assert!(warm.from_cache());
+    let lexical = SearchIndex::build(docs);
+    for (query, want) in [("will it rain tomorrow", 0), ("write to my colleague", 1), ("charge the client", 2)] {
+        let qv = enc.encode_query(query).unwrap();
+        let scores = warm.scores(&qv);
+        assert_eq!(scores, cold.scores(&qv));
+        let top = warm.rank(&scores, 3, &|_| true);
+        assert_eq!(top[0].doc, want, "{query}: {top:?}");
+        let lex = lexical.search(query, 30, &|_| true);
+        let fused = crate::fuse(&lexical, &lex, &scores, &crate::FusionParams::default(), 3, &|_| true);
+        assert_eq!(fused[0].doc, want, "{query}: {fused:?}");
+    }
+    let _ = std::fs::remove_dir_all(&cache);
+}
