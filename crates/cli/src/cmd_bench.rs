@@ -137,7 +137,9 @@ fn search(args: SearchArgs) -> anyhow::Result<ExitCode> {
     }
     let model = std::env::var_os("QUIVER_SEARCH_MODEL").filter(|v| !v.is_empty()).map(PathBuf::from);
     let ranking = match (&model, args.semantic, args.lexical || args.baseline) {
-        (None, true, _) => bail!("--semantic needs a model: set QUIVER_SEARCH_MODEL=DIR (a sentence-transformers directory)"),
+        (None, true, _) => {
+            bail!("--semantic needs a model: set QUIVER_SEARCH_MODEL=DIR (a sentence-transformers directory)")
+        }
         (Some(_), true, _) => Ranking::Semantic,
         (Some(_), false, false) => Ranking::Fused,
         _ => Ranking::Lexical,

@@ -31,18 +31,21 @@ pub fn load_catalog_sized(path: &Path) -> anyhow::Result<Vec<(SearchDoc, usize)>
         };
         let server = t.get("server").and_then(Value::as_str).map(str::to_string);
         let bytes = tool_bytes(name, t.get("description").and_then(Value::as_str).unwrap_or(""), t.get("inputSchema"));
-        docs.push((SearchDoc {
-            name: match &server {
-                Some(s) => format!("mcp__{s}__{name}"),
-                None => name.to_string(),
+        docs.push((
+            SearchDoc {
+                name: match &server {
+                    Some(s) => format!("mcp__{s}__{name}"),
+                    None => name.to_string(),
+                },
+                aliases: Vec::new(),
+                domain: "mcp".into(),
+                description: t.get("description").and_then(Value::as_str).unwrap_or("").to_string(),
+                prompt_snippet: None,
+                params: t.get("inputSchema").map(params_from_schema).unwrap_or_default(),
+                server,
             },
-            aliases: Vec::new(),
-            domain: "mcp".into(),
-            description: t.get("description").and_then(Value::as_str).unwrap_or("").to_string(),
-            prompt_snippet: None,
-            params: t.get("inputSchema").map(params_from_schema).unwrap_or_default(),
-            server,
-        }, bytes));
+            bytes,
+        ));
     }
     Ok(docs)
 }

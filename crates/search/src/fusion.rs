@@ -90,13 +90,8 @@ pub fn fuse(
 ) -> Vec<Hit> {
     let n = index.docs().len();
     let pool = params.pool.max(1);
-    let mut sem: Vec<Hit> = semantic
-        .iter()
-        .enumerate()
-        .take(n)
-        .filter(|(d, _)| keep(*d))
-        .map(|(doc, &score)| Hit { doc, score })
-        .collect();
+    let mut sem: Vec<Hit> =
+        semantic.iter().enumerate().take(n).filter(|(d, _)| keep(*d)).map(|(doc, &score)| Hit { doc, score }).collect();
     let by_score = |a: &Hit, b: &Hit| b.score.total_cmp(&a.score).then_with(|| index.name_order(a.doc, b.doc));
     if sem.len() > pool {
         sem.select_nth_unstable_by(pool - 1, by_score);
@@ -135,8 +130,7 @@ pub fn fuse(
             }
         }
     }
-    let mut hits: Vec<Hit> =
-        (0..n).filter(|&d| seen[d]).map(|doc| Hit { doc, score: fused[doc] }).collect();
+    let mut hits: Vec<Hit> = (0..n).filter(|&d| seen[d]).map(|doc| Hit { doc, score: fused[doc] }).collect();
     hits.sort_by(by_score);
     hits.truncate(limit);
     hits

@@ -56,7 +56,7 @@ fn intent_is_list_for_collections_and_get_for_one_named_item() {
     // not a read request: no list/get intent
     assert_eq!(shape_of("delete the keys").0, Intent::None);
     // a plural in the scope part does not make a list request
-    assert_eq!(shape_of("show key <k> in databases").0, Intent::Get);
+    assert_eq!(shape_of("show key <mykey> in databases").0, Intent::Get);
 }
 
 #[test]

@@ -14,6 +14,9 @@ mod fusion;
 mod index;
 mod intent;
 mod params;
+#[cfg(all(test, feature = "bench"))]
+#[path = "quality_tests.rs"]
+mod quality_tests;
 mod query;
 mod rank;
 mod schema;

@@ -27,7 +27,11 @@ impl std::fmt::Display for SemanticError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             SemanticError::Model { dir, reason } => {
-                write!(f, "search model {}: {reason} (expected a sentence-transformers directory: config.json, tokenizer.json, model.safetensors)", dir.display())
+                write!(
+                    f,
+                    "search model {}: {reason} (expected a sentence-transformers directory: config.json, tokenizer.json, model.safetensors)",
+                    dir.display()
+                )
             }
             SemanticError::Inference(e) => write!(f, "search model failed: {e}"),
         }

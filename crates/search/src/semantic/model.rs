@@ -96,7 +96,8 @@ impl Encoder {
         let device = Device::Cpu;
         let vb = VarBuilder::from_buffered_safetensors(bytes, DType::F32, &device)
             .map_err(|e| model_err(dir, format!("model.safetensors: {e}")))?;
-        let model = BertModel::load(vb, &config).map_err(|e| model_err(dir, format!("weights do not fit config.json: {e}")))?;
+        let model =
+            BertModel::load(vb, &config).map_err(|e| model_err(dir, format!("weights do not fit config.json: {e}")))?;
         Ok(Encoder {
             model,
             tokenizer,

@@ -1,0 +1,36 @@
+#!/bin/sh
+# The issue-13 measurement table: plain BM25 (--baseline), lexical, semantic and
+# fused on every set, with latency and tail bytes (confident loads / all --limit).
+# usage: QUIVER_SEARCH_MODEL=DIR bench/search/table.sh [extra bench args]
+# Without a model only the bm25 and lexical columns run. Needs a release build:
+#   CARGO_INCREMENTAL=0 cargo build --release -p quiver-cli
+set -eu
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+Q=${QUIVER:-$root/target/release/quiver}
+B=${BENCH_DIR:-$root/../shared/bench}
+C=$B/catalogs
+A=$B/queries/azure-mcp.jsonl
+M=$C/azure-mcp.json,$C/github-mcp.json,$C/livemcp.json
+G=$here/generalization
+modes="--baseline --lexical"
+[ -n "${QUIVER_SEARCH_MODEL:-}" ] && modes="$modes --semantic --fused"
+r() {
+  label=$1; shift
+  for m in $modes; do
+    flag=$m; [ "$m" = --fused ] && flag=""
+    printf "%-9s %-10s " "$label" "${m#--}"
+    # shellcheck disable=SC2086
+    "$Q" bench search "$@" $flag 2>/dev/null | tail -1
+  done
+}
+r azure    --catalog "$C/azure-mcp.json" --queries "$A" "$@"
+r odd      --catalog "$C/azure-mcp.json" --queries "$A" --split odd "$@"
+r even     --catalog "$C/azure-mcp.json" --queries "$A" --split even "$@"
+r mixed    --catalog "$M" --queries "$A" "$@"
+r gh       --catalog "$C/github-mcp.json" --queries "$here/queries/github-sanity.jsonl" "$@"
+r gh.mix   --catalog "$M" --queries "$here/queries/github-sanity.jsonl" "$@"
+r live     --catalog "$C/livemcp.json" --queries "$here/queries/livemcp-sanity.jsonl" "$@"
+r live.mix --catalog "$M" --queries "$here/queries/livemcp-sanity.jsonl" "$@"
+r native   --native --queries "$B/queries/native.jsonl" "$@"
+r bfcl     --catalog "$G/bfcl-live.json" --queries "$G/bfcl-live.jsonl" "$@"
