@@ -8,5 +8,6 @@ mod mcp_http;
 mod mcp_node;
 mod mcp_stdio;
 mod mcp_support;
+mod search_bench;
 mod surface;
 mod transcripts;

@@ -52,7 +52,7 @@ pub struct FusionParams {
 
 impl Default for FusionParams {
     fn default() -> Self {
-        FusionParams { method: FusionMethod::Score, w_lexical: 0.5, w_semantic: 0.5, rrf_k: 60.0, pool: 30 }
+        FusionParams { method: FusionMethod::Score, w_lexical: 0.5, w_semantic: 0.2, rrf_k: 60.0, pool: 30 }
     }
 }
 

@@ -14,7 +14,8 @@ mod fusion;
 mod index;
 mod intent;
 mod params;
-#[cfg(all(test, feature = "bench"))]
+#[cfg(test)]
+#[cfg(feature = "bench")]
 #[path = "quality_tests.rs"]
 mod quality_tests;
 mod query;

@@ -107,3 +107,11 @@ fn the_real_model_ranks_by_meaning_and_caches_vectors() {
     }
     let _ = std::fs::remove_dir_all(&cache);
 }
+
+#[test]
+fn encoder_and_index_can_move_to_a_background_thread() {
+    // the engine builds vectors off the request path and shares them after
+    fn send_sync<T: Send + Sync>() {}
+    send_sync::<Encoder>();
+    send_sync::<SemanticIndex>();
+}
