@@ -12,7 +12,6 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use anyhow::bail;
-use quiver_engine::discovery;
 use quiver_search::bench::{self as bench_data, Metrics};
 use quiver_search::{FusionParams, RankParams, Ranking, SearchDoc, SearchIndex, confident, confident_margin};
 
@@ -82,7 +81,7 @@ fn load_docs(args: &SearchArgs) -> anyhow::Result<(Vec<SearchDoc>, Vec<usize>)> 
     let mut bytes = Vec::new();
     if args.native {
         let engine = setup::own_engine()?;
-        docs = discovery::build_index(engine.registry(), engine.lifecycle()).docs().to_vec();
+        docs = engine.search_index().docs().to_vec();
         for d in &docs {
             let spec = engine.registry().get(&d.name).map(|t| &t.spec);
             bytes.push(spec.map_or(0, |s| bench_data::tool_bytes(&s.name, &s.description, Some(&s.input_schema))));

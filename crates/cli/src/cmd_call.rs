@@ -4,7 +4,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
-use quiver_engine::{ToolContext, Workspace, canonical};
+use quiver_engine::{Workspace, canonical};
 
 use crate::setup;
 
@@ -26,11 +26,14 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let workspace = Workspace::new(&dir).with_context(|| format!("workspace {}", dir.display()))?;
     let call_args: serde_json::Value =
         serde_json::from_str(&args.args).with_context(|| format!("--args is not valid JSON: {}", args.args))?;
-    let engine = setup::engine(Some(workspace.root()), None)?;
-    let audience = args.audience.audience();
-    let ctx = ToolContext::new(engine.clone(), workspace, audience);
+    let (host, manager) = setup::host(Some(workspace.root()), None, None, &quiver_tools::NativeOptions::default())?;
+    let ctx = host.context(workspace, args.audience.audience());
     let runtime = tokio::runtime::Runtime::new()?;
-    let result = runtime.block_on(engine.dispatch(&args.name, call_args, &ctx))?;
+    let result = runtime.block_on(async {
+        let result = ctx.call(&args.name, call_args).await;
+        manager.shutdown().await;
+        result
+    })?;
     setup::out(&canonical::to_string_pretty(&serde_json::to_value(&result)?));
     Ok(if result.is_error { ExitCode::FAILURE } else { ExitCode::SUCCESS })
 }

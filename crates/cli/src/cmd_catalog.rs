@@ -3,7 +3,7 @@
 use std::process::ExitCode;
 
 use quiver_engine::CatalogFormat;
-use quiver_engine::lifecycle::Resolution;
+use quiver_engine::Resolution;
 
 use crate::setup;
 

@@ -9,8 +9,8 @@ use std::sync::Arc;
 
 use anyhow::{Context, bail};
 use quiver_engine::{Audience, Mode, Workspace};
+use quiver_mcp::McpConfig;
 use quiver_mcp::server::{HttpOptions, HttpServer, Surface};
-use quiver_mcp::{EngineHost, McpConfig, McpManager};
 
 use crate::setup;
 
@@ -21,6 +21,19 @@ const DEFAULT_TOKEN_ENV: &str = "QUIVER_MCP_TOKEN";
 pub enum Mcp {
     /// Serve quiver's tools to an MCP client (stdio by default, or streamable HTTP at /mcp).
     Serve(ServeArgs),
+    /// Allow a server defined by this workspace's .mcp.json / quiver.toml to start (remembered
+    /// for its exact current config; an edited config is asked about again).
+    Trust(TrustArgs),
+    /// Forget an approval given with `quiver mcp trust` or at a prompt.
+    Untrust(TrustArgs),
+}
+
+#[derive(clap::Args)]
+pub struct TrustArgs {
+    /// The server's name in the project's config.
+    name: String,
+    #[arg(long)]
+    workspace: Option<PathBuf>,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -65,7 +78,48 @@ pub struct ServeArgs {
 pub fn run(command: Mcp) -> anyhow::Result<ExitCode> {
     match command {
         Mcp::Serve(args) => serve(args),
+        Mcp::Trust(args) => trust(args, true),
+        Mcp::Untrust(args) => trust(args, false),
     }
+}
+
+/// Records (or forgets) the user's approval of a project-defined server, in
+/// the user's state directory: the same record an approval at a prompt writes.
+fn trust(args: TrustArgs, allow: bool) -> anyhow::Result<ExitCode> {
+    use quiver_engine::permissions::command::CommandOrigin;
+    use quiver_engine::permissions::trust::{Source, TrustStore};
+    let dir = setup::workspace_dir(args.workspace.as_deref())?;
+    let config = McpConfig::load_for_workspace(Some(&dir), None).context("reading the MCP server config")?;
+    let store = TrustStore::from_env();
+    let Some(server) = config.servers.get(&args.name) else {
+        let names: Vec<&str> = config.servers.keys().map(String::as_str).collect();
+        bail!("no MCP server named `{}` in this workspace's config (configured: {})", args.name, names.join(", "));
+    };
+    if server.trust != Source::Project {
+        setup::out(&format!(
+            "`{}` comes from your own config ({}); it needs no approval",
+            args.name,
+            server.source.display()
+        ));
+        return Ok(ExitCode::SUCCESS);
+    }
+    let request = server.launch_request();
+    let CommandOrigin::Config { key, .. } = &request.origin else {
+        bail!("`{}` is not a configured server", args.name)
+    };
+    if allow {
+        store.trust(key)?;
+        setup::out(&format!("trusted `{}` ({}) for {}", args.name, request.line, dir.display()));
+    } else {
+        let removed = store.revoke(&key.workspace, &key.subject)?;
+        setup::out(&format!(
+            "{} `{}` for {}",
+            if removed { "forgot" } else { "had no approval of" },
+            args.name,
+            dir.display()
+        ));
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
@@ -74,13 +128,14 @@ fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
     let token = token(&args)?;
     let runtime = tokio::runtime::Runtime::new().context("starting the async runtime")?;
     runtime.block_on(async {
-        let manifest = setup::manifest(Some(workspace.root()), args.manifest.as_deref())?;
-        let config = McpConfig::load_for_workspace(Some(workspace.root()), args.config.as_deref())
-            .context("reading the MCP server config")?;
-        let manager = McpManager::new(config);
-        let host = EngineHost::new(quiver_tools::native_registry()?, manifest, manager)?;
+        let (host, manager) = setup::host(
+            Some(workspace.root()),
+            args.config.as_deref(),
+            args.manifest.as_deref(),
+            &quiver_tools::NativeOptions::default(),
+        )?;
         let audience = Audience { provider: args.provider.clone(), model: args.model.clone(), mode: args.mode };
-        let mut surface = Surface::hosted(host, workspace, audience);
+        let mut surface = Surface::hosted(host, manager, workspace, audience);
         surface.transcript_dir = args.transcript_dir.clone();
         let surface = Arc::new(surface);
         let served = match args.transport {

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
-use quiver_engine::manifest::AliasState;
+use quiver_engine::AliasState;
 use quiver_engine::replay::{self, Verdict};
 use quiver_engine::transcript::{Event, Transcript};
 use quiver_engine::{Mode, Workspace};

@@ -3,7 +3,7 @@
 use std::process::ExitCode;
 
 use quiver_engine::canonical;
-use quiver_engine::discovery::{Scope, SearchOptions};
+use quiver_engine::{DomainFilter, Scope, SearchOptions};
 use serde_json::json;
 
 use crate::setup;
@@ -38,7 +38,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let audience = args.audience.audience();
     let options = SearchOptions {
         limit: args.limit.clamp(1, 20),
-        domain: args.domain,
+        domain: match args.domain.as_deref() {
+            None => DomainFilter::All,
+            Some(d) => d.parse().map_err(|e: String| anyhow::anyhow!("--domain: {e}"))?,
+        },
         regex: args.regex,
         scope: match args.scope {
             ScopeArg::Deferred => Scope::Deferred,

@@ -6,10 +6,12 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod cmd_audit;
 mod cmd_bench;
 mod cmd_bench_semantic;
 mod cmd_call;
 mod cmd_catalog;
+mod cmd_exec;
 mod cmd_lint;
 mod cmd_mcp;
 mod cmd_replay;
@@ -41,6 +43,10 @@ enum Command {
     /// Benchmarks (quality and speed), reported as numbers.
     #[command(subcommand)]
     Bench(cmd_bench::Bench),
+    /// Run a headless coding agent on a prompt (`exec resume ID PROMPT` continues a session).
+    Exec(cmd_exec::Args),
+    /// Per model request of a session transcript: shared-prefix bytes, head changes, cache hits.
+    Audit(cmd_audit::Args),
     /// quiver as an MCP server (`mcp serve`).
     #[command(subcommand)]
     Mcp(cmd_mcp::Mcp),
@@ -66,6 +72,8 @@ fn main() -> ExitCode {
         Command::Bench(bench) => cmd_bench::run(bench),
         Command::Mcp(mcp) => cmd_mcp::run(mcp),
         Command::Replay(args) => cmd_replay::run(args),
+        Command::Exec(args) => cmd_exec::run(args),
+        Command::Audit(args) => cmd_audit::run(args),
     };
     match result {
         Ok(code) => code,

@@ -4,7 +4,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use anyhow::Context;
-use quiver_engine::{Engine, Manifest};
+use quiver_engine::{Engine, EngineHost, Manifest};
+use quiver_mcp::{McpConfig, McpManager, McpProvider};
 
 /// Who the surface is built for: `--provider`, `--model`, `--mode`.
 #[derive(clap::Args)]
@@ -44,7 +45,8 @@ pub fn manifest(workspace: Option<&Path>, extra: Option<&Path>) -> anyhow::Resul
 
 /// The full surface: native tools, the `mcp_*` tools, and the tools of every
 /// configured MCP server known from its cached tool list (servers start only
-/// when one of their tools is called).
+/// when one of their tools is called, and a project's servers only with the
+/// user's approval).
 pub fn engine(workspace: Option<&Path>, extra_manifest: Option<&Path>) -> anyhow::Result<Arc<Engine>> {
     engine_with(workspace, extra_manifest, &quiver_tools::NativeOptions::default())
 }
@@ -55,17 +57,31 @@ pub fn engine_with(
     extra_manifest: Option<&Path>,
     options: &quiver_tools::NativeOptions,
 ) -> anyhow::Result<Arc<Engine>> {
-    let config = quiver_mcp::McpConfig::load_for_workspace(workspace, None).context("reading the MCP server config")?;
-    let manager = quiver_mcp::McpManager::new(config);
+    Ok(host(workspace, None, extra_manifest, options)?.0.engine())
+}
+
+/// The engine's host over quiver's native tools with MCP as its one tool
+/// provider; the manager is returned so a long-lived caller can stop the
+/// servers it started.
+pub fn host(
+    workspace: Option<&Path>,
+    mcp_config: Option<&Path>,
+    extra_manifest: Option<&Path>,
+    options: &quiver_tools::NativeOptions,
+) -> anyhow::Result<(Arc<EngineHost>, Arc<McpManager>)> {
+    let config = McpConfig::load_for_workspace(workspace, mcp_config).context("reading the MCP server config")?;
+    let manager = McpManager::new(config);
     let registry = quiver_tools::native_registry_with(options)?;
-    Ok(Arc::new(quiver_mcp::build_engine(registry, manifest(workspace, extra_manifest)?, &manager)?))
+    let host = EngineHost::new(registry, manifest(workspace, extra_manifest)?, vec![McpProvider::new(&manager)])?;
+    Ok((host, manager))
 }
 
 /// quiver's own surface only (native and `mcp_*` tools, no configured servers):
 /// what `bench search --native` measures, the same on every machine.
 pub fn own_engine() -> anyhow::Result<Arc<Engine>> {
     let registry = quiver_tools::native_registry()?;
-    Ok(Arc::new(quiver_mcp::build_engine(registry, Manifest::builtin()?, &quiver_mcp::McpManager::empty())?))
+    let host = EngineHost::new(registry, Manifest::builtin()?, vec![McpProvider::new(&McpManager::empty())])?;
+    Ok(host.engine())
 }
 
 /// Prints a line to stdout (the CLI's contract output). A closed pipe (`quiver

@@ -3,6 +3,8 @@
 //! and link time down. Each module is one area of the contract.
 
 mod cli;
+mod exec;
+mod import_graph;
 mod mcp_gateway;
 mod mcp_http;
 mod mcp_node;

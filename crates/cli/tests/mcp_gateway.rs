@@ -1,6 +1,7 @@
 //! quiver as a gateway: the reference `server-everything` configured
 //! downstream, driven end to end through the real binary over stdio.
-//! Skips (passing, with a message) when the npm packages are not installed.
+//! Skips (passing, with a message) when the npm packages are not installed;
+//! fails instead under `QUIVER_REQUIRE_ALL` (CI).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::PathBuf;
@@ -9,19 +10,7 @@ use crate::mcp_support::*;
 use serde_json::json;
 
 fn everything_js() -> Option<PathBuf> {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../mcp/tests/node/node_modules/@modelcontextprotocol/server-everything/dist/index.js");
-    if path.exists() {
-        Some(path.canonicalize().unwrap())
-    } else {
-        // CI installs the npm packages and sets QUIVER_REQUIRE_NODE: there a skip is a failure.
-        assert!(
-            std::env::var_os("QUIVER_REQUIRE_NODE").is_none(),
-            "npm test packages missing; run `npm ci --prefix crates/mcp/tests/node`"
-        );
-        eprintln!("SKIPPED: server-everything is not installed; run `npm ci --prefix crates/mcp/tests/node`");
-        None
-    }
+    quiver_testkit::npm_package_or_skip("@modelcontextprotocol/server-everything/dist/index.js")
 }
 
 fn workspace_with_everything(js: &std::path::Path) -> tempfile::TempDir {
@@ -30,7 +19,10 @@ fn workspace_with_everything(js: &std::path::Path) -> tempfile::TempDir {
         "[mcp_servers.everything]\ncommand = \"node\"\nargs = [{}, \"stdio\"]\n",
         serde_json::to_string(&js.display().to_string()).unwrap()
     );
-    std::fs::write(dir.path().join("quiver.toml"), config).unwrap();
+    // The user's own config (the isolated QUIVER_CONFIG_DIR of mcp_support):
+    // a server the workspace itself defines would need the user's approval.
+    std::fs::create_dir_all(dir.path().join(".test-user-config")).unwrap();
+    std::fs::write(dir.path().join(".test-user-config/config.toml"), config).unwrap();
     dir
 }
 

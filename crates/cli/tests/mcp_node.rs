@@ -1,7 +1,7 @@
 //! `quiver mcp serve` checked by MCP tools nobody here wrote: the official
 //! conformance suite and the inspector CLI. Both come from npm; when they are
-//! not installed the tests say so and pass without running (`.ci/run`
-//! installs them: `npm ci --prefix crates/mcp/tests/node`).
+//! not installed the tests say so and pass without running, or fail under
+//! `QUIVER_REQUIRE_ALL` (`.ci/run` installs them: `npm ci --prefix crates/mcp/tests/node`).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::PathBuf;
@@ -11,21 +11,7 @@ use crate::mcp_support::*;
 use serde_json::Value;
 
 fn node_bin(name: &str) -> Option<PathBuf> {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../mcp/tests/node/node_modules/.bin").join(name);
-    if path.exists() {
-        Some(path)
-    } else {
-        // CI installs the npm packages and sets QUIVER_REQUIRE_NODE: there a skip is a failure.
-        assert!(
-            std::env::var_os("QUIVER_REQUIRE_NODE").is_none(),
-            "npm test packages missing; run `npm ci --prefix crates/mcp/tests/node`"
-        );
-        eprintln!(
-            "SKIPPED: {} is not installed; run `npm ci --prefix crates/mcp/tests/node` to enable this test",
-            path.display()
-        );
-        None
-    }
+    quiver_testkit::npm_package_or_skip(&format!(".bin/{name}"))
 }
 
 fn conformance(url: &str, scenario: &str) -> (bool, String) {

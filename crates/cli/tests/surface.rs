@@ -6,8 +6,8 @@
 
 use std::sync::Arc;
 
-use quiver_engine::discovery::{Scope, SearchOptions};
 use quiver_engine::{Audience, CatalogFormat, Engine, Manifest, Mode, ToolContext, Workspace};
+use quiver_engine::{Scope, SearchOptions};
 use serde_json::json;
 
 fn engine() -> Arc<Engine> {
@@ -99,7 +99,7 @@ fn search_never_returns_aliases_but_finds_their_canonical_tools() {
 }
 
 fn ctx(e: &Arc<Engine>, dir: &std::path::Path) -> ToolContext {
-    ToolContext::new(e.clone(), Workspace::new(dir).unwrap(), audience("default", Mode::Agent))
+    e.context(Workspace::new(dir).unwrap(), audience("default", Mode::Agent))
 }
 
 #[tokio::test]

@@ -26,8 +26,18 @@ fn replay(path: &Path) -> (i32, String, String) {
     )
 }
 
+/// The shipped `legacy_names` transcript calls `tts` (speech), recorded where
+/// espeak-ng was installed: without it that call replays as an error, so the
+/// tests that expect an identical replay need espeak-ng.
+fn replays_speech() -> bool {
+    quiver_testkit::espeak_or_skip()
+}
+
 #[test]
 fn shipped_transcripts_replay_identically() {
+    if !replays_speech() {
+        return;
+    }
     let mut files: Vec<PathBuf> = std::fs::read_dir(examples_dir())
         .unwrap()
         .map(|e| e.unwrap().path())
@@ -70,6 +80,9 @@ fn a_tampered_result_is_reported_as_a_difference() {
 
 #[test]
 fn a_torn_transcript_replays_what_came_before() {
+    if !replays_speech() {
+        return;
+    }
     let original = std::fs::read_to_string(examples_dir().join("legacy_names.jsonl")).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("torn.jsonl");
@@ -120,7 +133,7 @@ fn recording_session(
     let engine =
         Arc::new(Engine::new(quiver_tools::native_registry_with(options).unwrap(), Manifest::builtin().unwrap()));
     let audience = Audience { provider: "default".into(), model: None, mode: Mode::Agent };
-    let mut ctx = ToolContext::new(engine, Workspace::new(workspace).unwrap(), audience);
+    let mut ctx = engine.context(Workspace::new(workspace).unwrap(), audience);
     ctx.transcript = Some(writer.clone());
     writer
         .append(&Event::SessionStart {
@@ -188,4 +201,39 @@ async fn replaying_remember_never_touches_the_users_memory_file() {
     assert!(!stdout.contains("FAILED"), "{stdout}");
     assert!(!users_memory.exists(), "replay wrote to the user's memory file");
     assert!(!dir.path().join("home").exists());
+}
+
+/// A crafted transcript is input like any other: its shell lines pass the same
+/// command gate and OS sandbox as a live call, and it cannot grant itself yolo
+/// (the default `--max-mode` is agent). Nothing outside the scratch workspace
+/// may change, whether the sandbox confines the run or (without one) the gate
+/// refuses it for lack of anybody to ask.
+#[test]
+fn a_crafted_transcript_cannot_write_outside_the_workspace() {
+    let dir = tempfile::tempdir().unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    let out = outside.path().canonicalize().unwrap();
+    let lines = [
+        format!("sort --out={}/sorted </dev/null", out.display()),
+        format!("echo 'touch {}/bashenv' | BASH_ENV=/dev/stdin bash -c true", out.display()),
+        format!("export PS4='$(touch {}/ps4)'; set -x; true", out.display()),
+        format!("touch {}/plain", out.display()),
+        format!("echo hi > {}/redirect", out.display()),
+    ];
+    let mut events = vec![
+        json!({"type": "session_start", "version": TRANSCRIPT_VERSION, "session": "crafted",
+        "quiver_version": "0.1.0", "workspace": "/tmp/nowhere", "provider": "default", "mode": "yolo"})
+        .to_string(),
+    ];
+    for (i, line) in lines.iter().enumerate() {
+        events.push(
+            json!({"type": "tool_call", "call_id": format!("c{i}"), "name": "exec_shell", "arguments": {"command": line}})
+                .to_string(),
+        );
+    }
+    let path = dir.path().join("crafted.jsonl");
+    std::fs::write(&path, events.join("\n") + "\n").unwrap();
+    let (_code, stdout, stderr) = replay(&path);
+    let left: Vec<_> = std::fs::read_dir(&out).unwrap().flatten().map(|e| e.file_name()).collect();
+    assert!(left.is_empty(), "the replay wrote outside the workspace: {left:?}\n{stdout}\n{stderr}");
 }

@@ -9,10 +9,12 @@ use std::str::FromStr;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
+use crate::audience::Audience;
 use crate::canonical;
-use crate::engine::Engine;
-use crate::lifecycle::Audience;
-use crate::tool::ToolSpec;
+use crate::lifecycle::Lifecycle;
+use crate::registry::Registry;
+use crate::session::Session;
+use crate::spec::ToolSpec;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum CatalogFormat {
@@ -57,27 +59,27 @@ impl fmt::Display for Fingerprint {
 impl Catalog {
     /// Builds the catalog for `audience` with `loaded` (canonical names in load
     /// order) as the tail. Aliases and gated-out tools never enter either part.
-    pub fn build(engine: &Engine, audience: &Audience, loaded: &[String]) -> Catalog {
-        let lifecycle = engine.lifecycle();
-        let (mut native, mut mcp): (Vec<ToolSpec>, Vec<ToolSpec>) = engine
-            .registry()
-            .iter()
-            .filter(|t| lifecycle.in_head(&t.spec, audience))
-            .map(|t| t.spec.clone())
-            .partition(ToolSpec::is_native);
-        native.sort_by(|a, b| a.name.cmp(&b.name));
-        mcp.sort_by(|a, b| a.name.cmp(&b.name));
-        let mut head = native;
-        head.extend(mcp);
+    pub fn build(registry: &Registry, lifecycle: &Lifecycle, audience: &Audience, loaded: &[String]) -> Catalog {
+        let head = head_specs(registry, lifecycle, audience);
+        let pinned: Vec<String> = head.iter().map(|t| t.name.clone()).collect();
+        let tail = tail_specs(registry, lifecycle, audience, &pinned, loaded);
+        Catalog { head, tail }
+    }
 
-        let mut tail: Vec<ToolSpec> = Vec::new();
-        for name in loaded {
-            let Some(tool) = engine.registry().get(name) else { continue };
-            let seen = head.iter().chain(tail.iter()).any(|t| &t.name == name);
-            if !seen && lifecycle.visible(name, audience) {
-                tail.push(tool.spec.clone());
-            }
-        }
+    /// The catalog for the next request of a live session: the one place a
+    /// session's tail is built. The head is pinned to what the session was
+    /// first sent, even when the registry changed since (a downstream MCP
+    /// server connected and, in yolo mode, brought new active tools): such
+    /// newcomers are loaded into the session's tail instead, so the
+    /// provider's prompt prefix survives. That load is the one side effect,
+    /// and the reason this takes the session rather than its loaded names.
+    pub fn for_session(registry: &Registry, lifecycle: &Lifecycle, audience: &Audience, session: &Session) -> Catalog {
+        let fresh: Vec<String> = head_specs(registry, lifecycle, audience).into_iter().map(|t| t.name).collect();
+        let pinned = session.pin_head(fresh.clone());
+        let newcomers: Vec<String> = fresh.into_iter().filter(|n| !pinned.contains(n)).collect();
+        session.load(&newcomers);
+        let head = pinned.iter().filter_map(|n| registry.get(n)).map(|t| t.spec.clone()).collect();
+        let tail = tail_specs(registry, lifecycle, audience, &pinned, &session.loaded());
         Catalog { head, tail }
     }
 
@@ -106,6 +108,39 @@ impl Catalog {
             tools: self.head.len() + self.tail.len(),
         }
     }
+}
+
+/// Active tools for the audience: native by name, then MCP by name.
+fn head_specs(registry: &Registry, lifecycle: &Lifecycle, audience: &Audience) -> Vec<ToolSpec> {
+    let (mut native, mut mcp): (Vec<ToolSpec>, Vec<ToolSpec>) = registry
+        .iter()
+        .filter(|t| lifecycle.in_head(&t.spec, audience))
+        .map(|t| t.spec.clone())
+        .partition(ToolSpec::is_native);
+    native.sort_by(|a, b| a.name.cmp(&b.name));
+    mcp.sort_by(|a, b| a.name.cmp(&b.name));
+    native.extend(mcp);
+    native
+}
+
+/// Loaded tools in load order, minus the head, duplicates, names that are
+/// gone and names the audience may not see.
+fn tail_specs(
+    registry: &Registry,
+    lifecycle: &Lifecycle,
+    audience: &Audience,
+    head: &[String],
+    loaded: &[String],
+) -> Vec<ToolSpec> {
+    let mut tail: Vec<ToolSpec> = Vec::new();
+    for name in loaded {
+        let Some(tool) = registry.get(name) else { continue };
+        let seen = head.contains(name) || tail.iter().any(|t| &t.name == name);
+        if !seen && lifecycle.visible(name, audience) {
+            tail.push(tool.spec.clone());
+        }
+    }
+    tail
 }
 
 pub fn render_tool(spec: &ToolSpec, format: CatalogFormat) -> Value {

@@ -1,13 +1,22 @@
-//! What a running tool can reach: the workspace, its session, the audience it is
-//! serving, the engine (for meta tools) and whoever can approve risky steps.
+//! What a running tool can reach: the workspace, its session, the audience it
+//! is serving, whoever can approve risky steps, the command gate, and two
+//! narrow handles onto the surface (search/load, dispatch). It holds no engine:
+//! a tool needs only these, and holding the engine would tie the engine's
+//! modules into one import circle.
 
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
 
-use crate::engine::Engine;
-use crate::lifecycle::Audience;
+use serde_json::Value;
+
+use crate::audience::Audience;
+use crate::permissions::command::{CommandGate, CommandRequest, GateVerdict};
+use crate::permissions::exec_policy::Permit;
 use crate::permissions::{Approver, Mode};
+use crate::result::{ToolError, ToolResult};
 use crate::session::Session;
-use crate::tool::ToolError;
+use crate::surface::ToolSurface;
 use crate::transcript::TranscriptWriter;
 use crate::workspace::Workspace;
 
@@ -21,33 +30,54 @@ pub fn new_session_id() -> String {
     format!("s{millis:x}-{}-{}", std::process::id(), COUNTER.fetch_add(1, Ordering::Relaxed))
 }
 
+pub type DispatchFuture<'a> = Pin<Box<dyn Future<Output = anyhow::Result<ToolResult>> + Send + 'a>>;
+
+/// Runs a call by any name through the one dispatch path (of the newest
+/// engine, where a host rebuilds engines).
+pub trait Dispatcher: Send + Sync {
+    fn dispatch<'a>(&'a self, name: &'a str, args: Value, ctx: &'a ToolContext) -> DispatchFuture<'a>;
+}
+
 #[derive(Clone)]
 pub struct ToolContext {
     pub workspace: Workspace,
     pub session: Arc<Session>,
     pub audience: Audience,
-    pub engine: Arc<Engine>,
     pub approver: Option<Arc<dyn Approver>>,
     /// Where every call, result and load of this session is recorded, if anywhere.
     pub transcript: Option<Arc<TranscriptWriter>>,
+    /// Search and load (for `tool_search`).
+    pub surface: Arc<dyn ToolSurface>,
+    /// Calls by name (for `mcp_call` and hosts).
+    pub dispatcher: Arc<dyn Dispatcher>,
+    /// Decides whether a process may start.
+    pub commands: Arc<CommandGate>,
 }
 
 impl ToolContext {
     /// A context with a fresh session and nobody to ask for approvals.
-    pub fn new(engine: Arc<Engine>, workspace: Workspace, audience: Audience) -> Self {
+    pub fn new(
+        surface: Arc<dyn ToolSurface>,
+        dispatcher: Arc<dyn Dispatcher>,
+        commands: Arc<CommandGate>,
+        workspace: Workspace,
+        audience: Audience,
+    ) -> Self {
         ToolContext {
             workspace,
             session: Arc::new(Session::new(new_session_id())),
             audience,
-            engine,
             approver: None,
             transcript: None,
+            surface,
+            dispatcher,
+            commands,
         }
     }
 
-    /// Dispatches through this context's engine (the one path every call takes).
-    pub async fn call(&self, name: &str, args: serde_json::Value) -> anyhow::Result<crate::tool::ToolResult> {
-        self.engine.dispatch(name, args, self).await
+    /// Dispatches through the one path every call takes.
+    pub async fn call(&self, name: &str, args: Value) -> anyhow::Result<ToolResult> {
+        self.dispatcher.dispatch(name, args, self).await
     }
 
     pub fn mode(&self) -> Mode {
@@ -62,6 +92,31 @@ impl ToolContext {
             None => Err(ToolError::model(format!(
                 "needs approval, and this session has nobody to ask: {question} Rerun in yolo mode, or add a trusted rule."
             ))),
+        }
+    }
+
+    /// The command gate, with the asking done: `Ok` says how the process got
+    /// permission, `Err` is the refusal worded for the model.
+    pub async fn authorize_command(&self, request: &CommandRequest) -> Result<Permit, ToolError> {
+        match self.commands.judge(self.mode(), request) {
+            GateVerdict::Allow(permit) => Ok(permit),
+            GateVerdict::Deny(message) => Err(ToolError::model(message)),
+            GateVerdict::Ask { question, remember } => {
+                self.ask(&question).await.map_err(|e| match &remember {
+                    Some(key) => ToolError::model(format!(
+                        "{e} To trust it for this workspace, run `quiver mcp trust {}` in {}, or move the server into your own config (~/.config/quiver/config.toml).",
+                        key.subject,
+                        key.workspace.display()
+                    )),
+                    None => e,
+                })?;
+                if let Some(key) = remember
+                    && let Err(e) = self.commands.trust_store().trust(&key)
+                {
+                    tracing::warn!(error = %format!("{e:#}"), "could not remember an approval");
+                }
+                Ok(Permit::Approved)
+            }
         }
     }
 }

@@ -9,7 +9,7 @@ use crate::engine::Engine;
 use crate::lifecycle::{LifecycleState, Resolution};
 use crate::manifest::{AliasEntry, AliasState};
 use crate::permissions::{self, Decision};
-use crate::tool::{ToolError, ToolResult};
+use crate::result::{ToolError, ToolResult};
 use crate::transcript::Event;
 
 impl Engine {

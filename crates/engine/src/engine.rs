@@ -1,13 +1,26 @@
-//! The engine: a registry of tools under one lifecycle manifest. It builds
-//! catalogs and dispatches calls; everything else hangs off it.
+//! The engine: a registry of tools under one lifecycle manifest, frozen
+//! together with its search index and command gate. It builds catalogs,
+//! answers searches and dispatches calls (see `dispatch.rs`); contexts for
+//! tool calls come from [`Engine::context`].
 
-use crate::catalog::Catalog;
-use crate::discovery;
-use crate::lifecycle::{Audience, Lifecycle};
-use crate::manifest::Manifest;
-use crate::registry::Registry;
+use std::sync::Arc;
+
 use quiver_search::SearchIndex;
+use serde_json::Value;
+
+use crate::audience::Audience;
+use crate::catalog::Catalog;
+use crate::context::{DispatchFuture, Dispatcher, ToolContext};
+use crate::discovery;
+use crate::lifecycle::{Lifecycle, Resolution};
+use crate::manifest::{AliasState, Manifest};
+use crate::permissions::command::CommandGate;
+use crate::permissions::trust::TrustStore;
+use crate::registry::{RegisteredTool, Registry};
 use crate::session::Session;
+use crate::spec::ToolSpec;
+use crate::surface::{Resolved, SearchOptions, ToolSurface};
+use crate::workspace::Workspace;
 
 pub struct Engine {
     registry: Registry,
@@ -15,15 +28,29 @@ pub struct Engine {
     /// Built once: the registry and manifest are frozen for the engine's life,
     /// so the index only changes when a new engine (a new catalog) is built.
     search: SearchIndex,
+    commands: Arc<CommandGate>,
 }
 
 impl Engine {
-    /// Lays the manifest's per-tool overlays onto the registry and freezes both.
-    pub fn new(mut registry: Registry, manifest: Manifest) -> Self {
+    /// Lays the manifest's per-tool overlays onto the registry and freezes
+    /// both. Approvals of project-defined processes are remembered in the
+    /// user's state directory.
+    pub fn new(registry: Registry, manifest: Manifest) -> Self {
+        Engine::with_trust(registry, manifest, TrustStore::from_env())
+    }
+
+    /// [`Engine::new`] with an explicit trust store (tests, replays).
+    pub fn with_trust(registry: Registry, manifest: Manifest, trust: TrustStore) -> Self {
+        let commands = Arc::new(CommandGate::new(&manifest.exec_policy, trust));
+        Engine::with_gate(registry, manifest, commands)
+    }
+
+    /// Shares `commands` with an earlier engine (a host's rebuild).
+    pub fn with_gate(mut registry: Registry, manifest: Manifest, commands: Arc<CommandGate>) -> Self {
         registry.apply_overlays(&manifest);
         let lifecycle = Lifecycle::new(manifest);
         let search = discovery::build_index(&registry, &lifecycle);
-        Engine { registry, lifecycle, search }
+        Engine { registry, lifecycle, search, commands }
     }
 
     pub fn registry(&self) -> &Registry {
@@ -42,30 +69,72 @@ impl Engine {
         self.lifecycle.manifest()
     }
 
-    pub fn catalog(&self, audience: &Audience, loaded: &[String]) -> Catalog {
-        Catalog::build(self, audience, loaded)
+    pub fn commands(&self) -> &Arc<CommandGate> {
+        &self.commands
     }
 
-    /// The catalog for the next request of a live session. The head is pinned
-    /// to what the session was first sent, even when the engine is rebuilt
-    /// (a downstream MCP server connected and, in yolo mode, brought new
-    /// active tools): such newcomers are loaded into the tail instead, so the
-    /// provider's prompt prefix survives.
+    pub fn catalog(&self, audience: &Audience, loaded: &[String]) -> Catalog {
+        Catalog::build(&self.registry, &self.lifecycle, audience, loaded)
+    }
+
+    /// The catalog for the next request of a live session (see [`Catalog::for_session`]).
     pub fn session_catalog(&self, audience: &Audience, session: &Session) -> Catalog {
-        let fresh = Catalog::build(self, audience, &[]);
-        let pinned = session.pin_head(fresh.head.iter().map(|t| t.name.clone()).collect());
-        let newcomers: Vec<String> =
-            fresh.head.iter().map(|t| t.name.clone()).filter(|n| !pinned.contains(n)).collect();
-        session.load(&newcomers);
-        let head = pinned.iter().filter_map(|n| self.registry.get(n)).map(|t| t.spec.clone()).collect();
-        let tail = session
-            .loaded()
-            .iter()
-            .filter(|n| !pinned.contains(n))
-            .filter_map(|n| self.registry.get(n))
-            .filter(|t| self.lifecycle.visible(&t.spec.name, audience))
-            .map(|t| t.spec.clone())
-            .collect();
-        Catalog { head, tail }
+        Catalog::for_session(&self.registry, &self.lifecycle, audience, session)
+    }
+
+    /// Ranked registered tools for `query` (see [`discovery::search`]).
+    pub fn search_tools(
+        &self,
+        query: &str,
+        options: &SearchOptions,
+        audience: &Audience,
+        loaded: &[String],
+    ) -> Result<Vec<&RegisteredTool>, String> {
+        discovery::search(&self.search, &self.registry, &self.lifecycle, query, options, audience, loaded)
+    }
+
+    /// A context for calls on this engine, with a fresh session.
+    pub fn context(self: &Arc<Self>, workspace: Workspace, audience: Audience) -> ToolContext {
+        ToolContext::new(self.clone(), self.clone(), Arc::clone(&self.commands), workspace, audience)
+    }
+}
+
+impl ToolSurface for Engine {
+    fn search(
+        &self,
+        query: &str,
+        options: &SearchOptions,
+        audience: &Audience,
+        loaded: &[String],
+    ) -> Result<Vec<ToolSpec>, String> {
+        Ok(self.search_tools(query, options, audience, loaded)?.into_iter().map(|t| t.spec.clone()).collect())
+    }
+
+    fn resolve_visible(&self, name: &str, audience: &Audience) -> Option<Resolved> {
+        let (canonical, deprecated) = match self.lifecycle.resolve(name, &self.registry) {
+            Resolution::Canonical(n) => (n.to_string(), false),
+            Resolution::Alias { entry, .. } => (entry.replacement.clone(), entry.state == AliasState::Deprecated),
+            Resolution::Removed { .. } | Resolution::Unknown => return None,
+        };
+        let tool = self.registry.get(&canonical).filter(|_| self.lifecycle.visible(&canonical, audience))?;
+        Some(Resolved { spec: tool.spec.clone(), via_deprecated_alias: deprecated })
+    }
+
+    fn in_head(&self, spec: &ToolSpec, audience: &Audience) -> bool {
+        self.lifecycle.in_head(spec, audience)
+    }
+
+    fn aliases_of(&self, canonical: &str) -> Vec<String> {
+        self.lifecycle.aliases_of(canonical)
+    }
+
+    fn deprecated_replacement(&self, name: &str) -> Option<String> {
+        self.manifest().aliases.get(name).filter(|e| e.state == AliasState::Deprecated).map(|e| e.replacement.clone())
+    }
+}
+
+impl Dispatcher for Engine {
+    fn dispatch<'a>(&'a self, name: &'a str, args: Value, ctx: &'a ToolContext) -> DispatchFuture<'a> {
+        Box::pin(Engine::dispatch(self, name, args, ctx))
     }
 }

@@ -1,39 +1,62 @@
 //! quiver's engine: which tools a model sees, and how every call is dispatched.
 //!
-//! Modules map one to one onto the product's concepts: [`lifecycle`] (the state of
-//! each name), [`manifest`] (the data file that holds that policy), [`registry`],
-//! [`catalog`] (the byte-stable list a model gets), [`session`], [`dispatch`] and
-//! [`permissions`].
+//! Modules map one to one onto the product's concepts: `lifecycle` (the state
+//! of each name), `manifest` (the data file that holds that policy),
+//! `registry`, `catalog` (the byte-stable list a model gets), `session`,
+//! `dispatch` and [`permissions`] (the one gate). The engine composes itself:
+//! [`EngineHost`] rebuilds engines when a [`ToolProvider`] (MCP servers) changes
+//! its tools, and hands out [`ToolContext`]s whose search and dispatch reach
+//! the newest engine. `docs/architecture.md` shows the path of a call.
+//!
+//! The API is curated: types at the root; namespaced modules only where a
+//! family of items belongs together (spill storage, transcripts, replay, lint,
+//! MCP tool names, canonical JSON, the permission gate).
+
+mod audience;
+mod capabilities;
+mod catalog;
+mod context;
+mod discovery;
+mod dispatch;
+mod domain;
+mod engine;
+mod host;
+mod lifecycle;
+mod manifest;
+mod registry;
+mod result;
+mod schema;
+mod session;
+mod spec;
+mod surface;
+mod tool;
+mod workspace;
 
 pub mod canonical;
-pub mod catalog;
-pub mod context;
-pub mod discovery;
-pub mod dispatch;
-pub mod engine;
-pub mod lifecycle;
 pub mod lint;
-pub mod manifest;
+pub mod names;
 pub mod permissions;
-pub mod registry;
 pub mod replay;
-pub mod schema;
-pub mod session;
 pub mod spill;
-pub mod tool;
 pub mod tool_search;
 pub mod transcript;
-pub mod workspace;
 
-pub use catalog::{Catalog, CatalogFormat, Fingerprint};
-pub use context::ToolContext;
+pub use audience::Audience;
+pub use capabilities::Capabilities;
+pub use catalog::{Catalog, CatalogFormat, Fingerprint, render_tool};
+pub use context::{DispatchFuture, Dispatcher, ToolContext, new_session_id};
+pub use domain::{Domain, DomainFilter};
 pub use engine::Engine;
-pub use lifecycle::{Audience, Lifecycle, LifecycleState};
-pub use manifest::Manifest;
+pub use host::{EngineHost, ToolProvider};
+pub use lifecycle::{Lifecycle, LifecycleState, Resolution};
+pub use manifest::{AliasEntry, AliasState, BUILTIN_MANIFEST, ExecRules, Gate, Manifest, Profile, ToolOverlay};
 pub use permissions::Mode;
-pub use registry::Registry;
-pub use session::Session;
-pub use tool::{DynTool, Risk, Tool, ToolError, ToolOutput, ToolResult, ToolSource, ToolSpec};
+pub use registry::{RegisteredTool, Registry};
+pub use result::{ToolError, ToolOutput, ToolResult};
+pub use session::{LazyToolState, SearchRecord, Session};
+pub use spec::{Risk, ToolSource, ToolSpec};
+pub use surface::{Resolved, Scope, SearchOptions, ToolSurface};
+pub use tool::{DynTool, SharedTool, Tool, ToolFuture};
 pub use workspace::Workspace;
 
 /// The version scripts and lint compare manifest versions against.

@@ -3,10 +3,11 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::audience::Audience;
 use crate::manifest::{AliasEntry, AliasState, Manifest};
 use crate::permissions::Mode;
 use crate::registry::Registry;
-use crate::tool::ToolSpec;
+use crate::spec::ToolSpec;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -37,21 +38,6 @@ impl From<AliasState> for LifecycleState {
             AliasState::Deprecated => LifecycleState::Deprecated,
             AliasState::Removed => LifecycleState::Removed,
         }
-    }
-}
-
-/// Who the surface is built for. The provider names a manifest profile; a
-/// provider without a profile of its own gets `default`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Audience {
-    pub provider: String,
-    pub model: Option<String>,
-    pub mode: Mode,
-}
-
-impl Default for Audience {
-    fn default() -> Self {
-        Audience { provider: "default".into(), model: None, mode: Mode::Agent }
     }
 }
 

@@ -4,9 +4,13 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::*;
+use crate::capabilities::Capabilities;
 use crate::context::ToolContext;
+use crate::domain::Domain;
 use crate::engine::Engine;
-use crate::tool::{Risk, Tool, ToolError, ToolOutput, ToolSource};
+use crate::result::{ToolError, ToolOutput};
+use crate::spec::{Risk, ToolSource};
+use crate::tool::Tool;
 
 #[derive(Deserialize, JsonSchema)]
 struct Empty {}
@@ -17,8 +21,9 @@ macro_rules! fake_tool {
         impl Tool for $ty {
             type Input = Empty;
             const NAME: &'static str = $name;
-            const DOMAIN: &'static str = "file";
+            const DOMAIN: Domain = Domain::File;
             const RISK: Risk = Risk::Read;
+            const CAPABILITIES: Capabilities = Capabilities::NONE;
             fn description(&self) -> String {
                 concat!("fake ", $name).into()
             }

@@ -4,9 +4,9 @@
 use std::fmt;
 use std::sync::Arc;
 
-use crate::catalog::{Catalog, CatalogFormat};
+use crate::audience::Audience;
+use crate::catalog::CatalogFormat;
 use crate::engine::Engine;
-use crate::lifecycle::Audience;
 use crate::manifest::AliasState;
 use crate::permissions::Mode;
 
@@ -105,7 +105,7 @@ pub fn lint(engine: &Engine, current_version: &str) -> Vec<Finding> {
     for (profile_name, profile) in &manifest.profiles {
         let Some(budget) = profile.head_budget_bytes else { continue };
         let audience = Audience { provider: profile_name.clone(), model: None, mode: Mode::Agent };
-        let bytes = Catalog::build(engine, &audience, &[]).fingerprint(CatalogFormat::OpenAi).bytes;
+        let bytes = engine.catalog(&audience, &[]).fingerprint(CatalogFormat::OpenAi).bytes;
         if bytes > budget {
             push(
                 "head-over-budget",

@@ -10,6 +10,9 @@ use anyhow::{Context, bail};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::domain::Domain;
+use crate::permissions::trust::Source;
+
 /// The built-in manifest, compiled into the binary.
 pub const BUILTIN_MANIFEST: &str = include_str!("../manifest/lifecycle.toml");
 
@@ -75,10 +78,24 @@ pub struct Gate {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ToolOverlay {
+    /// A search facet only; permissions never depend on it.
     #[serde(default)]
-    pub domain: Option<String>,
+    pub domain: Option<Domain>,
     #[serde(default)]
     pub prompt_snippet: Option<String>,
+}
+
+impl ToolOverlay {
+    /// The one merge of per-tool metadata: a later layer's values win, a
+    /// value it leaves out keeps the earlier one.
+    fn merge(&mut self, later: ToolOverlay) {
+        if later.domain.is_some() {
+            self.domain = later.domain;
+        }
+        if later.prompt_snippet.is_some() {
+            self.prompt_snippet = later.prompt_snippet;
+        }
+    }
 }
 
 /// Shell command rules added to the built-in exec policy (`[exec_policy]`).
@@ -152,23 +169,35 @@ impl Manifest {
     /// that order, when they exist.
     pub fn load_layered(workspace: Option<&Path>) -> anyhow::Result<Manifest> {
         let mut manifest = Manifest::builtin()?;
-        let paths = overlay_paths(workspace);
-        let project = workspace.map(|ws| ws.join(".quiver").join("manifest.toml"));
-        for path in paths {
+        for (path, source) in overlay_paths(workspace) {
             if path.is_file() {
-                let trusted_before = manifest.exec_policy.trusted_prefixes.len();
-                manifest.overlay_file(&path)?;
-                if Some(&path) == project.as_ref() && manifest.exec_policy.trusted_prefixes.len() > trusted_before {
-                    tracing::warn!(file = %path.display(), "ignoring [exec_policy] trusted_prefixes from a project manifest");
-                    manifest.exec_policy.trusted_prefixes.truncate(trusted_before);
-                }
+                manifest.overlay_file_from(&path, source)?;
             }
         }
         Ok(manifest)
     }
 
-    /// Lays a TOML manifest or a JSON extension-metadata file over this one.
+    /// Lays a TOML manifest or a JSON extension-metadata file over this one,
+    /// as the user's own (an explicit `--manifest`).
     pub fn overlay_file(&mut self, path: &Path) -> anyhow::Result<()> {
+        self.overlay_file_from(path, Source::User)
+    }
+
+    /// Lays a file over this one with the trust of its `source`: a project's
+    /// file may only restrict, so trusted command rules in it are dropped
+    /// (with a warning) — a cloned repository must not make its own commands
+    /// run unasked.
+    pub fn overlay_file_from(&mut self, path: &Path, source: Source) -> anyhow::Result<()> {
+        let trusted_before = self.exec_policy.trusted_prefixes.len();
+        self.overlay_file_text(path)?;
+        if !source.may_widen() && self.exec_policy.trusted_prefixes.len() > trusted_before {
+            tracing::warn!(file = %path.display(), "ignoring [exec_policy] trusted_prefixes from a {} manifest", source.as_str());
+            self.exec_policy.trusted_prefixes.truncate(trusted_before);
+        }
+        Ok(())
+    }
+
+    fn overlay_file_text(&mut self, path: &Path) -> anyhow::Result<()> {
         let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
         let result = if path.extension().is_some_and(|e| e == "json") {
             self.overlay_extension_json(&text)
@@ -208,13 +237,7 @@ impl Manifest {
         self.aliases.extend(overlay.aliases);
         self.gates.extend(overlay.gates);
         for (name, t) in overlay.tools {
-            let entry = self.tools.entry(name).or_default();
-            if t.domain.is_some() {
-                entry.domain = t.domain;
-            }
-            if t.prompt_snippet.is_some() {
-                entry.prompt_snippet = t.prompt_snippet;
-            }
+            self.tools.entry(name).or_default().merge(t);
         }
         Ok(())
     }
@@ -251,13 +274,8 @@ impl Manifest {
             default.active.push(canonical.clone());
         }
         if tool.domain.is_some() || tool.prompt_snippet.is_some() {
-            let entry = self.tools.entry(canonical.clone()).or_default();
-            if tool.domain.is_some() {
-                entry.domain = tool.domain;
-            }
-            if tool.prompt_snippet.is_some() {
-                entry.prompt_snippet = tool.prompt_snippet;
-            }
+            let overlay = ToolOverlay { domain: tool.domain, prompt_snippet: tool.prompt_snippet };
+            self.tools.entry(canonical.clone()).or_default().merge(overlay);
         }
         let mut alias_names = tool.aliases;
         if tool.name != canonical {
@@ -295,7 +313,7 @@ struct ExtensionTool {
     #[serde(default)]
     lazy: bool,
     #[serde(default)]
-    domain: Option<String>,
+    domain: Option<Domain>,
     #[serde(default)]
     aliases: Vec<String>,
     #[serde(default)]
@@ -311,13 +329,14 @@ fn glob_match(pattern: &str, text: &str) -> bool {
     }
 }
 
-fn overlay_paths(workspace: Option<&Path>) -> Vec<PathBuf> {
+/// The user's file, then the project's, each with its source.
+fn overlay_paths(workspace: Option<&Path>) -> Vec<(PathBuf, Source)> {
     let mut paths = Vec::new();
     if let Some(config) = dirs::config_dir() {
-        paths.push(config.join("quiver").join("manifest.toml"));
+        paths.push((config.join("quiver").join("manifest.toml"), Source::User));
     }
     if let Some(ws) = workspace {
-        paths.push(ws.join(".quiver").join("manifest.toml"));
+        paths.push((ws.join(".quiver").join("manifest.toml"), Source::Project));
     }
     paths
 }

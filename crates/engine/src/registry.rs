@@ -7,7 +7,8 @@ use anyhow::bail;
 
 use crate::manifest::Manifest;
 use crate::schema::ArgValidator;
-use crate::tool::{DynTool, SharedTool, ToolSpec};
+use crate::spec::ToolSpec;
+use crate::tool::{DynTool, SharedTool};
 
 pub struct RegisteredTool {
     pub spec: ToolSpec,
@@ -69,8 +70,10 @@ impl Registry {
     pub fn apply_overlays(&mut self, manifest: &Manifest) {
         for (name, overlay) in &manifest.tools {
             if let Some(tool) = self.tools.get_mut(name) {
-                if let Some(domain) = &overlay.domain {
-                    tool.spec.domain = domain.clone();
+                // Domain is a search facet only: the gate decides by capabilities,
+                // which no overlay can set.
+                if let Some(domain) = overlay.domain {
+                    tool.spec.domain = domain;
                 }
                 if let Some(snippet) = &overlay.prompt_snippet {
                     tool.spec.prompt_snippet = Some(snippet.clone());

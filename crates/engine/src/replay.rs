@@ -8,10 +8,10 @@ use std::sync::Arc;
 use anyhow::Context;
 use serde_json::Value;
 
+use crate::audience::Audience;
 use crate::canonical;
-use crate::context::ToolContext;
 use crate::engine::Engine;
-use crate::lifecycle::{Audience, Resolution};
+use crate::lifecycle::Resolution;
 use crate::manifest::AliasState;
 use crate::permissions::Mode;
 use crate::session::Session;
@@ -74,7 +74,7 @@ pub async fn replay(
         _ => (Audience { mode: lower(Mode::Agent, max_mode), ..Audience::default() }, String::new()),
     };
     let scratch_root = scratch.root().to_string_lossy().into_owned();
-    let mut ctx = ToolContext::new(engine.clone(), scratch, audience);
+    let mut ctx = engine.context(scratch, audience);
     ctx.session = Arc::new(Session::new("replay"));
     let roots: Vec<&str> =
         [recorded_root.as_str(), scratch_root.as_str()].into_iter().filter(|r| !r.is_empty()).collect();

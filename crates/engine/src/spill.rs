@@ -16,8 +16,10 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use serde_json::{Value, json};
 
+use crate::capabilities::Capabilities;
 use crate::context::ToolContext;
-use crate::tool::{ToolResult, ToolSpec};
+use crate::result::ToolResult;
+use crate::spec::ToolSpec;
 
 /// Results whose content text is longer than this are spilled (bytes).
 pub const DEFAULT_SPILL_THRESHOLD: usize = 32 * 1024;
@@ -32,9 +34,6 @@ const SUMMARY_HEAD_BUDGET: usize = 16 * 1024;
 const SUMMARY_TAIL_BUDGET: usize = 6 * 1024;
 /// Text with a line longer than this also gets a var handle (see `spill_if_large`).
 const LONG_LINE_BYTES: usize = 2000;
-/// Results of tools in this domain are never spilled: they already return bounded
-/// windows of spilled data, and spilling them would only mint handles of handles.
-const EXEMPT_DOMAIN: &str = "evidence";
 
 #[path = "spill_sweep.rs"]
 mod sweep;
@@ -329,7 +328,9 @@ fn cut_line(line: &str) -> String {
 /// If the spill file cannot be written the content is cut instead, so an oversized
 /// result never reaches the model whole.
 pub async fn spill_if_large(result: &mut ToolResult, spec: &ToolSpec, ctx: &ToolContext) {
-    if spec.domain == EXEMPT_DOMAIN {
+    // Tools that return bounded windows of spilled data say so: spilling them
+    // would only mint handles of handles.
+    if spec.capabilities.contains(Capabilities::NEVER_SPILL) {
         return;
     }
     let store = ctx.session.state::<SpillStore>();

@@ -7,7 +7,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::*;
-use crate::{Audience, Engine, Manifest, Registry, Risk, Tool, ToolError, ToolOutput, Workspace};
+use crate::{Audience, Capabilities, Domain, Engine, Manifest, Registry, Risk, Tool, ToolError, ToolOutput, Workspace};
 
 /// Produces `lines` numbered lines, or a JSON array of that many objects.
 struct Big;
@@ -25,8 +25,9 @@ struct BigInput {
 impl Tool for Big {
     type Input = BigInput;
     const NAME: &'static str = "big";
-    const DOMAIN: &'static str = "file";
+    const DOMAIN: Domain = Domain::File;
     const RISK: Risk = Risk::Read;
+    const CAPABILITIES: Capabilities = Capabilities::NONE;
 
     fn description(&self) -> String {
         "test tool".into()
@@ -48,7 +49,7 @@ fn ctx(dir: &tempfile::TempDir, threshold: usize) -> ToolContext {
     registry.register(Big).unwrap();
     let engine = Arc::new(Engine::new(registry, Manifest::builtin().unwrap()));
     let workspace = Workspace::new(dir.path()).unwrap();
-    let ctx = ToolContext::new(engine, workspace, Audience::default());
+    let ctx = engine.context(workspace, Audience::default());
     ctx.session
         .state::<SpillStore>()
         .configure(SpillConfig { root: dir.path().join("spill"), threshold_bytes: threshold });

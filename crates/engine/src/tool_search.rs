@@ -9,12 +9,14 @@ use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
 
 use crate::canonical;
+use crate::capabilities::Capabilities;
 use crate::context::ToolContext;
-use crate::discovery::{Scope, SearchOptions};
-use crate::lifecycle::Resolution;
-use crate::manifest::AliasState;
-use crate::registry::RegisteredTool;
-use crate::tool::{Risk, Tool, ToolError, ToolOutput};
+use crate::domain::{Domain, DomainFilter};
+use crate::names;
+use crate::result::{ToolError, ToolOutput};
+use crate::spec::{Risk, ToolSpec};
+use crate::surface::{Scope, SearchOptions};
+use crate::tool::Tool;
 
 pub struct ToolSearch;
 
@@ -26,31 +28,13 @@ pub enum SearchMode {
     Regex,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum Domain {
-    File,
-    Search,
-    Shell,
-    Git,
-    Diagnostics,
-    Planning,
-    Evidence,
-    Subagent,
-    Memory,
-    Web,
-    Media,
-    Mcp,
-    All,
-}
-
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct ToolSearchInput {
     /// What you need to do, in words; or `select:name1,name2` to load exact tools.
     pub query: String,
     #[serde(default)]
-    pub domain: Option<Domain>,
+    pub domain: Option<DomainFilter>,
     /// Also return tools already loaded.
     #[serde(default)]
     pub include_loaded: Option<bool>,
@@ -69,7 +53,7 @@ struct Match {
     status: &'static str,
     title: String,
     description: String,
-    domain: String,
+    domain: Domain,
     aliases: Vec<String>,
     risk: Risk,
     schema_preview: Value,
@@ -79,8 +63,9 @@ struct Match {
 impl Tool for ToolSearch {
     type Input = ToolSearchInput;
     const NAME: &'static str = "tool_search";
-    const DOMAIN: &'static str = "meta";
+    const DOMAIN: Domain = Domain::Meta;
     const RISK: Risk = Risk::Read;
+    const CAPABILITIES: Capabilities = Capabilities::NONE;
 
     fn description(&self) -> String {
         "Find and load more tools (file, git, shell jobs, web, memory, MCP servers, ...). \
@@ -97,53 +82,46 @@ impl Tool for ToolSearch {
         if !(1..=20).contains(&limit) {
             return Err(ToolError::model(format!("`limit` must be between 1 and 20, got {limit}")));
         }
-        let engine = &ctx.engine;
+        let surface = &ctx.surface;
         let session = &ctx.session;
         let loaded_before = session.loaded();
 
         // (tool, reached through a deprecated alias)
-        let mut found: Vec<(&RegisteredTool, bool)> = Vec::new();
+        let mut found: Vec<(ToolSpec, bool)> = Vec::new();
         let mut not_found: Vec<String> = Vec::new();
         if let Some(list) = query.strip_prefix("select:") {
             for raw in list.split(',').map(str::trim).filter(|s| !s.is_empty()) {
-                let (name, deprecated) = match engine.lifecycle().resolve(raw, engine.registry()) {
-                    Resolution::Canonical(n) => (n.to_string(), false),
-                    Resolution::Alias { entry, .. } => {
-                        (entry.replacement.clone(), entry.state == AliasState::Deprecated)
-                    }
-                    Resolution::Removed { .. } | Resolution::Unknown => {
-                        not_found.push(raw.to_string());
-                        continue;
-                    }
-                };
-                match engine.registry().get(&name) {
-                    Some(tool) if engine.lifecycle().visible(&name, &ctx.audience) => {
-                        if !found.iter().any(|(t, _)| t.spec.name == name) {
-                            found.push((tool, deprecated));
+                match surface.resolve_visible(raw, &ctx.audience) {
+                    Some(r) => {
+                        if !found.iter().any(|(t, _)| t.name == r.spec.name) {
+                            found.push((r.spec, r.via_deprecated_alias));
                         }
                     }
-                    _ => not_found.push(raw.to_string()),
+                    None => not_found.push(raw.to_string()),
                 }
             }
         } else {
             let scope = if input.include_loaded.unwrap_or(false) { Scope::DeferredAndLoaded } else { Scope::Deferred };
             let options = SearchOptions {
                 limit: limit as usize,
-                domain: input.domain.map(domain_name),
+                domain: input.domain.unwrap_or_default(),
                 regex: input.mode == Some(SearchMode::Regex),
                 scope,
             };
-            let hits = engine.search_tools(query, &options, &ctx.audience, &loaded_before).map_err(ToolError::model)?;
-            let named_alias = engine.manifest().aliases.get(query).filter(|e| e.state == AliasState::Deprecated);
-            found = hits.into_iter().map(|t| (t, named_alias.is_some_and(|e| e.replacement == t.spec.name))).collect();
+            let hits = surface.search(query, &options, &ctx.audience, &loaded_before).map_err(ToolError::model)?;
+            let named_alias = surface.deprecated_replacement(query);
+            found = hits
+                .into_iter()
+                .map(|t| {
+                    let via_alias = named_alias.as_deref() == Some(t.name.as_str());
+                    (t, via_alias)
+                })
+                .collect();
         }
 
         // Active (head) tools are already visible: selecting one loads nothing.
-        let to_load: Vec<String> = found
-            .iter()
-            .filter(|(t, _)| !engine.lifecycle().in_head(&t.spec, &ctx.audience))
-            .map(|(t, _)| t.spec.name.clone())
-            .collect();
+        let to_load: Vec<String> =
+            found.iter().filter(|(t, _)| !surface.in_head(t, &ctx.audience)).map(|(t, _)| t.name.clone()).collect();
         let newly = session.load(&to_load);
         session.record_search(query, newly.clone());
         let loaded_after = session.loaded();
@@ -151,10 +129,10 @@ impl Tool for ToolSearch {
         let matches: Vec<Match> = found
             .iter()
             .map(|(tool, deprecated)| {
-                let name = tool.spec.name.clone();
+                let name = tool.name.clone();
                 let status = if *deprecated {
                     "deprecated_alias"
-                } else if loaded_before.contains(&name) || engine.lifecycle().in_head(&tool.spec, &ctx.audience) {
+                } else if loaded_before.contains(&name) || surface.in_head(tool, &ctx.audience) {
                     "loaded"
                 } else {
                     "available_lazy"
@@ -163,11 +141,11 @@ impl Tool for ToolSearch {
                     canonical_name: name.clone(),
                     status,
                     title: title_of(&name),
-                    description: tool.spec.description.clone(),
-                    domain: tool.spec.domain.clone(),
-                    aliases: engine.lifecycle().aliases_of(&name),
-                    risk: tool.spec.risk,
-                    schema_preview: schema_preview(&tool.spec.input_schema),
+                    description: tool.description.clone(),
+                    domain: tool.domain,
+                    aliases: surface.aliases_of(&name),
+                    risk: tool.risk,
+                    schema_preview: schema_preview(&tool.input_schema),
                     load_token: load_token(tool),
                     name,
                 }
@@ -185,10 +163,6 @@ impl Tool for ToolSearch {
         // Canonical key order so identical searches give identical bytes.
         Ok(ToolOutput::json(canonical::sorted(&body)).with_meta("loaded", json!(newly)))
     }
-}
-
-fn domain_name(d: Domain) -> String {
-    serde_json::to_value(d).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default()
 }
 
 fn next_instruction(matches: &[Match], newly: &[String], not_found: &[String]) -> String {
@@ -214,7 +188,7 @@ fn names<'a>(it: impl Iterator<Item = &'a str>) -> String {
 
 /// `exec_shell_cancel` → "Exec shell cancel"; `mcp__srv__get_item` → "Get item (srv)".
 fn title_of(name: &str) -> String {
-    let (base, server) = match name.strip_prefix("mcp__").and_then(|r| r.split_once("__")) {
+    let (base, server) = match names::split(name) {
         Some((server, tool)) => (tool, Some(server)),
         None => (name, None),
     };
@@ -252,11 +226,11 @@ fn schema_preview(schema: &Value) -> Value {
 
 /// A short fingerprint of the exact spec that was loaded, so a host can tell
 /// whether a tool changed between the search and the call.
-fn load_token(tool: &RegisteredTool) -> String {
+fn load_token(tool: &ToolSpec) -> String {
     let spec = json!({
-        "name": tool.spec.name,
-        "description": tool.spec.description,
-        "schema": tool.spec.input_schema,
+        "name": tool.name,
+        "description": tool.description,
+        "schema": tool.input_schema,
     });
     let digest = Sha256::digest(canonical::to_string(&spec).as_bytes());
     format!("qt1-{}", &hex::encode(digest)[..16])

@@ -11,8 +11,8 @@ use anyhow::Context;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::result::ToolResult;
 use crate::session::{LazyToolState, Session};
-use crate::tool::ToolResult;
 
 pub const TRANSCRIPT_VERSION: u32 = 1;
 
@@ -60,6 +60,32 @@ pub enum Event {
     },
     /// Context compaction: the tail starts empty again.
     Compaction,
+    /// One request to a model (the agent loop's). What `quiver audit` reads:
+    /// the request's size and how much of it repeats the previous request's
+    /// bytes (what a provider's prefix cache can serve), the head's hash
+    /// (which must never change within a session) and the usage reported.
+    /// Hashes and sizes only: a request body can carry secrets from files.
+    ModelRequest {
+        turn: u64,
+        /// `sha256:<hex>` of the request's canonical linearization.
+        request_hash: String,
+        bytes: u64,
+        /// Bytes shared with the previous request's linearization; absent for
+        /// the first request of a process (a new or resumed session).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        shared_prefix_bytes: Option<u64>,
+        /// Whether tools and messages only append to the previous request's.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        extends_previous: Option<bool>,
+        head_hash: String,
+        tools: u64,
+        /// The catalog tail (loaded tools) sent with this request.
+        #[serde(default)]
+        tail: Vec<String>,
+        /// The provider's usage for this request (tokens, cache hits), when it answered.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        usage: Option<Value>,
+    },
 }
 
 /// Appends events; each is one line, written and flushed before `append` returns.

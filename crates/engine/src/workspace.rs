@@ -4,7 +4,7 @@
 use std::io;
 use std::path::{Component, Path, PathBuf};
 
-use crate::tool::ToolError;
+use crate::result::ToolError;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Workspace {

@@ -14,13 +14,12 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use quiver_engine::{Audience, Manifest, Mode, Registry, ToolContext, Workspace};
+use quiver_engine::{Audience, EngineHost, Manifest, Mode, Registry, Workspace};
 use quiver_mcp::client::ToolCache;
 use quiver_mcp::config::{McpConfig, ServerConfig, Transport};
-use quiver_mcp::{EngineHost, McpManager};
+use quiver_mcp::{McpManager, McpProvider};
 use rmcp::ServiceExt;
 use rmcp::model::CallToolRequestParams;
 use rmcp::transport::TokioChildProcess;
@@ -36,6 +35,8 @@ fn server(name: &str, command: &str, args: &[String]) -> ServerConfig {
         startup_timeout: Duration::from_secs(30),
         tool_timeout: Duration::from_secs(30),
         source: PathBuf::from("bench"),
+        trust: quiver_engine::permissions::trust::Source::User,
+        workspace: None,
     }
 }
 
@@ -65,17 +66,13 @@ async fn bench(label: &str, name: &str, command: &str, args: Vec<String>, echo_a
     let cache = tempfile_dir();
     let config = McpConfig { servers: [(name.to_string(), server(name, command, &args))].into_iter().collect() };
     let manager = McpManager::with_cache(config, ToolCache::at(&cache));
-    manager.discover(name).await.unwrap();
     let mut native = Registry::new();
     native.register(quiver_engine::tool_search::ToolSearch).unwrap();
-    let host = EngineHost::new(native, Manifest::builtin().unwrap(), Arc::clone(&manager)).unwrap();
+    let host = EngineHost::new(native, Manifest::builtin().unwrap(), vec![McpProvider::new(&manager)]).unwrap();
+    let ctx = host.context(Workspace::new(&cache).unwrap(), Audience { mode: Mode::Yolo, ..Audience::default() });
+    manager.discover(name, &ctx).await.unwrap();
     let handle = manager.server(name).unwrap().clone();
     let engine = host.engine();
-    let ctx = ToolContext::new(
-        Arc::clone(&engine),
-        Workspace::new(&cache).unwrap(),
-        Audience { mode: Mode::Yolo, ..Audience::default() },
-    );
     let tool = format!("mcp__{name}__echo");
     let args_value = Value::Object(arguments.clone());
 

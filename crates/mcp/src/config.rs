@@ -20,6 +20,9 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use quiver_engine::permissions::command::{CommandOrigin, CommandRequest, shown_argv};
+use quiver_engine::permissions::trust::{self, Source, TrustKey};
+
 use serde::Deserialize;
 
 #[path = "config/claude.rs"]
@@ -52,6 +55,11 @@ pub struct ServerConfig {
     pub tool_timeout: Duration,
     /// The file this server was read from (for messages).
     pub source: PathBuf,
+    /// Who defined it: a project-defined server starts only once the user
+    /// approved it (see [`ServerConfig::launch_request`]).
+    pub trust: Source,
+    /// The workspace of a project-defined server (approvals are per workspace).
+    pub workspace: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -109,6 +117,30 @@ impl ServerConfig {
         let enabled = self.enabled_tools.as_ref().is_none_or(|list| list.iter().any(|t| t == tool));
         enabled && !self.disabled_tools.iter().any(|t| t == tool)
     }
+
+    /// What the command gate judges before this server starts (or, for HTTP,
+    /// before quiver connects and sends its headers and tokens): the command
+    /// line or URL, with who defined it and the exact configuration approved.
+    pub fn launch_request(&self) -> CommandRequest {
+        let (line, canonical) = match &self.transport {
+            Transport::Stdio { command, args, env, cwd } => {
+                let argv: Vec<&str> =
+                    std::iter::once(command.as_str()).chain(args.iter().map(String::as_str)).collect();
+                let line = shown_argv(&argv);
+                (line.clone(), format!("stdio\n{line}\n{env:?}\n{cwd:?}"))
+            }
+            Transport::Http { url, headers, bearer_token_env } => {
+                (format!("connect to {url}"), format!("http\n{url}\n{headers:?}\n{bearer_token_env:?}"))
+            }
+            Transport::Unsupported { kind, .. } => (format!("({kind} transport)"), kind.clone()),
+        };
+        let key = TrustKey {
+            workspace: self.workspace.clone().unwrap_or_default(),
+            subject: self.name.clone(),
+            fingerprint: trust::fingerprint(&canonical),
+        };
+        CommandRequest { line, origin: CommandOrigin::Config { source: self.trust, key } }
+    }
 }
 
 /// A config problem, always naming the file and the key.
@@ -132,6 +164,11 @@ impl ConfigError {
 pub struct ConfigSources {
     /// Lowest precedence first.
     pub files: Vec<PathBuf>,
+    /// Files of these are the project's (they only restrict, and the servers
+    /// they define start only with the user's approval); the rest are the
+    /// user's own.
+    pub project_files: Vec<PathBuf>,
+    pub workspace: Option<PathBuf>,
 }
 
 impl ConfigSources {
@@ -139,14 +176,19 @@ impl ConfigSources {
     /// Files that do not exist are skipped; an explicit file must exist.
     pub fn discover(workspace: Option<&Path>, explicit: Option<&Path>) -> Self {
         let mut files = Vec::new();
+        let mut project_files = Vec::new();
         if let Some(dir) = user_config_dir() {
             files.push(dir.join("config.toml"));
         }
         if let Some(ws) = workspace {
-            files.push(ws.join(".mcp.json"));
-            files.push(ws.join("quiver.toml"));
+            project_files = vec![ws.join(".mcp.json"), ws.join("quiver.toml")];
+            files.extend(project_files.iter().cloned());
         }
-        let mut sources = ConfigSources { files: files.into_iter().filter(|p| p.is_file()).collect() };
+        let mut sources = ConfigSources {
+            files: files.into_iter().filter(|p| p.is_file()).collect(),
+            project_files,
+            workspace: workspace.map(Path::to_path_buf),
+        };
         if let Some(path) = explicit {
             sources.files.push(path.to_path_buf());
         }
@@ -169,7 +211,13 @@ impl McpConfig {
         for path in &sources.files {
             let text = std::fs::read_to_string(path)
                 .map_err(|e| ConfigError::new(path, "(file)", format!("cannot read: {e}")))?;
-            let layer = parse_file(path, &text)?;
+            let mut layer = parse_file(path, &text)?;
+            if sources.project_files.contains(path) {
+                for server in layer.servers.values_mut() {
+                    server.trust = Source::Project;
+                    server.workspace = sources.workspace.clone();
+                }
+            }
             config.servers.extend(layer.servers);
         }
         config.check_prefixes()?;
@@ -186,7 +234,7 @@ impl McpConfig {
     fn check_prefixes(&self) -> Result<(), ConfigError> {
         let mut seen: BTreeMap<String, &ServerConfig> = BTreeMap::new();
         for server in self.servers.values() {
-            let prefix = crate::client::names::sanitize_server(&server.name);
+            let prefix = quiver_engine::names::sanitize_server(&server.name);
             if let Some(other) = seen.insert(prefix.clone(), server) {
                 return Err(ConfigError::new(
                     &server.source,
@@ -367,6 +415,8 @@ pub(crate) fn build_server(path: &Path, name: &str, raw: RawServer) -> Result<Se
         startup_timeout,
         tool_timeout,
         source: path.to_path_buf(),
+        trust: Source::User,
+        workspace: None,
     })
 }
 

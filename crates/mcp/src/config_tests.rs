@@ -176,7 +176,7 @@ fn layering_project_wins_per_server() -> anyhow::Result<()> {
     std::fs::write(&claude, r#"{"mcpServers": {"shared": {"command": "claude-version"}, "c": {"command": "c"}}}"#)?;
     let project = dir.path().join("quiver.toml");
     std::fs::write(&project, "[mcp_servers.shared]\ncommand = \"project-version\"\ntool_timeout_ms = 7\n")?;
-    let sources = ConfigSources { files: vec![user.clone(), claude, project.clone()] };
+    let sources = ConfigSources { files: vec![user.clone(), claude, project.clone()], ..Default::default() };
     let c = McpConfig::load(&sources)?;
     assert_eq!(c.servers.keys().collect::<Vec<_>>(), ["c", "only_user", "shared"]);
     let shared = &c.servers["shared"];
@@ -206,7 +206,10 @@ fn prefix_collisions_are_refused() -> anyhow::Result<()> {
     let dir = tempfile::tempdir()?;
     let file = dir.path().join("quiver.toml");
     std::fs::write(&file, "[mcp_servers.\"a.b\"]\ncommand = \"x\"\n[mcp_servers.a_b]\ncommand = \"y\"\n")?;
-    let e = McpConfig::load(&ConfigSources { files: vec![file] }).err().map(|e| e.to_string()).unwrap_or_default();
+    let e = McpConfig::load(&ConfigSources { files: vec![file], ..Default::default() })
+        .err()
+        .map(|e| e.to_string())
+        .unwrap_or_default();
     assert!(e.contains("mcp__a_b__"), "{e}");
     Ok(())
 }

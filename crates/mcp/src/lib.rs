@@ -13,6 +13,6 @@ pub mod config;
 pub mod server;
 pub mod tools;
 
-pub use client::{EngineHost, McpManager, build_engine};
+pub use client::{McpManager, McpProvider};
 pub use config::{ConfigError, McpConfig, ServerConfig};
 pub use tools::register_mcp_tools;

@@ -4,8 +4,6 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::sync::Arc;
-
 use crate::client_support::*;
 use quiver_engine::{Audience, CatalogFormat, Mode, Risk};
 use quiver_mcp::client::ConnState;
@@ -24,7 +22,7 @@ async fn cached_tools_are_searchable_before_the_server_starts() {
     let ws = tempfile::tempdir().unwrap();
     // First run: connect once, which writes the cache.
     let first = manager(vec![test_server("t", &[])], cache.path());
-    first.discover("t").await.unwrap();
+    discover(&first, "t").await.unwrap();
     first.shutdown().await;
     drop(first);
 
@@ -35,7 +33,7 @@ async fn cached_tools_are_searchable_before_the_server_starts() {
     assert!(engine.registry().get("mcp__t__echo").is_some(), "cached tool not registered");
     assert_eq!(m.server("t").unwrap().status().starts, 0);
 
-    let mut ctx = context(engine, ws.path(), Mode::Agent);
+    let mut ctx = host_context(&host, ws.path(), Mode::Agent);
     let found = call(&host, &mut ctx, "tool_search", json!({"query": "echo back the text you send"})).await;
     assert!(!found.is_error, "{}", text(&found));
     assert_eq!(names(&found).first().map(String::as_str), Some("mcp__t__echo"), "{}", text(&found));
@@ -62,7 +60,7 @@ async fn discover_loads_tools_and_the_native_head_stays_byte_identical() {
     let audience = Audience::default();
     let head_before = before.catalog(&audience, &[]).to_canonical_string(CatalogFormat::OpenAi);
 
-    let mut ctx = context(before, ws.path(), Mode::Agent);
+    let mut ctx = host_context(&host, ws.path(), Mode::Agent);
     let found = call(&host, &mut ctx, "tool_search", json!({"query": "select:mcp_discover"})).await;
     assert!(!found.is_error, "{}", text(&found));
     let out = call(&host, &mut ctx, "mcp_discover", json!({"server": "t"})).await;
@@ -73,7 +71,7 @@ async fn discover_loads_tools_and_the_native_head_stays_byte_identical() {
     assert!(ctx.session.loaded().contains(&"mcp__t__echo".to_string()));
 
     let after = host.engine();
-    assert!(!Arc::ptr_eq(&ctx.engine, &after) || after.registry().get("mcp__t__echo").is_some());
+    assert!(after.registry().get("mcp__t__echo").is_some());
     let catalog = after.catalog(&audience, &ctx.session.loaded());
     let head_after =
         quiver_engine::Catalog { head: catalog.head.clone(), tail: vec![] }.to_canonical_string(CatalogFormat::OpenAi);
@@ -93,7 +91,7 @@ async fn mcp_call_is_the_same_dispatch_path() {
     let ws = tempfile::tempdir().unwrap();
     let m = manager(vec![test_server("t", &[])], cache.path());
     let host = host(&m);
-    let mut ctx = context(host.engine(), ws.path(), Mode::Agent);
+    let mut ctx = host_context(&host, ws.path(), Mode::Agent);
 
     // Never connected and not cached: mcp_call discovers first.
     let out =
@@ -133,7 +131,7 @@ async fn mcp_servers_reports_state_and_counts() {
     off.enabled = false;
     let m = manager(vec![test_server("t", &[]), off], cache.path());
     let host = host(&m);
-    let mut ctx = context(host.engine(), ws.path(), Mode::Plan);
+    let mut ctx = host_context(&host, ws.path(), Mode::Plan);
     let listing = |r: &quiver_engine::ToolResult, name: &str| -> Value {
         r.content["servers"].as_array().unwrap().iter().find(|s| s["name"] == json!(name)).cloned().unwrap()
     };
@@ -176,7 +174,7 @@ async fn list_changed_rebuilds_the_engine() {
     let ws = tempfile::tempdir().unwrap();
     let m = manager(vec![test_server("t", &[])], cache.path());
     let host = host(&m);
-    let mut ctx = context(host.engine(), ws.path(), Mode::Agent);
+    let mut ctx = host_context(&host, ws.path(), Mode::Agent);
     call(&host, &mut ctx, "mcp_discover", json!({"server": "t"})).await;
     assert!(host.engine().registry().get("mcp__t__added_later").is_none());
     let r = call(&host, &mut ctx, "mcp__t__change_tools", json!({})).await;
@@ -195,7 +193,7 @@ async fn filters_names_risks_and_modes() {
     let mut cfg = test_server("odd.server", &[("QUIVER_TEST_MCP_ODD_NAMES", "1")]);
     cfg.disabled_tools = vec!["crash".into(), "freeze".into()];
     let m = manager(vec![cfg], cache.path());
-    m.discover("odd.server").await.unwrap();
+    discover(&m, "odd.server").await.unwrap();
     let host = host(&m);
     let engine = host.engine();
     let mcp: Vec<String> = engine.registry().names().filter(|n| n.starts_with("mcp__")).map(str::to_string).collect();
@@ -214,7 +212,7 @@ async fn filters_names_risks_and_modes() {
     // and each still reaches its own tool.
     let dotted: Vec<&String> = mcp.iter().filter(|n| n.starts_with("mcp__odd_server__dot_name")).collect();
     assert_eq!(dotted.len(), 2, "{mcp:?}");
-    let mut ctx = context(Arc::clone(&engine), ws.path(), Mode::Yolo);
+    let mut ctx = host_context(&host, ws.path(), Mode::Yolo);
     let mut answers = Vec::new();
     for name in dotted {
         answers.push(text(&call(&host, &mut ctx, name, json!({})).await));
@@ -237,9 +235,9 @@ async fn content_kinds_map_onto_results() {
     let cache = tempfile::tempdir().unwrap();
     let ws = tempfile::tempdir().unwrap();
     let m = manager(vec![test_server("t", &[])], cache.path());
-    m.discover("t").await.unwrap();
+    discover(&m, "t").await.unwrap();
     let host = host(&m);
-    let mut ctx = context(host.engine(), ws.path(), Mode::Yolo);
+    let mut ctx = host_context(&host, ws.path(), Mode::Yolo);
 
     let img = call(&host, &mut ctx, "mcp__t__image", json!({})).await;
     let body = text(&img);

@@ -19,7 +19,7 @@ async fn http_server() -> (tokio::process::Child, String) {
         .spawn()
         .unwrap();
     let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-    let url = tokio::time::timeout(Duration::from_secs(10), async {
+    let url = tokio::time::timeout(PATIENCE, async {
         while let Ok(Some(line)) = lines.next_line().await {
             if let Some(url) = line.strip_prefix("listening on ") {
                 return url.to_string();
@@ -43,9 +43,13 @@ fn http_config(name: &str, url: &str, token_env: Option<&str>) -> ServerConfig {
         enabled: true,
         enabled_tools: None,
         disabled_tools: vec![],
-        startup_timeout: Duration::from_secs(10),
+        startup_timeout: PATIENCE,
+        // Short for `hang`, the one call meant to time out; ordinary calls on
+        // these servers go through `call_patiently`.
         tool_timeout: Duration::from_millis(800),
         source: PathBuf::from("test-config.toml"),
+        trust: quiver_engine::permissions::trust::Source::User,
+        workspace: None,
     }
 }
 
@@ -54,13 +58,13 @@ async fn http_server_lists_calls_and_times_out() {
     let (_child, url) = http_server().await;
     let cache = tempfile::tempdir().unwrap();
     let m = manager(vec![http_config("web", &url, None)], cache.path());
-    let tools = m.discover("web").await.unwrap_or_else(|e| panic!("discover: {e}"));
+    let tools = discover(&m, "web").await.unwrap_or_else(|e| panic!("discover: {e}"));
     assert!(tools.iter().any(|(n, _)| n == "mcp__web__echo"));
     let server = m.server("web").unwrap();
 
     let mut args = serde_json::Map::new();
     args.insert("text".into(), "over http".into());
-    let result = server.call("echo", Some(args)).await.unwrap();
+    let result = call_patiently(server, "echo", Some(args)).await.unwrap();
     let value = serde_json::to_value(&result).unwrap();
     assert_eq!(value["content"][0]["text"], "over http");
 
@@ -80,9 +84,9 @@ async fn missing_token_env_and_dead_urls_are_clear_errors() {
         ],
         cache.path(),
     );
-    let e = m.discover("needs_token").await.err().unwrap_or_default();
+    let e = discover(&m, "needs_token").await.err().unwrap_or_default();
     assert!(e.contains("QUIVER_TEST_SURELY_UNSET_TOKEN") && e.contains("needs_token"), "{e}");
-    let e = m.discover("dead").await.err().unwrap_or_default();
+    let e = discover(&m, "dead").await.err().unwrap_or_default();
     assert!(e.contains("MCP server `dead`") && e.contains("127.0.0.1:9"), "{e}");
     assert_eq!(m.server("dead").unwrap().status().state, ConnState::Failed);
 }

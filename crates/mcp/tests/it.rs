@@ -6,6 +6,7 @@ mod client_everything;
 mod client_http;
 mod client_isolation;
 mod client_support;
+mod client_trust;
 mod server_http;
 mod server_session;
 mod server_support;

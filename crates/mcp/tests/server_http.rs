@@ -91,3 +91,153 @@ async fn non_loopback_listen_needs_allow_remote() {
     let options = HttpOptions { listen: Some("0.0.0.0:0".into()), allow_remote: true, token: Some("t".into()) };
     assert!(HttpServer::bind(surface, options).await.is_ok());
 }
+
+// --- Listener hardening: floods, slow bodies, idle connections ---
+
+use quiver_mcp::server::http::HttpLimits;
+use std::time::{Duration, Instant};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+async fn start_limited(surface: Arc<Surface>, token: Option<&str>, limits: HttpLimits) -> String {
+    let options = HttpOptions { listen: None, allow_remote: false, token: token.map(str::to_string) };
+    let server = HttpServer::bind_with_limits(surface, options, limits).await.unwrap();
+    let url = server.url();
+    tokio::spawn(server.run());
+    url
+}
+
+fn authority(url: &str) -> String {
+    url.strip_prefix("http://").unwrap().split('/').next().unwrap().to_string()
+}
+
+fn rss_kib() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| s.lines().find(|l| l.starts_with("VmRSS:")).map(str::to_string))
+        .and_then(|l| l.split_whitespace().nth(1).and_then(|n| n.parse().ok()))
+        .unwrap_or(0)
+}
+
+/// Whether the server closed `stream` (EOF or reset) within `limit`.
+async fn closed_within(stream: &mut TcpStream, limit: Duration) -> bool {
+    let mut buf = [0u8; 512];
+    let deadline = Instant::now() + limit;
+    loop {
+        match tokio::time::timeout_at(deadline.into(), stream.read(&mut buf)).await {
+            Err(_) => return false,
+            Ok(Ok(0)) | Ok(Err(_)) => return true,
+            Ok(Ok(_)) => continue, // a response (408) before the close
+        }
+    }
+}
+
+#[tokio::test]
+async fn idle_connection_flood_leaves_authenticated_calls_answered() {
+    const FLOOD: u64 = 2_000;
+    // Both ends of every connection live in this process.
+    let (_, hard) = nix::sys::resource::getrlimit(nix::sys::resource::Resource::RLIMIT_NOFILE).unwrap();
+    let _ = nix::sys::resource::setrlimit(nix::sys::resource::Resource::RLIMIT_NOFILE, hard, hard);
+    let flood = FLOOD.min(hard.saturating_sub(800));
+    let (surface, _dir) = surface(Mode::Agent);
+    let limits = HttpLimits::default();
+    let per_address = limits.max_pending_per_address;
+    let url = start_limited(surface, Some("s3cret"), limits).await;
+    let addr = authority(&url);
+    let rss_before = rss_kib();
+
+    let mut idle = Vec::new();
+    for _ in 0..flood {
+        idle.push(TcpStream::connect(&addr).await.unwrap());
+    }
+    let started = Instant::now();
+    let status =
+        tokio::time::timeout(Duration::from_secs(10), raw_initialize(&url, &[("Authorization", "Bearer s3cret")]))
+            .await
+            .expect("an authenticated initialize must answer during a flood");
+    assert_eq!(status, 200);
+    eprintln!("authenticated initialize answered {:?} after {flood} idle connections", started.elapsed());
+    let client = http_client(&url, Some("s3cret"), TestClient::default()).await;
+    assert_eq!(text(&call(&client, "say", json!({"text": "still here"})).await), "still here");
+
+    // The server kept at most its per-address cap of them.
+    let mut closed = 0usize;
+    for stream in &mut idle {
+        if closed_within(stream, Duration::from_millis(20)).await {
+            closed += 1;
+        }
+    }
+    eprintln!("idle flood: opened {flood}, closed by the server {closed}; RSS {} -> {} KiB", rss_before, rss_kib());
+    assert!(closed as u64 >= flood - per_address as u64 - 8, "only {closed} of {flood} closed");
+}
+
+#[tokio::test]
+async fn a_slow_body_is_cut_within_the_body_timeout() {
+    let (surface, _dir) = surface(Mode::Agent);
+    let limits = HttpLimits { body_timeout: Duration::from_secs(2), ..HttpLimits::default() };
+    let url = start_limited(surface, Some("s3cret"), limits).await;
+    let mut stream = TcpStream::connect(authority(&url)).await.unwrap();
+    let head = "POST /mcp HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer s3cret\r\nContent-Type: application/json\r\n\
+                Accept: application/json, text/event-stream\r\nContent-Length: 1000\r\n\r\n";
+    stream.write_all(head.as_bytes()).await.unwrap();
+    let started = Instant::now();
+    // One byte every 200 ms: each read comes quickly, the whole never does.
+    let trickle = async {
+        loop {
+            if stream.write_all(b" ").await.is_err() {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(200)).await;
+            let mut buf = [0u8; 256];
+            if let Ok(Ok(n)) = tokio::time::timeout(Duration::from_millis(1), stream.read(&mut buf)).await {
+                return Some(String::from_utf8_lossy(&buf[..n]).to_string());
+            }
+        }
+        None
+    };
+    let response = tokio::time::timeout(Duration::from_secs(6), trickle).await.expect("the slow body was never cut");
+    let elapsed = started.elapsed();
+    eprintln!("slow body cut after {elapsed:?}: {response:?}");
+    assert!(elapsed >= Duration::from_millis(1900) && elapsed < Duration::from_secs(5), "{elapsed:?}");
+    if let Some(r) = response {
+        assert!(r.starts_with("HTTP/1.1 408") || r.is_empty(), "{r}");
+    }
+}
+
+#[tokio::test]
+async fn an_idle_connection_is_closed_after_the_header_timeout() {
+    let (surface, _dir) = surface(Mode::Agent);
+    let limits = HttpLimits { header_timeout: Duration::from_secs(1), ..HttpLimits::default() };
+    let url = start_limited(surface, None, limits).await;
+    let mut silent = TcpStream::connect(authority(&url)).await.unwrap();
+    let mut partial = TcpStream::connect(authority(&url)).await.unwrap();
+    partial.write_all(b"POST /mcp HTTP/1.1\r\nHost: x\r\n").await.unwrap();
+    assert!(closed_within(&mut silent, Duration::from_secs(4)).await, "a silent connection stayed open");
+    assert!(closed_within(&mut partial, Duration::from_secs(4)).await, "a half-sent head stayed open");
+    // The listener still serves.
+    assert_eq!(raw_initialize(&url, &[]).await, 200);
+}
+
+#[tokio::test]
+async fn authenticated_connections_keep_their_slots_and_extra_ones_are_refused() {
+    let (surface, _dir) = surface(Mode::Agent);
+    let limits = HttpLimits { max_connections: 4, max_pending_per_address: 4, ..HttpLimits::default() };
+    let url = start_limited(surface, Some("t"), limits).await;
+    let addr = authority(&url);
+    // Four keep-alive connections that authenticate (401s would not count).
+    let mut held = Vec::new();
+    for _ in 0..4 {
+        let mut s = TcpStream::connect(&addr).await.unwrap();
+        s.write_all(b"GET /mcp HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer t\r\n\r\n").await.unwrap();
+        let mut buf = [0u8; 64];
+        let n = s.read(&mut buf).await.unwrap();
+        assert!(n > 0);
+        held.push(s);
+    }
+    // A fifth (unauthenticated) connection finds no slot: closed at once.
+    let mut extra = TcpStream::connect(&addr).await.unwrap();
+    assert!(closed_within(&mut extra, Duration::from_secs(2)).await);
+    drop(held);
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert_eq!(raw_initialize(&url, &[("Authorization", "Bearer t")]).await, 200);
+}

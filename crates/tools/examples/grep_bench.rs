@@ -9,7 +9,7 @@
 
 use std::time::Instant;
 
-use quiver_tools::grep_files::{SearchOptions, search};
+use quiver_tools::search::grep_files::{SearchOptions, search};
 
 fn main() -> anyhow::Result<()> {
     let mut args = std::env::args().skip(1);

@@ -5,42 +5,22 @@
 use quiver_engine::Registry;
 
 mod util;
-pub mod web;
 
-pub mod apply_patch;
-pub mod checklist;
-pub mod checklist_add;
-pub mod checklist_list;
-pub mod checklist_update;
-pub mod checklist_write;
+/// The one helper every child process starts through (gate → sandbox → env → containment).
+pub mod process;
+
+// Tools live in folders by family, one file per tool; helpers sit beside
+// their family.
 pub mod diagnostics;
-pub mod edit_file;
-pub mod exec_policy;
-pub mod exec_shell;
-pub mod exec_shell_cancel;
-pub mod exec_shell_interact;
-pub mod exec_shell_wait;
-pub mod fetch_url;
-pub mod file_search;
-mod git;
-pub mod git_diff;
-pub mod git_status;
-pub mod grep_files;
-pub mod handle_read;
-pub mod list_dir;
-pub mod note;
-pub mod project_map;
-pub mod read_file;
-pub mod remember;
-pub mod retrieve_tool_result;
-pub mod run_tests;
-pub mod shell_jobs;
-pub mod speech;
-pub mod task_shell_start;
-pub mod task_shell_wait;
-pub mod update_plan;
-pub mod web_search;
-pub mod write_file;
+pub mod evidence;
+pub mod file;
+pub mod git;
+pub mod media;
+pub mod memory;
+pub mod planning;
+pub mod search;
+pub mod shell;
+pub mod web;
 
 /// Where native tools keep state that outlives the workspace. `replay` points
 /// these into its scratch directory so re-running a transcript cannot touch the
@@ -59,39 +39,39 @@ pub fn register_all(registry: &mut Registry) -> anyhow::Result<()> {
 /// Registers every native tool, with `options`.
 pub fn register_all_with(registry: &mut Registry, options: &NativeOptions) -> anyhow::Result<()> {
     registry.register(quiver_engine::tool_search::ToolSearch)?;
-    registry.register(read_file::ReadFile)?;
-    registry.register(exec_shell::ExecShell)?;
-    registry.register(exec_shell_wait::ExecShellWait)?;
-    registry.register(exec_shell_interact::ExecShellInteract)?;
-    registry.register(exec_shell_cancel::ExecShellCancel)?;
-    registry.register(task_shell_start::TaskShellStart)?;
-    registry.register(task_shell_wait::TaskShellWait)?;
-    registry.register(list_dir::ListDir)?;
-    registry.register(write_file::WriteFile)?;
-    registry.register(edit_file::EditFile)?;
-    registry.register(apply_patch::ApplyPatch)?;
-    registry.register(project_map::ProjectMap)?;
-    registry.register(git_status::GitStatus)?;
-    registry.register(git_diff::GitDiff)?;
-    registry.register(diagnostics::Diagnostics)?;
+    registry.register(file::read_file::ReadFile)?;
+    registry.register(shell::exec_shell::ExecShell)?;
+    registry.register(shell::exec_shell_wait::ExecShellWait)?;
+    registry.register(shell::exec_shell_interact::ExecShellInteract)?;
+    registry.register(shell::exec_shell_cancel::ExecShellCancel)?;
+    registry.register(shell::task_shell_start::TaskShellStart)?;
+    registry.register(shell::task_shell_wait::TaskShellWait)?;
+    registry.register(file::list_dir::ListDir)?;
+    registry.register(file::write_file::WriteFile)?;
+    registry.register(file::edit_file::EditFile)?;
+    registry.register(file::apply_patch::ApplyPatch)?;
+    registry.register(file::project_map::ProjectMap)?;
+    registry.register(git::git_status::GitStatus)?;
+    registry.register(git::git_diff::GitDiff)?;
+    registry.register(diagnostics::diagnostics::Diagnostics)?;
     registry.register(match &options.memory_file {
-        Some(file) => remember::Remember::at(file),
-        None => remember::Remember::default(),
+        Some(file) => memory::remember::Remember::at(file),
+        None => memory::remember::Remember::default(),
     })?;
-    registry.register(run_tests::RunTests)?;
-    registry.register(speech::Speech)?;
-    registry.register(grep_files::GrepFiles)?;
-    registry.register(file_search::FileSearch)?;
-    registry.register(checklist_write::ChecklistWrite)?;
-    registry.register(checklist_add::ChecklistAdd)?;
-    registry.register(checklist_update::ChecklistUpdate)?;
-    registry.register(checklist_list::ChecklistList)?;
-    registry.register(update_plan::UpdatePlan)?;
-    registry.register(note::Note)?;
-    registry.register(retrieve_tool_result::RetrieveToolResult)?;
-    registry.register(handle_read::HandleRead)?;
-    registry.register(fetch_url::FetchUrl)?;
-    registry.register(web_search::WebSearch)?;
+    registry.register(diagnostics::run_tests::RunTests)?;
+    registry.register(media::speech::Speech)?;
+    registry.register(search::grep_files::GrepFiles)?;
+    registry.register(search::file_search::FileSearch)?;
+    registry.register(planning::checklist_write::ChecklistWrite)?;
+    registry.register(planning::checklist_add::ChecklistAdd)?;
+    registry.register(planning::checklist_update::ChecklistUpdate)?;
+    registry.register(planning::checklist_list::ChecklistList)?;
+    registry.register(planning::update_plan::UpdatePlan)?;
+    registry.register(planning::note::Note)?;
+    registry.register(evidence::retrieve_tool_result::RetrieveToolResult)?;
+    registry.register(evidence::handle_read::HandleRead)?;
+    registry.register(web::fetch_url::FetchUrl)?;
+    registry.register(web::web_search::WebSearch)?;
     Ok(())
 }
 
@@ -110,3 +90,7 @@ pub fn native_registry_with(options: &NativeOptions) -> anyhow::Result<Registry>
 #[cfg(test)]
 #[allow(clippy::expect_used, clippy::unwrap_used)]
 pub(crate) mod test_support;
+
+#[cfg(test)]
+#[allow(clippy::expect_used, clippy::unwrap_used)]
+mod hostile_tests;

@@ -17,25 +17,22 @@ pub fn quiver_bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_quiver"))
 }
 
-#[path = "../../../mcp/tests/common/test_client.rs"]
-mod test_client;
-pub use test_client::{Client, TestClient, call, list};
-#[path = "../../../mcp/tests/common/raw_http.rs"]
-mod raw_http;
+pub use quiver_testkit::mcp_client::{Client, TestClient, call, list};
 #[allow(unused_imports)] // only the HTTP tests use it
-pub use raw_http::raw_initialize;
+pub use quiver_testkit::raw_http::raw_initialize;
 
 /// `quiver mcp serve` (stdio) in `workspace`, with extra args.
 pub async fn stdio(workspace: &Path, extra: &[&str], handler: TestClient) -> Client {
     stdio_env(workspace, extra, &[], handler).await
 }
 
-/// Keeps the user's own config and tool cache out of the test: no servers
-/// but the workspace's, and a cache private to this workspace (callers may
+/// Keeps the user's own config, approvals and tool cache out of the test: no
+/// servers but the test's, and a cache private to this workspace (callers may
 /// override either with their own env).
 fn isolate(cmd: &mut tokio::process::Command, workspace: &Path) {
     cmd.env("QUIVER_CONFIG_DIR", workspace.join(".test-user-config"))
-        .env("QUIVER_CACHE_DIR", workspace.join(".test-cache"));
+        .env("QUIVER_CACHE_DIR", workspace.join(".test-cache"))
+        .env("QUIVER_STATE_DIR", workspace.join(".test-state"));
 }
 
 /// `quiver mcp serve` (stdio) with extra environment variables.
@@ -74,7 +71,8 @@ pub async fn http(workspace: &Path, extra: &[&str], envs: &[(&str, &str)]) -> Ht
     let mut child = cmd.spawn().unwrap();
     let stderr = child.stderr.take().unwrap();
     let mut lines = BufReader::new(stderr).lines();
-    let url = tokio::time::timeout(Duration::from_secs(30), async {
+    // A ceiling against a server that never starts, not a guess at start time.
+    let url = tokio::time::timeout(Duration::from_secs(60), async {
         while let Some(line) = lines.next_line().await.unwrap() {
             if let Some(url) = line.strip_prefix("listening on ") {
                 return url.trim().to_string();
@@ -84,7 +82,7 @@ pub async fn http(workspace: &Path, extra: &[&str], envs: &[(&str, &str)]) -> Ht
         panic!("quiver exited before printing its address");
     })
     .await
-    .expect("quiver printed no `listening on` line within 30 s");
+    .expect("quiver printed no `listening on` line within 60 s");
     // Keep draining stderr so the server never blocks on a full pipe.
     tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
     HttpQuiver { child, url }

@@ -157,6 +157,8 @@ impl ServerHandler for Misbehaver {
                 Ok(text("unreachable"))
             }
             "freeze" => {
+                // Said on stderr first, so a test can wait for the freeze itself.
+                eprintln!("quiver-test-mcp: freezing");
                 // On this single-threaded runtime, blocking the thread stops
                 // everything: no reads, no pings answered.
                 std::thread::sleep(Duration::from_millis(int(&args, "ms", 60_000)));

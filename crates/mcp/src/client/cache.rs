@@ -13,8 +13,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-use super::names::sanitize_server;
 use crate::config::{ServerConfig, Transport};
+use quiver_engine::names::sanitize_server;
 
 /// What quiver keeps of one downstream tool (MCP's own field names, so the
 /// file reads like a `tools/list` answer).
@@ -163,6 +163,8 @@ mod tests {
             startup_timeout: Duration::from_secs(1),
             tool_timeout: Duration::from_secs(1),
             source: PathBuf::from("quiver.toml"),
+            trust: quiver_engine::permissions::trust::Source::User,
+            workspace: None,
         }
     }
 

@@ -60,6 +60,12 @@ pub(crate) async fn open(
     match &config.transport {
         Transport::Stdio { command, args, env, cwd } => {
             let mut cmd = tokio::process::Command::new(command);
+            // quiver's own secrets (its listener's token, provider keys, any
+            // `*_TOKEN`) are never inherited: a server gets them only when its
+            // config names them in `env`, which is set after the scrub. The
+            // server itself runs unconfined (`full`): the user configured it,
+            // or approved the project's configuration through the command gate.
+            quiver_sandbox::EnvPolicy::default().apply_to(&mut cmd);
             cmd.args(args).envs(env);
             if let Some(dir) = cwd {
                 cmd.current_dir(dir);

@@ -5,25 +5,26 @@
 //! list cached at its last connection, so `tool_search` finds them before the
 //! server runs, and the server starts on the first call, `mcp_discover` or
 //! `mcp_call`. When a live list differs from what the engine was built with,
-//! the manager's generation moves and [`host::EngineHost`] builds a new engine.
+//! the manager's generation moves and the engine's host builds a new engine
+//! (MCP is one [`provider::McpProvider`] of it).
 
 pub mod cache;
 mod connect;
 pub mod content;
-pub mod host;
-pub mod names;
+pub mod provider;
+
 pub mod server;
 pub mod stderr;
 pub mod tool;
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, RwLock, Weak};
 
-use quiver_engine::{Engine, Registry};
+use quiver_engine::{Registry, ToolContext, ToolError};
 
 pub use cache::{RemoteTool, ToolCache};
-pub use host::{EngineHost, build_engine};
+pub use provider::McpProvider;
 pub use server::{ConnState, ServerHandle, ServerStatus, ToolOrigin};
 pub use tool::McpTool;
 
@@ -32,9 +33,6 @@ use crate::config::McpConfig;
 pub struct McpManager {
     servers: BTreeMap<String, Arc<ServerHandle>>,
     generation: Arc<AtomicU64>,
-    /// The host that rebuilds engines, when there is one: `mcp_call` uses it
-    /// to reach tools that appeared after its own engine was built.
-    host: RwLock<Weak<EngineHost>>,
 }
 
 impl McpManager {
@@ -51,7 +49,7 @@ impl McpManager {
             .into_iter()
             .map(|(name, server)| (name, Arc::new(ServerHandle::new(server, cache.clone(), Arc::clone(&generation)))))
             .collect();
-        Arc::new(McpManager { servers, generation, host: RwLock::new(Weak::new()) })
+        Arc::new(McpManager { servers, generation })
     }
 
     /// A manager with no servers (the MCP tools then just say so).
@@ -85,7 +83,8 @@ impl McpManager {
         }
         let (tools, _) = server.known_tools();
         let allowed: Vec<RemoteTool> = tools.into_iter().filter(|t| server.config().allows_tool(&t.name)).collect();
-        let names = names::qualify(server.name(), &allowed.iter().map(|t| t.name.clone()).collect::<Vec<_>>());
+        let names =
+            quiver_engine::names::qualify(server.name(), &allowed.iter().map(|t| t.name.clone()).collect::<Vec<_>>());
         let mut out: Vec<(String, RemoteTool)> =
             allowed.into_iter().filter_map(|t| names.get(&t.name).map(|q| (q.clone(), t))).collect();
         out.sort_by(|a, b| a.0.cmp(&b.0));
@@ -115,9 +114,11 @@ impl McpManager {
     }
 
     /// Starts `server` if needed and returns its exposed tools, live.
-    pub async fn discover(&self, server: &str) -> Result<Vec<(String, RemoteTool)>, String> {
-        let handle = self.server(server).ok_or_else(|| self.unknown_server(server))?;
-        handle.refresh().await?;
+    /// The command gate is passed first (see [`ServerHandle::authorize`]).
+    pub async fn discover(&self, server: &str, ctx: &ToolContext) -> Result<Vec<(String, RemoteTool)>, ToolError> {
+        let handle = self.server(server).ok_or_else(|| ToolError::model(self.unknown_server(server)))?;
+        handle.authorize(ctx).await?;
+        handle.refresh().await.map_err(ToolError::model)?;
         Ok(self.exposed_tools(handle))
     }
 
@@ -132,15 +133,6 @@ impl McpManager {
             let names: Vec<String> = self.servers.keys().map(|n| format!("`{n}`")).collect();
             format!("no MCP server named `{name}`; configured: {}", names.join(", "))
         }
-    }
-
-    /// The newest engine, when a host manages this manager's engines.
-    pub fn latest_engine(&self) -> Option<Arc<Engine>> {
-        self.host.read().unwrap_or_else(|p| p.into_inner()).upgrade().map(|h| h.engine())
-    }
-
-    pub(crate) fn attach_host(&self, host: Weak<EngineHost>) {
-        *self.host.write().unwrap_or_else(|p| p.into_inner()) = host;
     }
 
     /// Stops every running server (child processes, HTTP sessions).

@@ -9,6 +9,8 @@
 //! the next call restarts it. Nothing here is shared between servers except the
 //! tool-list generation counter.
 
+use quiver_engine::permissions::trust::Source;
+use quiver_engine::{ToolContext, ToolError};
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
@@ -20,9 +22,9 @@ use serde_json::{Value, json};
 
 use super::cache::{RemoteTool, ToolCache};
 use super::connect::{self, Connection};
-use super::names::sanitize_server;
 use super::stderr::{self, StderrTail};
 use crate::config::ServerConfig;
+use quiver_engine::names::sanitize_server;
 
 /// After a timed-out call, how long a ping may take before the server is
 /// declared hung and stopped.
@@ -80,6 +82,9 @@ pub struct ServerHandle {
     list_changed: Arc<AtomicBool>,
     /// Shared with the manager: bumped whenever this server's tool list changes.
     generation: Arc<AtomicU64>,
+    /// The command gate let this server start (set by [`Self::authorize`]);
+    /// a project-defined server never starts without it.
+    launch_allowed: AtomicBool,
 }
 
 impl ServerHandle {
@@ -101,7 +106,22 @@ impl ServerHandle {
             stderr: StderrTail::new(),
             list_changed: Arc::new(AtomicBool::new(false)),
             generation,
+            launch_allowed: AtomicBool::new(false),
         }
+    }
+
+    /// Passes the command gate before anything may start this server: deny
+    /// rules in every mode, then trust by who defined it — the user's config
+    /// starts unasked, a project's config needs the user's approval (asked
+    /// through the host, remembered per workspace and exact configuration).
+    /// Checked while no live connection exists, so every (re)start is judged.
+    pub async fn authorize(&self, ctx: &ToolContext) -> Result<(), ToolError> {
+        if self.connected_pid.lock().unwrap_or_else(|p| p.into_inner()).is_some() {
+            return Ok(());
+        }
+        ctx.authorize_command(&self.config.launch_request()).await?;
+        self.launch_allowed.store(true, Ordering::SeqCst);
+        Ok(())
     }
 
     pub fn name(&self) -> &str {
@@ -220,6 +240,16 @@ impl ServerHandle {
         if !self.config.enabled {
             return Err(format!(
                 "MCP server `{}` is disabled in {} (`enabled = false`)",
+                self.name(),
+                self.config.source.display()
+            ));
+        }
+        // Defence in depth: whatever path reached here, nothing starts a
+        // project-defined server the command gate has not passed in this
+        // process. (Every path with a context calls `authorize` first.)
+        if self.config.trust == Source::Project && !self.launch_allowed.load(Ordering::SeqCst) {
+            return Err(format!(
+                "MCP server `{}` ({}) has not been allowed to start in this session",
                 self.name(),
                 self.config.source.display()
             ));

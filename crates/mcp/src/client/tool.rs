@@ -5,8 +5,8 @@
 
 use std::sync::Arc;
 
-use quiver_engine::tool::ToolFuture;
-use quiver_engine::{DynTool, Risk, ToolContext, ToolError, ToolSource, ToolSpec};
+use quiver_engine::ToolFuture;
+use quiver_engine::{Capabilities, Domain, DynTool, Risk, ToolContext, ToolError, ToolSource, ToolSpec};
 use serde_json::Value;
 
 use super::cache::RemoteTool;
@@ -56,7 +56,8 @@ pub fn spec_for(server: &str, qualified: String, remote: &RemoteTool) -> ToolSpe
         name: qualified,
         description,
         input_schema: remote.input_schema.clone(),
-        domain: "mcp".into(),
+        domain: Domain::Mcp,
+        capabilities: Capabilities::NONE,
         risk: risk_of(remote),
         source: ToolSource::Mcp { server: server.to_string() },
         prompt_snippet: Some(snippet.join(" — ")),
@@ -68,8 +69,9 @@ impl DynTool for McpTool {
         self.spec.clone()
     }
 
-    fn call<'a>(&'a self, args: Value, _ctx: &'a ToolContext) -> ToolFuture<'a> {
+    fn call<'a>(&'a self, args: Value, ctx: &'a ToolContext) -> ToolFuture<'a> {
         Box::pin(async move {
+            self.server.authorize(ctx).await?;
             let arguments = match args {
                 Value::Object(map) => Some(map),
                 Value::Null => None,
@@ -133,7 +135,7 @@ mod tests {
     fn spec_is_an_mcp_tool_in_the_mcp_domain() {
         let spec = spec_for("srv", "mcp__srv__t".into(), &remote(None, None));
         assert_eq!(spec.source, ToolSource::Mcp { server: "srv".into() });
-        assert_eq!(spec.domain, "mcp");
+        assert_eq!(spec.domain, quiver_engine::Domain::Mcp);
         assert_eq!(spec.description, "`t` from MCP server `srv`.");
     }
 }

@@ -6,7 +6,7 @@
 //! client lists twice is the same bytes twice, which is what keeps a provider's
 //! prompt cache alive behind the client.
 
-use quiver_engine::catalog::render_tool;
+use quiver_engine::render_tool;
 use quiver_engine::{CatalogFormat, ToolResult, ToolSpec, canonical};
 use rmcp::model::{CallToolResult, ContentBlock as Content, JsonObject, MetaObject, Tool};
 use serde_json::{Map, Value};
@@ -75,8 +75,9 @@ mod tests {
             name: "demo".into(),
             description: "A demo.".into(),
             input_schema: json!({"type": "object", "properties": {"b": {"type": "string"}, "a": {"type": "integer"}}}),
-            domain: "file".into(),
+            domain: quiver_engine::Domain::File,
             risk: Risk::Read,
+            capabilities: quiver_engine::Capabilities::NONE,
             source: ToolSource::Native,
             prompt_snippet: Some("never sent".into()),
         }

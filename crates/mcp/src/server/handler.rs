@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use quiver_engine::transcript::{Event, TRANSCRIPT_VERSION, TranscriptWriter};
-use quiver_engine::{Audience, CatalogFormat, Engine, Session, ToolContext, Workspace};
+use quiver_engine::{Audience, CatalogFormat, Engine, EngineHost, Session, ToolContext, Workspace};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, Implementation, ListToolsResult, PaginatedRequestParams, ProtocolVersion,
     ServerCapabilities, ServerConfig,
@@ -20,7 +20,7 @@ use serde_json::Value;
 
 use super::approver::ElicitationApprover;
 use super::convert;
-use crate::client::EngineHost;
+use crate::client::McpManager;
 
 /// What every session of one `quiver mcp serve` shares: the engine (or the
 /// host that rebuilds it when a downstream tool list changes), the workspace
@@ -35,7 +35,7 @@ pub struct Surface {
 
 enum Engines {
     Fixed(Arc<Engine>),
-    Hosted(Arc<EngineHost>),
+    Hosted { host: Arc<EngineHost>, manager: Arc<McpManager> },
 }
 
 impl Surface {
@@ -44,23 +44,32 @@ impl Surface {
         Surface { engines: Engines::Fixed(engine), workspace, audience, transcript_dir: None }
     }
 
-    /// A surface whose engine follows `host` (downstream MCP servers behind quiver).
-    pub fn hosted(host: Arc<EngineHost>, workspace: Workspace, audience: Audience) -> Self {
-        Surface { engines: Engines::Hosted(host), workspace, audience, transcript_dir: None }
+    /// A surface whose engine follows `host` (downstream MCP servers of
+    /// `manager` behind quiver).
+    pub fn hosted(host: Arc<EngineHost>, manager: Arc<McpManager>, workspace: Workspace, audience: Audience) -> Self {
+        Surface { engines: Engines::Hosted { host, manager }, workspace, audience, transcript_dir: None }
     }
 
     /// The engine for the next request.
     pub fn engine(&self) -> Arc<Engine> {
         match &self.engines {
             Engines::Fixed(engine) => engine.clone(),
-            Engines::Hosted(host) => host.engine(),
+            Engines::Hosted { host, .. } => host.engine(),
+        }
+    }
+
+    /// A context whose search and dispatch reach this surface's newest engine.
+    fn context(&self) -> ToolContext {
+        match &self.engines {
+            Engines::Fixed(engine) => engine.context(self.workspace.clone(), self.audience.clone()),
+            Engines::Hosted { host, .. } => host.context(self.workspace.clone(), self.audience.clone()),
         }
     }
 
     /// Stops downstream servers this surface started, if any.
     pub async fn shutdown(&self) {
-        if let Engines::Hosted(host) = &self.engines {
-            host.manager().shutdown().await;
+        if let Engines::Hosted { manager, .. } = &self.engines {
+            manager.shutdown().await;
         }
     }
 }
@@ -114,11 +123,11 @@ impl QuiverServer {
     /// The context one call runs in. The approver is per call because the peer
     /// (and whether it can answer elicitation) is only known once the client
     /// has initialized.
-    fn context(&self, engine: Arc<Engine>, request: &RequestContext<RoleServer>) -> ToolContext {
+    fn context(&self, request: &RequestContext<RoleServer>) -> ToolContext {
         let approver = ElicitationApprover::for_peer(&request.peer)
             .map(|a| Arc::new(a) as Arc<dyn quiver_engine::permissions::Approver>);
-        // Built through `new` so fields the engine adds later get their defaults.
-        let mut ctx = ToolContext::new(engine, self.surface.workspace.clone(), self.surface.audience.clone());
+        // Built by the engine so fields it adds later get their defaults.
+        let mut ctx = self.surface.context();
         ctx.session = self.session.clone();
         ctx.approver = approver;
         ctx.transcript = self.transcript.clone();
@@ -236,13 +245,12 @@ impl ServerHandler for QuiverServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
-        let engine = self.surface.engine();
-        let ctx = self.context(engine.clone(), &context);
+        let ctx = self.context(&context);
         self.session.advance_turn();
         let args = request.arguments.map(Value::Object).unwrap_or(Value::Null);
         let name = request.name.to_string();
         let dispatched = tokio::select! {
-            r = engine.dispatch(&name, args, &ctx) => r,
+            r = ctx.call(&name, args) => r,
             () = context.ct.cancelled() => {
                 return Ok(convert::error_result(format!("call to `{name}` was cancelled by the client")).into());
             }

@@ -11,6 +11,8 @@
 //! - Optional bearer token: 401 without it.
 //! - Each HTTP session (`Mcp-Session-Id`) gets its own [`QuiverServer`], hence
 //!   its own quiver session: loads never leak between clients.
+//! - Connection admission, header and body deadlines, bounded buffers: see
+//!   `http_conn.rs` ([`HttpLimits`]).
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -26,6 +28,11 @@ use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio::net::TcpListener;
 
 use super::handler::{QuiverServer, Surface};
+
+#[path = "http_conn.rs"]
+mod conn;
+pub use conn::HttpLimits;
+use conn::{Admission, Ticket};
 
 /// The path the MCP endpoint is served at.
 pub const MCP_PATH: &str = "/mcp";
@@ -50,10 +57,19 @@ pub struct HttpServer {
     /// graceful HTTP shutdown would otherwise wait on forever.
     /// (A closure because rmcp does not re-export its token type.)
     end_sessions: Box<dyn FnOnce() + Send + Sync>,
+    admission: Arc<Admission>,
 }
 
 impl HttpServer {
     pub async fn bind(surface: Arc<Surface>, options: HttpOptions) -> anyhow::Result<Self> {
+        Self::bind_with_limits(surface, options, HttpLimits::default()).await
+    }
+
+    pub async fn bind_with_limits(
+        surface: Arc<Surface>,
+        options: HttpOptions,
+        limits: HttpLimits,
+    ) -> anyhow::Result<Self> {
         let listen = options.listen.as_deref().unwrap_or("127.0.0.1:0");
         let addr = resolve(listen).await?;
         if !addr.ip().is_loopback() && !options.allow_remote {
@@ -81,10 +97,11 @@ impl HttpServer {
             Arc::new(LocalSessionManager::default()),
             config,
         );
-        let guard = Arc::new(Guard { token: options.token });
+        let admission = Admission::new(limits);
+        let guard = Arc::new(Guard { token: options.token, admission: admission.clone() });
         let router =
             Router::new().route_service(MCP_PATH, service).layer(middleware::from_fn_with_state(guard, check_request));
-        Ok(HttpServer { listener, router, addr, end_sessions })
+        Ok(HttpServer { listener, router, addr, end_sessions, admission })
     }
 
     pub fn local_addr(&self) -> SocketAddr {
@@ -108,7 +125,8 @@ impl HttpServer {
             shutdown.await;
             end_sessions();
         };
-        axum::serve(self.listener, self.router).with_graceful_shutdown(shutdown).await.context("serving MCP over HTTP")
+        conn::serve(self.listener, self.router, self.admission, shutdown).await;
+        Ok(())
     }
 }
 
@@ -124,6 +142,7 @@ async fn resolve(listen: &str) -> anyhow::Result<SocketAddr> {
 
 struct Guard {
     token: Option<String>,
+    admission: Arc<Admission>,
 }
 
 async fn check_request(State(guard): State<Arc<Guard>>, request: Request, next: Next) -> Response {
@@ -141,7 +160,31 @@ async fn check_request(State(guard): State<Arc<Guard>>, request: Request, next: 
         return (StatusCode::UNAUTHORIZED, [(header::WWW_AUTHENTICATE, "Bearer")], "missing or wrong bearer token\n")
             .into_response();
     }
-    next.run(request).await
+    // Past both checks: this connection keeps its slot (see `http_conn.rs`).
+    if let Some(ticket) = request.extensions().get::<Arc<Ticket>>() {
+        ticket.authenticated();
+    }
+    if request.method() != axum::http::Method::POST {
+        return next.run(request).await;
+    }
+    // The whole body within the deadline, however it trickles; rmcp then
+    // parses it from memory (and still enforces its own size limit).
+    let (parts, body) = request.into_parts();
+    match conn::read_body(body, guard.admission.limits().body_timeout).await {
+        Some(Ok(bytes)) => next.run(Request::from_parts(parts, axum::body::Body::from(bytes))).await,
+        Some(Err(_)) => (StatusCode::BAD_REQUEST, "the request body could not be read\n").into_response(),
+        None => {
+            let peer = request_peer(&parts);
+            guard.admission.note_refusal("cut a request body that did not arrive within the body timeout", peer);
+            (StatusCode::REQUEST_TIMEOUT, [(header::CONNECTION, "close")], "the request body arrived too slowly\n")
+                .into_response()
+        }
+    }
+}
+
+/// The client address of a request, for logs (unspecified when unknown).
+fn request_peer(parts: &axum::http::request::Parts) -> std::net::IpAddr {
+    parts.extensions.get::<Arc<Ticket>>().map_or(std::net::IpAddr::from([0, 0, 0, 0]), |t| t.peer())
 }
 
 /// No `Origin` (non-browser clients) passes; otherwise only an `http`/`https`

@@ -6,12 +6,14 @@
 
 use std::sync::Arc;
 
-use quiver_engine::{Risk, Tool, ToolContext, ToolError, ToolOutput};
+use quiver_engine::{Capabilities, Domain, Risk, Tool, ToolContext, ToolError, ToolOutput};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
-use crate::client::{McpManager, ServerHandle, names};
+use quiver_engine::names;
+
+use crate::client::{McpManager, ServerHandle};
 
 pub struct McpCall {
     pub manager: Arc<McpManager>,
@@ -32,8 +34,9 @@ pub struct McpCallInput {
 impl Tool for McpCall {
     type Input = McpCallInput;
     const NAME: &'static str = "mcp_call";
-    const DOMAIN: &'static str = "mcp";
+    const DOMAIN: Domain = Domain::Mcp;
     const RISK: Risk = Risk::External;
+    const CAPABILITIES: Capabilities = Capabilities::NONE;
 
     fn description(&self) -> String {
         "Call a tool of a configured MCP server by server and tool name, \
@@ -50,20 +53,14 @@ impl Tool for McpCall {
             Some(name) => name,
             None => {
                 // Not known yet (never connected, or the list moved): ask the server.
-                self.manager.discover(&input.server).await.map_err(ToolError::model)?;
+                self.manager.discover(&input.server, ctx).await?;
                 self.resolve(server, &input.tool).ok_or_else(|| self.no_such_tool(server, &input.tool))?
             }
         };
-        // A tool that appeared after this context's engine was built lives in
-        // the host's newer engine.
-        let mut sub = ctx.clone();
-        if ctx.engine.registry().get(&qualified).is_none()
-            && let Some(engine) = self.manager.latest_engine()
-        {
-            sub.engine = engine;
-        }
+        // Through the one dispatch path; a host's dispatcher reaches the newest
+        // engine, where a tool that appeared after this call began lives.
         let args = input.arguments.map(Value::Object).unwrap_or(Value::Null);
-        let result = sub.engine.dispatch(&qualified, args, &sub).await.map_err(ToolError::Fatal)?;
+        let result = ctx.call(&qualified, args).await.map_err(ToolError::Fatal)?;
         if result.is_error {
             return Err(ToolError::model(result.content_text()));
         }

@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use quiver_engine::{Risk, Tool, ToolContext, ToolError, ToolOutput};
+use quiver_engine::{Capabilities, Domain, Risk, Tool, ToolContext, ToolError, ToolOutput};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -30,8 +30,9 @@ const DESCRIPTION_PREVIEW: usize = 200;
 impl Tool for McpDiscover {
     type Input = McpDiscoverInput;
     const NAME: &'static str = "mcp_discover";
-    const DOMAIN: &'static str = "mcp";
+    const DOMAIN: Domain = Domain::Mcp;
     const RISK: Risk = Risk::External;
+    const CAPABILITIES: Capabilities = Capabilities::GATES_ITSELF;
 
     fn description(&self) -> String {
         "Connect one configured MCP server and load all its tools into this session; \
@@ -40,7 +41,7 @@ impl Tool for McpDiscover {
     }
 
     async fn run(&self, input: McpDiscoverInput, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
-        let tools = self.manager.discover(&input.server).await.map_err(ToolError::model)?;
+        let tools = self.manager.discover(&input.server, ctx).await?;
         let names: Vec<String> = tools.iter().map(|(name, _)| name.clone()).collect();
         let newly = ctx.session.load(&names);
         let listing: Vec<Value> = tools

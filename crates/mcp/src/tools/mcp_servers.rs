@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use quiver_engine::{Risk, Tool, ToolContext, ToolError, ToolOutput};
+use quiver_engine::{Capabilities, Domain, Risk, Tool, ToolContext, ToolError, ToolOutput};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -22,8 +22,9 @@ pub struct McpServersInput {}
 impl Tool for McpServers {
     type Input = McpServersInput;
     const NAME: &'static str = "mcp_servers";
-    const DOMAIN: &'static str = "mcp";
+    const DOMAIN: Domain = Domain::Mcp;
     const RISK: Risk = Risk::Read;
+    const CAPABILITIES: Capabilities = Capabilities::NONE;
 
     fn description(&self) -> String {
         "List the configured MCP servers: transport, connection state, last error and tool count. \

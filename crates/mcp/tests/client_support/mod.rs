@@ -7,11 +7,13 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use quiver_engine::{Audience, Engine, Manifest, Mode, Registry, ToolContext, ToolResult, Workspace};
-use quiver_mcp::client::ToolCache;
+use quiver_engine::permissions::trust::{Source, TrustStore};
+use quiver_engine::{Audience, Engine, EngineHost, Manifest, Mode, Registry, ToolContext, ToolResult, Workspace};
+use quiver_mcp::client::{ServerHandle, ToolCache};
 use quiver_mcp::config::{McpConfig, ServerConfig, Transport};
-use quiver_mcp::{EngineHost, McpManager};
-use serde_json::Value;
+use quiver_mcp::{McpManager, McpProvider};
+use rmcp::model::CallToolResult;
+use serde_json::{Map, Value};
 
 pub const TEST_SERVER: &str = env!("CARGO_BIN_EXE_quiver-test-mcp");
 
@@ -35,6 +37,8 @@ pub fn stdio_server(name: &str, command: &str, args: &[&str], env: &[(&str, &str
         startup_timeout: Duration::from_secs(20),
         tool_timeout: Duration::from_secs(20),
         source: PathBuf::from("test-config.toml"),
+        trust: Source::User,
+        workspace: None,
     }
 }
 
@@ -57,19 +61,26 @@ pub fn native_registry() -> Registry {
 
 pub fn host(manager: &Arc<McpManager>) -> Arc<EngineHost> {
     let manifest = Manifest::builtin().unwrap_or_else(|e| panic!("builtin manifest: {e}"));
-    EngineHost::new(native_registry(), manifest, Arc::clone(manager)).unwrap_or_else(|e| panic!("host: {e}"))
+    EngineHost::with_trust(native_registry(), manifest, vec![McpProvider::new(manager)], TrustStore::ephemeral())
+        .unwrap_or_else(|e| panic!("host: {e}"))
 }
 
+/// A context on one frozen engine.
 pub fn context(engine: Arc<Engine>, workspace: &Path, mode: Mode) -> ToolContext {
     let workspace = Workspace::new(workspace).unwrap_or_else(|e| panic!("workspace: {e}"));
-    ToolContext::new(engine, workspace, Audience { mode, ..Audience::default() })
+    engine.context(workspace, Audience { mode, ..Audience::default() })
 }
 
-/// Dispatches through the host's current engine, keeping the session.
-pub async fn call(host: &EngineHost, ctx: &mut ToolContext, name: &str, args: Value) -> ToolResult {
-    ctx.engine = host.engine();
-    let engine = Arc::clone(&ctx.engine);
-    engine.dispatch(name, args, ctx).await.unwrap_or_else(|e| panic!("dispatch {name}: {e:#}"))
+/// A context whose calls reach the host's newest engine.
+pub fn host_context(host: &Arc<EngineHost>, workspace: &Path, mode: Mode) -> ToolContext {
+    let workspace = Workspace::new(workspace).unwrap_or_else(|e| panic!("workspace: {e}"));
+    host.context(workspace, Audience { mode, ..Audience::default() })
+}
+
+/// Dispatches through the context's dispatcher (the host's current engine
+/// for a host context), keeping the session.
+pub async fn call(_host: &EngineHost, ctx: &mut ToolContext, name: &str, args: Value) -> ToolResult {
+    ctx.call(name, args).await.unwrap_or_else(|e| panic!("dispatch {name}: {e:#}"))
 }
 
 pub fn text(result: &ToolResult) -> String {
@@ -89,5 +100,61 @@ pub fn alive(pid: u32) -> bool {
 pub fn full_host(manager: &Arc<McpManager>) -> Arc<EngineHost> {
     let manifest = Manifest::builtin().unwrap_or_else(|e| panic!("builtin manifest: {e}"));
     let native = quiver_tools::native_registry().unwrap_or_else(|e| panic!("native registry: {e}"));
-    EngineHost::new(native, manifest, Arc::clone(manager)).unwrap_or_else(|e| panic!("host: {e}"))
+    EngineHost::with_trust(native, manifest, vec![McpProvider::new(manager)], TrustStore::ephemeral())
+        .unwrap_or_else(|e| panic!("host: {e}"))
+}
+
+/// `McpManager::discover` with a throwaway agent-mode context (the servers
+/// these tests configure are the user's own, so the command gate lets them start).
+pub async fn discover(
+    manager: &Arc<McpManager>,
+    server: &str,
+) -> Result<Vec<(String, quiver_mcp::client::RemoteTool)>, String> {
+    let engine = Arc::new(Engine::with_trust(
+        native_registry(),
+        Manifest::builtin().map_err(|e| e.to_string())?,
+        TrustStore::ephemeral(),
+    ));
+    let dir = std::env::temp_dir();
+    let ctx = context(engine, &dir, Mode::Agent);
+    manager.discover(server, &ctx).await.map_err(|e| e.to_string())
+}
+
+/// The ceiling of every wait in these tests: it only turns a hang into a
+/// failure, and is far above any delay a loaded machine causes.
+pub const PATIENCE: Duration = Duration::from_secs(60);
+
+/// Polls `cond` until it holds (true) or [`PATIENCE`] runs out (false).
+pub async fn eventually(mut cond: impl FnMut() -> bool) -> bool {
+    let deadline = tokio::time::Instant::now() + PATIENCE;
+    while !cond() {
+        if tokio::time::Instant::now() >= deadline {
+            return false;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    true
+}
+
+/// An ordinary call on a server whose `tool_timeout` is kept short for the one
+/// call of the test that is meant to hang. The timeout is per server, so an
+/// ordinary call gets its generous budget here instead: when it times out only
+/// because the machine is loaded (the server still answered the ping, so its
+/// process was kept), it is asked again, up to [`PATIENCE`]. Only for calls
+/// that may run twice.
+pub async fn call_patiently(
+    server: &ServerHandle,
+    tool: &str,
+    args: Option<Map<String, Value>>,
+) -> Result<CallToolResult, String> {
+    let deadline = tokio::time::Instant::now() + PATIENCE;
+    loop {
+        let result = server.call(tool, args.clone()).await;
+        let slow = result
+            .as_ref()
+            .is_err_and(|e| e.contains(&format!("did not answer `{tool}` within")) && e.contains("still responsive"));
+        if !slow || tokio::time::Instant::now() >= deadline {
+            return result;
+        }
+    }
 }

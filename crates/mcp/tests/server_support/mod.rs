@@ -6,7 +6,7 @@
 
 use std::sync::Arc;
 
-use quiver_engine::tool::ToolFuture;
+use quiver_engine::ToolFuture;
 use quiver_engine::tool_search::ToolSearch;
 use quiver_engine::{
     Audience, DynTool, Engine, Manifest, Mode, Registry, Risk, ToolContext, ToolError, ToolOutput, ToolSource,
@@ -45,7 +45,8 @@ fn tool(
             name: name.into(),
             description: description.into(),
             input_schema: schema,
-            domain: "file".into(),
+            domain: quiver_engine::Domain::File,
+            capabilities: quiver_engine::Capabilities::NONE,
             risk,
             source: ToolSource::Native,
             prompt_snippet: None,
@@ -131,13 +132,9 @@ pub fn surface(mode: Mode) -> (Arc<Surface>, tempfile::TempDir) {
     (Arc::new(Surface::new(engine, workspace, audience)), dir)
 }
 
-#[path = "../common/test_client.rs"]
-mod test_client;
-pub use test_client::{Client, TestClient, call, list};
-#[path = "../common/raw_http.rs"]
-mod raw_http;
+pub use quiver_testkit::mcp_client::{Client, TestClient, call, list};
 #[allow(unused_imports)] // only the HTTP tests use it
-pub use raw_http::raw_initialize;
+pub use quiver_testkit::raw_http::raw_initialize;
 
 /// One MCP connection to `surface` over an in-memory pipe (a fresh quiver session).
 pub async fn connect(surface: Arc<Surface>, client: TestClient) -> Client {

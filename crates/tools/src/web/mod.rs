@@ -309,3 +309,6 @@ pub fn excerpt(text: &str, max_chars: usize) -> String {
     let cut: String = trimmed.chars().take(max_chars).collect();
     format!("{cut}…")
 }
+
+pub mod fetch_url;
+pub mod web_search;

@@ -1,0 +1,140 @@
+//! Anthropic Messages request bodies and non-streamed responses.
+//!
+//! The system prompt is top-level; tool calls are `tool_use` blocks; tool
+//! results are `tool_result` blocks, and consecutive ones (with any user text
+//! that follows) share one user message, since roles must alternate. A
+//! `cache_control` breakpoint sits on the last head tool, so the head is one
+//! cached prefix and tools loaded later extend it without invalidating it
+//! (https://docs.anthropic.com/en/docs/build-with-claude/prompt-caching).
+
+use serde_json::{Map, Value, json};
+
+use crate::message::{FinishReason, Message, ModelRequest, ModelResponse, ToolCall, Usage};
+
+/// Anthropic requires `max_tokens`; this is used when the config sets none.
+pub const DEFAULT_MAX_TOKENS: u32 = 8192;
+
+pub fn request_body(req: &ModelRequest) -> Value {
+    let mut body = Map::new();
+    body.insert("model".into(), json!(req.model));
+    body.insert("max_tokens".into(), json!(req.max_output_tokens.unwrap_or(DEFAULT_MAX_TOKENS)));
+    if !req.system.is_empty() {
+        body.insert("system".into(), json!(req.system));
+    }
+    body.insert("messages".into(), Value::Array(messages(&req.messages)));
+    let tools = req.tool_list();
+    if !tools.is_empty() {
+        let mut tools = tools.to_vec();
+        if let Some(Value::Object(last_head)) = req.head_len.checked_sub(1).and_then(|i| tools.get_mut(i)) {
+            last_head.insert("cache_control".into(), json!({"type": "ephemeral"}));
+        }
+        body.insert("tools".into(), Value::Array(tools));
+    }
+    body.insert("stream".into(), json!(req.stream));
+    Value::Object(body)
+}
+
+fn messages(history: &[Message]) -> Vec<Value> {
+    let mut out: Vec<(&'static str, Vec<Value>)> = Vec::new();
+    let mut push = |role: &'static str, block: Value| match out.last_mut() {
+        Some((last, blocks)) if *last == role => blocks.push(block),
+        _ => out.push((role, vec![block])),
+    };
+    for message in history {
+        match message {
+            // No mid-conversation system role exists; the text goes in as user text.
+            Message::System { text } | Message::User { text } => push("user", json!({"type": "text", "text": text})),
+            Message::Assistant { text, reasoning, reasoning_signature, tool_calls } => {
+                // Thinking can only be replayed with its signature; unsigned
+                // thinking (e.g. from another provider) is dropped.
+                if let (Some(thinking), Some(signature)) = (reasoning, reasoning_signature) {
+                    push("assistant", json!({"type": "thinking", "thinking": thinking, "signature": signature}));
+                }
+                if !text.is_empty() {
+                    push("assistant", json!({"type": "text", "text": text}));
+                }
+                for call in tool_calls {
+                    push(
+                        "assistant",
+                        json!({"type": "tool_use", "id": call.id, "name": call.name, "input": input_of(call)}),
+                    );
+                }
+            }
+            Message::Tool { call_id, content, is_error } => {
+                let mut block = json!({"type": "tool_result", "tool_use_id": call_id, "content": content});
+                if *is_error {
+                    block["is_error"] = json!(true);
+                }
+                push("user", block);
+            }
+        }
+    }
+    out.into_iter().map(|(role, content)| json!({"role": role, "content": content})).collect()
+}
+
+/// `tool_use.input` must be an object. Arguments that are not a JSON object
+/// (the model sent broken JSON, which it was told about in the tool result)
+/// are replayed as an empty object rather than failing the whole request.
+fn input_of(call: &ToolCall) -> Value {
+    match serde_json::from_str::<Value>(&call.arguments) {
+        Ok(v @ Value::Object(_)) => v,
+        _ => json!({}),
+    }
+}
+
+/// A non-streamed `message` object.
+pub fn parse_response(value: &Value) -> Result<ModelResponse, String> {
+    if value.get("type").and_then(Value::as_str) == Some("error") {
+        let message = value.pointer("/error/message").and_then(Value::as_str).unwrap_or("(no message)");
+        return Err(format!("the provider returned an error: {message}"));
+    }
+    let content = value.get("content").and_then(Value::as_array).ok_or("the message has no content array")?;
+    let mut response = ModelResponse {
+        text: String::new(),
+        reasoning: None,
+        reasoning_signature: None,
+        tool_calls: Vec::new(),
+        finish_reason: FinishReason::Stop,
+        usage: value.get("usage").map(parse_usage).unwrap_or_default(),
+    };
+    for (i, block) in content.iter().enumerate() {
+        let str_of = |key: &str| block.get(key).and_then(Value::as_str).unwrap_or_default().to_string();
+        match block.get("type").and_then(Value::as_str) {
+            Some("text") => response.text.push_str(&str_of("text")),
+            Some("thinking") => {
+                response.reasoning.get_or_insert_with(String::new).push_str(&str_of("thinking"));
+                response.reasoning_signature = block.get("signature").and_then(Value::as_str).map(str::to_string);
+            }
+            Some("tool_use") => {
+                let input = block.get("input").cloned().unwrap_or_else(|| json!({}));
+                response.tool_calls.push(ToolCall {
+                    id: str_of("id"),
+                    name: str_of("name"),
+                    arguments: quiver_engine::canonical::to_string(&input),
+                });
+            }
+            Some(_) => {} // redacted_thinking, server tools: not ours to interpret
+            None => return Err(format!("content[{i}] has no type")),
+        }
+    }
+    if let Some(reason) = value.get("stop_reason").and_then(Value::as_str) {
+        response.finish_reason = FinishReason::from_wire(reason);
+    }
+    Ok(response)
+}
+
+/// Anthropic counts uncached, cache-read and cache-written input separately;
+/// `input_tokens` here is their sum, like the OpenAI wire's `prompt_tokens`.
+pub fn parse_usage(usage: &Value) -> Usage {
+    let n = |key: &str| usage.get(key).and_then(Value::as_u64).unwrap_or_default();
+    let uncached = n("input_tokens");
+    let read = n("cache_read_input_tokens");
+    let written = n("cache_creation_input_tokens");
+    Usage {
+        input_tokens: uncached + read + written,
+        output_tokens: n("output_tokens"),
+        cache_hit_tokens: read,
+        cache_miss_tokens: uncached + written,
+        cache_write_tokens: written,
+    }
+}

@@ -1,0 +1,98 @@
+//! Anthropic Messages (`wire = "anthropic"`).
+
+mod body;
+mod stream;
+
+use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
+use serde_json::Value;
+
+use crate::http::{HttpOptions, Transport};
+use crate::message::{ModelRequest, ModelResponse};
+use crate::openai::replay_as_events;
+use crate::provider::{ApiKey, BoxFuture, Provider, ProviderError, Sink, Wire};
+
+pub use body::{DEFAULT_MAX_TOKENS, parse_response, parse_usage, request_body};
+pub use stream::MessagesStreamAssembler;
+
+/// The API version header value the request/response shapes here follow.
+pub const ANTHROPIC_VERSION: &str = "2023-06-01";
+
+#[derive(Debug)]
+pub struct AnthropicProvider {
+    transport: Transport,
+    base_url: String,
+    key: ApiKey,
+}
+
+impl AnthropicProvider {
+    pub fn new(name: &str, base_url: &str, key: ApiKey, options: HttpOptions) -> Result<Self, ProviderError> {
+        Ok(AnthropicProvider {
+            transport: Transport::new(name, base_url, options)?,
+            base_url: base_url.trim_end_matches('/').to_string(),
+            key,
+        })
+    }
+
+    fn headers(&self) -> Result<HeaderMap, ProviderError> {
+        let mut headers = HeaderMap::new();
+        headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+        headers.insert(HeaderName::from_static("anthropic-version"), HeaderValue::from_static(ANTHROPIC_VERSION));
+        let mut key = HeaderValue::from_str(self.key.expose()).map_err(|_| ProviderError::Transport {
+            provider: self.transport.provider.clone(),
+            detail: "the API key contains characters not allowed in an HTTP header".into(),
+        })?;
+        key.set_sensitive(true);
+        headers.insert(HeaderName::from_static("x-api-key"), key);
+        Ok(headers)
+    }
+
+    async fn complete_inner(&self, req: &ModelRequest, sink: Sink<'_>) -> Result<ModelResponse, ProviderError> {
+        let body = quiver_engine::canonical::to_string(&request_body(req));
+        let url = format!("{}/v1/messages", self.base_url);
+        let resp = self.transport.post(&url, &self.headers()?, &body, sink).await?;
+        if !req.stream {
+            let text = self.transport.read_body(resp).await?;
+            let value: Value = serde_json::from_str(&text)
+                .map_err(|e| self.transport.decode_error(format!("the body is not JSON ({e})")))?;
+            let response = parse_response(&value).map_err(|d| self.transport.decode_error(d))?;
+            replay_as_events(&response, sink);
+            return Ok(response);
+        }
+        let mut sse = self.transport.sse(resp);
+        let mut assembler = MessagesStreamAssembler::default();
+        while let Some(event) = sse.next(&self.transport).await? {
+            if assembler.push(&event.data, sink).map_err(|d| self.transport.stream_error(d))? {
+                break;
+            }
+        }
+        assembler.finish().map_err(|d| self.transport.stream_error(d))
+    }
+}
+
+impl Provider for AnthropicProvider {
+    fn name(&self) -> &str {
+        &self.transport.provider
+    }
+
+    fn wire(&self) -> Wire {
+        Wire::Anthropic
+    }
+
+    fn complete<'a>(
+        &'a self,
+        req: &'a ModelRequest,
+        sink: Sink<'a>,
+    ) -> BoxFuture<'a, Result<ModelResponse, ProviderError>> {
+        Box::pin(self.complete_inner(req, sink))
+    }
+
+    fn fim<'a>(&'a self, _: &'a str, _: &'a str, _: u32) -> BoxFuture<'a, Result<String, ProviderError>> {
+        let provider = self.transport.provider.clone();
+        Box::pin(async move {
+            Err(ProviderError::Unsupported {
+                provider,
+                what: "fill-in-the-middle (the Messages API has no FIM endpoint)".into(),
+            })
+        })
+    }
+}

@@ -1,0 +1,295 @@
+//! Which model, through which provider: `[model]` and `[providers.NAME]` tables,
+//! layered built-in < user < project < CLI flags.
+//!
+//! Trust: a provider's `base_url` and `api_key_env` decide where the user's key
+//! is sent, so only the user (their own config or a flag they typed) may set
+//! them. A project file (it arrives with a cloned repository) that sets either,
+//! or defines a provider of its own, is refused with an error naming the file
+//! and key: an error rather than a warning, because silently ignoring it would
+//! leave a user wondering why the project's setting has no effect, and a
+//! hostile repository should be loud, not quiet.
+
+use std::collections::BTreeMap;
+
+use serde::Deserialize;
+
+use crate::anthropic::AnthropicProvider;
+use crate::http::HttpOptions;
+use crate::message::Effort;
+use crate::openai::{OpenAiDialect, OpenAiProvider};
+use crate::provider::{ApiKey, Provider, ProviderError, Wire};
+
+pub const DEFAULT_PROVIDER: &str = "deepseek";
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct ProviderConfig {
+    pub name: String,
+    pub base_url: String,
+    pub api_key_env: String,
+    pub wire: Wire,
+    /// The model used when `[model].model` is not set.
+    pub default_model: String,
+    /// Relative FIM endpoint, for providers that have one (DeepSeek's beta).
+    pub fim_path: Option<String>,
+}
+
+/// The resolved settings: every layer applied.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AgentConfig {
+    pub provider: String,
+    pub model: String,
+    pub effort: Option<Effort>,
+    pub max_output_tokens: Option<u32>,
+    pub providers: BTreeMap<String, ProviderConfig>,
+}
+
+/// Where a layer's text came from; decides what it may set.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Trust {
+    User,
+    Project,
+}
+
+/// One config file's text, as read by the caller.
+#[derive(Debug, Clone)]
+pub struct ConfigLayer<'a> {
+    pub trust: Trust,
+    /// Shown in errors.
+    pub path: &'a str,
+    pub text: &'a str,
+}
+
+/// Flags given on the command line (the user's own, so fully trusted).
+#[derive(Debug, Clone, Default)]
+pub struct CliOverrides {
+    pub provider: Option<String>,
+    pub model: Option<String>,
+    /// Applies to the selected provider.
+    pub base_url: Option<String>,
+    pub effort: Option<Effort>,
+    pub max_output_tokens: Option<u32>,
+}
+
+#[derive(Debug, thiserror::Error, PartialEq)]
+pub enum ConfigError {
+    #[error("{path}: {message}")]
+    Parse { path: String, message: String },
+    #[error(
+        "{path}: `{key}` may only be set in your user config or on the command line (a project's config must not decide where your API key is sent)"
+    )]
+    Forbidden { path: String, key: String },
+    #[error("{path}: `{key}`: {message}")]
+    Invalid { path: String, key: String, message: String },
+    #[error("unknown provider `{name}` (configured: {known})")]
+    UnknownProvider { name: String, known: String },
+    #[error("no model set for provider `{provider}`: set `[model] model` or pass --model")]
+    NoModel { provider: String },
+    #[error("the {provider} provider needs an API key: set the {var} environment variable")]
+    MissingKey { provider: String, var: String },
+    /// The provider client could not be built (its message, which names it).
+    #[error("{0}")]
+    Provider(String),
+}
+
+#[derive(Debug, Default, Deserialize)]
+struct FileConfig {
+    #[serde(default)]
+    model: Option<ModelTable>,
+    #[serde(default)]
+    providers: BTreeMap<String, ProviderTable>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ModelTable {
+    provider: Option<String>,
+    model: Option<String>,
+    effort: Option<String>,
+    max_output_tokens: Option<u32>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ProviderTable {
+    base_url: Option<String>,
+    api_key_env: Option<String>,
+    wire: Option<String>,
+    default_model: Option<String>,
+    fim_path: Option<String>,
+}
+
+fn builtin_providers() -> BTreeMap<String, ProviderConfig> {
+    let p = |name: &str, url: &str, env: &str, wire, model: &str, fim: Option<&str>| {
+        let config = ProviderConfig {
+            name: name.into(),
+            base_url: url.into(),
+            api_key_env: env.into(),
+            wire,
+            default_model: model.into(),
+            fim_path: fim.map(str::to_string),
+        };
+        (name.to_string(), config)
+    };
+    BTreeMap::from([
+        p(
+            "deepseek",
+            "https://api.deepseek.com",
+            "DEEPSEEK_API_KEY",
+            Wire::OpenAi,
+            "deepseek-chat",
+            Some("/beta/completions"),
+        ),
+        p("openai", "https://api.openai.com/v1", "OPENAI_API_KEY", Wire::OpenAi, "gpt-4.1", None),
+        p("anthropic", "https://api.anthropic.com", "ANTHROPIC_API_KEY", Wire::Anthropic, "claude-sonnet-4-5", None),
+    ])
+}
+
+impl From<ProviderError> for ConfigError {
+    fn from(e: ProviderError) -> Self {
+        ConfigError::Provider(e.to_string())
+    }
+}
+
+impl AgentConfig {
+    /// Layers applied in the order given (user before project), then the flags.
+    pub fn load(layers: &[ConfigLayer<'_>], cli: &CliOverrides) -> Result<Self, ConfigError> {
+        let mut providers = builtin_providers();
+        let mut provider = DEFAULT_PROVIDER.to_string();
+        let mut model: Option<String> = None;
+        let mut effort = None;
+        let mut max_output_tokens = None;
+
+        for layer in layers {
+            let file: FileConfig = toml::from_str(layer.text)
+                .map_err(|e| ConfigError::Parse { path: layer.path.into(), message: e.message().to_string() })?;
+            for (name, table) in file.providers {
+                apply_provider(&mut providers, layer, &name, table)?;
+            }
+            if let Some(m) = file.model {
+                provider = m.provider.unwrap_or(provider);
+                model = m.model.or(model);
+                if let Some(e) = m.effort {
+                    effort = Some(Effort::parse(&e).ok_or_else(|| ConfigError::Invalid {
+                        path: layer.path.into(),
+                        key: "model.effort".into(),
+                        message: format!("`{e}` is not one of low, medium, high"),
+                    })?);
+                }
+                max_output_tokens = m.max_output_tokens.or(max_output_tokens);
+            }
+        }
+
+        provider = cli.provider.clone().unwrap_or(provider);
+        model = cli.model.clone().or(model);
+        effort = cli.effort.or(effort);
+        max_output_tokens = cli.max_output_tokens.or(max_output_tokens);
+        let known = providers.keys().cloned().collect::<Vec<_>>().join(", ");
+        let Some(selected) = providers.get_mut(&provider) else {
+            return Err(ConfigError::UnknownProvider { name: provider, known });
+        };
+        if let Some(url) = &cli.base_url {
+            selected.base_url = url.clone();
+        }
+        let model = model.unwrap_or_else(|| selected.default_model.clone());
+        if model.trim().is_empty() {
+            return Err(ConfigError::NoModel { provider });
+        }
+        Ok(AgentConfig { provider, model, effort, max_output_tokens, providers })
+    }
+
+    pub fn selected(&self) -> Result<&ProviderConfig, ConfigError> {
+        self.providers.get(&self.provider).ok_or_else(|| ConfigError::UnknownProvider {
+            name: self.provider.clone(),
+            known: self.providers.keys().cloned().collect::<Vec<_>>().join(", "),
+        })
+    }
+
+    /// The selected provider, its key read through `env` (the process
+    /// environment in production; a map in tests).
+    pub fn build_provider(
+        &self,
+        env: &dyn Fn(&str) -> Option<String>,
+        options: HttpOptions,
+    ) -> Result<Box<dyn Provider>, ConfigError> {
+        let p = self.selected()?;
+        let key = env(&p.api_key_env)
+            .filter(|k| !k.trim().is_empty())
+            .ok_or_else(|| ConfigError::MissingKey { provider: p.name.clone(), var: p.api_key_env.clone() })?;
+        let key = ApiKey::new(key.trim());
+        Ok(match p.wire {
+            Wire::OpenAi => {
+                let dialect = OpenAiDialect {
+                    max_completion_tokens: p.name == "openai",
+                    fim_path: p.fim_path.clone(),
+                    fim_model: p.fim_path.as_ref().map(|_| self.model.clone()),
+                };
+                Box::new(OpenAiProvider::new(&p.name, &p.base_url, key, dialect, options)?)
+            }
+            Wire::Anthropic => Box::new(AnthropicProvider::new(&p.name, &p.base_url, key, options)?),
+        })
+    }
+}
+
+fn apply_provider(
+    providers: &mut BTreeMap<String, ProviderConfig>,
+    layer: &ConfigLayer<'_>,
+    name: &str,
+    table: ProviderTable,
+) -> Result<(), ConfigError> {
+    let key = |field: &str| format!("providers.{name}.{field}");
+    if layer.trust == Trust::Project {
+        if table.base_url.is_some() {
+            return Err(ConfigError::Forbidden { path: layer.path.into(), key: key("base_url") });
+        }
+        if table.api_key_env.is_some() {
+            return Err(ConfigError::Forbidden { path: layer.path.into(), key: key("api_key_env") });
+        }
+        if !providers.contains_key(name) {
+            return Err(ConfigError::Forbidden { path: layer.path.into(), key: format!("providers.{name}") });
+        }
+    }
+    let wire = match &table.wire {
+        None => None,
+        Some(w) => Some(Wire::parse(w).ok_or_else(|| ConfigError::Invalid {
+            path: layer.path.into(),
+            key: key("wire"),
+            message: format!("`{w}` is not one of openai, anthropic"),
+        })?),
+    };
+    let entry = match providers.get_mut(name) {
+        Some(existing) => existing,
+        None => {
+            let (Some(base_url), Some(api_key_env)) = (&table.base_url, &table.api_key_env) else {
+                return Err(ConfigError::Invalid {
+                    path: layer.path.into(),
+                    key: format!("providers.{name}"),
+                    message: "a new provider needs both `base_url` and `api_key_env`".into(),
+                });
+            };
+            providers.entry(name.to_string()).or_insert(ProviderConfig {
+                name: name.into(),
+                base_url: base_url.clone(),
+                api_key_env: api_key_env.clone(),
+                wire: Wire::OpenAi,
+                default_model: String::new(),
+                fim_path: None,
+            })
+        }
+    };
+    if let Some(url) = table.base_url {
+        entry.base_url = url;
+    }
+    if let Some(var) = table.api_key_env {
+        entry.api_key_env = var;
+    }
+    if let Some(wire) = wire {
+        entry.wire = wire;
+    }
+    if let Some(model) = table.default_model {
+        entry.default_model = model;
+    }
+    if let Some(path) = table.fim_path {
+        entry.fim_path = Some(path);
+    }
+    Ok(())
+}

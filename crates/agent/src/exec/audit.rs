@@ -1,0 +1,123 @@
+//! `quiver audit TRANSCRIPT`: request by request, how much of each request the
+//! previous one already sent (what a provider's prefix cache can serve), whether
+//! the head changed (it must not), the cache hits the provider reported, and the
+//! tools loaded. A compaction is the one allowed break in prefix growth and is
+//! shown as such.
+
+use quiver_engine::transcript::{Event, Transcript};
+use serde_json::Value;
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct RequestAudit {
+    pub index: usize,
+    pub turn: u64,
+    pub bytes: u64,
+    /// `None`: the first request of a process (new or resumed session).
+    pub shared_prefix_bytes: Option<u64>,
+    /// The previous request's bytes: a request that extends it shares all of them.
+    pub previous_bytes: u64,
+    pub head_changed: bool,
+    pub after_compaction: bool,
+    pub input_tokens: u64,
+    pub cache_hit_tokens: u64,
+    pub tail: Vec<String>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Audit {
+    pub requests: Vec<RequestAudit>,
+    pub head_changes: usize,
+    pub compactions: usize,
+    /// Requests (not after a compaction) whose tools or messages do not
+    /// extend the previous request's.
+    pub prefix_breaks: usize,
+}
+
+fn tokens(usage: Option<&Value>, key: &str) -> u64 {
+    usage.and_then(|u| u.get(key)).and_then(Value::as_u64).unwrap_or(0)
+}
+
+pub fn audit(transcript: &Transcript) -> Audit {
+    let mut audit = Audit::default();
+    let mut head: Option<&str> = None;
+    let mut previous_bytes = 0;
+    let mut compacted = false;
+    for event in &transcript.events {
+        match event {
+            Event::Compaction => {
+                compacted = true;
+                audit.compactions += 1;
+            }
+            Event::ModelRequest {
+                turn, bytes, shared_prefix_bytes, extends_previous, head_hash, tail, usage, ..
+            } => {
+                let head_changed = head.is_some_and(|h| h != head_hash.as_str());
+                head = Some(head_hash.as_str());
+                let index = audit.requests.len() + 1;
+                if head_changed {
+                    audit.head_changes += 1;
+                }
+                if !compacted && *extends_previous == Some(false) {
+                    audit.prefix_breaks += 1;
+                }
+                audit.requests.push(RequestAudit {
+                    index,
+                    turn: *turn,
+                    bytes: *bytes,
+                    shared_prefix_bytes: *shared_prefix_bytes,
+                    previous_bytes,
+                    head_changed,
+                    after_compaction: compacted,
+                    input_tokens: tokens(usage.as_ref(), "input_tokens"),
+                    cache_hit_tokens: tokens(usage.as_ref(), "cache_hit_tokens"),
+                    tail: tail.clone(),
+                });
+                previous_bytes = *bytes;
+                compacted = false;
+            }
+            _ => {}
+        }
+    }
+    audit
+}
+
+impl Audit {
+    /// The report lines (one per request, then the summary).
+    pub fn lines(&self) -> Vec<String> {
+        let mut lines = Vec::new();
+        for r in &self.requests {
+            let shared = r.shared_prefix_bytes.unwrap_or(0);
+            let share = if r.bytes == 0 { 0.0 } else { shared as f64 / r.bytes as f64 * 100.0 };
+            let mut line = format!(
+                "request {} turn {}: {} bytes, shared prefix {} bytes ({share:.1}%), head {}, cache hits {}/{} tokens, tools loaded: {}",
+                r.index,
+                r.turn,
+                r.bytes,
+                shared,
+                if r.head_changed { "CHANGED" } else { "unchanged" },
+                r.cache_hit_tokens,
+                r.input_tokens,
+                if r.tail.is_empty() { "-".to_string() } else { r.tail.join(",") },
+            );
+            if r.shared_prefix_bytes.is_none() && r.index > 1 {
+                line.push_str(" (new process: resumed)");
+            }
+            if r.after_compaction {
+                line.push_str(" (after compaction)");
+            }
+            lines.push(line);
+        }
+        let bytes: u64 = self.requests.iter().map(|r| r.bytes).sum();
+        let shared: u64 = self.requests.iter().filter_map(|r| r.shared_prefix_bytes).sum();
+        let input: u64 = self.requests.iter().map(|r| r.input_tokens).sum();
+        let hits: u64 = self.requests.iter().map(|r| r.cache_hit_tokens).sum();
+        lines.push(format!(
+            "requests={} head_changes={} prefix_breaks={} compactions={} shared_prefix_bytes={shared}/{bytes} cache_hit_tokens={hits}/{input}",
+            self.requests.len(),
+            self.head_changes,
+            self.prefix_breaks,
+            self.compactions,
+        ));
+        lines
+    }
+}

@@ -1,0 +1,27 @@
+//! quiver's model side: provider clients and the agent turn loop.
+//!
+//! - [`message`]: the provider-neutral conversation and request/response types.
+//! - [`provider`]: the `Provider` trait every backend implements, and its errors.
+//! - [`openai`] / [`anthropic`]: the two wires (OpenAI-compatible Chat
+//!   Completions, DeepSeek by default; Anthropic Messages).
+//! - [`config`]: `[model]` / `[providers.NAME]`, layered with trust rules.
+//! - [`run`]: the turn loop; engine types only in `run/engine_port.rs`.
+//! - [`exec`]: `quiver exec` / `audit` behind the CLI: config files, transcripts,
+//!   resume, event output, exit status, the terminal approver.
+//! - `scripted` (feature `scripted`): a faithful fake model server for tests.
+
+pub mod anthropic;
+pub mod config;
+pub mod exec;
+mod http;
+pub mod message;
+pub mod openai;
+pub mod provider;
+pub mod run;
+#[cfg(feature = "scripted")]
+pub mod scripted;
+
+pub use config::{AgentConfig, CliOverrides, ConfigError, ConfigLayer, ProviderConfig, Trust};
+pub use http::{HttpOptions, RetryPolicy};
+pub use message::{Effort, FinishReason, Message, ModelRequest, ModelResponse, StreamEvent, ToolCall, Usage};
+pub use provider::{ApiKey, BoxFuture, Provider, ProviderError, Sink, Wire};

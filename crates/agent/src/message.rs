@@ -1,0 +1,221 @@
+//! The provider-neutral conversation: what the turn loop keeps as history and
+//! what every wire (OpenAI-compatible, Anthropic) renders into its own shape.
+//!
+//! Tool-call arguments stay the raw JSON string the model sent: re-serializing
+//! them would change bytes the provider already cached, and a model that sent
+//! invalid JSON must see its own text back next to the error it caused.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// One tool call as the model made it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolCall {
+    pub id: String,
+    pub name: String,
+    /// The arguments exactly as streamed/sent by the model (may be invalid JSON).
+    pub arguments: String,
+}
+
+/// One conversation entry. The system prompt is normally `ModelRequest::system`;
+/// a `System` message exists for hosts that interleave instructions.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "role", rename_all = "snake_case")]
+pub enum Message {
+    System {
+        text: String,
+    },
+    User {
+        text: String,
+    },
+    Assistant {
+        text: String,
+        /// DeepSeek `reasoning_content` / Anthropic thinking. Never the answer.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        reasoning: Option<String>,
+        /// Anthropic's signature over the thinking block; it must come back
+        /// with the thinking for a tool-use turn to be accepted.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        reasoning_signature: Option<String>,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        tool_calls: Vec<ToolCall>,
+    },
+    Tool {
+        call_id: String,
+        content: String,
+        #[serde(default)]
+        is_error: bool,
+    },
+}
+
+impl Message {
+    pub fn user(text: impl Into<String>) -> Self {
+        Message::User { text: text.into() }
+    }
+
+    pub fn assistant_text(text: impl Into<String>) -> Self {
+        Message::Assistant { text: text.into(), reasoning: None, reasoning_signature: None, tool_calls: Vec::new() }
+    }
+
+    pub fn tool_result(call_id: impl Into<String>, content: impl Into<String>, is_error: bool) -> Self {
+        Message::Tool { call_id: call_id.into(), content: content.into(), is_error }
+    }
+
+    /// The assistant turn a response becomes in the history.
+    pub fn from_response(response: &ModelResponse) -> Self {
+        Message::Assistant {
+            text: response.text.clone(),
+            reasoning: response.reasoning.clone(),
+            reasoning_signature: response.reasoning_signature.clone(),
+            tool_calls: response.tool_calls.clone(),
+        }
+    }
+}
+
+/// How hard the model should think. Sent only when set: OpenAI rejects
+/// `reasoning_effort` on models that do not reason.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Effort {
+    Low,
+    Medium,
+    High,
+}
+
+impl Effort {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Effort::Low => "low",
+            Effort::Medium => "medium",
+            Effort::High => "high",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "low" => Some(Effort::Low),
+            "medium" => Some(Effort::Medium),
+            "high" => Some(Effort::High),
+            _ => None,
+        }
+    }
+}
+
+/// One model call. `tools` is already rendered by the engine's catalog in the
+/// wire's format (head first, then tail), so its bytes are the engine's.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ModelRequest {
+    pub model: String,
+    pub system: String,
+    pub messages: Vec<Message>,
+    /// A JSON array of tool definitions (or `Null`/empty for none).
+    pub tools: Value,
+    /// How many entries of `tools` are the head (the cached, never-changing part).
+    pub head_len: usize,
+    pub max_output_tokens: Option<u32>,
+    pub effort: Option<Effort>,
+    pub stream: bool,
+}
+
+impl ModelRequest {
+    pub fn new(model: impl Into<String>) -> Self {
+        ModelRequest {
+            model: model.into(),
+            system: String::new(),
+            messages: Vec::new(),
+            tools: Value::Array(Vec::new()),
+            head_len: 0,
+            max_output_tokens: None,
+            effort: None,
+            stream: true,
+        }
+    }
+
+    pub fn tool_list(&self) -> &[Value] {
+        self.tools.as_array().map(Vec::as_slice).unwrap_or_default()
+    }
+}
+
+/// Why the model stopped.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FinishReason {
+    Stop,
+    ToolCalls,
+    Length,
+    ContentFilter,
+    /// Anything else the provider said, kept verbatim.
+    Other(String),
+}
+
+impl FinishReason {
+    /// Maps both wires' names (`tool_calls`/`tool_use`, `length`/`max_tokens`, ...).
+    pub fn from_wire(s: &str) -> Self {
+        match s {
+            "stop" | "end_turn" | "stop_sequence" => FinishReason::Stop,
+            "tool_calls" | "tool_use" | "function_call" => FinishReason::ToolCalls,
+            "length" | "max_tokens" => FinishReason::Length,
+            "content_filter" | "refusal" => FinishReason::ContentFilter,
+            other => FinishReason::Other(other.to_string()),
+        }
+    }
+}
+
+/// Token accounting, with the prefix-cache split both wires report.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Usage {
+    /// Every prompt token, cached or not.
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    /// Prompt tokens served from the provider's prefix cache.
+    pub cache_hit_tokens: u64,
+    /// Prompt tokens not served from cache (DeepSeek reports them; derived elsewhere).
+    pub cache_miss_tokens: u64,
+    /// Prompt tokens written into the cache (Anthropic's cache creation).
+    pub cache_write_tokens: u64,
+}
+
+impl Usage {
+    pub fn add(&mut self, other: &Usage) {
+        self.input_tokens += other.input_tokens;
+        self.output_tokens += other.output_tokens;
+        self.cache_hit_tokens += other.cache_hit_tokens;
+        self.cache_miss_tokens += other.cache_miss_tokens;
+        self.cache_write_tokens += other.cache_write_tokens;
+    }
+}
+
+/// The result of one call; identical in shape whether it was streamed or not.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ModelResponse {
+    pub text: String,
+    pub reasoning: Option<String>,
+    pub reasoning_signature: Option<String>,
+    pub tool_calls: Vec<ToolCall>,
+    pub finish_reason: FinishReason,
+    pub usage: Usage,
+}
+
+/// What a streaming call reports as it goes (a non-streaming call reports the
+/// same events at once, so a UI needs one code path).
+#[derive(Debug, Clone, PartialEq)]
+pub enum StreamEvent {
+    TextDelta(String),
+    ReasoningDelta(String),
+    /// A tool call began; `index` is its position in this response.
+    ToolCallBegin {
+        index: usize,
+        id: String,
+        name: String,
+    },
+    ToolCallArgumentsDelta {
+        index: usize,
+        fragment: String,
+    },
+    /// A retryable failure; the call is tried again after `wait`.
+    Retrying {
+        attempt: u32,
+        wait: std::time::Duration,
+        reason: String,
+    },
+}

@@ -1,0 +1,142 @@
+//! Chat Completions request bodies and non-streamed responses.
+//!
+//! The body is a `serde_json::Value` the caller serializes with the engine's
+//! canonical writer (sorted keys), so an identical conversation gives identical
+//! bytes and each request's `messages` array extends the previous one's.
+
+use serde_json::{Map, Value, json};
+
+use super::OpenAiDialect;
+use crate::message::{FinishReason, Message, ModelRequest, ModelResponse, ToolCall, Usage};
+
+pub fn request_body(req: &ModelRequest, dialect: &OpenAiDialect) -> Value {
+    let mut body = Map::new();
+    body.insert("model".into(), json!(req.model));
+    body.insert("messages".into(), Value::Array(messages(req)));
+    if !req.tool_list().is_empty() {
+        body.insert("tools".into(), req.tools.clone());
+    }
+    if let Some(max) = req.max_output_tokens {
+        let key = if dialect.max_completion_tokens { "max_completion_tokens" } else { "max_tokens" };
+        body.insert(key.into(), json!(max));
+    }
+    if let Some(effort) = req.effort {
+        body.insert("reasoning_effort".into(), json!(effort.as_str()));
+    }
+    body.insert("stream".into(), json!(req.stream));
+    if req.stream {
+        // Without this the usage (and DeepSeek's cache counters) never arrive.
+        body.insert("stream_options".into(), json!({"include_usage": true}));
+    }
+    Value::Object(body)
+}
+
+fn messages(req: &ModelRequest) -> Vec<Value> {
+    let mut out = Vec::with_capacity(req.messages.len() + 1);
+    if !req.system.is_empty() {
+        out.push(json!({"role": "system", "content": req.system}));
+    }
+    // Whether the current user turn (the messages since the last user message)
+    // has made a tool call yet. See `assistant` for why this matters.
+    let mut tool_span = false;
+    for message in &req.messages {
+        match message {
+            Message::System { text } => out.push(json!({"role": "system", "content": text})),
+            Message::User { text } => {
+                tool_span = false;
+                out.push(json!({"role": "user", "content": text}));
+            }
+            Message::Assistant { text, reasoning, tool_calls, .. } => {
+                tool_span |= !tool_calls.is_empty();
+                out.push(assistant(text, reasoning.as_deref(), tool_calls, tool_span));
+            }
+            Message::Tool { call_id, content, .. } => {
+                out.push(json!({"role": "tool", "tool_call_id": call_id, "content": content}));
+            }
+        }
+    }
+    out
+}
+
+/// DeepSeek's rule for `reasoning_content` in history
+/// (https://api-docs.deepseek.com/guides/thinking_mode, "Tool Calls" and
+/// "Multi-turn Conversation"; thinking mode of deepseek-v3.2 and later):
+/// between two user messages, if the model made a tool call, the
+/// `reasoning_content` of every assistant message in that stretch must be sent
+/// back in all later requests (omitting it is a 400); in a stretch without tool
+/// calls it is not needed and is ignored. The older `deepseek-reasoner` (R1,
+/// https://api-docs.deepseek.com/guides/reasoning_model) answered 400 to any
+/// `reasoning_content` in the input, and never made tool calls, so sending it
+/// only in tool stretches satisfies both.
+///
+/// `tool_span` is computed forward only (a message's rendering never depends
+/// on what comes after it), so a request's messages stay a byte prefix of the
+/// next request's.
+fn assistant(text: &str, reasoning: Option<&str>, tool_calls: &[ToolCall], tool_span: bool) -> Value {
+    let mut message = Map::new();
+    message.insert("role".into(), json!("assistant"));
+    // OpenAI documents `content: null` for a turn that only calls tools.
+    let content = if text.is_empty() && !tool_calls.is_empty() { Value::Null } else { json!(text) };
+    message.insert("content".into(), content);
+    if !tool_calls.is_empty() {
+        let calls: Vec<Value> = tool_calls
+            .iter()
+            .map(|c| json!({"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}))
+            .collect();
+        message.insert("tool_calls".into(), Value::Array(calls));
+    }
+    if let (true, Some(reasoning)) = (tool_span, reasoning) {
+        message.insert("reasoning_content".into(), json!(reasoning));
+    }
+    Value::Object(message)
+}
+
+/// A non-streamed `chat.completion` object.
+pub fn parse_response(value: &Value) -> Result<ModelResponse, String> {
+    if let Some(err) = value.get("error").filter(|e| !e.is_null()) {
+        let message = err.get("message").and_then(Value::as_str).unwrap_or("(no message)");
+        return Err(format!("the provider returned an error: {message}"));
+    }
+    let choice = value.pointer("/choices/0").ok_or("no choices[0] in the response")?;
+    let message = choice.get("message").ok_or("choices[0] has no message")?;
+    let text = message.get("content").and_then(Value::as_str).unwrap_or_default().to_string();
+    let reasoning =
+        message.get("reasoning_content").and_then(Value::as_str).filter(|s| !s.is_empty()).map(str::to_string);
+    let mut tool_calls = Vec::new();
+    for (i, call) in message.get("tool_calls").and_then(Value::as_array).into_iter().flatten().enumerate() {
+        let function = call.get("function").ok_or_else(|| format!("tool_calls[{i}] has no function"))?;
+        let name =
+            function.get("name").and_then(Value::as_str).ok_or_else(|| format!("tool_calls[{i}] has no name"))?;
+        // Some compatible servers send arguments as an object; keep its canonical text.
+        let arguments = match function.get("arguments") {
+            Some(Value::String(s)) => s.clone(),
+            Some(Value::Null) | None => String::new(),
+            Some(other) => quiver_engine::canonical::to_string(other),
+        };
+        let id = call.get("id").and_then(Value::as_str).map(str::to_string).unwrap_or_else(|| format!("call_{i}"));
+        tool_calls.push(ToolCall { id, name: name.to_string(), arguments });
+    }
+    let finish_reason = match choice.get("finish_reason").and_then(Value::as_str) {
+        Some(reason) => FinishReason::from_wire(reason),
+        None if tool_calls.is_empty() => FinishReason::Stop,
+        None => FinishReason::ToolCalls,
+    };
+    let usage = value.get("usage").map(parse_usage).unwrap_or_default();
+    Ok(ModelResponse { text, reasoning, reasoning_signature: None, tool_calls, finish_reason, usage })
+}
+
+/// `usage` from either DeepSeek (`prompt_cache_hit_tokens`/`_miss_tokens`) or
+/// OpenAI (`prompt_tokens_details.cached_tokens`).
+pub fn parse_usage(usage: &Value) -> Usage {
+    let n = |ptr: &str| usage.pointer(ptr).and_then(Value::as_u64);
+    let input = n("/prompt_tokens").unwrap_or_default();
+    let hit = n("/prompt_cache_hit_tokens").or_else(|| n("/prompt_tokens_details/cached_tokens")).unwrap_or_default();
+    let miss = n("/prompt_cache_miss_tokens").unwrap_or_else(|| input.saturating_sub(hit));
+    Usage {
+        input_tokens: input,
+        output_tokens: n("/completion_tokens").unwrap_or_default(),
+        cache_hit_tokens: hit,
+        cache_miss_tokens: miss,
+        cache_write_tokens: 0,
+    }
+}

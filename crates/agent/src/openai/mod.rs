@@ -1,0 +1,151 @@
+//! OpenAI-compatible Chat Completions (`wire = "openai"`): DeepSeek (the
+//! default), OpenAI, and anything else that speaks `/chat/completions`.
+
+mod body;
+mod stream;
+
+use reqwest::header::{AUTHORIZATION, CONTENT_TYPE, HeaderMap, HeaderValue};
+use serde_json::{Value, json};
+
+use crate::http::{HttpOptions, Transport};
+use crate::message::{ModelRequest, ModelResponse, StreamEvent};
+use crate::provider::{ApiKey, BoxFuture, Provider, ProviderError, Sink, Wire};
+
+pub use body::{parse_response, parse_usage, request_body};
+pub use stream::ChatStreamAssembler;
+
+/// Dialect differences between OpenAI-compatible servers.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct OpenAiDialect {
+    /// OpenAI's reasoning models refuse `max_tokens` and want
+    /// `max_completion_tokens`; DeepSeek documents `max_tokens`.
+    pub max_completion_tokens: bool,
+    /// The FIM endpoint relative to the base URL (DeepSeek: `/beta/completions`).
+    pub fim_path: Option<String>,
+    /// The model FIM requests name.
+    pub fim_model: Option<String>,
+}
+
+#[derive(Debug)]
+pub struct OpenAiProvider {
+    transport: Transport,
+    base_url: String,
+    key: ApiKey,
+    dialect: OpenAiDialect,
+}
+
+impl OpenAiProvider {
+    pub fn new(
+        name: &str,
+        base_url: &str,
+        key: ApiKey,
+        dialect: OpenAiDialect,
+        options: HttpOptions,
+    ) -> Result<Self, ProviderError> {
+        Ok(OpenAiProvider {
+            transport: Transport::new(name, base_url, options)?,
+            base_url: base_url.trim_end_matches('/').to_string(),
+            key,
+            dialect,
+        })
+    }
+
+    fn headers(&self) -> Result<HeaderMap, ProviderError> {
+        let mut headers = HeaderMap::new();
+        headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+        let mut auth =
+            HeaderValue::from_str(&format!("Bearer {}", self.key.expose())).map_err(|_| ProviderError::Transport {
+                provider: self.transport.provider.clone(),
+                detail: "the API key contains characters not allowed in an HTTP header".into(),
+            })?;
+        auth.set_sensitive(true);
+        headers.insert(AUTHORIZATION, auth);
+        Ok(headers)
+    }
+
+    async fn complete_inner(&self, req: &ModelRequest, sink: Sink<'_>) -> Result<ModelResponse, ProviderError> {
+        let body = quiver_engine::canonical::to_string(&request_body(req, &self.dialect));
+        let url = format!("{}/chat/completions", self.base_url);
+        let resp = self.transport.post(&url, &self.headers()?, &body, sink).await?;
+        if !req.stream {
+            let text = self.transport.read_body(resp).await?;
+            let value: Value = serde_json::from_str(&text)
+                .map_err(|e| self.transport.decode_error(format!("the body is not JSON ({e})")))?;
+            let response = parse_response(&value).map_err(|d| self.transport.decode_error(d))?;
+            replay_as_events(&response, sink);
+            return Ok(response);
+        }
+        let mut sse = self.transport.sse(resp);
+        let mut assembler = ChatStreamAssembler::default();
+        while let Some(event) = sse.next(&self.transport).await? {
+            if assembler.push(&event.data, sink).map_err(|d| self.transport.stream_error(d))? {
+                break;
+            }
+        }
+        assembler.finish().map_err(|d| self.transport.stream_error(d))
+    }
+
+    async fn fim_inner(&self, prefix: &str, suffix: &str, max_tokens: u32) -> Result<String, ProviderError> {
+        let (Some(path), Some(model)) = (&self.dialect.fim_path, &self.dialect.fim_model) else {
+            return Err(ProviderError::Unsupported {
+                provider: self.transport.provider.clone(),
+                what: "fill-in-the-middle (no FIM endpoint; DeepSeek's beta /completions has one)".into(),
+            });
+        };
+        let body = quiver_engine::canonical::to_string(&json!({
+            "model": model, "prompt": prefix, "suffix": suffix, "max_tokens": max_tokens, "stream": false,
+        }));
+        let url = format!("{}{}", self.base_url, path);
+        let mut ignore = |_: StreamEvent| {};
+        let resp = self.transport.post(&url, &self.headers()?, &body, &mut ignore).await?;
+        let text = self.transport.read_body(resp).await?;
+        let value: Value = serde_json::from_str(&text)
+            .map_err(|e| self.transport.decode_error(format!("the FIM body is not JSON ({e})")))?;
+        value
+            .pointer("/choices/0/text")
+            .and_then(Value::as_str)
+            .map(str::to_string)
+            .ok_or_else(|| self.transport.decode_error("the FIM response has no choices[0].text"))
+    }
+}
+
+/// A non-streamed answer still goes through the sink, so a UI has one path.
+pub(crate) fn replay_as_events(response: &ModelResponse, sink: Sink<'_>) {
+    if let Some(reasoning) = &response.reasoning {
+        sink(StreamEvent::ReasoningDelta(reasoning.clone()));
+    }
+    if !response.text.is_empty() {
+        sink(StreamEvent::TextDelta(response.text.clone()));
+    }
+    for (index, call) in response.tool_calls.iter().enumerate() {
+        sink(StreamEvent::ToolCallBegin { index, id: call.id.clone(), name: call.name.clone() });
+        sink(StreamEvent::ToolCallArgumentsDelta { index, fragment: call.arguments.clone() });
+    }
+}
+
+impl Provider for OpenAiProvider {
+    fn name(&self) -> &str {
+        &self.transport.provider
+    }
+
+    fn wire(&self) -> Wire {
+        Wire::OpenAi
+    }
+
+    fn complete<'a>(
+        &'a self,
+        req: &'a ModelRequest,
+        sink: Sink<'a>,
+    ) -> BoxFuture<'a, Result<ModelResponse, ProviderError>> {
+        Box::pin(self.complete_inner(req, sink))
+    }
+
+    fn fim<'a>(
+        &'a self,
+        prefix: &'a str,
+        suffix: &'a str,
+        max_tokens: u32,
+    ) -> BoxFuture<'a, Result<String, ProviderError>> {
+        Box::pin(self.fim_inner(prefix, suffix, max_tokens))
+    }
+}

@@ -1,0 +1,360 @@
+//! The turn loop: system prompt + catalog (head + this session's tail) +
+//! history go to the model; its tool calls go to the engine; results go back;
+//! until the model answers without calling tools, or a limit is reached.
+//!
+//! Engine types live only in [`engine_port`]; this file knows a [`ToolPort`].
+//! History is append-only (each request's messages extend the previous one's)
+//! and the head is checked to stay byte-identical, so the provider's prefix
+//! cache holds across the whole run.
+
+pub mod compact;
+pub mod engine_port;
+pub mod prefix;
+
+use std::time::{Duration, Instant};
+
+use futures::future::join_all;
+use serde_json::{Value, json};
+
+pub use compact::CompactionPolicy;
+pub use engine_port::{CatalogView, EnginePort, ToolOutcome, ToolPort};
+pub use prefix::RequestRecord;
+
+use crate::message::{Effort, FinishReason, Message, ModelRequest, StreamEvent, ToolCall, Usage};
+use crate::provider::{Provider, ProviderError};
+
+/// What a run reports as it goes.
+#[derive(Debug, Clone, PartialEq)]
+pub enum RunEvent {
+    SessionStarted {
+        session_id: String,
+        head_hash: String,
+        head_tools: usize,
+    },
+    TurnStarted {
+        turn: u32,
+    },
+    /// A streamed piece of the model's output (text, reasoning, call arguments).
+    Delta(StreamEvent),
+    ModelMessage {
+        text: String,
+    },
+    /// The start of the reasoning (it can be long; the full text is in history).
+    ReasoningSummary {
+        summary: String,
+        chars: usize,
+    },
+    ToolCallBegun {
+        id: String,
+        name: String,
+    },
+    ToolCallEnded {
+        id: String,
+        name: String,
+        duration: Duration,
+        error: Option<String>,
+    },
+    Usage {
+        turn: u32,
+        usage: Usage,
+        total: Usage,
+    },
+    /// The history was summarized into a relay and the loads were reset.
+    Compacted {
+        turn: u32,
+        before_tokens: u64,
+        after_tokens: u64,
+    },
+    TurnEnded {
+        turn: u32,
+        finish_reason: FinishReason,
+    },
+    SessionEnded {
+        status: RunStatus,
+        turns: u32,
+        usage: Usage,
+    },
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum RunStatus {
+    /// The model answered without calling tools.
+    Done,
+    MaxTurns,
+    TokenBudget,
+    /// The model stopped for length or a content filter with no tool calls.
+    Stopped(FinishReason),
+    Failed(String),
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunLimits {
+    pub max_turns: u32,
+    /// Stop once input + output tokens over all requests exceed this.
+    pub token_budget: Option<u64>,
+}
+
+impl Default for RunLimits {
+    fn default() -> Self {
+        RunLimits { max_turns: 50, token_budget: None }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunOutcome {
+    pub status: RunStatus,
+    /// The last assistant text.
+    pub final_text: String,
+    pub turns: u32,
+    pub usage: Usage,
+    /// The whole conversation, for a resumed run.
+    pub messages: Vec<Message>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    #[error(transparent)]
+    Provider(#[from] ProviderError),
+    #[error("tool `{name}` broke the session: {message}")]
+    Tool { name: String, message: String },
+}
+
+pub type EventSink<'a> = &'a mut (dyn FnMut(RunEvent) + Send);
+
+pub struct AgentLoop<'a> {
+    pub provider: &'a dyn Provider,
+    pub tools: &'a dyn ToolPort,
+    pub model: String,
+    pub system: String,
+    pub max_output_tokens: Option<u32>,
+    pub effort: Option<Effort>,
+    pub stream: bool,
+    pub limits: RunLimits,
+    /// Summarize older turns before the context window fills; `None` never compacts.
+    pub compaction: Option<CompactionPolicy>,
+}
+
+impl AgentLoop<'_> {
+    /// Runs `prompt` after `history` (empty for a new session).
+    pub async fn run(
+        &self,
+        history: Vec<Message>,
+        prompt: &str,
+        events: EventSink<'_>,
+    ) -> Result<RunOutcome, RunError> {
+        let mut messages = history;
+        messages.push(Message::user(prompt));
+        self.record(messages.last());
+        let first = self.tools.catalog(self.provider.wire());
+        events(RunEvent::SessionStarted {
+            session_id: self.tools.session_id(),
+            head_hash: first.head_hash.clone(),
+            head_tools: first.head_len,
+        });
+        let mut total = Usage::default();
+        let mut final_text = String::new();
+        let mut turn = 0u32;
+        let mut last: Option<(String, ModelRequest)> = None;
+        let status = loop {
+            if turn >= self.limits.max_turns {
+                break RunStatus::MaxTurns;
+            }
+            if self.limits.token_budget.is_some_and(|b| total.input_tokens + total.output_tokens >= b) {
+                break RunStatus::TokenBudget;
+            }
+            turn += 1;
+            self.tools.begin_turn();
+            let catalog = self.tools.catalog(self.provider.wire());
+            if catalog.head_hash != first.head_hash {
+                // The engine pins the head per session; a change here is a bug
+                // that costs the whole prompt cache, so say so loudly.
+                tracing::error!(before = %first.head_hash, after = %catalog.head_hash, "the catalog head changed mid-session");
+            }
+            events(RunEvent::TurnStarted { turn });
+            let mut request = ModelRequest {
+                model: self.model.clone(),
+                system: self.system.clone(),
+                messages: messages.clone(),
+                tools: catalog.tools,
+                head_len: catalog.head_len,
+                max_output_tokens: self.max_output_tokens,
+                effort: self.effort,
+                stream: self.stream,
+            };
+            let mut linear = prefix::linearize(&request);
+            let mut tail = catalog.tail;
+            if let Some(policy) = self.compaction
+                && prefix::estimate_tokens(linear.len()) > policy.limit()
+                && messages.len() > 2
+            {
+                match self.compact(&request, turn, &linear, events).await {
+                    Ok(Some(compacted)) => {
+                        messages = compacted;
+                        // The tail was reset: the catalog is the head alone again.
+                        let catalog = self.tools.catalog(self.provider.wire());
+                        request.tools = catalog.tools;
+                        tail = catalog.tail;
+                        request.messages = messages.clone();
+                        linear = prefix::linearize(&request);
+                    }
+                    Ok(None) => {}
+                    Err(e) => return Err(self.fail(e.into(), turn, total, events)),
+                }
+            }
+            let shared = last.as_ref().map(|(l, _)| prefix::shared_prefix(l, &linear) as u64);
+            let extends_previous = last.as_ref().map(|(_, before)| prefix::extends(before, &request));
+            let mut record = RequestRecord {
+                turn,
+                request_hash: prefix::sha256(&linear),
+                bytes: linear.len() as u64,
+                shared_prefix_bytes: shared,
+                extends_previous,
+                head_hash: catalog.head_hash.clone(),
+                tools: request.tool_list().len() as u64,
+                tail,
+                usage: None,
+            };
+            last = Some((linear, request.clone()));
+            let mut forward = |e: StreamEvent| events(RunEvent::Delta(e));
+            let response = match self.provider.complete(&request, &mut forward).await {
+                Ok(r) => r,
+                Err(e) => {
+                    self.tools.record_request(&record);
+                    return Err(self.fail(e.into(), turn, total, events));
+                }
+            };
+            record.usage = Some(response.usage);
+            self.tools.record_request(&record);
+            total.add(&response.usage);
+            events(RunEvent::Usage { turn, usage: response.usage, total });
+            if let Some(reasoning) = &response.reasoning {
+                let summary: String = reasoning.chars().take(200).collect();
+                events(RunEvent::ReasoningSummary { summary, chars: reasoning.chars().count() });
+            }
+            if !response.text.is_empty() {
+                final_text = response.text.clone();
+                events(RunEvent::ModelMessage { text: response.text.clone() });
+            }
+            messages.push(Message::from_response(&response));
+            self.record(messages.last());
+            if response.tool_calls.is_empty() {
+                events(RunEvent::TurnEnded { turn, finish_reason: response.finish_reason.clone() });
+                break match response.finish_reason {
+                    FinishReason::Stop | FinishReason::ToolCalls => RunStatus::Done,
+                    other => RunStatus::Stopped(other),
+                };
+            }
+            let results = match self.run_calls(&response.tool_calls, events).await {
+                Ok(results) => results,
+                Err(e) => return Err(self.fail(e, turn, total, events)),
+            };
+            for (call, outcome) in response.tool_calls.iter().zip(results) {
+                messages.push(Message::tool_result(&call.id, outcome.content, outcome.is_error));
+                self.record(messages.last());
+            }
+            events(RunEvent::TurnEnded { turn, finish_reason: response.finish_reason });
+        };
+        events(RunEvent::SessionEnded { status: status.clone(), turns: turn, usage: total });
+        Ok(RunOutcome { status, final_text, turns: turn, usage: total, messages })
+    }
+
+    /// Records a history message in full (resume rebuilds history from these).
+    fn record(&self, message: Option<&Message>) {
+        let Some(message) = message else { return };
+        let role = match message {
+            Message::System { .. } => "system",
+            Message::User { .. } => "user",
+            Message::Assistant { .. } => "assistant",
+            Message::Tool { .. } => "tool",
+        };
+        match serde_json::to_value(message) {
+            Ok(value) => self.tools.record_message(role, value),
+            Err(e) => tracing::warn!(error = %e, "could not record a message"),
+        }
+    }
+
+    fn fail(&self, error: RunError, turns: u32, usage: Usage, events: EventSink<'_>) -> RunError {
+        events(RunEvent::SessionEnded { status: RunStatus::Failed(error.to_string()), turns, usage });
+        error
+    }
+
+    /// Summarizes the history into a relay; `Ok(None)` when the summary could
+    /// not be had for a reason worth carrying on past (an empty answer).
+    async fn compact(
+        &self,
+        request: &ModelRequest,
+        turn: u32,
+        linear: &str,
+        events: EventSink<'_>,
+    ) -> Result<Option<Vec<Message>>, ProviderError> {
+        let response = match compact::summarize(self.provider, request).await {
+            Ok(r) => r,
+            Err(ProviderError::Decode { detail, .. }) => {
+                tracing::warn!(%detail, "compaction skipped");
+                return Ok(None);
+            }
+            Err(e) => return Err(e),
+        };
+        let messages = compact::compacted_history(&request.messages, &response.text);
+        self.tools.compacted();
+        self.record(messages.last());
+        let after = serde_json::to_string(&messages).map_or(0, |s| s.len());
+        events(RunEvent::Compacted {
+            turn,
+            before_tokens: prefix::estimate_tokens(linear.len()),
+            after_tokens: prefix::estimate_tokens(after),
+        });
+        Ok(Some(messages))
+    }
+
+    /// Runs one assistant turn's calls: consecutive concurrency-safe calls
+    /// together, every other call alone and in order. Results come back in
+    /// call order whatever finished first.
+    async fn run_calls(&self, calls: &[ToolCall], events: EventSink<'_>) -> Result<Vec<ToolOutcome>, RunError> {
+        let mut results = Vec::with_capacity(calls.len());
+        let mut i = 0;
+        while i < calls.len() {
+            let mut end = i + 1;
+            if self.tools.concurrency_safe(&calls[i].name) {
+                while end < calls.len() && self.tools.concurrency_safe(&calls[end].name) {
+                    end += 1;
+                }
+            }
+            let batch = &calls[i..end];
+            for call in batch {
+                events(RunEvent::ToolCallBegun { id: call.id.clone(), name: call.name.clone() });
+            }
+            let outcomes = join_all(batch.iter().map(|call| self.run_call(call))).await;
+            for (call, (outcome, duration)) in batch.iter().zip(outcomes) {
+                let outcome = outcome.map_err(|message| RunError::Tool { name: call.name.clone(), message })?;
+                let error = outcome.is_error.then(|| outcome.content.chars().take(200).collect());
+                events(RunEvent::ToolCallEnded { id: call.id.clone(), name: call.name.clone(), duration, error });
+                results.push(outcome);
+            }
+            i = end;
+        }
+        Ok(results)
+    }
+
+    async fn run_call(&self, call: &ToolCall) -> (Result<ToolOutcome, String>, Duration) {
+        let started = Instant::now();
+        let outcome = match parse_arguments(&call.name, &call.arguments) {
+            Ok(args) => self.tools.call(&call.name, args).await,
+            Err(message) => Ok(ToolOutcome { content: message, is_error: true }),
+        };
+        (outcome, started.elapsed())
+    }
+}
+
+/// The model's argument text as a JSON object; empty means `{}`. Broken JSON
+/// goes back to the model as an error result it can fix, never to a tool.
+fn parse_arguments(name: &str, raw: &str) -> Result<Value, String> {
+    if raw.trim().is_empty() {
+        return Ok(json!({}));
+    }
+    match serde_json::from_str::<Value>(raw) {
+        Ok(v @ Value::Object(_)) => Ok(v),
+        Ok(other) => Err(format!("arguments for `{name}` must be a JSON object, got: {other}")),
+        Err(e) => Err(format!("arguments for `{name}` are not valid JSON ({e}); resend the call with a JSON object")),
+    }
+}

@@ -1,0 +1,71 @@
+//! What a provider's prefix cache sees of a request, so every request can be
+//! recorded with its size and the bytes it shares with the previous one.
+//!
+//! The linearization follows the order providers cache in (tools, then the
+//! system prompt, then the messages; the scripted server keys its cache-hit
+//! accounting the same way), each part as canonical JSON so the same content
+//! always gives the same bytes.
+
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+use crate::message::{ModelRequest, Usage};
+
+/// One model request as the transcript records it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RequestRecord {
+    pub turn: u32,
+    pub request_hash: String,
+    pub bytes: u64,
+    /// `None` for the first request of a run (nothing to compare with).
+    pub shared_prefix_bytes: Option<u64>,
+    /// Whether tools and messages only append to the previous request's.
+    pub extends_previous: Option<bool>,
+    pub head_hash: String,
+    pub tools: u64,
+    pub tail: Vec<String>,
+    /// `None` when the provider failed before answering.
+    pub usage: Option<Usage>,
+}
+
+/// The request's bytes in cache order, one element a line (so a request
+/// that only appends shares every byte of the previous one).
+pub fn linearize(request: &ModelRequest) -> String {
+    let mut out = String::new();
+    for tool in request.tool_list() {
+        out.push_str(&quiver_engine::canonical::to_string(tool));
+        out.push('\n');
+    }
+    out.push_str(&quiver_engine::canonical::to_string(&Value::String(request.system.clone())));
+    out.push('\n');
+    for message in &request.messages {
+        out.push_str(&quiver_engine::canonical::to_string(&serde_json::to_value(message).unwrap_or(Value::Null)));
+        out.push('\n');
+    }
+    out
+}
+
+/// Whether `now` only appends to `before`: the same tools first (head, then
+/// the earlier tail) and the same messages first. What PRODUCT.md §7 asks of
+/// every request but the one after a compaction.
+pub fn extends(before: &ModelRequest, now: &ModelRequest) -> bool {
+    let starts = |a: &[Value], b: &[Value]| b.len() >= a.len() && b[..a.len()] == *a;
+    starts(before.tool_list(), now.tool_list())
+        && before.system == now.system
+        && now.messages.len() >= before.messages.len()
+        && now.messages[..before.messages.len()] == before.messages[..]
+}
+
+pub fn sha256(bytes: &str) -> String {
+    format!("sha256:{}", hex::encode(Sha256::digest(bytes.as_bytes())))
+}
+
+pub fn shared_prefix(a: &str, b: &str) -> usize {
+    a.bytes().zip(b.bytes()).take_while(|(x, y)| x == y).count()
+}
+
+/// Tokens for `bytes` at about four bytes a token (English text and JSON in
+/// common tokenizers); used only to decide when to compact, never billed.
+pub fn estimate_tokens(bytes: usize) -> u64 {
+    bytes.div_ceil(4) as u64
+}

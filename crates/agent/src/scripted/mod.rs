@@ -1,0 +1,357 @@
+//! A scripted, faithful model server for tests (feature `scripted`).
+//!
+//! It speaks both wires on 127.0.0.1 (`/chat/completions`,
+//! `/v1/chat/completions`, `/beta/completions` for FIM, `/v1/messages`) with
+//! the framing real providers use: several SSE events per network write,
+//! tool-call arguments split mid-JSON, `[DONE]` / `message_stop`. Each request
+//! takes the next scripted turn; faults (error statuses with `Retry-After`,
+//! cut streams, garbage lines, stalls) are turns too. Every request body is
+//! recorded byte for byte, and unless a turn fixes its usage, cache-hit tokens
+//! are computed from the prompt prefix shared with the previous request, the
+//! way a provider's prefix cache would see it.
+
+mod anthropic;
+mod openai;
+
+use std::collections::VecDeque;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use axum::Router;
+use axum::body::{Body, Bytes};
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode, Uri};
+use axum::response::{IntoResponse, Response};
+use serde_json::Value;
+
+use crate::message::{ToolCall, Usage};
+
+/// What goes wrong instead of (or in the middle of) a turn.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Fault {
+    /// Answer with this status (and `Retry-After`, if given) and a JSON error body.
+    Status { status: u16, retry_after: Option<String>, message: String },
+    /// Stream half of the first tool call's arguments, then end the body.
+    CutMidToolCall,
+    /// A `data:` line that is not JSON, after the first chunk.
+    GarbageLine,
+    /// Go silent for this long after the first chunk.
+    StallAfterFirstChunk(Duration),
+}
+
+/// One scripted model answer.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ScriptedTurn {
+    pub text: String,
+    pub reasoning: Option<String>,
+    /// Anthropic thinking signature (a made-up one is used when absent).
+    pub signature: Option<String>,
+    pub tool_calls: Vec<ToolCall>,
+    /// The wire's finish/stop reason; derived from the content when `None`.
+    pub finish_reason: Option<String>,
+    /// Fixed usage; computed from the prompt prefix when `None`.
+    pub usage: Option<Usage>,
+    pub fault: Option<Fault>,
+    /// Wait this long before answering at all.
+    pub delay: Option<Duration>,
+    /// Serve these bytes verbatim instead (a provider's published example):
+    /// as `text/event-stream` for a streaming request, JSON otherwise.
+    pub raw_body: Option<String>,
+}
+
+impl ScriptedTurn {
+    pub fn text(text: impl Into<String>) -> Self {
+        ScriptedTurn { text: text.into(), ..Default::default() }
+    }
+
+    pub fn tool_call(id: &str, name: &str, arguments: &str) -> Self {
+        ScriptedTurn::default().and_call(id, name, arguments)
+    }
+
+    pub fn raw(body: impl Into<String>) -> Self {
+        ScriptedTurn { raw_body: Some(body.into()), ..Default::default() }
+    }
+
+    pub fn status(status: u16, retry_after: Option<&str>) -> Self {
+        ScriptedTurn {
+            fault: Some(Fault::Status {
+                status,
+                retry_after: retry_after.map(str::to_string),
+                message: format!("scripted status {status}"),
+            }),
+            ..Default::default()
+        }
+    }
+
+    pub fn and_call(mut self, id: &str, name: &str, arguments: &str) -> Self {
+        self.tool_calls.push(ToolCall { id: id.into(), name: name.into(), arguments: arguments.into() });
+        self
+    }
+
+    pub fn with_reasoning(mut self, reasoning: impl Into<String>) -> Self {
+        self.reasoning = Some(reasoning.into());
+        self
+    }
+
+    pub fn with_usage(mut self, usage: Usage) -> Self {
+        self.usage = Some(usage);
+        self
+    }
+
+    pub fn with_finish(mut self, reason: &str) -> Self {
+        self.finish_reason = Some(reason.into());
+        self
+    }
+
+    pub fn with_fault(mut self, fault: Fault) -> Self {
+        self.fault = Some(fault);
+        self
+    }
+
+    pub fn with_delay(mut self, delay: Duration) -> Self {
+        self.delay = Some(delay);
+        self
+    }
+}
+
+/// One request as received.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RecordedRequest {
+    pub path: String,
+    /// The exact bytes sent.
+    pub body: Vec<u8>,
+    pub headers: Vec<(String, String)>,
+}
+
+impl RecordedRequest {
+    pub fn json(&self) -> Value {
+        serde_json::from_slice(&self.body).unwrap_or(Value::Null)
+    }
+
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.iter().find(|(k, _)| k.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
+    }
+}
+
+#[derive(Default)]
+struct Inner {
+    script: VecDeque<ScriptedTurn>,
+    requests: Vec<RecordedRequest>,
+    /// The previous request's prompt linearization (for cache hits).
+    last_prompt: Option<String>,
+}
+
+#[derive(Clone, Default)]
+struct Shared(Arc<Mutex<Inner>>);
+
+impl Shared {
+    fn lock(&self) -> MutexGuard<'_, Inner> {
+        // A panicking test thread must not hide the recorded requests.
+        self.0.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+/// The server; it stops when dropped.
+pub struct ScriptedServer {
+    addr: SocketAddr,
+    shared: Shared,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Drop for ScriptedServer {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+impl ScriptedServer {
+    /// Binds 127.0.0.1 on a free port and serves until dropped.
+    pub async fn start() -> std::io::Result<Self> {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+        let addr = listener.local_addr()?;
+        let shared = Shared::default();
+        let app = Router::new().fallback(handle).with_state(shared.clone());
+        let task = tokio::spawn(async move {
+            let _ = axum::serve(listener, app).await;
+        });
+        Ok(ScriptedServer { addr, shared, task })
+    }
+
+    /// The base URL to configure a provider with (no trailing slash).
+    pub fn base_url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    pub fn push(&self, turn: ScriptedTurn) {
+        self.shared.lock().script.push_back(turn);
+    }
+
+    pub fn script(&self, turns: impl IntoIterator<Item = ScriptedTurn>) {
+        self.shared.lock().script.extend(turns);
+    }
+
+    pub fn requests(&self) -> Vec<RecordedRequest> {
+        self.shared.lock().requests.clone()
+    }
+
+    /// Turns not consumed yet.
+    pub fn remaining(&self) -> usize {
+        self.shared.lock().script.len()
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Route {
+    Chat,
+    Messages,
+    Fim,
+}
+
+async fn handle(State(shared): State<Shared>, uri: Uri, headers: HeaderMap, body: Bytes) -> Response {
+    let path = uri.path().to_string();
+    let route = match path.as_str() {
+        "/chat/completions" | "/v1/chat/completions" => Route::Chat,
+        "/v1/messages" => Route::Messages,
+        "/beta/completions" => Route::Fim,
+        _ => return error_response(StatusCode::NOT_FOUND, &format!("no route {path}"), None),
+    };
+    let request: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+    let (turn, usage) = {
+        let mut inner = shared.lock();
+        inner.requests.push(RecordedRequest {
+            path,
+            body: body.to_vec(),
+            headers: headers
+                .iter()
+                .map(|(k, v)| (k.as_str().to_string(), String::from_utf8_lossy(v.as_bytes()).into_owned()))
+                .collect(),
+        });
+        let Some(turn) = inner.script.pop_front() else {
+            // Not retryable on purpose: a test that runs out of script fails fast.
+            return error_response(StatusCode::IM_A_TEAPOT, "scripted server: no turn left in the script", None);
+        };
+        let prompt = prompt_of(route, &request);
+        let usage = turn.usage.unwrap_or_else(|| computed_usage(route, &request, &prompt, &inner, &turn));
+        inner.last_prompt = Some(prompt);
+        (turn, usage)
+    };
+    if let Some(delay) = turn.delay {
+        tokio::time::sleep(delay).await;
+    }
+    if let Some(Fault::Status { status, retry_after, message }) = &turn.fault {
+        let status = StatusCode::from_u16(*status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+        return error_response(status, message, retry_after.as_deref());
+    }
+    let stream = request.get("stream").and_then(Value::as_bool).unwrap_or(false);
+    if let Some(raw) = turn.raw_body {
+        let kind = if stream { "text/event-stream" } else { "application/json" };
+        return ([("content-type", kind)], raw).into_response();
+    }
+    let model = request.get("model").and_then(Value::as_str).unwrap_or("scripted").to_string();
+    match (route, stream) {
+        (Route::Fim, _) => json_response(openai::fim_body(&turn, &usage, &model)),
+        (Route::Chat, false) => json_response(openai::completion_body(&turn, &usage, &model)),
+        (Route::Chat, true) => sse_response(openai::stream_pieces(&turn, &usage, &model)),
+        (Route::Messages, false) => json_response(anthropic::message_body(&turn, &usage, &model)),
+        (Route::Messages, true) => sse_response(anthropic::stream_pieces(&turn, &usage, &model)),
+    }
+}
+
+/// What a provider's prefix cache keys on: the tools (rendered before the
+/// conversation in the model's prompt), the system prompt, then the messages.
+fn prompt_of(route: Route, request: &Value) -> String {
+    let c = |key: &str| request.get(key).map(quiver_engine::canonical::to_string).unwrap_or_default();
+    match route {
+        Route::Chat => format!("{}{}", c("tools"), c("messages")),
+        Route::Messages => format!("{}{}{}", c("tools"), c("system"), c("messages")),
+        Route::Fim => format!("{}{}", c("prompt"), c("suffix")),
+    }
+}
+
+/// About four bytes per token, like English text in common tokenizers.
+fn tokens(bytes: usize) -> u64 {
+    bytes.div_ceil(4) as u64
+}
+
+fn computed_usage(route: Route, request: &Value, prompt: &str, inner: &Inner, turn: &ScriptedTurn) -> Usage {
+    let shared = inner.last_prompt.as_deref().map(|last| common_prefix(last, prompt)).unwrap_or(0);
+    let input = tokens(prompt.len());
+    let hit = (shared / 4) as u64;
+    let produced = turn.text.len()
+        + turn.reasoning.as_ref().map_or(0, String::len)
+        + turn.tool_calls.iter().map(|c| c.name.len() + c.arguments.len()).sum::<usize>();
+    let mut usage = Usage {
+        input_tokens: input,
+        output_tokens: tokens(produced),
+        cache_hit_tokens: hit,
+        cache_miss_tokens: input - hit.min(input),
+        cache_write_tokens: 0,
+    };
+    if route == Route::Messages {
+        // The breakpoint on the last head tool writes the head once.
+        let head = request.get("tools").map(|t| tokens(quiver_engine::canonical::to_string(t).len())).unwrap_or(0);
+        usage.cache_write_tokens = head.saturating_sub(hit);
+    }
+    usage
+}
+
+fn common_prefix(a: &str, b: &str) -> usize {
+    a.bytes().zip(b.bytes()).take_while(|(x, y)| x == y).count()
+}
+
+fn json_response(value: Value) -> Response {
+    ([("content-type", "application/json")], quiver_engine::canonical::to_string(&value)).into_response()
+}
+
+fn error_response(status: StatusCode, message: &str, retry_after: Option<&str>) -> Response {
+    let body = serde_json::json!({"error": {"message": message, "type": "scripted_error"}}).to_string();
+    let mut response = (status, [("content-type", "application/json")], body).into_response();
+    if let Some(value) = retry_after.and_then(|v| v.parse().ok()) {
+        response.headers_mut().insert("retry-after", value);
+    }
+    response
+}
+
+/// A piece of a streamed body: bytes written in one go, or a pause.
+#[derive(Debug, Clone)]
+pub(crate) enum Piece {
+    Write(String),
+    Pause(Duration),
+}
+
+fn sse_response(pieces: Vec<Piece>) -> Response {
+    let stream = futures::stream::unfold(pieces.into_iter(), |mut rest| async move {
+        loop {
+            match rest.next()? {
+                Piece::Pause(d) => tokio::time::sleep(d).await,
+                Piece::Write(s) => return Some((Ok::<_, std::io::Error>(Bytes::from(s)), rest)),
+            }
+        }
+    });
+    ([("content-type", "text/event-stream"), ("cache-control", "no-cache")], Body::from_stream(stream)).into_response()
+}
+
+/// `s` in pieces of at most `n` chars (never splitting a char), the way
+/// providers cut text and JSON at arbitrary points.
+pub(crate) fn split(s: &str, n: usize) -> Vec<String> {
+    let chars: Vec<char> = s.chars().collect();
+    chars.chunks(n.max(1)).map(|c| c.iter().collect()).collect()
+}
+
+/// Groups SSE events into writes of up to three, so one network read holds
+/// several events and a single event can straddle nothing but its own write.
+pub(crate) fn frame(events: Vec<String>, fault: Option<&Fault>) -> Vec<Piece> {
+    let mut pieces = Vec::new();
+    for (i, group) in events.chunks(3).enumerate() {
+        pieces.push(Piece::Write(group.concat()));
+        if i == 0 {
+            match fault {
+                Some(Fault::GarbageLine) => pieces.push(Piece::Write("data: {this is not json\n\n".into())),
+                Some(Fault::StallAfterFirstChunk(d)) => pieces.push(Piece::Pause(*d)),
+                _ => {}
+            }
+        }
+    }
+    pieces
+}

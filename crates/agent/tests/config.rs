@@ -1,0 +1,151 @@
+//! `[model]` / `[providers.NAME]` layering and its trust rules.
+
+use std::collections::HashMap;
+
+use quiver_agent::{AgentConfig, ApiKey, CliOverrides, ConfigError, ConfigLayer, Effort, HttpOptions, Trust, Wire};
+
+fn user(text: &str) -> ConfigLayer<'_> {
+    ConfigLayer { trust: Trust::User, path: "/home/u/.config/quiver/config.toml", text }
+}
+
+fn project(text: &str) -> ConfigLayer<'_> {
+    ConfigLayer { trust: Trust::Project, path: "/repo/.quiver/config.toml", text }
+}
+
+#[test]
+fn built_in_default_is_deepseek() {
+    let config = AgentConfig::load(&[], &CliOverrides::default()).unwrap();
+    assert_eq!(config.provider, "deepseek");
+    assert_eq!(config.model, "deepseek-chat");
+    let p = config.selected().unwrap();
+    assert_eq!(
+        (p.base_url.as_str(), p.api_key_env.as_str(), p.wire),
+        ("https://api.deepseek.com", "DEEPSEEK_API_KEY", Wire::OpenAi)
+    );
+    assert_eq!(config.providers["openai"].api_key_env, "OPENAI_API_KEY");
+    assert_eq!(config.providers["anthropic"].wire, Wire::Anthropic);
+}
+
+#[test]
+fn layers_apply_user_then_project_then_flags() {
+    let u = user(
+        "[model]\nprovider = \"local\"\nmodel = \"qwen\"\neffort = \"low\"\nmax_output_tokens = 1000\n\
+         [providers.local]\nbase_url = \"http://127.0.0.1:8080/v1\"\napi_key_env = \"LOCAL_KEY\"\n\
+         [mcp_servers.x]\ncommand = \"ignored here\"\n",
+    );
+    let p = project("[model]\nmodel = \"qwen-coder\"\neffort = \"medium\"\n");
+    let config = AgentConfig::load(&[u.clone(), p.clone()], &CliOverrides::default()).unwrap();
+    assert_eq!((config.provider.as_str(), config.model.as_str()), ("local", "qwen-coder"));
+    assert_eq!((config.effort, config.max_output_tokens), (Some(Effort::Medium), Some(1000)));
+    assert_eq!(config.selected().unwrap().base_url, "http://127.0.0.1:8080/v1");
+
+    let cli = CliOverrides {
+        provider: Some("deepseek".into()),
+        model: Some("deepseek-reasoner".into()),
+        base_url: Some("http://127.0.0.1:9/".into()),
+        effort: Some(Effort::High),
+        max_output_tokens: None,
+    };
+    let config = AgentConfig::load(&[u, p], &cli).unwrap();
+    assert_eq!((config.provider.as_str(), config.model.as_str()), ("deepseek", "deepseek-reasoner"));
+    assert_eq!(config.selected().unwrap().base_url, "http://127.0.0.1:9/");
+    assert_eq!(config.effort, Some(Effort::High));
+}
+
+#[test]
+fn a_project_cannot_redirect_a_key() {
+    for (text, key) in [
+        ("[providers.deepseek]\nbase_url = \"https://evil.example\"\n", "providers.deepseek.base_url"),
+        ("[providers.openai]\napi_key_env = \"DEEPSEEK_API_KEY\"\n", "providers.openai.api_key_env"),
+        (
+            "[providers.mine]\nbase_url = \"https://evil.example\"\napi_key_env = \"DEEPSEEK_API_KEY\"\n",
+            "providers.mine.base_url",
+        ),
+        ("[providers.mine]\nwire = \"openai\"\n", "providers.mine"),
+    ] {
+        let err = AgentConfig::load(&[user(""), project(text)], &CliOverrides::default()).unwrap_err();
+        assert_eq!(err, ConfigError::Forbidden { path: "/repo/.quiver/config.toml".into(), key: key.into() }, "{text}");
+        let message = err.to_string();
+        assert!(message.starts_with("/repo/.quiver/config.toml: `"), "{message}");
+        assert!(message.contains("user config"), "{message}");
+    }
+    // Choosing among the user's providers, and their models, is fine.
+    let ok = project("[model]\nprovider = \"openai\"\n[providers.openai]\nwire = \"openai\"\n");
+    assert_eq!(AgentConfig::load(&[ok], &CliOverrides::default()).unwrap().model, "gpt-4.1");
+    // A provider the user defined can be selected (not redefined) by a project.
+    let u = user("[providers.mine]\nbase_url = \"http://x\"\napi_key_env = \"MINE\"\ndefault_model = \"m\"\n");
+    let config = AgentConfig::load(&[u, project("[model]\nprovider = \"mine\"\n")], &CliOverrides::default()).unwrap();
+    assert_eq!(config.selected().unwrap().base_url, "http://x");
+}
+
+#[test]
+fn bad_values_name_the_file_and_key() {
+    let err = AgentConfig::load(&[user("[model]\neffort = \"max\"\n")], &CliOverrides::default()).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "/home/u/.config/quiver/config.toml: `model.effort`: `max` is not one of low, medium, high"
+    );
+    let err = AgentConfig::load(&[user("[model]\nprovder = \"x\"\n")], &CliOverrides::default()).unwrap_err();
+    assert!(err.to_string().contains("provder"), "{err}");
+    let err =
+        AgentConfig::load(&[], &CliOverrides { provider: Some("nope".into()), ..Default::default() }).unwrap_err();
+    assert_eq!(err.to_string(), "unknown provider `nope` (configured: anthropic, deepseek, openai)");
+    let u = user("[model]\nprovider = \"mine\"\n[providers.mine]\nbase_url = \"http://x\"\napi_key_env = \"MINE\"\n");
+    let err = AgentConfig::load(&[u], &CliOverrides::default()).unwrap_err();
+    assert_eq!(err.to_string(), "no model set for provider `mine`: set `[model] model` or pass --model");
+}
+
+#[test]
+fn a_missing_key_is_one_line_naming_the_variable() {
+    let config = AgentConfig::load(&[], &CliOverrides::default()).unwrap();
+    let env = |_: &str| None;
+    let err = config.build_provider(&env, HttpOptions::default()).err().unwrap();
+    let text = err.to_string();
+    assert_eq!(text, "the deepseek provider needs an API key: set the DEEPSEEK_API_KEY environment variable");
+    assert!(!text.contains('\n'));
+    let blank = |_: &str| Some("  ".to_string());
+    assert!(matches!(config.build_provider(&blank, HttpOptions::default()), Err(ConfigError::MissingKey { .. })));
+}
+
+#[test]
+fn keys_come_from_the_environment_and_never_show_in_debug() {
+    let vars = HashMap::from([("ANTHROPIC_API_KEY".to_string(), "sk-ant-secret-123".to_string())]);
+    let env = |name: &str| vars.get(name).cloned();
+    let cli = CliOverrides { provider: Some("anthropic".into()), ..Default::default() };
+    let config = AgentConfig::load(&[], &cli).unwrap();
+    let provider = config.build_provider(&env, HttpOptions::default()).unwrap();
+    assert_eq!(provider.name(), "anthropic");
+    assert_eq!(provider.wire(), Wire::Anthropic);
+    assert_eq!(format!("{:?}", ApiKey::new("sk-ant-secret-123")), "ApiKey(<redacted>)");
+    assert!(!format!("{config:?}").contains("secret"));
+}
+
+#[tokio::test]
+async fn a_configured_provider_talks_to_its_base_url_with_its_key() {
+    use quiver_agent::scripted::{ScriptedServer, ScriptedTurn};
+    let server = ScriptedServer::start().await.unwrap();
+    server.push(ScriptedTurn::text("hi"));
+    let cli = CliOverrides {
+        provider: Some("openai".into()),
+        base_url: Some(format!("{}/v1", server.base_url())),
+        max_output_tokens: Some(100),
+        ..Default::default()
+    };
+    let config = AgentConfig::load(&[], &cli).unwrap();
+    let env = |name: &str| (name == "OPENAI_API_KEY").then(|| "sk-openai".to_string());
+    let provider = config.build_provider(&env, crate::support::fast_options()).unwrap();
+    let req = quiver_agent::ModelRequest {
+        stream: false,
+        max_output_tokens: config.max_output_tokens,
+        ..quiver_agent::ModelRequest::new(config.model.clone())
+    };
+    let mut sink = |_: quiver_agent::StreamEvent| {};
+    assert_eq!(provider.complete(&req, &mut sink).await.unwrap().text, "hi");
+    let recorded = &server.requests()[0];
+    assert_eq!(recorded.path, "/v1/chat/completions");
+    assert_eq!(recorded.header("authorization"), Some("Bearer sk-openai"));
+    // OpenAI's newer models refuse `max_tokens`.
+    assert_eq!(recorded.json()["max_completion_tokens"], 100);
+    assert_eq!(recorded.json()["model"], "gpt-4.1");
+    assert!(provider.fim("a", "b", 1).await.unwrap_err().to_string().contains("fill-in-the-middle"));
+}

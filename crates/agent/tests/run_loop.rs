@@ -1,0 +1,275 @@
+//! The turn loop against the scripted server and a small real engine: the
+//! engine's own `tool_search`, stub native tools, and the built-in manifest
+//! (so `todo_write` is the deprecated alias of `checklist_write`).
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use quiver_agent::run::{AgentLoop, EnginePort, RunEvent, RunLimits, RunStatus};
+use quiver_agent::scripted::{ScriptedServer, ScriptedTurn};
+use quiver_agent::{Message, Provider, Usage};
+use quiver_engine::tool_search::ToolSearch;
+use quiver_engine::{
+    Audience, Capabilities, Domain, DynTool, Engine, Manifest, Mode, Registry, Risk, ToolContext, ToolFuture,
+    ToolOutput, ToolSource, ToolSpec, Workspace,
+};
+use serde_json::{Value, json};
+
+use crate::support::deepseek;
+
+/// Counts calls in flight, to see which ran concurrently.
+#[derive(Default)]
+struct Flight {
+    now: AtomicUsize,
+    max: AtomicUsize,
+    writes_saw_others: AtomicUsize,
+}
+
+struct Stub {
+    name: &'static str,
+    domain: Domain,
+    risk: Risk,
+    flight: Arc<Flight>,
+}
+
+impl DynTool for Stub {
+    fn spec(&self) -> ToolSpec {
+        ToolSpec {
+            name: self.name.into(),
+            description: format!("The {} stub.", self.name),
+            input_schema: json!({"type": "object", "properties": {"path": {"type": "string"},
+                "items": {"type": "array"}}}),
+            domain: self.domain,
+            risk: self.risk,
+            capabilities: Capabilities::NONE,
+            source: ToolSource::Native,
+            prompt_snippet: None,
+        }
+    }
+
+    fn call<'a>(&'a self, args: Value, _ctx: &'a ToolContext) -> ToolFuture<'a> {
+        Box::pin(async move {
+            let others = self.flight.now.fetch_add(1, Ordering::SeqCst);
+            if self.risk != Risk::Read && others > 0 {
+                self.flight.writes_saw_others.fetch_add(1, Ordering::SeqCst);
+            }
+            self.flight.max.fetch_max(others + 1, Ordering::SeqCst);
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            self.flight.now.fetch_sub(1, Ordering::SeqCst);
+            Ok(ToolOutput::text(format!("{} ran with {}", self.name, quiver_engine::canonical::to_string(&args))))
+        })
+    }
+}
+
+fn port(flight: &Arc<Flight>, dir: &std::path::Path) -> EnginePort {
+    let mut registry = Registry::new();
+    registry.register(ToolSearch).unwrap();
+    for (name, domain, risk) in [
+        ("read_file", Domain::File, Risk::Read),
+        ("grep_files", Domain::Search, Risk::Read),
+        ("checklist_write", Domain::Planning, Risk::Write),
+        ("git_diff", Domain::Git, Risk::Read),
+    ] {
+        registry.register(Stub { name, domain, risk, flight: flight.clone() }).unwrap();
+    }
+    let engine = Arc::new(Engine::new(registry, Manifest::builtin().unwrap()));
+    let audience = Audience { provider: "deepseek".into(), model: Some("deepseek-chat".into()), mode: Mode::Agent };
+    let ctx = engine.context(Workspace::new(dir).unwrap(), audience);
+    EnginePort::new(engine, ctx)
+}
+
+fn agent<'a>(provider: &'a dyn Provider, tools: &'a EnginePort) -> AgentLoop<'a> {
+    AgentLoop {
+        provider,
+        tools,
+        model: "deepseek-chat".into(),
+        system: "You are a coding agent.".into(),
+        max_output_tokens: Some(2048),
+        effort: None,
+        stream: true,
+        limits: RunLimits { max_turns: 10, token_budget: None },
+        compaction: None,
+    }
+}
+
+fn tool_names(request: &Value) -> Vec<String> {
+    request["tools"].as_array().unwrap().iter().map(|t| t["function"]["name"].as_str().unwrap().to_string()).collect()
+}
+
+#[tokio::test]
+async fn search_load_call_deprecated_alias_then_answer() {
+    let dir = tempfile::tempdir().unwrap();
+    let flight = Arc::new(Flight::default());
+    let tools = port(&flight, dir.path());
+    let server = ScriptedServer::start().await.unwrap();
+    server.script([
+        ScriptedTurn::tool_call("c1", "tool_search", r#"{"query":"select:git_diff"}"#),
+        ScriptedTurn::tool_call("c2", "git_diff", r#"{"path":"src"}"#).with_reasoning("Now the diff."),
+        ScriptedTurn::tool_call("c3", "todo_write", r#"{"items":[{"content":"ship","status":"pending"}]}"#),
+        ScriptedTurn::tool_call("c4", "no_such_tool", "{}").and_call("c5", "read_file", r#"{"path": "a.rs"#),
+        ScriptedTurn::text("All done."),
+    ]);
+    let provider = deepseek(&server);
+    let mut events = Vec::new();
+    let mut sink = |e: RunEvent| events.push(e);
+    let outcome = agent(&provider, &tools).run(Vec::new(), "review the diff", &mut sink).await.unwrap();
+    assert_eq!(outcome.status, RunStatus::Done);
+    assert_eq!(outcome.final_text, "All done.");
+    assert_eq!(outcome.turns, 5);
+
+    let requests: Vec<Value> = server.requests().iter().map(|r| r.json()).collect();
+    assert_eq!(requests.len(), 5);
+    // The head never changes; the loaded tool joins the tail after the search.
+    let head = tool_names(&requests[0]);
+    assert!(head.contains(&"tool_search".to_string()) && !head.contains(&"git_diff".to_string()), "{head:?}");
+    for request in &requests[1..] {
+        let names = tool_names(request);
+        assert_eq!(names[..head.len()], head[..]);
+        assert_eq!(names[head.len()..], ["git_diff".to_string()]);
+        let tools = request["tools"].as_array().unwrap();
+        assert_eq!(
+            quiver_engine::canonical::to_string(&json!(tools[..head.len()])),
+            quiver_engine::canonical::to_string(&requests[0]["tools"])
+        );
+    }
+    // Each request's messages extend the previous request's, byte for byte.
+    for pair in requests.windows(2) {
+        let (a, b) = (
+            quiver_engine::canonical::to_string(&pair[0]["messages"]),
+            quiver_engine::canonical::to_string(&pair[1]["messages"]),
+        );
+        assert!(b.starts_with(&a[..a.len() - 1]), "not a prefix:\n{a}\n{b}");
+    }
+    let last = requests[4]["messages"].as_array().unwrap();
+    let tool_text =
+        |id: &str| last.iter().find(|m| m["tool_call_id"] == id).unwrap()["content"].as_str().unwrap().to_string();
+    assert!(tool_text("c1").contains("git_diff"));
+    assert!(tool_text("c2").starts_with("git_diff ran with"));
+    let deprecated: Value = serde_json::from_str(&tool_text("c3")).unwrap();
+    assert_eq!(deprecated["metadata"]["_deprecation"]["use_instead"], "checklist_write");
+    assert!(deprecated["content"].as_str().unwrap().starts_with("checklist_write ran with"));
+    assert!(tool_text("c4").contains("unknown tool `no_such_tool`"), "{}", tool_text("c4"));
+    assert!(tool_text("c5").contains("not valid JSON"), "{}", tool_text("c5"));
+
+    // Events: the session start names the head, each tool call is bracketed.
+    assert!(matches!(&events[0], RunEvent::SessionStarted { head_hash, .. } if head_hash.starts_with("sha256:")));
+    let ended: Vec<(String, bool)> = events
+        .iter()
+        .filter_map(|e| match e {
+            RunEvent::ToolCallEnded { name, error, .. } => Some((name.clone(), error.is_some())),
+            _ => None,
+        })
+        .collect();
+    let expected = [
+        ("tool_search", false),
+        ("git_diff", false),
+        ("todo_write", false),
+        ("no_such_tool", true),
+        ("read_file", true),
+    ];
+    assert_eq!(ended, expected.map(|(n, e)| (n.to_string(), e)).to_vec());
+    assert!(
+        events.iter().any(|e| matches!(e, RunEvent::ReasoningSummary { summary, .. } if summary == "Now the diff."))
+    );
+    assert!(matches!(events.last(), Some(RunEvent::SessionEnded { status: RunStatus::Done, turns: 5, .. })));
+    let cached: u64 = events
+        .iter()
+        .filter_map(|e| match e {
+            RunEvent::Usage { usage, .. } => Some(usage.cache_hit_tokens),
+            _ => None,
+        })
+        .sum();
+    assert!(cached > 0, "later requests hit the prefix cache");
+}
+
+#[tokio::test]
+async fn reads_of_one_turn_run_together_and_writes_alone_in_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let flight = Arc::new(Flight::default());
+    let tools = port(&flight, dir.path());
+    let server = ScriptedServer::start().await.unwrap();
+    server.script([
+        ScriptedTurn::tool_call("r1", "read_file", r#"{"path":"a"}"#)
+            .and_call("r2", "grep_files", r#"{"path":"b"}"#)
+            .and_call("w1", "checklist_write", r#"{"items":[]}"#)
+            .and_call("r3", "read_file", r#"{"path":"c"}"#),
+        ScriptedTurn::text("ok"),
+    ]);
+    let provider = deepseek(&server);
+    let mut sink = |_: RunEvent| {};
+    let outcome = agent(&provider, &tools).run(Vec::new(), "go", &mut sink).await.unwrap();
+    assert_eq!(outcome.status, RunStatus::Done);
+    assert_eq!(flight.max.load(Ordering::SeqCst), 2, "the two reads before the write overlapped");
+    assert_eq!(flight.writes_saw_others.load(Ordering::SeqCst), 0, "the write ran alone");
+    let ids: Vec<&str> = outcome
+        .messages
+        .iter()
+        .filter_map(|m| match m {
+            Message::Tool { call_id, .. } => Some(call_id.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(ids, ["r1", "r2", "w1", "r3"]);
+}
+
+#[tokio::test]
+async fn max_turns_and_token_budget_stop_the_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let tools = port(&Arc::new(Flight::default()), dir.path());
+    let server = ScriptedServer::start().await.unwrap();
+    let call = || ScriptedTurn::tool_call("c", "read_file", r#"{"path":"a"}"#);
+    server.script([call(), call()]);
+    let provider = deepseek(&server);
+    let mut sink = |_: RunEvent| {};
+    let mut looping = agent(&provider, &tools);
+    looping.limits = RunLimits { max_turns: 2, token_budget: None };
+    let outcome = looping.run(Vec::new(), "loop", &mut sink).await.unwrap();
+    assert_eq!((outcome.status, outcome.turns), (RunStatus::MaxTurns, 2));
+    assert_eq!(server.remaining(), 0);
+
+    let big = Usage { input_tokens: 900, output_tokens: 200, ..Default::default() };
+    server.script([call().with_usage(big), call()]);
+    looping.limits = RunLimits { max_turns: 10, token_budget: Some(1000) };
+    let outcome = looping.run(Vec::new(), "spend", &mut sink).await.unwrap();
+    assert_eq!((outcome.status, outcome.turns), (RunStatus::TokenBudget, 1));
+}
+
+#[tokio::test]
+async fn a_provider_failure_ends_the_session_with_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let tools = port(&Arc::new(Flight::default()), dir.path());
+    let server = ScriptedServer::start().await.unwrap();
+    server.push(ScriptedTurn::status(401, None));
+    let provider = deepseek(&server);
+    let mut events = Vec::new();
+    let mut sink = |e: RunEvent| events.push(e);
+    let err = agent(&provider, &tools).run(Vec::new(), "hi", &mut sink).await.unwrap_err();
+    assert_eq!(err.to_string(), "deepseek: HTTP 401: scripted status 401");
+    assert!(matches!(events.last(), Some(RunEvent::SessionEnded { status: RunStatus::Failed(_), .. })));
+}
+
+#[tokio::test]
+async fn the_anthropic_wire_gets_the_catalog_in_its_format_with_the_head_cached() {
+    let dir = tempfile::tempdir().unwrap();
+    let tools = port(&Arc::new(Flight::default()), dir.path());
+    let server = ScriptedServer::start().await.unwrap();
+    server.script([
+        ScriptedTurn::tool_call("t1", "tool_search", r#"{"query":"select:git_diff"}"#),
+        ScriptedTurn::tool_call("t2", "git_diff", "{}"),
+        ScriptedTurn::text("done"),
+    ]);
+    let provider = crate::support::anthropic(&server);
+    let mut sink = |_: RunEvent| {};
+    let outcome = agent(&provider, &tools).run(Vec::new(), "diff", &mut sink).await.unwrap();
+    assert_eq!(outcome.status, RunStatus::Done);
+    let requests: Vec<Value> = server.requests().iter().map(|r| r.json()).collect();
+    let first = requests[0]["tools"].as_array().unwrap();
+    let last = requests[2]["tools"].as_array().unwrap();
+    assert_eq!(last.len(), first.len() + 1);
+    assert_eq!(first[..], last[..first.len()], "the head is unchanged, breakpoint included");
+    assert_eq!(first.last().unwrap()["cache_control"], json!({"type": "ephemeral"}));
+    assert!(first.iter().all(|t| t.get("input_schema").is_some()));
+    assert_eq!(last.last().unwrap()["name"], "git_diff");
+    assert!(last.last().unwrap().get("cache_control").is_none());
+}

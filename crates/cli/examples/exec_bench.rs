@@ -1,0 +1,185 @@
+//! Measures the agent loop on the scripted model server, in one run:
+//! - the loop's own time per turn (wall time minus model time minus tool time), p50/p99;
+//! - first-request bytes against an eager catalog of the same tools;
+//! - a 20-turn session that loads tools on several turns: head changes, the
+//!   bytes each request shares with the previous one, and the share of each
+//!   request's prompt tokens a prefix cache could serve (as the server counts it).
+//!
+//! Run: `cargo run --release -p quiver-cli --example exec_bench`
+
+#![allow(clippy::print_stdout)]
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use quiver_agent::exec::audit;
+use quiver_agent::openai::{OpenAiDialect, OpenAiProvider};
+use quiver_agent::run::{AgentLoop, EnginePort, RunEvent, RunLimits};
+use quiver_agent::scripted::{ScriptedServer, ScriptedTurn};
+use quiver_agent::{ApiKey, BoxFuture, HttpOptions, ModelRequest, ModelResponse, Provider, ProviderError, Sink, Wire};
+use quiver_engine::transcript::{Transcript, TranscriptWriter};
+use quiver_engine::{Audience, CatalogFormat, EngineHost, Manifest, Mode, Workspace};
+
+/// Wraps a provider to time each model call (the part that is not the loop's).
+struct Timed<'a> {
+    inner: &'a dyn Provider,
+    model_time: Mutex<Vec<Duration>>,
+}
+
+impl Provider for Timed<'_> {
+    fn name(&self) -> &str {
+        self.inner.name()
+    }
+    fn wire(&self) -> Wire {
+        self.inner.wire()
+    }
+    fn complete<'a>(
+        &'a self,
+        req: &'a ModelRequest,
+        sink: Sink<'a>,
+    ) -> BoxFuture<'a, Result<ModelResponse, ProviderError>> {
+        Box::pin(async move {
+            let started = Instant::now();
+            let result = self.inner.complete(req, sink).await;
+            self.model_time.lock().unwrap_or_else(|p| p.into_inner()).push(started.elapsed());
+            result
+        })
+    }
+    fn fim<'a>(&'a self, prefix: &'a str, suffix: &'a str, max: u32) -> BoxFuture<'a, Result<String, ProviderError>> {
+        self.inner.fim(prefix, suffix, max)
+    }
+}
+
+fn percentile(sorted: &[f64], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return 0.0;
+    }
+    sorted[((sorted.len() - 1) as f64 * p).round() as usize]
+}
+
+/// 20 turns: searches (which load tools) on turns 2, 7, 12 and 16, calls to
+/// the loaded tools after them, reads in between, and an answer at the end.
+fn script() -> Vec<ScriptedTurn> {
+    let mut turns = Vec::new();
+    for turn in 1..=19 {
+        let id = format!("c{turn}");
+        turns.push(match turn {
+            2 => ScriptedTurn::tool_call(&id, "tool_search", r#"{"query":"git status of the repository"}"#),
+            7 => ScriptedTurn::tool_call(&id, "tool_search", r#"{"query":"project map overview"}"#),
+            12 => ScriptedTurn::tool_call(&id, "tool_search", r#"{"query":"remember a note in memory"}"#),
+            16 => ScriptedTurn::tool_call(&id, "tool_search", r#"{"query":"diagnostics compiler errors"}"#),
+            8 | 9 => ScriptedTurn::tool_call(&id, "project_map", "{}"),
+            n if n % 3 == 0 => ScriptedTurn::tool_call(&id, "list_dir", r#"{"path":"."}"#),
+            _ => ScriptedTurn::tool_call(&id, "read_file", r#"{"path":"src/lib.rs"}"#),
+        });
+    }
+    turns.push(ScriptedTurn::text("Done: read, mapped and noted."));
+    turns
+}
+
+fn main() -> anyhow::Result<()> {
+    let runtime = tokio::runtime::Runtime::new()?;
+    runtime.block_on(bench())
+}
+
+async fn bench() -> anyhow::Result<()> {
+    let dir = tempfile::tempdir()?;
+    let ws = dir.path().join("ws");
+    std::fs::create_dir_all(ws.join("src"))?;
+    std::fs::write(ws.join("src/lib.rs"), "pub fn answer() -> u32 {\n    42\n}\n".repeat(20))?;
+    let host = EngineHost::new(quiver_tools::native_registry()?, Manifest::builtin()?, Vec::new())?;
+    let audience = Audience { provider: "deepseek".into(), model: Some("deepseek-chat".into()), mode: Mode::Agent };
+    let mut ctx = host.context(Workspace::new(&ws)?, audience.clone());
+    let transcript_path = dir.path().join("session.jsonl");
+    ctx.transcript = Some(Arc::new(TranscriptWriter::open(&transcript_path)?));
+    let port = EnginePort::hosted(Arc::clone(&host), ctx);
+
+    let server = ScriptedServer::start().await?;
+    server.script(script());
+    let dialect = OpenAiDialect { max_completion_tokens: false, fim_path: None, fim_model: None };
+    let inner =
+        OpenAiProvider::new("deepseek", &server.base_url(), ApiKey::new("sk-bench"), dialect, HttpOptions::default())?;
+    let provider = Timed { inner: &inner, model_time: Mutex::new(Vec::new()) };
+    let agent = AgentLoop {
+        provider: &provider,
+        tools: &port,
+        model: "deepseek-chat".into(),
+        system: quiver_agent::exec::SYSTEM_PROMPT.into(),
+        max_output_tokens: None,
+        effort: None,
+        stream: true,
+        limits: RunLimits { max_turns: 20, token_budget: None },
+        compaction: None,
+    };
+    // (turn start, tool time) per turn, and the run's end.
+    let marks: Arc<Mutex<Vec<(Instant, Duration)>>> = Arc::default();
+    let sink_marks = Arc::clone(&marks);
+    let mut sink = move |event: RunEvent| {
+        let mut marks = sink_marks.lock().unwrap_or_else(|p| p.into_inner());
+        match event {
+            RunEvent::TurnStarted { .. } | RunEvent::SessionEnded { .. } => {
+                marks.push((Instant::now(), Duration::ZERO))
+            }
+            RunEvent::ToolCallEnded { duration, .. } => {
+                if let Some(last) = marks.last_mut() {
+                    last.1 += duration;
+                }
+            }
+            _ => {}
+        }
+    };
+    let outcome = agent.run(Vec::new(), "Look around the project, map it and note what you find.", &mut sink).await?;
+
+    let marks = marks.lock().unwrap_or_else(|p| p.into_inner()).clone();
+    let model = provider.model_time.lock().unwrap_or_else(|p| p.into_inner()).clone();
+    let mut overhead: Vec<f64> = marks
+        .windows(2)
+        .zip(&model)
+        .map(|(w, m)| (w[1].0 - w[0].0).saturating_sub(*m).saturating_sub(w[0].1).as_secs_f64() * 1e6)
+        .collect();
+    overhead.sort_by(f64::total_cmp);
+
+    // First request against an eager catalog of the same tools.
+    let requests = server.requests();
+    let first = requests[0].json();
+    let lazy_tools = quiver_engine::canonical::to_string(&first["tools"]);
+    let engine = host.engine();
+    let every: Vec<String> = engine.registry().iter().map(|t| t.spec.name.clone()).collect();
+    let eager = engine.catalog(&audience, &every);
+    let eager_tools = quiver_engine::canonical::to_string(&eager.render(CatalogFormat::OpenAi));
+    let first_bytes = requests[0].body.len();
+    let eager_bytes = first_bytes - lazy_tools.len() + eager_tools.len();
+
+    println!("turns={} status={:?}", outcome.turns, outcome.status);
+    println!(
+        "loop_overhead_per_turn p50_us={:.0} p99_us={:.0} (n={}; wall time minus model and tool time)",
+        percentile(&overhead, 0.5),
+        percentile(&overhead, 0.99),
+        overhead.len()
+    );
+    println!(
+        "first_request_bytes lazy={first_bytes} eager={eager_bytes} (tools {} of {} -> {:.1}% smaller tools, {:.1}% smaller request)",
+        eager.head.len(),
+        eager.head.len() + eager.tail.len(),
+        100.0 * (1.0 - lazy_tools.len() as f64 / eager_tools.len() as f64),
+        100.0 * (1.0 - first_bytes as f64 / eager_bytes as f64)
+    );
+    let report = audit::audit(&Transcript::read(&transcript_path)?);
+    for (i, r) in report.requests.iter().enumerate() {
+        let shared = r.shared_prefix_bytes.unwrap_or(0);
+        let cacheable =
+            if r.input_tokens == 0 { 0.0 } else { 100.0 * r.cache_hit_tokens as f64 / r.input_tokens as f64 };
+        println!(
+            "request {:>2}: bytes={} shared_prefix_bytes={} ({:.1}% of previous {}) cache_servable={:.1}% tail={}",
+            i + 1,
+            r.bytes,
+            shared,
+            if r.previous_bytes == 0 { 0.0 } else { 100.0 * shared as f64 / r.previous_bytes as f64 },
+            r.previous_bytes,
+            cacheable,
+            r.tail.join(",")
+        );
+    }
+    println!("{}", report.lines().last().cloned().unwrap_or_default());
+    Ok(())
+}

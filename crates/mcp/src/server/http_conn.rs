@@ -1,0 +1,311 @@
+//! The accept loop behind [`HttpServer`](super::HttpServer): admission limits,
+//! header and body deadlines, bounded buffers.
+//!
+//! Without these, idle connections opened without a token exhausted the file
+//! descriptors (authenticated calls then timed out), a body sent at 1 byte/s
+//! held a connection forever, and a flood's buffers stayed allocated.
+//!
+//! - Every connection is *pending* until one of its requests passes the
+//!   Origin and token checks. Pending connections are capped per client
+//!   address and overall; when a cap is reached the **oldest pending**
+//!   connection is closed to admit the new one, so a flood can never lock out
+//!   the legitimate client that connects after it (on loopback every client
+//!   shares one address, so refusing new connections would).
+//! - When every slot is held by authenticated connections, new ones are
+//!   refused (closed at once).
+//! - hyper's header-read timeout closes a connection that does not complete
+//!   its request head in time, idle keep-alive connections included; the
+//!   request body has a total deadline (see `read_body`), not a per-read one,
+//!   so a trickle is cut too.
+//! - Refusals are logged with `tracing::warn!` at most once per burst window,
+//!   with the count of those not logged.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::net::IpAddr;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+use axum::Router;
+use axum::body::{Body, Bytes};
+use http_body_util::BodyExt;
+use hyper::server::conn::http1;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::server::graceful::GracefulShutdown;
+use tokio::net::TcpListener;
+use tokio::sync::Notify;
+
+/// Limits of the HTTP listener. The defaults suit a local tool server.
+#[derive(Debug, Clone)]
+pub struct HttpLimits {
+    /// A connection must complete each request head within this (also the
+    /// longest a keep-alive connection may sit idle).
+    pub header_timeout: Duration,
+    /// A request body must arrive whole within this, however it trickles.
+    pub body_timeout: Duration,
+    /// Open connections at once (kept well below the usual 1024 fd limit).
+    pub max_connections: usize,
+    /// Connections from one address that have not yet passed the token check.
+    pub max_pending_per_address: usize,
+}
+
+impl Default for HttpLimits {
+    fn default() -> Self {
+        HttpLimits {
+            header_timeout: Duration::from_secs(10),
+            body_timeout: Duration::from_secs(30),
+            max_connections: 512,
+            max_pending_per_address: 64,
+        }
+    }
+}
+
+/// Largest request body buffered before the rest is left to rmcp's own
+/// limit (4 MiB, answered with 413): one more byte than that limit.
+pub(super) const BODY_BUFFER_LIMIT: usize = 4 * 1024 * 1024 + 1;
+
+/// hyper's read buffer per connection (its minimum is 8 KiB); bodies stream
+/// through it, so a flood of connections holds little memory each.
+const READ_BUFFER: usize = 64 * 1024;
+
+/// A burst of refusals is logged once per this window.
+const LOG_WINDOW: Duration = Duration::from_secs(10);
+
+/// Who holds the connection slots.
+pub(super) struct Admission {
+    limits: HttpLimits,
+    state: Mutex<State>,
+}
+
+#[derive(Default)]
+struct State {
+    next_id: u64,
+    open: usize,
+    /// Pending connections by admission order (oldest first).
+    pending: BTreeMap<u64, (IpAddr, Arc<Notify>)>,
+    pending_per_address: HashMap<IpAddr, usize>,
+    /// Evicted connections whose task has not yet dropped its ticket.
+    evicted: HashSet<u64>,
+    log: RefusalLog,
+}
+
+#[derive(Default)]
+struct RefusalLog {
+    window_start: Option<Instant>,
+    unlogged: u64,
+}
+
+impl RefusalLog {
+    fn note(&mut self, what: &str, peer: IpAddr) {
+        let now = Instant::now();
+        match self.window_start {
+            Some(start) if now.duration_since(start) < LOG_WINDOW => self.unlogged += 1,
+            _ => {
+                tracing::warn!(
+                    %peer,
+                    earlier_unlogged = self.unlogged,
+                    "HTTP listener: {what} (further refusals in the next {}s are counted, not logged)",
+                    LOG_WINDOW.as_secs()
+                );
+                self.window_start = Some(now);
+                self.unlogged = 0;
+            }
+        }
+    }
+}
+
+/// A connection's slot; dropping it frees the slot.
+pub(super) struct Ticket {
+    id: u64,
+    peer: IpAddr,
+    evicted: Arc<Notify>,
+    admission: Arc<Admission>,
+}
+
+impl Admission {
+    pub(super) fn new(limits: HttpLimits) -> Arc<Self> {
+        Arc::new(Admission { limits, state: Mutex::new(State::default()) })
+    }
+
+    pub(super) fn limits(&self) -> &HttpLimits {
+        &self.limits
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// A slot for a new connection from `peer`, evicting the oldest pending
+    /// connection when a cap is reached; `None` when every slot is authenticated.
+    pub(super) fn admit(self: &Arc<Self>, peer: IpAddr) -> Option<Ticket> {
+        let mut state = self.lock();
+        let per_address = state.pending_per_address.get(&peer).copied().unwrap_or(0);
+        if per_address >= self.limits.max_pending_per_address {
+            let oldest = state.pending.iter().find(|(_, (ip, _))| *ip == peer).map(|(id, _)| *id);
+            if let Some(id) = oldest {
+                state.evict(id);
+                state.log.note("closed the oldest unauthenticated connection of a client at its cap", peer);
+            }
+        }
+        let closing = state.evicted.len();
+        if state.open.saturating_sub(closing) >= self.limits.max_connections {
+            match state.pending.keys().next().copied() {
+                Some(id) => {
+                    state.evict(id);
+                    state.log.note("closed the oldest unauthenticated connection at the connection cap", peer);
+                }
+                None => {
+                    state.log.note("refused a connection: every slot is held by an authenticated client", peer);
+                    return None;
+                }
+            }
+        }
+        let id = state.next_id;
+        state.next_id += 1;
+        state.open += 1;
+        let evicted = Arc::new(Notify::new());
+        state.pending.insert(id, (peer, evicted.clone()));
+        *state.pending_per_address.entry(peer).or_default() += 1;
+        Some(Ticket { id, peer, evicted, admission: self.clone() })
+    }
+
+    pub(super) fn note_refusal(&self, what: &str, peer: IpAddr) {
+        self.lock().log.note(what, peer);
+    }
+}
+
+impl State {
+    /// Drops `id` from the pending set and tells its task to close. Its slot
+    /// is freed when the task drops the ticket, a moment later: until then
+    /// `open` may exceed the cap by the connections being closed.
+    fn evict(&mut self, id: u64) {
+        if let Some((peer, notify)) = self.pending.remove(&id) {
+            self.unpend(peer);
+            self.evicted.insert(id);
+            notify.notify_one();
+        }
+    }
+
+    fn unpend(&mut self, peer: IpAddr) {
+        if let Some(n) = self.pending_per_address.get_mut(&peer) {
+            *n = n.saturating_sub(1);
+            if *n == 0 {
+                self.pending_per_address.remove(&peer);
+            }
+        }
+    }
+}
+
+impl Ticket {
+    pub(super) fn peer(&self) -> IpAddr {
+        self.peer
+    }
+
+    /// The connection passed the Origin and token checks: it keeps its slot.
+    pub(super) fn authenticated(&self) {
+        let mut state = self.admission.lock();
+        if state.pending.remove(&self.id).is_some() {
+            state.unpend(self.peer);
+        }
+    }
+}
+
+impl Drop for Ticket {
+    fn drop(&mut self) {
+        let mut state = self.admission.lock();
+        if state.pending.remove(&self.id).is_some() {
+            state.unpend(self.peer);
+        }
+        state.evicted.remove(&self.id);
+        state.open = state.open.saturating_sub(1);
+    }
+}
+
+/// Reads a whole request body within `deadline`, up to [`BODY_BUFFER_LIMIT`].
+/// `None`: the deadline passed (a slow or stalled sender).
+pub(super) async fn read_body(body: Body, deadline: Duration) -> Option<Result<Bytes, axum::Error>> {
+    let collect = async move {
+        let mut body = body;
+        let mut buf = Vec::new();
+        while let Some(frame) = body.frame().await {
+            let frame = match frame {
+                Ok(f) => f,
+                Err(e) => return Err(e),
+            };
+            if let Ok(data) = frame.into_data() {
+                buf.extend_from_slice(&data);
+                if buf.len() >= BODY_BUFFER_LIMIT {
+                    break;
+                }
+            }
+        }
+        Ok(Bytes::from(buf))
+    };
+    tokio::time::timeout(deadline, collect).await.ok()
+}
+
+/// Serves connections until `shutdown` completes, then waits (bounded) for
+/// the open ones to finish.
+pub(super) async fn serve(
+    listener: TcpListener,
+    router: Router,
+    admission: Arc<Admission>,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) {
+    let graceful = GracefulShutdown::new();
+    let mut builder = http1::Builder::new();
+    builder
+        .timer(TokioTimer::new())
+        .header_read_timeout(admission.limits().header_timeout)
+        .max_buf_size(READ_BUFFER)
+        .keep_alive(true);
+    tokio::pin!(shutdown);
+    loop {
+        let (stream, peer) = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok(pair) => pair,
+                Err(e) => {
+                    // EMFILE/ENFILE and the like: back off instead of spinning.
+                    admission.note_refusal(&format!("accept failed: {e}"), IpAddr::from([0, 0, 0, 0]));
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
+                }
+            },
+            () = &mut shutdown => break,
+        };
+        let Some(ticket) = admission.admit(peer.ip()) else {
+            drop(stream);
+            continue;
+        };
+        let ticket = Arc::new(ticket);
+        let conn = builder.serve_connection(TokioIo::new(stream), connection_service(router.clone(), ticket.clone()));
+        let conn = graceful.watch(conn);
+        tokio::spawn(async move {
+            let evicted = ticket.evicted.clone();
+            tokio::select! {
+                _ = conn => {}
+                () = evicted.notified() => {}
+            }
+            drop(ticket);
+        });
+    }
+    drop(listener);
+    // SSE streams end with their sessions (the caller cancels them); a
+    // connection stuck in a request gets a bounded grace period.
+    let _ = tokio::time::timeout(Duration::from_secs(10), graceful.shutdown()).await;
+}
+
+fn connection_service(
+    router: Router,
+    ticket: Arc<Ticket>,
+) -> impl hyper::service::Service<
+    hyper::Request<hyper::body::Incoming>,
+    Response = axum::response::Response,
+    Error = std::convert::Infallible,
+    Future = impl Future<Output = Result<axum::response::Response, std::convert::Infallible>> + Send,
+> + Clone {
+    hyper::service::service_fn(move |mut request: hyper::Request<hyper::body::Incoming>| {
+        request.extensions_mut().insert(ticket.clone());
+        let router = router.clone();
+        async move { tower::ServiceExt::oneshot(router, request.map(Body::new)).await }
+    })
+}

@@ -1,0 +1,121 @@
+//! The one place where this crate runs code in a forked child, before exec.
+//!
+//! Between `fork` and `exec` of a multi-threaded program only async-signal-safe
+//! calls are allowed: another thread may have held the allocator's lock at the
+//! fork, so allocating could deadlock. Everything a step needs (the Landlock
+//! ruleset fd, the compiled BPF program, the open `cgroup.procs`) is therefore
+//! prepared in the parent, and the steps below only make system calls.
+//!
+//! Hooks compose: `pre_exec` closures run in the order they were registered, so
+//! these steps run after (or before) any hook the caller already has (the
+//! parent-death signal, `setsid`, claiming a terminal).
+
+#[cfg(target_os = "linux")]
+use std::io;
+#[cfg(target_os = "linux")]
+use std::os::fd::AsRawFd;
+use std::os::fd::OwnedFd;
+use std::sync::Arc;
+
+/// A command a hook can be registered on: `std::process::Command`, and
+/// `tokio::process::Command` with the `tokio` feature.
+pub trait PreExecTarget {
+    fn std_command(&mut self) -> &mut std::process::Command;
+}
+
+impl PreExecTarget for std::process::Command {
+    fn std_command(&mut self) -> &mut std::process::Command {
+        self
+    }
+}
+
+#[cfg(feature = "tokio")]
+impl PreExecTarget for tokio::process::Command {
+    fn std_command(&mut self) -> &mut std::process::Command {
+        self.as_std_mut()
+    }
+}
+
+/// What the child does before exec.
+#[derive(Debug, Clone)]
+pub(crate) enum Step {
+    /// Move itself into the job's cgroup by writing "0" to that cgroup's open
+    /// `cgroup.procs`: done before exec, so nothing the command forks can start
+    /// outside the cgroup.
+    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
+    JoinCgroup(Arc<OwnedFd>),
+    /// Become the child subreaper of its own descendants: orphans of the job stay
+    /// under the job's leader (hence findable by parent links) while it lives.
+    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
+    Subreaper,
+    /// `no_new_privs`, then Landlock, then the seccomp filter. Landlock goes
+    /// first so the filter can never get in the way of its system calls.
+    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
+    Confine { landlock: Option<Arc<OwnedFd>>, seccomp: Option<Arc<Bpf>> },
+}
+
+/// A compiled seccomp program (opaque outside Linux).
+#[cfg(target_os = "linux")]
+pub(crate) type Bpf = seccompiler::BpfProgram;
+#[cfg(not(target_os = "linux"))]
+pub(crate) type Bpf = Vec<u64>;
+
+/// Registers `step` to run in the child between fork and exec.
+#[cfg(target_os = "linux")]
+#[allow(unsafe_code)]
+pub(crate) fn register(cmd: &mut std::process::Command, step: Step) {
+    use std::os::unix::process::CommandExt;
+    let hook = move || -> io::Result<()> {
+        match &step {
+            Step::JoinCgroup(procs) => {
+                // SAFETY: `write` on an fd the closure keeps open, from a static buffer.
+                let n = unsafe { libc::write(procs.as_raw_fd(), b"0".as_ptr().cast(), 1) };
+                if n != 1 {
+                    return Err(io::Error::last_os_error());
+                }
+            }
+            Step::Subreaper => {
+                // SAFETY: prctl with integer arguments only.
+                if unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) } != 0 {
+                    return Err(io::Error::last_os_error());
+                }
+            }
+            Step::Confine { landlock, seccomp } => {
+                // Landlock and an unprivileged seccomp filter both require it; it
+                // also stops a setuid binary from regaining what was taken.
+                // SAFETY: prctl with integer arguments only.
+                if unsafe { libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) } != 0 {
+                    return Err(io::Error::last_os_error());
+                }
+                if let Some(ruleset) = landlock {
+                    // SAFETY: landlock_restrict_self(ruleset_fd, flags = 0) on an fd
+                    // the closure keeps open; no memory is passed.
+                    let rc = unsafe { libc::syscall(libc::SYS_landlock_restrict_self, ruleset.as_raw_fd(), 0u32) };
+                    if rc != 0 {
+                        return Err(io::Error::last_os_error());
+                    }
+                }
+                if let Some(bpf) = seccomp {
+                    // Safe wrapper: builds a `sock_fprog` on the stack pointing at
+                    // the already compiled program, then prctl + seccomp(2); it
+                    // allocates nothing on success, and its errors carry raw errnos.
+                    seccompiler::apply_filter(bpf).map_err(|e| match e {
+                        seccompiler::Error::Seccomp(err) | seccompiler::Error::Prctl(err) => err,
+                        _ => io::Error::from_raw_os_error(libc::EINVAL),
+                    })?;
+                }
+            }
+        }
+        Ok(())
+    };
+    // SAFETY: the hook only makes the system calls above (write, prctl,
+    // landlock_restrict_self, seccomp), allocates nothing (everything it uses
+    // was built before fork and is owned by the closure; errors carry raw errnos)
+    // and takes no lock, so running it between fork and exec cannot deadlock.
+    unsafe {
+        cmd.pre_exec(hook);
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+pub(crate) fn register(_cmd: &mut std::process::Command, _step: Step) {}

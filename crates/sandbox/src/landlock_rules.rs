@@ -1,0 +1,213 @@
+//! The Landlock ruleset for one policy, built in the parent.
+//!
+//! Landlock only allows: a rule grants rights on a file hierarchy, and nothing
+//! can take a right away beneath it. So a writable root that contains a path
+//! that must stay read-only (`.git/config`, `.git/hooks`, quiver's config dir)
+//! cannot be granted as a whole. It is *split*: each entry of the root is
+//! granted on its own, except the protected one, and a directory on the way to
+//! a protected path is split again (`.git` → every entry but `config` and
+//! `hooks`). The split directories themselves get no write right, because any
+//! right on a directory is inherited by everything beneath it (a `make_reg` on
+//! the root would let a command create `.git/hooks/pre-commit`).
+//!
+//! Limits that follow, on purpose:
+//! - a new entry directly in a split directory (a new top-level file or
+//!   directory of the workspace, a new file directly in `.git/` such as
+//!   `index.lock`) cannot be created: such a command needs the `full` policy
+//!   (with approval). Rules are rebuilt for every command, so an entry created
+//!   by an approved command is writable by the next sandboxed one.
+//! - symlinks among the entries are not followed: a rule on a workspace entry
+//!   `evil -> /etc` would grant `/etc`.
+//! - entries are opened relative to their parent's descriptor with
+//!   `O_NOFOLLOW`, so swapping a directory for a symlink while the rules are
+//!   built grants nothing outside.
+
+use std::ffi::OsStr;
+use std::fs::File;
+use std::os::fd::{AsFd, OwnedFd};
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
+
+use landlock::{
+    ABI, AccessFs, BitFlags, CompatLevel, Compatible, PathBeneath, Ruleset, RulesetAttr, RulesetCreated,
+    RulesetCreatedAttr, Scope,
+};
+use nix::dir::Dir;
+use nix::fcntl::OFlag;
+use nix::sys::stat::Mode;
+
+/// The newest ABI whose rights this crate asks for; older kernels get the
+/// subset they know (best effort), which `probe` reports.
+const TARGET_ABI: ABI = ABI::V7;
+
+/// Device files every tool writes or opens read-write.
+const WRITABLE_DEVICES: &[&str] = &["/dev/null", "/dev/zero", "/dev/full", "/dev/tty", "/dev/ptmx", "/dev/pts"];
+
+pub(crate) struct Rules {
+    pub read_only: Vec<PathBuf>,
+}
+
+/// Everything but the rights a path needs to be read.
+fn write_rights() -> BitFlags<AccessFs> {
+    // IoctlDev is not handled at all: terminals and other devices a tool
+    // already holds keep working, and device ioctls are no write to a file.
+    AccessFs::from_write(TARGET_ABI) & !AccessFs::IoctlDev
+}
+
+fn handled() -> BitFlags<AccessFs> {
+    AccessFs::from_read(TARGET_ABI) | write_rights()
+}
+
+fn file_rights(rights: BitFlags<AccessFs>) -> BitFlags<AccessFs> {
+    rights & AccessFs::from_file(TARGET_ABI)
+}
+
+/// Builds the ruleset: read and execute everywhere, write in `writable` minus
+/// `rules.read_only`, signals only to processes of the same sandbox.
+pub(crate) fn build(writable: &[PathBuf], rules: &Rules) -> Result<OwnedFd, String> {
+    let err = |what: &str, e: &dyn std::fmt::Display| format!("{what}: {e}");
+    let mut ruleset: RulesetCreated = Ruleset::default()
+        .set_compatibility(CompatLevel::BestEffort)
+        .handle_access(handled())
+        .map_err(|e| err("landlock handle_access", &e))?
+        // A sandboxed command must not signal (kill, stop) quiver or anything
+        // else outside its own sandbox; its own children it may.
+        .scope(Scope::Signal)
+        .map_err(|e| err("landlock scope", &e))?
+        .create()
+        .map_err(|e| err("landlock create", &e))?;
+    let root = open_path(Path::new("/")).map_err(|e| err("opening /", &e))?;
+    ruleset = ruleset
+        .add_rule(PathBeneath::new(root, AccessFs::from_read(TARGET_ABI)))
+        .map_err(|e| err("landlock rule for /", &e))?;
+    for dev in WRITABLE_DEVICES {
+        let Ok(fd) = open_path(Path::new(dev)) else { continue };
+        let rights = if File::from(fd.try_clone().map_err(|e| err(dev, &e))?).metadata().is_ok_and(|m| m.is_dir()) {
+            handled()
+        } else {
+            file_rights(AccessFs::from_read(TARGET_ABI) | AccessFs::WriteFile | AccessFs::Truncate)
+        };
+        ruleset = ruleset.add_rule(PathBeneath::new(fd, rights)).map_err(|e| err(dev, &e))?;
+    }
+    let read_only: Vec<PathBuf> = rules.read_only.iter().map(|p| normalize(p)).collect();
+    let mut grants = Vec::new();
+    for root in writable {
+        let root = normalize(root);
+        match open_dir_at(None, &root) {
+            Ok(dir) => split(dir, &root, &read_only, &mut grants),
+            Err(e) => tracing::debug!(root = %root.display(), %e, "writable root cannot be opened; not granted"),
+        }
+    }
+    for (fd, rights) in grants {
+        ruleset = ruleset.add_rule(PathBeneath::new(fd, rights)).map_err(|e| err("landlock write rule", &e))?;
+    }
+    Option::<OwnedFd>::from(ruleset).ok_or_else(|| "Landlock is not supported by this kernel".to_string())
+}
+
+/// Grants `dir` (at `path`) whole when no read-only path lies beneath it,
+/// otherwise each of its entries on its own.
+fn split(dir: OwnedFd, path: &Path, read_only: &[PathBuf], grants: &mut Vec<(OwnedFd, BitFlags<AccessFs>)>) {
+    if read_only.iter().any(|ro| path.starts_with(ro)) {
+        return;
+    }
+    if !read_only.iter().any(|ro| ro.starts_with(path)) {
+        grants.push((dir, handled()));
+        return;
+    }
+    let Ok(entries) = list(&dir) else { return };
+    for name in entries {
+        let child = path.join(&name);
+        if read_only.iter().any(|ro| child.starts_with(ro)) {
+            continue;
+        }
+        let Ok(fd) = open_at(&dir, &name) else { continue };
+        let Ok(meta) = File::from(match fd.try_clone() {
+            Ok(f) => f,
+            Err(_) => continue,
+        })
+        .metadata() else {
+            continue;
+        };
+        // A `.git` *file* (a worktree's pointer to its git dir) or any other
+        // non-directory where a read-only path was expected: writing it could
+        // point git at a config the command wrote, so it stays read-only.
+        let on_the_way = read_only.iter().any(|ro| ro.starts_with(&child));
+        if on_the_way && !meta.is_dir() {
+            continue;
+        }
+        if meta.is_dir() {
+            match open_dir_at(Some(&dir), Path::new(&name)) {
+                Ok(sub) => split(sub, &child, read_only, grants),
+                Err(_) => continue,
+            }
+        } else if meta.is_symlink() {
+            // Never follow: the target is governed by its own rules.
+            continue;
+        } else {
+            grants.push((fd, file_rights(handled())));
+        }
+    }
+}
+
+fn list(dir: &OwnedFd) -> nix::Result<Vec<std::ffi::OsString>> {
+    use std::os::unix::ffi::OsStrExt;
+    let mut d = Dir::from_fd(dir.try_clone().map_err(|_| nix::Error::EBADF)?)?;
+    let mut names = Vec::new();
+    for entry in d.iter() {
+        let entry = entry?;
+        let name = OsStr::from_bytes(entry.file_name().to_bytes());
+        if name != "." && name != ".." {
+            names.push(name.to_os_string());
+        }
+    }
+    Ok(names)
+}
+
+/// `O_PATH` descriptor of `path` (symlinks followed: only used for trusted
+/// system paths and the roots the caller gave).
+fn open_path(path: &Path) -> std::io::Result<OwnedFd> {
+    Ok(OwnedFd::from(std::fs::OpenOptions::new().read(true).custom_flags(libc::O_PATH | libc::O_CLOEXEC).open(path)?))
+}
+
+/// `O_PATH` descriptor of `name` inside `dir`, never following a symlink.
+fn open_at(dir: &OwnedFd, name: &OsStr) -> nix::Result<OwnedFd> {
+    nix::fcntl::openat(dir.as_fd(), name, OFlag::O_PATH | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC, Mode::empty())
+}
+
+/// A readable directory descriptor, relative to `dir` when given; the last
+/// component is never a symlink.
+fn open_dir_at(dir: Option<&OwnedFd>, path: &Path) -> nix::Result<OwnedFd> {
+    let flags = OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC;
+    match dir {
+        Some(dir) => nix::fcntl::openat(dir.as_fd(), path, flags, Mode::empty()),
+        None => nix::fcntl::open(path, flags, Mode::empty()),
+    }
+}
+
+/// `path` with its longest existing prefix canonicalized, so that paths given
+/// through a symlink (`/tmp` → `/private/tmp`, a workspace reached by a link)
+/// compare equal to the ones found by walking.
+pub(crate) fn normalize(path: &Path) -> PathBuf {
+    let mut rest = Vec::new();
+    let mut cur = path.to_path_buf();
+    loop {
+        if let Ok(canon) = std::fs::canonicalize(&cur) {
+            let mut out = canon;
+            for part in rest.iter().rev() {
+                out.push(part);
+            }
+            return out;
+        }
+        match (cur.file_name().map(OsStr::to_os_string), cur.parent()) {
+            (Some(name), Some(parent)) => {
+                rest.push(name);
+                cur = parent.to_path_buf();
+            }
+            _ => return path.to_path_buf(),
+        }
+    }
+}
+
+#[cfg(test)]
+#[path = "landlock_rules_tests.rs"]
+mod tests;

@@ -1,0 +1,62 @@
+//! OS-level confinement for the processes quiver starts.
+//!
+//! Parsing a shell line can never find every side effect of a command
+//! (`BASH_ENV`, `PS4`, git config hooks, `--compress-program`, ...), so what a
+//! command may touch is decided by the kernel, not by quiver's prefix lists.
+//! This crate gives the command gate three independent pieces, each applied to
+//! a `std::process::Command` or a `tokio::process::Command` before it spawns:
+//!
+//! - [`Sandbox`]: Landlock (filesystem) + seccomp (network) under a
+//!   [`SandboxPolicy`]; everything that allocates or opens files is done when the
+//!   sandbox is built, so the hook that runs between fork and exec only makes
+//!   system calls.
+//! - [`EnvPolicy`]: which environment variables a child inherits (quiver's own
+//!   secrets never).
+//! - [`Containment`]: every process a job starts (also after `setsid` or a
+//!   double fork) can be found and killed, through a cgroup v2 per job or, where
+//!   no cgroup is writable, a child subreaper plus a `/proc` walk.
+//!
+//! What stays unprotected (by platform):
+//! - Linux, Landlock: metadata changes are not file writes to Landlock:
+//!   `chmod`, `chown`, `touch -d` (utimes) and xattrs still work on files
+//!   outside the writable roots (refusing them by seccomp would also refuse
+//!   `chmod +x` inside the workspace). ABI < 3 cannot refuse `truncate(2)`
+//!   outside; ABI < 6 cannot stop a command signalling quiver. Connecting to
+//!   an existing *path* Unix socket (a docker or ssh-agent socket) is not
+//!   filtered. New top-level entries of a writable root that holds a
+//!   read-only path (any git workspace) need `full` (see `landlock_rules`).
+//! - Linux, seccomp: `AF_UNIX` is allowed, so a local proxy listening on a
+//!   Unix socket could relay traffic out.
+//! - Containment: a `full`-policy command running as root can move itself out
+//!   of its cgroup; in the subreaper fallback, a process that leaves the
+//!   leader's tree after the leader exits *and* clears its environment is not
+//!   found; after quiver is SIGKILLed, escaped processes live until the next
+//!   `Containment::new` sweeps them.
+//! - macOS and others: no OS sandbox yet: [`Sandbox::new`] returns
+//!   [`SandboxError::Unavailable`] for anything but `Full` + network, and
+//!   the caller asks for every command.
+//!
+//! Order on one command: `env.apply_to(cmd)` (it clears the environment), then
+//! `sandbox.apply_to(cmd)` (it sets `TMPDIR`), then `job.apply_to(cmd)`, spawn,
+//! `job.started(pid)`.
+
+mod env;
+mod hook;
+mod policy;
+mod probe;
+mod sandbox;
+
+#[cfg(target_os = "linux")]
+mod contain;
+#[cfg(target_os = "linux")]
+mod landlock_rules;
+#[cfg(target_os = "linux")]
+mod seccomp;
+
+#[cfg(target_os = "linux")]
+pub use contain::{Containment, JOB_MARKER, Job, Mechanism, Prefer, sweep_stale};
+pub use env::{EnvPolicy, Inherit};
+pub use hook::PreExecTarget;
+pub use policy::{SandboxPolicy, quiver_config_dir};
+pub use probe::{Probe, probe};
+pub use sandbox::{Sandbox, SandboxError};

@@ -1,0 +1,94 @@
+//! Test support shared by quiver's crates, as a dev-dependency (never a normal
+//! one, never published): one copy of the helpers that several crates' tests
+//! need, instead of `#[path]` includes reaching into another crate's tests.
+//!
+//! - [`require_or_skip`] and its wrappers: a test that needs an optional system
+//!   tool (espeak-ng, pdftotext) or the npm packages of the MCP interop tests
+//!   skips with a message on a machine without it, and fails instead when
+//!   `QUIVER_REQUIRE_ALL` is set (CI sets it, so nothing is skipped there).
+//! - `mcp` feature: the recording MCP test client and the raw-HTTP probe.
+// Test support fails by panicking, like the tests it serves.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+#[cfg(feature = "mcp")]
+pub mod mcp_client;
+#[cfg(feature = "mcp")]
+pub mod raw_http;
+
+/// The variable under which every skip is a failure. `QUIVER_REQUIRE_NODE`,
+/// its name before it covered more than the npm packages, is still honoured.
+pub const REQUIRE_ALL: &str = "QUIVER_REQUIRE_ALL";
+const REQUIRE_ALL_OLD: &str = "QUIVER_REQUIRE_NODE";
+
+/// How to get the npm packages of the MCP interop tests.
+pub const NPM_INSTALL: &str = "npm ci --prefix crates/mcp/tests/node";
+
+/// Whether skips are failures (CI): `QUIVER_REQUIRE_ALL` (or the old
+/// `QUIVER_REQUIRE_NODE`) set to anything but empty or `0`.
+pub fn require_all() -> bool {
+    [REQUIRE_ALL, REQUIRE_ALL_OLD].iter().any(|var| std::env::var_os(var).is_some_and(|v| !v.is_empty() && v != "0"))
+}
+
+/// Called by a test that cannot run because `what` is missing: prints
+/// `SKIPPED: <test> needs <what> (<how>)` so the gap is visible in the output,
+/// and returns (the caller then returns, passing). Under `QUIVER_REQUIRE_ALL`
+/// it panics with the same text instead, so CI cannot pass a test it skipped.
+pub fn require_or_skip(what: &str, how: &str) {
+    // libtest names each test's thread after the test.
+    let test = std::thread::current().name().unwrap_or("this test").to_string();
+    let message = format!("{test} needs {what} ({how})");
+    assert!(!require_all(), "{message}, and {REQUIRE_ALL} is set: install it instead of skipping");
+    // Straight to the process's stderr: libtest captures `eprintln!` of a
+    // passing test, and a skip must be seen in a plain `cargo test` run.
+    let _ = writeln!(std::io::stderr().lock(), "SKIPPED: {message}");
+}
+
+/// `program` on `PATH`, or `None` after [`require_or_skip`].
+pub fn program_or_skip(program: &str, how: &str) -> Option<PathBuf> {
+    let found = which(program);
+    if found.is_none() {
+        require_or_skip(program, how);
+    }
+    found
+}
+
+/// espeak-ng, for the speech tool and the transcripts that call it.
+pub fn espeak_or_skip() -> bool {
+    program_or_skip("espeak-ng", "apt-get install espeak-ng, or brew install espeak-ng").is_some()
+}
+
+/// pdftotext, for reading PDFs.
+pub fn pdftotext_or_skip() -> bool {
+    program_or_skip("pdftotext", "apt-get install poppler-utils, or brew install poppler").is_some()
+}
+
+/// `crates/mcp/tests/node/node_modules/<rel>` (an npm test package), or `None`
+/// after [`require_or_skip`] when it, or `node` to run it, is not installed.
+pub fn npm_package_or_skip(rel: &str) -> Option<PathBuf> {
+    let path = node_modules().join(rel);
+    if !path.exists() {
+        require_or_skip(&format!("the npm test package file node_modules/{rel}"), NPM_INSTALL);
+        return None;
+    }
+    program_or_skip("node", "install Node.js, which brings npm")?;
+    // Without `..` (it ends up in configs and messages); the last component is
+    // kept as is, since a `.bin/` entry must stay the link npm made.
+    Some(node_modules().canonicalize().map(|dir| dir.join(rel)).unwrap_or(path))
+}
+
+/// Where `npm ci --prefix crates/mcp/tests/node` installs.
+pub fn node_modules() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../mcp/tests/node/node_modules")
+}
+
+/// The first executable `program` on `PATH`.
+pub fn which(program: &str) -> Option<PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|dir| dir.join(program))
+        .find(|p| p.metadata().is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0))
+}

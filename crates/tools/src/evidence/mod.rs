@@ -1,0 +1,2 @@
+pub mod handle_read;
+pub mod retrieve_tool_result;

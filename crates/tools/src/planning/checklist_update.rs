@@ -1,0 +1,59 @@
+//! `checklist_update`: change one item's status or text.
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+use quiver_engine::{Capabilities, Domain, Risk, Tool, ToolContext, ToolError, ToolOutput};
+
+use crate::planning::checklist::{Checklist, ItemStatus, render, validate_content};
+
+pub struct ChecklistUpdate;
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ChecklistUpdateInput {
+    /// Item id as shown by the checklist tools.
+    pub id: u32,
+    #[serde(default)]
+    pub status: Option<ItemStatus>,
+    #[serde(default)]
+    pub content: Option<String>,
+}
+
+impl Tool for ChecklistUpdate {
+    type Input = ChecklistUpdateInput;
+    const NAME: &'static str = "checklist_update";
+    const DOMAIN: Domain = Domain::Planning;
+    const RISK: Risk = Risk::Read;
+    const CAPABILITIES: Capabilities = Capabilities::NONE;
+
+    fn description(&self) -> String {
+        "Update one checklist item's status or text by id.".into()
+    }
+
+    async fn run(&self, input: ChecklistUpdateInput, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        if input.status.is_none() && input.content.is_none() {
+            return Err(ToolError::model("nothing to update: give `status`, `content` or both"));
+        }
+        let content = input.content.as_deref().map(|c| validate_content(c, "content")).transpose()?;
+        let checklist = ctx.session.state::<Checklist>();
+        let items = checklist.with(|items, _| {
+            let known: Vec<String> = items.iter().map(|i| i.id.to_string()).collect();
+            let Some(item) = items.iter_mut().find(|i| i.id == input.id) else {
+                return Err(ToolError::model(if known.is_empty() {
+                    format!("no checklist item {}: the checklist is empty", input.id)
+                } else {
+                    format!("no checklist item {}; ids are {}", input.id, known.join(", "))
+                }));
+            };
+            if let Some(status) = input.status {
+                item.status = status;
+            }
+            if let Some(content) = content {
+                item.content = content;
+            }
+            Ok(items.clone())
+        })?;
+        Ok(render(&items))
+    }
+}

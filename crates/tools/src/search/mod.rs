@@ -1,0 +1,2 @@
+pub mod file_search;
+pub mod grep_files;

@@ -1,0 +1,81 @@
+//! `exec_shell_cancel`: stop one background task, or all of them when asked explicitly,
+//! each with its whole process group.
+
+use std::time::Duration;
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::Value;
+
+use quiver_engine::{Capabilities, Domain, Risk, Tool, ToolContext, ToolError, ToolOutput};
+
+use crate::shell::shell_jobs::ShellJobs;
+
+/// How long a task gets to exit on SIGTERM before SIGKILL.
+const STOP_GRACE: Duration = Duration::from_secs(1);
+
+pub struct ExecShellCancel;
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ExecShellCancelInput {
+    /// The task to stop.
+    #[serde(default)]
+    pub task_id: Option<String>,
+    /// Stop every running background task (instead of task_id).
+    #[serde(default)]
+    pub all: Option<bool>,
+}
+
+impl Tool for ExecShellCancel {
+    type Input = ExecShellCancelInput;
+    const NAME: &'static str = "exec_shell_cancel";
+    const DOMAIN: Domain = Domain::Shell;
+    const RISK: Risk = Risk::Write;
+    const CAPABILITIES: Capabilities = Capabilities::NONE;
+
+    fn description(&self) -> String {
+        "Stop a background shell task and every process it started; all: true stops every running task.".into()
+    }
+
+    async fn run(&self, input: ExecShellCancelInput, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        let jobs = ctx.session.state::<ShellJobs>();
+        let all = input.all.unwrap_or(false);
+        let targets = match (input.task_id.as_deref(), all) {
+            (Some(_), true) => {
+                return Err(ToolError::model("give either `task_id` or `all: true`, not both"));
+            }
+            (None, false) => {
+                return Err(ToolError::model(
+                    "name the task to stop with `task_id`, or pass `all: true` to stop every running task",
+                ));
+            }
+            (Some(id), false) => vec![jobs.get(id)?],
+            (None, true) => jobs.running(),
+        };
+        let mut lines = Vec::new();
+        let mut stopped = Vec::new();
+        for job in &targets {
+            if let Some(exit) = job.exit() {
+                lines.push(format!("{} had already exited (code {}); nothing to stop", job.id, exit.code));
+                continue;
+            }
+            job.stop("cancelled", STOP_GRACE).await;
+            stopped.push(Value::from(job.id.clone()));
+            lines.push(format!("Stopped {} ({}) and its process group", job.id, job.command));
+        }
+        if lines.is_empty() {
+            lines.push("No background task is running; nothing to stop".into());
+        }
+        let mut out = ToolOutput::text(lines.join("\n")).with_meta("cancelled", Value::Array(stopped));
+        if let [job] = targets.as_slice() {
+            out = job.metadata(out);
+        }
+        Ok(out)
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+#[path = "exec_shell_cancel_tests.rs"]
+mod tests;
