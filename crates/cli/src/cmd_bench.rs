@@ -15,6 +15,7 @@ use anyhow::bail;
 use quiver_search::bench::{self as bench_data, Metrics};
 use quiver_search::{FusionParams, RankParams, Ranking, SearchDoc, SearchIndex, confident, confident_margin};
 
+#[cfg(feature = "semantic")]
 use crate::cmd_bench_semantic::{self as sem, Semantic};
 use crate::setup;
 
@@ -134,20 +135,27 @@ fn search(args: SearchArgs) -> anyhow::Result<ExitCode> {
         };
         done.map_err(|e| anyhow::anyhow!("--set {kv}: {e}"))?;
     }
-    let model = std::env::var_os("QUIVER_SEARCH_MODEL").filter(|v| !v.is_empty()).map(PathBuf::from);
+    let model = crate::search_model::model_dir()?;
     let ranking = match (&model, args.semantic, args.lexical || args.baseline) {
-        (None, true, _) => {
-            bail!("--semantic needs a model: set QUIVER_SEARCH_MODEL=DIR (a sentence-transformers directory)")
-        }
+        (None, true, _) => bail!(
+            "--semantic needs a model: set QUIVER_SEARCH_MODEL=DIR (a sentence-transformers directory) or run `quiver models pull`"
+        ),
         (Some(_), true, _) => Ranking::Semantic,
         (Some(_), false, false) => Ranking::Fused,
         _ => Ranking::Lexical,
     };
     let tools = docs.len();
+    #[cfg(feature = "semantic")]
     let semantic = match (&model, ranking) {
         (Some(dir), Ranking::Semantic | Ranking::Fused) => Some(Semantic::load(dir, &docs, args.cold)?),
         _ => None,
     };
+    #[cfg(not(feature = "semantic"))]
+    let semantic: Option<std::convert::Infallible> = match ranking {
+        Ranking::Lexical => None,
+        _ => bail!("this quiver was built without the `semantic` feature: use --lexical"),
+    };
+    #[cfg(feature = "semantic")]
     if let Some(s) = &semantic {
         setup::out(&s.report());
     }
@@ -158,7 +166,10 @@ fn search(args: SearchArgs) -> anyhow::Result<ExitCode> {
     let rank = |q: &str| -> anyhow::Result<Vec<quiver_search::Hit>> {
         Ok(match &semantic {
             None => index.search(q, limit, &keep),
+            #[cfg(feature = "semantic")]
             Some(s) => sem::rank(s, &index, q, ranking, &fusion, pool, limit)?,
+            #[cfg(not(feature = "semantic"))]
+            Some(never) => match *never {},
         })
     };
 

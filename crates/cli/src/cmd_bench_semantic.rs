@@ -18,18 +18,6 @@ pub struct Semantic {
     cached_ms: Option<u128>,
 }
 
-/// Where tool vectors are cached: `QUIVER_SEARCH_CACHE`, else the user's cache dir.
-fn cache_dir() -> Option<PathBuf> {
-    if let Some(d) = std::env::var_os("QUIVER_SEARCH_CACHE").filter(|v| !v.is_empty()) {
-        return Some(PathBuf::from(d));
-    }
-    let base = std::env::var_os("XDG_CACHE_HOME")
-        .filter(|v| !v.is_empty())
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))?;
-    Some(base.join("quiver/vectors"))
-}
-
 impl Semantic {
     /// `cold`: encode into a fresh cache dir (the cold time), then read it back
     /// (the cached time), ignoring the user's cache.
@@ -40,7 +28,7 @@ impl Semantic {
         let scratch = if cold { Some(tempfile::tempdir().context("temp dir for a cold vector build")?) } else { None };
         let cache = match &scratch {
             Some(t) => Some(t.path().to_path_buf()),
-            None => cache_dir(),
+            None => crate::search_model::vectors_dir(),
         };
         let start = Instant::now();
         let index = SemanticIndex::build(&encoder, docs, cache.as_deref())?;

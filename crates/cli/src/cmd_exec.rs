@@ -132,6 +132,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let window = paths::context_window_override(&layers).unwrap_or_else(|| compact::context_window_of(&config.model));
 
     let (host, manager) = setup::host(Some(workspace.root()), None, None, &quiver_tools::NativeOptions::default())?;
+    crate::search_model::attach(&host)?;
     let audience = Audience { provider: config.provider.clone(), model: Some(config.model.clone()), mode };
     let mut ctx = host.context(workspace.clone(), audience.clone());
     let mut history = Vec::new();

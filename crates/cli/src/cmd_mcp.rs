@@ -134,6 +134,7 @@ fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
             args.manifest.as_deref(),
             &quiver_tools::NativeOptions::default(),
         )?;
+        crate::search_model::attach(&host)?;
         let audience = Audience { provider: args.provider.clone(), model: args.model.clone(), mode: args.mode };
         let mut surface = Surface::hosted(host, manager, workspace, audience);
         surface.transcript_dir = args.transcript_dir.clone();
