@@ -11,5 +11,6 @@ mod mcp_node;
 mod mcp_stdio;
 mod mcp_support;
 mod search_bench;
+mod search_wiring;
 mod surface;
 mod transcripts;

@@ -15,7 +15,8 @@ fn bench(args: &[&str], model: Option<&Path>) -> (i32, String, String) {
     cmd.env("QUIVER_SEARCH_CACHE", dir.path().join("vectors"));
     match model {
         Some(m) => cmd.env("QUIVER_SEARCH_MODEL", m),
-        None => cmd.env_remove("QUIVER_SEARCH_MODEL"),
+        // not the user's config or pulled model either
+        None => cmd.env("QUIVER_SEARCH_MODEL", "off"),
     };
     let out = cmd.output().unwrap();
     (
