@@ -1,7 +1,11 @@
 //! `quiver bench search (--catalog FILE[,FILE] | --native) --queries FILE [--limit N]`
 //!
 //! Quality (top-1, top-k, MRR) and per-query latency of the search engine. The
-//! last line is the contract: `top1=… top5=… mrr=… p50_us=… p99_us=… n=… tools=…`.
+//! last line is the contract: `top1=… top5=… mrr=… p50_us=… p99_us=… n=… tools=…`,
+//! then (scripts match the prefix) `tail_bytes=` and the other load figures.
+//!
+//! Ranking: `--baseline` (plain BM25), `--lexical`, `--semantic`; with a model
+//! in `QUIVER_SEARCH_MODEL=DIR` the default is the fusion of both, else lexical.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -9,8 +13,10 @@ use std::time::Instant;
 
 use anyhow::bail;
 use quiver_search::bench::{self as bench_data, Metrics};
-use quiver_search::{RankParams, SearchDoc, SearchIndex};
+use quiver_search::{FusionParams, RankParams, Ranking, SearchDoc, SearchIndex, confident, confident_margin};
 
+#[cfg(feature = "semantic")]
+use crate::cmd_bench_semantic::{self as sem, Semantic};
 use crate::setup;
 
 #[derive(clap::Subcommand)]
@@ -32,8 +38,17 @@ pub struct SearchArgs {
     #[arg(long, default_value_t = 5)]
     limit: usize,
     /// Plain BM25 over name and description, as a baseline.
-    #[arg(long)]
+    #[arg(long, conflicts_with_all = ["lexical", "semantic"])]
     baseline: bool,
+    /// The lexical ranker alone, even with a model configured.
+    #[arg(long, conflicts_with = "semantic")]
+    lexical: bool,
+    /// The sentence-embedding model alone (needs QUIVER_SEARCH_MODEL).
+    #[arg(long)]
+    semantic: bool,
+    /// Ignore cached tool vectors: time a cold build, then a read back from cache.
+    #[arg(long)]
+    cold: bool,
     /// Print each query whose expected tool is not ranked first.
     #[arg(long)]
     misses: bool,
@@ -43,7 +58,8 @@ pub struct SearchArgs {
     /// Only the odd or even query lines (1-based): tune on one half, check on the other.
     #[arg(long, value_enum, default_value_t = Split::All)]
     split: Split,
-    /// Override a ranking parameter, e.g. `--set k1=1.5 --set b.desc=0.6` (tuning).
+    /// Override a parameter, e.g. `--set k1=1.5 --set b.desc=0.6` (ranker),
+    /// `--set fuse.w_semantic=0.6` (fusion), `--set margin=0.3` (confident loads).
     #[arg(long = "set", value_name = "KEY=VALUE")]
     sets: Vec<String>,
 }
@@ -61,21 +77,36 @@ pub fn run(bench: Bench) -> anyhow::Result<ExitCode> {
     }
 }
 
-fn search(args: SearchArgs) -> anyhow::Result<ExitCode> {
+fn load_docs(args: &SearchArgs) -> anyhow::Result<(Vec<SearchDoc>, Vec<usize>)> {
     let mut docs: Vec<SearchDoc> = Vec::new();
+    let mut bytes = Vec::new();
     if args.native {
         let engine = setup::own_engine()?;
         docs = engine.search_index().docs().to_vec();
+        for d in &docs {
+            let spec = engine.registry().get(&d.name).map(|t| &t.spec);
+            bytes.push(spec.map_or(0, |s| bench_data::tool_bytes(&s.name, &s.description, Some(&s.input_schema))));
+        }
     }
     for path in &args.catalog {
-        docs.extend(bench_data::load_catalog(path)?);
+        for (d, b) in bench_data::load_catalog_sized(path)? {
+            docs.push(d);
+            bytes.push(b);
+        }
     }
     if docs.is_empty() {
         bail!("nothing to search: give --catalog FILE[,FILE] or --native");
     }
     if let Some(n) = args.replicate {
+        let base = bytes.clone();
         docs = replicate(docs, n);
+        bytes = (0..docs.len()).map(|i| base[i % base.len()]).collect();
     }
+    Ok((docs, bytes))
+}
+
+fn search(args: SearchArgs) -> anyhow::Result<ExitCode> {
+    let (docs, bytes) = load_docs(&args)?;
     let queries: Vec<_> = bench_data::load_queries(&args.queries)?
         .into_iter()
         .enumerate()
@@ -88,34 +119,95 @@ fn search(args: SearchArgs) -> anyhow::Result<ExitCode> {
         .collect();
     let limit = args.limit.clamp(1, 100);
     let mut params = if args.baseline { RankParams::baseline() } else { RankParams::default() };
+    let mut fusion = FusionParams::default();
+    let mut margin = None;
     for kv in &args.sets {
         let (key, value) = kv.split_once('=').ok_or_else(|| anyhow::anyhow!("--set {kv}: expected KEY=VALUE"))?;
         let value: f32 = value.trim().parse().map_err(|e| anyhow::anyhow!("--set {kv}: {e}"))?;
-        params.set(key.trim(), value).map_err(|e| anyhow::anyhow!("--set {kv}: {e}"))?;
+        let key = key.trim();
+        let done = if let Some(k) = key.strip_prefix("fuse.") {
+            fusion.set(k, value)
+        } else if key == "margin" {
+            margin = Some(value);
+            Ok(())
+        } else {
+            params.set(key, value)
+        };
+        done.map_err(|e| anyhow::anyhow!("--set {kv}: {e}"))?;
     }
+    let model = crate::search_model::model_dir()?;
+    let ranking = match (&model, args.semantic, args.lexical || args.baseline) {
+        (None, true, _) => bail!(
+            "--semantic needs a model: set QUIVER_SEARCH_MODEL=DIR (a sentence-transformers directory) or run `quiver models pull`"
+        ),
+        (Some(_), true, _) => Ranking::Semantic,
+        (Some(_), false, false) => Ranking::Fused,
+        _ => Ranking::Lexical,
+    };
     let tools = docs.len();
+    #[cfg(feature = "semantic")]
+    let semantic = match (&model, ranking) {
+        (Some(dir), Ranking::Semantic | Ranking::Fused) => Some(Semantic::load(dir, &docs, args.cold)?),
+        _ => None,
+    };
+    #[cfg(not(feature = "semantic"))]
+    let semantic: Option<std::convert::Infallible> = match ranking {
+        Ranking::Lexical => None,
+        _ => bail!("this quiver was built without the `semantic` feature: use --lexical"),
+    };
+    #[cfg(feature = "semantic")]
+    if let Some(s) = &semantic {
+        setup::out(&s.report());
+    }
     let index = SearchIndex::build_with(docs, params);
     let keep = |_: usize| true;
+    let margin = margin.unwrap_or_else(|| confident_margin(ranking));
+    let pool = limit.max(fusion.pool);
+    let rank = |q: &str| -> anyhow::Result<Vec<quiver_search::Hit>> {
+        Ok(match &semantic {
+            None => index.search(q, limit, &keep),
+            #[cfg(feature = "semantic")]
+            Some(s) => sem::rank(s, &index, q, ranking, &fusion, pool, limit)?,
+            #[cfg(not(feature = "semantic"))]
+            Some(never) => match *never {},
+        })
+    };
 
     // Quality pass (doubles as warm-up), then a timed pass.
     let mut ranks = Vec::with_capacity(queries.len());
+    let (mut tail_all, mut tail_confident, mut loaded, mut loaded_hit) = (0usize, 0usize, 0usize, 0usize);
     for q in &queries {
-        let hits = index.search(&q.query, limit, &keep);
+        let hits = rank(&q.query)?;
         let names: Vec<&str> = hits.iter().map(|h| index.docs()[h.doc].name.as_str()).collect();
         let rank = names.iter().position(|n| bench_data::is_hit(n, &q.expected));
         if args.misses && rank != Some(0) {
             setup::out(&format!("miss: {:?} expected {:?} got {:?}", q.query, q.expected, names));
         }
+        let scores: Vec<f32> = hits.iter().map(|h| h.score).collect();
+        let sure = confident(&scores, margin);
+        tail_all += hits.iter().map(|h| bytes[h.doc]).sum::<usize>();
+        tail_confident += hits[..sure].iter().map(|h| bytes[h.doc]).sum::<usize>();
+        loaded += sure;
+        loaded_hit += usize::from(rank.is_some_and(|r| r < sure));
         ranks.push(rank);
     }
     let mut latencies = Vec::with_capacity(queries.len());
     for q in &queries {
         let start = Instant::now();
-        let hits = index.search(&q.query, limit, &keep);
+        let hits = rank(&q.query)?;
         latencies.push(start.elapsed().as_micros());
         std::hint::black_box(hits);
     }
-    setup::out(&Metrics::from_ranks(&ranks, latencies, tools).line());
+    let n = queries.len().max(1);
+    setup::out(&format!(
+        "{} tail_bytes={} tail_bytes_all={} loaded={:.2} loaded_hit={:.3} ranking={}",
+        Metrics::from_ranks(&ranks, latencies, tools).line(),
+        tail_confident / n,
+        tail_all / n,
+        loaded as f64 / n as f64,
+        loaded_hit as f64 / n as f64,
+        if args.baseline { "bm25" } else { ranking.as_str() },
+    ));
     Ok(ExitCode::SUCCESS)
 }
 

@@ -155,6 +155,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             Arc::new(|event| setup::out(&quiver_engine::canonical::to_string(&event)))
         }),
     });
+    crate::search_model::attach(&host)?;
     let audience = Audience { provider: config.provider.clone(), model: Some(config.model.clone()), mode };
     let mut ctx = host.context(workspace.clone(), audience.clone());
     let mut history = Vec::new();

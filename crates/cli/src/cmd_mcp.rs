@@ -136,6 +136,7 @@ fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
             setup::rlm_child_model(Some(workspace.root())),
         )?;
         setup::configure_agents(&agents, workspace.root());
+        crate::search_model::attach(&host)?;
         let audience = Audience { provider: args.provider.clone(), model: args.model.clone(), mode: args.mode };
         // Servers of the user's own config with no cached tool list start
         // discovering now, so the first tool_search can already find their tools.

@@ -9,15 +9,19 @@ use clap::{Parser, Subcommand};
 mod cmd_agents;
 mod cmd_audit;
 mod cmd_bench;
+#[cfg(feature = "semantic")]
+mod cmd_bench_semantic;
 mod cmd_call;
 mod cmd_catalog;
 mod cmd_exec;
 mod cmd_lint;
 mod cmd_mcp;
+mod cmd_models;
 mod cmd_replay;
 mod cmd_search;
 mod cmd_tasks;
 mod cmd_tools;
+mod search_model;
 mod setup;
 mod tasks_pool;
 
@@ -56,6 +60,9 @@ enum Command {
     /// quiver as an MCP server (`mcp serve`).
     #[command(subcommand)]
     Mcp(cmd_mcp::Mcp),
+    /// Sentence-embedding models for tool search (`models pull`, `models list`).
+    #[command(subcommand)]
+    Models(cmd_models::Models),
 }
 
 fn main() -> ExitCode {
@@ -78,6 +85,7 @@ fn main() -> ExitCode {
         Command::Search(args) => cmd_search::run(args),
         Command::Bench(bench) => cmd_bench::run(bench),
         Command::Mcp(mcp) => cmd_mcp::run(mcp),
+        Command::Models(cmd) => cmd_models::run(cmd),
         Command::Replay(args) => cmd_replay::run(args),
         Command::Exec(args) => cmd_exec::run(args),
         Command::Audit(args) => cmd_audit::run(args),

@@ -11,6 +11,8 @@ mod mcp_http;
 mod mcp_node;
 mod mcp_stdio;
 mod mcp_support;
+mod search_bench;
+mod search_wiring;
 mod subagents;
 mod surface;
 mod tasks;

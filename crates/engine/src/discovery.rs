@@ -1,8 +1,13 @@
 //! Discovery: the search index over a registry, and the audience filter that
 //! decides which tools a search may return. The ranking itself is the
 //! `quiver-search` crate's; this module only feeds it and filters for policy.
+//! With a sentence-embedding model attached (its vectors ready), lexical and
+//! semantic scores are fused; until then, or without one, ranking is lexical.
 
-use quiver_search::{SearchDoc, SearchIndex, params_from_schema};
+use quiver_search::{
+    CatalogMeaning, FusionParams, Ranking, SearchDoc, SearchIndex, confident, confident_margin, fuse,
+    params_from_schema,
+};
 
 use crate::audience::Audience;
 use crate::lifecycle::Lifecycle;
@@ -31,17 +36,29 @@ pub fn build_index(registry: &Registry, lifecycle: &Lifecycle) -> SearchIndex {
     SearchIndex::build(docs)
 }
 
+/// A search's tools, best first, and how they were ranked.
+pub struct Found<'r> {
+    pub tools: Vec<&'r RegisteredTool>,
+    pub ranking: Ranking,
+    /// How many of the first `tools` are confident matches (see
+    /// [`quiver_search::confident`]); every one for a regex search.
+    pub confident: usize,
+}
+
 /// Ranked tools for `query` that `audience` may find under `options`.
-/// `loaded` is the session's tail. Errors are for a bad regex.
+/// `loaded` is the session's tail; `meaning` the catalog's semantic scores,
+/// used when ready. Errors are for a bad regex.
+#[allow(clippy::too_many_arguments)]
 pub fn search<'r>(
     index: &SearchIndex,
     registry: &'r Registry,
     lifecycle: &Lifecycle,
+    meaning: Option<&dyn CatalogMeaning>,
     query: &str,
     options: &SearchOptions,
     audience: &Audience,
     loaded: &[String],
-) -> Result<Vec<&'r RegisteredTool>, String> {
+) -> Result<Found<'r>, String> {
     let keep = |doc: usize| -> bool {
         let Some(tool) = index.docs().get(doc).and_then(|d| registry.get(&d.name)) else { return false };
         if !options.domain.admits(tool.spec.domain) || !lifecycle.visible(&tool.spec.name, audience) {
@@ -55,10 +72,23 @@ pub fn search<'r>(
         }
     };
     let limit = options.limit.clamp(1, 20);
-    let hits = if options.regex {
-        index.search_regex(query, limit, &keep).map_err(|e| format!("invalid regex: {e}"))?
+    let (hits, ranking) = if options.regex {
+        (index.search_regex(query, limit, &keep).map_err(|e| format!("invalid regex: {e}"))?, Ranking::Lexical)
     } else {
-        index.search(query, limit, &keep)
+        let fusion = FusionParams::default();
+        // Fusion takes its candidates from the lexical pool, not just the top `limit`.
+        let lexical = index.search(query, limit.max(fusion.pool), &keep);
+        match meaning.and_then(|m| m.scores(query)).filter(|s| s.len() == index.docs().len()) {
+            Some(semantic) => (fuse(index, &lexical, &semantic, &fusion, limit, &keep), Ranking::Fused),
+            None => (lexical.into_iter().take(limit).collect(), Ranking::Lexical),
+        }
     };
-    Ok(hits.iter().filter_map(|h| index.docs().get(h.doc).and_then(|d| registry.get(&d.name))).collect())
+    let confident = if options.regex {
+        hits.len()
+    } else {
+        let scores: Vec<f32> = hits.iter().map(|h| h.score).collect();
+        confident(&scores, confident_margin(ranking))
+    };
+    let tools = hits.iter().filter_map(|h| index.docs().get(h.doc).and_then(|d| registry.get(&d.name))).collect();
+    Ok(Found { tools, ranking, confident })
 }

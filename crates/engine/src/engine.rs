@@ -3,9 +3,9 @@
 //! answers searches and dispatches calls (see `dispatch.rs`); contexts for
 //! tool calls come from [`Engine::context`].
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
-use quiver_search::SearchIndex;
+use quiver_search::{CatalogMeaning, MeaningModel, MeaningState, SearchIndex};
 use serde_json::Value;
 
 use crate::audience::Audience;
@@ -19,7 +19,7 @@ use crate::permissions::trust::TrustStore;
 use crate::registry::{RegisteredTool, Registry};
 use crate::session::Session;
 use crate::spec::ToolSpec;
-use crate::surface::{Resolved, SearchOptions, ToolSurface};
+use crate::surface::{Ranked, Resolved, SearchOptions, ToolSurface};
 use crate::workspace::Workspace;
 
 pub struct Engine {
@@ -28,6 +28,9 @@ pub struct Engine {
     /// Built once: the registry and manifest are frozen for the engine's life,
     /// so the index only changes when a new engine (a new catalog) is built.
     search: SearchIndex,
+    /// Semantic scores over the same docs, building in the background once a
+    /// model is attached; absent or not ready, searches are lexical.
+    meaning: OnceLock<Arc<dyn CatalogMeaning>>,
     commands: Arc<CommandGate>,
 }
 
@@ -50,7 +53,7 @@ impl Engine {
         registry.apply_overlays(&manifest);
         let lifecycle = Lifecycle::new(manifest);
         let search = discovery::build_index(&registry, &lifecycle);
-        Engine { registry, lifecycle, search, commands }
+        Engine { registry, lifecycle, search, meaning: OnceLock::new(), commands }
     }
 
     pub fn registry(&self) -> &Registry {
@@ -63,6 +66,20 @@ impl Engine {
 
     pub fn search_index(&self) -> &SearchIndex {
         &self.search
+    }
+
+    /// Starts indexing this engine's catalog with `model` (in the
+    /// background: searches stay lexical until the vectors are ready). The
+    /// first model attached stays; later calls change nothing.
+    pub fn attach_meaning(&self, model: &dyn MeaningModel) {
+        if self.meaning.get().is_none() {
+            let _ = self.meaning.set(model.index(self.search.docs()));
+        }
+    }
+
+    /// Where semantic ranking stands: `None` without a model.
+    pub fn meaning_state(&self) -> Option<MeaningState> {
+        self.meaning.get().map(|m| m.state())
     }
 
     pub fn manifest(&self) -> &Manifest {
@@ -90,7 +107,19 @@ impl Engine {
         audience: &Audience,
         loaded: &[String],
     ) -> Result<Vec<&RegisteredTool>, String> {
-        discovery::search(&self.search, &self.registry, &self.lifecycle, query, options, audience, loaded)
+        Ok(self.search_found(query, options, audience, loaded)?.tools)
+    }
+
+    /// [`Engine::search_tools`] with the ranking used and the confident count.
+    pub fn search_found(
+        &self,
+        query: &str,
+        options: &SearchOptions,
+        audience: &Audience,
+        loaded: &[String],
+    ) -> Result<discovery::Found<'_>, String> {
+        let meaning = self.meaning.get().map(|m| &**m as &dyn CatalogMeaning);
+        discovery::search(&self.search, &self.registry, &self.lifecycle, meaning, query, options, audience, loaded)
     }
 
     /// A context for calls on this engine, with a fresh session.
@@ -100,14 +129,19 @@ impl Engine {
 }
 
 impl ToolSurface for Engine {
-    fn search(
+    fn search_ranked(
         &self,
         query: &str,
         options: &SearchOptions,
         audience: &Audience,
         loaded: &[String],
-    ) -> Result<Vec<ToolSpec>, String> {
-        Ok(self.search_tools(query, options, audience, loaded)?.into_iter().map(|t| t.spec.clone()).collect())
+    ) -> Result<Ranked, String> {
+        let found = self.search_found(query, options, audience, loaded)?;
+        Ok(Ranked {
+            tools: found.tools.into_iter().map(|t| t.spec.clone()).collect(),
+            ranking: found.ranking,
+            confident: found.confident,
+        })
     }
 
     fn resolve_visible(&self, name: &str, audience: &Audience) -> Option<Resolved> {

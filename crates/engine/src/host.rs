@@ -13,6 +13,7 @@
 
 use std::sync::{Arc, Mutex, RwLock};
 
+use quiver_search::MeaningModel;
 use serde_json::Value;
 
 use crate::audience::Audience;
@@ -23,7 +24,7 @@ use crate::permissions::command::CommandGate;
 use crate::permissions::trust::TrustStore;
 use crate::registry::Registry;
 use crate::spec::ToolSpec;
-use crate::surface::{Resolved, SearchOptions, ToolSurface};
+use crate::surface::{Ranked, Resolved, SearchOptions, ToolSurface};
 use crate::tool::SharedTool;
 use crate::workspace::Workspace;
 
@@ -49,6 +50,8 @@ pub struct EngineHost {
     /// (provider generations it was built at, engine)
     current: RwLock<(Vec<u64>, Arc<Engine>)>,
     rebuilding: Mutex<()>,
+    /// Attached to every engine built from now on (see [`EngineHost::set_meaning`]).
+    meaning: RwLock<Option<Arc<dyn MeaningModel>>>,
 }
 
 impl EngineHost {
@@ -74,6 +77,7 @@ impl EngineHost {
             manifest,
             current: RwLock::new((generations, Arc::new(engine))),
             rebuilding: Mutex::new(()),
+            meaning: RwLock::new(None),
         }))
     }
 
@@ -99,6 +103,9 @@ impl EngineHost {
         let commands = Arc::clone(base_engine.commands());
         match build(&self.base, &self.providers, &self.manifest, commands) {
             Ok(engine) => {
+                if let Some(model) = &*self.meaning.read().unwrap_or_else(|p| p.into_inner()) {
+                    engine.attach_meaning(&**model);
+                }
                 let engine = Arc::new(engine);
                 *self.current.write().unwrap_or_else(|p| p.into_inner()) = (wanted, Arc::clone(&engine));
                 engine
@@ -110,6 +117,14 @@ impl EngineHost {
                 base_engine
             }
         }
+    }
+
+    /// Ranks by meaning too: the current engine and every rebuilt one index
+    /// their catalog with `model` in the background (searches are lexical
+    /// until an engine's vectors are ready).
+    pub fn set_meaning(&self, model: Arc<dyn MeaningModel>) {
+        *self.meaning.write().unwrap_or_else(|p| p.into_inner()) = Some(Arc::clone(&model));
+        self.engine().attach_meaning(&*model);
     }
 
     /// A context whose search and dispatch reach the newest engine, with a
@@ -137,14 +152,14 @@ fn build(
 }
 
 impl ToolSurface for EngineHost {
-    fn search(
+    fn search_ranked(
         &self,
         query: &str,
         options: &SearchOptions,
         audience: &Audience,
         loaded: &[String],
-    ) -> Result<Vec<ToolSpec>, String> {
-        ToolSurface::search(&*self.engine(), query, options, audience, loaded)
+    ) -> Result<Ranked, String> {
+        self.engine().search_ranked(query, options, audience, loaded)
     }
 
     fn resolve_visible(&self, name: &str, audience: &Audience) -> Option<Resolved> {

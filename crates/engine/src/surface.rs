@@ -3,6 +3,8 @@
 //! tool can hold it without tying the engine's modules into a circle; the
 //! [`crate::engine::Engine`] and the [`crate::host::EngineHost`] implement it.
 
+use quiver_search::Ranking;
+
 use crate::audience::Audience;
 use crate::domain::DomainFilter;
 use crate::spec::ToolSpec;
@@ -27,6 +29,15 @@ pub struct SearchOptions {
     pub scope: Scope,
 }
 
+/// A search's tools, best first, with how they were ranked and how many of
+/// the first ones are confident matches (what `tool_search` loads).
+#[derive(Debug, Clone)]
+pub struct Ranked {
+    pub tools: Vec<ToolSpec>,
+    pub ranking: Ranking,
+    pub confident: usize,
+}
+
 /// A name resolved for loading: its canonical tool, and whether the name
 /// given was a deprecated alias of it.
 #[derive(Debug, Clone)]
@@ -44,7 +55,18 @@ pub trait ToolSurface: Send + Sync {
         options: &SearchOptions,
         audience: &Audience,
         loaded: &[String],
-    ) -> Result<Vec<ToolSpec>, String>;
+    ) -> Result<Vec<ToolSpec>, String> {
+        self.search_ranked(query, options, audience, loaded).map(|r| r.tools)
+    }
+
+    /// [`ToolSurface::search`] with the ranking used and the confident count.
+    fn search_ranked(
+        &self,
+        query: &str,
+        options: &SearchOptions,
+        audience: &Audience,
+        loaded: &[String],
+    ) -> Result<Ranked, String>;
 
     /// A name (canonical or alias) resolved to a tool `audience` may see;
     /// `None` for removed, unknown and gated-out names.

@@ -92,7 +92,12 @@ impl Tool for ToolSearch {
         // (tool, reached through a deprecated alias)
         let mut found: Vec<(ToolSpec, bool)> = Vec::new();
         let mut not_found: Vec<String> = Vec::new();
+        // How the matches were found, reported in the result; and how many of
+        // them to load: every named one, else the confident ones only.
+        let ranking: &str;
+        let mut confident = usize::MAX;
         if let Some(list) = query.strip_prefix("select:") {
+            ranking = "select";
             for raw in list.split(',').map(str::trim).filter(|s| !s.is_empty()) {
                 match surface.resolve_visible(raw, &ctx.audience) {
                     Some(r) => {
@@ -111,9 +116,13 @@ impl Tool for ToolSearch {
                 regex: input.mode == Some(SearchMode::Regex),
                 scope,
             };
-            let hits = surface.search(query, &options, &ctx.audience, &loaded_before).map_err(ToolError::model)?;
+            let ranked =
+                surface.search_ranked(query, &options, &ctx.audience, &loaded_before).map_err(ToolError::model)?;
+            ranking = if options.regex { "regex" } else { ranked.ranking.as_str() };
+            confident = ranked.confident;
             let named_alias = surface.deprecated_replacement(query);
-            found = hits
+            found = ranked
+                .tools
                 .into_iter()
                 .map(|t| {
                     let via_alias = named_alias.as_deref() == Some(t.name.as_str());
@@ -123,8 +132,14 @@ impl Tool for ToolSearch {
         }
 
         // Active (head) tools are already visible: selecting one loads nothing.
-        let to_load: Vec<String> =
-            found.iter().filter(|(t, _)| !surface.in_head(t, &ctx.audience)).map(|(t, _)| t.name.clone()).collect();
+        // Past the confident matches, tools are listed but not loaded, so a
+        // search adds only what it is sure of to every later request.
+        let to_load: Vec<String> = found
+            .iter()
+            .take(confident)
+            .filter(|(t, _)| !surface.in_head(t, &ctx.audience))
+            .map(|(t, _)| t.name.clone())
+            .collect();
         let newly = session.load(&to_load);
         session.record_search(query, newly.clone());
         let loaded_after = session.loaded();
@@ -135,7 +150,7 @@ impl Tool for ToolSearch {
                 let name = tool.name.clone();
                 let status = if *deprecated {
                     "deprecated_alias"
-                } else if loaded_before.contains(&name) || surface.in_head(tool, &ctx.audience) {
+                } else if loaded_after.contains(&name) || surface.in_head(tool, &ctx.audience) {
                     "loaded"
                 } else {
                     "available_lazy"
@@ -162,6 +177,7 @@ impl Tool for ToolSearch {
         }
         let body = json!({
             "query": query,
+            "ranking": ranking,
             "loadedBefore": loaded_before,
             "matches": matches,
             "loadedAfter": loaded_after,
@@ -176,16 +192,23 @@ impl Tool for ToolSearch {
 pub const DISCOVERY_WAIT: std::time::Duration = std::time::Duration::from_secs(8);
 
 fn next_instruction(matches: &[Match], newly: &[String], not_found: &[String]) -> String {
+    let ready: Vec<&str> = matches.iter().filter(|m| m.status != "available_lazy").map(|m| m.name.as_str()).collect();
     let mut text = if matches.is_empty() {
         "No tool matched. Try other words, a different domain, or `select:` with an exact name.".to_string()
-    } else if newly.is_empty() {
-        format!("Already available: {}. Call them directly.", names(matches.iter().map(|m| m.name.as_str())))
-    } else {
+    } else if !newly.is_empty() {
         format!(
             "Loaded {}. They are callable from your next request; call them by name.",
             names(newly.iter().map(String::as_str))
         )
+    } else if !ready.is_empty() {
+        format!("Already available: {}. Call them directly.", names(ready.iter().copied()))
+    } else {
+        "Nothing loaded.".to_string()
     };
+    let lazy: Vec<&str> = matches.iter().filter(|m| m.status == "available_lazy").map(|m| m.name.as_str()).collect();
+    if !lazy.is_empty() {
+        text.push_str(&format!(" Also matching, not loaded: {}; load one with `select:{}`.", names(lazy.iter().copied()), lazy[0]));
+    }
     if !not_found.is_empty() {
         text.push_str(&format!(" Not found: {}.", names(not_found.iter().map(String::as_str))));
     }

@@ -13,6 +13,7 @@ pub mod bench;
 mod fusion;
 mod index;
 mod intent;
+mod meaning;
 mod params;
 #[cfg(test)]
 #[cfg(feature = "bench")]
@@ -28,6 +29,7 @@ mod tokenize;
 
 pub use fusion::{FusionMethod, FusionParams, Ranking, confident, confident_margin, fuse};
 pub use index::{SearchDoc, SearchIndex};
+pub use meaning::{CatalogMeaning, MeaningModel, MeaningState};
 pub use params::{FIELD_NAMES, Field, NFIELDS, RankParams};
 pub use rank::Hit;
 pub use schema::params_from_schema;

@@ -6,11 +6,14 @@
 //! query: [`Encoder::encode_query`], [`SemanticIndex::scores`], and
 //! [`fuse`](crate::fuse) with the lexical hits.
 
+mod background;
+mod bert;
 mod index;
 mod model;
 
 use std::path::PathBuf;
 
+pub use background::BackgroundModel;
 pub use index::{SemanticIndex, cache_key, doc_text};
 pub use model::{Encoder, Pooling, Prefixes};
 

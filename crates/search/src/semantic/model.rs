@@ -9,12 +9,12 @@ use std::path::{Path, PathBuf};
 
 use candle_core::{DType, Device, Tensor};
 use candle_nn::VarBuilder;
-use candle_transformers::models::bert::{BertModel, Config};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 use tokenizers::{Tokenizer, TruncationParams};
 
 use super::SemanticError;
+use super::bert::{Bert, BertConfig};
 
 /// How token vectors become one sentence vector (from `1_Pooling/config.json`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -35,7 +35,7 @@ pub struct Prefixes {
 
 /// A loaded encoder.
 pub struct Encoder {
-    model: BertModel,
+    model: Bert,
     tokenizer: Tokenizer,
     pooling: Pooling,
     normalize: bool,
@@ -72,7 +72,7 @@ impl Encoder {
             return Err(model_err(dir, "not a directory"));
         }
         let config_json = read_json(dir, "config.json")?.ok_or_else(|| model_err(dir, "config.json is missing"))?;
-        let config: Config = serde_json::from_value(config_json.clone())
+        let config = BertConfig::from_json(&config_json)
             .map_err(|e| model_err(dir, format!("config.json is not a BERT config: {e}")))?;
         let arch = config_json.get("model_type").and_then(Value::as_str).unwrap_or("bert");
         if !matches!(arch, "bert") {
@@ -97,14 +97,14 @@ impl Encoder {
         let vb = VarBuilder::from_buffered_safetensors(bytes, DType::F32, &device)
             .map_err(|e| model_err(dir, format!("model.safetensors: {e}")))?;
         let model =
-            BertModel::load(vb, &config).map_err(|e| model_err(dir, format!("weights do not fit config.json: {e}")))?;
+            Bert::load(vb, &config).map_err(|e| model_err(dir, format!("weights do not fit config.json: {e}")))?;
         Ok(Encoder {
             model,
             tokenizer,
             pooling,
             normalize,
             prefixes,
-            pad_id: config.pad_token_id as u32,
+            pad_id: config.pad_token_id,
             dim: config.hidden_size,
             id,
             device,
@@ -170,8 +170,8 @@ impl Encoder {
         let dev = &self.device;
         let ids = Tensor::from_vec(ids, (n, len), dev).map_err(|e| inf(&e))?;
         let mask = Tensor::from_vec(mask, (n, len), dev).map_err(|e| inf(&e))?;
-        let types = ids.zeros_like().map_err(|e| inf(&e))?;
-        let hidden = self.model.forward(&ids, &types, Some(&mask)).map_err(|e| inf(&e))?;
+        // one text pads nothing: no mask to apply
+        let hidden = self.model.forward(&ids, (n > 1).then_some(&mask)).map_err(|e| inf(&e))?;
         let pooled = match self.pooling {
             Pooling::Cls => hidden.narrow(1, 0, 1).and_then(|t| t.squeeze(1)),
             Pooling::Mean => mask.to_dtype(DType::F32).and_then(|m| {

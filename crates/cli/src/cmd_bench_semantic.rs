@@ -1,0 +1,87 @@
+//! The semantic side of `quiver bench search`: load the model named by
+//! `QUIVER_SEARCH_MODEL`, build (or read back) tool vectors, rank a query by
+//! meaning alone or fused with the lexical ranker, and time each step.
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use anyhow::Context;
+use quiver_search::semantic::{Encoder, SemanticIndex};
+use quiver_search::{FusionParams, Hit, Ranking, SearchDoc, SearchIndex, fuse};
+
+pub struct Semantic {
+    encoder: Encoder,
+    index: SemanticIndex,
+    dir: PathBuf,
+    load_ms: u128,
+    vectors_ms: u128,
+    cached_ms: Option<u128>,
+}
+
+impl Semantic {
+    /// `cold`: encode into a fresh cache dir (the cold time), then read it back
+    /// (the cached time), ignoring the user's cache.
+    pub fn load(dir: &Path, docs: &[SearchDoc], cold: bool) -> anyhow::Result<Semantic> {
+        let start = Instant::now();
+        let encoder = Encoder::load(dir)?;
+        let load_ms = start.elapsed().as_millis();
+        let scratch = if cold { Some(tempfile::tempdir().context("temp dir for a cold vector build")?) } else { None };
+        let cache = match &scratch {
+            Some(t) => Some(t.path().to_path_buf()),
+            None => crate::search_model::vectors_dir(),
+        };
+        let start = Instant::now();
+        let index = SemanticIndex::build(&encoder, docs, cache.as_deref())?;
+        let vectors_ms = start.elapsed().as_millis();
+        let cached_ms = if scratch.is_some() {
+            let start = Instant::now();
+            let again = SemanticIndex::build(&encoder, docs, cache.as_deref())?;
+            anyhow::ensure!(again.from_cache(), "tool vectors were not read back from the cache");
+            Some(start.elapsed().as_millis())
+        } else {
+            None
+        };
+        Ok(Semantic { encoder, index, dir: dir.to_path_buf(), load_ms, vectors_ms, cached_ms })
+    }
+
+    /// One line about the model and the vector build (printed before the metrics line).
+    pub fn report(&self) -> String {
+        let mut line = format!(
+            "semantic: model={} id={} dim={} pooling={:?} load_ms={} vectors_ms={} vectors={}",
+            self.dir.display(),
+            self.encoder.id(),
+            self.encoder.dim(),
+            self.encoder.pooling(),
+            self.load_ms,
+            self.vectors_ms,
+            if self.index.from_cache() { "cached" } else { "cold" },
+        );
+        if let Some(ms) = self.cached_ms {
+            line.push_str(&format!(" cached_ms={ms}"));
+        }
+        line
+    }
+}
+
+/// Ranks `query` by meaning (`Semantic`) or by the fusion of meaning and the
+/// lexical ranker (`Fused`, lexical candidates from the top `pool`).
+pub fn rank(
+    s: &Semantic,
+    lexical: &SearchIndex,
+    query: &str,
+    ranking: Ranking,
+    fusion: &FusionParams,
+    pool: usize,
+    limit: usize,
+) -> anyhow::Result<Vec<Hit>> {
+    let keep = |_: usize| true;
+    let q = s.encoder.encode_query(query)?;
+    let scores = s.index.scores(&q);
+    Ok(match ranking {
+        Ranking::Semantic => s.index.rank(&scores, limit, &keep),
+        _ => {
+            let lex = lexical.search(query, pool, &keep);
+            fuse(lexical, &lex, &scores, fusion, limit, &keep)
+        }
+    })
+}

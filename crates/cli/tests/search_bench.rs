@@ -1,0 +1,105 @@
+//! `quiver bench search` rankings (issue 13): the native dev set's quality
+//! floor, the semantic and fused rankings with the test model, and the error
+//! for a broken model. Tests needing the model skip with a printed reason when
+//! `QUIVER_TEST_SEARCH_MODEL` is unset, and fail under `QUIVER_REQUIRE_SEARCH_MODEL=1`.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn bench(args: &[&str], model: Option<&Path>) -> (i32, String, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_quiver"));
+    cmd.args(["bench", "search"]).args(args).current_dir(dir.path()).env("QUIVER_LOG", "warn");
+    cmd.env("QUIVER_SEARCH_CACHE", dir.path().join("vectors"));
+    match model {
+        Some(m) => cmd.env("QUIVER_SEARCH_MODEL", m),
+        // not the user's config or pulled model either
+        None => cmd.env("QUIVER_SEARCH_MODEL", "off"),
+    };
+    let out = cmd.output().unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn shared_bench() -> Option<PathBuf> {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/bench");
+    if dir.is_dir() {
+        Some(dir)
+    } else {
+        eprintln!("../shared/bench is not beside the checkout; skipping");
+        None
+    }
+}
+
+fn field(line: &str, key: &str) -> f64 {
+    line.split(' ')
+        .find_map(|p| p.strip_prefix(key).and_then(|v| v.strip_prefix('=')))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| panic!("no {key}= in {line:?}"))
+}
+
+/// The native dev set through the lexical ranker: a floor CI enforces
+/// (today's numbers minus one query of 52).
+#[test]
+fn native_lexical_quality_floor() {
+    let Some(b) = shared_bench() else { return };
+    let q = b.join("queries/native.jsonl");
+    let (code, out, err) = bench(&["--native", "--queries", q.to_str().unwrap(), "--lexical"], None);
+    assert_eq!(code, 0, "{err}");
+    let last = out.lines().last().unwrap_or_default();
+    assert!(last.contains(" ranking=lexical"), "{last}");
+    let (top1, top5, mrr) = (field(last, "top1"), field(last, "top5"), field(last, "mrr"));
+    assert!(
+        top1 >= NATIVE_FLOOR.0 && top5 >= NATIVE_FLOOR.1 && mrr >= NATIVE_FLOOR.2,
+        "below {NATIVE_FLOOR:?}: {last}"
+    );
+    // confident loads never exceed loading the whole top-k
+    assert!(field(last, "tail_bytes") <= field(last, "tail_bytes_all"), "{last}");
+}
+
+const NATIVE_FLOOR: (f64, f64, f64) = (0.672, 0.903, 0.773);
+
+#[test]
+fn semantic_and_fused_rankings_with_the_test_model() {
+    let Some(model) = quiver_search::semantic::test_model_dir() else { return };
+    let Some(b) = shared_bench() else { return };
+    let cat = b.join("catalogs/github-mcp.json");
+    let q = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../bench/search/queries/github-sanity.jsonl");
+    let args = ["--catalog", cat.to_str().unwrap(), "--queries", q.to_str().unwrap()];
+    let run = |extra: &[&str]| {
+        let mut a = args.to_vec();
+        a.extend_from_slice(extra);
+        let (code, out, err) = bench(&a, Some(&model));
+        assert_eq!(code, 0, "{err}");
+        out
+    };
+    let fused = run(&[]);
+    assert!(fused.lines().any(|l| l.starts_with("semantic: model=")), "{fused}");
+    let fused = fused.lines().last().unwrap().to_string();
+    let semantic = run(&["--semantic"]).lines().last().unwrap().to_string();
+    let lexical = run(&["--lexical"]).lines().last().unwrap().to_string();
+    assert!(fused.ends_with("ranking=fused") && semantic.ends_with("ranking=semantic"), "{fused}\n{semantic}");
+    assert!(lexical.ends_with("ranking=lexical"), "{lexical}");
+    // the model finds most of these requests alone, and fusing never costs top-5
+    assert!(field(&semantic, "top5") >= 0.6, "{semantic}");
+    assert!(field(&fused, "top5") >= field(&lexical, "top5"), "fused {fused}\nlexical {lexical}");
+}
+
+#[test]
+fn a_broken_model_is_a_clear_error() {
+    let Some(b) = shared_bench() else { return };
+    let q = b.join("queries/native.jsonl");
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("config.json"), "{}").unwrap();
+    let (code, _, err) = bench(&["--native", "--queries", q.to_str().unwrap()], Some(dir.path()));
+    assert_ne!(code, 0);
+    assert!(err.contains("search model") && err.contains("config.json"), "{err}");
+    let (code, _, err) = bench(&["--native", "--queries", q.to_str().unwrap(), "--semantic"], None);
+    assert_ne!(code, 0);
+    assert!(err.contains("QUIVER_SEARCH_MODEL"), "{err}");
+}

@@ -1,0 +1,86 @@
+//! [`MeaningModel`] over a model directory: the model loads and each catalog's
+//! vectors build on a background thread, so no search waits for them.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, OnceLock};
+
+use super::{Encoder, SemanticIndex};
+use crate::SearchDoc;
+use crate::meaning::{CatalogMeaning, MeaningModel, MeaningState};
+
+/// A model directory, loaded on first use by a background thread, and the
+/// directory tool vectors are cached in.
+pub struct BackgroundModel {
+    dir: PathBuf,
+    cache_dir: Option<PathBuf>,
+    /// Loaded once, shared by every catalog (a host rebuilds its engine, and
+    /// so its catalog, when MCP tool lists change).
+    encoder: Arc<Mutex<Option<Result<Arc<Encoder>, String>>>>,
+}
+
+impl BackgroundModel {
+    /// Nothing is read yet: the first [`MeaningModel::index`] starts the load.
+    pub fn new(dir: &Path, cache_dir: Option<&Path>) -> BackgroundModel {
+        BackgroundModel {
+            dir: dir.to_path_buf(),
+            cache_dir: cache_dir.map(Path::to_path_buf),
+            encoder: Arc::new(Mutex::new(None)),
+        }
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+}
+
+fn encoder_of(dir: &Path, slot: &Mutex<Option<Result<Arc<Encoder>, String>>>) -> Result<Arc<Encoder>, String> {
+    // Held across the load: a second catalog waits for the first load
+    // instead of reading the weights again.
+    let mut slot = slot.lock().unwrap_or_else(|p| p.into_inner());
+    slot.get_or_insert_with(|| Encoder::load(dir).map(Arc::new).map_err(|e| e.to_string())).clone()
+}
+
+struct Built {
+    encoder: Arc<Encoder>,
+    index: SemanticIndex,
+}
+
+/// One catalog's vectors, filled in by the background thread.
+struct BackgroundCatalog {
+    built: OnceLock<Result<Built, String>>,
+}
+
+impl CatalogMeaning for BackgroundCatalog {
+    fn scores(&self, query: &str) -> Option<Vec<f32>> {
+        let built = self.built.get()?.as_ref().ok()?;
+        let q = built.encoder.encode_query(query).ok()?;
+        Some(built.index.scores(&q))
+    }
+
+    fn state(&self) -> MeaningState {
+        match self.built.get() {
+            None => MeaningState::Building,
+            Some(Ok(_)) => MeaningState::Ready,
+            Some(Err(e)) => MeaningState::Failed(e.clone()),
+        }
+    }
+}
+
+impl MeaningModel for BackgroundModel {
+    fn index(&self, docs: &[SearchDoc]) -> Arc<dyn CatalogMeaning> {
+        let catalog = Arc::new(BackgroundCatalog { built: OnceLock::new() });
+        let (out, docs, dir, cache, slot) =
+            (Arc::clone(&catalog), docs.to_vec(), self.dir.clone(), self.cache_dir.clone(), Arc::clone(&self.encoder));
+        let job = move || {
+            let built = encoder_of(&dir, &slot).and_then(|encoder| {
+                let index = SemanticIndex::build(&encoder, &docs, cache.as_deref()).map_err(|e| e.to_string())?;
+                Ok(Built { encoder, index })
+            });
+            let _ = out.built.set(built);
+        };
+        if let Err(e) = std::thread::Builder::new().name("quiver-search-vectors".into()).spawn(job) {
+            let _ = catalog.built.set(Err(format!("could not start the indexing thread: {e}")));
+        }
+        catalog
+    }
+}
