@@ -8,7 +8,7 @@ use serde_json::json;
 
 use quiver_engine::{Capabilities, Domain, Risk, Tool, ToolContext, ToolError, ToolOutput};
 
-use super::{approve, blocking, WorkStore};
+use super::{change_automation, WorkStore};
 
 pub struct AutomationResume(pub Arc<WorkStore>);
 
@@ -31,15 +31,14 @@ impl Tool for AutomationResume {
     }
 
     async fn run(&self, input: AutomationResumeInput, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
-        let store = self.0.get()?;
-        let id = input.id.trim().to_string();
-        let current = blocking(store.clone(), {
-            let id = id.clone();
-            move |s| s.automation(&id)
-        })
+        let a = change_automation(
+            &self.0,
+            ctx,
+            &input.id,
+            |current| format!("resume automation '{}' ({}, '{}')?", current.name, current.id, current.schedule),
+            |s, id| s.resume_automation(id),
+        )
         .await?;
-        approve(ctx, &format!("resume automation '{}' ({}, '{}')?", current.name, current.id, current.schedule)).await?;
-        let a = blocking(store, move |s| s.resume_automation(&id)).await?;
         Ok(ToolOutput::json(json!({"resumed": a})))
     }
 }

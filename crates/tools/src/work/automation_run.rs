@@ -8,7 +8,7 @@ use serde_json::json;
 
 use quiver_engine::{Capabilities, Domain, Risk, Tool, ToolContext, ToolError, ToolOutput};
 
-use super::{approve, blocking, WorkStore};
+use super::{change_automation, WorkStore};
 
 pub struct AutomationRun(pub Arc<WorkStore>);
 
@@ -31,16 +31,19 @@ impl Tool for AutomationRun {
     }
 
     async fn run(&self, input: AutomationRunInput, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
-        let store = self.0.get()?;
-        let id = input.id.trim().to_string();
-        let current = blocking(store.clone(), {
-            let id = id.clone();
-            move |s| s.automation(&id)
-        })
+        let mut name = String::new();
+        let task = change_automation(
+            &self.0,
+            ctx,
+            &input.id,
+            |current| {
+                name = current.id.clone();
+                let prompt: String = current.prompt.chars().take(80).collect();
+                format!("run automation '{}' now (\"{prompt}\")?", current.name)
+            },
+            |s, id| s.run_automation_now(id),
+        )
         .await?;
-        let prompt: String = current.prompt.chars().take(80).collect();
-        approve(ctx, &format!("run automation '{}' now (\"{prompt}\")?", current.name)).await?;
-        let task = blocking(store, move |s| s.run_automation_now(&id)).await?;
-        Ok(ToolOutput::json(json!({"automation": current.id, "task": task.id, "state": task.state})))
+        Ok(ToolOutput::json(json!({"automation": name, "task": task.id, "state": task.state})))
     }
 }

@@ -104,6 +104,24 @@ pub fn mode_rank(mode: Mode) -> u8 {
     }
 }
 
+/// The shape of every approval-required change to one automation: look it up
+/// (a wrong id fails before anyone is asked), ask with the question `ask` words
+/// from what it is now, then apply `act` to the store.
+pub async fn change_automation<T: Send + 'static>(
+    work: &WorkStore,
+    ctx: &ToolContext,
+    id: &str,
+    ask: impl FnOnce(&quiver_durable::Automation) -> String,
+    act: impl FnOnce(&Store, &str) -> Result<T, StoreError> + Send + 'static,
+) -> Result<T, ToolError> {
+    let store = work.get()?;
+    let id = id.trim().to_string();
+    let lookup = id.clone();
+    let current = blocking(store.clone(), move |s| s.automation(&lookup)).await?;
+    approve(ctx, &ask(&current)).await?;
+    blocking(store, move |s| act(s, &id)).await
+}
+
 /// Approval for a write the issue calls approval-required: asked in agent mode,
 /// given in yolo (the user chose to be asked nothing); plan mode never gets here
 /// (the gate refuses tools that persist state).

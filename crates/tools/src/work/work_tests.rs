@@ -23,7 +23,19 @@ impl Setup {
         registry.register(task_list::TaskList(work.clone())).unwrap();
         registry.register(task_read::TaskRead(work.clone())).unwrap();
         registry.register(task_cancel::TaskCancel(work.clone())).unwrap();
-        registry.register(task_gate_run::TaskGateRun(work)).unwrap();
+        registry.register(task_gate_run::TaskGateRun(work.clone())).unwrap();
+        registry.register(pr_attempt_record::PrAttemptRecord(work.clone())).unwrap();
+        registry.register(pr_attempt_list::PrAttemptList(work.clone())).unwrap();
+        registry.register(pr_attempt_read::PrAttemptRead(work.clone())).unwrap();
+        registry.register(pr_attempt_preflight::PrAttemptPreflight(work.clone())).unwrap();
+        registry.register(automation_create::AutomationCreate(work.clone())).unwrap();
+        registry.register(automation_list::AutomationList(work.clone())).unwrap();
+        registry.register(automation_read::AutomationRead(work.clone())).unwrap();
+        registry.register(automation_update::AutomationUpdate(work.clone())).unwrap();
+        registry.register(automation_pause::AutomationPause(work.clone())).unwrap();
+        registry.register(automation_resume::AutomationResume(work.clone())).unwrap();
+        registry.register(automation_delete::AutomationDelete(work.clone())).unwrap();
+        registry.register(automation_run::AutomationRun(work)).unwrap();
         registry.register(crate::evidence::retrieve_tool_result::RetrieveToolResult).unwrap();
         let engine = Arc::new(Engine::new(registry, Manifest::builtin().unwrap()));
         engine.context(Workspace::new(self.ws.path()).unwrap(), Audience { mode, ..Audience::default() })
@@ -136,4 +148,91 @@ async fn passing_and_timed_out_gates_and_refusals() {
     let r = call(&agent, "task_gate_run", json!({"command": "touch made-by-gate"})).await;
     assert!(r.is_error, "{}", r.content_text());
     assert!(!s.ws.path().join("made-by-gate").exists());
+}
+
+#[tokio::test]
+async fn automation_writes_ask_first_and_bad_schedules_fail_before_asking() {
+    let s = Setup::new();
+    let agent = s.ctx(Mode::Agent);
+    let args = json!({"name": "nightly", "prompt": "triage issues", "schedule": "0 3 * * *", "timezone": "Europe/Berlin"});
+    let r = call(&agent, "automation_create", args.clone()).await;
+    assert!(r.is_error && r.content_text().contains("needs approval"), "{}", r.content_text());
+    assert!(r.content_text().contains("'0 3 * * *' (Europe/Berlin)"), "the question shows the schedule: {}", r.content_text());
+    let bad = call(&agent, "automation_create", json!({"name": "x", "prompt": "p", "schedule": "nightly"})).await;
+    assert!(bad.is_error && bad.content_text().contains("invalid schedule"), "{}", bad.content_text());
+    assert!(s.store().list_automations().unwrap().is_empty());
+
+    let yolo = s.ctx(Mode::Yolo);
+    let created = json_of(&call(&yolo, "automation_create", args).await);
+    assert_eq!(created["automation"]["tz"], "Europe/Berlin");
+    assert_eq!(json_of(&call(&yolo, "automation_list", json!({})).await)["count"], 1);
+    let paused = json_of(&call(&yolo, "automation_pause", json!({"id": "nightly"})).await);
+    assert_eq!(paused["paused"]["state"], "paused");
+    let resumed = json_of(&call(&yolo, "automation_resume", json!({"id": "auto-1"})).await);
+    assert_eq!(resumed["resumed"]["state"], "active");
+    let updated = json_of(&call(&yolo, "automation_update", json!({"id": "nightly", "schedule": "@hourly"})).await);
+    assert_eq!(updated["automation"]["schedule"], "@hourly");
+    let ran = json_of(&call(&yolo, "automation_run", json!({"id": "nightly"})).await);
+    assert_eq!((ran["automation"].as_str(), ran["task"].as_str()), (Some("auto-1"), Some("task-1")));
+    let read = json_of(&call(&yolo, "automation_read", json!({"id": "nightly"})).await);
+    assert_eq!(read["recent_runs"][0]["outcome"], "manual");
+    assert!(call(&agent, "automation_delete", json!({"id": "nightly"})).await.is_error, "delete asks too");
+    json_of(&call(&yolo, "automation_delete", json!({"id": "nightly"})).await);
+    let gone = call(&yolo, "automation_read", json!({"id": "nightly"})).await;
+    assert!(gone.is_error && gone.content_text().contains("no automation"), "{}", gone.content_text());
+}
+
+fn git(dir: &Path, args: &[&str]) {
+    let out = std::process::Command::new("git")
+        .args(["-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false"])
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+}
+
+#[tokio::test]
+async fn pr_attempts_capture_untracked_files_and_preflight_names_the_conflict() {
+    if quiver_testkit::program_or_skip("git", "apt-get install git").is_none() {
+        return;
+    }
+    let s = Setup::new();
+    let ws = s.ws.path();
+    git(ws, &["init", "-q"]);
+    std::fs::write(ws.join("lib.rs"), "fn a() {}\nfn b() {}\nfn c() {}\n").unwrap();
+    git(ws, &["add", "."]);
+    git(ws, &["commit", "-qm", "base"]);
+    std::fs::write(ws.join("lib.rs"), "fn a() {}\nfn b() { todo() }\nfn c() {}\n").unwrap();
+    std::fs::write(ws.join("new.rs"), "fn new() {}\n").unwrap();
+    let index_before = std::fs::read(ws.join(".git/index")).unwrap();
+
+    let ctx = s.ctx(Mode::Agent);
+    call(&ctx, "task_create", json!({"prompt": "x"})).await;
+    let rec = json_of(&call(&ctx, "pr_attempt_record", json!({"task": "task-1", "note": "first try"})).await);
+    let attempt = &rec["attempt"];
+    assert_eq!(attempt["files"], json!(["lib.rs", "new.rs"]), "{rec}");
+    assert_eq!((attempt["additions"].as_u64(), attempt["deletions"].as_u64()), (Some(2), Some(1)));
+    assert_eq!(std::fs::read(ws.join(".git/index")).unwrap(), index_before, "the user's index is untouched");
+    let listed = json_of(&call(&ctx, "pr_attempt_list", json!({"task": "task-1"})).await);
+    assert_eq!(listed["count"], 1);
+    let read = json_of(&call(&ctx, "pr_attempt_read", json!({"id": "pr-1"})).await);
+    assert!(read["patch"].as_str().unwrap().contains("+fn new() {}"), "{read}");
+
+    let ok = json_of(&call(&ctx, "pr_attempt_preflight", json!({"id": "pr-1"})).await);
+    assert_eq!(ok["applies"], true, "{ok}");
+    // Upstream moves on and changes the same line: the attempt no longer applies.
+    git(ws, &["stash", "-u", "-q"]);
+    std::fs::write(ws.join("lib.rs"), "fn a() {}\nfn b() { other() }\nfn c() {}\n").unwrap();
+    git(ws, &["commit", "-qam", "upstream"]);
+    let work_tree_before = std::fs::read(ws.join("lib.rs")).unwrap();
+    let bad = json_of(&call(&ctx, "pr_attempt_preflight", json!({"id": "pr-1"})).await);
+    assert_eq!(bad["applies"], false, "{bad}");
+    assert!(bad["errors"].to_string().contains("lib.rs"), "{bad}");
+    assert!(bad["conflicting_hunks"][0].as_str().unwrap().contains("+fn b() { todo() }"), "{bad}");
+    assert_eq!(std::fs::read(ws.join("lib.rs")).unwrap(), work_tree_before, "preflight never touches the work tree");
+    let against_base = json_of(&call(&ctx, "pr_attempt_preflight", json!({"id": "pr-1", "onto": "HEAD~1"})).await);
+    assert_eq!(against_base["applies"], true, "{against_base}");
+    let hostile = call(&ctx, "pr_attempt_preflight", json!({"id": "pr-1", "onto": "--output=/tmp/x"})).await;
+    assert!(hostile.is_error, "{}", hostile.content_text());
 }
