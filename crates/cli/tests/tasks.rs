@@ -74,6 +74,7 @@ async fn a_queued_task_runs_to_completion_with_its_gate_evidence() {
     let server = ScriptedServer::start().await.unwrap();
     server.script([
         ScriptedTurn::tool_call("g1", "task_gate_run", r#"{"command":"echo 'test result: ok. 3 passed'","name":"smoke"}"#),
+        ScriptedTurn::tool_call("c1", "checklist_write", r#"{"items":[{"content":"run smoke","status":"completed"}]}"#),
         ScriptedTurn::text("Verified: the smoke gate passed."),
     ]);
     let created = env.call("task_create", "agent", json!({"prompt": "verify the build", "checklist": ["run smoke"]})).await;
@@ -99,6 +100,8 @@ async fn a_queued_task_runs_to_completion_with_its_gate_evidence() {
     };
     assert_eq!(view["gates"][0]["classification"], "passed", "{view}");
     assert_eq!(view["gates"][0]["name"], "smoke");
+    // The run's checklist is the task's: checklist_write in the run updated it.
+    assert_eq!(view["checklist"], json!([{"idx": 1, "text": "run smoke", "status": "completed"}]), "{view}");
     let kinds: Vec<&str> = view["timeline"].as_array().unwrap().iter().map(|e| e["kind"].as_str().unwrap()).collect();
     for kind in ["state", "session_started", "turn_started", "gate", "artifact", "tool_call_ended", "usage", "session_ended"] {
         assert!(kinds.contains(&kind), "no {kind} in {kinds:?}");

@@ -70,6 +70,33 @@ pub fn validate_content(content: &str, field: &str) -> Result<String, quiver_eng
     Ok(trimmed.to_string())
 }
 
+/// The checklist is subordinate to the durable task this process runs for (the
+/// task pool sets `QUIVER_TASK_ID`): each change is copied to that task, so
+/// `task_read` shows it. A store that cannot be written is logged, not fatal:
+/// the session's checklist is the model's working copy either way.
+pub fn mirror_to_active_task(items: &[Item]) {
+    let Some(task) = crate::work::active_task() else { return };
+    static STORE: std::sync::OnceLock<std::sync::Arc<crate::work::WorkStore>> = std::sync::OnceLock::new();
+    let work = STORE.get_or_init(|| crate::work::WorkStore::new(None));
+    let rows: Vec<quiver_durable::ChecklistItem> = items
+        .iter()
+        .map(|i| quiver_durable::ChecklistItem {
+            idx: i64::from(i.id),
+            text: i.content.clone(),
+            status: match i.status {
+                ItemStatus::Pending => "pending",
+                ItemStatus::InProgress => "in_progress",
+                ItemStatus::Completed => "completed",
+            }
+            .to_string(),
+        })
+        .collect();
+    let written = work.get().map_err(|e| format!("{e}")).and_then(|store| store.set_checklist(&task, &rows).map_err(|e| e.to_string()));
+    if let Err(e) = written {
+        tracing::warn!(%task, error = %e, "could not copy the checklist to the active task");
+    }
+}
+
 /// The checklist as the model sees it, plus the items as metadata.
 pub fn render(items: &[Item]) -> ToolOutput {
     let done = items.iter().filter(|i| i.status == ItemStatus::Completed).count();

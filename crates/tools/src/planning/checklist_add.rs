@@ -44,6 +44,7 @@ impl Tool for ChecklistAdd {
             *next_id += 1;
             Ok(items.clone())
         })?;
+        super::checklist::mirror_to_active_task(&items);
         Ok(render(&items))
     }
 }

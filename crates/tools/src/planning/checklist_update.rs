@@ -54,6 +54,7 @@ impl Tool for ChecklistUpdate {
             }
             Ok(items.clone())
         })?;
+        super::checklist::mirror_to_active_task(&items);
         Ok(render(&items))
     }
 }

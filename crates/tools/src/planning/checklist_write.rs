@@ -49,6 +49,7 @@ impl Tool for ChecklistWrite {
             *items = new_items;
             items.clone()
         });
+        super::checklist::mirror_to_active_task(&items);
         Ok(render(&items))
     }
 }
