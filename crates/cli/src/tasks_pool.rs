@@ -61,7 +61,11 @@ enum Note {
 pub async fn run(store: Store, options: PoolOptions) -> anyhow::Result<usize> {
     let recovered = store.recover_interrupted()?;
     if !recovered.is_empty() {
-        eprintln!("quiver: marked {} task(s) interrupted (their worker stopped): {}", recovered.len(), recovered.join(", "));
+        eprintln!(
+            "quiver: marked {} task(s) interrupted (their worker stopped): {}",
+            recovered.len(),
+            recovered.join(", ")
+        );
     }
     let (tx, mut rx) = mpsc::channel::<Note>(1024);
     let mut running: HashMap<String, Running> = HashMap::new();
@@ -78,7 +82,9 @@ pub async fn run(store: Store, options: PoolOptions) -> anyhow::Result<usize> {
                         eprintln!("quiver: {auto} due {due} → {task}");
                     }
                     for (auto, count, first, last) in &report.missed {
-                        eprintln!("quiver: {auto} missed {count} due time(s) between {first} and {last} (quiver was not running); not run late");
+                        eprintln!(
+                            "quiver: {auto} missed {count} due time(s) between {first} and {last} (quiver was not running); not run late"
+                        );
                     }
                 }
                 Err(e) => eprintln!("quiver: automations: {e}"),
@@ -133,7 +139,12 @@ fn interrupt(pid: Option<u32>) {
     }
 }
 
-fn spawn_run(store: &Store, task: &quiver_durable::Task, options: &PoolOptions, tx: mpsc::Sender<Note>) -> anyhow::Result<Option<u32>> {
+fn spawn_run(
+    store: &Store,
+    task: &quiver_durable::Task,
+    options: &PoolOptions,
+    tx: mpsc::Sender<Note>,
+) -> anyhow::Result<Option<u32>> {
     let exe = std::env::current_exe()?;
     let answer_file = store.dir().join(format!("{}.answer.txt", task.id));
     let mut cmd = tokio::process::Command::new(exe);
@@ -160,7 +171,13 @@ fn spawn_run(store: &Store, task: &quiver_durable::Task, options: &PoolOptions, 
     let mut child = match cmd.spawn() {
         Ok(c) => c,
         Err(e) => {
-            let _ = store.finish_task(&task.id, &options.owner, TaskState::Failed, None, Some(&format!("cannot start quiver exec: {e}")));
+            let _ = store.finish_task(
+                &task.id,
+                &options.owner,
+                TaskState::Failed,
+                None,
+                Some(&format!("cannot start quiver exec: {e}")),
+            );
             return Ok(None);
         }
     };
@@ -239,7 +256,15 @@ fn transcript_path(session: &str) -> PathBuf {
     quiver_agent::exec::paths::session_path(session).unwrap_or_else(|_| PathBuf::from(format!("{session}.jsonl")))
 }
 
-fn finish(store: &Store, owner: &str, task: &str, exit: Exit, answer: Option<String>, stderr_tail: &str, stopping: bool) {
+fn finish(
+    store: &Store,
+    owner: &str,
+    task: &str,
+    exit: Exit,
+    answer: Option<String>,
+    stderr_tail: &str,
+    stopping: bool,
+) {
     let cancel_requested = store.task(task).map(|t| t.cancel_requested).unwrap_or(false);
     let answer = answer.filter(|a| !a.trim().is_empty());
     let (state, error) = match exit {
@@ -247,7 +272,9 @@ fn finish(store: &Store, owner: &str, task: &str, exit: Exit, answer: Option<Str
         Exit::Code(130) if cancel_requested => (TaskState::Cancelled, Some("cancelled by request".to_string())),
         Exit::Code(130) if stopping => (TaskState::Interrupted, Some("the task pool was stopped (Ctrl-C)".to_string())),
         Exit::Code(code) => (TaskState::Failed, Some(format!("quiver exec exited {code}: {}", last_line(stderr_tail)))),
-        Exit::Signal => (TaskState::Failed, Some(format!("quiver exec was killed by a signal: {}", last_line(stderr_tail)))),
+        Exit::Signal => {
+            (TaskState::Failed, Some(format!("quiver exec was killed by a signal: {}", last_line(stderr_tail))))
+        }
     };
     match store.finish_task(task, owner, state, answer.as_deref(), error.as_deref()) {
         Ok(t) => eprintln!("quiver: {} {}", t.id, t.state.as_str()),

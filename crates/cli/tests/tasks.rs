@@ -19,7 +19,11 @@ struct Env {
 
 impl Env {
     fn new() -> Env {
-        Env { config: tempfile::tempdir().unwrap(), state: tempfile::tempdir().unwrap(), ws: tempfile::tempdir().unwrap() }
+        Env {
+            config: tempfile::tempdir().unwrap(),
+            state: tempfile::tempdir().unwrap(),
+            ws: tempfile::tempdir().unwrap(),
+        }
     }
 
     fn command(&self) -> tokio::process::Command {
@@ -73,11 +77,16 @@ async fn a_queued_task_runs_to_completion_with_its_gate_evidence() {
     let env = Env::new();
     let server = ScriptedServer::start().await.unwrap();
     server.script([
-        ScriptedTurn::tool_call("g1", "task_gate_run", r#"{"command":"echo 'test result: ok. 3 passed'","name":"smoke"}"#),
+        ScriptedTurn::tool_call(
+            "g1",
+            "task_gate_run",
+            r#"{"command":"echo 'test result: ok. 3 passed'","name":"smoke"}"#,
+        ),
         ScriptedTurn::tool_call("c1", "checklist_write", r#"{"items":[{"content":"run smoke","status":"completed"}]}"#),
         ScriptedTurn::text("Verified: the smoke gate passed."),
     ]);
-    let created = env.call("task_create", "agent", json!({"prompt": "verify the build", "checklist": ["run smoke"]})).await;
+    let created =
+        env.call("task_create", "agent", json!({"prompt": "verify the build", "checklist": ["run smoke"]})).await;
     assert!(text_of(&created).contains("Queued task-1"), "{created}");
 
     let out = env.pool_once(&server, &[]).await;
@@ -103,7 +112,9 @@ async fn a_queued_task_runs_to_completion_with_its_gate_evidence() {
     // The run's checklist is the task's: checklist_write in the run updated it.
     assert_eq!(view["checklist"], json!([{"idx": 1, "text": "run smoke", "status": "completed"}]), "{view}");
     let kinds: Vec<&str> = view["timeline"].as_array().unwrap().iter().map(|e| e["kind"].as_str().unwrap()).collect();
-    for kind in ["state", "session_started", "turn_started", "gate", "artifact", "tool_call_ended", "usage", "session_ended"] {
+    for kind in
+        ["state", "session_started", "turn_started", "gate", "artifact", "tool_call_ended", "usage", "session_ended"]
+    {
         assert!(kinds.contains(&kind), "no {kind} in {kinds:?}");
     }
     // The model's request carried the run's prompt, not the pool's.
@@ -123,7 +134,8 @@ async fn cancel_stops_a_running_task_and_a_killed_pool_leaves_it_interrupted() {
     env.call("task_create", "yolo", json!({"prompt": "sleep a while", "mode": "yolo"})).await;
 
     // Cancel while it runs: the pool forwards SIGINT, the run exits 130, the task is cancelled.
-    let pool = env.command().args(["tasks", "run", "--once", "--base-url", server.base_url().as_str()]).spawn().unwrap();
+    let pool =
+        env.command().args(["tasks", "run", "--once", "--base-url", server.base_url().as_str()]).spawn().unwrap();
     wait_for_state(&env, "task-1", "running").await;
     tokio::time::sleep(Duration::from_millis(500)).await;
     let cancelled = env.call("task_cancel", "yolo", json!({"id": "task-1"})).await;

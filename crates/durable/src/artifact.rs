@@ -7,13 +7,13 @@
 use std::io::Write;
 use std::path::PathBuf;
 
-use rusqlite::{params, OptionalExtension};
+use rusqlite::{OptionalExtension, params};
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 
 use crate::clock::rfc3339;
 use crate::error::StoreError;
-use crate::store::{Store, ARTIFACT_DIR};
+use crate::store::{ARTIFACT_DIR, Store};
 use crate::summary::summarize;
 use crate::task::{append_event, parse_id};
 
@@ -40,7 +40,13 @@ pub(crate) fn artifact_id(n: i64) -> String {
 impl Store {
     /// Stores `body` as an artifact of `kind` ("log", "patch", "body", …), on a
     /// task's timeline when `task` is given.
-    pub fn put_artifact(&self, task: Option<&str>, kind: &str, name: &str, body: &[u8]) -> Result<Artifact, StoreError> {
+    pub fn put_artifact(
+        &self,
+        task: Option<&str>,
+        kind: &str,
+        name: &str,
+        body: &[u8],
+    ) -> Result<Artifact, StoreError> {
         let task_n = task.map(|t| parse_id("task", "task", t)).transpose()?;
         let dir = self.dir.join(ARTIFACT_DIR);
         let now = self.now();

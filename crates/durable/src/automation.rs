@@ -11,13 +11,13 @@ use std::str::FromStr;
 use chrono::{DateTime, TimeZone, Utc};
 use chrono_tz::Tz;
 use croner::Cron;
-use rusqlite::{params, Connection, OptionalExtension, Row};
+use rusqlite::{Connection, OptionalExtension, Row, params};
 use serde::Serialize;
 
-use crate::clock::{rfc3339, Timestamp};
+use crate::clock::{Timestamp, rfc3339};
 use crate::error::StoreError;
 use crate::store::Store;
-use crate::task::{insert_task, load_task, parse_id, task_id, NewTask, Task};
+use crate::task::{NewTask, Task, insert_task, load_task, parse_id, task_id};
 
 /// At most this many missed due times are counted one by one per tick; the rest
 /// only move the schedule forward.
@@ -115,8 +115,11 @@ pub(crate) fn parse_schedule(schedule: &str, tz: &str) -> Result<(Cron, Tz), Sto
             "invalid schedule '{schedule}': {e}; use five cron fields (minute hour day-of-month month day-of-week, e.g. '0 9 * * 1-5') or an alias like '@hourly'"
         ))
     })?;
-    let zone = Tz::from_str(tz.trim())
-        .map_err(|_| StoreError::Invalid(format!("unknown time zone '{tz}'; use an IANA name such as 'UTC', 'Europe/Berlin' or 'America/New_York'")))?;
+    let zone = Tz::from_str(tz.trim()).map_err(|_| {
+        StoreError::Invalid(format!(
+            "unknown time zone '{tz}'; use an IANA name such as 'UTC', 'Europe/Berlin' or 'America/New_York'"
+        ))
+    })?;
     Ok((cron, zone))
 }
 
@@ -158,7 +161,8 @@ fn from_row(r: &Row<'_>) -> rusqlite::Result<Automation> {
 /// Finds an automation by `auto-N` or by its name.
 fn lookup(c: &Connection, key: &str) -> Result<i64, StoreError> {
     if let Ok(n) = parse_id("automation", "auto", key) {
-        let found: Option<i64> = c.query_row("SELECT id FROM automations WHERE id = ?1", [n], |r| r.get(0)).optional()?;
+        let found: Option<i64> =
+            c.query_row("SELECT id FROM automations WHERE id = ?1", [n], |r| r.get(0)).optional()?;
         if let Some(id) = found {
             return Ok(id);
         }
@@ -263,7 +267,10 @@ impl Store {
         let now = self.now();
         let id = self.write(|tx| {
             let id = lookup(tx, key)?;
-            tx.execute("UPDATE automations SET state = 'paused', next_due = NULL, updated_at = ?2 WHERE id = ?1", params![id, now])?;
+            tx.execute(
+                "UPDATE automations SET state = 'paused', next_due = NULL, updated_at = ?2 WHERE id = ?1",
+                params![id, now],
+            )?;
             Ok(id)
         })?;
         self.read(|c| load(c, id))
@@ -277,7 +284,10 @@ impl Store {
             let cur = load(tx, id)?;
             let (cron, zone) = parse_schedule(&cur.schedule, &cur.tz)?;
             let next = next_after(&cron, zone, now)?;
-            tx.execute("UPDATE automations SET state = 'active', next_due = ?2, updated_at = ?3 WHERE id = ?1", params![id, next, now])?;
+            tx.execute(
+                "UPDATE automations SET state = 'active', next_due = ?2, updated_at = ?3 WHERE id = ?1",
+                params![id, next, now],
+            )?;
             Ok(id)
         })?;
         self.read(|c| load(c, id))

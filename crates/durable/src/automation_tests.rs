@@ -15,7 +15,12 @@ fn store(start: i64) -> (tempfile::TempDir, Store, Arc<ManualClock>) {
 }
 
 fn every_minute() -> NewAutomation {
-    NewAutomation { name: "triage".into(), prompt: "triage new issues".into(), schedule: "* * * * *".into(), ..Default::default() }
+    NewAutomation {
+        name: "triage".into(),
+        prompt: "triage new issues".into(),
+        schedule: "* * * * *".into(),
+        ..Default::default()
+    }
 }
 
 #[test]
@@ -62,7 +67,11 @@ fn schedules_follow_their_time_zone() {
     // 09:00 on weekdays in New York is 14:00 UTC in January.
     let (_d, s, _c) = store(MONDAY_0859_30);
     let a = s
-        .create_automation(&NewAutomation { schedule: "0 9 * * 1-5".into(), tz: Some("America/New_York".into()), ..every_minute() })
+        .create_automation(&NewAutomation {
+            schedule: "0 9 * * 1-5".into(),
+            tz: Some("America/New_York".into()),
+            ..every_minute()
+        })
         .unwrap();
     assert_eq!(a.next_due.as_deref(), Some("2026-01-05T14:00:00.000Z"));
     assert!(!a.describes.is_empty());
@@ -79,7 +88,9 @@ fn pause_resume_update_delete_and_run_now() {
     let r = s.resume_automation("auto-1").unwrap();
     assert_eq!(r.state, AutomationState::Active);
     assert!(s.tick_automations(30_000).unwrap().missed.is_empty(), "paused time is not missed time");
-    let u = s.update_automation("triage", &AutomationPatch { schedule: Some("@hourly".into()), ..Default::default() }).unwrap();
+    let u = s
+        .update_automation("triage", &AutomationPatch { schedule: Some("@hourly".into()), ..Default::default() })
+        .unwrap();
     assert_eq!(u.schedule, "@hourly");
     let t = s.run_automation_now("triage").unwrap();
     assert_eq!(t.automation_id.as_deref(), Some("auto-1"));
@@ -92,9 +103,13 @@ fn pause_resume_update_delete_and_run_now() {
 #[test]
 fn bad_schedules_zones_and_names_are_precise_errors() {
     let (_d, s, _c) = store(MONDAY_0859_30);
-    let e = s.create_automation(&NewAutomation { schedule: "every day".into(), ..every_minute() }).unwrap_err().to_string();
+    let e =
+        s.create_automation(&NewAutomation { schedule: "every day".into(), ..every_minute() }).unwrap_err().to_string();
     assert!(e.contains("invalid schedule 'every day'") && e.contains("five cron fields"), "{e}");
-    let e = s.create_automation(&NewAutomation { tz: Some("Mars/Olympus".into()), ..every_minute() }).unwrap_err().to_string();
+    let e = s
+        .create_automation(&NewAutomation { tz: Some("Mars/Olympus".into()), ..every_minute() })
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("unknown time zone 'Mars/Olympus'"), "{e}");
     s.create_automation(&every_minute()).unwrap();
     let e = s.create_automation(&every_minute()).unwrap_err().to_string();

@@ -22,7 +22,9 @@ pub enum StoreError {
     #[error("{0}")]
     Invalid(String),
     /// The database was written by a newer quiver: refuse rather than guess.
-    #[error("durable store at {path} has schema version {found}, newer than this quiver understands ({known}); upgrade quiver")]
+    #[error(
+        "durable store at {path} has schema version {found}, newer than this quiver understands ({known}); upgrade quiver"
+    )]
     TooNew { path: String, found: i64, known: i64 },
     #[error("durable store: corrupt record: {0}")]
     Corrupt(String),

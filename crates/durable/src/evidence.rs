@@ -1,7 +1,7 @@
 //! Evidence on a task: verification gates, PR attempts and the audit trail of
 //! guarded writes (GitHub comments and closures).
 
-use rusqlite::{params, OptionalExtension, Row};
+use rusqlite::{OptionalExtension, Row, params};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -100,7 +100,8 @@ pub fn classify(exit_code: Option<i32>, timed_out: bool, log: &str, previous: Op
         Some(126 | 127) => GateClass::Infra,
         Some(0) => GateClass::Passed,
         Some(_) => {
-            let tail: String = log.chars().rev().take(4000).collect::<Vec<_>>().into_iter().rev().collect::<String>().to_lowercase();
+            let tail: String =
+                log.chars().rev().take(4000).collect::<Vec<_>>().into_iter().rev().collect::<String>().to_lowercase();
             if INFRA_MARKERS.iter().any(|m| tail.contains(m)) { GateClass::Infra } else { GateClass::Failed }
         }
     };
@@ -252,7 +253,12 @@ impl Store {
         if let Some(n) = task_n {
             self.read(|c| load_task(c, n))?;
         }
-        let artifact = self.put_artifact(attempt.task.as_deref(), "patch", &format!("attempt on {}", attempt.base_commit), &attempt.patch)?;
+        let artifact = self.put_artifact(
+            attempt.task.as_deref(),
+            "patch",
+            &format!("attempt on {}", attempt.base_commit),
+            &attempt.patch,
+        )?;
         let patch_n = parse_id("artifact", "art", &artifact.id)?;
         let now = self.now();
         let id = self.write(|tx| {
@@ -286,7 +292,8 @@ impl Store {
     pub fn attempts_of(&self, task: &str) -> Result<Vec<PrAttempt>, StoreError> {
         let n = parse_id("task", "task", task)?;
         let rows = self.read(|c| {
-            let mut stmt = c.prepare(&format!("SELECT {ATTEMPT_COLUMNS} FROM pr_attempts WHERE task_id = ?1 ORDER BY id"))?;
+            let mut stmt =
+                c.prepare(&format!("SELECT {ATTEMPT_COLUMNS} FROM pr_attempts WHERE task_id = ?1 ORDER BY id"))?;
             Ok(stmt.query_map([n], attempt_from_row)?.collect::<Result<Vec<_>, _>>()?)
         })?;
         rows.into_iter()
@@ -315,18 +322,32 @@ impl Store {
             }
             Ok(id)
         })?;
-        Ok(AuditRecord { id, task_id: task_n.map(task_id), action: action.to_string(), detail: detail.clone(), at: rfc3339(now) })
+        Ok(AuditRecord {
+            id,
+            task_id: task_n.map(task_id),
+            action: action.to_string(),
+            detail: detail.clone(),
+            at: rfc3339(now),
+        })
     }
 
     pub fn audit_of(&self, task: &str) -> Result<Vec<AuditRecord>, StoreError> {
         let n = parse_id("task", "task", task)?;
         let rows: Vec<(i64, String, String, i64)> = self.read(|c| {
             let mut stmt = c.prepare("SELECT id, action, detail, at FROM audit WHERE task_id = ?1 ORDER BY id")?;
-            Ok(stmt.query_map([n], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))?.collect::<Result<Vec<_>, _>>()?)
+            Ok(stmt
+                .query_map([n], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))?
+                .collect::<Result<Vec<_>, _>>()?)
         })?;
         rows.into_iter()
             .map(|(id, action, detail, at)| {
-                Ok(AuditRecord { id, task_id: Some(task_id(n)), action, detail: serde_json::from_str(&detail)?, at: rfc3339(at) })
+                Ok(AuditRecord {
+                    id,
+                    task_id: Some(task_id(n)),
+                    action,
+                    detail: serde_json::from_str(&detail)?,
+                    at: rfc3339(at),
+                })
             })
             .collect()
     }

@@ -37,7 +37,8 @@ fn classification_reads_the_exit_and_the_log() {
 #[test]
 fn a_failing_gate_keeps_its_log_as_an_artifact_and_lands_on_the_timeline() {
     let (_d, s, task) = store_with_task();
-    let log: String = (0..5000).map(|i| format!("line {i}\n")).collect::<String>() + "test result: FAILED. 3 passed; 1 failed\n";
+    let log: String =
+        (0..5000).map(|i| format!("line {i}\n")).collect::<String>() + "test result: FAILED. 3 passed; 1 failed\n";
     let g = s.record_gate(&gate(&task, Some(101), &log)).unwrap();
     assert_eq!(g.classification, GateClass::Failed);
     assert!(g.summary.starts_with("failed (exit 101, 1200 ms)"), "{}", g.summary);

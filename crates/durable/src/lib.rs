@@ -22,7 +22,10 @@ mod summary;
 mod task;
 
 pub use artifact::Artifact;
-pub use automation::{validate_schedule, Automation, AutomationPatch, AutomationRun, AutomationState, NewAutomation, RunOutcome, TickReport};
+pub use automation::{
+    Automation, AutomationPatch, AutomationRun, AutomationState, NewAutomation, RunOutcome, TickReport,
+    validate_schedule,
+};
 pub use clock::{Clock, ManualClock, SystemClock, Timestamp};
 pub use error::StoreError;
 pub use evidence::{AuditRecord, GateClass, GateRecord, NewGate, NewPrAttempt, PrAttempt};

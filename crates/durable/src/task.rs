@@ -7,11 +7,11 @@
 //! lease can finish a task, so a worker that comes back late cannot overwrite
 //! what recovery decided.
 
-use rusqlite::{params, Connection, OptionalExtension, Row, Transaction};
+use rusqlite::{Connection, OptionalExtension, Row, Transaction, params};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::clock::{rfc3339, Timestamp};
+use crate::clock::{Timestamp, rfc3339};
 use crate::error::StoreError;
 use crate::store::Store;
 
@@ -168,8 +168,15 @@ pub(crate) fn load_task(conn: &Connection, id: i64) -> Result<Task, StoreError> 
 }
 
 /// Appends one event to a task's timeline inside the caller's transaction.
-pub(crate) fn append_event(tx: &Transaction<'_>, task: i64, at: Timestamp, kind: &str, data: &Value) -> Result<i64, StoreError> {
-    let seq: i64 = tx.query_row("SELECT COALESCE(MAX(seq), 0) + 1 FROM task_events WHERE task_id = ?1", [task], |r| r.get(0))?;
+pub(crate) fn append_event(
+    tx: &Transaction<'_>,
+    task: i64,
+    at: Timestamp,
+    kind: &str,
+    data: &Value,
+) -> Result<i64, StoreError> {
+    let seq: i64 =
+        tx.query_row("SELECT COALESCE(MAX(seq), 0) + 1 FROM task_events WHERE task_id = ?1", [task], |r| r.get(0))?;
     tx.execute(
         "INSERT INTO task_events (task_id, seq, at, kind, data) VALUES (?1, ?2, ?3, ?4, ?5)",
         params![task, seq, at, kind, serde_json::to_string(data)?],
@@ -214,13 +221,16 @@ impl Store {
         let n = parse_id("task", "task", id)?;
         self.read(|c| {
             let task = load_task(c, n)?;
-            let mut stmt = c.prepare("SELECT idx, text, status FROM checklist_items WHERE task_id = ?1 ORDER BY idx")?;
+            let mut stmt =
+                c.prepare("SELECT idx, text, status FROM checklist_items WHERE task_id = ?1 ORDER BY idx")?;
             let checklist = stmt
                 .query_map([n], |r| Ok(ChecklistItem { idx: r.get(0)?, text: r.get(1)?, status: r.get(2)? }))?
                 .collect::<Result<Vec<_>, _>>()?;
             let mut stmt = c.prepare("SELECT seq, at, kind, data FROM task_events WHERE task_id = ?1 ORDER BY seq")?;
             let rows = stmt
-                .query_map([n], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?, r.get::<_, String>(2)?, r.get::<_, String>(3)?)))?
+                .query_map([n], |r| {
+                    Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?, r.get::<_, String>(2)?, r.get::<_, String>(3)?))
+                })?
                 .collect::<Result<Vec<_>, _>>()?;
             let mut timeline = Vec::with_capacity(rows.len());
             for (seq, at, kind, data) in rows {
@@ -273,7 +283,12 @@ impl Store {
     /// Extends the lease on every task `owner` runs; returns how many it holds.
     pub fn renew_lease(&self, owner: &str, lease_ms: i64) -> Result<usize, StoreError> {
         let now = self.now();
-        self.write(|tx| Ok(tx.execute("UPDATE tasks SET lease_until = ?2 WHERE owner = ?1 AND state = 'running'", params![owner, now + lease_ms])?))
+        self.write(|tx| {
+            Ok(tx.execute(
+                "UPDATE tasks SET lease_until = ?2 WHERE owner = ?1 AND state = 'running'",
+                params![owner, now + lease_ms],
+            )?)
+        })
     }
 
     /// Marks every running task whose lease lapsed as `interrupted` (its worker
@@ -297,7 +312,14 @@ impl Store {
     }
 
     /// Records what the run produced, under the worker's lease.
-    pub fn finish_task(&self, id: &str, owner: &str, state: TaskState, result: Option<&str>, error: Option<&str>) -> Result<Task, StoreError> {
+    pub fn finish_task(
+        &self,
+        id: &str,
+        owner: &str,
+        state: TaskState,
+        result: Option<&str>,
+        error: Option<&str>,
+    ) -> Result<Task, StoreError> {
         if !state.is_final() {
             return Err(StoreError::Invalid(format!("'{}' is not a final state", state.as_str())));
         }
@@ -331,14 +353,22 @@ impl Store {
             let task = load_task(tx, n)?;
             match task.state {
                 TaskState::Queued => {
-                    tx.execute("UPDATE tasks SET state = 'cancelled', finished_at = ?2, cancel_requested = 1 WHERE id = ?1", params![n, now])?;
+                    tx.execute(
+                        "UPDATE tasks SET state = 'cancelled', finished_at = ?2, cancel_requested = 1 WHERE id = ?1",
+                        params![n, now],
+                    )?;
                     append_event(tx, n, now, "state", &serde_json::json!({"state": "cancelled"}))?;
                 }
                 TaskState::Running => {
                     tx.execute("UPDATE tasks SET cancel_requested = 1 WHERE id = ?1", [n])?;
                     append_event(tx, n, now, "cancel_requested", &serde_json::json!({}))?;
                 }
-                done => return Err(StoreError::Conflict(format!("{id} already ended ({}); nothing to cancel", done.as_str()))),
+                done => {
+                    return Err(StoreError::Conflict(format!(
+                        "{id} already ended ({}); nothing to cancel",
+                        done.as_str()
+                    )));
+                }
             }
             Ok(())
         })?;
@@ -359,7 +389,10 @@ impl Store {
     pub fn set_task_session(&self, id: &str, session_id: &str, transcript: &str) -> Result<(), StoreError> {
         let n = parse_id("task", "task", id)?;
         self.write(|tx| {
-            let changed = tx.execute("UPDATE tasks SET session_id = ?2, transcript = ?3 WHERE id = ?1", params![n, session_id, transcript])?;
+            let changed = tx.execute(
+                "UPDATE tasks SET session_id = ?2, transcript = ?3 WHERE id = ?1",
+                params![n, session_id, transcript],
+            )?;
             if changed == 0 {
                 return Err(StoreError::NotFound { kind: "task", id: task_id(n) });
             }

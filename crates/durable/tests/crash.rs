@@ -68,7 +68,8 @@ fn kill_9_mid_write_loses_nothing_acknowledged() {
     assert_eq!(store.integrity_check().unwrap(), "ok");
     let view = store.read_task(&task.id).unwrap();
     for (seq, i) in &acked {
-        let event = view.timeline.iter().find(|e| e.seq == *seq).unwrap_or_else(|| panic!("acknowledged event {seq} lost"));
+        let event =
+            view.timeline.iter().find(|e| e.seq == *seq).unwrap_or_else(|| panic!("acknowledged event {seq} lost"));
         assert_eq!(event.data["i"], *i);
     }
     // Every artifact the timeline names has its file, with the bytes recorded.

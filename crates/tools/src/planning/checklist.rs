@@ -91,7 +91,10 @@ pub fn mirror_to_active_task(items: &[Item]) {
             .to_string(),
         })
         .collect();
-    let written = work.get().map_err(|e| format!("{e}")).and_then(|store| store.set_checklist(&task, &rows).map_err(|e| e.to_string()));
+    let written = work
+        .get()
+        .map_err(|e| format!("{e}"))
+        .and_then(|store| store.set_checklist(&task, &rows).map_err(|e| e.to_string()));
     if let Err(e) = written {
         tracing::warn!(%task, error = %e, "could not copy the checklist to the active task");
     }

@@ -9,7 +9,7 @@ use serde_json::json;
 use quiver_durable::NewAutomation;
 use quiver_engine::{Capabilities, Domain, Mode, Risk, Tool, ToolContext, ToolError, ToolOutput};
 
-use super::{approve, blocking, mode_rank, WorkStore};
+use super::{WorkStore, approve, blocking, mode_rank};
 
 pub struct AutomationCreate(pub Arc<WorkStore>);
 
@@ -70,7 +70,8 @@ impl Tool for AutomationCreate {
             model: None,
         };
         // Validate before asking: nobody should approve a schedule that cannot parse.
-        quiver_durable::validate_schedule(&new.schedule, new.tz.as_deref().unwrap_or("UTC")).map_err(super::store_error)?;
+        quiver_durable::validate_schedule(&new.schedule, new.tz.as_deref().unwrap_or("UTC"))
+            .map_err(super::store_error)?;
         let prompt: String = new.prompt.chars().take(100).collect();
         approve(
             ctx,

@@ -8,7 +8,7 @@ use serde_json::json;
 
 use quiver_engine::{Capabilities, Domain, Risk, Tool, ToolContext, ToolError, ToolOutput};
 
-use super::{blocking, WorkStore};
+use super::{WorkStore, blocking};
 
 pub struct AutomationList(pub Arc<WorkStore>);
 

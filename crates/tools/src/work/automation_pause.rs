@@ -8,7 +8,7 @@ use serde_json::json;
 
 use quiver_engine::{Capabilities, Domain, Risk, Tool, ToolContext, ToolError, ToolOutput};
 
-use super::{change_automation, WorkStore};
+use super::{WorkStore, change_automation};
 
 pub struct AutomationPause(pub Arc<WorkStore>);
 

@@ -8,7 +8,7 @@ use serde_json::json;
 
 use quiver_engine::{Capabilities, Domain, Risk, Tool, ToolContext, ToolError, ToolOutput};
 
-use super::{change_automation, WorkStore};
+use super::{WorkStore, change_automation};
 
 pub struct AutomationResume(pub Arc<WorkStore>);
 
@@ -27,7 +27,8 @@ impl Tool for AutomationResume {
     const CAPABILITIES: Capabilities = Capabilities::PERSISTS.union(Capabilities::GATES_ITSELF);
 
     fn description(&self) -> String {
-        "Resume a paused automation from now (due times that passed while paused are skipped). Asks for approval.".into()
+        "Resume a paused automation from now (due times that passed while paused are skipped). Asks for approval."
+            .into()
     }
 
     async fn run(&self, input: AutomationResumeInput, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {

@@ -9,7 +9,7 @@ use serde_json::json;
 use quiver_durable::AutomationPatch;
 use quiver_engine::{Capabilities, Domain, Risk, Tool, ToolContext, ToolError, ToolOutput};
 
-use super::{approve, blocking, WorkStore};
+use super::{WorkStore, approve, blocking};
 
 pub struct AutomationUpdate(pub Arc<WorkStore>);
 

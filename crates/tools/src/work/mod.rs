@@ -77,10 +77,7 @@ pub async fn blocking<T: Send + 'static>(
     store: Store,
     f: impl FnOnce(&Store) -> Result<T, StoreError> + Send + 'static,
 ) -> Result<T, ToolError> {
-    tokio::task::spawn_blocking(move || f(&store))
-        .await
-        .map_err(|e| ToolError::Fatal(e.into()))?
-        .map_err(store_error)
+    tokio::task::spawn_blocking(move || f(&store)).await.map_err(|e| ToolError::Fatal(e.into()))?.map_err(store_error)
 }
 
 /// Store errors are the model's to act on (a wrong id, a finished task), except

@@ -21,13 +21,15 @@ pub struct PrivateIndex {
 
 impl PrivateIndex {
     pub async fn new(ctx: &ToolContext, what: &str) -> Result<PrivateIndex, ToolError> {
-        let dir = tempfile::tempdir().map_err(|e| ToolError::model(format!("cannot create a temporary directory: {e}")))?;
+        let dir =
+            tempfile::tempdir().map_err(|e| ToolError::model(format!("cannot create a temporary directory: {e}")))?;
         // The index lives one level down: the sandbox grants a writable root's
         // existing entries one by one (to keep `.git/config` beneath any root
         // read-only), so git could not create `index.lock` at the root itself.
         std::fs::create_dir(dir.path().join("ix"))
             .map_err(|e| ToolError::model(format!("cannot create a temporary directory: {e}")))?;
-        let grant = crate::process::authorize(ctx, &CommandRequest::tool(format!("git ({what}, on a private index)"))).await?;
+        let grant =
+            crate::process::authorize(ctx, &CommandRequest::tool(format!("git ({what}, on a private index)"))).await?;
         let root = ctx.workspace.root().to_path_buf();
         let launch = Launch::with_roots(ctx, grant, vec![root.clone(), dir.path().to_path_buf()])?;
         Ok(PrivateIndex { launch, root, dir })

@@ -8,7 +8,7 @@ use serde_json::json;
 
 use quiver_engine::{Capabilities, Domain, Risk, Tool, ToolContext, ToolError, ToolOutput};
 
-use super::{active_task, blocking, WorkStore};
+use super::{WorkStore, active_task, blocking};
 
 pub struct PrAttemptList(pub Arc<WorkStore>);
 

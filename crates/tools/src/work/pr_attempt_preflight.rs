@@ -10,8 +10,8 @@ use serde_json::json;
 
 use quiver_engine::{Capabilities, Domain, Risk, Tool, ToolContext, ToolError, ToolOutput};
 
-use super::pr_attempt::{check, PrivateIndex};
-use super::{blocking, WorkStore};
+use super::pr_attempt::{PrivateIndex, check};
+use super::{WorkStore, blocking};
 
 pub struct PrAttemptPreflight(pub Arc<WorkStore>);
 
@@ -55,11 +55,17 @@ impl Tool for PrAttemptPreflight {
         // The sandbox lets git read the store's artifact through a copy in the
         // private directory (the store lives outside the workspace).
         let copy = ix.scratch("attempt.patch");
-        std::fs::write(&copy, &patch).map_err(|e| ToolError::model(format!("cannot stage the patch for checking: {e}")))?;
+        std::fs::write(&copy, &patch)
+            .map_err(|e| ToolError::model(format!("cannot stage the patch for checking: {e}")))?;
         drop(patch_path);
         let result = check(&ix, &copy, &text, &onto).await?;
         let verdict = if result.applies {
-            format!("{} applies cleanly to {} ({}).", attempt.id, result.onto, &result.commit[..result.commit.len().min(12)])
+            format!(
+                "{} applies cleanly to {} ({}).",
+                attempt.id,
+                result.onto,
+                &result.commit[..result.commit.len().min(12)]
+            )
         } else {
             format!(
                 "{} does NOT apply to {} ({}): {} conflicting hunk(s).",

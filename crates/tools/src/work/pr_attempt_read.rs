@@ -8,7 +8,7 @@ use serde_json::json;
 
 use quiver_engine::{Capabilities, Domain, Risk, Tool, ToolContext, ToolError, ToolOutput};
 
-use super::{blocking, WorkStore};
+use super::{WorkStore, blocking};
 
 const MAX_PATCH_CHARS: usize = 16_000;
 
@@ -29,7 +29,8 @@ impl Tool for PrAttemptRead {
     const CAPABILITIES: Capabilities = Capabilities::NONE;
 
     fn description(&self) -> String {
-        "Read one recorded PR attempt: metadata and its patch (large patches summarized; the artifact holds all).".into()
+        "Read one recorded PR attempt: metadata and its patch (large patches summarized; the artifact holds all)."
+            .into()
     }
 
     async fn run(&self, input: PrAttemptReadInput, _ctx: &ToolContext) -> Result<ToolOutput, ToolError> {

@@ -9,8 +9,8 @@ use serde_json::json;
 use quiver_durable::NewPrAttempt;
 use quiver_engine::{Capabilities, Domain, Risk, Tool, ToolContext, ToolError, ToolOutput};
 
-use super::pr_attempt::{capture, PrivateIndex};
-use super::{active_task, blocking, WorkStore};
+use super::pr_attempt::{PrivateIndex, capture};
+use super::{WorkStore, active_task, blocking};
 
 pub struct PrAttemptRecord(pub Arc<WorkStore>);
 
@@ -45,7 +45,10 @@ impl Tool for PrAttemptRecord {
         let ix = PrivateIndex::new(ctx, "capture the changes").await?;
         let captured = capture(&ix).await?;
         if captured.patch.is_empty() {
-            return Err(ToolError::model(format!("nothing to record: the work tree matches HEAD ({})", &captured.base[..captured.base.len().min(12)])));
+            return Err(ToolError::model(format!(
+                "nothing to record: the work tree matches HEAD ({})",
+                &captured.base[..captured.base.len().min(12)]
+            )));
         }
         let new = NewPrAttempt {
             task: task.clone(),

@@ -8,7 +8,7 @@ use serde::Deserialize;
 use quiver_durable::TaskState;
 use quiver_engine::{Capabilities, Domain, Risk, Tool, ToolContext, ToolError, ToolOutput};
 
-use super::{approve, blocking, WorkStore};
+use super::{WorkStore, approve, blocking};
 
 pub struct TaskCancel(pub Arc<WorkStore>);
 

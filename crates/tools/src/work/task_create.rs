@@ -8,7 +8,7 @@ use serde::Deserialize;
 use quiver_durable::NewTask;
 use quiver_engine::{Capabilities, Domain, Mode, Risk, Tool, ToolContext, ToolError, ToolOutput};
 
-use super::{blocking, mode_rank, WorkStore};
+use super::{WorkStore, blocking, mode_rank};
 
 const MAX_PROMPT_CHARS: usize = 100_000;
 const MAX_CHECKLIST: usize = 50;
@@ -51,7 +51,9 @@ impl Tool for TaskCreate {
             return Err(ToolError::model("`prompt` is empty; say what the task should do"));
         }
         if prompt.chars().count() > MAX_PROMPT_CHARS {
-            return Err(ToolError::model(format!("`prompt` is over {MAX_PROMPT_CHARS} characters; put large context in a file and name it")));
+            return Err(ToolError::model(format!(
+                "`prompt` is over {MAX_PROMPT_CHARS} characters; put large context in a file and name it"
+            )));
         }
         let mode = match input.mode.as_deref() {
             None => ctx.mode(),

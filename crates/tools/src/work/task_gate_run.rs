@@ -19,7 +19,7 @@ use quiver_engine::permissions::command::CommandRequest;
 use quiver_engine::spill::SpillStore;
 use quiver_engine::{Capabilities, Domain, Risk, Tool, ToolContext, ToolError, ToolOutput};
 
-use super::{active_task, blocking, WorkStore};
+use super::{WorkStore, active_task, blocking};
 use crate::process::{Grant, Launch};
 
 const DEFAULT_TIMEOUT_MS: u64 = 10 * 60 * 1000;
@@ -53,8 +53,10 @@ impl Tool for TaskGateRun {
     const NAME: &'static str = "task_gate_run";
     const DOMAIN: Domain = Domain::Diagnostics;
     const RISK: Risk = Risk::Write;
-    const CAPABILITIES: Capabilities =
-        Capabilities::RUNS_COMMANDS.union(Capabilities::PERSISTS).union(Capabilities::GATES_ITSELF);
+    const CAPABILITIES: Capabilities = Capabilities::RUNS_COMMANDS
+        .union(Capabilities::WRITES_FILES)
+        .union(Capabilities::PERSISTS)
+        .union(Capabilities::GATES_ITSELF);
 
     fn description(&self) -> String {
         "Run a verification command (tests, lint, build) and record its evidence on the durable task: exit code, duration, passed/failed/flaky/infra, summary, log artifact.".into()
@@ -229,7 +231,9 @@ impl Bounded {
     fn finish(self) -> Vec<u8> {
         let mut out = self.head;
         if self.dropped > 0 {
-            out.extend_from_slice(format!("\n[quiver: {} bytes omitted from the middle of the log]\n", self.dropped).as_bytes());
+            out.extend_from_slice(
+                format!("\n[quiver: {} bytes omitted from the middle of the log]\n", self.dropped).as_bytes(),
+            );
         }
         out.extend(self.tail);
         out
@@ -240,7 +244,9 @@ impl Bounded {
 /// rerun on an unchanged tree can be told from a rerun after a fix. None outside
 /// a git repository or when git is missing.
 async fn tree_fingerprint(ctx: &ToolContext, cwd: &Path) -> Option<String> {
-    let grant = crate::process::authorize(ctx, &CommandRequest::tool("git rev-parse HEAD; git diff HEAD; git status")).await.ok()?;
+    let grant = crate::process::authorize(ctx, &CommandRequest::tool("git rev-parse HEAD; git diff HEAD; git status"))
+        .await
+        .ok()?;
     let launch = Launch::new(ctx, grant).ok()?;
     let head = crate::git::repo::run(&launch, cwd, &["rev-parse", "HEAD"]).await.ok()?;
     let diff = crate::git::repo::run(&launch, cwd, &["diff", "HEAD", "--no-ext-diff", "--binary"]).await.ok()?;

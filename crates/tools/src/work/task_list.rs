@@ -9,7 +9,7 @@ use serde_json::json;
 use quiver_durable::{TaskFilter, TaskState};
 use quiver_engine::{Capabilities, Domain, Risk, Tool, ToolContext, ToolError, ToolOutput};
 
-use super::{blocking, store_error, WorkStore};
+use super::{WorkStore, blocking, store_error};
 
 pub struct TaskList(pub Arc<WorkStore>);
 

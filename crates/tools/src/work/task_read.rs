@@ -9,7 +9,7 @@ use serde_json::json;
 
 use quiver_engine::{Capabilities, Domain, Risk, Tool, ToolContext, ToolError, ToolOutput};
 
-use super::{active_task, blocking, WorkStore};
+use super::{WorkStore, active_task, blocking};
 
 /// The newest timeline events shown; older ones are counted, not pasted.
 const DEFAULT_EVENTS: usize = 50;
@@ -35,14 +35,14 @@ impl Tool for TaskRead {
     const CAPABILITIES: Capabilities = Capabilities::NONE;
 
     fn description(&self) -> String {
-        "Read a durable task: state, result, checklist, timeline, gate evidence, PR attempts, artifacts, transcript.".into()
+        "Read a durable task: state, result, checklist, timeline, gate evidence, PR attempts, artifacts, transcript."
+            .into()
     }
 
     async fn run(&self, input: TaskReadInput, _ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
-        let id = input
-            .id
-            .or_else(active_task)
-            .ok_or_else(|| ToolError::model("`id` is required (this session runs for no task); task_list shows the ids"))?;
+        let id = input.id.or_else(active_task).ok_or_else(|| {
+            ToolError::model("`id` is required (this session runs for no task); task_list shows the ids")
+        })?;
         let keep = input.events.unwrap_or(DEFAULT_EVENTS).clamp(1, 1000);
         let store = self.0.get()?;
         let (view, gates, attempts) = blocking(store, move |s| {
@@ -54,12 +54,7 @@ impl Tool for TaskRead {
         .await?;
         let total = view.timeline.len();
         let shown: Vec<_> = view.timeline.iter().skip(total.saturating_sub(keep)).collect();
-        let artifacts: Vec<_> = view
-            .timeline
-            .iter()
-            .filter(|e| e.kind == "artifact")
-            .map(|e| e.data.clone())
-            .collect();
+        let artifacts: Vec<_> = view.timeline.iter().filter(|e| e.kind == "artifact").map(|e| e.data.clone()).collect();
         Ok(ToolOutput::json(json!({
             "task": view.task,
             "checklist": view.checklist,

@@ -60,7 +60,12 @@ async fn create_list_and_read_a_task() {
     let s = Setup::new();
     std::fs::create_dir(s.ws.path().join("sub")).unwrap();
     let ctx = s.ctx(Mode::Agent);
-    let r = call(&ctx, "task_create", json!({"prompt": "fix the flaky test", "cwd": "sub", "checklist": ["reproduce", "fix"]})).await;
+    let r = call(
+        &ctx,
+        "task_create",
+        json!({"prompt": "fix the flaky test", "cwd": "sub", "checklist": ["reproduce", "fix"]}),
+    )
+    .await;
     assert!(!r.is_error, "{}", r.content_text());
     assert_eq!(r.metadata["task_id"], "task-1");
     let list = json_of(&call(&ctx, "task_list", json!({"state": ["queued"]})).await);
@@ -154,10 +159,15 @@ async fn passing_and_timed_out_gates_and_refusals() {
 async fn automation_writes_ask_first_and_bad_schedules_fail_before_asking() {
     let s = Setup::new();
     let agent = s.ctx(Mode::Agent);
-    let args = json!({"name": "nightly", "prompt": "triage issues", "schedule": "0 3 * * *", "timezone": "Europe/Berlin"});
+    let args =
+        json!({"name": "nightly", "prompt": "triage issues", "schedule": "0 3 * * *", "timezone": "Europe/Berlin"});
     let r = call(&agent, "automation_create", args.clone()).await;
     assert!(r.is_error && r.content_text().contains("needs approval"), "{}", r.content_text());
-    assert!(r.content_text().contains("'0 3 * * *' (Europe/Berlin)"), "the question shows the schedule: {}", r.content_text());
+    assert!(
+        r.content_text().contains("'0 3 * * *' (Europe/Berlin)"),
+        "the question shows the schedule: {}",
+        r.content_text()
+    );
     let bad = call(&agent, "automation_create", json!({"name": "x", "prompt": "p", "schedule": "nightly"})).await;
     assert!(bad.is_error && bad.content_text().contains("invalid schedule"), "{}", bad.content_text());
     assert!(s.store().list_automations().unwrap().is_empty());
