@@ -55,7 +55,17 @@ fn escapes_are_killed(prefer: Prefer) {
     let mut held = 0;
     for (name, script) in ESCAPES {
         let (mut leader, job, pid) = start(&c, script);
-        assert!(job.pids().contains(&pid), "{name}: job does not list {pid}: {:?}", job.pids());
+        // Membership is read from /proc (the job marker in the environment in
+        // the subreaper fallback), which a process in the middle of an exec
+        // (`nohup` replacing itself) briefly hides: wait for it, bounded.
+        let listed = (0..200).any(|_| {
+            let found = job.pids().contains(&pid);
+            if !found {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            found
+        });
+        assert!(listed, "{name}: job does not list {pid}: {:?}", job.pids());
         job.kill().unwrap();
         assert!(gone_within(pid, Duration::from_secs(5)), "{name}: {pid} survived kill");
         let _ = leader.wait();
