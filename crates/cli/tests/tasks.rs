@@ -173,3 +173,33 @@ async fn wait_for_state(env: &Env, id: &str, state: &str) {
     }
     panic!("{id} never reached {state}");
 }
+
+/// Pool throughput with the scripted model (each task: one request, one answer).
+/// A measurement, not a check: `cargo test -p quiver-cli --test it tasks::pool_throughput -- --ignored --nocapture`.
+#[tokio::test(flavor = "multi_thread")]
+#[ignore = "a measurement; run by hand"]
+async fn pool_throughput() {
+    let env = Env::new();
+    let server = ScriptedServer::start().await.unwrap();
+    let n = 40;
+    server.script((0..n).map(|i| ScriptedTurn::text(format!("done {i}"))));
+    let store = quiver_durable::Store::open(&env.state.path().join("work")).unwrap();
+    for i in 0..n {
+        store.create_task(&quiver_durable::NewTask { prompt: format!("task {i}"), ..Default::default() }).unwrap();
+    }
+    for workers in ["1", "4"] {
+        if workers == "4" {
+            server.script((0..n).map(|i| ScriptedTurn::text(format!("done {i}"))));
+            for i in 0..n {
+                store.create_task(&quiver_durable::NewTask { prompt: format!("again {i}"), ..Default::default() }).unwrap();
+            }
+        }
+        let started = std::time::Instant::now();
+        let out = env.pool_once(&server, &["--workers", workers]).await;
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let secs = started.elapsed().as_secs_f64();
+        eprintln!("workers={workers}: {n} tasks in {secs:.2} s = {:.1} tasks/s", n as f64 / secs);
+    }
+    let all = store.list_tasks(&quiver_durable::TaskFilter::default()).unwrap();
+    assert_eq!(all.iter().filter(|t| t.state == quiver_durable::TaskState::Succeeded).count(), 2 * n);
+}
