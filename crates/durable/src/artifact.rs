@@ -5,7 +5,6 @@
 //! leaves at most an orphan file, which nothing references.
 
 use std::io::Write;
-use std::path::PathBuf;
 
 use rusqlite::{OptionalExtension, params};
 use serde::Serialize;
@@ -115,9 +114,6 @@ impl Store {
         Ok(bytes)
     }
 
-    pub fn artifact_path(&self, id: &str) -> Result<PathBuf, StoreError> {
-        Ok(PathBuf::from(self.artifact(id)?.path))
-    }
 }
 
 fn extension(kind: &str) -> &'static str {

@@ -324,6 +324,17 @@ impl Store {
     /// may be seen and still run.
     pub fn tick_automations(&self, grace_ms: i64) -> Result<TickReport, StoreError> {
         let now = self.now();
+        // Most ticks find nothing due: a read says so without the write lock.
+        let due: bool = self.read(|c| {
+            Ok(c.query_row(
+                "SELECT EXISTS(SELECT 1 FROM automations WHERE state = 'active' AND next_due IS NOT NULL AND next_due <= ?1)",
+                [now],
+                |r| r.get(0),
+            )?)
+        })?;
+        if !due {
+            return Ok(TickReport::default());
+        }
         self.write(|tx| {
             let due: Vec<Automation> = {
                 let mut stmt = tx.prepare(&format!("SELECT {COLUMNS} FROM automations WHERE state = 'active' AND next_due IS NOT NULL AND next_due <= ?1 ORDER BY id"))?;

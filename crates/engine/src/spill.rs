@@ -173,7 +173,7 @@ impl SpillStore {
     /// Records a file some other store already keeps (a durable task's log
     /// artifact) under the next `out_<n>`, so `retrieve_tool_result` reads it like
     /// any spilled output. The file is not copied and never swept from here.
-    pub fn adopt(&self, tool: &str, path: PathBuf, text: &str) -> SpillRecord {
+    pub fn adopt(&self, tool: &str, path: PathBuf, bytes: usize, lines: usize) -> SpillRecord {
         let mut inner = lock(&self.inner);
         inner.next += 1;
         let number = inner.next;
@@ -181,8 +181,8 @@ impl SpillStore {
             handle: format!("out_{number}"),
             tool: tool.to_string(),
             path,
-            bytes: text.len(),
-            lines: text.lines().count(),
+            bytes,
+            lines,
             var_handle: None,
         };
         inner.records.insert(number, record.clone());

@@ -43,11 +43,10 @@ impl Tool for PrAttemptPreflight {
         }
         let store = self.0.get()?;
         let id = input.id.trim().to_string();
-        let (attempt, patch_path, patch) = blocking(store, move |s| {
+        let (attempt, patch) = blocking(store, move |s| {
             let a = s.attempt(&id)?;
-            let path = s.artifact_path(&a.patch_artifact)?;
             let bytes = s.artifact_bytes(&a.patch_artifact)?;
-            Ok((a, path, bytes))
+            Ok((a, bytes))
         })
         .await?;
         let text = String::from_utf8_lossy(&patch).into_owned();
@@ -57,7 +56,6 @@ impl Tool for PrAttemptPreflight {
         let copy = ix.scratch("attempt.patch");
         std::fs::write(&copy, &patch)
             .map_err(|e| ToolError::model(format!("cannot stage the patch for checking: {e}")))?;
-        drop(patch_path);
         let result = check(&ix, &copy, &text, &onto).await?;
         let verdict = if result.applies {
             format!(

@@ -20,7 +20,7 @@ use quiver_engine::spill::SpillStore;
 use quiver_engine::{Capabilities, Domain, Risk, Tool, ToolContext, ToolError, ToolOutput};
 
 use super::{WorkStore, active_task, blocking};
-use crate::process::{Grant, Launch};
+use crate::process::Launch;
 
 const DEFAULT_TIMEOUT_MS: u64 = 10 * 60 * 1000;
 const MAX_TIMEOUT_MS: u64 = 60 * 60 * 1000;
@@ -86,6 +86,8 @@ impl Tool for TaskGateRun {
         let launch = Launch::new(ctx, grant)?;
         let run = execute(&command, &cwd, &launch, limit).await?;
         let tree = tree_fingerprint(ctx, &cwd).await;
+        // The handle's size, from the bytes in hand (not by reading the artifact back).
+        let (log_bytes, log_lines) = (run.log.len(), String::from_utf8_lossy(&run.log).lines().count());
 
         let gate = NewGate {
             task: task.clone(),
@@ -103,8 +105,8 @@ impl Tool for TaskGateRun {
         if let Some(art) = &record.log_artifact {
             let art = art.clone();
             let artifact = blocking(store, move |s| s.artifact(&art)).await?;
-            let text = std::fs::read_to_string(&artifact.path).unwrap_or_default();
-            let spilled = ctx.session.state::<SpillStore>().adopt(Self::NAME, artifact.path.clone().into(), &text);
+            let spilled =
+                ctx.session.state::<SpillStore>().adopt(Self::NAME, artifact.path.clone().into(), log_bytes, log_lines);
             log = json!({"artifact": artifact.id, "handle": spilled.handle, "path": artifact.path, "bytes": artifact.bytes});
         }
         let mut out = ToolOutput::json(json!({
@@ -122,15 +124,11 @@ impl Tool for TaskGateRun {
             "note": if task.is_none() { "no active task: the evidence is kept but attached to no task (pass `task`)" } else { "" },
         }));
         out = launch.grant.describe(out);
-        if let (Some(hint), true) = (grant_hint(&launch.grant), record.exit_code != Some(0)) {
+        if let (Some(hint), true) = (launch.grant.failure_hint(), record.exit_code != Some(0)) {
             out = out.with_meta("sandbox_hint", hint);
         }
         Ok(out)
     }
-}
-
-fn grant_hint(grant: &Grant) -> Option<&'static str> {
-    grant.failure_hint()
 }
 
 struct GateRun {
