@@ -31,6 +31,8 @@ pub struct ProviderConfig {
     pub default_model: String,
     /// Relative FIM endpoint, for providers that have one (DeepSeek's beta).
     pub fim_path: Option<String>,
+    /// Whether the model is shown tool images (unset: by model id, see `vision`).
+    pub vision: Option<bool>,
 }
 
 /// The resolved settings: every layer applied.
@@ -116,6 +118,7 @@ struct ProviderTable {
     wire: Option<String>,
     default_model: Option<String>,
     fim_path: Option<String>,
+    vision: Option<bool>,
 }
 
 fn builtin_providers() -> BTreeMap<String, ProviderConfig> {
@@ -127,6 +130,7 @@ fn builtin_providers() -> BTreeMap<String, ProviderConfig> {
             wire,
             default_model: model.into(),
             fim_path: fim.map(str::to_string),
+            vision: None,
         };
         (name.to_string(), config)
     };
@@ -222,10 +226,13 @@ impl AgentConfig {
                     max_completion_tokens: p.name == "openai",
                     fim_path: p.fim_path.clone(),
                     fim_model: p.fim_path.as_ref().map(|_| fim_model(&self.model)),
+                    vision: p.vision,
                 };
                 Box::new(OpenAiProvider::new(&p.name, &p.base_url, key, dialect, options)?)
             }
-            Wire::Anthropic => Box::new(AnthropicProvider::new(&p.name, &p.base_url, key, options)?),
+            Wire::Anthropic => {
+                Box::new(AnthropicProvider::new(&p.name, &p.base_url, key, options)?.with_vision(p.vision))
+            }
         })
     }
 }
@@ -283,6 +290,7 @@ fn apply_provider(
                 wire: Wire::OpenAi,
                 default_model: String::new(),
                 fim_path: None,
+                vision: None,
             })
         }
     };
@@ -300,6 +308,9 @@ fn apply_provider(
     }
     if let Some(path) = table.fim_path {
         entry.fim_path = Some(path);
+    }
+    if let Some(vision) = table.vision {
+        entry.vision = Some(vision);
     }
     Ok(())
 }

@@ -8,6 +8,7 @@
 //! - [`run`]: the turn loop; engine types only in `run/engine_port.rs`.
 //! - [`exec`]: `quiver exec` / `audit` behind the CLI: config files, transcripts,
 //!   resume, event output, exit status, the terminal approver.
+//! - [`relay`]: the `# Session relay` hand-off (`quiver relay`, compaction, `--from-relay`).
 //! - [`subagent`]: child runs (`agent_open`/`agent_eval`/`agent_close`, `tool_agent`).
 //! - `scripted` (feature `scripted`): a faithful fake model server for tests.
 
@@ -18,12 +19,16 @@ mod http;
 pub mod message;
 pub mod openai;
 pub mod provider;
+pub mod relay;
 pub mod run;
 #[cfg(feature = "scripted")]
 pub mod scripted;
 pub mod subagent;
+pub mod vision;
 
 pub use config::{AgentConfig, CliOverrides, ConfigError, ConfigLayer, ProviderConfig, Trust};
 pub use http::{HttpOptions, RetryPolicy};
-pub use message::{Effort, FinishReason, Message, ModelRequest, ModelResponse, StreamEvent, ToolCall, Usage};
+pub use message::{
+    Effort, FinishReason, Message, ModelRequest, ModelResponse, StreamEvent, ToolCall, ToolImage, Usage,
+};
 pub use provider::{ApiKey, BoxFuture, Provider, ProviderError, Sink, Wire};

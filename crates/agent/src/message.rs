@@ -17,6 +17,15 @@ pub struct ToolCall {
     pub arguments: String,
 }
 
+/// An image a tool returned (an MCP `image` block): vision-capable models are
+/// shown it next to the tool's text, others read the text stand-in only.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolImage {
+    pub mime_type: String,
+    /// Base64, as the block carried it.
+    pub data: String,
+}
+
 /// One conversation entry. The system prompt is normally `ModelRequest::system`;
 /// a `System` message exists for hosts that interleave instructions.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -45,6 +54,8 @@ pub enum Message {
         content: String,
         #[serde(default)]
         is_error: bool,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        images: Vec<ToolImage>,
     },
 }
 
@@ -58,7 +69,7 @@ impl Message {
     }
 
     pub fn tool_result(call_id: impl Into<String>, content: impl Into<String>, is_error: bool) -> Self {
-        Message::Tool { call_id: call_id.into(), content: content.into(), is_error }
+        Message::Tool { call_id: call_id.into(), content: content.into(), is_error, images: Vec::new() }
     }
 
     /// The assistant turn a response becomes in the history.

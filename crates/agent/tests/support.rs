@@ -33,6 +33,7 @@ pub fn deepseek_with(server: &ScriptedServer, options: HttpOptions) -> OpenAiPro
         max_completion_tokens: false,
         fim_path: Some("/beta/completions".into()),
         fim_model: Some("deepseek-chat".into()),
+        vision: None,
     };
     OpenAiProvider::new("deepseek", &server.base_url(), ApiKey::new("sk-test"), dialect, options).unwrap()
 }

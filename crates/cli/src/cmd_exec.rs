@@ -10,6 +10,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use quiver_agent::exec::{self, ExecOptions, paths, resume};
+use quiver_agent::relay;
 use quiver_agent::run::{CompactionPolicy, EnginePort, ProviderFim, compact};
 use quiver_agent::subagent::{AgentRuntime, SubagentLimits};
 use quiver_agent::{CliOverrides, Effort, HttpOptions, Provider};
@@ -19,7 +20,7 @@ use crate::setup;
 
 #[derive(clap::Args)]
 #[command(
-    override_usage = "quiver exec [OPTIONS] \"PROMPT\" | -\n       quiver exec [OPTIONS] resume SESSION_ID \"PROMPT\"",
+    override_usage = "quiver exec [OPTIONS] \"PROMPT\" | -\n       quiver exec [OPTIONS] resume SESSION_ID \"PROMPT\"\n       quiver exec [OPTIONS] --from-relay [\"PROMPT\"]",
     after_help = "Exit status: 0 the model finished with an answer; 1 it gave up, hit --max-turns or the token \
 budget, or the provider failed (the error names it); 2 usage or config error (a missing API key names its \
 variable); 130 interrupted (Ctrl-C: running tools are cancelled, the transcript is kept).\n\n\
@@ -29,7 +30,9 @@ workspace's quiver.toml; a project file may not set base_url or api_key_env. Fla
 only from the environment (DEEPSEEK_API_KEY, OPENAI_API_KEY, ANTHROPIC_API_KEY, or the provider's api_key_env).\n\n\
 Sessions are recorded in $QUIVER_STATE_DIR/sessions/<id>.jsonl (default ~/.local/state/quiver/sessions); \
 `quiver exec resume ID PROMPT` continues one with its history and loaded tools, `quiver audit FILE` reports \
-its prompt-cache behaviour, `quiver replay FILE` re-runs its tool calls.\n\n\
+its prompt-cache behaviour, `quiver replay FILE` re-runs its tool calls. `quiver relay` (or a compaction) \
+writes the workspace's .quiver/handoff.md; `--from-relay` starts a new session from it (the prompt is then \
+optional: by default the session takes the relay's next action).\n\n\
 Approvals: in agent mode, risky steps are asked on the terminal (y / n / a = always this session) when stdin \
 and stderr are terminals and the prompt is not read from stdin; otherwise they are refused with a reason the \
 model sees. plan refuses every write; yolo asks nothing (deny rules still hold).\n\n\
@@ -39,8 +42,14 @@ that they have none)."
 )]
 pub struct Args {
     /// The prompt (`-` reads it from stdin), or `resume SESSION_ID PROMPT`.
-    #[arg(required = true, num_args = 1..=3, value_name = "PROMPT")]
+    #[arg(required_unless_present = "from_relay", num_args = 0..=3, value_name = "PROMPT")]
     words: Vec<String>,
+    /// Start from the workspace's session relay (.quiver/handoff.md, see `quiver relay`).
+    #[arg(long)]
+    from_relay: bool,
+    /// With --from-relay: read the relay from FILE instead.
+    #[arg(long, value_name = "FILE", requires = "from_relay")]
+    relay_file: Option<PathBuf>,
     /// deepseek (default), openai, anthropic, or a provider from your config.
     #[arg(long)]
     provider: Option<String>,
@@ -81,8 +90,10 @@ fn usage_error(message: impl std::fmt::Display) -> ExitCode {
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let (resume_id, prompt) = match args.words.as_slice() {
+        [] if args.from_relay => (None, String::new()),
         [p] => (None, p.clone()),
-        [r, id, p] if r == "resume" => (Some(id.clone()), p.clone()),
+        [r, id, p] if r == "resume" && !args.from_relay => (Some(id.clone()), p.clone()),
+        [r, ..] if r == "resume" => return Ok(usage_error("--from-relay starts a new session; it cannot resume one")),
         _ => return Ok(usage_error("expected \"PROMPT\", `-`, or `resume SESSION_ID \"PROMPT\"`")),
     };
     let stdin_prompt = prompt == "-";
@@ -93,7 +104,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     } else {
         prompt
     };
-    if prompt.trim().is_empty() {
+    if prompt.trim().is_empty() && !args.from_relay {
         return Ok(usage_error("the prompt is empty"));
     }
     let resumed = match &resume_id {
@@ -112,6 +123,15 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         Ok(w) => w,
         Err(e) => return Ok(usage_error(format!("workspace {}: {e:#}", dir.display()))),
     };
+    let prompt = if args.from_relay {
+        let file = args.relay_file.clone().unwrap_or_else(|| workspace.root().join(relay::RELAY_FILE));
+        match relay::read(&file) {
+            Ok(text) => relay::start_prompt(&text, Some(&prompt)),
+            Err(e) => return Ok(usage_error(e)),
+        }
+    } else {
+        prompt
+    };
     let mode = args.mode.or_else(|| resumed.as_ref()?.mode.as_deref()?.parse().ok()).unwrap_or(Mode::Agent);
 
     let layers = match paths::read_layers(workspace.root()) {
@@ -129,10 +149,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         Ok(c) => c,
         Err(e) => return Ok(usage_error(e)),
     };
-    let provider: Arc<dyn Provider> = match config.build_provider(&|var| std::env::var(var).ok(), HttpOptions::default()) {
-        Ok(p) => Arc::from(p),
-        Err(e) => return Ok(usage_error(e)),
-    };
+    let provider: Arc<dyn Provider> =
+        match config.build_provider(&|var| std::env::var(var).ok(), HttpOptions::default()) {
+            Ok(p) => Arc::from(p),
+            Err(e) => return Ok(usage_error(e)),
+        };
     let window = paths::context_window_override(&layers).unwrap_or_else(|| compact::context_window_of(&config.model));
 
     let limits = match SubagentLimits::from_layers(&layers) {
@@ -195,7 +216,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         json: args.json,
         stream: true,
     };
+    // Compaction keeps its relay as the workspace's hand-off file, except in
+    // plan mode, which changes nothing in the workspace.
     let port = EnginePort::hosted(host, ctx);
+    let port = if mode == Mode::Plan { port } else { port.with_relay_file() };
     let runtime = tokio::runtime::Runtime::new()?;
     let report = runtime.block_on(async {
         let report = tokio::select! {

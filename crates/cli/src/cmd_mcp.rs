@@ -73,6 +73,11 @@ pub struct ServeArgs {
     /// (replayable with `quiver replay`).
     #[arg(long)]
     transcript_dir: Option<PathBuf>,
+    /// Durable tasks (task_create) and due automations run while the server is
+    /// up, this many at once, each a `quiver exec` child; 0 leaves them to
+    /// `quiver tasks run`.
+    #[arg(long, default_value_t = 2)]
+    task_workers: usize,
 }
 
 pub fn run(command: Mcp) -> anyhow::Result<ExitCode> {
@@ -144,6 +149,7 @@ fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
         let mut surface = Surface::hosted(host, manager, workspace, audience);
         surface.transcript_dir = args.transcript_dir.clone();
         let surface = Arc::new(surface);
+        let pool = TaskPool::start(args.task_workers);
         let served = match args.transport {
             Transport::Stdio => {
                 if args.listen.is_some() || args.allow_remote {
@@ -169,11 +175,66 @@ fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
                 server.run_until(shutdown_signal()).await
             }
         };
-        // Downstream servers are our children: stop them whatever happened.
+        // Downstream servers and task runs are our children: stop them whatever happened.
+        pool.stop().await;
         surface.shutdown().await;
         served
     })?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// The durable-task pool running beside the server (`--task-workers`).
+struct TaskPool {
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    handle: Option<tokio::task::JoinHandle<()>>,
+}
+
+impl TaskPool {
+    /// Grace for running tasks to record their interruption when the server stops;
+    /// a run still going after it dies with this process and is reported
+    /// interrupted by the next pool once its lease lapses.
+    const STOP_GRACE: std::time::Duration = std::time::Duration::from_secs(10);
+
+    fn start(workers: usize) -> TaskPool {
+        if workers == 0 {
+            return TaskPool { stop: None, handle: None };
+        }
+        // No store (no state directory, a store from a newer quiver) must not
+        // stop the server: its tools still work, tasks just do not run here.
+        let store = match crate::cmd_tasks::store() {
+            Ok(s) => s,
+            Err(e) => {
+                eprintln!("quiver: durable tasks will not run in this server: {e:#}");
+                return TaskPool { stop: None, handle: None };
+            }
+        };
+        let options = crate::tasks_pool::PoolOptions {
+            workers,
+            lease_ms: 30_000,
+            once: false,
+            exec_args: Vec::new(),
+            owner: format!("mcp-serve-{}-{}", std::process::id(), store.now()),
+        };
+        let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+        let handle = tokio::spawn(async move {
+            let stop = async {
+                let _ = rx.await;
+            };
+            if let Err(e) = crate::tasks_pool::run(store, options, stop).await {
+                eprintln!("quiver: the task pool stopped: {e:#}");
+            }
+        });
+        TaskPool { stop: Some(tx), handle: Some(handle) }
+    }
+
+    async fn stop(mut self) {
+        if let Some(tx) = self.stop.take() {
+            let _ = tx.send(());
+        }
+        if let Some(handle) = self.handle.take() {
+            let _ = tokio::time::timeout(Self::STOP_GRACE, handle).await;
+        }
+    }
 }
 
 /// Ctrl-C or SIGTERM: stop serving so downstream servers get shut down

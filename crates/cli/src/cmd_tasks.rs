@@ -52,7 +52,7 @@ struct RunArgs {
     lease_ms: i64,
 }
 
-fn store() -> anyhow::Result<Store> {
+pub(crate) fn store() -> anyhow::Result<Store> {
     let dir = std::env::var_os(quiver_tools::work::WORK_DIR_ENV)
         .map(std::path::PathBuf::from)
         .or_else(Store::default_dir)
@@ -108,7 +108,10 @@ fn run_pool(args: RunArgs) -> anyhow::Result<ExitCode> {
     };
     eprintln!("quiver: task pool ({} workers) on {}", options.workers, store.dir().display());
     let runtime = tokio::runtime::Runtime::new()?;
-    let finished = runtime.block_on(crate::tasks_pool::run(store, options))?;
+    let stop = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    let finished = runtime.block_on(crate::tasks_pool::run(store, options, stop))?;
     eprintln!("quiver: task pool stopped after {finished} task(s)");
     Ok(ExitCode::SUCCESS)
 }

@@ -17,6 +17,7 @@ mod cmd_exec;
 mod cmd_lint;
 mod cmd_mcp;
 mod cmd_models;
+mod cmd_relay;
 mod cmd_replay;
 mod cmd_search;
 mod cmd_tasks;
@@ -51,6 +52,8 @@ enum Command {
     Bench(cmd_bench::Bench),
     /// Run a headless coding agent on a prompt (`exec resume ID PROMPT` continues a session).
     Exec(cmd_exec::Args),
+    /// Write a session relay (.quiver/handoff.md) from a recorded session, for `exec --from-relay`.
+    Relay(cmd_relay::Args),
     /// Sub-agent records (id, name, role, state, boot, started, duration, tokens).
     Agents(cmd_agents::Args),
     /// Per model request of a session transcript: shared-prefix bytes, head changes, cache hits.
@@ -88,6 +91,7 @@ fn main() -> ExitCode {
         Command::Models(cmd) => cmd_models::run(cmd),
         Command::Replay(args) => cmd_replay::run(args),
         Command::Exec(args) => cmd_exec::run(args),
+        Command::Relay(args) => cmd_relay::run(args),
         Command::Audit(args) => cmd_audit::run(args),
         Command::Agents(args) => cmd_agents::run(args),
     };

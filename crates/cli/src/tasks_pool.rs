@@ -56,9 +56,16 @@ enum Note {
     Done { task: String, exit: Exit, answer: Option<String>, stderr_tail: String },
 }
 
-/// Runs the pool until Ctrl-C (or, with `once`, until idle). Returns the number
-/// of tasks it finished.
-pub async fn run(store: Store, options: PoolOptions) -> anyhow::Result<usize> {
+/// Runs the pool until `stop` completes (Ctrl-C for `quiver tasks run`, the
+/// server's shutdown inside `quiver mcp serve`) or, with `once`, until idle.
+/// After `stop`, running tasks are interrupted (SIGINT: their transcripts are
+/// kept) and waited for; queued tasks stay queued. Returns the number of tasks
+/// it finished.
+pub async fn run(
+    store: Store,
+    options: PoolOptions,
+    stop: impl std::future::Future<Output = ()>,
+) -> anyhow::Result<usize> {
     let recovered = store.recover_interrupted()?;
     if !recovered.is_empty() {
         eprintln!(
@@ -72,8 +79,7 @@ pub async fn run(store: Store, options: PoolOptions) -> anyhow::Result<usize> {
     let mut finished = 0usize;
     let mut stopping = false;
     let mut last_renew = tokio::time::Instant::now();
-    let ctrl_c = tokio::signal::ctrl_c();
-    tokio::pin!(ctrl_c);
+    tokio::pin!(stop);
     loop {
         if !stopping {
             match store.tick_automations(AUTOMATION_GRACE_MS) {
@@ -121,8 +127,10 @@ pub async fn run(store: Store, options: PoolOptions) -> anyhow::Result<usize> {
                 }
                 None => {}
             },
-            _ = &mut ctrl_c, if !stopping => {
-                eprintln!("quiver: stopping: interrupting {} running task(s); queued tasks stay queued", running.len());
+            () = &mut stop, if !stopping => {
+                if !running.is_empty() {
+                    eprintln!("quiver: stopping: interrupting {} running task(s); queued tasks stay queued", running.len());
+                }
                 stopping = true;
                 for run in running.values() {
                     interrupt(run.pid);
@@ -270,7 +278,7 @@ fn finish(
     let (state, error) = match exit {
         Exit::Code(0) => (TaskState::Succeeded, None),
         Exit::Code(130) if cancel_requested => (TaskState::Cancelled, Some("cancelled by request".to_string())),
-        Exit::Code(130) if stopping => (TaskState::Interrupted, Some("the task pool was stopped (Ctrl-C)".to_string())),
+        Exit::Code(130) if stopping => (TaskState::Interrupted, Some("the task pool was stopped".to_string())),
         Exit::Code(code) => (TaskState::Failed, Some(format!("quiver exec exited {code}: {}", last_line(stderr_tail)))),
         Exit::Signal => {
             (TaskState::Failed, Some(format!("quiver exec was killed by a signal: {}", last_line(stderr_tail))))

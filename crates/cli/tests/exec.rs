@@ -241,6 +241,9 @@ async fn a_small_window_compacts_and_resume_continues_with_the_same_head() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let evs = events(&out);
     assert_eq!(of_type(&evs, "compaction").len(), 1, "{}", stdout(&out));
+    // The compaction's relay is also the workspace's hand-off file, in full shape.
+    let handoff = std::fs::read_to_string(env.ws.path().join(".quiver/handoff.md")).unwrap();
+    assert!(handoff.starts_with("# Session relay\n") && handoff.contains("## Next action\n"), "{handoff}");
     let requests = server.requests();
     assert_eq!(requests.len(), 3);
     assert!(requests[1].json()["messages"].to_string().contains("# Session relay"));
@@ -372,4 +375,57 @@ async fn an_rlm_session_in_exec_sends_its_child_query_through_the_runs_provider(
     assert_eq!(&eval_ended["child_usage"], usage);
     assert!(of_type(&events, "tool_call_ended")[0].get("child_usage").is_none());
     assert!(!text.contains("sk-test-secret"));
+}
+
+/// An image a tool returns reaches a vision model as an image (Anthropic:
+/// inside the tool_result) and a text model as a one-line stand-in.
+#[tokio::test(flavor = "multi_thread")]
+async fn tool_images_reach_vision_models_and_text_models_read_a_stand_in() {
+    let env = Env::new();
+    let mut png = vec![0x89, b'P', b'N', b'G', 0x0D, 0x0A, 0x1A, 0x0A, 0, 0, 0, 13];
+    png.extend_from_slice(b"IHDR");
+    png.extend_from_slice(&[0, 0, 0, 1, 0, 0, 0, 1, 8, 6, 0, 0, 0, 0, 0, 0, 0]);
+    std::fs::write(env.ws.path().join("shot.png"), &png).unwrap();
+    let script = || {
+        [
+            ScriptedTurn::tool_call("c1", "read_file", r#"{"path":"shot.png"}"#),
+            ScriptedTurn::text("A one-pixel image."),
+        ]
+    };
+
+    let server = ScriptedServer::start().await.unwrap();
+    server.script(script());
+    let mut cmd = env.command(None);
+    cmd.env("ANTHROPIC_API_KEY", "sk-ant-test")
+        .args(["exec", "--provider", "anthropic", "--model", "claude-sonnet-4-5", "--base-url"])
+        .arg(server.base_url())
+        .arg("--workspace")
+        .arg(env.ws.path())
+        .arg("Describe shot.png");
+    let out = cmd.output().await.unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let second = server.requests()[1].json();
+    let result = second["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|m| m["content"].as_array().cloned().unwrap_or_default())
+        .find(|b| b["type"] == "tool_result")
+        .unwrap();
+    assert_eq!(result["content"][1]["type"], "image", "{result}");
+    assert_eq!(result["content"][1]["source"]["media_type"], "image/png");
+    use base64::Engine as _;
+    let sent = base64::engine::general_purpose::STANDARD.decode(result["content"][1]["source"]["data"].as_str().unwrap());
+    assert_eq!(sent.unwrap(), png);
+
+    // DeepSeek (no vision): the stand-in only, no image bytes in the request.
+    let server = ScriptedServer::start().await.unwrap();
+    server.script(script());
+    let out = env.exec(&server, &["Describe shot.png"]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let second = server.requests()[1].json();
+    let tool = second["messages"].as_array().unwrap().iter().find(|m| m["role"] == "tool").unwrap().clone();
+    assert!(tool["content"].as_str().unwrap().contains("[image image/png"), "{tool}");
+    let data = base64::engine::general_purpose::STANDARD.encode(&png);
+    assert!(!second.to_string().contains(&data), "image bytes sent to a text model");
 }

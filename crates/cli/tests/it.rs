@@ -11,6 +11,7 @@ mod mcp_http;
 mod mcp_node;
 mod mcp_stdio;
 mod mcp_support;
+mod relay;
 mod search_bench;
 mod search_wiring;
 mod subagents;

@@ -164,6 +164,54 @@ async fn cancel_stops_a_running_task_and_a_killed_pool_leaves_it_interrupted() {
     assert_eq!(t2["state"], "interrupted", "{t2}");
 }
 
+#[tokio::test(flavor = "multi_thread")]
+async fn mcp_serve_runs_queued_tasks_while_it_is_up() {
+    let env = Env::new();
+    let server = ScriptedServer::start().await.unwrap();
+    server.script([ScriptedTurn::text("Done inside the server.")]);
+    // The runs reach the scripted model through the user's own config, as a
+    // user's `mcp serve` would reach their provider.
+    std::fs::write(
+        env.config.path().join("config.toml"),
+        format!("[providers.deepseek]\nbase_url = \"{}\"\n", server.base_url()),
+    )
+    .unwrap();
+    let mut serve = env
+        .command()
+        .args(["mcp", "serve", "--transport", "http", "--task-workers", "1", "--workspace"])
+        .arg(env.ws.path())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let created = env.call("task_create", "agent", json!({"prompt": "answer from the server's pool"})).await;
+    assert!(text_of(&created).contains("Queued task-1"), "{created}");
+    wait_for_state(&env, "task-1", "succeeded").await;
+    let tasks = env.tasks_json().await;
+    assert_eq!(tasks[0]["result"], "Done inside the server.", "{tasks:?}");
+    assert!(server.requests()[0].json().to_string().contains("answer from the server's pool"));
+
+    // SIGTERM stops the server and its pool cleanly.
+    let pid = nix::unistd::Pid::from_raw(serve.id().unwrap() as i32);
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM).unwrap();
+    let status = tokio::time::timeout(Duration::from_secs(30), serve.wait()).await.unwrap().unwrap();
+    assert!(status.success(), "{status:?}");
+
+    // --task-workers 0 leaves queued tasks alone.
+    env.call("task_create", "agent", json!({"prompt": "stay queued"})).await;
+    let mut idle = env
+        .command()
+        .args(["mcp", "serve", "--transport", "http", "--task-workers", "0", "--workspace"])
+        .arg(env.ws.path())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let t2 = env.tasks_json().await.into_iter().find(|t| t["id"] == "task-2").unwrap();
+    assert_eq!(t2["state"], "queued", "{t2}");
+    idle.start_kill().unwrap();
+    idle.wait().await.unwrap();
+}
+
 async fn wait_for_state(env: &Env, id: &str, state: &str) {
     for _ in 0..600 {
         if env.tasks_json().await.iter().any(|t| t["id"] == id && t["state"] == state) {
@@ -191,7 +239,9 @@ async fn pool_throughput() {
         if workers == "4" {
             server.script((0..n).map(|i| ScriptedTurn::text(format!("done {i}"))));
             for i in 0..n {
-                store.create_task(&quiver_durable::NewTask { prompt: format!("again {i}"), ..Default::default() }).unwrap();
+                store
+                    .create_task(&quiver_durable::NewTask { prompt: format!("again {i}"), ..Default::default() })
+                    .unwrap();
             }
         }
         let started = std::time::Instant::now();

@@ -59,7 +59,9 @@ async fn small_blocks_pass_unchanged() {
 
 #[tokio::test]
 async fn large_image_becomes_a_link_to_its_bytes_and_large_text_a_summary() {
-    let raw: Vec<u8> = (0..3000u32).map(|i| (i % 251) as u8).collect();
+    // Binary blocks have their own bound, far above the text threshold.
+    let size = crate::spill::BINARY_INLINE_BYTES + 1;
+    let raw: Vec<u8> = (0..size as u32).map(|i| (i % 251) as u8).collect();
     let data = base64::engine::general_purpose::STANDARD.encode(&raw);
     let text = (0..400).map(|i| format!("line {i}")).collect::<Vec<_>>().join("\n");
     let blocks = vec![json!({"type": "text", "text": text}), json!({"type": "image", "data": data, "mimeType": "image/png"})];
@@ -69,7 +71,7 @@ async fn large_image_becomes_a_link_to_its_bytes_and_large_text_a_summary() {
     let link = &result.blocks[1];
     assert_eq!(link["type"], "resource_link");
     assert_eq!(link["mimeType"], "image/png");
-    assert_eq!(link["size"], 3000);
+    assert_eq!(link["size"], size);
     let path = link["uri"].as_str().unwrap().strip_prefix("file://").unwrap();
     assert!(path.ends_with("blob_1.png"), "{path}");
     assert_eq!(std::fs::read(path).unwrap(), raw, "the file holds the decoded bytes");
@@ -79,7 +81,7 @@ async fn large_image_becomes_a_link_to_its_bytes_and_large_text_a_summary() {
 
 #[tokio::test]
 async fn undecodable_binary_stays_inline() {
-    let blocks = vec![json!({"type": "image", "data": "!".repeat(4000), "mimeType": "image/png"})];
+    let blocks = vec![json!({"type": "image", "data": "!".repeat(8 << 20), "mimeType": "image/png"})];
     let (result, _dir) = spilled(blocks.clone(), 1024).await;
     assert_eq!(result.blocks, blocks);
 }

@@ -39,6 +39,7 @@ const LONG_LINE_BYTES: usize = 2000;
 mod sweep;
 #[path = "spill_blocks.rs"]
 mod blocks_spill;
+pub use blocks_spill::BINARY_INLINE_BYTES;
 pub use sweep::{SPILL_RETENTION, sweep};
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {

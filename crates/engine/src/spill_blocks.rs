@@ -13,6 +13,12 @@ use crate::context::ToolContext;
 use crate::result::ToolResult;
 use crate::spec::ToolSpec;
 
+/// Binary blocks (images, audio, blobs) stay inline up to this many decoded
+/// bytes, whatever the text threshold: an image costs a model tokens by its
+/// pixels, not its bytes, and a gateway client should get what the server sent.
+/// 5 MiB is the strictest provider's per-image limit (Anthropic's).
+pub const BINARY_INLINE_BYTES: usize = 5 << 20;
+
 /// The spill hook for a result with blocks. Returns whether anything changed.
 pub(super) async fn spill_blocks(result: &mut ToolResult, spec: &ToolSpec, ctx: &ToolContext, threshold: usize) -> bool {
     let store = ctx.session.state::<SpillStore>();
@@ -35,14 +41,14 @@ pub(super) async fn spill_blocks(result: &mut ToolResult, spec: &ToolSpec, ctx: 
                 }
             }
             "image" | "audio" => {
-                if let Some(link) = spill_binary(block, "data", spec, ctx, &store, threshold).await {
+                if let Some(link) = spill_binary(block, "data", spec, ctx, &store, BINARY_INLINE_BYTES).await {
                     *block = link;
                     changed = true;
                 }
             }
             "resource" => {
                 let resource = block.get("resource").cloned().unwrap_or(Value::Null);
-                if let Some(link) = spill_binary(&resource, "blob", spec, ctx, &store, threshold).await {
+                if let Some(link) = spill_binary(&resource, "blob", spec, ctx, &store, BINARY_INLINE_BYTES).await {
                     *block = link;
                     changed = true;
                 }
@@ -65,7 +71,7 @@ pub(super) async fn spill_blocks(result: &mut ToolResult, spec: &ToolSpec, ctx: 
     changed
 }
 
-/// Writes a base64 payload (`holder[field]`) over the bound to a file; the `resource_link` block
+/// Writes a base64 payload (`holder[field]`) of more than `limit` decoded bytes to a file; the `resource_link` block
 /// that replaces it. `None` when it is small, not base64, or cannot be written
 /// (then the block stays as it was: losing it would be worse than its size).
 async fn spill_binary(
@@ -74,9 +80,10 @@ async fn spill_binary(
     spec: &ToolSpec,
     ctx: &ToolContext,
     store: &SpillStore,
-    threshold: usize,
+    limit: usize,
 ) -> Option<Value> {
-    let data = holder.get(field).and_then(Value::as_str).filter(|d| d.len() > threshold)?;
+    // base64 is 4 characters per 3 bytes.
+    let data = holder.get(field).and_then(Value::as_str).filter(|d| d.len() / 4 * 3 > limit)?;
     let bytes = base64::engine::general_purpose::STANDARD.decode(data.trim()).ok()?;
     let mime = holder.get("mimeType").and_then(Value::as_str).unwrap_or("application/octet-stream");
     let ext = extension_for(mime);

@@ -49,7 +49,8 @@ pub fn register_all_with(registry: &mut Registry, options: &NativeOptions) -> an
     registry.register(shell::exec_shell_interact::ExecShellInteract)?;
     registry.register(shell::exec_shell_cancel::ExecShellCancel)?;
     registry.register(shell::task_shell_start::TaskShellStart)?;
-    registry.register(shell::task_shell_wait::TaskShellWait)?;
+    let work = work::WorkStore::new(options.work_dir.clone());
+    registry.register(shell::task_shell_wait::TaskShellWait(work.clone()))?;
     registry.register(file::list_dir::ListDir)?;
     registry.register(file::write_file::WriteFile)?;
     registry.register(file::edit_file::EditFile)?;
@@ -77,7 +78,6 @@ pub fn register_all_with(registry: &mut Registry, options: &NativeOptions) -> an
     registry.register(evidence::handle_read::HandleRead)?;
     registry.register(web::fetch_url::FetchUrl)?;
     registry.register(web::web_search::WebSearch)?;
-    let work = work::WorkStore::new(options.work_dir.clone());
     registry.register(work::task_create::TaskCreate(work.clone()))?;
     registry.register(work::task_list::TaskList(work.clone()))?;
     registry.register(work::task_read::TaskRead(work.clone()))?;

@@ -14,14 +14,14 @@ use crate::message::{FinishReason, Message, ModelRequest, ModelResponse, ToolCal
 /// Anthropic requires `max_tokens`; this is used when the config sets none.
 pub const DEFAULT_MAX_TOKENS: u32 = 8192;
 
-pub fn request_body(req: &ModelRequest) -> Value {
+pub fn request_body(req: &ModelRequest, vision: Option<bool>) -> Value {
     let mut body = Map::new();
     body.insert("model".into(), json!(req.model));
     body.insert("max_tokens".into(), json!(req.max_output_tokens.unwrap_or(DEFAULT_MAX_TOKENS)));
     if !req.system.is_empty() {
         body.insert("system".into(), json!(req.system));
     }
-    body.insert("messages".into(), Value::Array(messages(&req.messages)));
+    body.insert("messages".into(), Value::Array(messages(&req.messages, crate::vision::sees_images(&req.model, vision))));
     let tools = req.tool_list();
     if !tools.is_empty() {
         let mut tools = tools.to_vec();
@@ -34,7 +34,7 @@ pub fn request_body(req: &ModelRequest) -> Value {
     Value::Object(body)
 }
 
-fn messages(history: &[Message]) -> Vec<Value> {
+fn messages(history: &[Message], vision: bool) -> Vec<Value> {
     let mut out: Vec<(&'static str, Vec<Value>)> = Vec::new();
     let mut push = |role: &'static str, block: Value| match out.last_mut() {
         Some((last, blocks)) if *last == role => blocks.push(block),
@@ -60,7 +60,16 @@ fn messages(history: &[Message]) -> Vec<Value> {
                     );
                 }
             }
-            Message::Tool { call_id, content, is_error } => {
+            Message::Tool { call_id, content, is_error, images } => {
+                let content = if vision && !images.is_empty() {
+                    let mut parts = vec![json!({"type": "text", "text": content})];
+                    parts.extend(images.iter().map(|i| {
+                        json!({"type": "image", "source": {"type": "base64", "media_type": i.mime_type, "data": i.data}})
+                    }));
+                    Value::Array(parts)
+                } else {
+                    json!(content)
+                };
                 let mut block = json!({"type": "tool_result", "tool_use_id": call_id, "content": content});
                 if *is_error {
                     block["is_error"] = json!(true);

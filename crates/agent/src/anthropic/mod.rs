@@ -20,6 +20,8 @@ pub struct AnthropicProvider {
     transport: Transport,
     base_url: String,
     key: ApiKey,
+    /// `[providers.NAME] vision` (unset: by model id).
+    vision: Option<bool>,
 }
 
 impl AnthropicProvider {
@@ -28,7 +30,14 @@ impl AnthropicProvider {
             transport: Transport::new(name, base_url, options)?,
             base_url: base_url.trim_end_matches('/').to_string(),
             key,
+            vision: None,
         })
+    }
+
+    /// Whether tool images are sent (None: decided by the model id).
+    pub fn with_vision(mut self, vision: Option<bool>) -> Self {
+        self.vision = vision;
+        self
     }
 
     fn headers(&self) -> Result<HeaderMap, ProviderError> {
@@ -45,7 +54,7 @@ impl AnthropicProvider {
     }
 
     async fn complete_inner(&self, req: &ModelRequest, sink: Sink<'_>) -> Result<ModelResponse, ProviderError> {
-        let body = quiver_engine::canonical::to_string(&request_body(req));
+        let body = quiver_engine::canonical::to_string(&request_body(req, self.vision));
         let url = format!("{}/v1/messages", self.base_url);
         let headers = self.headers()?;
         self.transport.complete::<MessagesStreamAssembler>(&url, &headers, &body, req.stream, parse_response, sink).await

@@ -12,7 +12,8 @@ use crate::message::{FinishReason, Message, ModelRequest, ModelResponse, ToolCal
 pub fn request_body(req: &ModelRequest, dialect: &OpenAiDialect) -> Value {
     let mut body = Map::new();
     body.insert("model".into(), json!(req.model));
-    body.insert("messages".into(), Value::Array(messages(req)));
+    let vision = crate::vision::sees_images(&req.model, dialect.vision);
+    body.insert("messages".into(), Value::Array(messages(req, vision)));
     if !req.tool_list().is_empty() {
         body.insert("tools".into(), req.tools.clone());
     }
@@ -31,8 +32,13 @@ pub fn request_body(req: &ModelRequest, dialect: &OpenAiDialect) -> Value {
     Value::Object(body)
 }
 
-fn messages(req: &ModelRequest) -> Vec<Value> {
+fn messages(req: &ModelRequest, vision: bool) -> Vec<Value> {
     let mut out = Vec::with_capacity(req.messages.len() + 1);
+    // Images of the current run of tool results: `tool` messages take text
+    // only, so they follow the run as one user message. Emitted when the run
+    // ends (the next message or the end of the list), which is the same place
+    // in this request and the next: the prefix still only grows.
+    let mut images: Vec<Value> = Vec::new();
     if !req.system.is_empty() {
         out.push(json!({"role": "system", "content": req.system}));
     }
@@ -40,6 +46,9 @@ fn messages(req: &ModelRequest) -> Vec<Value> {
     // has made a tool call yet. See `assistant` for why this matters.
     let mut tool_span = false;
     for message in &req.messages {
+        if !matches!(message, Message::Tool { .. }) {
+            flush_images(&mut out, &mut images);
+        }
         match message {
             Message::System { text } => out.push(json!({"role": "system", "content": text})),
             Message::User { text } => {
@@ -50,12 +59,28 @@ fn messages(req: &ModelRequest) -> Vec<Value> {
                 tool_span |= !tool_calls.is_empty();
                 out.push(assistant(text, reasoning.as_deref(), tool_calls, tool_span));
             }
-            Message::Tool { call_id, content, .. } => {
+            Message::Tool { call_id, content, images: shown, .. } => {
                 out.push(json!({"role": "tool", "tool_call_id": call_id, "content": content}));
+                if vision && !shown.is_empty() {
+                    images.push(json!({"type": "text", "text": format!("Images returned by tool call {call_id}:")}));
+                    for image in shown {
+                        let url = crate::vision::data_url(&image.mime_type, &image.data);
+                        images.push(json!({"type": "image_url", "image_url": {"url": url}}));
+                    }
+                }
             }
         }
     }
+    flush_images(&mut out, &mut images);
     out
+}
+
+/// The pending tool images as one user message. It does not reset the
+/// DeepSeek tool span: it is part of the tool results, not a new user turn.
+fn flush_images(out: &mut Vec<Value>, images: &mut Vec<Value>) {
+    if !images.is_empty() {
+        out.push(json!({"role": "user", "content": std::mem::take(images)}));
+    }
 }
 
 /// DeepSeek's rule for `reasoning_content` in history

@@ -25,6 +25,9 @@ pub struct OpenAiDialect {
     pub fim_path: Option<String>,
     /// The model FIM requests name.
     pub fim_model: Option<String>,
+    /// `[providers.NAME] vision`: whether tool images are sent to the model
+    /// (unset: [`crate::vision::sees_images`]'s table decides).
+    pub vision: Option<bool>,
 }
 
 #[derive(Debug)]

@@ -47,17 +47,15 @@ pub fn context_window_of(model: &str) -> u64 {
     KNOWN.iter().find(|(prefix, _)| model.starts_with(prefix)).map_or(64_000, |(_, w)| *w)
 }
 
-/// The instruction that turns the history into a relay (seed 004's shape).
-pub const RELAY_INSTRUCTION: &str = "The conversation is about to be compacted. Do not call any tool. \
-Write a session relay in Markdown under the heading `# Session relay` with exactly these sections: \
-Goal; Changed files; Decisions; Verification state; Next action (one concrete step). \
-Be complete but brief: the relay replaces everything said so far.";
-
 /// The request that asks for the relay: the pending request plus the relay
-/// instruction, so it extends the previous request and its prefix is cached.
+/// instruction (seed 004's shape, see [`crate::relay`]), so it extends the
+/// previous request and its prefix is cached.
 pub fn summary_request(request: &ModelRequest) -> ModelRequest {
     let mut ask = request.clone();
-    ask.messages.push(Message::user(RELAY_INSTRUCTION));
+    ask.messages.push(Message::user(format!(
+        "The conversation is about to be compacted. {}",
+        crate::relay::instruction(None)
+    )));
     ask
 }
 

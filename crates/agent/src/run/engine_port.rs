@@ -48,6 +48,8 @@ pub struct ToolOutcome {
     /// What child-model calls the tool made cost (an RLM eval's `sub_query*`):
     /// its `child_usage` metadata, passed on to the run's events.
     pub child_usage: Option<Value>,
+    /// Image blocks of the result, for vision-capable models.
+    pub images: Vec<crate::message::ToolImage>,
 }
 
 /// Everything the loop needs from a tool engine.
@@ -71,6 +73,9 @@ pub trait ToolPort: Send + Sync {
     /// record that this is the one allowed break in prefix growth, with the
     /// estimated request size before and after.
     fn compacted(&self, _before_tokens: u64, _after_tokens: u64) {}
+    /// Compaction produced this relay document (`# Session relay`); a root
+    /// session keeps it as the workspace's hand-off file.
+    fn keep_relay(&self, _relay: &str) {}
 }
 
 /// The provider's fill-in-the-middle completions, as the engine's
@@ -99,17 +104,26 @@ enum Engines {
 pub struct EnginePort {
     engines: Engines,
     ctx: ToolContext,
+    /// Compaction writes the relay to this workspace's `.quiver/handoff.md`.
+    relay_root: Option<std::path::PathBuf>,
 }
 
 impl EnginePort {
     /// Over one frozen engine; `ctx` should come from `engine.context(..)`.
     pub fn new(engine: Arc<Engine>, ctx: ToolContext) -> Self {
-        EnginePort { engines: Engines::Fixed(engine), ctx }
+        EnginePort { engines: Engines::Fixed(engine), ctx, relay_root: None }
     }
 
     /// Over the engine's host; `ctx` should come from `host.context(..)`.
     pub fn hosted(host: Arc<EngineHost>, ctx: ToolContext) -> Self {
-        EnginePort { engines: Engines::Hosted(host), ctx }
+        EnginePort { engines: Engines::Hosted(host), ctx, relay_root: None }
+    }
+
+    /// Compaction also writes its relay to the workspace's hand-off file (the
+    /// top-level session only: a sub-agent's relay would overwrite its parent's).
+    pub fn with_relay_file(mut self) -> Self {
+        self.relay_root = Some(self.ctx.workspace.root().to_path_buf());
+        self
     }
 
     pub fn context(&self) -> &ToolContext {
@@ -146,7 +160,12 @@ fn outcome_of(result: &ToolResult) -> ToolOutcome {
             "content": result.content, "is_error": result.is_error, "metadata": result.metadata,
         }))
     };
-    ToolOutcome { content, is_error: result.is_error, child_usage: result.metadata.get("child_usage").cloned() }
+    let images = result
+        .images()
+        .into_iter()
+        .map(|(mime_type, data)| crate::message::ToolImage { mime_type, data })
+        .collect();
+    ToolOutcome { content, is_error: result.is_error, child_usage: result.metadata.get("child_usage").cloned(), images }
 }
 
 impl EnginePort {
@@ -226,5 +245,15 @@ impl ToolPort for EnginePort {
     fn compacted(&self, before_tokens: u64, after_tokens: u64) {
         self.ctx.session.reset_loads();
         self.append(&Event::Compaction { before_tokens: Some(before_tokens), after_tokens: Some(after_tokens) });
+    }
+
+    fn keep_relay(&self, relay: &str) {
+        let Some(root) = &self.relay_root else { return };
+        // The relay is a convenience next to the compacted history, which
+        // already carries it: failing to write it must not fail the run.
+        match crate::relay::write(root, relay) {
+            Ok(path) => tracing::info!(path = %path.display(), "wrote the session relay"),
+            Err(e) => tracing::warn!(error = %e, "could not write the session relay"),
+        }
     }
 }

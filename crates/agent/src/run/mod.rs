@@ -251,7 +251,12 @@ impl AgentLoop<'_> {
                 Err(e) => return Err(self.fail(e, turn, total, events)),
             };
             for (call, outcome) in response.tool_calls.iter().zip(results) {
-                messages.push(Message::tool_result(&call.id, outcome.content, outcome.is_error));
+                messages.push(Message::Tool {
+                    call_id: call.id.clone(),
+                    content: outcome.content,
+                    is_error: outcome.is_error,
+                    images: outcome.images,
+                });
                 self.record(messages.last());
             }
             events(RunEvent::TurnEnded { turn, finish_reason: response.finish_reason });
@@ -319,6 +324,8 @@ impl AgentLoop<'_> {
             Err(e) => return Err(e),
         };
         let messages = compact::compacted_history(&request.messages, &response.text);
+        let facts = crate::relay::Facts::from_messages(&request.messages);
+        self.tools.keep_relay(&crate::relay::document(&response.text, &facts));
         // The next request: the head alone (loads are reset) and the relay.
         let next = ModelRequest {
             messages: messages.clone(),
@@ -373,7 +380,7 @@ impl AgentLoop<'_> {
         let started = Instant::now();
         let outcome = match parse_arguments(&call.name, &call.arguments) {
             Ok(args) => self.tools.call(&call.name, args).await,
-            Err(message) => Ok(ToolOutcome { content: message, is_error: true, child_usage: None }),
+            Err(message) => Ok(ToolOutcome { content: message, is_error: true, child_usage: None, images: Vec::new() }),
         };
         (outcome, started.elapsed())
     }

@@ -1,4 +1,6 @@
-//! `read_file`: a text file with line numbers, a window of it, or a PDF's text.
+//! `read_file`: a text file with line numbers, a window of it, a PDF's text,
+//! or an image (PNG, JPEG, GIF, WebP) as an MCP image block, which a
+//! vision-capable model is shown and any other reader sees as a one-line stand-in.
 
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -12,6 +14,9 @@ const MAX_LINE_CHARS: usize = 2000;
 /// Whole files are read into memory; past this, a search is the better tool.
 const MAX_FILE_BYTES: u64 = 64 << 20;
 const PDF_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
+/// Anthropic's per-image limit, the strictest of the providers'; larger images
+/// are described, not sent.
+const MAX_IMAGE_BYTES: usize = 5 << 20;
 
 pub struct ReadFile;
 
@@ -39,7 +44,7 @@ impl Tool for ReadFile {
     const CAPABILITIES: Capabilities = Capabilities::NONE;
 
     fn description(&self) -> String {
-        "Read a file with line numbers; offset/limit for a window. PDFs: text extracted, pages selects a range.".into()
+        "Read a file with line numbers; offset/limit for a window. PDFs: text extracted, pages selects a range. Images (PNG, JPEG, GIF, WebP) come back as images.".into()
     }
 
     async fn run(&self, input: ReadFileInput, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
@@ -57,6 +62,12 @@ impl Tool for ReadFile {
             .await
             .map_err(|e| ToolError::Fatal(anyhow::anyhow!("read_file task panicked: {e}")))?
             .map_err(|e| read_error(e, &shown))?;
+        if let Some(mime) = image_type(&bytes) {
+            if input.offset.is_some() || input.limit.is_some() {
+                return Err(ToolError::model(format!("`{shown}` is an image ({mime}); offset/limit apply to text")));
+            }
+            return Ok(image_output(&bytes, mime, shown));
+        }
         let text = if is_pdf {
             pdf_text(&bytes, &shown, input.pages.as_deref()).await?
         } else {
@@ -100,6 +111,52 @@ impl Tool for ReadFile {
             .with_meta("total_lines", total)
             .with_meta("truncated", truncated))
     }
+}
+
+/// The image type from the file's first bytes (never from its name: a
+/// `.png` that is text is read as text).
+fn image_type(bytes: &[u8]) -> Option<&'static str> {
+    match bytes {
+        [0x89, b'P', b'N', b'G', 0x0D, 0x0A, 0x1A, 0x0A, ..] => Some("image/png"),
+        [0xFF, 0xD8, 0xFF, ..] => Some("image/jpeg"),
+        [b'G', b'I', b'F', b'8', b'7' | b'9', b'a', ..] => Some("image/gif"),
+        [b'R', b'I', b'F', b'F', _, _, _, _, b'W', b'E', b'B', b'P', ..] => Some("image/webp"),
+        _ => None,
+    }
+}
+
+/// PNG and GIF keep their size at a fixed place in the header.
+fn image_size(bytes: &[u8], mime: &str) -> Option<(u32, u32)> {
+    match mime {
+        "image/png" if bytes.len() >= 24 => Some((
+            u32::from_be_bytes([bytes[16], bytes[17], bytes[18], bytes[19]]),
+            u32::from_be_bytes([bytes[20], bytes[21], bytes[22], bytes[23]]),
+        )),
+        "image/gif" if bytes.len() >= 10 => {
+            Some((u32::from(u16::from_le_bytes([bytes[6], bytes[7]])), u32::from(u16::from_le_bytes([bytes[8], bytes[9]]))))
+        }
+        _ => None,
+    }
+}
+
+fn image_output(bytes: &[u8], mime: &str, shown: String) -> ToolOutput {
+    use base64::Engine as _;
+    let size = image_size(bytes, mime).map(|(w, h)| format!(", {w}x{h}")).unwrap_or_default();
+    let line = format!("`{shown}`: {mime}, {} bytes{size}", bytes.len());
+    if bytes.len() > MAX_IMAGE_BYTES {
+        return ToolOutput::text(format!(
+            "{line}; over the {} MiB image limit, so not sent to the model",
+            MAX_IMAGE_BYTES >> 20
+        ))
+        .with_meta("path", shown);
+    }
+    let data = base64::engine::general_purpose::STANDARD.encode(bytes);
+    ToolOutput::from_blocks(vec![
+        serde_json::json!({"type": "text", "text": line}),
+        serde_json::json!({"type": "image", "data": data, "mimeType": mime}),
+    ])
+    .with_meta("path", shown)
+    .with_meta("mime_type", mime)
 }
 
 /// The model-facing message for a refused read.

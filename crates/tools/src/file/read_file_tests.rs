@@ -46,3 +46,45 @@ async fn reads_pdf_pages_when_pdftotext_exists() {
     let bad = h.err("read_file", json!({"path": "doc.pdf", "pages": "3-1"})).await;
     assert!(bad.contains("pages"), "{bad}");
 }
+
+/// A PNG's signature and IHDR chunk (2 x 3 pixels), enough for type and size.
+fn png_header() -> Vec<u8> {
+    let mut bytes = vec![0x89, b'P', b'N', b'G', 0x0D, 0x0A, 0x1A, 0x0A, 0, 0, 0, 13];
+    bytes.extend_from_slice(b"IHDR");
+    bytes.extend_from_slice(&2u32.to_be_bytes());
+    bytes.extend_from_slice(&3u32.to_be_bytes());
+    bytes.extend_from_slice(&[8, 6, 0, 0, 0, 0, 0, 0, 0]);
+    bytes
+}
+
+#[tokio::test]
+async fn images_come_back_as_image_blocks() {
+    use base64::Engine as _;
+    let h = Harness::new();
+    let png = png_header();
+    std::fs::write(h.path("shot.png"), &png).unwrap();
+    let r = h.call("read_file", json!({"path": "shot.png"})).await;
+    assert!(!r.is_error, "{}", r.content_text());
+    assert_eq!(r.blocks.len(), 2, "{:?}", r.blocks);
+    assert_eq!(r.blocks[1]["type"], "image");
+    assert_eq!(r.blocks[1]["mimeType"], "image/png");
+    let data = base64::engine::general_purpose::STANDARD.decode(r.blocks[1]["data"].as_str().unwrap()).unwrap();
+    assert_eq!(data, png);
+    // A text reader gets the description and a stand-in, never the bytes.
+    let text = r.content_text();
+    assert!(text.starts_with("`shot.png`: image/png, 33 bytes, 2x3\n\n[image image/png"), "{text}");
+    assert_eq!(r.images().len(), 1);
+
+    // The type comes from the bytes: a `.png` holding text is text; a GIF named .bin is an image.
+    h.write("fake.png", "not an image\n");
+    assert_eq!(h.ok("read_file", json!({"path": "fake.png"})).await, "     1\tnot an image\n");
+    let mut gif = b"GIF89a".to_vec();
+    gif.extend_from_slice(&[4, 0, 5, 0, 0, 0, 0]);
+    std::fs::write(h.path("anim.bin"), &gif).unwrap();
+    let r = h.call("read_file", json!({"path": "anim.bin"})).await;
+    assert_eq!(r.blocks[1]["mimeType"], "image/gif");
+    assert!(r.content_text().contains("4x5"), "{}", r.content_text());
+
+    // A window of an image is a mistake worth naming.
+    assert!(h.err("read_file", json!({"path": "shot.png", "offset": 2})).await.contains("is an image"));
+}

@@ -1,19 +1,29 @@
 //! `task_shell_wait`: poll a background task; once it has finished, optionally
-//! record its result as a named gate (verification evidence kept in the session).
+//! record its result as a named gate: in the session always, and on the
+//! durable task (the active one, or `task`) with the same evidence
+//! `task_gate_run` keeps: classification, summary, the log as an artifact.
+
+use std::sync::Arc;
 
 use schemars::JsonSchema;
 use serde::Deserialize;
+use serde_json::json;
+use tokio::io::AsyncReadExt;
 
+use quiver_durable::NewGate;
+use quiver_engine::spill::SpillStore;
 use quiver_engine::{Capabilities, Domain, Risk, Tool, ToolContext, ToolError, ToolOutput};
 
 use crate::shell::exec_shell::MAX_TIMEOUT_MS;
-use crate::shell::shell_jobs::{Gate, ShellJobs, gate_json, poll_output, timeout_arg};
+use crate::shell::shell_jobs::{Exit, Gate, Job, ShellJobs, gate_json, poll_output, timeout_arg};
+use crate::work::task_gate_run::{Bounded, tree_fingerprint};
+use crate::work::{WorkStore, active_task, blocking};
 
 /// Longer than exec_shell_wait's default: these tasks are builds and test suites.
 pub const DEFAULT_TASK_WAIT_MS: u64 = 30_000;
 const MAX_GATE_NAME: usize = 64;
 
-pub struct TaskShellWait;
+pub struct TaskShellWait(pub Arc<WorkStore>);
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -26,6 +36,9 @@ pub struct TaskShellWaitInput {
     /// Record the finished task's result under this gate name (waits for the exit).
     #[serde(default)]
     pub gate: Option<GateArg>,
+    /// Durable task to attach the gate to (default: the task this session runs for).
+    #[serde(default)]
+    pub task: Option<String>,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -40,11 +53,12 @@ impl Tool for TaskShellWait {
     const NAME: &'static str = "task_shell_wait";
     const DOMAIN: Domain = Domain::Shell;
     const RISK: Risk = Risk::Read;
-    const CAPABILITIES: Capabilities = Capabilities::NONE;
+    // A gate on a durable task is kept in quiver's store.
+    const CAPABILITIES: Capabilities = Capabilities::PERSISTS;
 
     fn description(&self) -> String {
         "Wait for a background task and return its new output and status; with gate: {name} on a finished task, \
-         record command, exit code, duration and log file as a named gate."
+         record command, exit code, duration and log as a named gate (on the durable task too: classification and log artifact)."
             .into()
     }
 
@@ -59,6 +73,17 @@ impl Tool for TaskShellWait {
                 Some(name.to_string())
             }
             None => None,
+        };
+        let task = input.task.map(|t| t.trim().to_string()).filter(|t| !t.is_empty()).or_else(active_task);
+        let store = match &task {
+            Some(t) if gate_name.is_some() => {
+                // A wrong task id is the model's error before anything is waited for.
+                let store = self.0.get()?;
+                let id = t.clone();
+                blocking(store.clone(), move |s| s.task(&id)).await?;
+                Some(store)
+            }
+            _ => None,
         };
         let jobs = ctx.session.state::<ShellJobs>();
         let job = jobs.get(&input.task_id)?;
@@ -99,8 +124,87 @@ impl Tool for TaskShellWait {
             ));
         }
         out = out.with_meta("gate", gate_json(&gate));
+        if let (Some(store), Some(task)) = (store, task) {
+            let durable = record_on_task(store, ctx, &job, &exit, &name, task).await?;
+            if let serde_json::Value::String(text) = &mut out.content {
+                text.push_str(&format!(
+                    "\nOn {}: {} {} ({}); log {}",
+                    durable["task"].as_str().unwrap_or_default(),
+                    durable["gate"].as_str().unwrap_or_default(),
+                    durable["classification"].as_str().unwrap_or_default(),
+                    durable["summary"].as_str().unwrap_or_default(),
+                    durable["log"]["handle"].as_str().unwrap_or_default(),
+                ));
+            }
+            out = out.with_meta("task_gate", durable);
+        }
         jobs.record_gate(gate);
         Ok(out)
+    }
+}
+
+/// Keeps the finished job as a gate on the durable task, as `task_gate_run`
+/// would have: the log (bounded) becomes an artifact the model reads as a
+/// handle, and the tree fingerprint lets a rerun on the same tree be called flaky.
+async fn record_on_task(
+    store: quiver_durable::Store,
+    ctx: &ToolContext,
+    job: &Job,
+    exit: &Exit,
+    name: &str,
+    task: String,
+) -> Result<serde_json::Value, ToolError> {
+    let log = read_log(&job.log_path).await.map_err(|e| {
+        ToolError::model(format!("cannot read the log of {} ({}): {e}", job.id, job.log_path.display()))
+    })?;
+    let (log_bytes, log_lines) = (log.len(), String::from_utf8_lossy(&log).lines().count());
+    let cwd = ctx.workspace.resolve(&job.cwd_shown).unwrap_or_else(|_| ctx.workspace.root().to_path_buf());
+    let tree = if cwd.is_dir() { tree_fingerprint(ctx, &cwd).await } else { None };
+    let gate = NewGate {
+        task: Some(task),
+        name: name.to_string(),
+        command: job.command.clone(),
+        cwd: cwd.display().to_string(),
+        exit_code: if exit.signal.is_some() { None } else { Some(exit.code) },
+        timed_out: job.stopped_because() == Some("timed out"),
+        duration_ms: u64::try_from(exit.duration.as_millis()).unwrap_or(u64::MAX),
+        log,
+        tree,
+    };
+    let record = blocking(store.clone(), move |s| s.record_gate(&gate)).await?;
+    let mut log = json!({});
+    if let Some(art) = &record.log_artifact {
+        let art = art.clone();
+        let artifact = blocking(store, move |s| s.artifact(&art)).await?;
+        let spilled = ctx.session.state::<SpillStore>().adopt(
+            TaskShellWait::NAME,
+            artifact.path.clone().into(),
+            log_bytes,
+            log_lines,
+        );
+        log =
+            json!({"artifact": artifact.id, "handle": spilled.handle, "path": artifact.path, "bytes": artifact.bytes});
+    }
+    Ok(json!({
+        "gate": record.id,
+        "task": record.task_id,
+        "classification": record.classification,
+        "summary": record.summary,
+        "log": log,
+    }))
+}
+
+/// The job's whole log, its middle dropped past the gate's bound.
+async fn read_log(path: &std::path::Path) -> std::io::Result<Vec<u8>> {
+    let mut file = tokio::fs::File::open(path).await?;
+    let mut bounded = Bounded::default();
+    let mut buf = vec![0u8; 64 * 1024];
+    loop {
+        let n = file.read(&mut buf).await?;
+        if n == 0 {
+            return Ok(bounded.finish());
+        }
+        bounded.push(&buf[..n]);
     }
 }
 

@@ -59,3 +59,77 @@ async fn bad_input_is_explained() {
     assert!(h.err("task_shell_wait", json!({"task_id": id, "gate": {}})).await.contains("name"));
     assert!(h.err("task_shell_wait", json!({"task_id": id, "gate": "tests"})).await.contains("gate"));
 }
+
+/// A gate on a background command lands on the durable task with the evidence
+/// `task_gate_run` keeps: classification, summary and the log as an artifact
+/// readable through its handle.
+#[tokio::test]
+async fn a_gate_lands_on_the_durable_task_with_its_log() {
+    use std::sync::Arc;
+
+    use quiver_engine::{Audience, Engine, Manifest, Registry, Workspace};
+
+    use crate::work::{WorkStore, task_create::TaskCreate, task_read::TaskRead};
+
+    let ws = tempfile::tempdir().unwrap();
+    let state = tempfile::tempdir().unwrap();
+    let work = WorkStore::new(Some(state.path().to_path_buf()));
+    let mut registry = Registry::new();
+    registry.register(crate::shell::task_shell_start::TaskShellStart).unwrap();
+    registry.register(super::TaskShellWait(work.clone())).unwrap();
+    registry.register(TaskCreate(work.clone())).unwrap();
+    registry.register(TaskRead(work.clone())).unwrap();
+    registry.register(crate::evidence::retrieve_tool_result::RetrieveToolResult).unwrap();
+    let engine = Arc::new(Engine::new(registry, Manifest::builtin().unwrap()));
+    let ctx = engine.context(Workspace::new(ws.path()).unwrap(), Audience { mode: Mode::Yolo, ..Audience::default() });
+
+    let created = ctx.call("task_create", json!({"prompt": "make the tests pass"})).await.unwrap();
+    assert_eq!(created.metadata["task_id"], "task-1", "{}", created.content_text());
+    let start = ctx
+        .call(
+            "task_shell_start",
+            json!({"command": "echo 'running 3 tests'; echo 'test result: FAILED. 2 passed; 1 failed'; exit 101"}),
+        )
+        .await
+        .unwrap();
+    let job = start.metadata["task_id"].as_str().unwrap().to_string();
+
+    // A task id that does not exist is refused before anything is waited for.
+    let wrong = ctx
+        .call("task_shell_wait", json!({"task_id": job, "gate": {"name": "tests"}, "task": "task-9"}))
+        .await
+        .unwrap();
+    assert!(wrong.is_error && wrong.content_text().contains("task-9"), "{}", wrong.content_text());
+
+    let r = ctx
+        .call(
+            "task_shell_wait",
+            json!({"task_id": job, "gate": {"name": "tests"}, "task": "task-1", "timeout_ms": 30000}),
+        )
+        .await
+        .unwrap();
+    assert!(!r.is_error, "{}", r.content_text());
+    let durable = &r.metadata["task_gate"];
+    assert_eq!(durable["task"], "task-1", "{durable}");
+    assert_eq!(durable["classification"], "failed", "{durable}");
+    assert!(r.content_text().contains("On task-1: gate-1 failed"), "{}", r.content_text());
+
+    // The log is an artifact, read back through its handle.
+    let handle = durable["log"]["handle"].as_str().unwrap();
+    let log = ctx.call("retrieve_tool_result", json!({"handle": handle, "mode": "head"})).await.unwrap();
+    assert!(log.content_text().contains("1 failed"), "{}", log.content_text());
+
+    // task_read shows the gate with its evidence.
+    let read = ctx.call("task_read", json!({"id": "task-1"})).await.unwrap();
+    let view: serde_json::Value = serde_json::from_str(&read.content_text()).unwrap();
+    assert_eq!(view["gates"][0]["name"], "tests", "{view}");
+    assert_eq!(view["gates"][0]["exit_code"], 101, "{view}");
+    assert_eq!(view["gates"][0]["classification"], "failed", "{view}");
+
+    // Without a task (none active, none named) the gate stays in the session only.
+    let again = ctx.call("task_shell_start", json!({"command": "true"})).await.unwrap();
+    let job2 = again.metadata["task_id"].as_str().unwrap();
+    let r = ctx.call("task_shell_wait", json!({"task_id": job2, "gate": {"name": "quick"}})).await.unwrap();
+    assert!(r.metadata.get("task_gate").is_none(), "{:?}", r.metadata);
+    assert_eq!(r.metadata["gate"]["name"], "quick");
+}

@@ -207,14 +207,14 @@ async fn pump<R: tokio::io::AsyncRead + Unpin>(mut pipe: R, tx: tokio::sync::mps
 
 /// Keeps the first and last halves of an oversized log.
 #[derive(Default)]
-struct Bounded {
+pub(crate) struct Bounded {
     head: Vec<u8>,
     tail: std::collections::VecDeque<u8>,
     dropped: usize,
 }
 
 impl Bounded {
-    fn push(&mut self, chunk: &[u8]) {
+    pub(crate) fn push(&mut self, chunk: &[u8]) {
         let half = MAX_LOG_BYTES / 2;
         let room = half.saturating_sub(self.head.len());
         let (to_head, rest) = chunk.split_at(room.min(chunk.len()));
@@ -226,7 +226,7 @@ impl Bounded {
         }
     }
 
-    fn finish(self) -> Vec<u8> {
+    pub(crate) fn finish(self) -> Vec<u8> {
         let mut out = self.head;
         if self.dropped > 0 {
             out.extend_from_slice(
@@ -241,7 +241,7 @@ impl Bounded {
 /// HEAD plus a digest of the uncommitted changes (and untracked names), so a
 /// rerun on an unchanged tree can be told from a rerun after a fix. None outside
 /// a git repository or when git is missing.
-async fn tree_fingerprint(ctx: &ToolContext, cwd: &Path) -> Option<String> {
+pub(crate) async fn tree_fingerprint(ctx: &ToolContext, cwd: &Path) -> Option<String> {
     let grant = crate::process::authorize(ctx, &CommandRequest::tool("git rev-parse HEAD; git diff HEAD; git status"))
         .await
         .ok()?;
