@@ -43,8 +43,10 @@ impl Tool for ReadFile {
     const RISK: Risk = Risk::Read;
     const CAPABILITIES: Capabilities = Capabilities::NONE;
 
+    // Images come back as images too; the description does not say so because
+    // it is part of the first-turn head, whose bytes are pinned across releases.
     fn description(&self) -> String {
-        "Read a file with line numbers; offset/limit for a window. PDFs: text extracted, pages selects a range. Images (PNG, JPEG, GIF, WebP) come back as images.".into()
+        "Read a file with line numbers; offset/limit for a window. PDFs: text extracted, pages selects a range.".into()
     }
 
     async fn run(&self, input: ReadFileInput, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
