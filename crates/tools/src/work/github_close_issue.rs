@@ -41,7 +41,7 @@ pub struct GithubCloseIssueInput {
     #[serde(default)]
     pub reason: CloseReason,
     /// The task to keep the audit record on (default: the task this session runs for).
-    #[serde(default, alias = "task_id")]
+    #[serde(default)]
     pub task: Option<String>,
     /// Close even though the work tree has uncommitted changes. Default false.
     #[serde(default)]

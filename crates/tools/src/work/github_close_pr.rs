@@ -30,7 +30,7 @@ pub struct GithubClosePrInput {
     #[serde(default)]
     pub comment: Option<String>,
     /// The task to keep the audit record on (default: the task this session runs for).
-    #[serde(default, alias = "task_id")]
+    #[serde(default)]
     pub task: Option<String>,
     /// Close even though the work tree has uncommitted changes. Default false.
     #[serde(default)]

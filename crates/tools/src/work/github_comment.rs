@@ -41,7 +41,7 @@ pub struct GithubCommentInput {
     /// What shows it: gate ids ("gate-3"), PR attempts ("pr-2"), artifacts ("art-7") or sentences (at least one).
     pub evidence: Vec<String>,
     /// The task to keep the audit record on (default: the task this session runs for).
-    #[serde(default, alias = "task_id")]
+    #[serde(default)]
     pub task: Option<String>,
     /// Post even though the work tree has uncommitted changes. Default false.
     #[serde(default)]
