@@ -5,6 +5,7 @@
 mod cli;
 mod exec;
 mod exec_terminal;
+mod github;
 mod import_graph;
 mod mcp_gateway;
 mod mcp_http;

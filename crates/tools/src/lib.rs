@@ -94,7 +94,13 @@ pub fn register_all_with(registry: &mut Registry, options: &NativeOptions) -> an
     registry.register(work::automation_pause::AutomationPause(work.clone()))?;
     registry.register(work::automation_resume::AutomationResume(work.clone()))?;
     registry.register(work::automation_delete::AutomationDelete(work.clone()))?;
-    registry.register(work::automation_run::AutomationRun(work))?;
+    registry.register(work::automation_run::AutomationRun(work.clone()))?;
+    let gh = work::github::GhCli::new(None);
+    registry.register(work::github_issue_context::GithubIssueContext(work.clone(), gh.clone()))?;
+    registry.register(work::github_pr_context::GithubPrContext(work.clone(), gh.clone()))?;
+    registry.register(work::github_comment::GithubComment(work.clone(), gh.clone()))?;
+    registry.register(work::github_close_issue::GithubCloseIssue(work.clone(), gh.clone()))?;
+    registry.register(work::github_close_pr::GithubClosePr(work, gh))?;
     Ok(())
 }
 

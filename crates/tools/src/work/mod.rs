@@ -1,6 +1,7 @@
 //! Durable work: tasks that outlive the request that made them, with their
-//! verification gates (and, in sibling files, PR attempts and automations). The
-//! records live in `quiver-durable`'s store; these tools are the model's view.
+//! verification gates (and, in sibling files, PR attempts, GitHub context and
+//! guarded GitHub writes, and automations). The records live in
+//! `quiver-durable`'s store; these tools are the model's view.
 //!
 //! The *active task* is the one this process runs for: the task pool starts each
 //! task's `quiver exec` with `QUIVER_TASK_ID` (and `QUIVER_WORK_DIR`, the store),
@@ -15,6 +16,13 @@ pub mod automation_read;
 pub mod automation_resume;
 pub mod automation_run;
 pub mod automation_update;
+pub mod github;
+pub mod github_close_issue;
+pub mod github_close_pr;
+pub mod github_comment;
+pub mod github_issue_context;
+pub mod github_pr_context;
+mod github_write;
 mod pr_attempt;
 pub mod pr_attempt_list;
 pub mod pr_attempt_preflight;
@@ -133,3 +141,8 @@ pub async fn approve(ctx: &ToolContext, question: &str) -> Result<(), ToolError>
 #[allow(clippy::expect_used, clippy::unwrap_used)]
 #[path = "work_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[allow(clippy::expect_used, clippy::unwrap_used)]
+#[path = "github_tests.rs"]
+mod github_tests;

@@ -246,3 +246,37 @@ async fn pr_attempts_capture_untracked_files_and_preflight_names_the_conflict() 
     let hostile = call(&ctx, "pr_attempt_preflight", json!({"id": "pr-1", "onto": "--output=/tmp/x"})).await;
     assert!(hostile.is_error, "{}", hostile.content_text());
 }
+
+#[tokio::test]
+async fn every_artifact_task_read_lists_is_readable_by_handle_in_any_session() {
+    let s = Setup::new();
+    let ctx = s.ctx(Mode::Yolo);
+    call(&ctx, "task_create", json!({"prompt": "x"})).await;
+    let gate = json_of(
+        &call(&ctx, "task_gate_run", json!({"command": "echo first; echo 'LAST LINE' >&2; exit 1", "task": "task-1"}))
+            .await,
+    );
+    // A body kept by another tool, with no trailing newline.
+    s.store().put_artifact(Some("task-1"), "body", "issue body", b"line one\nline two\nthe end").unwrap();
+
+    // The same session reuses the handle the gate gave; nothing is adopted twice.
+    let read = json_of(&call(&ctx, "task_read", json!({"id": "task-1"})).await);
+    let arts = read["artifacts"].as_array().unwrap();
+    assert_eq!(arts.len(), 2, "{read}");
+    assert_eq!(arts[0]["handle"], gate["log"]["handle"]);
+    let again = json_of(&call(&ctx, "task_read", json!({"id": "task-1"})).await);
+    assert_eq!(again["artifacts"], read["artifacts"], "stable handles across reads");
+
+    // A fresh session (another process, a later day) gets handles of its own.
+    let later = s.ctx(Mode::Agent);
+    let read = json_of(&call(&later, "task_read", json!({"id": "task-1"})).await);
+    let log = read["artifacts"][0]["handle"].as_str().unwrap().to_string();
+    let tail = call(&later, "retrieve_tool_result", json!({"handle": log, "mode": "tail", "n": 1})).await;
+    assert!(tail.content_text().contains("LAST LINE"), "{}", tail.content_text());
+    let body = read["artifacts"][1]["handle"].as_str().unwrap().to_string();
+    let lines =
+        call(&later, "retrieve_tool_result", json!({"handle": body, "mode": "lines", "start": 3, "end": 3})).await;
+    assert!(lines.content_text().contains("the end"), "{}", lines.content_text());
+    assert_eq!(lines.metadata["total_lines"], 3);
+    assert_eq!(read["audit"], json!([]));
+}
