@@ -45,7 +45,7 @@ fn engine(manifest: &str) -> Engine {
     let mcp = Arc::new(B);
     let mut spec = crate::tool::DynTool::spec(&B);
     spec.name = "mcp__srv__thing".into();
-    spec.source = ToolSource::Mcp { server: "srv".into() };
+    spec.source = ToolSource::Mcp { server: "srv".into(), direct: false };
     r.register_with_spec(spec, mcp).unwrap();
     Engine::new(r, Manifest::parse(manifest).unwrap())
 }

@@ -86,10 +86,20 @@ pub struct ServerHandle {
     /// The command gate let this server start (set by [`Self::authorize`]);
     /// a project-defined server never starts without it.
     launch_allowed: AtomicBool,
+    /// Configuration errors found once its tools were known (a direct
+    /// server's tool clashing with another name).
+    config_errors: Mutex<Vec<String>>,
+    /// The manager's announcement channel (see [`super::events`]).
+    events: tokio::sync::broadcast::Sender<super::events::DownstreamEvent>,
 }
 
 impl ServerHandle {
-    pub(crate) fn new(config: ServerConfig, cache: ToolCache, generation: Arc<AtomicU64>) -> Self {
+    pub(crate) fn new(
+        config: ServerConfig,
+        cache: ToolCache,
+        generation: Arc<AtomicU64>,
+        events: tokio::sync::broadcast::Sender<super::events::DownstreamEvent>,
+    ) -> Self {
         let cached = if config.enabled { cache.load(&config) } else { None };
         let tools = match cached {
             Some(tools) => (tools, ToolOrigin::Cache),
@@ -108,6 +118,8 @@ impl ServerHandle {
             list_changed: Arc::new(AtomicBool::new(false)),
             generation,
             launch_allowed: AtomicBool::new(false),
+            config_errors: Mutex::new(Vec::new()),
+            events,
         }
     }
 
@@ -123,6 +135,19 @@ impl ServerHandle {
         ctx.authorize_command(&self.config.launch_request()).await?;
         self.launch_allowed.store(true, Ordering::SeqCst);
         Ok(())
+    }
+
+    pub(crate) fn events(&self) -> &tokio::sync::broadcast::Sender<super::events::DownstreamEvent> {
+        &self.events
+    }
+
+    pub(crate) fn set_config_errors(&self, errors: Vec<String>) {
+        *self.config_errors.lock().unwrap_or_else(|p| p.into_inner()) = errors;
+    }
+
+    /// See [`crate::McpManager::direct_clashes`].
+    pub fn config_errors(&self) -> Vec<String> {
+        self.config_errors.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }
 
     pub fn name(&self) -> &str {
@@ -158,6 +183,8 @@ impl ServerHandle {
             ));
         }
         let last_error = self.last_error.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        let clashes = self.config_errors();
+        let last_error = if clashes.is_empty() { last_error } else { Some(clashes.join("\n")) };
         let pid = *self.connected_pid.lock().unwrap_or_else(|p| p.into_inner());
         let state = if !self.config.enabled {
             ConnState::Disabled
@@ -218,6 +245,21 @@ impl ServerHandle {
         result
     }
 
+    /// The live session's peer (starting the server if needed; callers pass
+    /// the command gate first) and what the server declared at `initialize`.
+    /// For resources, prompts and completion, which the gateway forwards.
+    pub async fn session(&self) -> Result<(rmcp::service::Peer<rmcp::RoleClient>, rmcp::model::ServerCapabilities), String> {
+        let conn = self.connection().await?;
+        let peer = conn.service.peer().clone();
+        let capabilities = peer.peer_info().map(|info| info.capabilities.clone()).unwrap_or_default();
+        Ok((peer, capabilities))
+    }
+
+    /// Whether a session is open now (nothing is started to find out).
+    pub fn is_connected(&self) -> bool {
+        self.connected_pid.lock().unwrap_or_else(|p| p.into_inner()).is_some()
+    }
+
     /// Passes `logging/setLevel` on to the server if it is connected (a server
     /// not running has nothing to log).
     #[allow(deprecated)] // logging: deprecated by SEP-2577, still in every session revision
@@ -273,8 +315,8 @@ impl ServerHandle {
         self.starts.fetch_add(1, Ordering::SeqCst);
         let startup = self.config.startup_timeout;
         let started = tokio::time::timeout(startup, async {
-            let conn = connect::open(&self.config, &self.stderr, Arc::clone(&self.list_changed)).await?;
-            let tools = list_tools(&conn).await?;
+            let conn = connect::open(&self.config, &self.stderr, Arc::clone(&self.list_changed), self.events.clone()).await?;
+            let tools = list_tools(&conn, self.config.expose.is_direct()).await?;
             Ok::<_, String>((conn, tools))
         })
         .await;
@@ -303,7 +345,7 @@ impl ServerHandle {
     }
 
     async fn relist(&self, conn: &Connection) -> Result<(), String> {
-        let tools = tokio::time::timeout(self.config.startup_timeout, list_tools(conn))
+        let tools = tokio::time::timeout(self.config.startup_timeout, list_tools(conn, self.config.expose.is_direct()))
             .await
             .map_err(|_| format!("MCP server `{}` did not answer tools/list in time", self.name()))??;
         self.set_tools(tools, ToolOrigin::Live);
@@ -397,8 +439,9 @@ async fn call_relayed(conn: &Connection, params: CallToolRequestParams) -> Resul
 }
 
 /// `tools/list` (all pages), cleaned up: a server may send anything, and what
-/// it sends ends up in quiver's registry and search index.
-async fn list_tools(conn: &Connection) -> Result<Vec<RemoteTool>, String> {
+/// it sends ends up in quiver's registry and search index. A direct server's
+/// schemas keep their `$schema` dialect: its client sees them as sent.
+async fn list_tools(conn: &Connection, direct: bool) -> Result<Vec<RemoteTool>, String> {
     let tools = conn.service.peer().list_all_tools().await.map_err(|e| format!("tools/list failed: {e}"))?;
     let mut out: Vec<RemoteTool> = Vec::new();
     for tool in tools.into_iter().take(MAX_TOOLS) {
@@ -418,7 +461,9 @@ async fn list_tools(conn: &Connection) -> Result<Vec<RemoteTool>, String> {
         let mut schema = Value::Object((*tool.input_schema).clone());
         if let Value::Object(map) = &mut schema {
             // The model needs an object schema; `$schema` is bytes it never uses.
-            map.remove("$schema");
+            if !direct {
+                map.remove("$schema");
+            }
             map.entry("type").or_insert_with(|| json!("object"));
         }
         let annotations = tool.annotations.as_ref();
