@@ -64,7 +64,7 @@ async fn every_active_server_scenario_passes_through_the_gateway() {
     .unwrap();
     let report = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
     let (passed, failed) = counts(&report).unwrap_or_else(|| panic!("no summary in the suite's output:\n{report}"));
-    eprintln!("conformance server (active suite) through the gateway: {passed} passed, {failed} failed");
+    eprintln!("{report}\nconformance server (active suite) through the gateway: {passed} passed, {failed} failed");
     assert!(out.status.success() && failed == 0 && passed > 0, "{passed} passed, {failed} failed:\n{report}");
     surface.shutdown().await;
 }
