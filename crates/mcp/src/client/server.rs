@@ -91,6 +91,9 @@ pub struct ServerHandle {
     config_errors: Mutex<Vec<String>>,
     /// The manager's announcement channel (see [`super::events`]).
     events: tokio::sync::broadcast::Sender<super::events::DownstreamEvent>,
+    /// One re-listing at a time: whoever sees `list_changed` second waits
+    /// for the first one's list instead of returning before it is in.
+    relisting: tokio::sync::Mutex<()>,
 }
 
 impl ServerHandle {
@@ -120,6 +123,7 @@ impl ServerHandle {
             launch_allowed: AtomicBool::new(false),
             config_errors: Mutex::new(Vec::new()),
             events,
+            relisting: tokio::sync::Mutex::new(()),
         }
     }
 
@@ -207,9 +211,7 @@ impl ServerHandle {
     /// server said it changed).
     pub async fn refresh(&self) -> Result<Vec<RemoteTool>, String> {
         let conn = self.connection().await?;
-        if self.list_changed.swap(false, Ordering::SeqCst) {
-            self.relist(&conn).await?;
-        }
+        self.relist_if_changed(&conn).await?;
         Ok(self.known_tools().0)
     }
 
@@ -235,12 +237,12 @@ impl ServerHandle {
             }
             Ok(Err(e)) => Err(format!("MCP server `{}` gave no usable answer to `{tool}`: {e}", self.name())),
         };
-        if result.is_ok() && self.list_changed.swap(false, Ordering::SeqCst) {
-            // Refresh now so the next engine build sees the new list; a failure
-            // here must not cost the caller the result it already has.
-            if let Err(e) = self.relist(&conn).await {
-                tracing::warn!(server = %self.name(), error = %e, "could not refresh the tool list");
-            }
+        // Refresh now so the next engine build sees the new list; a failure
+        // here must not cost the caller the result it already has.
+        if result.is_ok()
+            && let Err(e) = self.relist_if_changed(&conn).await
+        {
+            tracing::warn!(server = %self.name(), error = %e, "could not refresh the tool list");
         }
         result
     }
@@ -342,6 +344,15 @@ impl ServerHandle {
         let message = format!("{failure}{}", stderr::describe(&self.stderr));
         self.fail(message.clone());
         Err(message)
+    }
+
+    /// Re-lists the tools if the server said they changed since the last list.
+    async fn relist_if_changed(&self, conn: &Connection) -> Result<(), String> {
+        let _one_at_a_time = self.relisting.lock().await;
+        if self.list_changed.swap(false, Ordering::SeqCst) {
+            self.relist(conn).await?;
+        }
+        Ok(())
     }
 
     async fn relist(&self, conn: &Connection) -> Result<(), String> {
