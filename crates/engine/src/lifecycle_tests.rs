@@ -97,6 +97,24 @@ fn mcp_tools_are_active_only_in_yolo_and_follow_native_tools() {
 }
 
 #[test]
+fn a_direct_servers_tools_are_in_the_head_in_every_mode() {
+    let mut e_registry = Registry::new();
+    e_registry.register(A).unwrap();
+    let mut spec = crate::tool::DynTool::spec(&B);
+    spec.name = "thing".into();
+    spec.source = ToolSource::Mcp { server: "srv".into(), direct: true };
+    e_registry.register_with_spec(spec, Arc::new(B)).unwrap();
+    let e = Engine::new(e_registry, Manifest::parse(MANIFEST).unwrap());
+    for mode in [Mode::Plan, Mode::Agent, Mode::Yolo] {
+        let head = e.catalog(&audience("default", Some("big-1"), mode), &[]);
+        assert_eq!(head.names(), vec!["alpha", "thing"], "{mode:?}: native first, then the direct tool");
+    }
+    // Serialized specs of ordinary MCP tools do not change shape.
+    let plain = serde_json::to_value(ToolSource::Mcp { server: "srv".into(), direct: false }).unwrap();
+    assert_eq!(plain, serde_json::json!({"kind": "mcp", "server": "srv"}));
+}
+
+#[test]
 fn gated_tool_is_hidden_from_other_models_but_dispatchable() {
     let e = engine(MANIFEST);
     let small_model = audience("default", Some("small-1"), Mode::Agent);
