@@ -57,8 +57,13 @@ async fn every_active_server_scenario_passes_through_the_gateway() {
     tokio::spawn(server.run());
 
     let results = dirs[3].path().to_path_buf(); // the suite writes results/ into its cwd
+    let suite = std::env::var("QUIVER_CONFORMANCE_SUITE").unwrap_or_else(|_| "active".into());
     let out = tokio::task::spawn_blocking(move || {
-        std::process::Command::new(bin).args(["server", "--url", &url]).current_dir(results).output().unwrap()
+        std::process::Command::new(bin)
+            .args(["server", "--url", &url, "--suite", &suite])
+            .current_dir(results)
+            .output()
+            .unwrap()
     })
     .await
     .unwrap();
