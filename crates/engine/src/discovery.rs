@@ -28,7 +28,7 @@ pub fn build_index(registry: &Registry, lifecycle: &Lifecycle) -> SearchIndex {
             prompt_snippet: tool.spec.prompt_snippet.clone(),
             params: params_from_schema(&tool.spec.input_schema),
             server: match &tool.spec.source {
-                ToolSource::Mcp { server } => Some(server.clone()),
+                ToolSource::Mcp { server, .. } => Some(server.clone()),
                 ToolSource::Native => None,
             },
         })

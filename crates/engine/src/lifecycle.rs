@@ -81,10 +81,11 @@ impl Lifecycle {
     }
 
     /// The state of a canonical tool for an audience (aliases: see [`Self::resolve`]).
-    /// MCP tools are active only in `yolo` unless a profile names them.
+    /// MCP tools are active only in `yolo` unless a profile names them, or
+    /// their server is exposed directly (`expose = "direct"`: every mode).
     pub fn canonical_state(&self, spec: &ToolSpec, audience: &Audience) -> LifecycleState {
         let listed = self.active_list(&audience.provider).iter().any(|n| n == &spec.name);
-        if listed || (!spec.is_native() && audience.mode == Mode::Yolo) {
+        if listed || spec.is_direct() || (!spec.is_native() && audience.mode == Mode::Yolo) {
             LifecycleState::Active
         } else {
             LifecycleState::Deferred

@@ -45,7 +45,7 @@ fn engine(manifest: &str) -> Engine {
     let mcp = Arc::new(B);
     let mut spec = crate::tool::DynTool::spec(&B);
     spec.name = "mcp__srv__thing".into();
-    spec.source = ToolSource::Mcp { server: "srv".into() };
+    spec.source = ToolSource::Mcp { server: "srv".into(), direct: false };
     r.register_with_spec(spec, mcp).unwrap();
     Engine::new(r, Manifest::parse(manifest).unwrap())
 }
@@ -94,6 +94,24 @@ fn mcp_tools_are_active_only_in_yolo_and_follow_native_tools() {
     assert_eq!(agent.names(), vec!["alpha", "gamma"]);
     let yolo = e.catalog(&audience("default", Some("big-1"), Mode::Yolo), &[]);
     assert_eq!(yolo.names(), vec!["alpha", "gamma", "mcp__srv__thing"]);
+}
+
+#[test]
+fn a_direct_servers_tools_are_in_the_head_in_every_mode() {
+    let mut e_registry = Registry::new();
+    e_registry.register(A).unwrap();
+    let mut spec = crate::tool::DynTool::spec(&B);
+    spec.name = "thing".into();
+    spec.source = ToolSource::Mcp { server: "srv".into(), direct: true };
+    e_registry.register_with_spec(spec, Arc::new(B)).unwrap();
+    let e = Engine::new(e_registry, Manifest::parse(MANIFEST).unwrap());
+    for mode in [Mode::Plan, Mode::Agent, Mode::Yolo] {
+        let head = e.catalog(&audience("default", Some("big-1"), mode), &[]);
+        assert_eq!(head.names(), vec!["alpha", "thing"], "{mode:?}: native first, then the direct tool");
+    }
+    // Serialized specs of ordinary MCP tools do not change shape.
+    let plain = serde_json::to_value(ToolSource::Mcp { server: "srv".into(), direct: false }).unwrap();
+    assert_eq!(plain, serde_json::json!({"kind": "mcp", "server": "srv"}));
 }
 
 #[test]

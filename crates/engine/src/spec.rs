@@ -33,7 +33,13 @@ impl Risk {
 #[serde(rename_all = "snake_case", tag = "kind")]
 pub enum ToolSource {
     Native,
-    Mcp { server: String },
+    Mcp {
+        server: String,
+        /// The server is exposed directly (`expose = "direct"`): its tools keep
+        /// their own names and are in the first-turn head in every mode.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        direct: bool,
+    },
 }
 
 /// Everything a model (or a search) may learn about a tool. Lifecycle state is
@@ -57,5 +63,10 @@ pub struct ToolSpec {
 impl ToolSpec {
     pub fn is_native(&self) -> bool {
         self.source == ToolSource::Native
+    }
+
+    /// A tool of a server exposed directly (always in the head).
+    pub fn is_direct(&self) -> bool {
+        matches!(self.source, ToolSource::Mcp { direct: true, .. })
     }
 }

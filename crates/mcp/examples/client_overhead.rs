@@ -37,6 +37,7 @@ fn server(name: &str, command: &str, args: &[String]) -> ServerConfig {
         source: PathBuf::from("bench"),
         trust: quiver_engine::permissions::trust::Source::User,
         workspace: None,
+        expose: Default::default(),
     }
 }
 

@@ -11,7 +11,8 @@
 //!
 //! TOML shape (`[mcp_servers.NAME]`): `command` + `args`/`env`/`cwd`, or `url` +
 //! `headers`/`bearer_token_env`; `enabled`, `enabled_tools`, `disabled_tools`,
-//! `startup_timeout_ms`, `tool_timeout_ms`. Unknown keys are errors (a typo must
+//! `startup_timeout_ms`, `tool_timeout_ms`, `expose` (`"search"`, the default, or
+//! `"direct"`: see [`Expose`]). Unknown keys are errors (a typo must
 //! not silently drop a setting); other top-level tables of `quiver.toml` are not
 //! ours and are ignored.
 
@@ -60,6 +61,29 @@ pub struct ServerConfig {
     pub trust: Source,
     /// The workspace of a project-defined server (approvals are per workspace).
     pub workspace: Option<PathBuf>,
+    /// How the server's tools, resources and prompts reach a model or client.
+    pub expose: Expose,
+}
+
+/// How a server is exposed (`expose = "search" | "direct"`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Expose {
+    /// Tools as `mcp__<server>__<tool>`, deferred behind `tool_search` (active
+    /// in yolo mode); resources and prompts prefixed (see `server::passthrough`).
+    #[default]
+    Search,
+    /// Transparent: tools keep their own names and sit in the first-turn head
+    /// in every mode; resources and prompts keep their own URIs and names. A
+    /// name clashing with a native tool or another direct server's tool is a
+    /// config error. Only the user's own config may ask for it: a project's
+    /// config cannot put tools into the head (it would be ignored there).
+    Direct,
+}
+
+impl Expose {
+    pub fn is_direct(self) -> bool {
+        self == Expose::Direct
+    }
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -216,6 +240,16 @@ impl McpConfig {
                 for server in layer.servers.values_mut() {
                     server.trust = Source::Project;
                     server.workspace = sources.workspace.clone();
+                    // The head is the user's: a cloned repository cannot put
+                    // its server's tools there (nor take native names).
+                    if server.expose.is_direct() {
+                        tracing::warn!(
+                            server = %server.name,
+                            file = %path.display(),
+                            "`expose = \"direct\"` is ignored in a project's config; set it in your own config"
+                        );
+                        server.expose = Expose::Search;
+                    }
                 }
             }
             config.servers.extend(layer.servers);
@@ -278,6 +312,7 @@ const TOML_KEYS: &[&str] = &[
     "tool_timeout_ms",
     "startup_timeout_sec",
     "tool_timeout_sec",
+    "expose",
 ];
 
 /// One server as written; shared by the TOML and JSON readers.
@@ -304,6 +339,7 @@ pub(crate) struct RawServer {
     pub tool_timeout_ms: Option<u64>,
     pub startup_timeout_sec: Option<f64>,
     pub tool_timeout_sec: Option<f64>,
+    pub expose: Option<String>,
 }
 
 fn parse_toml(path: &Path, text: &str) -> Result<McpConfig, ConfigError> {
@@ -406,7 +442,15 @@ pub(crate) fn build_server(path: &Path, name: &str, raw: RawServer) -> Result<Se
         .map_err(|m| err("startup_timeout_ms", m))?;
     let tool_timeout = timeout(raw.tool_timeout_ms, raw.tool_timeout_sec, DEFAULT_TOOL_TIMEOUT)
         .map_err(|m| err("tool_timeout_ms", m))?;
+    let expose = match raw.expose.as_deref() {
+        None | Some("search") => Expose::Search,
+        Some("direct") => Expose::Direct,
+        Some(other) => {
+            return Err(err("expose", format!("`{other}` is not a way to expose a server; use \"search\" or \"direct\"")));
+        }
+    };
     Ok(ServerConfig {
+        expose,
         name: name.to_string(),
         transport,
         enabled: raw.enabled.unwrap_or(true),

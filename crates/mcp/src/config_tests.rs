@@ -222,3 +222,36 @@ fn explicit_file_format_is_sniffed() -> anyhow::Result<()> {
     assert!(c.servers.contains_key("b"));
     Ok(())
 }
+
+#[test]
+fn expose_is_search_by_default_direct_on_request_and_checked() -> anyhow::Result<()> {
+    let c = toml("[mcp_servers.a]\ncommand = \"x\"\n[mcp_servers.b]\ncommand = \"y\"\nexpose = \"direct\"\n")?;
+    assert_eq!(c.servers["a"].expose, Expose::Search);
+    assert_eq!(c.servers["b"].expose, Expose::Direct);
+    let c = json(r#"{"mcpServers": {"b": {"command": "y", "expose": "direct"}}}"#)?;
+    assert_eq!(c.servers["b"].expose, Expose::Direct);
+    let e = err_text(toml("[mcp_servers.a]\ncommand = \"x\"\nexpose = \"inline\"\n"));
+    assert!(e.contains("mcp_servers.a.expose") && e.contains("`inline`") && e.contains("\"direct\""), "{e}");
+    let e = err_text(toml("[mcp_servers.a]\ncommand = \"x\"\nexposed = \"direct\"\n"));
+    assert!(e.contains("did you mean `expose`"), "{e}");
+    Ok(())
+}
+
+#[test]
+fn a_project_cannot_expose_a_server_directly() -> anyhow::Result<()> {
+    let dir = tempfile::tempdir()?;
+    let user = dir.path().join("user.toml");
+    std::fs::write(&user, "[mcp_servers.mine]\ncommand = \"mine\"\nexpose = \"direct\"\n")?;
+    let project = dir.path().join("quiver.toml");
+    std::fs::write(&project, "[mcp_servers.theirs]\ncommand = \"theirs\"\nexpose = \"direct\"\n")?;
+    let sources = ConfigSources {
+        files: vec![user, project.clone()],
+        project_files: vec![project],
+        workspace: Some(dir.path().to_path_buf()),
+    };
+    let c = McpConfig::load(&sources)?;
+    assert_eq!(c.servers["mine"].expose, Expose::Direct, "the user's own config may");
+    assert_eq!(c.servers["theirs"].expose, Expose::Search, "a cloned repository's config may not");
+    assert_eq!(c.servers["theirs"].trust, Source::Project);
+    Ok(())
+}

@@ -50,6 +50,7 @@ fn http_config(name: &str, url: &str, token_env: Option<&str>) -> ServerConfig {
         source: PathBuf::from("test-config.toml"),
         trust: quiver_engine::permissions::trust::Source::User,
         workspace: None,
+        expose: Default::default(),
     }
 }
 

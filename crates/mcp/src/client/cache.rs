@@ -171,6 +171,7 @@ mod tests {
             source: PathBuf::from("quiver.toml"),
             trust: quiver_engine::permissions::trust::Source::User,
             workspace: None,
+            expose: Default::default(),
         }
     }
 

@@ -20,6 +20,7 @@ use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use rmcp::{ClientHandler, RoleClient, ServiceExt};
 
+use super::events::DownstreamEvent;
 use super::stderr::StderrTail;
 use crate::relay::Relay;
 use crate::config::{ServerConfig, Transport};
@@ -37,6 +38,15 @@ pub(crate) struct ClientState {
     pub server: String,
     pub tools_changed: Arc<AtomicBool>,
     pub relay: Arc<Relay>,
+    /// Announcements go to the manager (re-listing) and the gateway's sessions.
+    pub events: tokio::sync::broadcast::Sender<DownstreamEvent>,
+}
+
+impl ClientState {
+    fn announce(&self, event: DownstreamEvent) {
+        // No receiver is fine: nobody is listening for this right now.
+        let _ = self.events.send(event);
+    }
 }
 
 fn relayed(e: rmcp::ServiceError) -> ErrorData {
@@ -56,6 +66,23 @@ impl ClientHandler for ClientState {
 
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
         self.tools_changed.store(true, Ordering::SeqCst);
+        self.announce(DownstreamEvent::ToolsChanged { server: self.server.clone() });
+    }
+
+    async fn on_resource_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        self.announce(DownstreamEvent::ResourcesListChanged { server: self.server.clone() });
+    }
+
+    async fn on_prompt_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        self.announce(DownstreamEvent::PromptsListChanged { server: self.server.clone() });
+    }
+
+    async fn on_resource_updated(
+        &self,
+        params: rmcp::model::ResourceUpdatedNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        self.announce(DownstreamEvent::ResourceUpdated { server: self.server.clone(), uri: params.uri });
     }
 
     async fn on_progress(&self, params: ProgressNotificationParam, _context: NotificationContext<RoleClient>) {
@@ -157,9 +184,10 @@ pub(crate) async fn open(
     config: &ServerConfig,
     stderr: &Arc<StderrTail>,
     tools_changed: Arc<AtomicBool>,
+    events: tokio::sync::broadcast::Sender<DownstreamEvent>,
 ) -> Result<Connection, String> {
     let relay = Arc::new(Relay::default());
-    let state = ClientState { server: config.name.clone(), tools_changed, relay: Arc::clone(&relay) };
+    let state = ClientState { server: config.name.clone(), tools_changed, relay: Arc::clone(&relay), events };
     match &config.transport {
         Transport::Stdio { command, args, env, cwd } => {
             let mut cmd = tokio::process::Command::new(command);

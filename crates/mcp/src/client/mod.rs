@@ -13,6 +13,7 @@ pub mod cache;
 mod connect;
 pub mod content;
 pub mod discovery;
+pub mod events;
 pub mod provider;
 
 pub mod server;
@@ -26,6 +27,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use quiver_engine::{Registry, ToolContext, ToolError};
 
 pub use cache::{RemoteTool, ToolCache};
+pub use events::DownstreamEvent;
 pub use provider::McpProvider;
 pub use server::{ConnState, ServerHandle, ServerStatus, ToolOrigin};
 pub use tool::McpTool;
@@ -39,6 +41,8 @@ pub struct McpManager {
     discovery: std::sync::Mutex<discovery::DiscoveryState>,
     /// How many background discoveries are still in flight.
     discovery_running: tokio::sync::watch::Sender<usize>,
+    /// What every downstream session announces (see [`events`]).
+    pub(crate) events: tokio::sync::broadcast::Sender<DownstreamEvent>,
 }
 
 impl McpManager {
@@ -50,18 +54,30 @@ impl McpManager {
 
     pub fn with_cache(config: McpConfig, cache: ToolCache) -> Arc<Self> {
         let generation = Arc::new(AtomicU64::new(0));
+        let events = events::channel();
         let servers = config
             .servers
             .into_iter()
-            .map(|(name, server)| (name, Arc::new(ServerHandle::new(server, cache.clone(), Arc::clone(&generation)))))
+            .map(|(name, server)| {
+                let handle = ServerHandle::new(server, cache.clone(), Arc::clone(&generation), events.clone());
+                (name, Arc::new(handle))
+            })
             .collect();
-        Arc::new(McpManager {
+        let manager = Arc::new(McpManager {
             servers,
             generation,
             discovery_started: AtomicBool::new(false),
             discovery: Default::default(),
             discovery_running: tokio::sync::watch::Sender::new(0),
-        })
+            events,
+        });
+        events::spawn_relister(&manager);
+        manager
+    }
+
+    /// Announcements from every downstream server, from now on.
+    pub fn subscribe_events(&self) -> tokio::sync::broadcast::Receiver<DownstreamEvent> {
+        self.events.subscribe()
     }
 
     /// A manager with no servers (the MCP tools then just say so).
@@ -95,6 +111,13 @@ impl McpManager {
         }
         let (tools, _) = server.known_tools();
         let allowed: Vec<RemoteTool> = tools.into_iter().filter(|t| server.config().allows_tool(&t.name)).collect();
+        if server.config().expose.is_direct() {
+            // Transparent: the server's own names (clashes are refused when
+            // the engine registers them, see `register_server_tools`).
+            let mut out: Vec<(String, RemoteTool)> = allowed.into_iter().map(|t| (t.name.clone(), t)).collect();
+            out.sort_by(|a, b| a.0.cmp(&b.0));
+            return out;
+        }
         let names =
             quiver_engine::names::qualify(server.name(), &allowed.iter().map(|t| t.name.clone()).collect::<Vec<_>>());
         let mut out: Vec<(String, RemoteTool)> =
@@ -103,12 +126,25 @@ impl McpManager {
         out
     }
 
-    /// Registers every known downstream tool (`mcp__<server>__<tool>`).
-    /// Returns the names registered.
+    /// Registers every known downstream tool (`mcp__<server>__<tool>`, or the
+    /// tool's own name for a server exposed directly). Returns the names
+    /// registered.
+    ///
+    /// A direct server's tool whose name is taken (a native tool, an `mcp_*`
+    /// tool, another direct server's tool) is a configuration error: it is
+    /// left out, and the server's status says why and what to change
+    /// (see [`McpManager::direct_clashes`]).
     pub fn register_server_tools(&self, registry: &mut Registry) -> anyhow::Result<Vec<String>> {
         let mut registered = Vec::new();
         for server in self.servers.values() {
+            let mut clashes = Vec::new();
             for (qualified, remote) in self.exposed_tools(server) {
+                if server.config().expose.is_direct()
+                    && let Some(owner) = registry.get(&qualified)
+                {
+                    clashes.push(direct_clash_message(server.config(), &qualified, &owner.spec.source));
+                    continue;
+                }
                 // Config loading refuses servers whose prefixes collide; a
                 // hand-built config might not, and one bad server must not
                 // stop the engine from building.
@@ -121,8 +157,18 @@ impl McpManager {
                 registry.register_with_spec(spec, Arc::new(tool))?;
                 registered.push(qualified);
             }
+            for message in &clashes {
+                tracing::error!(server = %server.name(), "{message}");
+            }
+            server.set_config_errors(clashes);
         }
         Ok(registered)
+    }
+
+    /// The configuration errors of direct servers whose tool names clash,
+    /// as of the last engine build (empty when there are none).
+    pub fn direct_clashes(&self) -> Vec<String> {
+        self.servers.values().flat_map(|s| s.config_errors()).collect()
     }
 
     /// Starts `server` if needed and returns its exposed tools, live.
@@ -153,4 +199,19 @@ impl McpManager {
             server.disconnect().await;
         }
     }
+}
+
+/// Names the file, the key, the clash and the ways out.
+fn direct_clash_message(config: &crate::config::ServerConfig, name: &str, owner: &quiver_engine::ToolSource) -> String {
+    let owner = match owner {
+        quiver_engine::ToolSource::Native => "a native quiver tool".to_string(),
+        quiver_engine::ToolSource::Mcp { server, .. } => format!("a tool of MCP server `{server}`, also exposed directly"),
+    };
+    format!(
+        "{}: mcp_servers.{}.expose: the server is exposed directly but its tool `{name}` has the name of {owner}; \
+         leave it out with `disabled_tools = [\"{name}\"]`, or drop `expose = \"direct\"` to reach it as \
+         `mcp__<server>__{name}`",
+        config.source.display(),
+        config.name
+    )
 }

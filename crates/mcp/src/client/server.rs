@@ -86,10 +86,23 @@ pub struct ServerHandle {
     /// The command gate let this server start (set by [`Self::authorize`]);
     /// a project-defined server never starts without it.
     launch_allowed: AtomicBool,
+    /// Configuration errors found once its tools were known (a direct
+    /// server's tool clashing with another name).
+    config_errors: Mutex<Vec<String>>,
+    /// The manager's announcement channel (see [`super::events`]).
+    events: tokio::sync::broadcast::Sender<super::events::DownstreamEvent>,
+    /// One re-listing at a time: whoever sees `list_changed` second waits
+    /// for the first one's list instead of returning before it is in.
+    relisting: tokio::sync::Mutex<()>,
 }
 
 impl ServerHandle {
-    pub(crate) fn new(config: ServerConfig, cache: ToolCache, generation: Arc<AtomicU64>) -> Self {
+    pub(crate) fn new(
+        config: ServerConfig,
+        cache: ToolCache,
+        generation: Arc<AtomicU64>,
+        events: tokio::sync::broadcast::Sender<super::events::DownstreamEvent>,
+    ) -> Self {
         let cached = if config.enabled { cache.load(&config) } else { None };
         let tools = match cached {
             Some(tools) => (tools, ToolOrigin::Cache),
@@ -108,6 +121,9 @@ impl ServerHandle {
             list_changed: Arc::new(AtomicBool::new(false)),
             generation,
             launch_allowed: AtomicBool::new(false),
+            config_errors: Mutex::new(Vec::new()),
+            events,
+            relisting: tokio::sync::Mutex::new(()),
         }
     }
 
@@ -123,6 +139,19 @@ impl ServerHandle {
         ctx.authorize_command(&self.config.launch_request()).await?;
         self.launch_allowed.store(true, Ordering::SeqCst);
         Ok(())
+    }
+
+    pub(crate) fn events(&self) -> &tokio::sync::broadcast::Sender<super::events::DownstreamEvent> {
+        &self.events
+    }
+
+    pub(crate) fn set_config_errors(&self, errors: Vec<String>) {
+        *self.config_errors.lock().unwrap_or_else(|p| p.into_inner()) = errors;
+    }
+
+    /// See [`crate::McpManager::direct_clashes`].
+    pub fn config_errors(&self) -> Vec<String> {
+        self.config_errors.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }
 
     pub fn name(&self) -> &str {
@@ -158,6 +187,8 @@ impl ServerHandle {
             ));
         }
         let last_error = self.last_error.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        let clashes = self.config_errors();
+        let last_error = if clashes.is_empty() { last_error } else { Some(clashes.join("\n")) };
         let pid = *self.connected_pid.lock().unwrap_or_else(|p| p.into_inner());
         let state = if !self.config.enabled {
             ConnState::Disabled
@@ -180,9 +211,7 @@ impl ServerHandle {
     /// server said it changed).
     pub async fn refresh(&self) -> Result<Vec<RemoteTool>, String> {
         let conn = self.connection().await?;
-        if self.list_changed.swap(false, Ordering::SeqCst) {
-            self.relist(&conn).await?;
-        }
+        self.relist_if_changed(&conn).await?;
         Ok(self.known_tools().0)
     }
 
@@ -208,14 +237,29 @@ impl ServerHandle {
             }
             Ok(Err(e)) => Err(format!("MCP server `{}` gave no usable answer to `{tool}`: {e}", self.name())),
         };
-        if result.is_ok() && self.list_changed.swap(false, Ordering::SeqCst) {
-            // Refresh now so the next engine build sees the new list; a failure
-            // here must not cost the caller the result it already has.
-            if let Err(e) = self.relist(&conn).await {
-                tracing::warn!(server = %self.name(), error = %e, "could not refresh the tool list");
-            }
+        // Refresh now so the next engine build sees the new list; a failure
+        // here must not cost the caller the result it already has.
+        if result.is_ok()
+            && let Err(e) = self.relist_if_changed(&conn).await
+        {
+            tracing::warn!(server = %self.name(), error = %e, "could not refresh the tool list");
         }
         result
+    }
+
+    /// The live session's peer (starting the server if needed; callers pass
+    /// the command gate first) and what the server declared at `initialize`.
+    /// For resources, prompts and completion, which the gateway forwards.
+    pub async fn session(&self) -> Result<(rmcp::service::Peer<rmcp::RoleClient>, rmcp::model::ServerCapabilities), String> {
+        let conn = self.connection().await?;
+        let peer = conn.service.peer().clone();
+        let capabilities = peer.peer_info().map(|info| info.capabilities.clone()).unwrap_or_default();
+        Ok((peer, capabilities))
+    }
+
+    /// Whether a session is open now (nothing is started to find out).
+    pub fn is_connected(&self) -> bool {
+        self.connected_pid.lock().unwrap_or_else(|p| p.into_inner()).is_some()
     }
 
     /// Passes `logging/setLevel` on to the server if it is connected (a server
@@ -273,8 +317,8 @@ impl ServerHandle {
         self.starts.fetch_add(1, Ordering::SeqCst);
         let startup = self.config.startup_timeout;
         let started = tokio::time::timeout(startup, async {
-            let conn = connect::open(&self.config, &self.stderr, Arc::clone(&self.list_changed)).await?;
-            let tools = list_tools(&conn).await?;
+            let conn = connect::open(&self.config, &self.stderr, Arc::clone(&self.list_changed), self.events.clone()).await?;
+            let tools = list_tools(&conn, self.config.expose.is_direct()).await?;
             Ok::<_, String>((conn, tools))
         })
         .await;
@@ -302,8 +346,17 @@ impl ServerHandle {
         Err(message)
     }
 
+    /// Re-lists the tools if the server said they changed since the last list.
+    async fn relist_if_changed(&self, conn: &Connection) -> Result<(), String> {
+        let _one_at_a_time = self.relisting.lock().await;
+        if self.list_changed.swap(false, Ordering::SeqCst) {
+            self.relist(conn).await?;
+        }
+        Ok(())
+    }
+
     async fn relist(&self, conn: &Connection) -> Result<(), String> {
-        let tools = tokio::time::timeout(self.config.startup_timeout, list_tools(conn))
+        let tools = tokio::time::timeout(self.config.startup_timeout, list_tools(conn, self.config.expose.is_direct()))
             .await
             .map_err(|_| format!("MCP server `{}` did not answer tools/list in time", self.name()))??;
         self.set_tools(tools, ToolOrigin::Live);
@@ -397,8 +450,9 @@ async fn call_relayed(conn: &Connection, params: CallToolRequestParams) -> Resul
 }
 
 /// `tools/list` (all pages), cleaned up: a server may send anything, and what
-/// it sends ends up in quiver's registry and search index.
-async fn list_tools(conn: &Connection) -> Result<Vec<RemoteTool>, String> {
+/// it sends ends up in quiver's registry and search index. A direct server's
+/// schemas keep their `$schema` dialect: its client sees them as sent.
+async fn list_tools(conn: &Connection, direct: bool) -> Result<Vec<RemoteTool>, String> {
     let tools = conn.service.peer().list_all_tools().await.map_err(|e| format!("tools/list failed: {e}"))?;
     let mut out: Vec<RemoteTool> = Vec::new();
     for tool in tools.into_iter().take(MAX_TOOLS) {
@@ -418,7 +472,9 @@ async fn list_tools(conn: &Connection) -> Result<Vec<RemoteTool>, String> {
         let mut schema = Value::Object((*tool.input_schema).clone());
         if let Value::Object(map) = &mut schema {
             // The model needs an object schema; `$schema` is bytes it never uses.
-            map.remove("$schema");
+            if !direct {
+                map.remove("$schema");
+            }
             map.entry("type").or_insert_with(|| json!("object"));
         }
         let annotations = tool.annotations.as_ref();

@@ -22,7 +22,10 @@ pub struct McpTool {
 
 impl McpTool {
     pub(crate) fn new(server: Arc<ServerHandle>, qualified: String, remote: &RemoteTool) -> Self {
-        let spec = spec_for(server.name(), qualified, remote);
+        let mut spec = spec_for(server.name(), qualified, remote);
+        if server.config().expose.is_direct() {
+            spec.source = ToolSource::Mcp { server: server.name().to_string(), direct: true };
+        }
         McpTool { server, remote_name: remote.name.clone(), spec }
     }
 }
@@ -59,7 +62,7 @@ pub fn spec_for(server: &str, qualified: String, remote: &RemoteTool) -> ToolSpe
         domain: Domain::Mcp,
         capabilities: Capabilities::NONE,
         risk: risk_of(remote),
-        source: ToolSource::Mcp { server: server.to_string() },
+        source: ToolSource::Mcp { server: server.to_string(), direct: false },
         prompt_snippet: Some(snippet.join(" — ")),
     }
 }
@@ -136,7 +139,7 @@ mod tests {
     #[test]
     fn spec_is_an_mcp_tool_in_the_mcp_domain() {
         let spec = spec_for("srv", "mcp__srv__t".into(), &remote(None, None));
-        assert_eq!(spec.source, ToolSource::Mcp { server: "srv".into() });
+        assert_eq!(spec.source, ToolSource::Mcp { server: "srv".into(), direct: false });
         assert_eq!(spec.domain, quiver_engine::Domain::Mcp);
         assert_eq!(spec.description, "`t` from MCP server `srv`.");
     }

@@ -20,6 +20,7 @@ use serde_json::Value;
 
 use super::approver::ElicitationApprover;
 use super::convert;
+use super::passthrough::Passthrough;
 use crate::client::McpManager;
 
 /// What every session of one `quiver mcp serve` shares: the engine (or the
@@ -27,6 +28,8 @@ use crate::client::McpManager;
 /// its tools act on, and the audience (provider, model, mode).
 pub struct Surface {
     engines: Engines,
+    /// Resources, prompts and completion of the servers behind (hosted only).
+    passthrough: Option<Arc<Passthrough>>,
     pub workspace: Workspace,
     pub audience: Audience,
     /// Where each session's transcript is written (`<dir>/<session id>.jsonl`).
@@ -41,13 +44,15 @@ enum Engines {
 impl Surface {
     /// A surface over one frozen engine (native tools only, or tests).
     pub fn new(engine: Arc<Engine>, workspace: Workspace, audience: Audience) -> Self {
-        Surface { engines: Engines::Fixed(engine), workspace, audience, transcript_dir: None }
+        Surface { engines: Engines::Fixed(engine), passthrough: None, workspace, audience, transcript_dir: None }
     }
 
     /// A surface whose engine follows `host` (downstream MCP servers of
     /// `manager` behind quiver).
     pub fn hosted(host: Arc<EngineHost>, manager: Arc<McpManager>, workspace: Workspace, audience: Audience) -> Self {
-        Surface { engines: Engines::Hosted { host, manager }, workspace, audience, transcript_dir: None }
+        let servers: Vec<_> = manager.servers().cloned().collect();
+        let passthrough = (!servers.is_empty()).then(|| Arc::new(Passthrough::new(servers)));
+        Surface { engines: Engines::Hosted { host, manager }, passthrough, workspace, audience, transcript_dir: None }
     }
 
     /// The engine for the next request.
@@ -80,6 +85,35 @@ impl Surface {
         }
     }
 
+    /// A direct server's tools belong in the head from the first list: on a
+    /// fresh machine (no cached tool list) wait, bounded, for its discovery
+    /// before the first list or call. A server that cannot start in time
+    /// joins later, as a loaded tool (the head stays as first sent).
+    async fn settle_direct(&self, ctx: &ToolContext) {
+        let Engines::Hosted { manager, .. } = &self.engines else { return };
+        let pending = manager.servers().any(|s| {
+            let config = s.config();
+            config.enabled
+                && config.expose.is_direct()
+                && s.known_tools().1 == crate::client::ToolOrigin::None
+                && s.status().state != crate::client::ConnState::Failed
+        });
+        if pending {
+            let notes = manager.settle(ctx, DIRECT_DISCOVERY_WAIT).await;
+            for note in notes {
+                tracing::warn!("{note}");
+            }
+        }
+    }
+
+    /// Announcements of the servers behind (none for a fixed engine).
+    fn downstream_events(&self) -> Option<tokio::sync::broadcast::Receiver<crate::client::DownstreamEvent>> {
+        match &self.engines {
+            Engines::Hosted { manager, .. } => Some(manager.subscribe_events()),
+            Engines::Fixed(_) => None,
+        }
+    }
+
     /// Stops downstream servers this surface started, if any.
     pub async fn shutdown(&self) {
         if let Engines::Hosted { manager, .. } = &self.engines {
@@ -93,6 +127,9 @@ pub const INSTRUCTIONS: &str = "quiver lists only a small set of tools up front;
 with what you need to do to find and load the rest (files, git, shell jobs, web, other MCP servers). \
 Loaded tools are callable by name right away, even before your tool list refreshes.";
 
+/// How long the first list or call waits for direct servers never listed before.
+const DIRECT_DISCOVERY_WAIT: std::time::Duration = std::time::Duration::from_secs(20);
+
 static NEXT_SESSION: AtomicU64 = AtomicU64::new(1);
 
 pub struct QuiverServer {
@@ -101,7 +138,9 @@ pub struct QuiverServer {
     transcript: Option<Arc<TranscriptWriter>>,
     /// What the client was last shown or told about, so each change of the
     /// list sends exactly one `notifications/tools/list_changed`.
-    announced: Mutex<Announced>,
+    announced: Arc<Mutex<Announced>>,
+    /// Resource URIs (as this client knows them) it subscribed to.
+    subscribed: Arc<Mutex<std::collections::HashSet<String>>>,
 }
 
 #[derive(Default)]
@@ -121,7 +160,13 @@ impl QuiverServer {
         let n = NEXT_SESSION.fetch_add(1, Ordering::Relaxed);
         let session = Arc::new(Session::new(format!("mcp-{}-{n}", std::process::id())));
         let transcript = surface.transcript_dir.as_deref().and_then(|dir| open_transcript(dir, &surface, &session));
-        QuiverServer { surface, session, transcript, announced: Mutex::new(Announced::default()) }
+        QuiverServer {
+            surface,
+            session,
+            transcript,
+            announced: Arc::default(),
+            subscribed: Arc::default(),
+        }
     }
 
     pub fn session(&self) -> &Arc<Session> {
@@ -129,9 +174,7 @@ impl QuiverServer {
     }
 
     fn announced(&self) -> MutexGuard<'_, Announced> {
-        // Plain bookkeeping, consistent between statements: a panic elsewhere
-        // must not stop notifications.
-        self.announced.lock().unwrap_or_else(|p| p.into_inner())
+        lock(&self.announced)
     }
 
     /// The context one call runs in. The approver is per call because the peer
@@ -151,24 +194,13 @@ impl QuiverServer {
     /// Whether the list the client would get now differs from what it knows:
     /// the tail grew, or a rebuilt engine renders a different list.
     fn list_changed_since_announced(&self) -> bool {
-        let loaded = self.session.loaded();
-        let engine = self.surface.engine();
-        let mut announced = self.announced();
-        if loaded.len() > announced.loaded {
-            announced.loaded = loaded.len();
-            return true;
-        }
-        let same_engine = announced.engine.as_ref().is_some_and(|e| Arc::ptr_eq(e, &engine));
-        if same_engine || announced.engine.is_none() {
-            return false;
-        }
-        let fingerprint = fingerprint(&engine, &self.surface.audience, &loaded);
-        announced.engine = Some(engine);
-        if fingerprint == announced.fingerprint {
-            return false;
-        }
-        announced.fingerprint = fingerprint;
-        true
+        changed_since_announced(&self.surface, &self.session, &self.announced)
+    }
+
+    fn passthrough(&self) -> Result<&Arc<Passthrough>, McpError> {
+        self.surface.passthrough.as_ref().ok_or_else(|| {
+            McpError::invalid_request("no MCP servers are configured behind quiver, so it has no resources or prompts", None)
+        })
     }
 
     /// Tells the client its list changed. A client that ignores this can still
@@ -179,6 +211,118 @@ impl QuiverServer {
         {
             tracing::debug!(error = %e, "could not send tools/list_changed");
         }
+    }
+}
+
+/// Plain bookkeeping, consistent between statements: a panic elsewhere must
+/// not stop notifications.
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Whether the list the client would get now differs from what it knows:
+/// the tail grew, or a rebuilt engine renders a different list.
+fn changed_since_announced(surface: &Surface, session: &Session, announced: &Mutex<Announced>) -> bool {
+    let loaded = session.loaded();
+    let engine = surface.engine();
+    let mut announced = lock(announced);
+        if loaded.len() > announced.loaded {
+            announced.loaded = loaded.len();
+            return true;
+        }
+        let same_engine = announced.engine.as_ref().is_some_and(|e| Arc::ptr_eq(e, &engine));
+        if same_engine || announced.engine.is_none() {
+            return false;
+        }
+        let fingerprint = fingerprint(&engine, &surface.audience, &loaded);
+        announced.engine = Some(engine);
+        if fingerprint == announced.fingerprint {
+            return false;
+        }
+        announced.fingerprint = fingerprint;
+        true
+}
+
+/// The capabilities a gateway with servers behind it adds.
+fn with_passthrough(capabilities: ServerCapabilities) -> ServerCapabilities {
+    let mut value = serde_json::to_value(&capabilities).unwrap_or_default();
+    if let Value::Object(map) = &mut value {
+        map.insert("resources".into(), serde_json::json!({"subscribe": true, "listChanged": true}));
+        map.insert("prompts".into(), serde_json::json!({"listChanged": true}));
+        map.insert("completions".into(), serde_json::json!({}));
+    }
+    serde_json::from_value(value).unwrap_or(capabilities)
+}
+
+/// What one session's forwarder needs of it.
+struct Forwarder {
+    surface: Arc<Surface>,
+    session: Arc<Session>,
+    announced: Arc<Mutex<Announced>>,
+    subscribed: Arc<Mutex<std::collections::HashSet<String>>>,
+    peer: rmcp::service::Peer<RoleServer>,
+}
+
+/// How often a forwarder with nothing to forward checks its client is still there.
+const FORWARDER_CHECK: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// Forwards to one client what the servers behind announce, while it is
+/// connected: its tool list changed (once re-listed, and only if what the
+/// client would be shown changed), resource and prompt lists changed, and
+/// updates of resources it subscribed to. Unsubscribes what it held at the end.
+async fn forward_downstream(
+    forwarder: Forwarder,
+    mut events: tokio::sync::broadcast::Receiver<crate::client::DownstreamEvent>,
+) {
+    use crate::client::DownstreamEvent as E;
+    use tokio::sync::broadcast::error::RecvError;
+    let Forwarder { surface, session, announced, subscribed, peer } = forwarder;
+    loop {
+        let event = tokio::select! {
+            event = events.recv() => event,
+            () = tokio::time::sleep(FORWARDER_CHECK) => {
+                if peer.is_transport_closed() { break; }
+                continue;
+            }
+        };
+        let event = match event {
+            Ok(event) => event,
+            Err(RecvError::Lagged(_)) => continue,
+            Err(RecvError::Closed) => break,
+        };
+        let sent = match event {
+            E::ToolsRelisted { .. } => {
+                if changed_since_announced(&surface, &session, &announced) {
+                    peer.notify_tool_list_changed().await.map_err(|e| e.to_string())
+                } else {
+                    Ok(())
+                }
+            }
+            E::ResourcesListChanged { .. } => peer.notify_resource_list_changed().await.map_err(|e| e.to_string()),
+            E::PromptsListChanged { .. } => peer.notify_prompt_list_changed().await.map_err(|e| e.to_string()),
+            E::ResourceUpdated { server, uri } => {
+                let Some(handle) = surface.passthrough.as_ref().and_then(|p| p.server(&server).cloned()) else {
+                    continue;
+                };
+                let upstream = Passthrough::upstream_uri(&handle, &uri);
+                if lock(&subscribed).contains(&upstream) {
+                    peer.notify_resource_updated(rmcp::model::ResourceUpdatedNotificationParam::new(upstream)).await.map_err(|e| e.to_string())
+                } else {
+                    Ok(())
+                }
+            }
+            E::ToolsChanged { .. } => Ok(()),
+        };
+        if let Err(e) = sent {
+            tracing::debug!(error = %e, "could not forward a downstream announcement");
+            if peer.is_transport_closed() {
+                break;
+            }
+        }
+    }
+    let held = std::mem::take(&mut *lock(&subscribed));
+    if let Some(passthrough) = &surface.passthrough {
+        passthrough.release(held).await;
     }
 }
 
@@ -211,8 +355,12 @@ fn fingerprint(engine: &Engine, audience: &Audience, loaded: &[String]) -> Strin
 impl ServerHandler for QuiverServer {
     #[allow(deprecated)] // logging: deprecated by SEP-2577, still in every session revision
     fn get_info(&self) -> ServerConfig {
-        let capabilities =
+        let mut capabilities =
             ServerCapabilities::builder().enable_tools().enable_tool_list_changed().enable_logging().build();
+        if self.surface.passthrough.as_ref().is_some_and(|p| !p.is_empty()) {
+            // Servers are behind: their resources, prompts and completion pass through.
+            capabilities = with_passthrough(capabilities);
+        }
         ServerConfig::new(capabilities)
             .with_server_info(
                 Implementation::new("quiver", quiver_engine::VERSION)
@@ -244,11 +392,117 @@ impl ServerHandler for QuiverServer {
         Ok(())
     }
 
-    async fn list_tools(
+    /// Starts forwarding what the servers behind announce (see [`forward_downstream`]).
+    async fn on_initialized(&self, context: rmcp::service::NotificationContext<RoleServer>) {
+        let Some(events) = self.surface.downstream_events() else { return };
+        let forwarder = Forwarder {
+            surface: Arc::clone(&self.surface),
+            session: Arc::clone(&self.session),
+            announced: Arc::clone(&self.announced),
+            subscribed: Arc::clone(&self.subscribed),
+            peer: context.peer.clone(),
+        };
+        tokio::spawn(forward_downstream(forwarder, events));
+    }
+
+    async fn list_resources(
         &self,
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::ListResourcesResult, McpError> {
+        match &self.surface.passthrough {
+            Some(p) => p.list_resources().await,
+            None => Ok(Default::default()),
+        }
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::ListResourceTemplatesResult, McpError> {
+        match &self.surface.passthrough {
+            Some(p) => p.list_resource_templates().await,
+            None => Ok(Default::default()),
+        }
+    }
+
+    async fn read_resource(
+        &self,
+        request: rmcp::model::ReadResourceRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::ReadResourceResponse, McpError> {
+        let passthrough = self.passthrough()?;
+        Ok(passthrough.read_resource(request, &self.context(&context)).await?.into())
+    }
+
+    #[allow(deprecated)] // resources/subscribe: legacy-only, still in every session revision
+    async fn subscribe(
+        &self,
+        request: rmcp::model::SubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        let passthrough = self.passthrough()?;
+        if lock(&self.subscribed).contains(&request.uri) {
+            return Ok(());
+        }
+        passthrough.subscribe(&request.uri, &self.context(&context)).await?;
+        lock(&self.subscribed).insert(request.uri);
+        Ok(())
+    }
+
+    #[allow(deprecated)] // resources/unsubscribe: legacy-only, still in every session revision
+    async fn unsubscribe(
+        &self,
+        request: rmcp::model::UnsubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        let passthrough = self.passthrough()?;
+        if lock(&self.subscribed).remove(&request.uri) {
+            passthrough.unsubscribe(&request.uri).await?;
+        }
+        Ok(())
+    }
+
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::ListPromptsResult, McpError> {
+        match &self.surface.passthrough {
+            Some(p) => p.list_prompts().await,
+            None => Ok(Default::default()),
+        }
+    }
+
+    async fn get_prompt(
+        &self,
+        request: rmcp::model::GetPromptRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::GetPromptResponse, McpError> {
+        let passthrough = self.passthrough()?;
+        Ok(passthrough.get_prompt(request, &self.context(&context)).await?.into())
+    }
+
+    async fn complete(
+        &self,
+        request: rmcp::model::CompleteRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::CompleteResult, McpError> {
+        match &self.surface.passthrough {
+            Some(p) => p.complete(request, &self.context(&context)).await,
+            None => Ok(Default::default()),
+        }
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
+        if self.session.pinned_head().is_none() {
+            self.surface.settle_direct(&self.context(&context)).await;
+        }
         let engine = self.surface.engine();
         let catalog = engine.session_catalog(&self.surface.audience, &self.session);
         let remote = self.surface.remote_tools();
@@ -283,6 +537,9 @@ impl ServerHandler for QuiverServer {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
         let ctx = self.context(&context);
+        if self.session.pinned_head().is_none() {
+            self.surface.settle_direct(&ctx).await;
+        }
         self.session.advance_turn();
         let args = request.arguments.map(Value::Object).unwrap_or(Value::Null);
         let name = request.name.to_string();

@@ -11,12 +11,15 @@
 //! - [`handler`]: the `ServerHandler` (one per connection / HTTP session);
 //! - [`convert`]: quiver shapes to MCP shapes;
 //! - [`approver`]: approvals over MCP elicitation;
+//! - [`passthrough`]: resources, prompts and completion of the servers behind,
+//!   and how their names and URIs are prefixed;
 //! - [`http`]: the streamable HTTP transport and its guards.
 
 pub mod approver;
 pub mod convert;
 pub mod handler;
 pub mod http;
+pub mod passthrough;
 
 use std::sync::Arc;
 

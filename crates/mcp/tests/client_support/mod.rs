@@ -39,6 +39,7 @@ pub fn stdio_server(name: &str, command: &str, args: &[&str], env: &[(&str, &str
         source: PathBuf::from("test-config.toml"),
         trust: Source::User,
         workspace: None,
+        expose: Default::default(),
     }
 }
 
