@@ -6,6 +6,7 @@ mod cli;
 mod exec;
 mod exec_terminal;
 mod import_graph;
+mod mcp_conformance_client;
 mod mcp_gateway;
 mod mcp_http;
 mod mcp_node;

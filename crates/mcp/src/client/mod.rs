@@ -9,10 +9,14 @@
 //! the manager's generation moves and the engine's host builds a new engine
 //! (MCP is one [`provider::McpProvider`] of it).
 
+pub mod backoff;
 pub mod cache;
 mod connect;
+pub use connect::LocalAnswers;
 pub mod content;
 pub mod discovery;
+pub mod oauth;
+pub mod probe;
 pub mod provider;
 
 pub mod server;
@@ -27,6 +31,7 @@ use quiver_engine::{Registry, ToolContext, ToolError};
 
 pub use cache::{RemoteTool, ToolCache};
 pub use provider::McpProvider;
+pub use backoff::Backoff;
 pub use server::{ConnState, ServerHandle, ServerStatus, ToolOrigin};
 pub use tool::McpTool;
 
@@ -49,11 +54,20 @@ impl McpManager {
     }
 
     pub fn with_cache(config: McpConfig, cache: ToolCache) -> Arc<Self> {
+        McpManager::with_stores(config, cache, oauth::token_dir())
+    }
+
+    /// As [`McpManager::with_cache`], with OAuth tokens (from `quiver mcp
+    /// login`) read from `token_dir` (`None`: none are sent).
+    pub fn with_stores(config: McpConfig, cache: ToolCache, token_dir: Option<std::path::PathBuf>) -> Arc<Self> {
         let generation = Arc::new(AtomicU64::new(0));
         let servers = config
             .servers
             .into_iter()
-            .map(|(name, server)| (name, Arc::new(ServerHandle::new(server, cache.clone(), Arc::clone(&generation)))))
+            .map(|(name, server)| {
+                let handle = ServerHandle::new(server, cache.clone(), Arc::clone(&generation), token_dir.clone());
+                (name, Arc::new(handle))
+            })
             .collect();
         Arc::new(McpManager {
             servers,

@@ -13,13 +13,14 @@ use quiver_engine::permissions::trust::Source;
 use quiver_engine::{ToolContext, ToolError};
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use rmcp::ServiceError;
 use rmcp::model::{CallToolRequestParams, CallToolResponse, CallToolResult, ClientRequest, JsonObject, ServerResult};
 use serde::Serialize;
 use serde_json::{Value, json};
 
+use super::backoff::{Backoff, Failures};
 use super::cache::{RemoteTool, ToolCache};
 use super::connect::{self, Connection};
 use super::stderr::{self, StderrTail};
@@ -68,6 +69,16 @@ pub struct ServerStatus {
     pub pid: Option<u32>,
     /// How many times a process / session was started.
     pub starts: u32,
+    /// Failures in a row (exits, hangs, failed starts) since it last ran healthy.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub consecutive_failures: u32,
+    /// The restart backoff still pending: no start before this many ms.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub restart_in_ms: Option<u64>,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 pub struct ServerHandle {
@@ -86,10 +97,19 @@ pub struct ServerHandle {
     /// The command gate let this server start (set by [`Self::authorize`]);
     /// a project-defined server never starts without it.
     launch_allowed: AtomicBool,
+    /// Restart pacing (see [`super::backoff`]).
+    failures: Mutex<Failures>,
+    /// Where `quiver mcp login` tokens are read (HTTP servers).
+    token_dir: Option<std::path::PathBuf>,
 }
 
 impl ServerHandle {
-    pub(crate) fn new(config: ServerConfig, cache: ToolCache, generation: Arc<AtomicU64>) -> Self {
+    pub(crate) fn new(
+        config: ServerConfig,
+        cache: ToolCache,
+        generation: Arc<AtomicU64>,
+        token_dir: Option<std::path::PathBuf>,
+    ) -> Self {
         let cached = if config.enabled { cache.load(&config) } else { None };
         let tools = match cached {
             Some(tools) => (tools, ToolOrigin::Cache),
@@ -108,6 +128,8 @@ impl ServerHandle {
             list_changed: Arc::new(AtomicBool::new(false)),
             generation,
             launch_allowed: AtomicBool::new(false),
+            failures: Mutex::new(Failures::default()),
+            token_dir,
         }
     }
 
@@ -123,6 +145,11 @@ impl ServerHandle {
         ctx.authorize_command(&self.config.launch_request()).await?;
         self.launch_allowed.store(true, Ordering::SeqCst);
         Ok(())
+    }
+
+    /// Replaces the restart pacing (tests use short waits).
+    pub fn set_backoff(&self, backoff: Backoff) {
+        lock(&self.failures).backoff = backoff;
     }
 
     pub fn name(&self) -> &str {
@@ -168,7 +195,16 @@ impl ServerHandle {
         } else {
             ConnState::NotConnected
         };
-        ServerStatus { state, last_error, pid: pid.flatten(), starts: self.starts.load(Ordering::SeqCst) }
+        let now = Instant::now();
+        let failures = lock(&self.failures);
+        ServerStatus {
+            state,
+            last_error,
+            pid: pid.flatten(),
+            starts: self.starts.load(Ordering::SeqCst),
+            consecutive_failures: failures.count(now),
+            restart_in_ms: failures.wait(now).map(|d| d.as_millis().max(1) as u64),
+        }
     }
 
     /// The tail of the current (or last) process's stderr.
@@ -269,11 +305,28 @@ impl ServerHandle {
                 self.config.source.display()
             ));
         }
+        let pending = lock(&self.failures).wait(Instant::now());
+        if let Some(wait) = pending {
+            let failures = lock(&self.failures).count(Instant::now());
+            let last = self.last_error.lock().unwrap_or_else(|p| p.into_inner()).clone().unwrap_or_default();
+            return Err(format!(
+                "MCP server `{}` failed {failures} times in a row; quiver waits {} ms more before restarting it \
+                 (restart backoff). Last failure: {last}",
+                self.name(),
+                wait.as_millis().max(1)
+            ));
+        }
         self.stderr.clear();
         self.starts.fetch_add(1, Ordering::SeqCst);
         let startup = self.config.startup_timeout;
         let started = tokio::time::timeout(startup, async {
-            let conn = connect::open(&self.config, &self.stderr, Arc::clone(&self.list_changed)).await?;
+            let tokens = match (&self.token_dir, &self.config.transport) {
+                (Some(dir), crate::config::Transport::Http { url, .. }) => {
+                    Some(super::oauth::FileTokenStore::new(dir, &self.config.name, url))
+                }
+                _ => None,
+            };
+            let conn = connect::open(&self.config, &self.stderr, Arc::clone(&self.list_changed), tokens, None).await?;
             let tools = list_tools(&conn).await?;
             Ok::<_, String>((conn, tools))
         })
@@ -285,6 +338,7 @@ impl ServerHandle {
                 self.set_tools(tools, ToolOrigin::Live);
                 *self.last_error.lock().unwrap_or_else(|p| p.into_inner()) = None;
                 *self.connected_pid.lock().unwrap_or_else(|p| p.into_inner()) = Some(conn.pid);
+                lock(&self.failures).connected(Instant::now());
                 *slot = Some(Arc::clone(&conn));
                 return Ok(conn);
             }
@@ -324,6 +378,7 @@ impl ServerHandle {
     }
 
     fn fail(&self, message: String) {
+        lock(&self.failures).record(self.starts.load(Ordering::SeqCst), Instant::now());
         *self.last_error.lock().unwrap_or_else(|p| p.into_inner()) = Some(message);
         *self.connected_pid.lock().unwrap_or_else(|p| p.into_inner()) = None;
     }
@@ -434,4 +489,8 @@ async fn list_tools(conn: &Connection) -> Result<Vec<RemoteTool>, String> {
         });
     }
     Ok(out)
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
 }
