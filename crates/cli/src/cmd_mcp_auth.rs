@@ -85,6 +85,7 @@ pub fn login(args: LoginArgs) -> anyhow::Result<ExitCode> {
         timeout: Duration::from_secs(args.timeout.max(1)),
         say: &say,
         scopes: None,
+        challenge: None,
     };
     let scopes = runtime.block_on(oauth::login(&server, store, options)).map_err(anyhow::Error::msg)?;
     let scopes = if scopes.is_empty() { String::new() } else { format!(" (scopes: {})", scopes.join(" ")) };

@@ -96,8 +96,8 @@ async fn body_bytes(req: Request) -> Vec<u8> {
 struct Secret;
 
 impl ServerHandler for Secret {
-    fn get_info(&self) -> ServerInfo {
-        ServerInfo::new(ServerCapabilities::builder().enable_tools().build())
+    fn get_info(&self) -> rmcp::model::ServerConfig {
+        rmcp::model::ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
     }
 
     async fn list_tools(
@@ -305,7 +305,7 @@ async fn login_stores_a_private_token_that_is_sent_and_refreshed() {
     // The flow: challenge → metadata → registration → PKCE authorize → token.
     let store = FileTokenStore::new(tokens.path(), "secure", &url);
     let say = |_: &str| {};
-    let options = LoginOptions { browser: Browser::Headless, timeout: PATIENCE, say: &say, scopes: None };
+    let options = LoginOptions { browser: Browser::Headless, timeout: PATIENCE, say: &say, scopes: None, challenge: None };
     oauth::login(&config, store.clone(), options).await.unwrap();
     {
         let a = auth.lock().unwrap();
@@ -349,7 +349,7 @@ async fn a_refused_authorization_is_reported_and_stores_nothing() {
     let store = FileTokenStore::new(tokens.path(), "secure", &url);
     let say = |_: &str| {};
     let options =
-        LoginOptions { browser: Browser::Headless, timeout: Duration::from_secs(3), say: &say, scopes: None };
+        LoginOptions { browser: Browser::Headless, timeout: Duration::from_secs(3), say: &say, scopes: None, challenge: None };
     let err = oauth::login(&config, store.clone(), options).await.unwrap_err();
     assert!(err.contains("no redirect came back"), "{err}");
     assert!(!store.path().exists(), "nothing stored after a failed sign-in");

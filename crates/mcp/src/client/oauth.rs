@@ -189,6 +189,7 @@ pub async fn authorized_client_with(
     if !store.has_token() {
         return Ok(None);
     }
+    super::connect::install_crypto_provider();
     let mut manager = AuthorizationManager::new(url.as_str())
         .await
         .map_err(|e| format!("OAuth for server `{}`: {e}", config.name))?;
@@ -269,8 +270,11 @@ pub struct LoginOptions<'a> {
     pub timeout: Duration,
     /// Where progress lines go (stderr for the CLI).
     pub say: &'a (dyn Fn(&str) + Sync),
-    /// Scopes that replace the configured ones (a step-up after a 403).
+    /// Scopes that replace the configured ones.
     pub scopes: Option<Vec<String>>,
+    /// The `WWW-Authenticate` challenge that asked for this sign-in (a 401, or
+    /// a 403 naming more scope); `None`: probe the server for one.
+    pub challenge: Option<String>,
 }
 
 /// Runs the authorization-code flow with PKCE for `config` and stores the
@@ -279,9 +283,13 @@ pub async fn login(config: &ServerConfig, store: FileTokenStore, options: LoginO
     let Transport::Http { url, oauth, .. } = &config.transport else {
         return Err(format!("MCP server `{}` is not an HTTP server; OAuth applies to `url` servers only", config.name));
     };
+    super::connect::install_crypto_provider();
     let name = &config.name;
     let fail = |what: &str, e: &dyn std::fmt::Display| format!("OAuth sign-in to `{name}` failed {what}: {e}");
-    let challenge = probe_challenge(url).await;
+    let challenge = match options.challenge {
+        Some(challenge) => Some(challenge),
+        None => probe_challenge(url).await,
+    };
     let port = oauth.redirect_port.unwrap_or(0);
     let listener = TcpListener::bind(("127.0.0.1", port))
         .await
@@ -324,9 +332,13 @@ fn authorization_request(
         request = request.with_challenge(challenge);
     }
     let scopes = scopes.unwrap_or_else(|| oauth.scopes.clone());
-    if !scopes.is_empty() {
-        request = request.with_scopes(scopes);
-    }
+    request = if scopes.is_empty() {
+        // The challenge's scope first, else the resource's `scopes_supported`,
+        // else none at all (the server then grants its default).
+        request.with_initial_scope_selection()
+    } else {
+        request.with_scopes(scopes)
+    };
     if let Some(id) = &oauth.client_id {
         request = request.with_preregistered_client(id.as_str());
         if let Some(var) = &oauth.client_secret_env {
@@ -337,6 +349,14 @@ fn authorization_request(
         }
     }
     Ok(request)
+}
+
+/// The `scope` a `WWW-Authenticate` challenge names (RFC 6750 §3), split.
+pub fn challenge_scopes(challenge: &str) -> Vec<String> {
+    let Some(start) = challenge.find("scope=\"") else { return Vec::new() };
+    let rest = &challenge[start + "scope=\"".len()..];
+    let value = rest.split('"').next().unwrap_or_default();
+    value.split_whitespace().map(str::to_string).collect()
 }
 
 /// The server's `WWW-Authenticate` challenge to an unauthenticated

@@ -45,3 +45,10 @@ fn a_corrupt_token_file_is_a_precise_error() {
     // Nothing was lost: the file is still there for the user to inspect.
     assert!(store.path().exists());
 }
+
+#[test]
+fn challenge_scopes_are_read_from_www_authenticate() {
+    let h = r#"Bearer error="insufficient_scope", scope="mcp:basic mcp:write", resource_metadata="http://x/.well-known/oauth-protected-resource""#;
+    assert_eq!(challenge_scopes(h), vec!["mcp:basic".to_string(), "mcp:write".to_string()]);
+    assert!(challenge_scopes(r#"Bearer resource_metadata="http://x/""#).is_empty());
+}

@@ -110,6 +110,42 @@ fn nanos() -> u128 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or_default()
 }
 
+/// How many sign-ins one run may do (the first, then scope step-ups): a
+/// server that keeps refusing must not loop the user through its login.
+const MAX_SIGN_INS: usize = 3;
+
+/// The `WWW-Authenticate` challenge of a request refused with 401 or 403.
+fn challenge_of(error: &rmcp::ServiceError) -> Option<String> {
+    use rmcp::transport::streamable_http_client::{AuthRequiredError, InsufficientScopeError};
+    let rmcp::ServiceError::TransportSend(e) = error else { return None };
+    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(e.error.as_ref());
+    while let Some(current) = source {
+        if let Some(e) = current.downcast_ref::<AuthRequiredError>() {
+            return Some(e.www_authenticate_header.clone());
+        }
+        if let Some(e) = current.downcast_ref::<InsufficientScopeError>() {
+            return Some(e.www_authenticate_header.clone());
+        }
+        source = current.source();
+    }
+    None
+}
+
+/// One step's failure: refused for authorization (with the challenge), or not.
+enum StepError {
+    Auth(Option<String>),
+    Other(String),
+}
+
+impl From<rmcp::ServiceError> for StepError {
+    fn from(e: rmcp::ServiceError) -> Self {
+        match challenge_of(&e) {
+            Some(challenge) => StepError::Auth(Some(challenge)),
+            None => StepError::Other(e.to_string()),
+        }
+    }
+}
+
 async fn probe(
     config: &ServerConfig,
     store: FileTokenStore,
@@ -117,46 +153,90 @@ async fn probe(
     say: &(dyn Fn(&str) + Sync),
 ) -> Result<ProbeReport, String> {
     let mut report = ProbeReport::default();
+    let mut sign_ins = 0;
+    let mut granted: Vec<String> = Vec::new();
+    loop {
+        match attempt(config, &store, timeout, &mut report).await {
+            Ok(()) => return Ok(report),
+            Err(StepError::Other(e)) => return Err(e),
+            Err(StepError::Auth(challenge)) => {
+                if sign_ins == MAX_SIGN_INS {
+                    return Err(format!(
+                        "the server still refuses after {MAX_SIGN_INS} sign-ins ({}); giving up",
+                        challenge.unwrap_or_default()
+                    ));
+                }
+                sign_ins += 1;
+                say(&format!("the server asks for authorization; signing in (attempt {sign_ins})"));
+                // A step-up asks for what was granted plus what the server
+                // now names, so the new token does not lose earlier access.
+                let wanted = challenge.as_deref().map(oauth::challenge_scopes).unwrap_or_default();
+                let scopes = (!granted.is_empty() && !wanted.is_empty()).then(|| {
+                    let mut all = granted.clone();
+                    all.extend(wanted.into_iter().filter(|s| !granted.contains(s)));
+                    all
+                });
+                let options = LoginOptions { browser: Browser::Headless, timeout, say, scopes, challenge };
+                granted = oauth::login(config, store.clone(), options).await?;
+                report.signed_in = true;
+            }
+        }
+    }
+}
+
+/// One session: connect, list, call every tool not yet answered. A refusal
+/// for authorization ends it; the caller signs in and runs another.
+async fn attempt(
+    config: &ServerConfig,
+    store: &FileTokenStore,
+    timeout: Duration,
+    report: &mut ProbeReport,
+) -> Result<(), StepError> {
     let stderr = StderrTail::new();
     let local: Arc<dyn LocalAnswers> = Arc::new(AcceptDefaults);
-    let open = || {
-        connect::open(config, &stderr, Arc::new(AtomicBool::new(false)), Some(store.clone()), Some(Arc::clone(&local)))
-    };
-    let conn = match tokio::time::timeout(timeout, open()).await.map_err(|_| "the server did not answer initialize")? {
+    let flag = Arc::new(AtomicBool::new(false));
+    let opened = tokio::time::timeout(timeout, connect::open(config, &stderr, flag, Some(store.clone()), Some(local)))
+        .await
+        .map_err(|_| StepError::Other("the server did not answer initialize in time".into()))?;
+    let conn = match opened {
         Ok(conn) => conn,
-        Err(e) if e == oauth::login_needed(config) => {
-            say("the server requires OAuth; signing in");
-            let options = LoginOptions { browser: Browser::Headless, timeout, say, scopes: None };
-            oauth::login(config, store.clone(), options).await?;
-            report.signed_in = true;
-            tokio::time::timeout(timeout, open()).await.map_err(|_| "the server did not answer initialize")??
-        }
-        Err(e) => return Err(e),
+        Err(e) if e == oauth::login_needed(config) => return Err(StepError::Auth(None)),
+        Err(e) => return Err(StepError::Other(e)),
     };
     let peer = conn.service.peer().clone();
-    let tools = peer.list_all_tools().await.map_err(|e| format!("tools/list failed: {e}"))?;
-    for tool in tools {
-        let name = tool.name.to_string();
-        report.tools.push(name.clone());
-        let arguments = match sample_object(&Value::Object((*tool.input_schema).clone())) {
-            Value::Object(map) => map,
-            _ => Map::new(),
-        };
-        let mut params = CallToolRequestParams::new(name.clone());
-        params.arguments = Some(arguments);
-        let outcome = match tokio::time::timeout(timeout, peer.call_tool(params)).await {
-            Err(_) => Err(format!("no answer within {} ms", timeout.as_millis())),
-            Ok(Err(e)) => Err(e.to_string()),
-            Ok(Ok(result)) => {
-                let text: Vec<String> =
-                    result.content.iter().filter_map(|c| c.as_text().map(|t| t.text.to_string())).collect();
-                if result.is_error == Some(true) { Err(text.join("\n")) } else { Ok(text.join("\n")) }
+    let outcome = async {
+        let tools = peer.list_all_tools().await?;
+        report.tools = tools.iter().map(|t| t.name.to_string()).collect();
+        for tool in tools {
+            let name = tool.name.to_string();
+            if report.calls.iter().any(|(done, _)| *done == name) {
+                continue;
             }
-        };
-        report.calls.push((name, outcome));
+            let arguments = match sample_object(&Value::Object((*tool.input_schema).clone())) {
+                Value::Object(map) => map,
+                _ => Map::new(),
+            };
+            let mut params = CallToolRequestParams::new(name.clone());
+            params.arguments = Some(arguments);
+            let result = match tokio::time::timeout(timeout, peer.call_tool(params)).await {
+                Err(_) => Err(format!("no answer within {} ms", timeout.as_millis())),
+                Ok(Err(e)) => match StepError::from(e) {
+                    auth @ StepError::Auth(_) => return Err(auth),
+                    StepError::Other(e) => Err(e),
+                },
+                Ok(Ok(result)) => {
+                    let text: Vec<String> =
+                        result.content.iter().filter_map(|c| c.as_text().map(|t| t.text.to_string())).collect();
+                    if result.is_error == Some(true) { Err(text.join("\n")) } else { Ok(text.join("\n")) }
+                }
+            };
+            report.calls.push((name, result));
+        }
+        Ok::<(), StepError>(())
     }
+    .await;
     let _ = conn.service.cancel().await;
-    Ok(report)
+    outcome
 }
 
 #[cfg(test)]
