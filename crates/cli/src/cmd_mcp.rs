@@ -26,6 +26,13 @@ pub enum Mcp {
     Trust(TrustArgs),
     /// Forget an approval given with `quiver mcp trust` or at a prompt.
     Untrust(TrustArgs),
+    /// Sign in to an HTTP server that requires OAuth (opens the browser, or prints the URL).
+    Login(crate::cmd_mcp_auth::LoginArgs),
+    /// Delete the tokens `quiver mcp login` stored for a server.
+    Logout(crate::cmd_mcp_auth::LoginArgs),
+    /// Run quiver's MCP client once against URL: one session, list and call every tool.
+    #[command(hide = true)]
+    ConformanceClient(crate::cmd_mcp_auth::ConformanceArgs),
 }
 
 #[derive(clap::Args)]
@@ -85,6 +92,9 @@ pub fn run(command: Mcp) -> anyhow::Result<ExitCode> {
         Mcp::Serve(args) => serve(args),
         Mcp::Trust(args) => trust(args, true),
         Mcp::Untrust(args) => trust(args, false),
+        Mcp::Login(args) => crate::cmd_mcp_auth::login(args),
+        Mcp::Logout(args) => crate::cmd_mcp_auth::logout(args),
+        Mcp::ConformanceClient(args) => crate::cmd_mcp_auth::conformance_client(args),
     }
 }
 

@@ -16,6 +16,7 @@ mod cmd_catalog;
 mod cmd_exec;
 mod cmd_lint;
 mod cmd_mcp;
+mod cmd_mcp_auth;
 mod cmd_models;
 mod cmd_relay;
 mod cmd_replay;

@@ -7,6 +7,7 @@ mod exec;
 mod exec_terminal;
 mod github;
 mod import_graph;
+mod mcp_conformance_client;
 mod mcp_gateway;
 mod mcp_http;
 mod mcp_node;

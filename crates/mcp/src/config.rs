@@ -10,7 +10,9 @@
 //! 4. an explicit `--config FILE` (TOML or Claude-style JSON).
 //!
 //! TOML shape (`[mcp_servers.NAME]`): `command` + `args`/`env`/`cwd`, or `url` +
-//! `headers`/`bearer_token_env`; `enabled`, `enabled_tools`, `disabled_tools`,
+//! `headers`/`bearer_token_env` and the OAuth keys (`oauth_client_id`,
+//! `oauth_client_secret_env`, `oauth_scopes`, `oauth_redirect_port`: see
+//! [`OAuthSettings`]); `enabled`, `enabled_tools`, `disabled_tools`,
 //! `startup_timeout_ms`, `tool_timeout_ms`, `expose` (`"search"`, the default, or
 //! `"direct"`: see [`Expose`]). Unknown keys are errors (a typo must
 //! not silently drop a setting); other top-level tables of `quiver.toml` are not
@@ -98,6 +100,8 @@ pub enum Transport {
         url: String,
         headers: BTreeMap<String, String>,
         bearer_token_env: Option<String>,
+        /// How to sign in when the server asks for OAuth (`quiver mcp login`).
+        oauth: OAuthSettings,
     },
     /// A transport we recognise but do not speak (Claude's legacy `"type": "sse"`):
     /// kept so the server shows up as failed with the reason, instead of either
@@ -106,6 +110,24 @@ pub enum Transport {
         kind: String,
         reason: String,
     },
+}
+
+/// The OAuth side of an HTTP server's config. All optional: with none set,
+/// `quiver mcp login` discovers everything from the server (protected-resource
+/// and authorization-server metadata) and registers itself dynamically.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct OAuthSettings {
+    /// A client id registered with the authorization server beforehand
+    /// (skips dynamic client registration).
+    pub client_id: Option<String>,
+    /// The env var holding that client's secret, for confidential clients.
+    pub client_secret_env: Option<String>,
+    /// Scopes to ask for; empty means: the server's `WWW-Authenticate` scope,
+    /// else its advertised `scopes_supported`.
+    pub scopes: Vec<String>,
+    /// A fixed loopback port for the redirect listener (some pre-registered
+    /// clients allow one exact redirect URI); default: any free port.
+    pub redirect_port: Option<u16>,
 }
 
 impl Transport {
@@ -153,9 +175,10 @@ impl ServerConfig {
                 let line = shown_argv(&argv);
                 (line.clone(), format!("stdio\n{line}\n{env:?}\n{cwd:?}"))
             }
-            Transport::Http { url, headers, bearer_token_env } => {
-                (format!("connect to {url}"), format!("http\n{url}\n{headers:?}\n{bearer_token_env:?}"))
-            }
+            Transport::Http { url, headers, bearer_token_env, oauth } => (
+                format!("connect to {url}"),
+                format!("http\n{url}\n{headers:?}\n{bearer_token_env:?}{}", oauth_fingerprint(oauth)),
+            ),
             Transport::Unsupported { kind, .. } => (format!("({kind} transport)"), kind.clone()),
         };
         let key = TrustKey {
@@ -165,6 +188,12 @@ impl ServerConfig {
         };
         CommandRequest { line, origin: CommandOrigin::Config { source: self.trust, key } }
     }
+}
+
+/// The OAuth settings' part of an approval fingerprint; empty when unset, so
+/// approvals given before OAuth existed stay valid.
+fn oauth_fingerprint(oauth: &OAuthSettings) -> String {
+    if *oauth == OAuthSettings::default() { String::new() } else { format!("\n{oauth:?}") }
 }
 
 /// A config problem, always naming the file and the key.
@@ -313,6 +342,10 @@ const TOML_KEYS: &[&str] = &[
     "startup_timeout_sec",
     "tool_timeout_sec",
     "expose",
+    "oauth_client_id",
+    "oauth_client_secret_env",
+    "oauth_scopes",
+    "oauth_redirect_port",
 ];
 
 /// One server as written; shared by the TOML and JSON readers.
@@ -340,6 +373,11 @@ pub(crate) struct RawServer {
     pub startup_timeout_sec: Option<f64>,
     pub tool_timeout_sec: Option<f64>,
     pub expose: Option<String>,
+    pub oauth_client_id: Option<String>,
+    pub oauth_client_secret_env: Option<String>,
+    #[serde(default)]
+    pub oauth_scopes: Vec<String>,
+    pub oauth_redirect_port: Option<u16>,
 }
 
 fn parse_toml(path: &Path, text: &str) -> Result<McpConfig, ConfigError> {
@@ -410,6 +448,13 @@ pub(crate) fn build_server(path: &Path, name: &str, raw: RawServer) -> Result<Se
                     return Err(err(field.0, "only applies to `url` servers".into()));
                 }
             }
+            let oauth_set = raw.oauth_client_id.is_some()
+                || raw.oauth_client_secret_env.is_some()
+                || !raw.oauth_scopes.is_empty()
+                || raw.oauth_redirect_port.is_some();
+            if oauth_set {
+                return Err(err("oauth_client_id", "OAuth settings only apply to `url` servers".into()));
+            }
             let cwd = raw.cwd.map(|c| base.join(c));
             Transport::Stdio { command, args: raw.args, env: raw.env, cwd }
         }
@@ -435,7 +480,22 @@ pub(crate) fn build_server(path: &Path, name: &str, raw: RawServer) -> Result<Se
                     ));
                 }
             }
-            Transport::Http { url, headers: raw.headers, bearer_token_env: raw.bearer_token_env }
+            if raw.oauth_client_secret_env.is_some() && raw.oauth_client_id.is_none() {
+                return Err(err(
+                    "oauth_client_secret_env",
+                    "needs `oauth_client_id` (a secret belongs to a pre-registered client)".into(),
+                ));
+            }
+            if raw.oauth_redirect_port == Some(0) {
+                return Err(err("oauth_redirect_port", "must be a port number (1-65535)".into()));
+            }
+            let oauth = OAuthSettings {
+                client_id: raw.oauth_client_id,
+                client_secret_env: raw.oauth_client_secret_env,
+                scopes: raw.oauth_scopes,
+                redirect_port: raw.oauth_redirect_port,
+            };
+            Transport::Http { url, headers: raw.headers, bearer_token_env: raw.bearer_token_env, oauth }
         }
     };
     let startup_timeout = timeout(raw.startup_timeout_ms, raw.startup_timeout_sec, DEFAULT_STARTUP_TIMEOUT)

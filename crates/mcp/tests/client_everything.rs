@@ -106,6 +106,7 @@ async fn everything_server_over_streamable_http() {
         url: format!("http://127.0.0.1:{port}/mcp"),
         headers: Default::default(),
         bearer_token_env: None,
+        oauth: Default::default(),
     };
     let cache = tempfile::tempdir().unwrap();
     let ws = tempfile::tempdir().unwrap();

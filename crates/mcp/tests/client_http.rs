@@ -39,6 +39,7 @@ fn http_config(name: &str, url: &str, token_env: Option<&str>) -> ServerConfig {
             url: url.into(),
             headers: BTreeMap::from([("X-Quiver-Test".to_string(), "1".to_string())]),
             bearer_token_env: token_env.map(str::to_string),
+            oauth: Default::default(),
         },
         enabled: true,
         enabled_tools: None,

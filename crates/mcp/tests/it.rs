@@ -1,11 +1,13 @@
 //! The MCP crate's integration tests, linked into one binary (each test binary
 //! links the whole dependency tree; one keeps CI's disk use and link time down).
 
+mod client_backoff;
 mod client_discovery;
 mod client_engine;
 mod client_everything;
 mod client_http;
 mod client_isolation;
+mod client_oauth;
 mod client_support;
 mod client_trust;
 mod gateway_conformance;

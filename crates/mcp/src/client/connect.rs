@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use process_wrap::tokio::{CommandWrap, KillOnDrop, ProcessGroup};
 use rmcp::model::{
     ClientCapabilities, ClientConfig, CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams,
-    ElicitResult, Implementation, ListRootsResult, LoggingMessageNotificationParam, ProgressNotificationParam,
+    ElicitResult, ElicitationCapability, FormElicitationCapability, Implementation, ListRootsResult, LoggingMessageNotificationParam, ProgressNotificationParam,
     ProtocolVersion,
 };
 use rmcp::service::{NotificationContext, RequestContext, RunningService};
@@ -40,6 +40,9 @@ pub(crate) struct ClientState {
     pub relay: Arc<Relay>,
     /// Announcements go to the manager (re-listing) and the gateway's sessions.
     pub events: tokio::sync::broadcast::Sender<DownstreamEvent>,
+    /// What quiver answers itself when no client is in front (only the
+    /// conformance probe sets it; the gateway relays or refuses).
+    pub local: Option<Arc<dyn LocalAnswers>>,
 }
 
 impl ClientState {
@@ -47,6 +50,12 @@ impl ClientState {
         // No receiver is fine: nobody is listening for this right now.
         let _ = self.events.send(event);
     }
+}
+
+/// Answers to server-to-client requests given by quiver itself.
+pub trait LocalAnswers: Send + Sync {
+    /// The answer to `elicitation/create`, or `None` to refuse as usual.
+    fn elicit(&self, request: &ElicitRequestParams) -> Option<ElicitResult>;
 }
 
 fn relayed(e: rmcp::ServiceError) -> ErrorData {
@@ -58,7 +67,12 @@ fn relayed(e: rmcp::ServiceError) -> ErrorData {
 
 impl ClientHandler for ClientState {
     fn get_info(&self) -> ClientConfig {
-        let capabilities = ClientCapabilities::builder().enable_roots().enable_sampling().enable_elicitation().build();
+        let mut capabilities =
+            ClientCapabilities::builder().enable_roots().enable_sampling().enable_elicitation().build();
+        if self.local.is_some() {
+            // Quiver fills a form from the schema's defaults: say it validates.
+            capabilities.elicitation = Some(ElicitationCapability::new().with_form(FormElicitationCapability::new().with_schema_validation(true)));
+        }
         ClientConfig::new(capabilities, Implementation::new("quiver", quiver_engine::VERSION))
             // Session-based handshake: the widest-supported revision.
             .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE)
@@ -123,6 +137,11 @@ impl ClientHandler for ClientState {
         request: ElicitRequestParams,
         _context: RequestContext<RoleClient>,
     ) -> Result<ElicitResult, ErrorData> {
+        if self.relay.newest().is_none()
+            && let Some(answer) = self.local.as_ref().and_then(|local| local.elicit(&request))
+        {
+            return Ok(answer);
+        }
         let peer = self.relay.upstream_for(&self.server, "elicitation/create", |c| c.elicitation.is_some())?;
         peer.create_elicitation(request).await.map_err(relayed)
     }
@@ -185,9 +204,11 @@ pub(crate) async fn open(
     stderr: &Arc<StderrTail>,
     tools_changed: Arc<AtomicBool>,
     events: tokio::sync::broadcast::Sender<DownstreamEvent>,
+    tokens: Option<super::oauth::FileTokenStore>,
+    local: Option<Arc<dyn LocalAnswers>>,
 ) -> Result<Connection, String> {
     let relay = Arc::new(Relay::default());
-    let state = ClientState { server: config.name.clone(), tools_changed, relay: Arc::clone(&relay), events };
+    let state = ClientState { server: config.name.clone(), tools_changed, relay: Arc::clone(&relay), events, local };
     match &config.transport {
         Transport::Stdio { command, args, env, cwd } => {
             let mut cmd = tokio::process::Command::new(command);
@@ -225,7 +246,7 @@ pub(crate) async fn open(
                 state.serve(transport).await.map_err(|e| format!("the MCP handshake with `{command}` failed: {e}"))?;
             Ok(Connection { service, pid, relay, _job: job })
         }
-        Transport::Http { url, headers, bearer_token_env } => {
+        Transport::Http { url, headers, bearer_token_env, .. } => {
             install_crypto_provider();
             let mut transport_config = StreamableHttpClientTransportConfig::with_uri(url.as_str());
             if let Some(var) = bearer_token_env {
@@ -241,9 +262,23 @@ pub(crate) async fn open(
                 custom.insert(name, value);
             }
             transport_config = transport_config.custom_headers(custom);
-            let transport = StreamableHttpClientTransport::from_config(transport_config);
-            let service =
-                state.serve(transport).await.map_err(|e| format!("could not open an MCP session at {url}: {e}"))?;
+            // A token from `quiver mcp login` is sent (and refreshed) when one
+            // is stored for this server and URL; a static bearer token wins.
+            let oauth = match (bearer_token_env, tokens) {
+                (None, Some(store)) => super::oauth::authorized_client_with(config, store).await?,
+                _ => None,
+            };
+            let opened = match oauth {
+                Some(client) => {
+                    let transport = StreamableHttpClientTransport::with_client(client, transport_config);
+                    state.serve(transport).await
+                }
+                None => state.serve(StreamableHttpClientTransport::from_config(transport_config)).await,
+            };
+            let service = opened.map_err(|e| match e.auth_challenge() {
+                Some(_) => super::oauth::login_needed(config),
+                None => format!("could not open an MCP session at {url}: {e}"),
+            })?;
             Ok(Connection { service, pid: None, relay, _job: None })
         }
         Transport::Unsupported { reason, .. } => Err(reason.clone()),
@@ -252,7 +287,7 @@ pub(crate) async fn open(
 
 /// reqwest is built without a default TLS crypto provider (the workspace picks
 /// `ring` once for everyone); install it unless someone already did.
-fn install_crypto_provider() {
+pub(crate) fn install_crypto_provider() {
     if rustls::crypto::CryptoProvider::get_default().is_none() {
         // Losing the race to another installer is fine: one provider is set.
         let _ = rustls::crypto::ring::default_provider().install_default();

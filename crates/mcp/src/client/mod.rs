@@ -9,11 +9,15 @@
 //! the manager's generation moves and the engine's host builds a new engine
 //! (MCP is one [`provider::McpProvider`] of it).
 
+pub mod backoff;
 pub mod cache;
 mod connect;
+pub use connect::LocalAnswers;
 pub mod content;
 pub mod discovery;
 pub mod events;
+pub mod oauth;
+pub mod probe;
 pub mod provider;
 
 pub mod server;
@@ -29,6 +33,7 @@ use quiver_engine::{Registry, ToolContext, ToolError};
 pub use cache::{RemoteTool, ToolCache};
 pub use events::DownstreamEvent;
 pub use provider::McpProvider;
+pub use backoff::Backoff;
 pub use server::{ConnState, ServerHandle, ServerStatus, ToolOrigin};
 pub use tool::McpTool;
 
@@ -53,13 +58,19 @@ impl McpManager {
     }
 
     pub fn with_cache(config: McpConfig, cache: ToolCache) -> Arc<Self> {
+        McpManager::with_stores(config, cache, oauth::token_dir())
+    }
+
+    /// As [`McpManager::with_cache`], with OAuth tokens (from `quiver mcp
+    /// login`) read from `token_dir` (`None`: none are sent).
+    pub fn with_stores(config: McpConfig, cache: ToolCache, token_dir: Option<std::path::PathBuf>) -> Arc<Self> {
         let generation = Arc::new(AtomicU64::new(0));
         let events = events::channel();
         let servers = config
             .servers
             .into_iter()
             .map(|(name, server)| {
-                let handle = ServerHandle::new(server, cache.clone(), Arc::clone(&generation), events.clone());
+                let handle = ServerHandle::new(server, cache.clone(), Arc::clone(&generation), events.clone(), token_dir.clone());
                 (name, Arc::new(handle))
             })
             .collect();

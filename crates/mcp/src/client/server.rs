@@ -13,13 +13,14 @@ use quiver_engine::permissions::trust::Source;
 use quiver_engine::{ToolContext, ToolError};
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use rmcp::ServiceError;
 use rmcp::model::{CallToolRequestParams, CallToolResponse, CallToolResult, ClientRequest, JsonObject, ServerResult};
 use serde::Serialize;
 use serde_json::{Value, json};
 
+use super::backoff::{Backoff, Failures};
 use super::cache::{RemoteTool, ToolCache};
 use super::connect::{self, Connection};
 use super::stderr::{self, StderrTail};
@@ -68,6 +69,16 @@ pub struct ServerStatus {
     pub pid: Option<u32>,
     /// How many times a process / session was started.
     pub starts: u32,
+    /// Failures in a row (exits, hangs, failed starts) since it last ran healthy.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub consecutive_failures: u32,
+    /// The restart backoff still pending: no start before this many ms.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub restart_in_ms: Option<u64>,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 pub struct ServerHandle {
@@ -94,6 +105,10 @@ pub struct ServerHandle {
     /// One re-listing at a time: whoever sees `list_changed` second waits
     /// for the first one's list instead of returning before it is in.
     relisting: tokio::sync::Mutex<()>,
+    /// Restart pacing (see [`super::backoff`]).
+    failures: Mutex<Failures>,
+    /// Where `quiver mcp login` tokens are read (HTTP servers).
+    token_dir: Option<std::path::PathBuf>,
 }
 
 impl ServerHandle {
@@ -102,6 +117,7 @@ impl ServerHandle {
         cache: ToolCache,
         generation: Arc<AtomicU64>,
         events: tokio::sync::broadcast::Sender<super::events::DownstreamEvent>,
+        token_dir: Option<std::path::PathBuf>,
     ) -> Self {
         let cached = if config.enabled { cache.load(&config) } else { None };
         let tools = match cached {
@@ -124,6 +140,8 @@ impl ServerHandle {
             config_errors: Mutex::new(Vec::new()),
             events,
             relisting: tokio::sync::Mutex::new(()),
+            failures: Mutex::new(Failures::default()),
+            token_dir,
         }
     }
 
@@ -152,6 +170,11 @@ impl ServerHandle {
     /// See [`crate::McpManager::direct_clashes`].
     pub fn config_errors(&self) -> Vec<String> {
         self.config_errors.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// Replaces the restart pacing (tests use short waits).
+    pub fn set_backoff(&self, backoff: Backoff) {
+        lock(&self.failures).backoff = backoff;
     }
 
     pub fn name(&self) -> &str {
@@ -199,7 +222,16 @@ impl ServerHandle {
         } else {
             ConnState::NotConnected
         };
-        ServerStatus { state, last_error, pid: pid.flatten(), starts: self.starts.load(Ordering::SeqCst) }
+        let now = Instant::now();
+        let failures = lock(&self.failures);
+        ServerStatus {
+            state,
+            last_error,
+            pid: pid.flatten(),
+            starts: self.starts.load(Ordering::SeqCst),
+            consecutive_failures: failures.count(now),
+            restart_in_ms: failures.wait(now).map(|d| d.as_millis().max(1) as u64),
+        }
     }
 
     /// The tail of the current (or last) process's stderr.
@@ -313,11 +345,36 @@ impl ServerHandle {
                 self.config.source.display()
             ));
         }
+        let pending = lock(&self.failures).wait(Instant::now());
+        if let Some(wait) = pending {
+            let failures = lock(&self.failures).count(Instant::now());
+            let last = self.last_error.lock().unwrap_or_else(|p| p.into_inner()).clone().unwrap_or_default();
+            return Err(format!(
+                "MCP server `{}` failed {failures} times in a row; quiver waits {} ms more before restarting it \
+                 (restart backoff). Last failure: {last}",
+                self.name(),
+                wait.as_millis().max(1)
+            ));
+        }
         self.stderr.clear();
         self.starts.fetch_add(1, Ordering::SeqCst);
         let startup = self.config.startup_timeout;
         let started = tokio::time::timeout(startup, async {
-            let conn = connect::open(&self.config, &self.stderr, Arc::clone(&self.list_changed), self.events.clone()).await?;
+            let tokens = match (&self.token_dir, &self.config.transport) {
+                (Some(dir), crate::config::Transport::Http { url, .. }) => {
+                    Some(super::oauth::FileTokenStore::new(dir, &self.config.name, url))
+                }
+                _ => None,
+            };
+            let conn = connect::open(
+                &self.config,
+                &self.stderr,
+                Arc::clone(&self.list_changed),
+                self.events.clone(),
+                tokens,
+                None,
+            )
+            .await?;
             let tools = list_tools(&conn, self.config.expose.is_direct()).await?;
             Ok::<_, String>((conn, tools))
         })
@@ -329,6 +386,7 @@ impl ServerHandle {
                 self.set_tools(tools, ToolOrigin::Live);
                 *self.last_error.lock().unwrap_or_else(|p| p.into_inner()) = None;
                 *self.connected_pid.lock().unwrap_or_else(|p| p.into_inner()) = Some(conn.pid);
+                lock(&self.failures).connected(Instant::now());
                 *slot = Some(Arc::clone(&conn));
                 return Ok(conn);
             }
@@ -377,6 +435,7 @@ impl ServerHandle {
     }
 
     fn fail(&self, message: String) {
+        lock(&self.failures).record(self.starts.load(Ordering::SeqCst), Instant::now());
         *self.last_error.lock().unwrap_or_else(|p| p.into_inner()) = Some(message);
         *self.connected_pid.lock().unwrap_or_else(|p| p.into_inner()) = None;
     }
@@ -490,4 +549,8 @@ async fn list_tools(conn: &Connection, direct: bool) -> Result<Vec<RemoteTool>, 
         });
     }
     Ok(out)
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
 }

@@ -61,6 +61,12 @@ impl Tool for McpServers {
                 if let Some(pid) = status.pid {
                     entry["pid"] = json!(pid);
                 }
+                if status.consecutive_failures > 0 {
+                    entry["consecutiveFailures"] = json!(status.consecutive_failures);
+                }
+                if let Some(ms) = status.restart_in_ms {
+                    entry["restartInMs"] = json!(ms);
+                }
                 if status.starts > 1 {
                     entry["restarts"] = json!(status.starts - 1);
                 }

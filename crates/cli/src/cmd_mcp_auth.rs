@@ -1,0 +1,130 @@
+//! `quiver mcp login NAME`, `quiver mcp logout NAME`, and the hidden
+//! `quiver mcp conformance-client URL` (quiver's downstream MCP client run
+//! once against one server: what the MCP conformance suite's client scenarios
+//! drive).
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::{Context, bail};
+use quiver_engine::permissions::command::CommandOrigin;
+use quiver_engine::permissions::trust::{Source, TrustStore};
+use quiver_mcp::McpConfig;
+use quiver_mcp::client::oauth::{self, Browser, FileTokenStore, LoginOptions};
+use quiver_mcp::config::{ServerConfig, Transport};
+
+use crate::setup;
+
+#[derive(clap::Args)]
+pub struct LoginArgs {
+    /// The server's name in the config (an HTTP server).
+    name: String,
+    #[arg(long)]
+    workspace: Option<PathBuf>,
+    /// Config file with `[mcp_servers.NAME]` tables (or a Claude-style mcpServers JSON).
+    #[arg(long)]
+    config: Option<PathBuf>,
+    /// How long to wait for the browser to come back, in seconds.
+    #[arg(long, default_value_t = oauth::DEFAULT_LOGIN_TIMEOUT.as_secs())]
+    timeout: u64,
+    /// Follow the authorization URL in-process instead of opening a browser
+    /// (authorization servers that need no user interaction).
+    #[arg(long, hide = true)]
+    headless: bool,
+}
+
+#[derive(clap::Args)]
+pub struct ConformanceArgs {
+    /// The MCP endpoint (the conformance suite appends it to the command).
+    url: String,
+    /// Per-step bound, in seconds.
+    #[arg(long, default_value_t = 20)]
+    timeout: u64,
+}
+
+/// The configured HTTP server `name`; a project-defined one only once the
+/// user approved it (signing in to a server a cloned repository names is
+/// the user's decision, like starting it).
+fn http_server(workspace: Option<&std::path::Path>, config: Option<&std::path::Path>, name: &str) -> anyhow::Result<ServerConfig> {
+    let dir = setup::workspace_dir(workspace)?;
+    let loaded = McpConfig::load_for_workspace(Some(&dir), config).context("reading the MCP server config")?;
+    let Some(server) = loaded.servers.get(name) else {
+        let names: Vec<&str> = loaded.servers.keys().map(String::as_str).collect();
+        bail!("no MCP server named `{name}` (configured: {})", names.join(", "));
+    };
+    if !matches!(server.transport, Transport::Http { .. }) {
+        bail!("`{name}` is a {} server; OAuth sign-in applies to `url` (HTTP) servers", server.transport.kind());
+    }
+    if server.trust == Source::Project {
+        let request = server.launch_request();
+        let CommandOrigin::Config { key, .. } = &request.origin else { bail!("`{name}` is not a configured server") };
+        if !TrustStore::from_env().is_trusted(key) {
+            bail!(
+                "`{name}` is defined by this workspace ({}); approve it first with `quiver mcp trust {name}`",
+                server.source.display()
+            );
+        }
+    }
+    Ok(server.clone())
+}
+
+fn store_for(server: &ServerConfig) -> anyhow::Result<FileTokenStore> {
+    FileTokenStore::for_server(server)
+        .context("no state directory for tokens (set QUIVER_STATE_DIR)")
+}
+
+pub fn login(args: LoginArgs) -> anyhow::Result<ExitCode> {
+    let server = http_server(args.workspace.as_deref(), args.config.as_deref(), &args.name)?;
+    let store = store_for(&server)?;
+    let path = store.path().to_path_buf();
+    let runtime = tokio::runtime::Runtime::new().context("starting the async runtime")?;
+    let say = |line: &str| eprintln!("{line}");
+    let options = LoginOptions {
+        browser: if args.headless { Browser::Headless } else { Browser::System },
+        timeout: Duration::from_secs(args.timeout.max(1)),
+        say: &say,
+        scopes: None,
+        challenge: None,
+    };
+    let scopes = runtime.block_on(oauth::login(&server, store, options)).map_err(anyhow::Error::msg)?;
+    let scopes = if scopes.is_empty() { String::new() } else { format!(" (scopes: {})", scopes.join(" ")) };
+    setup::out(&format!("signed in to `{}`{scopes}; token stored in {}", server.name, path.display()));
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn logout(args: LoginArgs) -> anyhow::Result<ExitCode> {
+    // Logging out needs no approval: it only deletes the user's own file.
+    let dir = setup::workspace_dir(args.workspace.as_deref())?;
+    let loaded = McpConfig::load_for_workspace(Some(&dir), args.config.as_deref()).context("reading the MCP server config")?;
+    let Some(server) = loaded.servers.get(&args.name) else {
+        bail!("no MCP server named `{}` in the config", args.name);
+    };
+    let store = store_for(server)?;
+    let removed = store.delete().map_err(anyhow::Error::msg)?;
+    setup::out(&format!(
+        "{} `{}` ({})",
+        if removed { "signed out of" } else { "had no sign-in for" },
+        args.name,
+        store.path().display()
+    ));
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn conformance_client(args: ConformanceArgs) -> anyhow::Result<ExitCode> {
+    let runtime = tokio::runtime::Runtime::new().context("starting the async runtime")?;
+    let say = |line: &str| eprintln!("{line}");
+    let timeout = Duration::from_secs(args.timeout.max(1));
+    let report = runtime.block_on(quiver_mcp::client::probe::run(&args.url, timeout, &say)).map_err(anyhow::Error::msg)?;
+    let mut failed = false;
+    for (tool, outcome) in &report.calls {
+        match outcome {
+            Ok(text) => setup::out(&format!("{tool}: {text}")),
+            Err(e) => {
+                failed = true;
+                eprintln!("{tool}: error: {e}");
+            }
+        }
+    }
+    Ok(if failed { ExitCode::FAILURE } else { ExitCode::SUCCESS })
+}

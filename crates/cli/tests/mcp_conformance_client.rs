@@ -1,0 +1,58 @@
+//! quiver's downstream MCP client as the client under test of the official
+//! conformance suite (`conformance client --command "quiver mcp
+//! conformance-client" --scenario S`; the suite appends its server's URL).
+//! From npm like the server-side runs: skipped with a notice when not
+//! installed, a failure under `QUIVER_REQUIRE_ALL`.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::process::Command;
+
+use crate::mcp_support::*;
+
+/// The client scenarios quiver passes. `initialize` is not among them: this
+/// suite version expects the client to offer protocol 2025-06-18, and rmcp
+/// offers 2025-11-25 (quiver does not downgrade to pass it).
+const SCENARIOS: &[&str] = &[
+    "tools_call",
+    "elicitation-sep1034-client-defaults",
+    "auth/metadata-default",
+    "auth/metadata-var1",
+    "auth/metadata-var2",
+    "auth/metadata-var3",
+    "auth/basic-cimd",
+    "auth/2025-03-26-oauth-metadata-backcompat",
+    "auth/2025-03-26-oauth-endpoint-fallback",
+    "auth/scope-from-www-authenticate",
+    "auth/scope-from-scopes-supported",
+    "auth/scope-omitted-when-undefined",
+    "auth/scope-step-up",
+    "auth/scope-retry-limit",
+];
+
+fn run(scenario: &str) -> (bool, String) {
+    let Some(bin) = quiver_testkit::npm_package_or_skip(".bin/conformance") else { return (true, String::new()) };
+    let results = tempfile::tempdir().unwrap(); // the suite writes results/ into its cwd
+    let command = format!("{} mcp conformance-client", quiver_bin().display());
+    let out = Command::new(bin)
+        .args(["client", "--command", &command, "--scenario", scenario])
+        .current_dir(results.path())
+        .output()
+        .unwrap();
+    let report = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    (out.status.success() && report.contains("0 failed"), report)
+}
+
+#[test]
+fn conformance_client_scenarios_pass() {
+    if quiver_testkit::npm_package_or_skip(".bin/conformance").is_none() {
+        return;
+    }
+    let failed: Vec<String> = SCENARIOS
+        .iter()
+        .filter_map(|scenario| {
+            let (ok, report) = run(scenario);
+            (!ok).then(|| format!("--- {scenario}:\n{report}"))
+        })
+        .collect();
+    assert!(failed.is_empty(), "conformance client scenarios failed:\n{}", failed.join("\n"));
+}
