@@ -96,7 +96,7 @@ pub struct RankParams {
 impl Default for RankParams {
     fn default() -> Self {
         RankParams {
-            field_weight: [1.5, 1.5, 2.5, 1.0, 1.0, 1.0, 0.8, 0.0, 0.2, 0.5, 0.8],
+            field_weight: [1.5, 1.5, 2.5, 1.0, 1.0, 1.0, 0.8, 0.0, 0.2, 0.5, 2.4],
             field_b: [0.3, 0.3, 0.3, 0.3, 0.3, 0.75, 0.75, 0.5, 0.75, 0.5, 0.75],
             k1: 1.2,
             idf_pow: 1.4,
