@@ -33,6 +33,10 @@ pub struct SearchArgs {
     /// Search quiver's own tool surface instead (every canonical tool, aliases as text).
     #[arg(long)]
     native: bool,
+    /// With `--native`: lay this manifest over the built-in one (e.g. to try
+    /// other `phrasings` without a rebuild).
+    #[arg(long, requires = "native")]
+    manifest: Option<PathBuf>,
     #[arg(long)]
     queries: PathBuf,
     #[arg(long, default_value_t = 5)]
@@ -81,7 +85,7 @@ fn load_docs(args: &SearchArgs) -> anyhow::Result<(Vec<SearchDoc>, Vec<usize>)> 
     let mut docs: Vec<SearchDoc> = Vec::new();
     let mut bytes = Vec::new();
     if args.native {
-        let engine = setup::own_engine()?;
+        let engine = setup::own_engine(args.manifest.as_deref())?;
         docs = engine.search_index().docs().to_vec();
         for d in &docs {
             let spec = engine.registry().get(&d.name).map(|t| &t.spec);

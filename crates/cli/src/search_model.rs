@@ -34,7 +34,7 @@ pub fn models_dir() -> Option<PathBuf> {
     }
 }
 
-/// Where tool vectors are cached (one `.qvec` file per model and catalog):
+/// Where tool vectors are cached (one `.qvec` store per model, a vector per tool text):
 /// `QUIVER_SEARCH_CACHE`, else `~/.cache/quiver/vectors`.
 pub fn vectors_dir() -> Option<PathBuf> {
     match std::env::var_os("QUIVER_SEARCH_CACHE").filter(|v| !v.is_empty()) {

@@ -132,11 +132,17 @@ fn native_registry(options: &quiver_tools::NativeOptions) -> anyhow::Result<(Reg
 }
 
 /// quiver's own surface only (native and `mcp_*` tools, no configured servers):
-/// what `bench search --native` measures, the same on every machine.
-pub fn own_engine() -> anyhow::Result<Arc<Engine>> {
+/// what `bench search --native` measures, the same on every machine. The
+/// built-in manifest is overlaid by `overlay` only (never the user's or a
+/// project's file: a bench run must not depend on them).
+pub fn own_engine(overlay: Option<&Path>) -> anyhow::Result<Arc<Engine>> {
     let (registry, _agents) = native_registry(&quiver_tools::NativeOptions::default())?;
     let rlm = RlmProvider::shared(ChildModel::unavailable("quiver's own surface has no model config"));
-    let host = EngineHost::new(registry, Manifest::builtin()?, vec![McpProvider::new(&McpManager::empty()), rlm])?;
+    let mut manifest = Manifest::builtin()?;
+    if let Some(path) = overlay {
+        manifest.overlay_file(path)?;
+    }
+    let host = EngineHost::new(registry, manifest, vec![McpProvider::new(&McpManager::empty()), rlm])?;
     Ok(host.engine())
 }
 

@@ -145,7 +145,7 @@ async fn the_real_model_builds_in_the_background_and_caches_its_vectors() {
     let r = ctx(&host, dir.path()).call("tool_search", json!({"query": "what changed in my working tree"})).await.unwrap();
     assert_eq!(r.content["ranking"], "fused", "{}", r.content);
     let files: Vec<_> = std::fs::read_dir(cache.path()).unwrap().filter_map(|e| e.ok()).collect();
-    assert_eq!(files.len(), 1, "one .qvec file per model and catalog");
+    assert_eq!(files.len(), 1, "one .qvec store per model");
 
     // A broken model fails clearly and search stays lexical.
     let broken = tempfile::tempdir().unwrap();

@@ -26,6 +26,7 @@ pub fn build_index(registry: &Registry, lifecycle: &Lifecycle) -> SearchIndex {
             domain: tool.spec.domain.as_str().to_string(),
             description: tool.spec.description.clone(),
             prompt_snippet: tool.spec.prompt_snippet.clone(),
+            phrasings: lifecycle.manifest().tools.get(&tool.spec.name).map(|t| t.phrasings.clone()).unwrap_or_default(),
             params: params_from_schema(&tool.spec.input_schema),
             server: match &tool.spec.source {
                 ToolSource::Mcp { server, .. } => Some(server.clone()),

@@ -83,6 +83,11 @@ pub struct ToolOverlay {
     pub domain: Option<Domain>,
     #[serde(default)]
     pub prompt_snippet: Option<String>,
+    /// The everyday ways people ask for the tool ("what did I change"),
+    /// searched by `tool_search` (lexically, and each embedded alone when a
+    /// model is on) but never sent in the catalog.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub phrasings: Vec<String>,
 }
 
 impl ToolOverlay {
@@ -94,6 +99,9 @@ impl ToolOverlay {
         }
         if later.prompt_snippet.is_some() {
             self.prompt_snippet = later.prompt_snippet;
+        }
+        if !later.phrasings.is_empty() {
+            self.phrasings = later.phrasings;
         }
     }
 }
@@ -274,7 +282,7 @@ impl Manifest {
             default.active.push(canonical.clone());
         }
         if tool.domain.is_some() || tool.prompt_snippet.is_some() {
-            let overlay = ToolOverlay { domain: tool.domain, prompt_snippet: tool.prompt_snippet };
+            let overlay = ToolOverlay { domain: tool.domain, prompt_snippet: tool.prompt_snippet, ..Default::default() };
             self.tools.entry(canonical.clone()).or_default().merge(overlay);
         }
         let mut alias_names = tool.aliases;

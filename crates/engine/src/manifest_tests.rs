@@ -55,6 +55,23 @@ fn toml_overlay_adds_removes_and_replaces() {
 }
 
 #[test]
+fn every_native_tool_has_phrasings_and_an_overlay_may_replace_them() {
+    let mut m = Manifest::builtin().unwrap();
+    for (name, tool) in &m.tools {
+        assert!(tool.phrasings.len() >= 2, "{name}: the everyday ways people ask for it");
+        assert!(tool.phrasings.iter().all(|p| !p.trim().is_empty()), "{name}");
+    }
+    let before = m.tools["git_diff"].phrasings.clone();
+    // an overlay that only changes the snippet keeps the phrasings
+    m.overlay_toml("[tools.git_diff]\nprompt_snippet = \"diff\"\n").unwrap();
+    assert_eq!(m.tools["git_diff"].phrasings, before);
+    m.overlay_toml("[tools.git_diff]\nphrasings = [\"what changed since lunch\"]\n").unwrap();
+    assert_eq!(m.tools["git_diff"].phrasings, ["what changed since lunch"]);
+    assert_eq!(m.tools["git_diff"].prompt_snippet.as_deref(), Some("diff"));
+    assert!(m.overlay_toml("[tools.git_diff]\nphrasings = \"not a list\"\n").is_err());
+}
+
+#[test]
 fn unknown_keys_and_bad_states_are_errors() {
     let err = Manifest::parse("[profiles.default]\nactiv = []").unwrap_err();
     assert!(format!("{err:#}").contains("activ"), "{err:#}");

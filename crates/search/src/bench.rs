@@ -41,6 +41,7 @@ pub fn load_catalog_sized(path: &Path) -> anyhow::Result<Vec<(SearchDoc, usize)>
                 domain: "mcp".into(),
                 description: t.get("description").and_then(Value::as_str).unwrap_or("").to_string(),
                 prompt_snippet: None,
+                phrasings: Vec::new(),
                 params: t.get("inputSchema").map(params_from_schema).unwrap_or_default(),
                 server,
             },

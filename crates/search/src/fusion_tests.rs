@@ -11,6 +11,7 @@ fn index(names: &[&str]) -> SearchIndex {
                 domain: "mcp".into(),
                 description: format!("{n} tool"),
                 prompt_snippet: None,
+                phrasings: Vec::new(),
                 params: vec![],
                 server: None,
             })

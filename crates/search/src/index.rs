@@ -18,6 +18,9 @@ pub struct SearchDoc {
     pub domain: String,
     pub description: String,
     pub prompt_snippet: Option<String>,
+    /// Search-only example requests for this tool (manifest `phrasings`):
+    /// indexed as their own field and, with a model, embedded one by one.
+    pub phrasings: Vec<String>,
     /// (parameter name, parameter description), nested names dotted.
     pub params: Vec<(String, String)>,
     /// MCP server the tool comes from.
@@ -51,8 +54,15 @@ pub(super) struct Posting {
 
 /// Fields that describe what a tool is (document frequency is counted over
 /// these when a term occurs in them anywhere).
-const PRIMARY: [Field; 6] =
-    [Field::Name, Field::NamePart, Field::Alias, Field::Description, Field::Snippet, Field::Summary];
+const PRIMARY: [Field; 7] = [
+    Field::Name,
+    Field::NamePart,
+    Field::Alias,
+    Field::Description,
+    Field::Snippet,
+    Field::Summary,
+    Field::Phrase,
+];
 
 /// Minimum length of each piece when splitting a compound word.
 const MIN_PIECE: usize = 3;
@@ -118,6 +128,9 @@ fn field_words(doc: &SearchDoc, boiler: &dyn Fn(&(String, String)) -> bool) -> [
     }
     if let Some(p) = &doc.prompt_snippet {
         add(Field::Snippet, p);
+    }
+    for p in &doc.phrasings {
+        add(Field::Phrase, p);
     }
     for param in &doc.params {
         if boiler(param) {

@@ -17,13 +17,16 @@ pub enum Field {
     ParamDesc = 8,
     /// First sentence of the description (also part of Description).
     Summary = 9,
+    /// Search-only example requests (the everyday ways people ask for a
+    /// tool), from the manifest; never sent to a model.
+    Phrase = 10,
 }
 
-pub const NFIELDS: usize = 10;
+pub const NFIELDS: usize = 11;
 
 /// Field names as accepted by [`RankParams::set`].
 pub const FIELD_NAMES: [&str; NFIELDS] =
-    ["name", "namepart", "alias", "domain", "server", "desc", "snippet", "pname", "pdesc", "summary"];
+    ["name", "namepart", "alias", "domain", "server", "desc", "snippet", "pname", "pdesc", "summary", "phrase"];
 
 /// Tunable ranking parameters.
 #[derive(Debug, Clone, PartialEq)]
@@ -93,8 +96,8 @@ pub struct RankParams {
 impl Default for RankParams {
     fn default() -> Self {
         RankParams {
-            field_weight: [1.5, 1.5, 2.5, 1.0, 1.0, 1.0, 0.8, 0.0, 0.2, 0.5],
-            field_b: [0.3, 0.3, 0.3, 0.3, 0.3, 0.75, 0.75, 0.5, 0.75, 0.5],
+            field_weight: [1.5, 1.5, 2.5, 1.0, 1.0, 1.0, 0.8, 0.0, 0.2, 0.5, 2.4],
+            field_b: [0.3, 0.3, 0.3, 0.3, 0.3, 0.75, 0.75, 0.5, 0.75, 0.5, 0.75],
             k1: 1.2,
             idf_pow: 1.4,
             stem: true,

@@ -16,6 +16,9 @@ pub struct BackgroundModel {
     /// Loaded once, shared by every catalog (a host rebuilds its engine, and
     /// so its catalog, when MCP tool lists change).
     encoder: Arc<Mutex<Option<Result<Arc<Encoder>, String>>>>,
+    /// The last catalog built: a rebuilt catalog (one MCP server's list
+    /// changed) reuses its vectors, even when no disk cache is writable.
+    last: Arc<Mutex<Option<Arc<SemanticIndex>>>>,
 }
 
 impl BackgroundModel {
@@ -25,6 +28,7 @@ impl BackgroundModel {
             dir: dir.to_path_buf(),
             cache_dir: cache_dir.map(Path::to_path_buf),
             encoder: Arc::new(Mutex::new(None)),
+            last: Arc::new(Mutex::new(None)),
         }
     }
 
@@ -42,7 +46,7 @@ fn encoder_of(dir: &Path, slot: &Mutex<Option<Result<Arc<Encoder>, String>>>) ->
 
 struct Built {
     encoder: Arc<Encoder>,
-    index: SemanticIndex,
+    index: Arc<SemanticIndex>,
 }
 
 /// One catalog's vectors, filled in by the background thread.
@@ -69,11 +73,21 @@ impl CatalogMeaning for BackgroundCatalog {
 impl MeaningModel for BackgroundModel {
     fn index(&self, docs: &[SearchDoc]) -> Arc<dyn CatalogMeaning> {
         let catalog = Arc::new(BackgroundCatalog { built: OnceLock::new() });
-        let (out, docs, dir, cache, slot) =
-            (Arc::clone(&catalog), docs.to_vec(), self.dir.clone(), self.cache_dir.clone(), Arc::clone(&self.encoder));
+        let (out, docs, dir, cache, slot, last) = (
+            Arc::clone(&catalog),
+            docs.to_vec(),
+            self.dir.clone(),
+            self.cache_dir.clone(),
+            Arc::clone(&self.encoder),
+            Arc::clone(&self.last),
+        );
         let job = move || {
             let built = encoder_of(&dir, &slot).and_then(|encoder| {
-                let index = SemanticIndex::build(&encoder, &docs, cache.as_deref()).map_err(|e| e.to_string())?;
+                let previous = last.lock().unwrap_or_else(|p| p.into_inner()).clone();
+                let index = SemanticIndex::build_reusing(&encoder, &docs, cache.as_deref(), previous.as_deref())
+                    .map(Arc::new)
+                    .map_err(|e| e.to_string())?;
+                *last.lock().unwrap_or_else(|p| p.into_inner()) = Some(Arc::clone(&index));
                 Ok(Built { encoder, index })
             });
             let _ = out.built.set(built);

@@ -1,6 +1,7 @@
 //! Tool vectors for one catalog: built in batches, cached on disk, ranked by
 //! cosine similarity to a query vector.
 
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
@@ -13,17 +14,31 @@ use crate::{Hit, SearchDoc};
 /// small enough that padding to the batch's longest text stays cheap.
 const BATCH: usize = 32;
 
-const MAGIC: &[u8; 8] = b"QVEC0001";
+const MAGIC: &[u8; 8] = b"QVEC0002";
 
-/// Tool vectors (unit length when the model normalizes) in document order.
+/// Most vectors one model's store keeps (about 15 MB at 384 dimensions):
+/// room for several large catalogs; the least recently written go first.
+const STORE_CAP: usize = 10_000;
+
+/// A text's identity in the store: the first 16 bytes of its SHA-256.
+pub type TextKey = [u8; 16];
+
+/// Tool vectors (unit length when the model normalizes): one row per
+/// embedded text, each tool's description row first, then one row per
+/// search-only phrasing.
 #[derive(Debug, Clone)]
 pub struct SemanticIndex {
     dim: usize,
     vectors: Vec<f32>,
+    /// The doc each row belongs to.
+    owner: Vec<u32>,
+    /// The text key of each row, so a later build can reuse the vector.
+    keys: Vec<TextKey>,
     /// Rank of each doc's name in name order, for deterministic ties.
     name_rank: Vec<u32>,
     model_id: String,
-    from_cache: bool,
+    /// How many distinct texts this build had to encode (0: all reused).
+    encoded: usize,
 }
 
 /// The text a tool is embedded as: its name in words (`mcp__gh__create_issue`
@@ -50,43 +65,123 @@ pub fn doc_text(doc: &SearchDoc) -> String {
     if desc.is_empty() { words } else { format!("{words}: {desc}") }
 }
 
-/// Cache key: the model identity and every text that will be embedded, in order.
-pub fn cache_key(model_id: &str, texts: &[String]) -> String {
-    let mut h = Sha256::new();
-    h.update(model_id.as_bytes());
-    for t in texts {
-        h.update((t.len() as u64).to_le_bytes());
-        h.update(t.as_bytes());
+/// Every text embedded for `docs`, with the doc it belongs to: each tool's
+/// [`doc_text`], then its phrasings (a request is compared with each alone,
+/// the closest counts: an everyday request resembles one way of asking more
+/// than the description of everything the tool does).
+pub fn embedded_texts(docs: &[SearchDoc]) -> (Vec<String>, Vec<u32>) {
+    let mut texts = Vec::with_capacity(docs.len());
+    let mut owner = Vec::with_capacity(docs.len());
+    for (d, doc) in docs.iter().enumerate() {
+        texts.push(doc_text(doc));
+        owner.push(d as u32);
+        for p in &doc.phrasings {
+            let p = p.trim();
+            if !p.is_empty() {
+                texts.push(p.to_string());
+                owner.push(d as u32);
+            }
+        }
     }
-    hex::encode(&h.finalize()[..16])
+    (texts, owner)
+}
+
+/// The store key of one text under one model.
+pub fn text_key(model_id: &str, text: &str) -> TextKey {
+    let mut h = Sha256::new();
+    h.update((model_id.len() as u64).to_le_bytes());
+    h.update(model_id.as_bytes());
+    h.update(text.as_bytes());
+    let mut key = [0u8; 16];
+    key.copy_from_slice(&h.finalize()[..16]);
+    key
+}
+
+/// The store file of one model in a cache directory.
+fn store_path(dir: &Path, model_id: &str) -> PathBuf {
+    let digest = Sha256::digest(model_id.as_bytes());
+    dir.join(format!("{}.qvec", hex::encode(&digest[..12])))
 }
 
 impl SemanticIndex {
-    /// Vectors for `docs`: read from `cache_dir` when a file for this model
-    /// and catalog exists, else encoded and written there (best effort: an
-    /// unwritable cache only costs the next start its time).
+    /// Vectors for `docs`: each text's vector is read from the model's store
+    /// in `cache_dir` when it is there, else encoded (and the store updated,
+    /// best effort: an unwritable cache only costs the next start its time).
+    /// Tools are cached one by one, so a catalog that changes by one MCP
+    /// server's tools re-encodes only those.
     pub fn build(encoder: &Encoder, docs: &[SearchDoc], cache_dir: Option<&Path>) -> Result<Self, SemanticError> {
-        let texts: Vec<String> = docs.iter().map(doc_text).collect();
-        let key = cache_key(encoder.id(), &texts);
-        let name_rank = name_ranks(docs);
-        let file = cache_dir.map(|d| d.join(format!("{key}.qvec")));
-        if let Some(f) = &file
-            && let Some(vectors) = read_cache(f, &key, encoder.dim(), docs.len())
+        Self::build_reusing(encoder, docs, cache_dir, None)
+    }
+
+    /// [`build`](Self::build), first reusing the vectors of `previous` (an
+    /// earlier catalog of the same model, kept in memory).
+    pub fn build_reusing(
+        encoder: &Encoder,
+        docs: &[SearchDoc],
+        cache_dir: Option<&Path>,
+        previous: Option<&SemanticIndex>,
+    ) -> Result<Self, SemanticError> {
+        let dim = encoder.dim();
+        let (texts, owner) = embedded_texts(docs);
+        let keys: Vec<TextKey> = texts.iter().map(|t| text_key(encoder.id(), t)).collect();
+        let mut known: HashMap<TextKey, &[f32]> = HashMap::new();
+        if let Some(prev) = previous.filter(|p| p.model_id == encoder.id() && p.dim == dim) {
+            for (k, v) in prev.keys.iter().zip(prev.vectors.chunks_exact(dim)) {
+                known.insert(*k, v);
+            }
+        }
+        let file = cache_dir.map(|d| store_path(d, encoder.id()));
+        let stored = match &file {
+            Some(f) if keys.iter().any(|k| !known.contains_key(k)) => read_store(f, encoder.id(), dim),
+            _ => Vec::new(),
+        };
+        for (k, v) in &stored {
+            known.entry(*k).or_insert(v.as_slice());
+        }
+        let mut missing: Vec<usize> = Vec::new();
+        let mut queued: HashSet<TextKey> = HashSet::new();
+        for (i, k) in keys.iter().enumerate() {
+            if !known.contains_key(k) && queued.insert(*k) {
+                missing.push(i);
+            }
+        }
+        let fresh_texts: Vec<String> = missing.iter().map(|&i| texts[i].clone()).collect();
+        let fresh = if fresh_texts.is_empty() { Vec::new() } else { encoder.encode_passages(&fresh_texts, BATCH)? };
+        let fresh: HashMap<TextKey, Vec<f32>> = missing.iter().map(|&i| keys[i]).zip(fresh).collect();
+        let mut vectors = Vec::with_capacity(keys.len() * dim);
+        for k in &keys {
+            let v = fresh.get(k).map(Vec::as_slice).or_else(|| known.get(k).copied()).unwrap_or(&[]);
+            if v.len() != dim {
+                return Err(SemanticError::Inference(format!("a vector of {} values, expected {dim}", v.len())));
+            }
+            vectors.extend_from_slice(v);
+        }
+        if !missing.is_empty()
+            && let Some(f) = &file
         {
-            return Ok(SemanticIndex {
-                dim: encoder.dim(),
-                vectors,
-                name_rank,
-                model_id: encoder.id().into(),
-                from_cache: true,
-            });
+            // Entries of other catalogs stay (oldest first); this catalog's
+            // go last, so the cap drops what no recent build used.
+            let current: HashSet<TextKey> = keys.iter().copied().collect();
+            let mut entries: Vec<(TextKey, &[f32])> =
+                stored.iter().filter(|(k, _)| !current.contains(k)).map(|(k, v)| (*k, v.as_slice())).collect();
+            let mut written: HashSet<TextKey> = HashSet::new();
+            for (k, v) in keys.iter().zip(vectors.chunks_exact(dim)) {
+                if written.insert(*k) {
+                    entries.push((*k, v));
+                }
+            }
+            let skip = entries.len().saturating_sub(STORE_CAP);
+            let _ = write_store(f, encoder.id(), dim, &entries[skip..]);
         }
-        let rows = encoder.encode_passages(&texts, BATCH)?;
-        let vectors: Vec<f32> = rows.into_iter().flatten().collect();
-        if let Some(f) = &file {
-            let _ = write_cache(f, &key, encoder.dim(), docs.len(), &vectors);
-        }
-        Ok(SemanticIndex { dim: encoder.dim(), vectors, name_rank, model_id: encoder.id().into(), from_cache: false })
+        Ok(SemanticIndex {
+            dim,
+            vectors,
+            owner,
+            keys,
+            name_rank: name_ranks(docs),
+            model_id: encoder.id().into(),
+            encoded: missing.len(),
+        })
     }
 
     pub fn len(&self) -> usize {
@@ -101,17 +196,32 @@ impl SemanticIndex {
         &self.model_id
     }
 
-    /// Whether the vectors came from the disk cache.
+    /// Whether every vector was reused (from the disk store or an earlier
+    /// catalog), none encoded.
     pub fn from_cache(&self) -> bool {
-        self.from_cache
+        self.encoded == 0
     }
 
-    /// Cosine similarity of every doc to a (unit) query vector.
+    /// How many distinct texts this build encoded.
+    pub fn encoded(&self) -> usize {
+        self.encoded
+    }
+
+    /// Cosine similarity of every doc to a (unit) query vector: the best of
+    /// its rows (description, phrasings).
     pub fn scores(&self, query: &[f32]) -> Vec<f32> {
         if query.len() != self.dim {
             return vec![0.0; self.len()];
         }
-        self.vectors.chunks_exact(self.dim).map(|v| v.iter().zip(query).map(|(a, b)| a * b).sum()).collect()
+        let mut best = vec![f32::MIN; self.len()];
+        for (row, v) in self.vectors.chunks_exact(self.dim).enumerate() {
+            let s: f32 = v.iter().zip(query).map(|(a, b)| a * b).sum();
+            let d = self.owner[row] as usize;
+            if s > best[d] {
+                best[d] = s;
+            }
+        }
+        best
     }
 
     /// The `limit` most similar docs passing `keep`, ties broken by name.
@@ -140,38 +250,57 @@ fn name_ranks(docs: &[SearchDoc]) -> Vec<u32> {
     rank
 }
 
-/// Layout: magic, key length (u32) and key, dim (u32), count (u32), then
-/// count*dim little-endian f32. Anything that does not match is a miss.
-fn read_cache(path: &Path, key: &str, dim: usize, n: usize) -> Option<Vec<f32>> {
+/// Layout: magic, model id length (u32) and id, dim (u32), count (u32), then
+/// count x (16-byte text key, dim little-endian f32). Anything that does not
+/// match reads as an empty store.
+fn read_store(path: &Path, model_id: &str, dim: usize) -> Vec<(TextKey, Vec<f32>)> {
+    read_store_checked(path, model_id, dim).unwrap_or_default()
+}
+
+fn read_store_checked(path: &Path, model_id: &str, dim: usize) -> Option<Vec<(TextKey, Vec<f32>)>> {
     let bytes = std::fs::read(path).ok()?;
     let rest = bytes.strip_prefix(MAGIC.as_slice())?;
     let u32_at = |b: &[u8], at: usize| -> Option<usize> {
         Some(u32::from_le_bytes(b.get(at..at + 4)?.try_into().ok()?) as usize)
     };
-    let klen = u32_at(rest, 0)?;
-    if rest.get(4..4 + klen)? != key.as_bytes() {
+    let id_len = u32_at(rest, 0)?;
+    if rest.get(4..4 + id_len)? != model_id.as_bytes() {
         return None;
     }
-    let rest = &rest[4 + klen..];
-    if u32_at(rest, 0)? != dim || u32_at(rest, 4)? != n {
+    let rest = &rest[4 + id_len..];
+    if u32_at(rest, 0)? != dim {
         return None;
     }
+    let n = u32_at(rest, 4)?;
     let body = &rest[8..];
-    if body.len() != dim * n * 4 {
+    let row = 16 + dim * 4;
+    if body.len() != n.checked_mul(row)? {
         return None;
     }
-    Some(body.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect())
+    Some(
+        body.chunks_exact(row)
+            .map(|r| {
+                let mut key = [0u8; 16];
+                key.copy_from_slice(&r[..16]);
+                let v = r[16..].chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
+                (key, v)
+            })
+            .collect(),
+    )
 }
 
-fn write_cache(path: &Path, key: &str, dim: usize, n: usize, vectors: &[f32]) -> std::io::Result<()> {
-    let mut buf = Vec::with_capacity(MAGIC.len() + 12 + key.len() + vectors.len() * 4);
+fn write_store(path: &Path, model_id: &str, dim: usize, entries: &[(TextKey, &[f32])]) -> std::io::Result<()> {
+    let mut buf = Vec::with_capacity(MAGIC.len() + 12 + model_id.len() + entries.len() * (16 + dim * 4));
     buf.extend_from_slice(MAGIC);
-    buf.extend_from_slice(&(key.len() as u32).to_le_bytes());
-    buf.extend_from_slice(key.as_bytes());
+    buf.extend_from_slice(&(model_id.len() as u32).to_le_bytes());
+    buf.extend_from_slice(model_id.as_bytes());
     buf.extend_from_slice(&(dim as u32).to_le_bytes());
-    buf.extend_from_slice(&(n as u32).to_le_bytes());
-    for v in vectors {
-        buf.extend_from_slice(&v.to_le_bytes());
+    buf.extend_from_slice(&(entries.len() as u32).to_le_bytes());
+    for (key, v) in entries {
+        buf.extend_from_slice(key);
+        for x in *v {
+            buf.extend_from_slice(&x.to_le_bytes());
+        }
     }
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir)?;

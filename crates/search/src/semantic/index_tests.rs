@@ -7,9 +7,14 @@ fn doc(name: &str, description: &str) -> SearchDoc {
         domain: "mcp".into(),
         description: description.into(),
         prompt_snippet: None,
+        phrasings: Vec::new(),
         params: vec![],
         server: None,
     }
+}
+
+fn tmp(tag: &str) -> PathBuf {
+    std::env::temp_dir().join(format!("qvec-{tag}-{}-{:?}", std::process::id(), std::thread::current().id()))
 }
 
 #[test]
@@ -20,20 +25,46 @@ fn doc_text_spells_the_short_name_in_words() {
 }
 
 #[test]
-fn cache_round_trips_and_rejects_a_different_key() {
-    let dir = std::env::temp_dir().join(format!("qvec-test-{}", std::process::id()));
-    let path = dir.join("k.qvec");
-    let v = vec![0.5f32, -1.0, 2.0, 0.25];
-    write_cache(&path, "key1", 2, 2, &v).unwrap();
-    assert_eq!(read_cache(&path, "key1", 2, 2), Some(v));
-    assert_eq!(read_cache(&path, "key2", 2, 2), None);
-    assert_eq!(read_cache(&path, "key1", 4, 1), None);
-    std::fs::write(&path, b"QVEC0001garbage").unwrap();
-    assert_eq!(read_cache(&path, "key1", 2, 2), None);
+fn phrasings_are_embedded_after_their_tool_and_blank_ones_skipped() {
+    let mut a = doc("git_diff", "Show changes.");
+    a.phrasings = vec!["what did I change".into(), "  ".into(), "show my edits".into()];
+    let (texts, owner) = embedded_texts(&[doc("read_file", "Read a file."), a]);
+    assert_eq!(texts, ["read file: Read a file.", "git diff: Show changes.", "what did I change", "show my edits"]);
+    assert_eq!(owner, [0, 1, 1, 1]);
+}
+
+#[test]
+fn a_tool_scores_by_its_closest_row() {
+    let index = SemanticIndex {
+        dim: 2,
+        // doc 0: one row; doc 1: a description row far from the query and a
+        // phrasing row close to it
+        vectors: vec![0.6, 0.8, 0.0, 1.0, 1.0, 0.0],
+        owner: vec![0, 1, 1],
+        keys: vec![[0; 16], [1; 16], [2; 16]],
+        name_rank: vec![0, 1],
+        model_id: "m".into(),
+        encoded: 3,
+    };
+    assert_eq!(index.scores(&[1.0, 0.0]), vec![0.6, 1.0]);
+    assert_eq!(index.scores(&[0.0, 1.0]), vec![0.8, 1.0]);
+    assert_eq!(index.scores(&[1.0]), vec![0.0, 0.0], "a vector of the wrong size scores nothing");
+}
+
+#[test]
+fn the_store_round_trips_and_rejects_another_model_or_size() {
+    let dir = tmp("store");
+    let path = store_path(&dir, "model-a");
+    assert_ne!(path, store_path(&dir, "model-b"), "one store per model");
+    let (k1, k2) = (text_key("model-a", "x"), text_key("model-a", "y"));
+    assert_ne!(k1, text_key("model-b", "x"), "the key covers the model");
+    let v1 = [0.5f32, -1.0];
+    let v2 = [2.0f32, 0.25];
+    write_store(&path, "model-a", 2, &[(k1, &v1[..]), (k2, &v2[..])]).unwrap();
+    assert_eq!(read_store(&path, "model-a", 2), vec![(k1, v1.to_vec()), (k2, v2.to_vec())]);
+    assert!(read_store(&path, "model-b", 2).is_empty());
+    assert!(read_store(&path, "model-a", 4).is_empty());
+    std::fs::write(&path, b"QVEC0002garbage").unwrap();
+    assert!(read_store(&path, "model-a", 2).is_empty());
     let _ = std::fs::remove_dir_all(&dir);
-    // the key covers the model and every text in order
-    let t = |s: &[&str]| s.iter().map(|x| x.to_string()).collect::<Vec<_>>();
-    assert_ne!(cache_key("m", &t(&["a", "b"])), cache_key("m", &t(&["b", "a"])));
-    assert_ne!(cache_key("m", &t(&["ab"])), cache_key("m", &t(&["a", "b"])));
-    assert_ne!(cache_key("m1", &t(&["a"])), cache_key("m2", &t(&["a"])));
 }

@@ -14,7 +14,7 @@ mod model;
 use std::path::PathBuf;
 
 pub use background::BackgroundModel;
-pub use index::{SemanticIndex, cache_key, doc_text};
+pub use index::{SemanticIndex, TextKey, doc_text, embedded_texts, text_key};
 pub use model::{Encoder, Pooling, Prefixes};
 
 /// Why semantic ranking is unavailable; callers fall back to lexical.

@@ -63,6 +63,7 @@ fn doc(name: &str, description: &str) -> SearchDoc {
         domain: "mcp".into(),
         description: description.into(),
         prompt_snippet: None,
+        phrasings: Vec::new(),
         params: vec![],
         server: None,
     }
@@ -105,6 +106,41 @@ fn the_real_model_ranks_by_meaning_and_caches_vectors() {
         let fused = crate::fuse(&lexical, &lex, &scores, &crate::FusionParams::default(), 3, &|_| true);
         assert_eq!(fused[0].doc, want, "{query}: {fused:?}");
     }
+    let _ = std::fs::remove_dir_all(&cache);
+}
+
+#[test]
+fn a_changed_catalog_re_encodes_only_its_new_and_changed_tools() {
+    let Some(dir) = test_model_dir() else { return };
+    let enc = Encoder::load(&dir).unwrap();
+    let mut docs = vec![
+        doc("mcp__a__get_forecast", "Weather forecast for a city"),
+        doc("mcp__a__send_email", "Send an email message to a recipient"),
+        doc("mcp__b__create_invoice", "Bill a customer"),
+    ];
+    docs[1].phrasings = vec!["write to my colleague".into()];
+    let cache = tmp("reuse");
+    let first = SemanticIndex::build(&enc, &docs, Some(&cache)).unwrap();
+    assert_eq!(first.encoded(), 4, "three tools and one phrasing");
+
+    // server b's list changes: one tool edited, one added; server a's stay
+    docs[2].description = "Bill a customer in their currency".into();
+    docs.push(doc("mcp__b__refund", "Refund a payment"));
+    let second = SemanticIndex::build(&enc, &docs, Some(&cache)).unwrap();
+    assert_eq!(second.encoded(), 2, "only the changed and the new tool");
+    let q = enc.encode_query("send a message").unwrap();
+    let (s1, s2) = (first.scores(&q), second.scores(&q));
+    assert_eq!(s1[..2], s2[..2], "reused vectors are the same vectors");
+
+    // without a disk cache, an earlier catalog in memory serves the same way
+    docs.push(doc("mcp__c__translate", "Translate text into another language"));
+    let third = SemanticIndex::build_reusing(&enc, &docs, None, Some(&second)).unwrap();
+    assert_eq!(third.encoded(), 1);
+    // the store now holds every text seen, so a cold process reuses all of it
+    let files: Vec<_> = std::fs::read_dir(&cache).unwrap().collect();
+    assert_eq!(files.len(), 1, "one store per model");
+    let again = SemanticIndex::build(&enc, &docs[..4], Some(&cache)).unwrap();
+    assert!(again.from_cache());
     let _ = std::fs::remove_dir_all(&cache);
 }
 
