@@ -97,7 +97,9 @@ impl Facts {
                         .map(str::to_string);
                 }
             }
-            "run_tests" | "task_gate_run" | "task_shell_wait" if !(name == "task_shell_wait" && args["gate"].is_null()) => {
+            "run_tests" | "task_gate_run" | "task_shell_wait"
+                if !(name == "task_shell_wait" && args["gate"].is_null()) =>
+            {
                 let line = content.lines().find(|l| !l.trim().is_empty()).unwrap_or("(no output)");
                 let line: String = line.chars().take(160).collect();
                 let entry = format!("{name}: {}{line}", if is_error { "error: " } else { "" });
@@ -146,9 +148,8 @@ fn patched_paths(patch: &str) -> Vec<String> {
     for line in patch.lines() {
         let path = if let Some(rest) = line.strip_prefix("+++ ") {
             rest.split('\t').next().unwrap_or_default().trim().trim_start_matches("b/")
-        } else if let Some(rest) = ["*** Update File: ", "*** Add File: ", "*** Delete File: "]
-            .iter()
-            .find_map(|p| line.strip_prefix(p))
+        } else if let Some(rest) =
+            ["*** Update File: ", "*** Add File: ", "*** Delete File: "].iter().find_map(|p| line.strip_prefix(p))
         {
             rest.trim()
         } else {

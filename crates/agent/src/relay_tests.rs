@@ -8,7 +8,11 @@ fn assistant(calls: &[(&str, &str, &str)]) -> Message {
         reasoning_signature: None,
         tool_calls: calls
             .iter()
-            .map(|(id, name, args)| ToolCall { id: id.to_string(), name: name.to_string(), arguments: args.to_string() })
+            .map(|(id, name, args)| ToolCall {
+                id: id.to_string(),
+                name: name.to_string(),
+                arguments: args.to_string(),
+            })
             .collect(),
     }
 }

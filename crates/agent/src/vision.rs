@@ -105,7 +105,10 @@ mod tests {
         let result = &body["messages"][2]["content"][0];
         assert_eq!(result["type"], "tool_result");
         assert_eq!(result["content"][0]["type"], "text");
-        assert_eq!(result["content"][1]["source"], json!({"type": "base64", "media_type": "image/png", "data": "AAAA"}));
+        assert_eq!(
+            result["content"][1]["source"],
+            json!({"type": "base64", "media_type": "image/png", "data": "AAAA"})
+        );
         let text_only = crate::anthropic::request_body(&request("claude-sonnet-4-5", None), Some(false));
         assert!(text_only["messages"][2]["content"][0]["content"].is_string());
     }

@@ -46,7 +46,11 @@ pub struct ConformanceArgs {
 /// The configured HTTP server `name`; a project-defined one only once the
 /// user approved it (signing in to a server a cloned repository names is
 /// the user's decision, like starting it).
-fn http_server(workspace: Option<&std::path::Path>, config: Option<&std::path::Path>, name: &str) -> anyhow::Result<ServerConfig> {
+fn http_server(
+    workspace: Option<&std::path::Path>,
+    config: Option<&std::path::Path>,
+    name: &str,
+) -> anyhow::Result<ServerConfig> {
     let dir = setup::workspace_dir(workspace)?;
     let loaded = McpConfig::load_for_workspace(Some(&dir), config).context("reading the MCP server config")?;
     let Some(server) = loaded.servers.get(name) else {
@@ -70,8 +74,7 @@ fn http_server(workspace: Option<&std::path::Path>, config: Option<&std::path::P
 }
 
 fn store_for(server: &ServerConfig) -> anyhow::Result<FileTokenStore> {
-    FileTokenStore::for_server(server)
-        .context("no state directory for tokens (set QUIVER_STATE_DIR)")
+    FileTokenStore::for_server(server).context("no state directory for tokens (set QUIVER_STATE_DIR)")
 }
 
 pub fn login(args: LoginArgs) -> anyhow::Result<ExitCode> {
@@ -96,7 +99,8 @@ pub fn login(args: LoginArgs) -> anyhow::Result<ExitCode> {
 pub fn logout(args: LoginArgs) -> anyhow::Result<ExitCode> {
     // Logging out needs no approval: it only deletes the user's own file.
     let dir = setup::workspace_dir(args.workspace.as_deref())?;
-    let loaded = McpConfig::load_for_workspace(Some(&dir), args.config.as_deref()).context("reading the MCP server config")?;
+    let loaded =
+        McpConfig::load_for_workspace(Some(&dir), args.config.as_deref()).context("reading the MCP server config")?;
     let Some(server) = loaded.servers.get(&args.name) else {
         bail!("no MCP server named `{}` in the config", args.name);
     };
@@ -115,7 +119,8 @@ pub fn conformance_client(args: ConformanceArgs) -> anyhow::Result<ExitCode> {
     let runtime = tokio::runtime::Runtime::new().context("starting the async runtime")?;
     let say = |line: &str| eprintln!("{line}");
     let timeout = Duration::from_secs(args.timeout.max(1));
-    let report = runtime.block_on(quiver_mcp::client::probe::run(&args.url, timeout, &say)).map_err(anyhow::Error::msg)?;
+    let report =
+        runtime.block_on(quiver_mcp::client::probe::run(&args.url, timeout, &say)).map_err(anyhow::Error::msg)?;
     let mut failed = false;
     for (tool, outcome) in &report.calls {
         match outcome {

@@ -71,7 +71,8 @@ pub fn host(
     extra_manifest: Option<&Path>,
     options: &quiver_tools::NativeOptions,
 ) -> anyhow::Result<(Arc<EngineHost>, Arc<McpManager>)> {
-    let (host, manager, _agents) = host_with(workspace, mcp_config, extra_manifest, options, rlm_child_model(workspace))?;
+    let (host, manager, _agents) =
+        host_with(workspace, mcp_config, extra_manifest, options, rlm_child_model(workspace))?;
     Ok((host, manager))
 }
 

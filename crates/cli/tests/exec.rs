@@ -387,10 +387,7 @@ async fn tool_images_reach_vision_models_and_text_models_read_a_stand_in() {
     png.extend_from_slice(&[0, 0, 0, 1, 0, 0, 0, 1, 8, 6, 0, 0, 0, 0, 0, 0, 0]);
     std::fs::write(env.ws.path().join("shot.png"), &png).unwrap();
     let script = || {
-        [
-            ScriptedTurn::tool_call("c1", "read_file", r#"{"path":"shot.png"}"#),
-            ScriptedTurn::text("A one-pixel image."),
-        ]
+        [ScriptedTurn::tool_call("c1", "read_file", r#"{"path":"shot.png"}"#), ScriptedTurn::text("A one-pixel image.")]
     };
 
     let server = ScriptedServer::start().await.unwrap();
@@ -415,7 +412,8 @@ async fn tool_images_reach_vision_models_and_text_models_read_a_stand_in() {
     assert_eq!(result["content"][1]["type"], "image", "{result}");
     assert_eq!(result["content"][1]["source"]["media_type"], "image/png");
     use base64::Engine as _;
-    let sent = base64::engine::general_purpose::STANDARD.decode(result["content"][1]["source"]["data"].as_str().unwrap());
+    let sent =
+        base64::engine::general_purpose::STANDARD.decode(result["content"][1]["source"]["data"].as_str().unwrap());
     assert_eq!(sent.unwrap(), png);
 
     // DeepSeek (no vision): the stand-in only, no image bytes in the request.

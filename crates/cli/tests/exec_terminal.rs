@@ -76,7 +76,10 @@ async fn fim_edit_without_a_fim_endpoint_is_an_error_the_model_reads_and_the_fil
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_eq!(std::fs::read_to_string(env.ws.path().join("add.py")).unwrap(), SRC);
     let result = &tool_messages(&server)[0];
-    assert!(result.contains("openai") && result.contains("fill-in-the-middle") && result.contains("unchanged"), "{result}");
+    assert!(
+        result.contains("openai") && result.contains("fill-in-the-middle") && result.contains("unchanged"),
+        "{result}"
+    );
     // Nothing went to a FIM route.
     assert!(server.requests().iter().all(|r| r.path == "/v1/chat/completions" || r.path == "/chat/completions"));
 }

@@ -95,7 +95,8 @@ async fn a_relay_is_written_from_the_last_session_and_a_new_session_starts_from_
 
     // A file that is not a relay is refused, and resume cannot be mixed in.
     std::fs::write(env.ws.path().join("other.md"), "# Notes\n").unwrap();
-    let out = env.exec(&server, &["--from-relay", "--relay-file", env.ws.path().join("other.md").to_str().unwrap()]).await;
+    let out =
+        env.exec(&server, &["--from-relay", "--relay-file", env.ws.path().join("other.md").to_str().unwrap()]).await;
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("must start with `# Session relay`"), "{}", stderr(&out));
     let out = env.exec(&server, &["--from-relay", "resume", "s1", "go"]).await;

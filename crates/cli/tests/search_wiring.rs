@@ -6,8 +6,8 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use quiver_engine::{
@@ -55,19 +55,11 @@ fn host() -> Arc<EngineHost> {
 }
 
 fn ctx(host: &Arc<EngineHost>, dir: &std::path::Path) -> ToolContext {
-    host.context(
-        Workspace::new(dir).unwrap(),
-        Audience { provider: "default".into(), model: None, mode: Mode::Agent },
-    )
+    host.context(Workspace::new(dir).unwrap(), Audience { provider: "default".into(), model: None, mode: Mode::Agent })
 }
 
 fn names(r: &Value, key: &str) -> Vec<String> {
-    r[key]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|m| m.get("name").unwrap_or(m).as_str().unwrap().to_string())
-        .collect()
+    r[key].as_array().unwrap().iter().map(|m| m.get("name").unwrap_or(m).as_str().unwrap().to_string()).collect()
 }
 
 #[tokio::test]
@@ -142,7 +134,8 @@ async fn the_real_model_builds_in_the_background_and_caches_its_vectors() {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     assert_eq!(host.engine().meaning_state(), Some(MeaningState::Ready));
-    let r = ctx(&host, dir.path()).call("tool_search", json!({"query": "what changed in my working tree"})).await.unwrap();
+    let r =
+        ctx(&host, dir.path()).call("tool_search", json!({"query": "what changed in my working tree"})).await.unwrap();
     assert_eq!(r.content["ranking"], "fused", "{}", r.content);
     let files: Vec<_> = std::fs::read_dir(cache.path()).unwrap().filter_map(|e| e.ok()).collect();
     assert_eq!(files.len(), 1, "one .qvec store per model");

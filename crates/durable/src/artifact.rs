@@ -113,7 +113,6 @@ impl Store {
         }
         Ok(bytes)
     }
-
 }
 
 fn extension(kind: &str) -> &'static str {

@@ -43,7 +43,9 @@ async fn spilled(blocks: Vec<Value>, threshold: usize) -> (ToolResult, tempfile:
     let ws = tempfile::tempdir().unwrap();
     let engine = std::sync::Arc::new(Engine::new(Registry::default(), crate::Manifest::builtin().unwrap()));
     let ctx = engine.context(Workspace::new(ws.path()).unwrap(), Audience::default());
-    ctx.session.state::<SpillStore>().configure(SpillConfig { root: dir.path().to_path_buf(), threshold_bytes: threshold });
+    ctx.session
+        .state::<SpillStore>()
+        .configure(SpillConfig { root: dir.path().to_path_buf(), threshold_bytes: threshold });
     let mut result = ToolResult::ok(crate::ToolOutput::from_blocks(blocks));
     crate::spill::spill_if_large(&mut result, &spec(), &ctx).await;
     (result, dir)
@@ -51,7 +53,8 @@ async fn spilled(blocks: Vec<Value>, threshold: usize) -> (ToolResult, tempfile:
 
 #[tokio::test]
 async fn small_blocks_pass_unchanged() {
-    let blocks = vec![json!({"type": "text", "text": "hi"}), json!({"type": "image", "data": "AAAA", "mimeType": "image/png"})];
+    let blocks =
+        vec![json!({"type": "text", "text": "hi"}), json!({"type": "image", "data": "AAAA", "mimeType": "image/png"})];
     let (result, _dir) = spilled(blocks.clone(), 1024).await;
     assert_eq!(result.blocks, blocks);
     assert!(result.metadata.get("spilled").is_none());
@@ -64,7 +67,8 @@ async fn large_image_becomes_a_link_to_its_bytes_and_large_text_a_summary() {
     let raw: Vec<u8> = (0..size as u32).map(|i| (i % 251) as u8).collect();
     let data = base64::engine::general_purpose::STANDARD.encode(&raw);
     let text = (0..400).map(|i| format!("line {i}")).collect::<Vec<_>>().join("\n");
-    let blocks = vec![json!({"type": "text", "text": text}), json!({"type": "image", "data": data, "mimeType": "image/png"})];
+    let blocks =
+        vec![json!({"type": "text", "text": text}), json!({"type": "image", "data": data, "mimeType": "image/png"})];
     let (result, _dir) = spilled(blocks, 1024).await;
     let text = result.blocks[0]["text"].as_str().unwrap();
     assert!(text.contains("saved as handle `out_1`"), "{text}");

@@ -55,13 +55,13 @@ pub use host::{EngineHost, ToolProvider};
 pub use lifecycle::{Lifecycle, LifecycleState, Resolution};
 pub use manifest::{AliasEntry, AliasState, BUILTIN_MANIFEST, ExecRules, Gate, Manifest, Profile, ToolOverlay};
 pub use permissions::Mode;
+/// The ranking a search used, and the seam a sentence-embedding model plugs into.
+pub use quiver_search::{CatalogMeaning, MeaningModel, MeaningState, Ranking};
 pub use registry::{RegisteredTool, Registry};
 pub use result::{ToolError, ToolOutput, ToolResult};
 pub use session::{LazyToolState, SearchRecord, Session};
 pub use spec::{Risk, ToolSource, ToolSpec};
 pub use surface::{Ranked, Resolved, Scope, SearchOptions, ToolSurface};
-/// The ranking a search used, and the seam a sentence-embedding model plugs into.
-pub use quiver_search::{CatalogMeaning, MeaningModel, MeaningState, Ranking};
 pub use tool::{DynTool, SharedTool, Tool, ToolFuture};
 pub use workspace::Workspace;
 pub use workspace_open::ReadError;

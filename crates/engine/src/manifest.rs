@@ -282,7 +282,8 @@ impl Manifest {
             default.active.push(canonical.clone());
         }
         if tool.domain.is_some() || tool.prompt_snippet.is_some() {
-            let overlay = ToolOverlay { domain: tool.domain, prompt_snippet: tool.prompt_snippet, ..Default::default() };
+            let overlay =
+                ToolOverlay { domain: tool.domain, prompt_snippet: tool.prompt_snippet, ..Default::default() };
             self.tools.entry(canonical.clone()).or_default().merge(overlay);
         }
         let mut alias_names = tool.aliases;

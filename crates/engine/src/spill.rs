@@ -35,10 +35,10 @@ const SUMMARY_TAIL_BUDGET: usize = 6 * 1024;
 /// Text with a line longer than this also gets a var handle (see `spill_if_large`).
 const LONG_LINE_BYTES: usize = 2000;
 
-#[path = "spill_sweep.rs"]
-mod sweep;
 #[path = "spill_blocks.rs"]
 mod blocks_spill;
+#[path = "spill_sweep.rs"]
+mod sweep;
 pub use blocks_spill::BINARY_INLINE_BYTES;
 pub use sweep::{SPILL_RETENTION, sweep};
 

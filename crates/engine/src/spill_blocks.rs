@@ -20,7 +20,12 @@ use crate::spec::ToolSpec;
 pub const BINARY_INLINE_BYTES: usize = 5 << 20;
 
 /// The spill hook for a result with blocks. Returns whether anything changed.
-pub(super) async fn spill_blocks(result: &mut ToolResult, spec: &ToolSpec, ctx: &ToolContext, threshold: usize) -> bool {
+pub(super) async fn spill_blocks(
+    result: &mut ToolResult,
+    spec: &ToolSpec,
+    ctx: &ToolContext,
+    threshold: usize,
+) -> bool {
     let store = ctx.session.state::<SpillStore>();
     let mut changed = false;
     let mut spilled = Vec::new();
@@ -122,4 +127,3 @@ fn extension_for(mime: &str) -> &'static str {
         _ => "bin",
     }
 }
-

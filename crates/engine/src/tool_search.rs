@@ -207,7 +207,11 @@ fn next_instruction(matches: &[Match], newly: &[String], not_found: &[String]) -
     };
     let lazy: Vec<&str> = matches.iter().filter(|m| m.status == "available_lazy").map(|m| m.name.as_str()).collect();
     if !lazy.is_empty() {
-        text.push_str(&format!(" Also matching, not loaded: {}; load one with `select:{}`.", names(lazy.iter().copied()), lazy[0]));
+        text.push_str(&format!(
+            " Also matching, not loaded: {}; load one with `select:{}`.",
+            names(lazy.iter().copied()),
+            lazy[0]
+        ));
     }
     if !not_found.is_empty() {
         text.push_str(&format!(" Not found: {}.", names(not_found.iter().map(String::as_str))));

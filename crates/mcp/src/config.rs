@@ -506,7 +506,10 @@ pub(crate) fn build_server(path: &Path, name: &str, raw: RawServer) -> Result<Se
         None | Some("search") => Expose::Search,
         Some("direct") => Expose::Direct,
         Some(other) => {
-            return Err(err("expose", format!("`{other}` is not a way to expose a server; use \"search\" or \"direct\"")));
+            return Err(err(
+                "expose",
+                format!("`{other}` is not a way to expose a server; use \"search\" or \"direct\""),
+            ));
         }
     };
     Ok(ServerConfig {

@@ -16,11 +16,8 @@ async fn first_search_discovers_user_servers_and_names_failures() {
     let ws = tempfile::tempdir().unwrap();
     let mut project = test_server("proj", &[]);
     project.trust = Source::Project;
-    let servers = vec![
-        test_server("t", &[]),
-        stdio_server("broken", "/nonexistent/quiver-no-such-server", &[], &[]),
-        project,
-    ];
+    let servers =
+        vec![test_server("t", &[]), stdio_server("broken", "/nonexistent/quiver-no-such-server", &[], &[]), project];
     let m = manager(servers, cache.path());
     let host = host(&m);
     let mut ctx = host_context(&host, ws.path(), Mode::Agent);

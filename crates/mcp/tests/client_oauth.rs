@@ -15,10 +15,10 @@ use axum::extract::{Request, State};
 use axum::http::{StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use quiver_mcp::client::oauth::{self, Browser, FileTokenStore, LoginOptions};
-use quiver_mcp::client::ToolCache;
-use quiver_mcp::config::{ServerConfig, Transport};
 use quiver_mcp::McpManager;
+use quiver_mcp::client::ToolCache;
+use quiver_mcp::client::oauth::{self, Browser, FileTokenStore, LoginOptions};
+use quiver_mcp::config::{ServerConfig, Transport};
 use rmcp::model::*;
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
@@ -60,11 +60,7 @@ fn form(body: &[u8]) -> HashMap<String, String> {
 }
 
 fn url_pairs(query: &str) -> HashMap<String, String> {
-    query
-        .split('&')
-        .filter_map(|kv| kv.split_once('='))
-        .map(|(k, v)| (decode(k), decode(v)))
-        .collect()
+    query.split('&').filter_map(|kv| kv.split_once('=')).map(|(k, v)| (decode(k), decode(v))).collect()
 }
 
 fn decode(s: &str) -> String {
@@ -129,8 +125,9 @@ async fn require_token(State(auth): State<Shared>, req: Request, next: Next) -> 
     let base = auth.lock().unwrap().base.clone();
     let valid = token.is_some_and(|t| auth.lock().unwrap().access.contains(&t));
     if !valid {
-        let challenge =
-            format!("Bearer resource_metadata=\"{base}/.well-known/oauth-protected-resource/mcp\", scope=\"mcp:tools\"");
+        let challenge = format!(
+            "Bearer resource_metadata=\"{base}/.well-known/oauth-protected-resource/mcp\", scope=\"mcp:tools\""
+        );
         return (StatusCode::UNAUTHORIZED, [(header::WWW_AUTHENTICATE, challenge)], "").into_response();
     }
     next.run(req).await
@@ -219,7 +216,11 @@ async fn start() -> (Shared, String) {
                     auth.authorize_scopes.push(scope.clone());
                     auth.codes.insert(code.clone(), (q["code_challenge"].clone(), q["redirect_uri"].clone(), scope));
                     let to = format!("{}?code={code}&state={}", q["redirect_uri"], q["state"]);
-                    Response::builder().status(StatusCode::FOUND).header(header::LOCATION, to).body(Body::empty()).unwrap()
+                    Response::builder()
+                        .status(StatusCode::FOUND)
+                        .header(header::LOCATION, to)
+                        .body(Body::empty())
+                        .unwrap()
                 }
             }),
         )
@@ -232,21 +233,35 @@ async fn start() -> (Shared, String) {
                 let scope = match f["grant_type"].as_str() {
                     "authorization_code" => {
                         let Some((challenge, redirect, scope)) = auth.codes.remove(&f["code"]) else {
-                            return json_response(StatusCode::BAD_REQUEST, serde_json::json!({"error": "invalid_grant"}));
+                            return json_response(
+                                StatusCode::BAD_REQUEST,
+                                serde_json::json!({"error": "invalid_grant"}),
+                            );
                         };
                         let verifier = f.get("code_verifier").cloned().unwrap_or_default();
                         if b64url(&Sha256::digest(verifier.as_bytes())) != challenge || f["redirect_uri"] != redirect {
-                            return json_response(StatusCode::BAD_REQUEST, serde_json::json!({"error": "invalid_grant"}));
+                            return json_response(
+                                StatusCode::BAD_REQUEST,
+                                serde_json::json!({"error": "invalid_grant"}),
+                            );
                         }
                         scope
                     }
                     "refresh_token" => {
                         if !auth.refresh.contains(&f["refresh_token"]) {
-                            return json_response(StatusCode::BAD_REQUEST, serde_json::json!({"error": "invalid_grant"}));
+                            return json_response(
+                                StatusCode::BAD_REQUEST,
+                                serde_json::json!({"error": "invalid_grant"}),
+                            );
                         }
                         "mcp:tools".to_string()
                     }
-                    _ => return json_response(StatusCode::BAD_REQUEST, serde_json::json!({"error": "unsupported_grant_type"})),
+                    _ => {
+                        return json_response(
+                            StatusCode::BAD_REQUEST,
+                            serde_json::json!({"error": "unsupported_grant_type"}),
+                        );
+                    }
                 };
                 auth.issued += 1;
                 let (access, refresh) = (format!("at-{}", auth.issued), format!("rt-{}", auth.issued));
@@ -294,7 +309,11 @@ async fn login_stores_a_private_token_that_is_sent_and_refreshed() {
     let cache = tempfile::tempdir().unwrap();
     let config = secure_config(&url);
     let manager = || {
-        McpManager::with_stores(config_of(vec![config.clone()]), ToolCache::at(cache.path()), Some(tokens.path().into()))
+        McpManager::with_stores(
+            config_of(vec![config.clone()]),
+            ToolCache::at(cache.path()),
+            Some(tokens.path().into()),
+        )
     };
 
     // Before any sign-in the server's 401 becomes a precise instruction.
@@ -305,7 +324,8 @@ async fn login_stores_a_private_token_that_is_sent_and_refreshed() {
     // The flow: challenge → metadata → registration → PKCE authorize → token.
     let store = FileTokenStore::new(tokens.path(), "secure", &url);
     let say = |_: &str| {};
-    let options = LoginOptions { browser: Browser::Headless, timeout: PATIENCE, say: &say, scopes: None, challenge: None };
+    let options =
+        LoginOptions { browser: Browser::Headless, timeout: PATIENCE, say: &say, scopes: None, challenge: None };
     oauth::login(&config, store.clone(), options).await.unwrap();
     {
         let a = auth.lock().unwrap();
@@ -348,8 +368,13 @@ async fn a_refused_authorization_is_reported_and_stores_nothing() {
     }
     let store = FileTokenStore::new(tokens.path(), "secure", &url);
     let say = |_: &str| {};
-    let options =
-        LoginOptions { browser: Browser::Headless, timeout: Duration::from_secs(3), say: &say, scopes: None, challenge: None };
+    let options = LoginOptions {
+        browser: Browser::Headless,
+        timeout: Duration::from_secs(3),
+        say: &say,
+        scopes: None,
+        challenge: None,
+    };
     let err = oauth::login(&config, store.clone(), options).await.unwrap_err();
     assert!(err.contains("no redirect came back"), "{err}");
     assert!(!store.path().exists(), "nothing stored after a failed sign-in");

@@ -72,12 +72,14 @@ async fn gateway_passes_everything_through_unchanged() {
     assert!(cache.path().read_dir().unwrap().next().is_some(), "the tool-list cache was written");
 
     let direct = ()
-        .serve(rmcp::transport::TokioChildProcess::new({
-            let mut cmd = tokio::process::Command::new("node");
-            cmd.args([script.as_str(), "stdio"]);
-            cmd
-        })
-        .unwrap())
+        .serve(
+            rmcp::transport::TokioChildProcess::new({
+                let mut cmd = tokio::process::Command::new("node");
+                cmd.args([script.as_str(), "stdio"]);
+                cmd
+            })
+            .unwrap(),
+        )
         .await
         .unwrap();
 
@@ -108,10 +110,7 @@ async fn gateway_passes_everything_through_unchanged() {
     let theirs = downstream.iter().find(|t| t.name == "get-structured-content").unwrap();
     assert!(theirs.output_schema.is_some());
     assert_eq!(ours.output_schema, theirs.output_schema);
-    assert_eq!(
-        serde_json::to_value(&ours.annotations).unwrap(),
-        serde_json::to_value(&theirs.annotations).unwrap()
-    );
+    assert_eq!(serde_json::to_value(&ours.annotations).unwrap(), serde_json::to_value(&theirs.annotations).unwrap());
     direct.cancel().await.unwrap();
     gateway.cancel().await.unwrap();
     surface.shutdown().await;

@@ -39,7 +39,11 @@ impl Recorder {
     async fn wait_for(&self, event: &str) {
         let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
         while !self.seen.lock().unwrap().iter().any(|e| e == event) {
-            assert!(tokio::time::Instant::now() < deadline, "no `{event}` within 60 s: {:?}", self.seen.lock().unwrap());
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "no `{event}` within 60 s: {:?}",
+                self.seen.lock().unwrap()
+            );
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
     }
@@ -158,15 +162,25 @@ async fn a_server_behind_search_gets_prefixed_names_and_uris_that_round_trip() {
     let templates = wire(&client.list_all_resource_templates().await.unwrap());
     assert_eq!(templates[0]["uriTemplate"], "quiver-mcp://conf/test://template/{id}/data", "{templates}");
 
-    let read = wire(&client.read_resource(ReadResourceRequestParams::new("quiver-mcp://conf/test://static-binary")).await.unwrap());
+    let read = wire(
+        &client.read_resource(ReadResourceRequestParams::new("quiver-mcp://conf/test://static-binary")).await.unwrap(),
+    );
     assert_eq!(read["contents"][0]["uri"], "quiver-mcp://conf/test://static-binary", "the URI the client asked for");
     assert_eq!(read["contents"][0]["mimeType"], "image/png");
     assert!(read["contents"][0]["blob"].as_str().is_some_and(|b| !b.is_empty()));
-    let read = wire(&client.read_resource(ReadResourceRequestParams::new("quiver-mcp://conf/test://template/7/data")).await.unwrap());
+    let read = wire(
+        &client
+            .read_resource(ReadResourceRequestParams::new("quiver-mcp://conf/test://template/7/data"))
+            .await
+            .unwrap(),
+    );
     assert!(read["contents"][0]["text"].as_str().unwrap().contains("Data for ID: 7"), "{read}");
 
     let prompts = wire(&client.list_all_prompts().await.unwrap());
-    assert!(prompts.as_array().unwrap().iter().any(|p| p["name"] == "mcp__conf__test_prompt_with_arguments"), "{prompts}");
+    assert!(
+        prompts.as_array().unwrap().iter().any(|p| p["name"] == "mcp__conf__test_prompt_with_arguments"),
+        "{prompts}"
+    );
     let mut params = GetPromptRequestParams::new("mcp__conf__test_prompt_with_arguments");
     params.arguments = Some(serde_json::from_value(json!({"arg1": "one", "arg2": "two"})).unwrap());
     let prompt = wire(&client.get_prompt(params).await.unwrap());
@@ -185,7 +199,8 @@ async fn a_server_behind_search_gets_prefixed_names_and_uris_that_round_trip() {
     recorder.wait_for("updated quiver-mcp://conf/test://watched-resource").await;
 
     // Names nobody has are refused precisely, and nothing is left broken.
-    let err = client.read_resource(ReadResourceRequestParams::new("quiver-mcp://nope/test://static-text")).await.unwrap_err();
+    let err =
+        client.read_resource(ReadResourceRequestParams::new("quiver-mcp://nope/test://static-text")).await.unwrap_err();
     assert!(err.to_string().contains("prefix `nope`"), "{err}");
     let err = client.get_prompt(GetPromptRequestParams::new("test_simple_prompt")).await.unwrap_err();
     assert!(err.to_string().contains("mcp__<server>__<name>"), "{err}");
@@ -235,12 +250,13 @@ async fn a_changed_tool_list_is_re_indexed_and_the_head_stays() {
     let head = wire(&client.list_all_tools().await.unwrap());
 
     let mut events = manager.subscribe_events();
-    let changed = client
-        .call_tool(rmcp::model::CallToolRequestParams::new("tool_search").with_arguments(
-            serde_json::from_value(json!({"query": "add tool and send tools/list_changed"})).unwrap(),
-        ))
-        .await
-        .unwrap();
+    let changed =
+        client
+            .call_tool(rmcp::model::CallToolRequestParams::new("tool_search").with_arguments(
+                serde_json::from_value(json!({"query": "add tool and send tools/list_changed"})).unwrap(),
+            ))
+            .await
+            .unwrap();
     assert!(wire(&changed).to_string().contains("mcp__t__change_tools"), "{}", wire(&changed));
     client.call_tool(rmcp::model::CallToolRequestParams::new("mcp__t__change_tools")).await.unwrap();
     // The manager re-lists on the server's word (not only at its next call).
@@ -265,9 +281,10 @@ async fn a_changed_tool_list_is_re_indexed_and_the_head_stays() {
     let listed = wire(&client.list_all_tools().await.unwrap());
     let head_len = head.as_array().unwrap().len();
     assert_eq!(listed.as_array().unwrap()[..head_len], head.as_array().unwrap()[..], "the head is byte-stable");
-    let cached = std::fs::read_dir(d[1].path()).unwrap().filter_map(Result::ok).any(|e| {
-        std::fs::read_to_string(e.path()).is_ok_and(|t| t.contains("added_later"))
-    });
+    let cached = std::fs::read_dir(d[1].path())
+        .unwrap()
+        .filter_map(Result::ok)
+        .any(|e| std::fs::read_to_string(e.path()).is_ok_and(|t| t.contains("added_later")));
     assert!(cached, "the tool-list cache holds the new list");
     client.cancel().await.unwrap();
     surface.shutdown().await;

@@ -31,8 +31,11 @@ struct Recorder {
 
 impl ClientHandler for Recorder {
     fn get_info(&self) -> ClientConfig {
-        let capabilities =
-            if self.sampling { ClientCapabilities::builder().enable_sampling().build() } else { ClientCapabilities::default() };
+        let capabilities = if self.sampling {
+            ClientCapabilities::builder().enable_sampling().build()
+        } else {
+            ClientCapabilities::default()
+        };
         ClientConfig::new(capabilities, Implementation::new("relay-test", "0.0.0"))
             .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE)
     }
@@ -94,7 +97,8 @@ async fn progress_and_sampling_reach_the_upstream_client() {
     let recorder = Recorder { sampling: true, ..Default::default() };
     let Some((client, surface)) = gateway(recorder.clone()).await else { return };
 
-    let done = call(&client, "mcp__everything__trigger-long-running-operation", json!({"duration": 1, "steps": 3})).await;
+    let done =
+        call(&client, "mcp__everything__trigger-long-running-operation", json!({"duration": 1, "steps": 3})).await;
     assert_ne!(done["isError"], true, "{done}");
     // Notifications and the answer travel separately; the ceiling only turns a
     // lost notification into a failure.
@@ -103,7 +107,8 @@ async fn progress_and_sampling_reach_the_upstream_client() {
     assert!(seen, "{progress:?}");
     assert_eq!(progress, vec![1.0, 2.0, 3.0], "every downstream step reached the client");
 
-    let sampled = call(&client, "mcp__everything__trigger-sampling-request", json!({"prompt": "hello", "maxTokens": 5})).await;
+    let sampled =
+        call(&client, "mcp__everything__trigger-sampling-request", json!({"prompt": "hello", "maxTokens": 5})).await;
     assert_ne!(sampled["isError"], true, "{sampled}");
     assert!(sampled.to_string().contains("sampled by the upstream client"), "{sampled}");
     assert!(recorder.prompts.lock().unwrap()[0].contains("hello"));

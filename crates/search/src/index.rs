@@ -54,15 +54,8 @@ pub(super) struct Posting {
 
 /// Fields that describe what a tool is (document frequency is counted over
 /// these when a term occurs in them anywhere).
-const PRIMARY: [Field; 7] = [
-    Field::Name,
-    Field::NamePart,
-    Field::Alias,
-    Field::Description,
-    Field::Snippet,
-    Field::Summary,
-    Field::Phrase,
-];
+const PRIMARY: [Field; 7] =
+    [Field::Name, Field::NamePart, Field::Alias, Field::Description, Field::Snippet, Field::Summary, Field::Phrase];
 
 /// Minimum length of each piece when splitting a compound word.
 const MIN_PIECE: usize = 3;

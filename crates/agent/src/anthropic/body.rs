@@ -21,7 +21,10 @@ pub fn request_body(req: &ModelRequest, vision: Option<bool>) -> Value {
     if !req.system.is_empty() {
         body.insert("system".into(), json!(req.system));
     }
-    body.insert("messages".into(), Value::Array(messages(&req.messages, crate::vision::sees_images(&req.model, vision))));
+    body.insert(
+        "messages".into(),
+        Value::Array(messages(&req.messages, crate::vision::sees_images(&req.model, vision))),
+    );
     let tools = req.tool_list();
     if !tools.is_empty() {
         let mut tools = tools.to_vec();

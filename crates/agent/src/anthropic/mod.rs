@@ -57,7 +57,9 @@ impl AnthropicProvider {
         let body = quiver_engine::canonical::to_string(&request_body(req, self.vision));
         let url = format!("{}/v1/messages", self.base_url);
         let headers = self.headers()?;
-        self.transport.complete::<MessagesStreamAssembler>(&url, &headers, &body, req.stream, parse_response, sink).await
+        self.transport
+            .complete::<MessagesStreamAssembler>(&url, &headers, &body, req.stream, parse_response, sink)
+            .await
     }
 }
 

@@ -10,8 +10,8 @@ use std::collections::BTreeMap;
 use serde_json::{Map, Value};
 
 use super::body::parse_usage;
-use crate::message::{FinishReason, ModelResponse, StreamEvent, ToolCall};
 use crate::http::StreamAssembler;
+use crate::message::{FinishReason, ModelResponse, StreamEvent, ToolCall};
 use crate::provider::Sink;
 
 #[derive(Debug)]

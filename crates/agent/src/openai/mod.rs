@@ -11,8 +11,8 @@ use crate::http::{HttpOptions, Transport};
 use crate::message::{ModelRequest, ModelResponse, StreamEvent};
 use crate::provider::{ApiKey, BoxFuture, Provider, ProviderError, Sink, Wire};
 
-pub use body::{parse_response, parse_usage, request_body};
 pub use crate::http::StreamAssembler;
+pub use body::{parse_response, parse_usage, request_body};
 pub use stream::ChatStreamAssembler;
 
 /// Dialect differences between OpenAI-compatible servers.

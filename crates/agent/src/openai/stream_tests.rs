@@ -1,5 +1,5 @@
-use crate::http::StreamAssembler;
 use super::ChatStreamAssembler;
+use crate::http::StreamAssembler;
 use crate::message::{FinishReason, StreamEvent};
 
 fn feed(chunks: &[&str]) -> (Result<crate::message::ModelResponse, String>, Vec<StreamEvent>) {

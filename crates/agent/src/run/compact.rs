@@ -52,10 +52,8 @@ pub fn context_window_of(model: &str) -> u64 {
 /// previous request and its prefix is cached.
 pub fn summary_request(request: &ModelRequest) -> ModelRequest {
     let mut ask = request.clone();
-    ask.messages.push(Message::user(format!(
-        "The conversation is about to be compacted. {}",
-        crate::relay::instruction(None)
-    )));
+    ask.messages
+        .push(Message::user(format!("The conversation is about to be compacted. {}", crate::relay::instruction(None))));
     ask
 }
 

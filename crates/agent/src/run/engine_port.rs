@@ -160,11 +160,8 @@ fn outcome_of(result: &ToolResult) -> ToolOutcome {
             "content": result.content, "is_error": result.is_error, "metadata": result.metadata,
         }))
     };
-    let images = result
-        .images()
-        .into_iter()
-        .map(|(mime_type, data)| crate::message::ToolImage { mime_type, data })
-        .collect();
+    let images =
+        result.images().into_iter().map(|(mime_type, data)| crate::message::ToolImage { mime_type, data }).collect();
     ToolOutcome { content, is_error: result.is_error, child_usage: result.metadata.get("child_usage").cloned(), images }
 }
 

@@ -398,4 +398,3 @@ fn parse_arguments(name: &str, raw: &str) -> Result<Value, String> {
         Err(e) => Err(format!("arguments for `{name}` are not valid JSON ({e}); resend the call with a JSON object")),
     }
 }
-

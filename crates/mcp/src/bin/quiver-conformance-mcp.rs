@@ -221,10 +221,13 @@ impl ServerHandler for Conformance {
                 match context.peer.create_message(params).await {
                     Ok(answer) => {
                         let said = serde_json::to_value(&answer.message.content).unwrap_or_default();
-                        let said = said.get("text").and_then(Value::as_str).map(str::to_string).unwrap_or(said.to_string());
+                        let said =
+                            said.get("text").and_then(Value::as_str).map(str::to_string).unwrap_or(said.to_string());
                         Ok(text(format!("LLM response: {said}")))
                     }
-                    Err(e) => Ok(CallToolResult::error(vec![ContentBlock::text(format!("sampling failed: {e}"))]).into()),
+                    Err(e) => {
+                        Ok(CallToolResult::error(vec![ContentBlock::text(format!("sampling failed: {e}"))]).into())
+                    }
                 }
             }
             "test_elicitation" => {
@@ -380,7 +383,9 @@ impl ServerHandler for Conformance {
         };
         let user = |content: Value| json!({"role": "user", "content": content});
         let messages = match request.name.as_str() {
-            "test_simple_prompt" => json!([user(json!({"type": "text", "text": "This is a simple prompt for testing."}))]),
+            "test_simple_prompt" => {
+                json!([user(json!({"type": "text", "text": "This is a simple prompt for testing."}))])
+            }
             "test_prompt_with_arguments" => json!([user(json!({"type": "text",
                 "text": format!("Prompt with arguments: arg1='{}', arg2='{}'", arg("arg1"), arg("arg2"))}))]),
             "test_prompt_with_embedded_resource" => json!([

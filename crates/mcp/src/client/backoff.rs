@@ -21,7 +21,11 @@ pub struct Backoff {
 
 impl Default for Backoff {
     fn default() -> Self {
-        Backoff { initial: Duration::from_secs(1), max: Duration::from_secs(60), healthy_after: Duration::from_secs(60) }
+        Backoff {
+            initial: Duration::from_secs(1),
+            max: Duration::from_secs(60),
+            healthy_after: Duration::from_secs(60),
+        }
     }
 }
 
@@ -103,7 +107,10 @@ mod tests {
     #[test]
     fn a_start_counts_once_and_a_healthy_period_resets() {
         let t0 = Instant::now();
-        let mut f = Failures { backoff: Backoff { initial: ms(100), max: ms(1000), healthy_after: ms(500) }, ..Default::default() };
+        let mut f = Failures {
+            backoff: Backoff { initial: ms(100), max: ms(1000), healthy_after: ms(500) },
+            ..Default::default()
+        };
         f.record(1, t0);
         f.record(1, t0); // the same start noticed twice
         assert_eq!(f.count(t0), 1);

@@ -9,21 +9,21 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use process_wrap::tokio::{CommandWrap, KillOnDrop, ProcessGroup};
+use rmcp::ErrorData;
 use rmcp::model::{
     ClientCapabilities, ClientConfig, CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams,
-    ElicitResult, ElicitationCapability, FormElicitationCapability, Implementation, ListRootsResult, LoggingMessageNotificationParam, ProgressNotificationParam,
-    ProtocolVersion,
+    ElicitResult, ElicitationCapability, FormElicitationCapability, Implementation, ListRootsResult,
+    LoggingMessageNotificationParam, ProgressNotificationParam, ProtocolVersion,
 };
 use rmcp::service::{NotificationContext, RequestContext, RunningService};
-use rmcp::ErrorData;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use rmcp::{ClientHandler, RoleClient, ServiceExt};
 
 use super::events::DownstreamEvent;
 use super::stderr::StderrTail;
-use crate::relay::Relay;
 use crate::config::{ServerConfig, Transport};
+use crate::relay::Relay;
 
 /// quiver's side of one downstream session: `tools/list_changed` marks the
 /// server's list for a refresh; progress, logging and the server's own
@@ -71,7 +71,9 @@ impl ClientHandler for ClientState {
             ClientCapabilities::builder().enable_roots().enable_sampling().enable_elicitation().build();
         if self.local.is_some() {
             // Quiver fills a form from the schema's defaults: say it validates.
-            capabilities.elicitation = Some(ElicitationCapability::new().with_form(FormElicitationCapability::new().with_schema_validation(true)));
+            capabilities.elicitation = Some(
+                ElicitationCapability::new().with_form(FormElicitationCapability::new().with_schema_validation(true)),
+            );
         }
         ClientConfig::new(capabilities, Implementation::new("quiver", quiver_engine::VERSION))
             // Session-based handshake: the widest-supported revision.
@@ -247,7 +249,7 @@ pub(crate) async fn open(
             Ok(Connection { service, pid, relay, _job: job })
         }
         Transport::Http { url, headers, bearer_token_env, .. } => {
-            install_crypto_provider();
+            super::tls::install_crypto_provider();
             let mut transport_config = StreamableHttpClientTransportConfig::with_uri(url.as_str());
             if let Some(var) = bearer_token_env {
                 let token = std::env::var(var).map_err(|_| {
@@ -282,14 +284,5 @@ pub(crate) async fn open(
             Ok(Connection { service, pid: None, relay, _job: None })
         }
         Transport::Unsupported { reason, .. } => Err(reason.clone()),
-    }
-}
-
-/// reqwest is built without a default TLS crypto provider (the workspace picks
-/// `ring` once for everyone); install it unless someone already did.
-pub(crate) fn install_crypto_provider() {
-    if rustls::crypto::CryptoProvider::get_default().is_none() {
-        // Losing the race to another installer is fine: one provider is set.
-        let _ = rustls::crypto::ring::default_provider().install_default();
     }
 }

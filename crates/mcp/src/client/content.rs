@@ -37,12 +37,7 @@ pub fn from_json(server: &str, tool: &str, result: &Value) -> Result<ToolOutput,
             structured.as_ref().map(|s| s.to_string()).unwrap_or_else(|| "(no details)".into())
         };
         let message = format!("MCP tool `{tool}` on server `{server}` reported an error: {detail}");
-        return Err(ToolError::Report(ToolOutput {
-            content: Value::String(message),
-            metadata,
-            blocks,
-            structured,
-        }));
+        return Err(ToolError::Report(ToolOutput { content: Value::String(message), metadata, blocks, structured }));
     }
 
     let content = match (&structured, blocks.is_empty()) {

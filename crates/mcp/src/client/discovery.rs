@@ -127,10 +127,7 @@ impl McpManager {
             ));
         }
         if !failed.is_empty() {
-            notes.push(format!(
-                "MCP servers that failed to start: {} (mcp_servers shows why).",
-                failed.join(", ")
-            ));
+            notes.push(format!("MCP servers that failed to start: {} (mcp_servers shows why).", failed.join(", ")));
         }
         notes
     }

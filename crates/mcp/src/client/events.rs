@@ -16,14 +16,25 @@ use super::McpManager;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum DownstreamEvent {
     /// `notifications/tools/list_changed` arrived (not re-listed yet).
-    ToolsChanged { server: String },
+    ToolsChanged {
+        server: String,
+    },
     /// The server's tools were re-listed after a change; the engine the next
     /// request gets indexes the new list.
-    ToolsRelisted { server: String },
-    ResourcesListChanged { server: String },
-    PromptsListChanged { server: String },
+    ToolsRelisted {
+        server: String,
+    },
+    ResourcesListChanged {
+        server: String,
+    },
+    PromptsListChanged {
+        server: String,
+    },
     /// `notifications/resources/updated` for `uri` (the server's own URI).
-    ResourceUpdated { server: String, uri: String },
+    ResourceUpdated {
+        server: String,
+        uri: String,
+    },
 }
 
 /// How many announcements may wait for a slow receiver before it skips some
@@ -57,7 +68,9 @@ pub(crate) fn spawn_relister(manager: &Arc<McpManager>) {
                 Ok(_) => {
                     let _ = handle.events().send(DownstreamEvent::ToolsRelisted { server });
                 }
-                Err(e) => tracing::warn!(server = %server, error = %e, "could not re-list the tools after list_changed"),
+                Err(e) => {
+                    tracing::warn!(server = %server, error = %e, "could not re-list the tools after list_changed")
+                }
             }
         }
     });

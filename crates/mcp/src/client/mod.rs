@@ -19,6 +19,7 @@ pub mod events;
 pub mod oauth;
 pub mod probe;
 pub mod provider;
+mod tls;
 
 pub mod server;
 pub mod stderr;
@@ -30,10 +31,10 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use quiver_engine::{Registry, ToolContext, ToolError};
 
+pub use backoff::Backoff;
 pub use cache::{RemoteTool, ToolCache};
 pub use events::DownstreamEvent;
 pub use provider::McpProvider;
-pub use backoff::Backoff;
 pub use server::{ConnState, ServerHandle, ServerStatus, ToolOrigin};
 pub use tool::McpTool;
 
@@ -70,7 +71,13 @@ impl McpManager {
             .servers
             .into_iter()
             .map(|(name, server)| {
-                let handle = ServerHandle::new(server, cache.clone(), Arc::clone(&generation), events.clone(), token_dir.clone());
+                let handle = ServerHandle::new(
+                    server,
+                    cache.clone(),
+                    Arc::clone(&generation),
+                    events.clone(),
+                    token_dir.clone(),
+                );
                 (name, Arc::new(handle))
             })
             .collect();
@@ -216,7 +223,9 @@ impl McpManager {
 fn direct_clash_message(config: &crate::config::ServerConfig, name: &str, owner: &quiver_engine::ToolSource) -> String {
     let owner = match owner {
         quiver_engine::ToolSource::Native => "a native quiver tool".to_string(),
-        quiver_engine::ToolSource::Mcp { server, .. } => format!("a tool of MCP server `{server}`, also exposed directly"),
+        quiver_engine::ToolSource::Mcp { server, .. } => {
+            format!("a tool of MCP server `{server}`, also exposed directly")
+        }
     };
     format!(
         "{}: mcp_servers.{}.expose: the server is exposed directly but its tool `{name}` has the name of {owner}; \

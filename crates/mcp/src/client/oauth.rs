@@ -189,13 +189,16 @@ pub async fn authorized_client_with(
     if !store.has_token() {
         return Ok(None);
     }
-    super::connect::install_crypto_provider();
+    super::tls::install_crypto_provider();
     let mut manager = AuthorizationManager::new(url.as_str())
         .await
         .map_err(|e| format!("OAuth for server `{}`: {e}", config.name))?;
     manager.set_credential_store(store);
     let ready = manager.initialize_from_store().await.map_err(|e| {
-        format!("OAuth for server `{}`: the stored sign-in cannot be used ({e}); run `quiver mcp login {}`", config.name, config.name)
+        format!(
+            "OAuth for server `{}`: the stored sign-in cannot be used ({e}); run `quiver mcp login {}`",
+            config.name, config.name
+        )
     })?;
     if !ready {
         return Ok(None);
@@ -205,10 +208,7 @@ pub async fn authorized_client_with(
 
 /// The message for a server that answered 401 to a connection without a token.
 pub fn login_needed(config: &ServerConfig) -> String {
-    format!(
-        "MCP server `{}` requires OAuth sign-in: run `quiver mcp login {}` (then retry)",
-        config.name, config.name
-    )
+    format!("MCP server `{}` requires OAuth sign-in: run `quiver mcp login {}` (then retry)", config.name, config.name)
 }
 
 /// How the authorization URL reaches a user agent.
@@ -279,11 +279,15 @@ pub struct LoginOptions<'a> {
 
 /// Runs the authorization-code flow with PKCE for `config` and stores the
 /// tokens in `store`. Returns the granted scopes.
-pub async fn login(config: &ServerConfig, store: FileTokenStore, options: LoginOptions<'_>) -> Result<Vec<String>, String> {
+pub async fn login(
+    config: &ServerConfig,
+    store: FileTokenStore,
+    options: LoginOptions<'_>,
+) -> Result<Vec<String>, String> {
     let Transport::Http { url, oauth, .. } = &config.transport else {
         return Err(format!("MCP server `{}` is not an HTTP server; OAuth applies to `url` servers only", config.name));
     };
-    super::connect::install_crypto_provider();
+    super::tls::install_crypto_provider();
     let name = &config.name;
     let fail = |what: &str, e: &dyn std::fmt::Display| format!("OAuth sign-in to `{name}` failed {what}: {e}");
     let challenge = match options.challenge {
@@ -310,9 +314,9 @@ pub async fn login(config: &ServerConfig, store: FileTokenStore, options: LoginO
         .map_err(|(_, e)| fail("registering quiver with the authorization server", &e))?;
 
     options.browser.open(session.get_authorization_url(), options.say).await;
-    let callback = tokio::time::timeout(options.timeout, wait_for_redirect(&listener))
-        .await
-        .map_err(|_| format!("OAuth sign-in to `{name}`: no redirect came back within {} s", options.timeout.as_secs()))??;
+    let callback = tokio::time::timeout(options.timeout, wait_for_redirect(&listener)).await.map_err(|_| {
+        format!("OAuth sign-in to `{name}`: no redirect came back within {} s", options.timeout.as_secs())
+    })??;
     session
         .handle_callback_with_issuer(&callback.code, &callback.csrf_token, callback.issuer.as_deref())
         .await

@@ -196,9 +196,12 @@ async fn attempt(
     let stderr = StderrTail::new();
     let local: Arc<dyn LocalAnswers> = Arc::new(AcceptDefaults);
     let flag = Arc::new(AtomicBool::new(false));
-    let opened = tokio::time::timeout(timeout, connect::open(config, &stderr, flag, super::events::channel(), Some(store.clone()), Some(local)))
-        .await
-        .map_err(|_| StepError::Other("the server did not answer initialize in time".into()))?;
+    let opened = tokio::time::timeout(
+        timeout,
+        connect::open(config, &stderr, flag, super::events::channel(), Some(store.clone()), Some(local)),
+    )
+    .await
+    .map_err(|_| StepError::Other("the server did not answer initialize in time".into()))?;
     let conn = match opened {
         Ok(conn) => conn,
         Err(e) if e == oauth::login_needed(config) => return Err(StepError::Auth(None)),

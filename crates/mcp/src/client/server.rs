@@ -282,7 +282,9 @@ impl ServerHandle {
     /// The live session's peer (starting the server if needed; callers pass
     /// the command gate first) and what the server declared at `initialize`.
     /// For resources, prompts and completion, which the gateway forwards.
-    pub async fn session(&self) -> Result<(rmcp::service::Peer<rmcp::RoleClient>, rmcp::model::ServerCapabilities), String> {
+    pub async fn session(
+        &self,
+    ) -> Result<(rmcp::service::Peer<rmcp::RoleClient>, rmcp::model::ServerCapabilities), String> {
         let conn = self.connection().await?;
         let peer = conn.service.peer().clone();
         let capabilities = peer.peer_info().map(|info| info.capabilities.clone()).unwrap_or_default();

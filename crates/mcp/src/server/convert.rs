@@ -124,7 +124,10 @@ mod tests {
 
     #[test]
     fn json_content_is_canonical_text_and_structured() {
-        let result = ToolResult { metadata: Map::new(), ..ToolResult::ok(quiver_engine::ToolOutput::json(json!({"z": 1, "a": [2]}))) };
+        let result = ToolResult {
+            metadata: Map::new(),
+            ..ToolResult::ok(quiver_engine::ToolOutput::json(json!({"z": 1, "a": [2]})))
+        };
         let out = call_result(&result);
         let wire = serde_json::to_value(&out).unwrap();
         assert_eq!(wire["content"][0]["text"], r#"{"a":[2],"z":1}"#);

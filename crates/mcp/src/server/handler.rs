@@ -160,13 +160,7 @@ impl QuiverServer {
         let n = NEXT_SESSION.fetch_add(1, Ordering::Relaxed);
         let session = Arc::new(Session::new(format!("mcp-{}-{n}", std::process::id())));
         let transcript = surface.transcript_dir.as_deref().and_then(|dir| open_transcript(dir, &surface, &session));
-        QuiverServer {
-            surface,
-            session,
-            transcript,
-            announced: Arc::default(),
-            subscribed: Arc::default(),
-        }
+        QuiverServer { surface, session, transcript, announced: Arc::default(), subscribed: Arc::default() }
     }
 
     pub fn session(&self) -> &Arc<Session> {
@@ -199,7 +193,10 @@ impl QuiverServer {
 
     fn passthrough(&self) -> Result<&Arc<Passthrough>, McpError> {
         self.surface.passthrough.as_ref().ok_or_else(|| {
-            McpError::invalid_request("no MCP servers are configured behind quiver, so it has no resources or prompts", None)
+            McpError::invalid_request(
+                "no MCP servers are configured behind quiver, so it has no resources or prompts",
+                None,
+            )
         })
     }
 
@@ -226,21 +223,21 @@ fn changed_since_announced(surface: &Surface, session: &Session, announced: &Mut
     let loaded = session.loaded();
     let engine = surface.engine();
     let mut announced = lock(announced);
-        if loaded.len() > announced.loaded {
-            announced.loaded = loaded.len();
-            return true;
-        }
-        let same_engine = announced.engine.as_ref().is_some_and(|e| Arc::ptr_eq(e, &engine));
-        if same_engine || announced.engine.is_none() {
-            return false;
-        }
-        let fingerprint = fingerprint(&engine, &surface.audience, &loaded);
-        announced.engine = Some(engine);
-        if fingerprint == announced.fingerprint {
-            return false;
-        }
-        announced.fingerprint = fingerprint;
-        true
+    if loaded.len() > announced.loaded {
+        announced.loaded = loaded.len();
+        return true;
+    }
+    let same_engine = announced.engine.as_ref().is_some_and(|e| Arc::ptr_eq(e, &engine));
+    if same_engine || announced.engine.is_none() {
+        return false;
+    }
+    let fingerprint = fingerprint(&engine, &surface.audience, &loaded);
+    announced.engine = Some(engine);
+    if fingerprint == announced.fingerprint {
+        return false;
+    }
+    announced.fingerprint = fingerprint;
+    true
 }
 
 /// The capabilities a gateway with servers behind it adds.
@@ -306,7 +303,9 @@ async fn forward_downstream(
                 };
                 let upstream = Passthrough::upstream_uri(&handle, &uri);
                 if lock(&subscribed).contains(&upstream) {
-                    peer.notify_resource_updated(rmcp::model::ResourceUpdatedNotificationParam::new(upstream)).await.map_err(|e| e.to_string())
+                    peer.notify_resource_updated(rmcp::model::ResourceUpdatedNotificationParam::new(upstream))
+                        .await
+                        .map_err(|e| e.to_string())
                 } else {
                     Ok(())
                 }
@@ -545,10 +544,8 @@ impl ServerHandler for QuiverServer {
         let name = request.name.to_string();
         // Downstream MCP tools reach this client through the relay: progress
         // under its token, logging, and the server's own requests.
-        let upstream = crate::relay::Upstream {
-            peer: context.peer.clone(),
-            progress_token: context.meta.get_progress_token(),
-        };
+        let upstream =
+            crate::relay::Upstream { peer: context.peer.clone(), progress_token: context.meta.get_progress_token() };
         let dispatched = tokio::select! {
             r = crate::relay::with_upstream(upstream, ctx.call(&name, args)) => r,
             () = context.ct.cancelled() => {

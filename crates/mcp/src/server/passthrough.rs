@@ -72,7 +72,8 @@ fn direct(server: &ServerHandle) -> bool {
 }
 
 fn reshape<T: DeserializeOwned>(value: Value) -> Result<T, McpError> {
-    serde_json::from_value(value).map_err(|e| McpError::internal_error(format!("reshaping a forwarded result: {e}"), None))
+    serde_json::from_value(value)
+        .map_err(|e| McpError::internal_error(format!("reshaping a forwarded result: {e}"), None))
 }
 
 fn forwarded(server: &ServerHandle, what: &str) -> impl Fn(rmcp::ServiceError) -> McpError {
@@ -80,7 +81,9 @@ fn forwarded(server: &ServerHandle, what: &str) -> impl Fn(rmcp::ServiceError) -
     let what = what.to_string();
     move |e| match e {
         rmcp::ServiceError::McpError(e) => e,
-        other => McpError::internal_error(format!("MCP server `{name}` gave no usable answer to {what}: {other}"), None),
+        other => {
+            McpError::internal_error(format!("MCP server `{name}` gave no usable answer to {what}: {other}"), None)
+        }
     }
 }
 
@@ -113,10 +116,7 @@ impl Passthrough {
     }
 
     /// Sessions of the listable servers that declared `has`, in name order.
-    async fn sessions(
-        &self,
-        has: impl Fn(&ServerCapabilities) -> bool,
-    ) -> Vec<(Arc<ServerHandle>, Peer<RoleClient>)> {
+    async fn sessions(&self, has: impl Fn(&ServerCapabilities) -> bool) -> Vec<(Arc<ServerHandle>, Peer<RoleClient>)> {
         let mut out = Vec::new();
         for server in self.listable() {
             match server.session().await {
@@ -209,7 +209,10 @@ impl Passthrough {
         if let Some(rest) = uri.strip_prefix(URI_PREFIX) {
             let (prefix, own) = rest.split_once('/').unwrap_or((rest, ""));
             let server = self.servers.iter().find(|s| !direct(s) && s.prefix() == prefix).ok_or_else(|| {
-                McpError::resource_not_found(format!("no MCP server behind quiver has the prefix `{prefix}` ({uri})"), None)
+                McpError::resource_not_found(
+                    format!("no MCP server behind quiver has the prefix `{prefix}` ({uri})"),
+                    None,
+                )
             })?;
             return Ok(Target { server: Arc::clone(server), own: own.to_string() });
         }
@@ -299,7 +302,11 @@ impl Passthrough {
         peer.get_prompt(params).await.map_err(forwarded(&target.server, "prompts/get"))
     }
 
-    pub async fn complete(&self, request: CompleteRequestParams, ctx: &ToolContext) -> Result<CompleteResult, McpError> {
+    pub async fn complete(
+        &self,
+        request: CompleteRequestParams,
+        ctx: &ToolContext,
+    ) -> Result<CompleteResult, McpError> {
         let mut value = serde_json::to_value(&request).unwrap_or_default();
         let reference = value.get("ref").cloned().unwrap_or_default();
         let (target, field) = match reference.get("type").and_then(Value::as_str) {
@@ -330,9 +337,7 @@ impl Passthrough {
             *count += 1;
             *count == 1
         };
-        if first
-            && let Err(e) = peer.subscribe(SubscribeRequestParams::new(target.own.clone())).await
-        {
+        if first && let Err(e) = peer.subscribe(SubscribeRequestParams::new(target.own.clone())).await {
             lock(&self.subscriptions).remove(&key);
             return Err(forwarded(&target.server, "resources/subscribe")(e));
         }

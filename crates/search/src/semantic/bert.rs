@@ -74,7 +74,8 @@ impl Embeddings {
         let positions = Tensor::arange(0u32, len as u32, ids.device())?;
         // one segment: every token type is 0, so its embedding is one row
         let segment = self.token_types.embeddings().narrow(0, 0, 1)?;
-        let x = self.words.forward(ids)?.broadcast_add(&self.positions.forward(&positions)?)?.broadcast_add(&segment)?;
+        let x =
+            self.words.forward(ids)?.broadcast_add(&self.positions.forward(&positions)?)?.broadcast_add(&segment)?;
         self.norm.forward(&x)
     }
 }

@@ -127,12 +127,8 @@ impl Tool for FimEdit {
         }
         let rendered = diff(&shown, &text, &updated);
         write_atomically(&ctx.workspace, path, updated.into_bytes(), &shown).await?;
-        let mut out = format!(
-            "Filled `{shown}` at line {} with {} bytes from {}\n",
-            region.line,
-            middle.len(),
-            fim.provider()
-        );
+        let mut out =
+            format!("Filled `{shown}` at line {} with {} bytes from {}\n", region.line, middle.len(), fim.provider());
         out.push_str(&rendered);
         Ok(ToolOutput::text(out)
             .with_meta("path", shown)
@@ -149,9 +145,9 @@ fn region(text: &str, input: &FimEditInput, shown: &str) -> Result<Region, ToolE
         (None, Some(_), None) | (None, None, Some(_)) => {
             Err(ToolError::model("give both `start_line` and `end_line` (the region is inclusive)"))
         }
-        (None, None, None) => Err(ToolError::model(
-            "say where to fill: `marker` (exact text in the file) or `start_line` and `end_line`",
-        )),
+        (None, None, None) => {
+            Err(ToolError::model("say where to fill: `marker` (exact text in the file) or `start_line` and `end_line`"))
+        }
         (Some(_), _, _) => Err(ToolError::model("give either `marker` or a line range, not both")),
     }
 }
@@ -166,7 +162,9 @@ fn marker_region(text: &str, marker: &str, shown: &str) -> Result<Region, ToolEr
         [] => Err(ToolError::model(format!(
             "`marker` was not found in `{shown}`; quote it exactly, or use start_line/end_line"
         ))),
-        [at] => Ok(Region { start: *at, end: at + marker.len(), line: line_of(*at), ends_line: marker.ends_with('\n') }),
+        [at] => {
+            Ok(Region { start: *at, end: at + marker.len(), line: line_of(*at), ends_line: marker.ends_with('\n') })
+        }
         many => {
             let lines: Vec<String> = many.iter().take(20).map(|&at| line_of(at).to_string()).collect();
             Err(ToolError::model(format!(

@@ -51,10 +51,7 @@ async fn a_marker_is_replaced_by_the_completion_of_its_surroundings() {
     h.write("add.py", SRC);
     let out = h.ok("fim_edit", json!({"path": "add.py", "marker": "    # FILL"})).await;
     assert_eq!(h.read("add.py"), "def add(a, b):\n    return a + b\n\nprint(add(1, 2))\n");
-    assert_eq!(
-        fim.asked(),
-        vec![("def add(a, b):\n".to_string(), "\n\nprint(add(1, 2))\n".to_string(), 512)]
-    );
+    assert_eq!(fim.asked(), vec![("def add(a, b):\n".to_string(), "\n\nprint(add(1, 2))\n".to_string(), 512)]);
     assert!(out.starts_with("Filled `add.py` at line 2 with 16 bytes from fake\n"), "{out}");
     assert!(out.contains("-    # FILL\n+    return a + b\n"), "{out}");
 }

@@ -183,14 +183,13 @@ async fn cancelled_and_hostile_calls_leave_the_runtime_answering() {
     }
     std::os::unix::fs::symlink("b/../dloop", h.path("dloop")).unwrap();
     let start = Instant::now();
-    let cancelled = tokio::time::timeout(Duration::from_millis(1), h.call("grep_files", json!({"pattern": "needle"}))).await;
+    let cancelled =
+        tokio::time::timeout(Duration::from_millis(1), h.call("grep_files", json!({"pattern": "needle"}))).await;
     assert!(cancelled.is_err(), "the call finished before it could be cancelled");
     assert!(start.elapsed() < Duration::from_secs(1), "cancelling took {:?}", start.elapsed());
     let start = Instant::now();
-    let (a, b) = tokio::join!(
-        h.call("read_file", json!({"path": "dloop"})),
-        h.call("list_dir", json!({"path": "dloop"}))
-    );
+    let (a, b) =
+        tokio::join!(h.call("read_file", json!({"path": "dloop"})), h.call("list_dir", json!({"path": "dloop"})));
     assert!(a.is_error && b.is_error);
     let text = h.ok("read_file", json!({"path": "tree/d0/f0.txt"})).await;
     assert!(text.contains("needle"));

@@ -134,9 +134,10 @@ fn image_size(bytes: &[u8], mime: &str) -> Option<(u32, u32)> {
             u32::from_be_bytes([bytes[16], bytes[17], bytes[18], bytes[19]]),
             u32::from_be_bytes([bytes[20], bytes[21], bytes[22], bytes[23]]),
         )),
-        "image/gif" if bytes.len() >= 10 => {
-            Some((u32::from(u16::from_le_bytes([bytes[6], bytes[7]])), u32::from(u16::from_le_bytes([bytes[8], bytes[9]]))))
-        }
+        "image/gif" if bytes.len() >= 10 => Some((
+            u32::from(u16::from_le_bytes([bytes[6], bytes[7]])),
+            u32::from(u16::from_le_bytes([bytes[8], bytes[9]])),
+        )),
         _ => None,
     }
 }
