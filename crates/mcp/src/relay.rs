@@ -61,6 +61,9 @@ pub(crate) struct Relay {
     active: Mutex<Vec<(u64, Upstream)>>,
     /// Downstream progress token → upstream peer and token.
     progress: Mutex<HashMap<ProgressToken, (Peer<RoleServer>, ProgressToken)>>,
+    /// The upstream of the call that finished last, and when: a log message
+    /// the server sent just before its answer can be handled after it.
+    finished: Mutex<Option<(std::time::Instant, Upstream)>>,
 }
 
 impl Relay {
@@ -77,6 +80,15 @@ impl Relay {
     /// The upstream client of the newest call in flight.
     pub(crate) fn newest(&self) -> Option<Upstream> {
         lock(&self.active).last().map(|(_, u)| u.clone())
+    }
+
+    /// Where a log message goes: the newest call in flight, else the call that
+    /// finished within [`PROGRESS_LINGER`] (rmcp handles each notification as
+    /// its own task, so one sent before the answer may be handled after it).
+    pub(crate) fn log_target(&self) -> Option<Upstream> {
+        self.newest().or_else(|| {
+            lock(&self.finished).as_ref().filter(|(at, _)| at.elapsed() < PROGRESS_LINGER).map(|(_, u)| u.clone())
+        })
     }
 
     pub(crate) async fn forward_progress(&self, mut params: ProgressNotificationParam) {
@@ -134,7 +146,14 @@ const PROGRESS_LINGER: std::time::Duration = std::time::Duration::from_millis(20
 
 impl Drop for CallGuard {
     fn drop(&mut self) {
-        lock(&self.relay.active).retain(|(n, _)| *n != self.number);
+        let finished = {
+            let mut active = lock(&self.relay.active);
+            let at = active.iter().position(|(n, _)| *n == self.number);
+            at.map(|i| active.remove(i).1)
+        };
+        if let Some(upstream) = finished {
+            *lock(&self.relay.finished) = Some((std::time::Instant::now(), upstream));
+        }
         let Some(token) = self.downstream_token.take() else { return };
         let relay = Arc::clone(&self.relay);
         match tokio::runtime::Handle::try_current() {

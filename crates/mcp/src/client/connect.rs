@@ -110,7 +110,7 @@ impl ClientHandler for ClientState {
         params: LoggingMessageNotificationParam,
         _context: NotificationContext<RoleClient>,
     ) {
-        match self.relay.newest() {
+        match self.relay.log_target() {
             Some(upstream) => {
                 if let Err(e) = upstream.peer.notify_logging_message(params).await {
                     tracing::debug!(server = %self.server, error = %e, "could not forward a log message upstream");
