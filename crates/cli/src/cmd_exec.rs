@@ -134,10 +134,6 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     };
     let mode = args.mode.or_else(|| resumed.as_ref()?.mode.as_deref()?.parse().ok()).unwrap_or(Mode::Agent);
 
-    let layers = match paths::read_layers(workspace.root()) {
-        Ok(l) => l,
-        Err(e) => return Ok(usage_error(e)),
-    };
     let cli = CliOverrides {
         provider: args.provider.clone(),
         model: args.model.clone(),
@@ -145,15 +141,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         effort: args.effort,
         max_output_tokens: None,
     };
-    let config = match paths::load_config(&layers, &cli) {
-        Ok(c) => c,
+    let (layers, config, provider) = match configured_provider(workspace.root(), &cli) {
+        Ok(found) => found,
         Err(e) => return Ok(usage_error(e)),
     };
-    let provider: Arc<dyn Provider> =
-        match config.build_provider(&|var| std::env::var(var).ok(), HttpOptions::default()) {
-            Ok(p) => Arc::from(p),
-            Err(e) => return Ok(usage_error(e)),
-        };
     let window = paths::context_window_override(&layers).unwrap_or_else(|| compact::context_window_of(&config.model));
 
     let limits = match SubagentLimits::from_layers(&layers) {
@@ -247,6 +238,23 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         write_answer(file, &report.answer)?;
     }
     Ok(ExitCode::from(report.exit))
+}
+
+/// Config files that exist, in order: (trust, path, text).
+pub(crate) type ConfigLayers = Vec<(quiver_agent::Trust, String, String)>;
+
+/// The config layers of `root` (user, then project), the settings they and
+/// the flags resolve to, and the provider those name; an error is a usage
+/// error (a missing key names its variable).
+pub(crate) fn configured_provider(
+    root: &Path,
+    cli: &CliOverrides,
+) -> Result<(ConfigLayers, quiver_agent::AgentConfig, Arc<dyn Provider>), String> {
+    let layers = paths::read_layers(root).map_err(|e| e.to_string())?;
+    let config = paths::load_config(&layers, cli).map_err(|e| e.to_string())?;
+    let provider =
+        config.build_provider(&|var| std::env::var(var).ok(), HttpOptions::default()).map_err(|e| e.to_string())?;
+    Ok((layers, config, Arc::from(provider)))
 }
 
 fn write_answer(file: &Path, answer: &str) -> anyhow::Result<()> {

@@ -5,11 +5,10 @@
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::Arc;
 
 use quiver_agent::exec::{self, paths, resume};
 use quiver_agent::relay::{self, Facts};
-use quiver_agent::{CliOverrides, HttpOptions, Message, ModelRequest, Provider};
+use quiver_agent::{CliOverrides, Message, ModelRequest};
 
 use crate::setup;
 
@@ -74,10 +73,6 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         return Ok(usage_error(format!("session {} has no conversation to relay", session.session_id)));
     }
 
-    let layers = match paths::read_layers(&root) {
-        Ok(l) => l,
-        Err(e) => return Ok(usage_error(e)),
-    };
     let cli = CliOverrides {
         provider: args.provider.clone(),
         model: args.model.clone(),
@@ -85,15 +80,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         effort: None,
         max_output_tokens: None,
     };
-    let config = match paths::load_config(&layers, &cli) {
-        Ok(c) => c,
+    let (_, config, provider) = match crate::cmd_exec::configured_provider(&root, &cli) {
+        Ok(found) => found,
         Err(e) => return Ok(usage_error(e)),
     };
-    let provider: Arc<dyn Provider> =
-        match config.build_provider(&|var| std::env::var(var).ok(), HttpOptions::default()) {
-            Ok(p) => Arc::from(p),
-            Err(e) => return Ok(usage_error(e)),
-        };
     let focus = args.focus.join(" ");
     let mut messages = session.messages.clone();
     messages.push(Message::user(relay::instruction(Some(&focus))));

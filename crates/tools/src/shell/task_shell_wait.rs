@@ -11,12 +11,11 @@ use serde_json::json;
 use tokio::io::AsyncReadExt;
 
 use quiver_durable::NewGate;
-use quiver_engine::spill::SpillStore;
 use quiver_engine::{Capabilities, Domain, Risk, Tool, ToolContext, ToolError, ToolOutput};
 
 use crate::shell::exec_shell::MAX_TIMEOUT_MS;
 use crate::shell::shell_jobs::{Exit, Gate, Job, ShellJobs, gate_json, poll_output, timeout_arg};
-use crate::work::task_gate_run::{Bounded, tree_fingerprint};
+use crate::work::task_gate_run::{Bounded, log_handle, tree_fingerprint};
 use crate::work::{WorkStore, active_task, blocking};
 
 /// Longer than exec_shell_wait's default: these tasks are builds and test suites.
@@ -172,19 +171,7 @@ async fn record_on_task(
         tree,
     };
     let record = blocking(store.clone(), move |s| s.record_gate(&gate)).await?;
-    let mut log = json!({});
-    if let Some(art) = &record.log_artifact {
-        let art = art.clone();
-        let artifact = blocking(store, move |s| s.artifact(&art)).await?;
-        let spilled = ctx.session.state::<SpillStore>().adopt(
-            TaskShellWait::NAME,
-            artifact.path.clone().into(),
-            log_bytes,
-            log_lines,
-        );
-        log =
-            json!({"artifact": artifact.id, "handle": spilled.handle, "path": artifact.path, "bytes": artifact.bytes});
-    }
+    let log = log_handle(store, ctx, TaskShellWait::NAME, record.log_artifact.clone(), log_bytes, log_lines).await?;
     Ok(json!({
         "gate": record.id,
         "task": record.task_id,

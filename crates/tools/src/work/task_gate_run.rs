@@ -101,14 +101,7 @@ impl Tool for TaskGateRun {
             tree,
         };
         let record = blocking(store.clone(), move |s| s.record_gate(&gate)).await?;
-        let mut log = json!({});
-        if let Some(art) = &record.log_artifact {
-            let art = art.clone();
-            let artifact = blocking(store, move |s| s.artifact(&art)).await?;
-            let spilled =
-                ctx.session.state::<SpillStore>().adopt(Self::NAME, artifact.path.clone().into(), log_bytes, log_lines);
-            log = json!({"artifact": artifact.id, "handle": spilled.handle, "path": artifact.path, "bytes": artifact.bytes});
-        }
+        let log = log_handle(store, ctx, Self::NAME, record.log_artifact.clone(), log_bytes, log_lines).await?;
         let mut out = ToolOutput::json(json!({
             "gate": record.id,
             "task": record.task_id,
@@ -236,6 +229,23 @@ impl Bounded {
         out.extend(self.tail);
         out
     }
+}
+
+/// A gate's log artifact as the model reads it: id, path, size and a
+/// `retrieve_tool_result` handle (adopted in place, sized from the bytes in
+/// hand rather than by reading the artifact back); `{}` when there is none.
+pub(crate) async fn log_handle(
+    store: quiver_durable::Store,
+    ctx: &ToolContext,
+    tool: &str,
+    artifact: Option<String>,
+    bytes: usize,
+    lines: usize,
+) -> Result<serde_json::Value, ToolError> {
+    let Some(art) = artifact else { return Ok(json!({})) };
+    let artifact = blocking(store, move |s| s.artifact(&art)).await?;
+    let spilled = ctx.session.state::<SpillStore>().adopt(tool, artifact.path.clone().into(), bytes, lines);
+    Ok(json!({"artifact": artifact.id, "handle": spilled.handle, "path": artifact.path, "bytes": artifact.bytes}))
 }
 
 /// HEAD plus a digest of the uncommitted changes (and untracked names), so a
