@@ -56,6 +56,15 @@ pub struct SearchArgs {
     /// Print each query whose expected tool is not ranked first.
     #[arg(long)]
     misses: bool,
+    /// With `--misses`: how the lexical ranker scored the expected tool and
+    /// the one it ranked first (per-term contributions, name signals).
+    #[arg(long, requires = "misses")]
+    explain: bool,
+    /// Write each query's candidates (the lexical and semantic top 50, with
+    /// lexical score, cosine and match share) as JSON lines to FILE, for
+    /// studying fusion offline.
+    #[arg(long, value_name = "FILE")]
+    dump: Option<PathBuf>,
     /// Grow the catalog to N tools with renamed copies (latency at scale).
     #[arg(long)]
     replicate: Option<usize>,
@@ -177,6 +186,22 @@ fn search(args: SearchArgs) -> anyhow::Result<ExitCode> {
         })
     };
 
+    if let Some(path) = &args.dump {
+        let mut out = String::new();
+        for q in &queries {
+            #[cfg(feature = "semantic")]
+            let cosines = match &semantic {
+                Some(s) => Some(sem::cosines(s, &q.query)?),
+                None => None,
+            };
+            #[cfg(not(feature = "semantic"))]
+            let cosines: Option<Vec<f32>> = None;
+            out.push_str(&dump_line(&index, &q.query, &q.expected, cosines.as_deref()).to_string());
+            out.push('\n');
+        }
+        std::fs::write(path, out)?;
+    }
+
     // Quality pass (doubles as warm-up), then a timed pass.
     let mut ranks = Vec::with_capacity(queries.len());
     let (mut tail_all, mut tail_confident, mut loaded, mut loaded_hit) = (0usize, 0usize, 0usize, 0usize);
@@ -186,6 +211,11 @@ fn search(args: SearchArgs) -> anyhow::Result<ExitCode> {
         let rank = names.iter().position(|n| bench_data::is_hit(n, &q.expected));
         if args.misses && rank != Some(0) {
             setup::out(&format!("miss: {:?} expected {:?} got {:?}", q.query, q.expected, names));
+            if args.explain {
+                for name in q.expected.iter().map(String::as_str).chain(names.first().copied()) {
+                    setup::out(&format!(" {name}:\n{}", index.explain(&q.query, name).trim_end()));
+                }
+            }
         }
         let scores: Vec<f32> = hits.iter().map(|h| h.score).collect();
         let sure = confident(&scores, margin);
@@ -213,6 +243,30 @@ fn search(args: SearchArgs) -> anyhow::Result<ExitCode> {
         if args.baseline { "bm25" } else { ranking.as_str() },
     ));
     Ok(ExitCode::SUCCESS)
+}
+
+/// One query's fusion candidates: the lexical top 50 and, with cosines, the
+/// semantic top 50, each `[name, lexical score or 0, cosine or null, match share]`.
+fn dump_line(index: &SearchIndex, query: &str, expected: &[String], cosines: Option<&[f32]>) -> serde_json::Value {
+    const TOP: usize = 50;
+    let keep = |_: usize| true;
+    let lexical = index.search(query, TOP, &keep);
+    let mut docs: Vec<usize> = lexical.iter().map(|h| h.doc).collect();
+    if let Some(c) = cosines {
+        let mut order: Vec<usize> = (0..c.len()).collect();
+        order.sort_by(|&a, &b| c[b].total_cmp(&c[a]).then(a.cmp(&b)));
+        docs.extend(order.into_iter().take(TOP).filter(|d| !lexical.iter().any(|h| h.doc == *d)));
+    }
+    let share = index.match_share(query, &docs);
+    let rows: Vec<serde_json::Value> = docs
+        .iter()
+        .zip(share)
+        .map(|(&d, sh)| {
+            let lex = lexical.iter().find(|h| h.doc == d).map_or(0.0, |h| h.score);
+            serde_json::json!([index.docs()[d].name, lex, cosines.map(|c| c[d]), sh])
+        })
+        .collect();
+    serde_json::json!({ "query": query, "expected": expected, "candidates": rows })
 }
 
 /// Copies of the catalog under new server names, so identical tools cannot

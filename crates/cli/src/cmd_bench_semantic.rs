@@ -63,6 +63,11 @@ impl Semantic {
     }
 }
 
+/// The cosine of `query` with every tool (its closest embedded text).
+pub fn cosines(s: &Semantic, query: &str) -> anyhow::Result<Vec<f32>> {
+    Ok(s.index.scores(&s.encoder.encode_query(query)?))
+}
+
 /// Ranks `query` by meaning (`Semantic`) or by the fusion of meaning and the
 /// lexical ranker (`Fused`, lexical candidates from the top `pool`).
 pub fn rank(
@@ -81,7 +86,7 @@ pub fn rank(
         Ranking::Semantic => s.index.rank(&scores, limit, &keep),
         _ => {
             let lex = lexical.search(query, pool, &keep);
-            fuse(lexical, &lex, &scores, fusion, limit, &keep)
+            fuse(lexical, query, &lex, &scores, fusion, limit, &keep)
         }
     })
 }

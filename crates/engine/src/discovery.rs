@@ -80,7 +80,7 @@ pub fn search<'r>(
         // Fusion takes its candidates from the lexical pool, not just the top `limit`.
         let lexical = index.search(query, limit.max(fusion.pool), &keep);
         match meaning.and_then(|m| m.scores(query)).filter(|s| s.len() == index.docs().len()) {
-            Some(semantic) => (fuse(index, &lexical, &semantic, &fusion, limit, &keep), Ranking::Fused),
+            Some(semantic) => (fuse(index, query, &lexical, &semantic, &fusion, limit, &keep), Ranking::Fused),
             None => (lexical.into_iter().take(limit).collect(), Ranking::Lexical),
         }
     };

@@ -48,11 +48,23 @@ pub struct FusionParams {
     /// Candidates taken from each ranking before fusing; also the rank whose
     /// semantic score is the zero of the normalised semantic score.
     pub pool: usize,
+    /// A lexical candidate counts `match_share ^ share_pow` of its normalised
+    /// score (see [`SearchIndex::match_share`]): when even the best lexical
+    /// match accounts for little of the request, the request is in other
+    /// words than the catalog's and meaning should decide (0 = off).
+    pub share_pow: f32,
 }
 
 impl Default for FusionParams {
     fn default() -> Self {
-        FusionParams { method: FusionMethod::Score, w_lexical: 0.5, w_semantic: 0.2, rrf_k: 60.0, pool: 30 }
+        FusionParams {
+            method: FusionMethod::Score,
+            w_lexical: 0.5,
+            w_semantic: 0.2,
+            rrf_k: 60.0,
+            pool: 30,
+            share_pow: 0.25,
+        }
     }
 }
 
@@ -64,6 +76,7 @@ impl FusionParams {
             "w_semantic" => self.w_semantic = value,
             "rrf_k" => self.rrf_k = value,
             "pool" => self.pool = value.max(1.0) as usize,
+            "share_pow" => self.share_pow = value,
             "rrf" => self.method = if value > 0.0 { FusionMethod::Rrf } else { FusionMethod::Score },
             _ => return Err(format!("unknown fusion parameter {key:?}")),
         }
@@ -76,12 +89,14 @@ impl FusionParams {
 /// cosine similarity) into the `limit` best docs passing `keep`.
 ///
 /// Score fusion: a lexical score counts relative to the query's best lexical
-/// score (BM25 has no fixed scale); a semantic score counts by how far it rises
+/// score (BM25 has no fixed scale), scaled by how much of `query` the tool
+/// accounts for (`share_pow`); a semantic score counts by how far it rises
 /// above the `pool`-th best semantic score, relative to the best (cosine
 /// values crowd into a narrow band that differs per model and query). Docs
 /// outside a ranking's pool get 0 from it. Ties are broken by name.
 pub fn fuse(
     index: &SearchIndex,
+    query: &str,
     lexical: &[Hit],
     semantic: &[f32],
     params: &FusionParams,
@@ -105,8 +120,13 @@ pub fn fuse(
         FusionMethod::Score => {
             let top = lex.first().map_or(0.0, |h| h.score);
             if top > 0.0 {
-                for h in &lex {
-                    fused[h.doc] += params.w_lexical * h.score / top;
+                let shares = if params.share_pow > 0.0 {
+                    index.match_share(query, &lex.iter().map(|h| h.doc).collect::<Vec<_>>())
+                } else {
+                    vec![1.0; lex.len()]
+                };
+                for (h, share) in lex.iter().zip(shares) {
+                    fused[h.doc] += params.w_lexical * share.powf(params.share_pow) * h.score / top;
                     seen[h.doc] = true;
                 }
             }

@@ -36,16 +36,46 @@ fn fusion_needs_both_rankings_to_agree_and_breaks_ties_by_name() {
     let lexical = [Hit { doc: 0, score: 4.0 }, Hit { doc: 1, score: 3.9 }];
     let semantic = [0.1, 0.9, 0.2, 0.0];
     let p = FusionParams { pool: 4, ..FusionParams::default() };
-    let hits = fuse(&idx, &lexical, &semantic, &p, 4, &|_| true);
+    let hits = fuse(&idx, "alpha bravo", &lexical, &semantic, &p, 4, &|_| true);
     assert_eq!(hits[0].doc, 1, "{hits:?}");
     assert_eq!(hits.len(), 4);
     // equal fused scores: name order
-    let tie = fuse(&idx, &[], &[0.5, 0.5, 0.5, 0.5], &p, 4, &|_| true);
+    let tie = fuse(&idx, "", &[], &[0.5, 0.5, 0.5, 0.5], &p, 4, &|_| true);
     assert_eq!(tie.iter().map(|h| h.doc).collect::<Vec<_>>(), vec![0, 1, 2, 3]);
     // keep filters both rankings
-    let kept = fuse(&idx, &lexical, &semantic, &p, 4, &|d| d != 1);
+    let kept = fuse(&idx, "alpha bravo", &lexical, &semantic, &p, 4, &|d| d != 1);
     assert!(kept.iter().all(|h| h.doc != 1));
     assert_eq!(kept[0].doc, 0);
+}
+
+#[test]
+fn a_lexical_match_that_explains_little_of_the_request_yields_to_meaning() {
+    let idx = SearchIndex::build(vec![
+        SearchDoc {
+            name: "weather_forecast".into(),
+            description: "Forecast for a city.".into(),
+            ..SearchDoc::default()
+        },
+        SearchDoc { name: "city_guide".into(), description: "Sights of a city.".into(), ..SearchDoc::default() },
+    ]);
+    let p = FusionParams { pool: 2, ..FusionParams::default() };
+    // semantic prefers the forecast a little; lexically only `city` matches,
+    // and the guide has it twice
+    let semantic = [0.62, 0.55];
+    let everyday = "will it rain in my city tomorrow";
+    let lexical = idx.search(everyday, 2, &|_| true);
+    assert_eq!(lexical[0].doc, 1, "{lexical:?}");
+    let shares = idx.match_share(everyday, &[0, 1]);
+    assert!(shares[1] < 0.5, "{shares:?}");
+    assert_eq!(fuse(&idx, everyday, &lexical, &semantic, &p, 2, &|_| true)[0].doc, 0);
+    // with the share ignored, the lexical winner keeps its lead
+    let plain = FusionParams { share_pow: 0.0, ..p };
+    assert_eq!(fuse(&idx, everyday, &lexical, &semantic, &plain, 2, &|_| true)[0].doc, 1);
+    // a request in the catalog's words: the lexical match explains it all
+    let literal = "city guide sights";
+    assert_eq!(idx.match_share(literal, &[1]), vec![1.0]);
+    let lexical = idx.search(literal, 2, &|_| true);
+    assert_eq!(fuse(&idx, literal, &lexical, &semantic, &p, 2, &|_| true)[0].doc, 1);
 }
 
 #[test]
@@ -53,8 +83,8 @@ fn rrf_fusion_is_deterministic() {
     let idx = index(&["a", "b", "c"]);
     let p = FusionParams { method: FusionMethod::Rrf, pool: 3, ..FusionParams::default() };
     let lexical = [Hit { doc: 2, score: 1.0 }, Hit { doc: 0, score: 0.5 }];
-    let a = fuse(&idx, &lexical, &[0.3, 0.2, 0.9], &p, 3, &|_| true);
-    let b = fuse(&idx, &lexical, &[0.3, 0.2, 0.9], &p, 3, &|_| true);
+    let a = fuse(&idx, "c a", &lexical, &[0.3, 0.2, 0.9], &p, 3, &|_| true);
+    let b = fuse(&idx, "c a", &lexical, &[0.3, 0.2, 0.9], &p, 3, &|_| true);
     assert_eq!(a, b);
     assert_eq!(a[0].doc, 2);
 }

@@ -91,6 +91,11 @@ pub struct RankParams {
     /// Parameters shared by at least this share of a server's tools are
     /// boilerplate and not indexed (0 = index all).
     pub boiler_share: f32,
+    /// A score is multiplied by `match_share ^ share_pow`: the share of the
+    /// request's content words (by weight and IDF) the tool contains. It
+    /// demotes a tool that scores on one rare word while the tool that
+    /// accounts for the whole request scores a little lower (0 = off).
+    pub share_pow: f32,
 }
 
 impl Default for RankParams {
@@ -123,6 +128,7 @@ impl Default for RankParams {
             bigram: 0.3,
             bigram_gap: 2.0,
             boiler_share: 0.7,
+            share_pow: 0.25,
         }
     }
 }
@@ -162,6 +168,7 @@ impl RankParams {
             bigram: 0.0,
             bigram_gap: 1.0,
             boiler_share: 0.0,
+            share_pow: 0.0,
         }
     }
 
@@ -197,6 +204,7 @@ impl RankParams {
             "w_intent" => &mut self.w_intent,
             "w_opener" => &mut self.w_opener,
             "boiler_share" => &mut self.boiler_share,
+            "share_pow" => &mut self.share_pow,
             "action_penalty" => &mut self.action_penalty,
             "stem" => {
                 self.stem = value != 0.0;

@@ -61,9 +61,9 @@ fn lexical_quality_stays_above_the_floors() {
 // Floors: today's lexical numbers (after the vocabulary audit) minus one query
 // per set (a set loses two queries before it fails). Raise them when the ranker improves; never lower one to make
 // a change pass without saying why in the commit.
-const FLOOR_BFCL: (f64, f64, f64) = (0.553, 0.868, 0.671);
-const FLOOR_AZURE_ODD: (f64, f64, f64) = (0.924, 0.984, 0.95);
+const FLOOR_BFCL: (f64, f64, f64) = (0.592, 0.882, 0.703);
+const FLOOR_AZURE_ODD: (f64, f64, f64) = (0.932, 0.984, 0.953);
 const FLOOR_AZURE_EVEN: (f64, f64, f64) = (0.936, 0.988, 0.959);
-const FLOOR_MIXED: (f64, f64, f64) = (0.93, 0.978, 0.95);
+const FLOOR_MIXED: (f64, f64, f64) = (0.934, 0.978, 0.953);
 const FLOOR_GH: (f64, f64, f64) = (0.714, 0.857, 0.785);
 const FLOOR_LIVE: (f64, f64, f64) = (0.54, 0.783, 0.624);

@@ -31,6 +31,18 @@ pub(super) struct QueryPlan {
     pub action: u8,
     /// Adjacent content-word term pairs with their weight.
     pub pairs: Vec<(u32, u32, f32)>,
+    /// Each content word of the request with every term it reached.
+    pub words: Vec<WordTerms>,
+}
+
+/// One content word of a request: the terms it reached (its stem and its
+/// expansions), its query weight, and its IDF (an unknown word counts as
+/// the rarest: nothing in the catalog says what it means).
+#[derive(Debug, Default, Clone)]
+pub(super) struct WordTerms {
+    pub terms: Vec<u32>,
+    pub weight: f32,
+    pub idf: f32,
 }
 
 impl QueryPlan {
@@ -180,6 +192,8 @@ impl SearchIndex {
         for w in intent_words {
             add(&mut terms, self.term_id(&self.stem_word(w)), p.w_intent);
         }
+        let rarest = self.rarest_idf();
+        let mut word_terms = Vec::with_capacity(content.len());
         for c in &content {
             let before = terms.len();
             let direct = self.term_id(&c.stem);
@@ -218,6 +232,11 @@ impl SearchIndex {
                     add(&mut terms, Some(t), c.weight * p.w_fuzzy * ratio);
                 }
             }
+            word_terms.push(WordTerms {
+                terms: terms[before..].iter().map(|x| x.0).collect(),
+                weight: c.weight,
+                idf: direct.map_or(rarest, |t| self.idf[t as usize]),
+            });
         }
         let mut pairs = Vec::new();
         for i in 1..content.len() {
@@ -245,6 +264,6 @@ impl SearchIndex {
         let idf = terms.iter().map(|&(t, _, c)| self.idf[t as usize].min(c)).collect();
         let terms = terms.into_iter().map(|(t, w, _)| (t, w)).collect();
         let action = shape.opener.map_or(0, |o| self.thesaurus.action(&self.stemmer.stem(o)));
-        QueryPlan { terms, idf, action, pairs }
+        QueryPlan { terms, idf, action, pairs, words: word_terms }
     }
 }

@@ -6,6 +6,28 @@ use std::cmp::Ordering;
 use regex::RegexBuilder;
 
 use super::index::SearchIndex;
+use super::query::QueryPlan;
+
+/// Content words of a request the match share tracks (a bit each); words
+/// past this many count in neither part of the share.
+const MAX_WORDS: usize = 64;
+
+/// Floor of the match share in a score, so that a doc reached only through
+/// terms the request implies keeps an order among its peers.
+const MIN_SHARE: f32 = 1e-3;
+
+/// The weighted share of the request's content words in `mask`.
+fn share_of(plan: &QueryPlan, mask: u64) -> f32 {
+    let (mut found, mut total) = (0f32, 0f32);
+    for (i, w) in plan.words.iter().enumerate().take(MAX_WORDS) {
+        let mass = w.weight * w.idf;
+        total += mass;
+        if mask & (1 << i) != 0 {
+            found += mass;
+        }
+    }
+    if total > 0.0 { found / total } else { 0.0 }
+}
 
 /// One search result: index into [`SearchIndex::docs`] and its score.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -42,6 +64,7 @@ impl SearchIndex {
                 }
             }
         }
+        let found = if p.share_pow > 0.0 { self.words_found(&plan) } else { Vec::new() };
         let mut hits: Vec<Hit> = Vec::new();
         for (d, &s) in acc.iter().enumerate() {
             if s > 0.0 && keep(d) {
@@ -50,6 +73,11 @@ impl SearchIndex {
                 let action = self.name_action[d];
                 if plan.action != 0 && action != 0 && plan.action & action == 0 {
                     score *= p.action_penalty;
+                }
+                if let Some(&mask) = found.get(d) {
+                    // a doc reached only by implied terms (the shape's `list`)
+                    // explains nothing of the request's own words
+                    score *= share_of(&plan, mask).max(MIN_SHARE).powf(p.share_pow);
                 }
                 hits.push(Hit { doc: d, score });
             }
@@ -60,7 +88,7 @@ impl SearchIndex {
     /// Name signals: the share of the doc's name terms present in the query
     /// (weighted by query weight), and the name-IDF mass of those matches
     /// divided by the square root of the name length.
-    fn name_match(&self, doc: usize, plan: &super::query::QueryPlan) -> (f32, f32) {
+    fn name_match(&self, doc: usize, plan: &QueryPlan) -> (f32, f32) {
         let names = &self.name_terms[doc];
         if names.is_empty() {
             return (0.0, 0.0);
@@ -80,6 +108,52 @@ impl SearchIndex {
         }
         let len = names.len() as f32;
         (if total > 0.0 { cov / total } else { 0.0 }, mass / len.sqrt())
+    }
+
+    /// How much of a request each of `docs` accounts for: the share of the
+    /// request's content words, weighted by query weight and IDF, that the
+    /// doc contains itself or through one of the word's expansions. A request
+    /// in the catalog's own words scores near 1 on its tool; one in other
+    /// words than the catalog's (everyday phrasing against terse API text)
+    /// scores low everywhere, which says a lexical ranking of it is a guess.
+    pub fn match_share(&self, query: &str, docs: &[usize]) -> Vec<f32> {
+        let plan = self.analyze(query);
+        docs.iter()
+            .map(|&d| {
+                let mut mask = 0u64;
+                for (i, w) in plan.words.iter().enumerate().take(MAX_WORDS) {
+                    if w.terms.iter().any(|&t| self.contains(t, d)) {
+                        mask |= 1 << i;
+                    }
+                }
+                share_of(&plan, mask)
+            })
+            .collect()
+    }
+
+    /// Per doc, a bit set of the request's content words it contains (its
+    /// stem or an expansion); one pass over the words' postings.
+    fn words_found(&self, plan: &QueryPlan) -> Vec<u64> {
+        let mut found = vec![0u64; self.docs.len()];
+        for (i, w) in plan.words.iter().enumerate().take(MAX_WORDS) {
+            for &t in &w.terms {
+                for post in &self.postings[t as usize] {
+                    found[post.doc as usize] |= 1 << i;
+                }
+            }
+        }
+        found
+    }
+
+    /// Whether `doc` has a posting for `term` (postings are in doc order).
+    fn contains(&self, term: u32, doc: usize) -> bool {
+        self.postings[term as usize].binary_search_by_key(&(doc as u32), |p| p.doc).is_ok()
+    }
+
+    /// The IDF of a term no document has.
+    pub(super) fn rarest_idf(&self) -> f32 {
+        let n = self.docs.len() as f32;
+        (1.0 + (n + 0.5) / 0.5).ln().powf(self.params.idf_pow)
     }
 
     fn cmp_hits(&self, a: &Hit, b: &Hit) -> Ordering {

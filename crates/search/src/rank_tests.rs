@@ -176,3 +176,33 @@ fn word_order_counts_across_a_stopword() {
     assert_eq!(top(&idx, "csv to json"), "data_import");
     assert_eq!(top(&idx, "json to csv"), "data_export");
 }
+
+#[test]
+fn match_share_counts_words_found_directly_or_through_an_expansion() {
+    let idx = catalog();
+    let d = |name: &str| idx.docs().iter().position(|x| x.name == name).unwrap();
+    // every content word is in the key tools (`remove` through its synonym `delete`)
+    let s = idx.match_share("remove a key from the vault", &[d("keyvault_key_delete"), d("read_file")]);
+    assert!((s[0] - 1.0).abs() < 1e-6, "{s:?}");
+    assert_eq!(s[1], 0.0);
+    // a word nothing in the catalog has counts as the rarest, and is missing everywhere
+    let s = idx.match_share("rotate the key zyxwvut", &[d("keyvault_key_get")])[0];
+    assert!(s > 0.0 && s < 0.5, "{s}");
+    assert_eq!(idx.match_share("", &[0]), vec![0.0]);
+}
+
+#[test]
+fn scores_scale_by_the_match_share() {
+    let docs = catalog().docs().to_vec();
+    let off = SearchIndex::build_with(docs.clone(), RankParams { share_pow: 0.0, ..RankParams::default() });
+    let on = SearchIndex::build_with(docs, RankParams { share_pow: 0.5, ..RankParams::default() });
+    let q = "delete the databases of my sql server";
+    let plain = off.search(q, 10, &|_| true);
+    let scaled = on.search(q, 10, &|_| true);
+    assert!(plain.len() >= 3);
+    for h in &scaled {
+        let base = plain.iter().find(|p| p.doc == h.doc).unwrap();
+        let share = on.match_share(q, &[h.doc])[0].max(1e-3);
+        assert!((h.score - base.score * share.sqrt()).abs() < 1e-4, "{h:?} {base:?} {share}");
+    }
+}

@@ -103,7 +103,7 @@ fn the_real_model_ranks_by_meaning_and_caches_vectors() {
         let top = warm.rank(&scores, 3, &|_| true);
         assert_eq!(top[0].doc, want, "{query}: {top:?}");
         let lex = lexical.search(query, 30, &|_| true);
-        let fused = crate::fuse(&lexical, &lex, &scores, &crate::FusionParams::default(), 3, &|_| true);
+        let fused = crate::fuse(&lexical, query, &lex, &scores, &crate::FusionParams::default(), 3, &|_| true);
         assert_eq!(fused[0].doc, want, "{query}: {fused:?}");
     }
     let _ = std::fs::remove_dir_all(&cache);
