@@ -1,6 +1,6 @@
 //! Lexical ranker quality on every dev and sanity set in one process (fast to
 //! rebuild while auditing rules): `cargo run --release -p quiver-search
-//! --features bench --example lexical_eval [-- --baseline]`. Prints, per set,
+//! --features bench --example lexical_eval [-- --baseline] [--set KEY=VALUE ...]`. Prints, per set,
 //! top-1 / top-5 / MRR and the hit count the both-halves rule compares.
 
 #![allow(clippy::print_stdout)]
@@ -15,8 +15,25 @@ fn main() -> anyhow::Result<()> {
     let shared = std::env::var_os("BENCH_DIR").map_or_else(|| root.join("../shared/bench"), PathBuf::from);
     let here = root.join("bench/search");
     let cat = |n: &str| b::load_catalog(&shared.join("catalogs").join(n));
-    let baseline = std::env::args().any(|a| a == "--baseline");
-    let params = || if baseline { RankParams::baseline() } else { RankParams::default() };
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let baseline = args.iter().any(|a| a == "--baseline");
+    // `--set KEY=VALUE` (repeatable): a ranker parameter, as in `quiver bench search`
+    let mut overrides = Vec::new();
+    for pair in args.windows(2).filter(|w| w[0] == "--set") {
+        let (k, v) = pair[1].split_once('=').ok_or_else(|| anyhow::anyhow!("--set {}: expected KEY=VALUE", pair[1]))?;
+        overrides.push((k.to_string(), v.parse::<f32>()?));
+    }
+    let params = || {
+        let mut p = if baseline { RankParams::baseline() } else { RankParams::default() };
+        for (k, v) in &overrides {
+            // validated below, before any index is built
+            let _ = p.set(k, *v);
+        }
+        p
+    };
+    for (k, v) in &overrides {
+        RankParams::default().set(k, *v).map_err(|e| anyhow::anyhow!("--set {k}={v}: {e}"))?;
+    }
     let azure = cat("azure-mcp.json")?;
     let mut mixed: Vec<SearchDoc> = azure.clone();
     mixed.extend(cat("github-mcp.json")?);

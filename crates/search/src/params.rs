@@ -65,6 +65,9 @@ pub struct RankParams {
     pub w_fuzzy: f32,
     /// Weight of words inside `<placeholders>`.
     pub w_placeholder: f32,
+    /// Weight of words in a literal value: quoted text, a path, a file name
+    /// or a URL in the request (the tool's argument, not its description).
+    pub w_literal: f32,
     /// Weight of camelCase/digit pieces whose joined form is a known word.
     pub w_part: f32,
     /// Multiplicative bonus for the share of the name covered by the query.
@@ -116,6 +119,7 @@ impl Default for RankParams {
             w_prefix: 0.7,
             w_fuzzy: 0.5,
             w_placeholder: 1.0,
+            w_literal: 0.4,
             w_part: 0.3,
             coverage: 1.0,
             coverage_idf: 0.0,
@@ -156,6 +160,7 @@ impl RankParams {
             w_prefix: 0.0,
             w_fuzzy: 0.0,
             w_placeholder: 1.0,
+            w_literal: 1.0,
             w_part: 1.0,
             coverage: 0.0,
             coverage_idf: 0.0,
@@ -193,6 +198,7 @@ impl RankParams {
             "w_prefix" => &mut self.w_prefix,
             "w_fuzzy" => &mut self.w_fuzzy,
             "w_placeholder" => &mut self.w_placeholder,
+            "w_literal" => &mut self.w_literal,
             "w_part" => &mut self.w_part,
             "coverage" => &mut self.coverage,
             "coverage_idf" => &mut self.coverage_idf,

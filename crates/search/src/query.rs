@@ -138,6 +138,9 @@ impl SearchIndex {
             }
             let stem = self.stem_word(&w.text);
             let mut weight = if w.placeholder { p.w_placeholder } else { 1.0 };
+            if w.literal {
+                weight *= p.w_literal;
+            }
             if shape.read_opener_pos == Some(w.pos) {
                 weight *= p.w_opener;
             }

@@ -20,6 +20,10 @@ pub struct Word {
     pub pos: u32,
     /// True when the word came from inside a `<placeholder>` in the text.
     pub placeholder: bool,
+    /// True when the word is part of a literal value the text quotes or
+    /// names (`'timeout = 30'`, `src/main.rs`, a URL): an argument for a
+    /// tool, not a description of the tool.
+    pub literal: bool,
     /// How the word relates to the alphanumeric run it came from.
     pub kind: WordKind,
 }
@@ -59,27 +63,35 @@ fn class_of(c: char) -> Class {
 /// Split `text` into lowercase words, appending to `out`.
 pub fn split_words(text: &str, out: &mut Vec<Word>) {
     let mut pos: u32 = out.last().map_or(0, |w| w.pos + 1);
+    let chars: Vec<char> = text.chars().collect();
+    let literal = literal_chars(&chars);
     let mut run: Vec<char> = Vec::new();
     let mut in_placeholder = false;
-    let mut run_placeholder = false;
-    let flush = |run: &mut Vec<char>, pos: &mut u32, ph: bool, out: &mut Vec<Word>| {
+    let mut run_flags = Flags::default();
+    let flush = |run: &mut Vec<char>, pos: &mut u32, flags: Flags, out: &mut Vec<Word>| {
         if !run.is_empty() {
-            emit_run(run, pos, ph, out);
+            emit_run(run, pos, flags, out);
             run.clear();
         }
     };
-    for c in text.chars() {
+    for (i, &c) in chars.iter().enumerate() {
         if is_cjk(c) {
-            flush(&mut run, &mut pos, run_placeholder, out);
-            out.push(Word { text: c.to_string(), pos, placeholder: in_placeholder, kind: WordKind::Whole });
+            flush(&mut run, &mut pos, run_flags, out);
+            out.push(Word {
+                text: c.to_string(),
+                pos,
+                placeholder: in_placeholder,
+                literal: literal[i],
+                kind: WordKind::Whole,
+            });
             pos += 1;
         } else if c.is_alphanumeric() {
             if run.is_empty() {
-                run_placeholder = in_placeholder;
+                run_flags = Flags { placeholder: in_placeholder, literal: literal[i] };
             }
             run.push(c);
         } else {
-            flush(&mut run, &mut pos, run_placeholder, out);
+            flush(&mut run, &mut pos, run_flags, out);
             if c == '<' {
                 in_placeholder = true;
             } else if c == '>' {
@@ -87,10 +99,77 @@ pub fn split_words(text: &str, out: &mut Vec<Word>) {
             }
         }
     }
-    flush(&mut run, &mut pos, run_placeholder, out);
+    flush(&mut run, &mut pos, run_flags, out);
 }
 
-fn emit_run(run: &[char], pos: &mut u32, placeholder: bool, out: &mut Vec<Word>) {
+#[derive(Clone, Copy, Default)]
+struct Flags {
+    placeholder: bool,
+    literal: bool,
+}
+
+/// Which characters belong to a literal value: a span in double quotes or
+/// backticks, a span in single quotes (an apostrophe inside a word, as in
+/// `don't`, opens none), and whitespace-separated tokens shaped like a path,
+/// a file name with an extension, or a URL. A quote without its closing
+/// partner marks nothing.
+fn literal_chars(chars: &[char]) -> Vec<bool> {
+    let mut out = vec![false; chars.len()];
+    let alnum = |i: Option<usize>| i.and_then(|i| chars.get(i)).is_some_and(|c| c.is_alphanumeric());
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        let close = match c {
+            '"' | '`' | '\u{201c}' => {
+                let want = if c == '\u{201c}' { '\u{201d}' } else { c };
+                chars[i + 1..].iter().position(|&x| x == want).map(|p| i + 1 + p)
+            }
+            '\'' | '\u{2018}' if !alnum(i.checked_sub(1)) && alnum(Some(i + 1)) => {
+                let want = if c == '\u{2018}' { '\u{2019}' } else { c };
+                (i + 1..chars.len()).find(|&j| chars[j] == want && !alnum(Some(j + 1)))
+            }
+            _ => None,
+        };
+        if let Some(end) = close {
+            out[i..=end].iter_mut().for_each(|x| *x = true);
+            i = end + 1;
+        } else {
+            i += 1;
+        }
+    }
+    let mut start = 0;
+    for end in (0..=chars.len()).filter(|&j| j == chars.len() || chars[j].is_whitespace()) {
+        if end > start && path_like(&chars[start..end]) {
+            out[start..end].iter_mut().for_each(|x| *x = true);
+        }
+        start = end + 1;
+    }
+    out
+}
+
+/// A token shaped like a path (`src/main.rs`, `./build`, `a/b/c`), a file
+/// name with an extension (`server.toml`) or a URL. One slash between two
+/// words (`CI/CD`, `OGG/Opus`) is prose, not a path.
+fn path_like(token: &[char]) -> bool {
+    let t: String = token.iter().collect();
+    let t = t.trim_end_matches(|c: char| matches!(c, ',' | '.' | ';' | ':' | '!' | '?' | ')' | ']' | '\'' | '"'));
+    let t = t.trim_start_matches(|c: char| matches!(c, '(' | '[' | '\'' | '"'));
+    if t.contains("://") || t.starts_with("./") || t.starts_with("~/") || t.starts_with("../") {
+        return true;
+    }
+    let slashes = t.matches(['/', '\\']).count();
+    let extension = t.rsplit_once('.').is_some_and(|(stem, ext)| {
+        !stem.is_empty()
+            && stem.chars().last().is_some_and(char::is_alphanumeric)
+            && (2..=5).contains(&ext.len())
+            && ext.chars().all(|c| c.is_ascii_alphanumeric())
+            && ext.chars().any(|c| c.is_ascii_alphabetic())
+    });
+    slashes >= 2 || (slashes == 1 && t.len() > 1 && (extension || t.starts_with('/'))) || extension
+}
+
+fn emit_run(run: &[char], pos: &mut u32, flags: Flags, out: &mut Vec<Word>) {
+    let Flags { placeholder, literal } = flags;
     let mut parts: Vec<String> = Vec::new();
     let mut cur = String::new();
 
@@ -117,7 +196,7 @@ fn emit_run(run: &[char], pos: &mut u32, placeholder: bool, out: &mut Vec<Word>)
     }
     let kind = if parts.len() > 1 {
         let joined: String = parts.concat();
-        out.push(Word { text: joined, pos: *pos, placeholder, kind: WordKind::Joined });
+        out.push(Word { text: joined, pos: *pos, placeholder, literal, kind: WordKind::Joined });
         WordKind::Part
     } else {
         WordKind::Whole
@@ -126,7 +205,7 @@ fn emit_run(run: &[char], pos: &mut u32, placeholder: bool, out: &mut Vec<Word>)
         if p.chars().count() < 2 && !p.chars().all(char::is_numeric) {
             continue;
         }
-        out.push(Word { text: p, pos: *pos, placeholder, kind });
+        out.push(Word { text: p, pos: *pos, placeholder, literal, kind });
         *pos += 1;
     }
 }

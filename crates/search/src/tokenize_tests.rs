@@ -55,3 +55,34 @@ fn stemming_and_exceptions() {
     assert_ne!(s.stem("settings"), s.stem("set"));
     assert_eq!(s.stem("k8s"), "k8s");
 }
+
+fn literals(s: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    split_words(s, &mut out);
+    out.into_iter().filter(|w| w.literal).map(|w| w.text).collect()
+}
+
+#[test]
+fn quoted_text_paths_file_names_and_urls_are_literal_values() {
+    assert_eq!(literals("replace 'timeout = 30' with \"timeout = 60\" now"), ["timeout", "30", "timeout", "60"]);
+    assert_eq!(literals("type `yes` into it"), ["yes"]);
+    assert_eq!(literals("say \u{201c}hello\u{201d} and \u{2018}bye\u{2019}"), ["hello", "bye"]);
+    assert_eq!(literals("show me src/main.rs, please"), ["src", "main", "rs"]);
+    assert_eq!(literals("edit server.toml."), ["server", "toml"]);
+    assert_eq!(literals("fetch https://example.com/a and ./run.sh"), ["https", "example", "com", "run", "sh"]);
+    assert_eq!(
+        literals("list a/b/c"),
+        ["a", "b", "c"].iter().filter(|w| w.len() > 1).map(|w| w.to_string()).collect::<Vec<_>>()
+    );
+}
+
+#[test]
+fn apostrophes_prose_slashes_and_versions_are_not_literal() {
+    // contractions and possessives open no quote
+    assert!(literals("don't show the user's keys, it's fine").is_empty());
+    assert!(literals("the users' files").is_empty());
+    // an unclosed quote marks nothing
+    assert!(literals("a \"dangling quote").is_empty());
+    // one slash between words is prose; versions and abbreviations are not file names
+    assert!(literals("set up CI/CD and OGG/Opus audio, e.g. v1.2 or 3.14").is_empty());
+}
