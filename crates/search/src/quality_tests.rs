@@ -61,7 +61,9 @@ fn lexical_quality_stays_above_the_floors() {
 // Floors: today's lexical numbers (after the vocabulary audit) minus one query
 // per set (a set loses two queries before it fails). Raise them when the ranker improves; never lower one to make
 // a change pass without saying why in the commit.
-const FLOOR_BFCL: (f64, f64, f64) = (0.592, 0.882, 0.703);
+// bfcl lowered 0.592 -> 0.590 by the literal-value weight (w_literal): top-1
+// 0.594 -> 0.591 (4 of 1311), top-5 0.882 -> 0.886; kept for its gains elsewhere.
+const FLOOR_BFCL: (f64, f64, f64) = (0.590, 0.884, 0.703);
 const FLOOR_AZURE_ODD: (f64, f64, f64) = (0.932, 0.984, 0.953);
 const FLOOR_AZURE_EVEN: (f64, f64, f64) = (0.936, 0.988, 0.959);
 const FLOOR_MIXED: (f64, f64, f64) = (0.934, 0.978, 0.953);
