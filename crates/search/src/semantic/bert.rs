@@ -242,18 +242,29 @@ impl Layer {
         for row in qkv.chunks_exact_mut(3 * hidden) {
             row.iter_mut().zip(&self.qkv.bias).for_each(|(v, b)| *v += b);
         }
-        let qkv = Tensor::from_vec(qkv, (tokens, 3 * hidden), dev)?;
-        let mut contexts = Vec::with_capacity(spans.len());
+        let mut context = vec![0f32; tokens * hidden];
+        // the product as a tensor, made only when some text is long enough for gemm
+        let mut qkv_tensor = None;
         for s in spans {
+            let rows = &mut context[s.start * hidden..(s.start + s.len) * hidden];
+            if s.len <= SHORT_TEXT {
+                self.attend_short(&qkv[s.start * 3 * hidden..(s.start + s.len) * 3 * hidden], rows);
+                continue;
+            }
+            let qkv = match &qkv_tensor {
+                Some(t) => t,
+                None => qkv_tensor.insert(Tensor::from_slice(&qkv, (tokens, 3 * hidden), dev)?),
+            };
             // (len, 3 x hidden) -> (3, heads, len, head_dim): one copy for q, k and v
             let t = qkv.narrow(0, s.start, s.len)?.reshape((s.len, 3, self.heads, self.head_dim))?;
             let t = t.permute((1, 2, 0, 3))?.contiguous()?;
             let (q, k, v) = (t.get(0)?, t.get(1)?, t.get(2)?);
             let probs = candle_nn::ops::softmax_last_dim(&q.matmul(&k.t()?)?)?;
             // (heads, len, head_dim) -> (len, hidden)
-            contexts.push(probs.matmul(&v)?.transpose(0, 1)?.reshape((s.len, hidden))?);
+            let c: Vec<f32> = probs.matmul(&v)?.transpose(0, 1)?.flatten_all()?.to_vec1()?;
+            rows.copy_from_slice(&c);
         }
-        let context = if contexts.len() == 1 { contexts.remove(0) } else { Tensor::cat(&contexts, 0)? };
+        let context = Tensor::from_vec(context, (tokens, hidden), dev)?;
         let mut attended = self.attn_out.product(&context)?;
         add_norm(&mut attended, &self.attn_out.bias, &x, &self.attn_norm);
         let mut inner = self.inter.product(&Tensor::from_slice(&attended, (tokens, hidden), dev)?)?;
@@ -263,6 +274,54 @@ impl Layer {
         add_norm(&mut out, &self.out.bias, &attended, &self.out_norm);
         Ok(out)
     }
+
+    /// Attention of one short text in plain loops: `qkv` is its rows of
+    /// (query, key, value), `context` receives its rows of hidden values.
+    /// A dozen-token query's scores are a few thousand multiply-adds a head;
+    /// the tensor route costs more than that in reshapes, copies and matmul
+    /// set-up (candle reads /proc/cpuinfo on every matmul to size its threads).
+    fn attend_short(&self, qkv: &[f32], context: &mut [f32]) {
+        let (hidden, d) = (self.heads * self.head_dim, self.head_dim);
+        let len = qkv.len() / (3 * hidden);
+        let mut probs = [0f32; SHORT_TEXT];
+        for h in 0..self.heads {
+            let at = |row: usize, part: usize| &qkv[row * 3 * hidden + part * hidden + h * d..][..d];
+            for i in 0..len {
+                let q = at(i, 0);
+                for (j, p) in probs[..len].iter_mut().enumerate() {
+                    *p = dot(q, at(j, 1));
+                }
+                let max = probs[..len].iter().fold(f32::NEG_INFINITY, |m, &p| m.max(p));
+                let mut sum = 0.0;
+                for p in &mut probs[..len] {
+                    *p = (*p - max).exp();
+                    sum += *p;
+                }
+                let out = &mut context[i * hidden + h * d..][..d];
+                for (j, p) in probs[..len].iter().enumerate() {
+                    let w = p / sum;
+                    out.iter_mut().zip(at(j, 2)).for_each(|(o, v)| *o += w * v);
+                }
+            }
+        }
+    }
+}
+
+/// Longest text whose attention runs in [`Layer::attend_short`]: past about
+/// this many tokens gemm's kernels win over the plain loops.
+const SHORT_TEXT: usize = 32;
+
+/// A dot product in eight lanes, so the compiler can keep it in SIMD registers.
+fn dot(a: &[f32], b: &[f32]) -> f32 {
+    let mut acc = [0f32; 8];
+    let (ac, bc) = (a.chunks_exact(8), b.chunks_exact(8));
+    let tail: f32 = ac.remainder().iter().zip(bc.remainder()).map(|(x, y)| x * y).sum();
+    for (x, y) in ac.zip(bc) {
+        for l in 0..8 {
+            acc[l] += x[l] * y[l];
+        }
+    }
+    acc.iter().sum::<f32>() + tail
 }
 
 pub struct Bert {
