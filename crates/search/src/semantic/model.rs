@@ -7,7 +7,7 @@
 
 use std::path::{Path, PathBuf};
 
-use candle_core::{DType, Device, Tensor};
+use candle_core::{DType, Device};
 use candle_nn::VarBuilder;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
@@ -44,6 +44,10 @@ pub struct Encoder {
     dim: usize,
     id: String,
     device: Device,
+    /// Where a query's forward pass runs (one thread).
+    query_pool: rayon::ThreadPool,
+    /// Where passage batches run (one thread a core).
+    batch_pool: rayon::ThreadPool,
 }
 
 /// Longest input in tokens: tool descriptions past this add little meaning
@@ -98,7 +102,25 @@ impl Encoder {
             .map_err(|e| model_err(dir, format!("model.safetensors: {e}")))?;
         let model =
             Bert::load(vb, &config).map_err(|e| model_err(dir, format!("weights do not fit config.json: {e}")))?;
+        // A query is a dozen token rows: split across threads, each matmul
+        // would wait for a second core that the host is usually busy with.
+        // One thread of its own runs the whole pass, and candle's row ops
+        // (softmax, per-op rayon jobs) stay on it instead of waking the global
+        // pool for every op. Cold builds (thousands of rows a pass) use every
+        // core.
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let pool = |n: usize, name: &'static str| {
+            rayon::ThreadPoolBuilder::new()
+                .num_threads(n)
+                .thread_name(move |i| format!("{name}-{i}"))
+                .build()
+                .map_err(|e| model_err(dir, format!("encoder threads: {e}")))
+        };
+        let query_pool = pool(1, "quiver-encode-query")?;
+        let batch_pool = pool(cores, "quiver-encode")?;
         Ok(Encoder {
+            query_pool,
+            batch_pool,
             model,
             tokenizer,
             pooling,
@@ -130,64 +152,72 @@ impl Encoder {
 
     /// One query vector (with the model's query prefix).
     pub fn encode_query(&self, query: &str) -> Result<Vec<f32>, SemanticError> {
-        let text = format!("{}{}", self.prefixes.query, query);
-        let mut out = self.encode_batch(&[text])?;
+        let ids = self.tokenize(&format!("{}{}", self.prefixes.query, query))?;
+        let mut out = self.query_pool.install(|| self.encode_ids(&[&ids]))?;
         out.pop().ok_or_else(|| SemanticError::Inference("empty batch".into()))
     }
 
-    /// Passage vectors (with the model's passage prefix), in input order.
-    /// Texts are batched by length so a batch pads little.
+    /// Passage vectors (with the model's passage prefix), in input order,
+    /// `batch` texts per forward pass. Texts are batched by token count so
+    /// that texts of like length share a pass.
     pub fn encode_passages(&self, texts: &[String], batch: usize) -> Result<Vec<Vec<f32>>, SemanticError> {
-        let prefixed: Vec<String> = texts.iter().map(|t| format!("{}{}", self.prefixes.passage, t)).collect();
-        let mut order: Vec<usize> = (0..prefixed.len()).collect();
-        order.sort_by_key(|&i| (prefixed[i].len(), i));
-        let mut out = vec![Vec::new(); prefixed.len()];
+        self.batch_pool.install(|| self.encode_passages_here(texts, batch))
+    }
+
+    fn encode_passages_here(&self, texts: &[String], batch: usize) -> Result<Vec<Vec<f32>>, SemanticError> {
+        let ids: Vec<Vec<u32>> = texts
+            .iter()
+            .map(|t| self.tokenize(&format!("{}{}", self.prefixes.passage, t)))
+            .collect::<Result<_, _>>()?;
+        let mut order: Vec<usize> = (0..ids.len()).collect();
+        order.sort_by_key(|&i| (ids[i].len(), i));
+        let mut out = vec![Vec::new(); ids.len()];
         for chunk in order.chunks(batch.max(1)) {
-            let texts: Vec<String> = chunk.iter().map(|&i| prefixed[i].clone()).collect();
-            for (&i, v) in chunk.iter().zip(self.encode_batch(&texts)?) {
+            let batch_ids: Vec<&[u32]> = chunk.iter().map(|&i| ids[i].as_slice()).collect();
+            for (&i, v) in chunk.iter().zip(self.encode_ids(&batch_ids)?) {
                 out[i] = v;
             }
         }
         Ok(out)
     }
 
-    fn encode_batch(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, SemanticError> {
-        let inf = |e: &dyn std::fmt::Display| SemanticError::Inference(e.to_string());
-        let mut encodings = Vec::with_capacity(texts.len());
-        for t in texts {
-            encodings.push(self.tokenizer.encode(t.as_str(), true).map_err(|e| inf(&e))?);
+    /// Token ids of one text, `[CLS]` ... `[SEP]`, truncated to the model's limit.
+    fn tokenize(&self, text: &str) -> Result<Vec<u32>, SemanticError> {
+        let encoding = self.tokenizer.encode(text, true).map_err(|e| SemanticError::Inference(e.to_string()))?;
+        let mut ids = encoding.get_ids().to_vec();
+        if ids.is_empty() {
+            // never the case with [CLS]/[SEP]; a tokenizer without them still needs a row
+            ids.push(self.pad_id);
         }
-        let len = encodings.iter().map(|e| e.get_ids().len()).max().unwrap_or(0).max(1);
-        let n = encodings.len();
-        let mut ids = vec![self.pad_id; n * len];
-        let mut mask = vec![0u32; n * len];
-        for (r, e) in encodings.iter().enumerate() {
-            for (c, (&id, &m)) in e.get_ids().iter().zip(e.get_attention_mask()).enumerate() {
-                ids[r * len + c] = id;
-                mask[r * len + c] = m;
-            }
-        }
-        let dev = &self.device;
-        let ids = Tensor::from_vec(ids, (n, len), dev).map_err(|e| inf(&e))?;
-        let mask = Tensor::from_vec(mask, (n, len), dev).map_err(|e| inf(&e))?;
-        // one text pads nothing: no mask to apply
-        let hidden = self.model.forward(&ids, (n > 1).then_some(&mask)).map_err(|e| inf(&e))?;
-        let pooled = match self.pooling {
-            Pooling::Cls => hidden.narrow(1, 0, 1).and_then(|t| t.squeeze(1)),
-            Pooling::Mean => mask.to_dtype(DType::F32).and_then(|m| {
-                let m = m.unsqueeze(2)?;
-                let sum = hidden.broadcast_mul(&m)?.sum(1)?;
-                let count = m.sum(1)?.clamp(1e-9f32, f32::MAX)?;
-                sum.broadcast_div(&count)
-            }),
-        }
-        .map_err(|e| inf(&e))?;
-        let mut rows: Vec<Vec<f32>> = pooled.to_vec2().map_err(|e| inf(&e))?;
-        if self.normalize {
-            for r in &mut rows {
+        Ok(ids)
+    }
+
+    /// One forward pass over several texts' token ids, then pooling (and
+    /// normalization when the model asks for it).
+    fn encode_ids(&self, texts: &[&[u32]]) -> Result<Vec<Vec<f32>>, SemanticError> {
+        let inf = |e: candle_core::Error| SemanticError::Inference(e.to_string());
+        let (hidden, spans) = self.model.forward(texts, &self.device).map_err(inf)?;
+        let dim = self.dim;
+        let mut rows = Vec::with_capacity(spans.len());
+        for s in spans {
+            let tokens = &hidden[s.start * dim..(s.start + s.len) * dim];
+            let mut r = match self.pooling {
+                Pooling::Cls => tokens[..dim].to_vec(),
+                Pooling::Mean => {
+                    let mut sum = vec![0f32; dim];
+                    for t in tokens.chunks_exact(dim) {
+                        sum.iter_mut().zip(t).for_each(|(a, x)| *a += x);
+                    }
+                    let n = s.len.max(1) as f32;
+                    sum.iter_mut().for_each(|a| *a /= n);
+                    sum
+                }
+            };
+            if self.normalize {
                 let norm = r.iter().map(|x| x * x).sum::<f32>().sqrt().max(1e-12);
                 r.iter_mut().for_each(|x| *x /= norm);
             }
+            rows.push(r);
         }
         Ok(rows)
     }

@@ -2,6 +2,7 @@
 //! `QUIVER_TEST_SEARCH_MODEL` names one; CI sets it and requires it.
 
 use super::*;
+use crate::semantic::bert::reference::ReferenceBert;
 use crate::semantic::{SemanticIndex, test_model_dir};
 use crate::{SearchDoc, SearchIndex};
 
@@ -150,4 +151,95 @@ fn encoder_and_index_can_move_to_a_background_thread() {
     fn send_sync<T: Send + Sync>() {}
     send_sync::<Encoder>();
     send_sync::<SemanticIndex>();
+}
+
+/// The encoder before the speed work (`bert_reference.rs`) run the old way:
+/// the batch padded to its longest text, an attention mask when it holds
+/// more than one, then pooling and normalization.
+fn reference_vectors(enc: &Encoder, reference: &ReferenceBert, texts: &[String]) -> Vec<Vec<f32>> {
+    let encodings: Vec<_> = texts.iter().map(|t| enc.tokenizer.encode(t.as_str(), true).unwrap()).collect();
+    let len = encodings.iter().map(|e| e.get_ids().len()).max().unwrap().max(1);
+    let n = encodings.len();
+    let mut ids = vec![enc.pad_id; n * len];
+    let mut mask = vec![0u32; n * len];
+    for (r, e) in encodings.iter().enumerate() {
+        for (c, (&id, &m)) in e.get_ids().iter().zip(e.get_attention_mask()).enumerate() {
+            ids[r * len + c] = id;
+            mask[r * len + c] = m;
+        }
+    }
+    let ids = candle_core::Tensor::from_vec(ids, (n, len), &enc.device).unwrap();
+    let mask = candle_core::Tensor::from_vec(mask, (n, len), &enc.device).unwrap();
+    let hidden = reference.forward(&ids, (n > 1).then_some(&mask)).unwrap();
+    let pooled = match enc.pooling {
+        Pooling::Cls => hidden.narrow(1, 0, 1).unwrap().squeeze(1).unwrap(),
+        Pooling::Mean => {
+            let m = mask.to_dtype(DType::F32).unwrap().unsqueeze(2).unwrap();
+            let sum = hidden.broadcast_mul(&m).unwrap().sum(1).unwrap();
+            sum.broadcast_div(&m.sum(1).unwrap()).unwrap()
+        }
+    };
+    let mut rows: Vec<Vec<f32>> = pooled.to_vec2().unwrap();
+    if enc.normalize {
+        for r in &mut rows {
+            let norm = r.iter().map(|x| x * x).sum::<f32>().sqrt();
+            r.iter_mut().for_each(|x| *x /= norm);
+        }
+    }
+    rows
+}
+
+fn cosine(a: &[f32], b: &[f32]) -> f64 {
+    let dot: f64 = a.iter().zip(b).map(|(x, y)| f64::from(*x) * f64::from(*y)).sum();
+    let norm = |v: &[f32]| v.iter().map(|x| f64::from(*x).powi(2)).sum::<f64>().sqrt();
+    dot / (norm(a) * norm(b))
+}
+
+#[test]
+fn the_fast_forward_gives_the_reference_encoders_vectors() {
+    let Some(dir) = test_model_dir() else { return };
+    let enc = Encoder::load(&dir).unwrap();
+    let config: Value = serde_json::from_str(&std::fs::read_to_string(dir.join("config.json")).unwrap()).unwrap();
+    let config = BertConfig::from_json(&config).unwrap();
+    let weights = std::fs::read(dir.join("model.safetensors")).unwrap();
+    let vb = VarBuilder::from_buffered_safetensors(weights, DType::F32, &enc.device).unwrap();
+    let reference = ReferenceBert::load(vb, &config).unwrap();
+
+    let long = "Lists every storage account in the subscription with its kind, region, replication and access tier, \
+                then the containers of each and the size of their blobs. "
+        .repeat(12);
+    let texts: Vec<String> = [
+        "what's the weather like tomorrow",
+        "commit",
+        "",
+        long.as_str(),
+        "create issue: Create a new issue in a GitHub repository.",
+        "列出所有存储账户",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let mut worst = (f64::MAX, String::new());
+    let mut check = |what: &str, got: &[Vec<f32>], want: &[Vec<f32>]| {
+        assert_eq!(got.len(), want.len(), "{what}");
+        for (i, (g, w)) in got.iter().zip(want).enumerate() {
+            let c = cosine(g, w);
+            if c < worst.0 {
+                worst = (c, format!("{what} #{i}"));
+            }
+        }
+    };
+    // one text at a time (no padding in either path): the query path
+    for t in &texts {
+        let q = format!("{}{t}", enc.prefixes.query);
+        check("single", &[enc.encode_query(t).unwrap()], &reference_vectors(&enc, &reference, &[q]));
+    }
+    // all in one padded, masked reference batch; the fast path in one pass,
+    // then two texts a pass (sorted by length, several passes)
+    let prefixed: Vec<String> = texts.iter().map(|t| format!("{}{t}", enc.prefixes.passage)).collect();
+    let want = reference_vectors(&enc, &reference, &prefixed);
+    check("batched", &enc.encode_passages(&texts, 64).unwrap(), &want);
+    check("batches of 2", &enc.encode_passages(&texts, 2).unwrap(), &want);
+    eprintln!("worst cosine against the reference encoder: 1 - {:.2e} ({})", 1.0 - worst.0, worst.1);
+    assert!(worst.0 >= 0.99999, "worst cosine {} at {}", worst.0, worst.1);
 }
