@@ -3,15 +3,18 @@
 //!
 //! Two rmcp clients run side by side: one talks to the reference
 //! `server-everything` directly (stdio), the other to `quiver mcp serve`
-//! (stdio), which has the same server configured downstream. Calls to `echo`
-//! alternate between the two, so both see the same machine load; the report is
-//! p50/p99 of each path, their difference (the gateway's cost), and calls per
-//! second through the gateway, sequential and with concurrent callers.
+//! (stdio), which has the same server configured downstream. Calls alternate
+//! between the two, so both see the same machine load; the report is p50/p99
+//! of each path and their difference (the gateway's cost) for a text call
+//! (`echo`) and an image call (`get-tiny-image`: a base64 PNG block the gateway
+//! passes on verbatim), then calls per second with concurrent callers, direct
+//! and through the gateway, measured one after the other in the same run.
 //!
 //! ```text
 //! cargo build --release -p quiver-cli
 //! npm ci --prefix crates/mcp/tests/node
 //! cargo run --release -p quiver-mcp --example gateway_latency -- [--quiver target/release/quiver] [--calls 2000]
+//!     [--concurrency 8] [--seconds 5] [--rounds 3]
 //! ```
 #![allow(clippy::print_stdout)]
 
@@ -34,6 +37,7 @@ struct Options {
     calls: usize,
     concurrency: usize,
     seconds: u64,
+    rounds: usize,
 }
 
 fn options() -> anyhow::Result<Options> {
@@ -46,6 +50,7 @@ fn options() -> anyhow::Result<Options> {
         calls: 2000,
         concurrency: 8,
         seconds: 5,
+        rounds: 3,
     };
     let mut args = std::env::args().skip(1);
     while let Some(flag) = args.next() {
@@ -56,6 +61,7 @@ fn options() -> anyhow::Result<Options> {
             "--calls" => o.calls = value.parse()?,
             "--concurrency" => o.concurrency = value.parse()?,
             "--seconds" => o.seconds = value.parse()?,
+            "--rounds" => o.rounds = value.parse::<usize>()?.max(1),
             other => bail!("unknown flag {other}"),
         }
     }
@@ -68,9 +74,31 @@ fn options() -> anyhow::Result<Options> {
     Ok(o)
 }
 
-async fn spawn(cmd: tokio::process::Command) -> anyhow::Result<Client> {
+async fn spawn(cmd: tokio::process::Command) -> anyhow::Result<(Client, u32)> {
     let (transport, _) = TokioChildProcess::builder(cmd).stderr(std::process::Stdio::null()).spawn()?;
-    Ok(().serve(transport).await?)
+    let pid = transport.id().context("the child has no pid")?;
+    Ok((().serve(transport).await?, pid))
+}
+
+/// CPU time (user + system) a process has used, in seconds; `/proc` counts in
+/// USER_HZ ticks, which Linux fixes at 100 for userspace.
+fn cpu_seconds(pid: u32) -> f64 {
+    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else { return 0.0 };
+    // The command name (field 2) may hold spaces; fields after it are plain.
+    let after = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
+    let fields: Vec<&str> = after.split_whitespace().collect();
+    let tick = |i: usize| fields.get(i).and_then(|f| f.parse::<f64>().ok()).unwrap_or(0.0);
+    (tick(11) + tick(12)) / 100.0
+}
+
+/// The pids of a process's children (all its threads').
+fn children(pid: u32) -> Vec<u32> {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else { return Vec::new() };
+    tasks
+        .flatten()
+        .filter_map(|t| std::fs::read_to_string(t.path().join("children")).ok())
+        .flat_map(|c| c.split_whitespace().filter_map(|p| p.parse().ok()).collect::<Vec<u32>>())
+        .collect()
 }
 
 async fn call(client: &Client, tool: &str, args: Value) -> anyhow::Result<CallToolResult> {
@@ -91,6 +119,68 @@ fn echo_args(i: usize) -> Value {
     Value::Object(map)
 }
 
+fn no_args(_: usize) -> Value {
+    Value::Object(Map::new())
+}
+
+/// One tool measured on both paths.
+struct Probe {
+    label: &'static str,
+    direct: &'static str,
+    proxied: &'static str,
+    args: fn(usize) -> Value,
+    /// Checks a result is what the tool gives (an image call must carry its image).
+    check: fn(&CallToolResult) -> bool,
+}
+
+const PROBES: &[Probe] = &[
+    Probe { label: "echo", direct: "echo", proxied: "mcp__everything__echo", args: echo_args, check: |_| true },
+    Probe {
+        label: "image",
+        direct: "get-tiny-image",
+        proxied: "mcp__everything__get-tiny-image",
+        args: no_args,
+        check: |r| r.content.iter().any(|c| c.as_image().is_some_and(|i| !i.data.is_empty())),
+    },
+];
+
+/// Latency of each path for `probe`, interleaved: (direct, gateway) sorted.
+async fn latencies(
+    direct: &Client,
+    gateway: &Client,
+    probe: &Probe,
+    calls: usize,
+) -> anyhow::Result<(Vec<Duration>, Vec<Duration>)> {
+    // Warm both paths (JIT in node, connection setup, allocator).
+    for i in 0..200 {
+        call(direct, probe.direct, (probe.args)(i)).await?;
+        call(gateway, probe.proxied, (probe.args)(i)).await?;
+    }
+    let mut direct_times = Vec::with_capacity(calls);
+    let mut gateway_times = Vec::with_capacity(calls);
+    for i in 0..calls {
+        // Alternate which goes first so neither path always gets a warm cache line.
+        for via_gateway in [i % 2 == 0, i % 2 != 0] {
+            let start = Instant::now();
+            let result = if via_gateway {
+                let r = call(gateway, probe.proxied, (probe.args)(i)).await?;
+                gateway_times.push(start.elapsed());
+                r
+            } else {
+                let r = call(direct, probe.direct, (probe.args)(i)).await?;
+                direct_times.push(start.elapsed());
+                r
+            };
+            if !(probe.check)(&result) {
+                bail!("{} gave an unexpected result: {:?}", probe.label, result.content);
+            }
+        }
+    }
+    direct_times.sort();
+    gateway_times.sort();
+    Ok((direct_times, gateway_times))
+}
+
 fn percentile(sorted: &[Duration], p: f64) -> Duration {
     if sorted.is_empty() {
         return Duration::ZERO;
@@ -103,8 +193,14 @@ fn us(d: Duration) -> f64 {
     d.as_secs_f64() * 1e6
 }
 
-/// Calls per second with `concurrency` callers sharing one connection.
-async fn throughput(client: Arc<Client>, tool: &'static str, concurrency: usize, seconds: u64) -> anyhow::Result<f64> {
+/// Calls made with `concurrency` callers sharing one connection for `seconds`,
+/// and the seconds it took.
+async fn throughput(
+    client: Arc<Client>,
+    tool: &'static str,
+    concurrency: usize,
+    seconds: u64,
+) -> anyhow::Result<(usize, f64)> {
     let deadline = Instant::now() + Duration::from_secs(seconds);
     let start = Instant::now();
     let mut tasks = Vec::new();
@@ -123,7 +219,20 @@ async fn throughput(client: Arc<Client>, tool: &'static str, concurrency: usize,
     for task in tasks {
         total += task.await??;
     }
-    Ok(total as f64 / start.elapsed().as_secs_f64())
+    Ok((total, start.elapsed().as_secs_f64()))
+}
+
+/// Calls per second and CPU microseconds per call of each process in `pids`.
+async fn measured(
+    client: &Arc<Client>,
+    tool: &'static str,
+    o: &Options,
+    pids: &[u32],
+) -> anyhow::Result<(f64, Vec<f64>)> {
+    let before: Vec<f64> = pids.iter().map(|p| cpu_seconds(*p)).collect();
+    let (calls, secs) = throughput(client.clone(), tool, o.concurrency, o.seconds).await?;
+    let per_call = pids.iter().zip(before).map(|(p, b)| (cpu_seconds(*p) - b) * 1e6 / calls.max(1) as f64).collect();
+    Ok((calls as f64 / secs, per_call))
 }
 
 fn workspace(everything: &Path) -> anyhow::Result<tempfile::TempDir> {
@@ -132,7 +241,10 @@ fn workspace(everything: &Path) -> anyhow::Result<tempfile::TempDir> {
         "[mcp_servers.everything]\ncommand = \"node\"\nargs = [{}, \"stdio\"]\n",
         serde_json::to_string(&everything.display().to_string())?
     );
-    std::fs::write(dir.path().join("quiver.toml"), config)?;
+    // The user's own config: a server in the workspace's quiver.toml would
+    // need the user's approval before it starts (a cloned repo runs nothing).
+    std::fs::create_dir_all(dir.path().join("user-config"))?;
+    std::fs::write(dir.path().join("user-config/config.toml"), config)?;
     Ok(dir)
 }
 
@@ -143,7 +255,8 @@ async fn main() -> anyhow::Result<()> {
 
     let mut direct_cmd = tokio::process::Command::new("node");
     direct_cmd.arg(&o.everything).arg("stdio");
-    let direct = Arc::new(spawn(direct_cmd).await.context("starting server-everything")?);
+    let (direct, direct_pid) = spawn(direct_cmd).await.context("starting server-everything")?;
+    let direct = Arc::new(direct);
 
     let mut gateway_cmd = tokio::process::Command::new(&o.quiver);
     gateway_cmd
@@ -152,47 +265,53 @@ async fn main() -> anyhow::Result<()> {
         .env("QUIVER_CONFIG_DIR", dir.path().join("user-config"))
         .env("QUIVER_CACHE_DIR", dir.path().join("cache"))
         .env("QUIVER_LOG", "error");
-    let gateway = Arc::new(spawn(gateway_cmd).await.context("starting quiver mcp serve")?);
+    let (gateway, gateway_pid) = spawn(gateway_cmd).await.context("starting quiver mcp serve")?;
+    let gateway = Arc::new(gateway);
     call(&gateway, "mcp_discover", json!({"server": "everything"})).await.context("connecting downstream")?;
-
-    const PROXIED: &str = "mcp__everything__echo";
-    // Warm both paths (JIT in node, connection setup, allocator).
-    for i in 0..200 {
-        call(&direct, "echo", echo_args(i)).await?;
-        call(&gateway, PROXIED, echo_args(i)).await?;
-    }
-
-    let mut direct_times = Vec::with_capacity(o.calls);
-    let mut gateway_times = Vec::with_capacity(o.calls);
-    for i in 0..o.calls {
-        // Alternate which goes first so neither path always gets a warm cache line.
-        let order = [i % 2 == 0, i % 2 != 0];
-        for via_gateway in order {
-            let start = Instant::now();
-            if via_gateway {
-                call(&gateway, PROXIED, echo_args(i)).await?;
-                gateway_times.push(start.elapsed());
-            } else {
-                call(&direct, "echo", echo_args(i)).await?;
-                direct_times.push(start.elapsed());
-            }
-        }
-    }
-    direct_times.sort();
-    gateway_times.sort();
-    let (d50, d99) = (percentile(&direct_times, 50.0), percentile(&direct_times, 99.0));
-    let (g50, g99) = (percentile(&gateway_times, 50.0), percentile(&gateway_times, 99.0));
-    let gateway_sum: Duration = gateway_times.iter().sum();
-
-    let seq_cps = o.calls as f64 / gateway_sum.as_secs_f64();
-    let direct_cps = throughput(direct.clone(), "echo", o.concurrency, o.seconds).await?;
-    let gateway_cps = throughput(gateway.clone(), PROXIED, o.concurrency, o.seconds).await?;
+    let downstream_pid = *children(gateway_pid).first().context("quiver started no downstream server")?;
 
     println!("calls per path: {} (interleaved, after 200 warm-up calls each)", o.calls);
-    println!("direct  echo:   p50 {:8.1} us   p99 {:8.1} us", us(d50), us(d99));
-    println!("gateway echo:   p50 {:8.1} us   p99 {:8.1} us", us(g50), us(g99));
-    println!("gateway adds:   p50 {:8.1} us   p99 {:8.1} us", us(g50) - us(d50), us(g99) - us(d99));
-    println!("gateway calls/s: {seq_cps:.0} sequential; {gateway_cps:.0} with {} concurrent callers", o.concurrency);
-    println!("direct  calls/s: {direct_cps:.0} with {} concurrent callers", o.concurrency);
+    for probe in PROBES {
+        let (direct_times, gateway_times) = latencies(&direct, &gateway, probe, o.calls).await?;
+        let (d50, d99) = (percentile(&direct_times, 50.0), percentile(&direct_times, 99.0));
+        let (g50, g99) = (percentile(&gateway_times, 50.0), percentile(&gateway_times, 99.0));
+        let label = probe.label;
+        println!("direct  {label:5}:  p50 {:8.1} us   p99 {:8.1} us", us(d50), us(d99));
+        println!("gateway {label:5}:  p50 {:8.1} us   p99 {:8.1} us", us(g50), us(g99));
+        println!("gateway adds:   p50 {:8.1} us   p99 {:8.1} us", us(g50) - us(d50), us(g99) - us(d99));
+        if probe.label == "echo" {
+            let gateway_sum: Duration = gateway_times.iter().sum();
+            println!("gateway calls/s sequential: {:.0}", o.calls as f64 / gateway_sum.as_secs_f64());
+        }
+    }
+
+    // Same load on both: `concurrency` callers on one connection for `seconds`,
+    // direct then gateway, `rounds` times (the machine's other load moves).
+    // CPU per call says where a gateway call's cost goes (this machine's
+    // cores are shared by the caller, node and quiver).
+    let (mut direct_sum, mut gateway_sum) = (0.0, 0.0);
+    for round in 1..=o.rounds {
+        let (direct_cps, direct_cpu) = measured(&direct, "echo", &o, &[direct_pid]).await?;
+        let (gateway_cps, gateway_cpu) =
+            measured(&gateway, "mcp__everything__echo", &o, &[gateway_pid, downstream_pid]).await?;
+        println!(
+            "round {round}: echo with {} concurrent callers: direct {direct_cps:.0} calls/s, gateway {gateway_cps:.0} \
+             calls/s ({:.0}% of direct); CPU per call: direct node {:.0} us; gateway quiver {:.0} us + node {:.0} us",
+            o.concurrency,
+            100.0 * gateway_cps / direct_cps,
+            direct_cpu[0],
+            gateway_cpu[0],
+            gateway_cpu[1],
+        );
+        direct_sum += direct_cps;
+        gateway_sum += gateway_cps;
+    }
+    println!(
+        "mean of {} rounds: direct {:.0} calls/s, gateway {:.0} calls/s ({:.0}% of direct)",
+        o.rounds,
+        direct_sum / o.rounds as f64,
+        gateway_sum / o.rounds as f64,
+        100.0 * gateway_sum / direct_sum
+    );
     Ok(())
 }

@@ -20,7 +20,7 @@
 //!   cancelled, or the tool timeout fired) sends `notifications/cancelled`.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use rmcp::model::{ErrorCode, ProgressNotificationParam, ProgressToken};
@@ -64,6 +64,10 @@ pub(crate) struct Relay {
     /// The upstream of the call that finished last, and when: a log message
     /// the server sent just before its answer can be handled after it.
     finished: Mutex<Option<(std::time::Instant, Upstream)>>,
+    /// Notifications read from the server and not yet forwarded upstream
+    /// (see `client::ordered`), and the signal that the count dropped.
+    forwarding: AtomicUsize,
+    forwarded: tokio::sync::Notify,
 }
 
 impl Relay {
@@ -89,6 +93,41 @@ impl Relay {
         self.newest().or_else(|| {
             lock(&self.finished).as_ref().filter(|(at, _)| at.elapsed() < PROGRESS_LINGER).map(|(_, u)| u.clone())
         })
+    }
+
+    /// A notification to forward was read from the server.
+    pub(crate) fn forward_started(&self) {
+        self.forwarding.fetch_add(1, Ordering::SeqCst);
+    }
+
+    /// That notification was forwarded (or had nowhere to go).
+    pub(crate) fn forward_done(&self) {
+        let before = self.forwarding.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| Some(n.saturating_sub(1)));
+        if before.is_ok_and(|n| n <= 1) {
+            self.forwarded.notify_waiters();
+        }
+    }
+
+    /// Waits until every notification read so far has been forwarded, so an
+    /// answer read after them reaches the client after them. Bounded: a
+    /// notification rmcp never handed to the handler must not hold up every
+    /// later answer, so past the bound the count is cleared.
+    pub(crate) async fn forwards_settled(&self) {
+        let settled = async {
+            loop {
+                let signal = self.forwarded.notified();
+                tokio::pin!(signal);
+                signal.as_mut().enable();
+                if self.forwarding.load(Ordering::SeqCst) == 0 {
+                    return;
+                }
+                signal.await;
+            }
+        };
+        if tokio::time::timeout(FORWARD_BOUND, settled).await.is_err() {
+            tracing::debug!("notifications from a server were not forwarded in time; answering anyway");
+            self.forwarding.store(0, Ordering::SeqCst);
+        }
     }
 
     pub(crate) async fn forward_progress(&self, mut params: ProgressNotificationParam) {
@@ -143,6 +182,9 @@ pub(crate) struct CallGuard {
 /// notification to its handler as its own task, so the server's last progress
 /// notification (sent before its answer) can be handled after the answer was.
 const PROGRESS_LINGER: std::time::Duration = std::time::Duration::from_millis(2000);
+
+/// How long an answer waits for the notifications read before it to be forwarded.
+const FORWARD_BOUND: std::time::Duration = std::time::Duration::from_millis(500);
 
 impl Drop for CallGuard {
     fn drop(&mut self) {

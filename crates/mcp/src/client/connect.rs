@@ -16,11 +16,13 @@ use rmcp::model::{
     LoggingMessageNotificationParam, ProgressNotificationParam, ProtocolVersion,
 };
 use rmcp::service::{NotificationContext, RequestContext, RunningService};
+use rmcp::transport::IntoTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use rmcp::{ClientHandler, RoleClient, ServiceExt};
 
 use super::events::DownstreamEvent;
+use super::ordered::Ordered;
 use super::stderr::StderrTail;
 use crate::config::{ServerConfig, Transport};
 use crate::relay::Relay;
@@ -103,6 +105,7 @@ impl ClientHandler for ClientState {
 
     async fn on_progress(&self, params: ProgressNotificationParam, _context: NotificationContext<RoleClient>) {
         self.relay.forward_progress(params).await;
+        self.relay.forward_done();
     }
 
     async fn on_logging_message(
@@ -118,6 +121,7 @@ impl ClientHandler for ClientState {
             }
             None => tracing::info!(server = %self.server, level = ?params.level, data = %params.data, "MCP server log"),
         }
+        self.relay.forward_done();
     }
 
     async fn create_message(
@@ -244,6 +248,7 @@ pub(crate) async fn open(
             if let Some(pipe) = stderr_pipe {
                 stderr.spawn_reader(config.name.clone(), pipe);
             }
+            let transport = Ordered::new(transport.into_transport(), Arc::clone(&relay));
             let service =
                 state.serve(transport).await.map_err(|e| format!("the MCP handshake with `{command}` failed: {e}"))?;
             Ok(Connection { service, pid, relay, _job: job })
@@ -273,9 +278,12 @@ pub(crate) async fn open(
             let opened = match oauth {
                 Some(client) => {
                     let transport = StreamableHttpClientTransport::with_client(client, transport_config);
-                    state.serve(transport).await
+                    state.serve(Ordered::new(transport, Arc::clone(&relay))).await
                 }
-                None => state.serve(StreamableHttpClientTransport::from_config(transport_config)).await,
+                None => {
+                    let transport = StreamableHttpClientTransport::from_config(transport_config);
+                    state.serve(Ordered::new(transport, Arc::clone(&relay))).await
+                }
             };
             let service = opened.map_err(|e| match e.auth_challenge() {
                 Some(_) => super::oauth::login_needed(config),

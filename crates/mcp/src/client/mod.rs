@@ -17,6 +17,7 @@ pub mod content;
 pub mod discovery;
 pub mod events;
 pub mod oauth;
+mod ordered;
 pub mod probe;
 pub mod provider;
 mod tls;

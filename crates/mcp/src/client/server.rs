@@ -502,6 +502,8 @@ async fn call_relayed(conn: &Connection, params: CallToolRequestParams) -> Resul
     let _in_flight = relay::current().map(|up| conn.relay.enter(up, Some(handle.progress_token.clone())));
     let response = handle.await_response().await;
     cancel.done = true;
+    // Progress and log messages the server sent before its answer go up first.
+    conn.relay.forwards_settled().await;
     match response? {
         ServerResult::CallToolResult(result) => Ok(CallToolResponse::Complete(result)),
         ServerResult::InputRequiredResult(result) => Ok(CallToolResponse::InputRequired(result)),

@@ -13,13 +13,15 @@
 //! - [`approver`]: approvals over MCP elicitation;
 //! - [`passthrough`]: resources, prompts and completion of the servers behind,
 //!   and how their names and URIs are prefixed;
-//! - [`http`]: the streamable HTTP transport and its guards.
+//! - [`http`]: the streamable HTTP transport and its guards;
+//! - [`stdio`]: stdin/stdout through the event loop when they are pipes.
 
 pub mod approver;
 pub mod convert;
 pub mod handler;
 pub mod http;
 pub mod passthrough;
+pub mod stdio;
 
 use std::sync::Arc;
 
@@ -32,7 +34,7 @@ pub use http::{HttpOptions, HttpServer, MCP_PATH};
 /// Serves one session over stdin/stdout until the client disconnects.
 pub async fn serve_stdio(surface: Arc<Surface>) -> anyhow::Result<()> {
     let server =
-        QuiverServer::new(surface).serve(rmcp::transport::stdio()).await.context("MCP handshake over stdio failed")?;
+        QuiverServer::new(surface).serve(stdio::transport()).await.context("MCP handshake over stdio failed")?;
     server.waiting().await.context("MCP stdio session ended with an error")?;
     Ok(())
 }

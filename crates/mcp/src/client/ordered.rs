@@ -1,0 +1,69 @@
+//! Keeps a downstream server's notifications ahead of the answer they preceded.
+//!
+//! A server reports progress (or logs) and then answers; the client in front
+//! of quiver must see them in that order, or it has stopped listening for
+//! that call (over streamable HTTP the call's stream closes with its answer).
+//! rmcp hands each notification to its handler as a task of its own, so the
+//! answer can overtake the forward. This transport wrapper counts a
+//! notification the gateway forwards at the moment it is read, in the order
+//! the server sent it; the handler settles the count once forwarded, and a
+//! call waits for the count to settle before it returns its answer
+//! ([`Relay::forwards_settled`]).
+
+use std::future::Future;
+use std::sync::Arc;
+
+use rmcp::RoleClient;
+use rmcp::model::{JsonRpcMessage, ServerNotification};
+use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
+use rmcp::transport::Transport;
+
+use crate::relay::Relay;
+
+pub(crate) struct Ordered<T> {
+    inner: T,
+    relay: Arc<Relay>,
+}
+
+impl<T> Ordered<T> {
+    pub(crate) fn new(inner: T, relay: Arc<Relay>) -> Self {
+        Ordered { inner, relay }
+    }
+}
+
+/// Whether the gateway forwards this notification upstream (and so counts it).
+pub(crate) fn is_forwarded(notification: &ServerNotification) -> bool {
+    matches!(
+        notification,
+        ServerNotification::ProgressNotification(_) | ServerNotification::LoggingMessageNotification(_)
+    )
+}
+
+impl<T: Transport<RoleClient> + 'static> Transport<RoleClient> for Ordered<T> {
+    type Error = T::Error;
+
+    fn send(
+        &mut self,
+        item: TxJsonRpcMessage<RoleClient>,
+    ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+        self.inner.send(item)
+    }
+
+    fn receive(&mut self) -> impl Future<Output = Option<RxJsonRpcMessage<RoleClient>>> + Send {
+        let relay = Arc::clone(&self.relay);
+        let received = self.inner.receive();
+        async move {
+            let message = received.await;
+            if let Some(JsonRpcMessage::Notification(n)) = &message
+                && is_forwarded(&n.notification)
+            {
+                relay.forward_started();
+            }
+            message
+        }
+    }
+
+    fn close(&mut self) -> impl Future<Output = Result<(), Self::Error>> + Send {
+        self.inner.close()
+    }
+}
