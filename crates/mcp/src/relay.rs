@@ -233,3 +233,7 @@ impl Drop for CancelOnDrop {
         }
     }
 }
+
+#[cfg(test)]
+#[path = "relay_tests.rs"]
+mod tests;

@@ -152,8 +152,8 @@ fn literal_chars(chars: &[char]) -> Vec<bool> {
 /// words (`CI/CD`, `OGG/Opus`) is prose, not a path.
 fn path_like(token: &[char]) -> bool {
     let t: String = token.iter().collect();
-    let t = t.trim_end_matches(|c: char| matches!(c, ',' | '.' | ';' | ':' | '!' | '?' | ')' | ']' | '\'' | '"'));
-    let t = t.trim_start_matches(|c: char| matches!(c, '(' | '[' | '\'' | '"'));
+    let t = t.trim_end_matches([',', '.', ';', ':', '!', '?', ')', ']', '\'', '"']);
+    let t = t.trim_start_matches(['(', '[', '\'', '"']);
     if t.contains("://") || t.starts_with("./") || t.starts_with("~/") || t.starts_with("../") {
         return true;
     }
@@ -165,7 +165,7 @@ fn path_like(token: &[char]) -> bool {
             && ext.chars().all(|c| c.is_ascii_alphanumeric())
             && ext.chars().any(|c| c.is_ascii_alphabetic())
     });
-    slashes >= 2 || (slashes == 1 && t.len() > 1 && (extension || t.starts_with('/'))) || extension
+    slashes >= 2 || extension || (slashes == 1 && t.len() > 1 && t.starts_with('/'))
 }
 
 fn emit_run(run: &[char], pos: &mut u32, flags: Flags, out: &mut Vec<Word>) {

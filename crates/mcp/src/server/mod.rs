@@ -14,7 +14,7 @@
 //! - [`passthrough`]: resources, prompts and completion of the servers behind,
 //!   and how their names and URIs are prefixed;
 //! - [`http`]: the streamable HTTP transport and its guards;
-//! - [`stdio`]: stdin/stdout through the event loop when they are pipes.
+//! - [`stdio`]: stdin/stdout through the event loop when they are pipes or sockets.
 
 pub mod approver;
 pub mod convert;

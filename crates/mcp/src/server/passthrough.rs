@@ -170,7 +170,7 @@ impl Passthrough {
                         let mut routes = lock(&self.routes);
                         routes.templates.retain(|(l, _)| l != &literal);
                         routes.templates.push((literal, server.name().to_string()));
-                        routes.templates.sort_by(|a, b| b.0.len().cmp(&a.0.len()));
+                        routes.templates.sort_by_key(|t| std::cmp::Reverse(t.0.len()));
                     }
                     *uri = Self::upstream_uri(&server, uri);
                 }
