@@ -137,11 +137,28 @@ fn trust(args: TrustArgs, allow: bool) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// The runtime `mcp serve` runs on. A stdio session is one client whose
+/// calls are mostly waiting on I/O (tools do their heavy work on the blocking
+/// pool), and it shares the machine with the servers it fronts: one worker
+/// thread spares the cross-thread wake-ups that a second one costs on every
+/// message (measured with `gateway_latency`, 8 concurrent callers on 2 cores:
+/// quiver's CPU per relayed call 131-161 -> 97-110 us, throughput +15-25%).
+/// HTTP serves many sessions and keeps a worker per core; `TOKIO_WORKER_THREADS`
+/// overrides both.
+fn serve_runtime(transport: &Transport) -> std::io::Result<tokio::runtime::Runtime> {
+    let mut builder = tokio::runtime::Builder::new_multi_thread();
+    builder.enable_all();
+    if matches!(transport, Transport::Stdio) && std::env::var_os("TOKIO_WORKER_THREADS").is_none() {
+        builder.worker_threads(1);
+    }
+    builder.build()
+}
+
 fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
     let dir = setup::workspace_dir(args.workspace.as_deref())?;
     let workspace = Workspace::new(&dir).with_context(|| format!("workspace {}", dir.display()))?;
     let token = token(&args)?;
-    let runtime = tokio::runtime::Runtime::new().context("starting the async runtime")?;
+    let runtime = serve_runtime(&args.transport).context("starting the async runtime")?;
     runtime.block_on(async {
         let (host, manager, agents) = setup::host_with(
             Some(workspace.root()),
