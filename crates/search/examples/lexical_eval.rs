@@ -23,17 +23,11 @@ fn main() -> anyhow::Result<()> {
         let (k, v) = pair[1].split_once('=').ok_or_else(|| anyhow::anyhow!("--set {}: expected KEY=VALUE", pair[1]))?;
         overrides.push((k.to_string(), v.parse::<f32>()?));
     }
-    let params = || {
-        let mut p = if baseline { RankParams::baseline() } else { RankParams::default() };
-        for (k, v) in &overrides {
-            // validated below, before any index is built
-            let _ = p.set(k, *v);
-        }
-        p
-    };
+    let mut base = if baseline { RankParams::baseline() } else { RankParams::default() };
     for (k, v) in &overrides {
-        RankParams::default().set(k, *v).map_err(|e| anyhow::anyhow!("--set {k}={v}: {e}"))?;
+        base.set(k, *v).map_err(|e| anyhow::anyhow!("--set {k}={v}: {e}"))?;
     }
+    let params = || base.clone();
     let azure = cat("azure-mcp.json")?;
     let mut mixed: Vec<SearchDoc> = azure.clone();
     mixed.extend(cat("github-mcp.json")?);

@@ -96,6 +96,11 @@ impl std::fmt::Debug for SearchIndex {
 }
 
 /// Tokens of one doc, per field, as raw lowercase words (stopwords removed).
+/// BM25's IDF of a term found in `df` of `n` documents (never negative).
+pub(super) fn bm25_idf(n: f32, df: f32) -> f32 {
+    (1.0 + (n - df + 0.5) / (df + 0.5)).ln()
+}
+
 fn field_words(doc: &SearchDoc, boiler: &dyn Fn(&(String, String)) -> bool) -> [Vec<Word>; NFIELDS] {
     let mut out: [Vec<Word>; NFIELDS] = Default::default();
     let mut add = |field: Field, text: &str| {
@@ -435,7 +440,7 @@ impl SearchIndex {
                 // boilerplate parameter text shared by every tool of a server
                 // (auth, retry, tenant options) must not make a word common.
                 let df = if params.primary_idf && pdf > 0 { pdf } else { p.len() as u32 } as f32;
-                (1.0 + (n - df + 0.5) / (df + 0.5)).ln().powf(params.idf_pow)
+                bm25_idf(n, df).powf(params.idf_pow)
             })
             .collect();
 
@@ -445,13 +450,7 @@ impl SearchIndex {
                 name_df[t as usize] += 1;
             }
         }
-        let name_idf = name_df
-            .iter()
-            .map(|&df| {
-                let df = df as f32;
-                (1.0 + (n - df + 0.5) / (df + 0.5)).ln()
-            })
-            .collect();
+        let name_idf = name_df.iter().map(|&df| bm25_idf(n, df as f32)).collect();
 
         let mut compound = vec![false; terms.len()];
         for w in words.keys() {

@@ -152,8 +152,7 @@ impl SearchIndex {
 
     /// The IDF of a term no document has.
     pub(super) fn rarest_idf(&self) -> f32 {
-        let n = self.docs.len() as f32;
-        (1.0 + (n + 0.5) / 0.5).ln().powf(self.params.idf_pow)
+        super::index::bm25_idf(self.docs.len() as f32, 0.0).powf(self.params.idf_pow)
     }
 
     fn cmp_hits(&self, a: &Hit, b: &Hit) -> Ordering {

@@ -32,7 +32,7 @@ impl<T> Ordered<T> {
 }
 
 /// Whether the gateway forwards this notification upstream (and so counts it).
-pub(crate) fn is_forwarded(notification: &ServerNotification) -> bool {
+fn is_forwarded(notification: &ServerNotification) -> bool {
     matches!(
         notification,
         ServerNotification::ProgressNotification(_) | ServerNotification::LoggingMessageNotification(_)

@@ -42,9 +42,9 @@ mod unix {
     }
 
     /// A duplicate of `fd` (fd 0 and 1 stay open) and what it is.
-    fn open(fd: BorrowedFd<'_>) -> Option<(OwnedFd, Kind)> {
-        let owned = fd.try_clone_to_owned().ok()?;
-        let kind = File::from(owned.try_clone().ok()?).metadata().ok()?.file_type();
+    fn open(fd: BorrowedFd<'_>) -> Option<(File, Kind)> {
+        let file = File::from(fd.try_clone_to_owned().ok()?);
+        let kind = file.metadata().ok()?.file_type();
         let kind = if kind.is_fifo() {
             Kind::Pipe
         } else if kind.is_socket() {
@@ -52,27 +52,27 @@ mod unix {
         } else {
             return None;
         };
-        Some((owned, kind))
+        Some((file, kind))
     }
 
     /// stdin registered with the reactor, or `None` for a terminal, a file or
     /// a failure (then nothing was changed). The non-blocking flag lands on
     /// the description this process was given, which nothing else in it reads.
     pub(super) fn reader() -> Option<Reader> {
-        let (fd, kind) = open(std::io::stdin().as_fd())?;
+        let (file, kind) = open(std::io::stdin().as_fd())?;
         Some(match kind {
-            Kind::Pipe => Box::new(tokio::net::unix::pipe::Receiver::from_file(File::from(fd)).ok()?),
-            Kind::Socket => Box::new(socket(fd)?),
+            Kind::Pipe => Box::new(tokio::net::unix::pipe::Receiver::from_file(file).ok()?),
+            Kind::Socket => Box::new(socket(file.into())?),
         })
     }
 
     /// stdout the same way: it is the protocol channel (logs go to stderr),
     /// so nothing else writes to it.
     pub(super) fn writer() -> Option<Writer> {
-        let (fd, kind) = open(std::io::stdout().as_fd())?;
+        let (file, kind) = open(std::io::stdout().as_fd())?;
         Some(match kind {
-            Kind::Pipe => Box::new(tokio::net::unix::pipe::Sender::from_file(File::from(fd)).ok()?),
-            Kind::Socket => Box::new(socket(fd)?),
+            Kind::Pipe => Box::new(tokio::net::unix::pipe::Sender::from_file(file).ok()?),
+            Kind::Socket => Box::new(socket(file.into())?),
         })
     }
 
