@@ -10,7 +10,9 @@ kept change and never decide anything (nor does the BFCL generalization set,
 which this script does not run).
 
 Dev sets (TUNE_DEV): `azure` (default: azure alone and mixed into the 844-tool
-catalog), `native` (quiver's own tools, bench/queries/native.jsonl), `all`.
+catalog), `native` (quiver's own tools, bench/queries/native.jsonl), `bfcl`
+(third-party: BFCL's authored and multi-turn categories, bench/search/dev),
+`all` (every one; what fusion weights are chosen on).
 
 usage: [TUNE_DEV=azure|native|all] bench/search/tune.py [GRID_JSON] [START_JSON]
 """
@@ -26,8 +28,10 @@ M = f'{C}/azure-mcp.json,{C}/github-mcp.json,{C}/livemcp.json'
 N = f'{B}/queries/native.jsonl'
 DEV = {'azure': [(f'{C}/azure-mcp.json', A, 'even'), (f'{C}/azure-mcp.json', A, 'odd'),
                  (M, A, 'even'), (M, A, 'odd')],
-       'native': [(None, N, 'even'), (None, N, 'odd')]}
-DEV['all'] = DEV['azure'] + DEV['native']
+       'native': [(None, N, 'even'), (None, N, 'odd')],
+       'bfcl': [(f'{HERE}/dev/bfcl-{s}.json', f'{HERE}/dev/bfcl-{s}.jsonl', h)
+                for s in ['authored', 'multiturn'] for h in ['even', 'odd']]}
+DEV['all'] = DEV['azure'] + DEV['native'] + DEV['bfcl']
 SETS = DEV[os.environ.get('TUNE_DEV', 'azure')]
 # Reported only: never part of a decision.
 SANITY = [(M, f'{HERE}/queries/github-sanity.jsonl', 'all'), (M, f'{HERE}/queries/livemcp-sanity.jsonl', 'all')]

@@ -37,11 +37,17 @@ fn main() -> anyhow::Result<()> {
     let lq = b::load_queries(&here.join("queries/livemcp-sanity.jsonl"))?;
     let bfcl = b::load_catalog(&here.join("generalization/bfcl-live.json"))?;
     let bq = b::load_queries(&here.join("generalization/bfcl-live.jsonl"))?;
+    let authored = b::load_catalog(&here.join("dev/bfcl-authored.json"))?;
+    let auq = b::load_queries(&here.join("dev/bfcl-authored.jsonl"))?;
+    let turns = b::load_catalog(&here.join("dev/bfcl-multiturn.json"))?;
+    let tq = b::load_queries(&here.join("dev/bfcl-multiturn.jsonl"))?;
     let ai = SearchIndex::build_with(azure, params());
     let mi = SearchIndex::build_with(mixed, params());
     let gi = SearchIndex::build_with(cat("github-mcp.json")?, params());
     let li = SearchIndex::build_with(cat("livemcp.json")?, params());
     let bi = SearchIndex::build_with(bfcl, params());
+    let aui = SearchIndex::build_with(authored, params());
+    let ti = SearchIndex::build_with(turns, params());
     let sets: Vec<(&str, &SearchIndex, Vec<BenchQuery>)> = vec![
         ("azure", &ai, aq.clone()),
         ("even", &ai, b::split(aq.clone(), false)),
@@ -53,6 +59,12 @@ fn main() -> anyhow::Result<()> {
         ("gh.mix", &mi, gq),
         ("live", &li, lq.clone()),
         ("live.mix", &mi, lq),
+        ("authored", &aui, auq.clone()),
+        ("au.even", &aui, b::split(auq.clone(), false)),
+        ("au.odd", &aui, b::split(auq, true)),
+        ("turns", &ti, tq.clone()),
+        ("t.even", &ti, b::split(tq.clone(), false)),
+        ("t.odd", &ti, b::split(tq, true)),
         ("bfcl", &bi, bq),
     ];
     for (name, index, queries) in sets {

@@ -53,6 +53,15 @@ pub struct FusionParams {
     /// match accounts for little of the request, the request is in other
     /// words than the catalog's and meaning should decide (0 = off).
     pub share_pow: f32,
+    /// The semantic weight leans on how much of the request the best lexical
+    /// match accounts for: `w_semantic * (share_lean - share)`, so meaning
+    /// counts more when the request is in other words than the catalog's and
+    /// less when a tool's own words cover it (0 = a constant `w_semantic`).
+    pub share_lean: f32,
+    /// A normalised semantic score counts raised to this power: the top of
+    /// the semantic list counts nearly in full, its middle much less (cosines
+    /// of unrelated tools crowd just under the best ones).
+    pub semantic_pow: f32,
 }
 
 impl Default for FusionParams {
@@ -64,6 +73,8 @@ impl Default for FusionParams {
             rrf_k: 60.0,
             pool: 30,
             share_pow: 0.25,
+            share_lean: 1.5,
+            semantic_pow: 1.5,
         }
     }
 }
@@ -77,6 +88,8 @@ impl FusionParams {
             "rrf_k" => self.rrf_k = value,
             "pool" => self.pool = value.max(1.0) as usize,
             "share_pow" => self.share_pow = value,
+            "share_lean" => self.share_lean = value,
+            "semantic_pow" => self.semantic_pow = value,
             "rrf" => self.method = if value > 0.0 { FusionMethod::Rrf } else { FusionMethod::Score },
             _ => return Err(format!("unknown fusion parameter {key:?}")),
         }
@@ -92,7 +105,9 @@ impl FusionParams {
 /// score (BM25 has no fixed scale), scaled by how much of `query` the tool
 /// accounts for (`share_pow`); a semantic score counts by how far it rises
 /// above the `pool`-th best semantic score, relative to the best (cosine
-/// values crowd into a narrow band that differs per model and query). Docs
+/// values crowd into a narrow band that differs per model and query), raised
+/// to `semantic_pow`, with a weight that grows as the best lexical match
+/// covers less of the request (`share_lean`). Docs
 /// outside a ranking's pool get 0 from it. Ties are broken by name.
 pub fn fuse(
     index: &SearchIndex,
@@ -119,22 +134,30 @@ pub fn fuse(
     match params.method {
         FusionMethod::Score => {
             let top = lex.first().map_or(0.0, |h| h.score);
+            let shares = if top > 0.0 && (params.share_pow > 0.0 || params.share_lean > 0.0) {
+                index.match_share(query, &lex.iter().map(|h| h.doc).collect::<Vec<_>>())
+            } else {
+                vec![1.0; lex.len()]
+            };
             if top > 0.0 {
-                let shares = if params.share_pow > 0.0 {
-                    index.match_share(query, &lex.iter().map(|h| h.doc).collect::<Vec<_>>())
-                } else {
-                    vec![1.0; lex.len()]
-                };
-                for (h, share) in lex.iter().zip(shares) {
+                for (h, share) in lex.iter().zip(&shares) {
                     fused[h.doc] += params.w_lexical * share.powf(params.share_pow) * h.score / top;
                     seen[h.doc] = true;
                 }
             }
+            // No lexical match at all: the request shares no word with the
+            // catalog, the case where meaning should count most.
+            let best_share = if top > 0.0 { shares.first().copied().unwrap_or(0.0) } else { 0.0 };
+            let w_semantic = if params.share_lean > 0.0 {
+                params.w_semantic * (params.share_lean - best_share).max(0.0)
+            } else {
+                params.w_semantic
+            };
             if let (Some(best), Some(floor)) = (sem.first(), sem.last()) {
                 let span = best.score - floor.score;
                 for h in &sem {
                     let s = if span > 0.0 { (h.score - floor.score) / span } else { 1.0 };
-                    fused[h.doc] += params.w_semantic * s;
+                    fused[h.doc] += w_semantic * s.powf(params.semantic_pow);
                     seen[h.doc] = true;
                 }
             }

@@ -79,6 +79,39 @@ fn a_lexical_match_that_explains_little_of_the_request_yields_to_meaning() {
 }
 
 #[test]
+fn meaning_weighs_more_when_the_best_lexical_match_covers_little_of_the_request() {
+    let idx = index(&["alpha", "bravo", "charlie"]);
+    // lexical: alpha well ahead; semantic: bravo best, alpha at the floor
+    let lexical = [Hit { doc: 0, score: 4.0 }, Hit { doc: 1, score: 2.0 }];
+    let semantic = [0.1, 0.9, 0.1];
+    let p = FusionParams { pool: 3, w_semantic: 0.3, share_pow: 0.0, semantic_pow: 1.0, ..FusionParams::default() };
+    let covered = "alpha";
+    let wordy = "alpha zulu yankee xray";
+    assert_eq!(idx.match_share(covered, &[0]), vec![1.0]);
+    assert!(idx.match_share(wordy, &[0])[0] < 0.6, "{:?}", idx.match_share(wordy, &[0]));
+    let first = |q: &str, p: &FusionParams| fuse(&idx, q, &lexical, &semantic, p, 3, &|_| true)[0].doc;
+    // the request is all in alpha's words: the lexical lead holds
+    assert_eq!(first(covered, &p), 0);
+    // most of the request is in other words: meaning decides
+    assert_eq!(first(wordy, &p), 1);
+    // a constant semantic weight cannot tell the two requests apart
+    let constant = FusionParams { share_lean: 0.0, ..p };
+    assert_eq!(first(covered, &constant), first(wordy, &constant));
+}
+
+#[test]
+fn a_semantic_score_counts_raised_to_semantic_pow() {
+    let idx = index(&["alpha", "bravo", "charlie"]);
+    // no lexical match: the weight is w_semantic * share_lean
+    let p = FusionParams { pool: 3, w_semantic: 0.2, share_lean: 1.5, semantic_pow: 2.0, ..FusionParams::default() };
+    let hits = fuse(&idx, "zulu", &[], &[0.0, 1.0, 0.5], &p, 3, &|_| true);
+    let score = |d: usize| hits.iter().find(|h| h.doc == d).map(|h| h.score);
+    assert_eq!(score(1), Some(0.3));
+    assert!((score(2).unwrap_or(0.0) - 0.3 * 0.25).abs() < 1e-6, "{hits:?}");
+    assert_eq!(score(0), Some(0.0));
+}
+
+#[test]
 fn rrf_fusion_is_deterministic() {
     let idx = index(&["a", "b", "c"]);
     let p = FusionParams { method: FusionMethod::Rrf, pool: 3, ..FusionParams::default() };
@@ -94,6 +127,9 @@ fn fusion_params_set_by_name() {
     let mut p = FusionParams::default();
     p.set("w_semantic", 0.7).unwrap();
     p.set("rrf", 1.0).unwrap();
+    p.set("share_lean", 0.0).unwrap();
+    p.set("semantic_pow", 2.0).unwrap();
+    assert_eq!((p.share_lean, p.semantic_pow), (0.0, 2.0));
     assert_eq!(p.w_semantic, 0.7);
     assert_eq!(p.method, FusionMethod::Rrf);
     assert!(p.set("nope", 1.0).is_err());
