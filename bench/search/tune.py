@@ -10,7 +10,8 @@ kept change and never decide anything (nor does the BFCL generalization set,
 which this script does not run).
 
 Dev sets (TUNE_DEV): `azure` (default: azure alone and mixed into the 844-tool
-catalog), `native` (quiver's own tools, bench/queries/native.jsonl), `bfcl`
+catalog), `native` (quiver's own tools: ../shared/bench/queries/native.jsonl and the
+everyday requests of dev/native-everyday.jsonl), `bfcl`
 (third-party: BFCL's authored and multi-turn categories, bench/search/dev),
 `all` (every one; what fusion weights are chosen on).
 
@@ -28,7 +29,8 @@ M = f'{C}/azure-mcp.json,{C}/github-mcp.json,{C}/livemcp.json'
 N = f'{B}/queries/native.jsonl'
 DEV = {'azure': [(f'{C}/azure-mcp.json', A, 'even'), (f'{C}/azure-mcp.json', A, 'odd'),
                  (M, A, 'even'), (M, A, 'odd')],
-       'native': [(None, N, 'even'), (None, N, 'odd')],
+       'native': [(None, N, 'even'), (None, N, 'odd'),
+                  (None, f'{HERE}/dev/native-everyday.jsonl', 'even'), (None, f'{HERE}/dev/native-everyday.jsonl', 'odd')],
        'bfcl': [(f'{HERE}/dev/bfcl-{s}.json', f'{HERE}/dev/bfcl-{s}.jsonl', h)
                 for s in ['authored', 'multiturn'] for h in ['even', 'odd']]}
 DEV['all'] = DEV['azure'] + DEV['native'] + DEV['bfcl']

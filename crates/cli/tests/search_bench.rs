@@ -45,12 +45,12 @@ fn field(line: &str, key: &str) -> f64 {
 
 /// The native dev set through the lexical ranker, and fused with the test
 /// model: floors CI enforces (today's numbers, with the manifest's phrasings,
-/// minus one query of 52).
+/// less one or two queries of 52).
 #[test]
 fn native_quality_floors_lexical_and_fused() {
     let Some(b) = shared_bench() else { return };
     let q = b.join("queries/native.jsonl");
-    let check = |model: Option<&Path>, ranking: &str, extra: &[&str]| {
+    let check = |model: Option<&Path>, ranking: &str, extra: &[&str], floor: (f64, f64, f64)| {
         let mut args = vec!["--native", "--queries", q.to_str().unwrap()];
         args.extend_from_slice(extra);
         let (code, out, err) = bench(&args, model);
@@ -58,23 +58,48 @@ fn native_quality_floors_lexical_and_fused() {
         let last = out.lines().last().unwrap_or_default().to_string();
         assert!(last.ends_with(&format!(" ranking={ranking}")), "{last}");
         let (top1, top5, mrr) = (field(&last, "top1"), field(&last, "top5"), field(&last, "mrr"));
-        assert!(
-            top1 >= NATIVE_FLOOR.0 && top5 >= NATIVE_FLOOR.1 && mrr >= NATIVE_FLOOR.2,
-            "{ranking} below {NATIVE_FLOOR:?}: {last}"
-        );
+        assert!(top1 >= floor.0 && top5 >= floor.1 && mrr >= floor.2, "{ranking} below {floor:?}: {last}");
         // confident loads never exceed loading the whole top-k
         assert!(field(&last, "tail_bytes") <= field(&last, "tail_bytes_all"), "{last}");
     };
-    check(None, "lexical", &["--lexical"]);
+    check(None, "lexical", &["--lexical"], NATIVE_FLOOR_LEXICAL);
     if let Some(model) = quiver_search::semantic::test_model_dir() {
-        check(Some(&model), "fused", &[]);
+        check(Some(&model), "fused", &[], NATIVE_FLOOR_FUSED);
     }
 }
 
-// Measured 0.923 / 1.000 / 0.946 lexical and 0.923 / 1.000 / 0.947 fused with
-// 66 native tools (issue 13, last pass: literal values weigh less, match
-// share); a loss of two queries fails.
-const NATIVE_FLOOR: (f64, f64, f64) = (0.90, 0.98, 0.92);
+// Measured 0.904 / 1.000 / 0.935 lexical and 0.942 / 1.000 / 0.960 fused with
+// 66 native tools. The lexical floor was 0.90 / 0.98 / 0.92: the everyday
+// phrasings added for the third-party-style native dev set
+// (bench/search/dev/native-everyday.jsonl: lexical top-1 0.59 -> 0.71, check
+// set 0.69 -> 0.75) cost this set one query lexically (`which files have
+// uncommitted changes` now ranks git_diff over git_status by 2%) and gained
+// one fused. A loss of two queries fails.
+const NATIVE_FLOOR_LEXICAL: (f64, f64, f64) = (0.88, 0.98, 0.91);
+const NATIVE_FLOOR_FUSED: (f64, f64, f64) = (0.92, 0.98, 0.94);
+
+/// The native *check* set (`bench/search/queries/native-check.jsonl`: 100
+/// everyday requests written by a helper who saw only the tools' names and
+/// descriptions, never the manifest's phrasings or the dev set) through the
+/// lexical ranker. Check only: its misses are never turned into phrasings or
+/// rules; the floor catches a regression.
+#[test]
+fn native_check_set_lexical_floor() {
+    let q = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../bench/search/queries/native-check.jsonl");
+    let (code, out, err) = bench(&["--native", "--queries", q.to_str().unwrap(), "--lexical"], None);
+    assert_eq!(code, 0, "{err}");
+    let last = out.lines().last().unwrap_or_default();
+    let (top1, top5, mrr) = (field(last, "top1"), field(last, "top5"), field(last, "mrr"));
+    assert!(
+        top1 >= NATIVE_CHECK_FLOOR.0 && top5 >= NATIVE_CHECK_FLOOR.1 && mrr >= NATIVE_CHECK_FLOOR.2,
+        "below {NATIVE_CHECK_FLOOR:?}: {last}"
+    );
+}
+
+// Measured 0.690 / 0.920 / 0.782 when the set was added (plain BM25 0.430 /
+// 0.640), 0.750 / 0.930 / 0.822 after the everyday phrasings chosen on the
+// dev set; a loss of two queries fails.
+const NATIVE_CHECK_FLOOR: (f64, f64, f64) = (0.74, 0.92, 0.81);
 
 /// Phrasings are search text: a manifest laid over the built-in one (bench
 /// `--manifest`) changes what finds a tool, and none of it reaches the catalog.

@@ -68,6 +68,10 @@ pub struct RankParams {
     /// Weight of words in a literal value: quoted text, a path, a file name
     /// or a URL in the request (the tool's argument, not its description).
     pub w_literal: f32,
+    /// Weight of the kind of value a literal is: a URL in the request adds
+    /// the word `url` (the tool that takes one is the likely target, whatever
+    /// the URL's own words say).
+    pub w_value_kind: f32,
     /// Weight of camelCase/digit pieces whose joined form is a known word.
     pub w_part: f32,
     /// Multiplicative bonus for the share of the name covered by the query.
@@ -120,6 +124,7 @@ impl Default for RankParams {
             w_fuzzy: 0.5,
             w_placeholder: 1.0,
             w_literal: 0.4,
+            w_value_kind: 1.0,
             w_part: 0.3,
             coverage: 1.0,
             coverage_idf: 0.0,
@@ -161,6 +166,7 @@ impl RankParams {
             w_fuzzy: 0.0,
             w_placeholder: 1.0,
             w_literal: 1.0,
+            w_value_kind: 0.0,
             w_part: 1.0,
             coverage: 0.0,
             coverage_idf: 0.0,
@@ -199,6 +205,7 @@ impl RankParams {
             "w_fuzzy" => &mut self.w_fuzzy,
             "w_placeholder" => &mut self.w_placeholder,
             "w_literal" => &mut self.w_literal,
+            "w_value_kind" => &mut self.w_value_kind,
             "w_part" => &mut self.w_part,
             "coverage" => &mut self.coverage,
             "coverage_idf" => &mut self.coverage_idf,

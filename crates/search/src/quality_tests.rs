@@ -70,7 +70,10 @@ fn lexical_quality_stays_above_the_floors() {
 // a change pass without saying why in the commit.
 // bfcl lowered 0.592 -> 0.590 by the literal-value weight (w_literal): top-1
 // 0.594 -> 0.591 (4 of 1311), top-5 0.882 -> 0.886; kept for its gains elsewhere.
-const FLOOR_BFCL: (f64, f64, f64) = (0.590, 0.884, 0.703);
+// bfcl lowered 0.590 -> 0.589 by the URL value kind (w_value_kind): top-1
+// 0.591 -> 0.590 (one request naming an image URL now ranks a URL fetcher
+// over the image analyser; several BFCL tools take URLs).
+const FLOOR_BFCL: (f64, f64, f64) = (0.589, 0.884, 0.703);
 // The third-party dev sets (bench/search/dev, BFCL's authored and multi-turn
 // categories): 0.756 / 0.951 / 0.833 and 0.561 / 0.870 / 0.684 when added.
 const FLOOR_AUTHORED: (f64, f64, f64) = (0.755, 0.950, 0.832);

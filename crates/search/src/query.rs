@@ -55,6 +55,16 @@ impl QueryPlan {
     }
 }
 
+/// The kinds of value a request carries, as the word a tool's text uses for
+/// a parameter of that kind: a URL (`https://...`, `www.example.com`).
+pub(super) fn value_kinds(query: &str) -> Vec<&'static str> {
+    let url = query.split_whitespace().any(|t| {
+        let t = t.trim_start_matches(['(', '[', '<', '\'', '"', '`']);
+        t.contains("://") || t.starts_with("www.")
+    });
+    if url { vec!["url"] } else { Vec::new() }
+}
+
 struct Content {
     raw: String,
     stem: String,
@@ -194,6 +204,11 @@ impl SearchIndex {
         }
         for w in intent_words {
             add(&mut terms, self.term_id(&self.stem_word(w)), p.w_intent);
+        }
+        for kind in value_kinds(query) {
+            if !words.iter().any(|w| w.text == kind) {
+                add(&mut terms, self.term_id(&self.stem_word(kind)), p.w_value_kind);
+            }
         }
         let rarest = self.rarest_idf();
         let mut word_terms = Vec::with_capacity(content.len());

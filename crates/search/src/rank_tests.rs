@@ -206,3 +206,21 @@ fn scores_scale_by_the_match_share() {
         assert!((h.score - base.score * share.sqrt()).abs() < 1e-4, "{h:?} {base:?} {share}");
     }
 }
+
+#[test]
+fn a_url_in_the_request_points_at_the_tool_that_takes_one() {
+    let idx = SearchIndex::build(vec![
+        doc("fetch_page", "Download a web page by URL and return its text."),
+        doc("close_issue", "Close an issue on the tracker."),
+        doc("delete_file", "Delete a file that was removed from the docs."),
+    ]);
+    // the URL's own words point elsewhere (`issues`, `docs`); its kind does not
+    assert_eq!(top(&idx, "read https://github.com/acme/app/issues/7 and tell me what it says"), "fetch_page");
+    assert_eq!(top(&idx, "summarize www.example.com/docs/changes"), "fetch_page");
+    // without the value-kind weight the URL's words win
+    let off = SearchIndex::build_with(idx.docs().to_vec(), RankParams { w_value_kind: 0.0, ..RankParams::default() });
+    assert_eq!(top(&off, "read https://github.com/acme/app/issues/7 and tell me what it says"), "close_issue");
+    // no URL, no extra word; a request that says `url` itself is not counted twice
+    assert!(crate::query::value_kinds("read the issue").is_empty());
+    assert_eq!(crate::query::value_kinds("open (https://x.dev) now"), ["url"]);
+}
