@@ -19,36 +19,13 @@ bfcl-multiturn: the multi-turn base category over the eight API suites of
 """
 import json, os, re, sys
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'generalization'))
+from convert import single_turn, tool, write  # noqa: E402
+
 src, out = sys.argv[1], sys.argv[2]
 
-def write(name, tools, queries):
-    json.dump({'name': name, 'tools': tools}, open(f'{out}/{name}.json', 'w'), indent=0)
-    with open(f'{out}/{name}.jsonl', 'w') as f:
-        for q in queries:
-            f.write(json.dumps(q) + '\n')
-    print(name, len(tools), 'tools', len(queries), 'queries')
-
-def tool(fn):
-    return {'name': fn['name'], 'description': fn.get('description', ''),
-            'inputSchema': fn.get('parameters', {})}
-
 # --- authored single-turn categories
-tools, seen, queries = [], set(), []
-for cat in ['simple_python', 'multiple', 'parallel', 'parallel_multiple']:
-    qs = [json.loads(l) for l in open(f'{src}/BFCL_v4_{cat}.json')]
-    ans = {a['id']: a for a in map(json.loads, open(f'{src}/possible_answer/BFCL_v4_{cat}.json'))}
-    for q in qs:
-        for fn in q['function']:
-            if fn['name'] not in seen:
-                seen.add(fn['name'])
-                tools.append(tool(fn))
-        users = [m['content'] for m in q['question'][0] if m['role'] == 'user']
-        gt = ans.get(q['id'])
-        if not users or not gt:
-            continue
-        expected = sorted({k for call in gt['ground_truth'] for k in call})
-        queries.append({'query': users[-1].strip(), 'expected': expected})
-write('bfcl-authored', tools, queries)
+write(out, 'bfcl-authored', *single_turn(src, ['simple_python', 'multiple', 'parallel', 'parallel_multiple']))
 
 # --- multi-turn base
 tools, seen = [], set()
@@ -74,4 +51,4 @@ for q in qs:
         main = sorted({n for n in names if n != 'cd'}) or sorted(set(names))
         if users and main:
             queries.append({'query': users[-1].strip(), 'expected': main})
-write('bfcl-multiturn', tools, queries)
+write(out, 'bfcl-multiturn', tools, queries)

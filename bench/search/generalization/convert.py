@@ -13,25 +13,42 @@ function(s) of its ground truth. Names are kept verbatim (dots included).
 """
 import json, os, sys
 
-src, out = sys.argv[1], sys.argv[2]
-tools, seen, queries = [], set(), []
-for cat in ['live_simple', 'live_multiple']:
-    qs = [json.loads(l) for l in open(f'{src}/BFCL_v4_{cat}.json')]
-    ans = {a['id']: a for a in map(json.loads, open(f'{src}/possible_answer/BFCL_v4_{cat}.json'))}
-    for q in qs:
-        for fn in q['function']:
-            if fn['name'] not in seen:
-                seen.add(fn['name'])
-                tools.append({'name': fn['name'], 'description': fn.get('description', ''),
-                              'inputSchema': fn.get('parameters', {})})
-        users = [m['content'] for m in q['question'][0] if m['role'] == 'user']
-        gt = ans.get(q['id'])
-        if not users or not gt:
-            continue
-        expected = sorted({k for call in gt['ground_truth'] for k in call})
-        queries.append({'query': users[-1].strip(), 'expected': expected})
-json.dump({'name': 'bfcl-live', 'tools': tools}, open(f'{out}/bfcl-live.json', 'w'), indent=0)
-with open(f'{out}/bfcl-live.jsonl', 'w') as f:
-    for q in queries:
-        f.write(json.dumps(q) + '\n')
-print(len(tools), 'tools', len(queries), 'queries')
+
+def tool(fn):
+    return {'name': fn['name'], 'description': fn.get('description', ''),
+            'inputSchema': fn.get('parameters', {})}
+
+
+def single_turn(src, categories):
+    """Catalog (deduplicated by name, first description kept) and requests
+    (the last user message of each question's first turn, expected its ground
+    truth's function names) of BFCL's single-turn categories."""
+    tools, seen, queries = [], set(), []
+    for cat in categories:
+        qs = [json.loads(l) for l in open(f'{src}/BFCL_v4_{cat}.json')]
+        ans = {a['id']: a for a in map(json.loads, open(f'{src}/possible_answer/BFCL_v4_{cat}.json'))}
+        for q in qs:
+            for fn in q['function']:
+                if fn['name'] not in seen:
+                    seen.add(fn['name'])
+                    tools.append(tool(fn))
+            users = [m['content'] for m in q['question'][0] if m['role'] == 'user']
+            gt = ans.get(q['id'])
+            if not users or not gt:
+                continue
+            expected = sorted({k for call in gt['ground_truth'] for k in call})
+            queries.append({'query': users[-1].strip(), 'expected': expected})
+    return tools, queries
+
+
+def write(out, name, tools, queries):
+    json.dump({'name': name, 'tools': tools}, open(f'{out}/{name}.json', 'w'), indent=0)
+    with open(f'{out}/{name}.jsonl', 'w') as f:
+        for q in queries:
+            f.write(json.dumps(q) + '\n')
+    print(name, len(tools), 'tools', len(queries), 'queries')
+
+
+if __name__ == '__main__':
+    src, out = sys.argv[1], sys.argv[2]
+    write(out, 'bfcl-live', *single_turn(src, ['live_simple', 'live_multiple']))
