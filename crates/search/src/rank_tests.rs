@@ -220,7 +220,7 @@ fn a_url_in_the_request_points_at_the_tool_that_takes_one() {
     // without the value-kind weight the URL's words win
     let off = SearchIndex::build_with(idx.docs().to_vec(), RankParams { w_value_kind: 0.0, ..RankParams::default() });
     assert_eq!(top(&off, "read https://github.com/acme/app/issues/7 and tell me what it says"), "close_issue");
-    // no URL, no extra word; a request that says `url` itself is not counted twice
+    // no URL, no extra word; a URL in brackets still counts
     assert!(crate::query::value_kinds("read the issue").is_empty());
     assert_eq!(crate::query::value_kinds("open (https://x.dev) now"), ["url"]);
 }
