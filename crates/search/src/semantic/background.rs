@@ -8,6 +8,10 @@ use super::{Encoder, SemanticIndex};
 use crate::SearchDoc;
 use crate::meaning::{CatalogMeaning, MeaningModel, MeaningState};
 
+/// The model once loaded, or why it could not be (kept, so a broken model is
+/// reported once rather than re-read on every catalog).
+type LoadedEncoder = Option<Result<Arc<Encoder>, String>>;
+
 /// A model directory, loaded on first use by a background thread, and the
 /// directory tool vectors are cached in.
 pub struct BackgroundModel {
@@ -15,7 +19,7 @@ pub struct BackgroundModel {
     cache_dir: Option<PathBuf>,
     /// Loaded once, shared by every catalog (a host rebuilds its engine, and
     /// so its catalog, when MCP tool lists change).
-    encoder: Arc<Mutex<Option<Result<Arc<Encoder>, String>>>>,
+    encoder: Arc<Mutex<LoadedEncoder>>,
     /// The last catalog built: a rebuilt catalog (one MCP server's list
     /// changed) reuses its vectors, even when no disk cache is writable.
     last: Arc<Mutex<Option<Arc<SemanticIndex>>>>,
@@ -37,7 +41,7 @@ impl BackgroundModel {
     }
 }
 
-fn encoder_of(dir: &Path, slot: &Mutex<Option<Result<Arc<Encoder>, String>>>) -> Result<Arc<Encoder>, String> {
+fn encoder_of(dir: &Path, slot: &Mutex<LoadedEncoder>) -> Result<Arc<Encoder>, String> {
     // Held across the load: a second catalog waits for the first load
     // instead of reading the weights again.
     let mut slot = slot.lock().unwrap_or_else(|p| p.into_inner());
