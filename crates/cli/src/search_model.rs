@@ -54,7 +54,7 @@ fn user_config_file() -> Option<PathBuf> {
 /// `[search] model` from a config file: `Some(None)` for `"off"`.
 fn configured(file: Option<&Path>) -> anyhow::Result<Option<Option<PathBuf>>> {
     let Some(file) = file.filter(|f| f.is_file()) else { return Ok(None) };
-    let text = std::fs::read_to_string(&file).with_context(|| format!("reading {}", file.display()))?;
+    let text = std::fs::read_to_string(file).with_context(|| format!("reading {}", file.display()))?;
     let value: toml::Value = toml::from_str(&text).with_context(|| format!("{} is not TOML", file.display()))?;
     let Some(search) = value.get("search") else { return Ok(None) };
     let Some(model) = search.get("model") else { return Ok(None) };

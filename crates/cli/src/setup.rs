@@ -90,7 +90,7 @@ pub fn host_with(
     let config = McpConfig::load_for_workspace(workspace, mcp_config).context("reading the MCP server config")?;
     let manager = McpManager::new(config);
     let (registry, agents) = native_registry(options)?;
-    let providers = vec![McpProvider::new(&manager), RlmProvider::shared(rlm_child)];
+    let providers = vec![McpProvider::shared(&manager), RlmProvider::shared(rlm_child)];
     let host = EngineHost::new(registry, manifest(workspace, extra_manifest)?, providers)?;
     agents.attach_host(&host);
     Ok((host, manager, agents))
@@ -143,7 +143,7 @@ pub fn own_engine(overlay: Option<&Path>) -> anyhow::Result<Arc<Engine>> {
     if let Some(path) = overlay {
         manifest.overlay_file(path)?;
     }
-    let host = EngineHost::new(registry, manifest, vec![McpProvider::new(&McpManager::empty()), rlm])?;
+    let host = EngineHost::new(registry, manifest, vec![McpProvider::shared(&McpManager::empty()), rlm])?;
     Ok(host.engine())
 }
 

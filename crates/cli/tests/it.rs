@@ -2,6 +2,9 @@
 //! the whole dependency tree, so one binary instead of seven keeps CI's disk use
 //! and link time down. Each module is one area of the contract.
 
+// Tests may unwrap: a panic is the failure report.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod cli;
 mod exec;
 mod exec_terminal;

@@ -69,7 +69,7 @@ async fn bench(label: &str, name: &str, command: &str, args: Vec<String>, echo_a
     let manager = McpManager::with_cache(config, ToolCache::at(&cache));
     let mut native = Registry::new();
     native.register(quiver_engine::tool_search::ToolSearch).unwrap();
-    let host = EngineHost::new(native, Manifest::builtin().unwrap(), vec![McpProvider::new(&manager)]).unwrap();
+    let host = EngineHost::new(native, Manifest::builtin().unwrap(), vec![McpProvider::shared(&manager)]).unwrap();
     let ctx = host.context(Workspace::new(&cache).unwrap(), Audience { mode: Mode::Yolo, ..Audience::default() });
     manager.discover(name, &ctx).await.unwrap();
     let handle = manager.server(name).unwrap().clone();

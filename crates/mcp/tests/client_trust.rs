@@ -54,7 +54,7 @@ fn setup(ws: &std::path::Path, cache: &std::path::Path, trust_file: &std::path::
     let mut m = Manifest::builtin().unwrap();
     m.overlay_toml(manifest).unwrap();
     let host =
-        EngineHost::with_trust(native_registry(), m, vec![McpProvider::new(&manager)], TrustStore::at(trust_file))
+        EngineHost::with_trust(native_registry(), m, vec![McpProvider::shared(&manager)], TrustStore::at(trust_file))
             .unwrap();
     Setup { manager, host }
 }

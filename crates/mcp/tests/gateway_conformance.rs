@@ -42,7 +42,7 @@ fn counts(report: &str) -> Option<(u32, u32)> {
     let line = report.lines().rev().find(|l| l.contains(" passed, ") && l.contains(" failed"))?;
     let number_before = |word: &str| -> Option<u32> {
         let at = line.find(word)?;
-        line[..at].split(|c: char| !c.is_ascii_digit()).filter(|s| !s.is_empty()).next_back()?.parse().ok()
+        line[..at].split(|c: char| !c.is_ascii_digit()).rfind(|s| !s.is_empty())?.parse().ok()
     };
     Some((number_before(" passed")?, number_before(" failed")?))
 }

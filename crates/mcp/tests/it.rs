@@ -1,6 +1,9 @@
 //! The MCP crate's integration tests, linked into one binary (each test binary
 //! links the whole dependency tree; one keeps CI's disk use and link time down).
 
+// Tests may unwrap: a panic is the failure report.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod client_backoff;
 mod client_discovery;
 mod client_engine;

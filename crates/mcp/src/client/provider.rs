@@ -14,7 +14,7 @@ pub struct McpProvider {
 }
 
 impl McpProvider {
-    pub fn new(manager: &Arc<McpManager>) -> Arc<dyn ToolProvider> {
+    pub fn shared(manager: &Arc<McpManager>) -> Arc<dyn ToolProvider> {
         Arc::new(McpProvider { manager: Arc::clone(manager) })
     }
 }

@@ -62,7 +62,7 @@ pub fn native_registry() -> Registry {
 
 pub fn host(manager: &Arc<McpManager>) -> Arc<EngineHost> {
     let manifest = Manifest::builtin().unwrap_or_else(|e| panic!("builtin manifest: {e}"));
-    EngineHost::with_trust(native_registry(), manifest, vec![McpProvider::new(manager)], TrustStore::ephemeral())
+    EngineHost::with_trust(native_registry(), manifest, vec![McpProvider::shared(manager)], TrustStore::ephemeral())
         .unwrap_or_else(|e| panic!("host: {e}"))
 }
 
@@ -101,7 +101,7 @@ pub fn alive(pid: u32) -> bool {
 pub fn full_host(manager: &Arc<McpManager>) -> Arc<EngineHost> {
     let manifest = Manifest::builtin().unwrap_or_else(|e| panic!("builtin manifest: {e}"));
     let native = quiver_tools::native_registry().unwrap_or_else(|e| panic!("native registry: {e}"));
-    EngineHost::with_trust(native, manifest, vec![McpProvider::new(manager)], TrustStore::ephemeral())
+    EngineHost::with_trust(native, manifest, vec![McpProvider::shared(manager)], TrustStore::ephemeral())
         .unwrap_or_else(|e| panic!("host: {e}"))
 }
 
