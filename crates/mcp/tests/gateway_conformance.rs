@@ -58,6 +58,7 @@ async fn every_active_server_scenario_passes_through_the_gateway() {
     tokio::spawn(server.run());
 
     let results = dirs[3].path().to_path_buf(); // the suite writes results/ into its cwd
+    let results_dir = results.clone();
     let suite = std::env::var("QUIVER_CONFORMANCE_SUITE").unwrap_or_else(|_| "all".into());
     let asked = suite.clone();
     let out = tokio::task::spawn_blocking(move || {
@@ -72,6 +73,31 @@ async fn every_active_server_scenario_passes_through_the_gateway() {
     let report = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
     let (passed, failed) = counts(&report).unwrap_or_else(|| panic!("no summary in the suite's output:\n{report}"));
     eprintln!("{report}\nconformance server ({suite} suite) through the gateway: {passed} passed, {failed} failed");
-    assert!(out.status.success() && failed == 0 && passed > 0, "{passed} passed, {failed} failed:\n{report}");
+    assert!(
+        out.status.success() && failed == 0 && passed > 0,
+        "{passed} passed, {failed} failed:\n{report}\nfailed checks:\n{}",
+        failed_checks(&results_dir)
+    );
     surface.shutdown().await;
+}
+
+/// The suite's per-scenario `checks.json` files under `dir` that hold a
+/// failed check, whole: the summary line says only which scenario failed.
+fn failed_checks(dir: &std::path::Path) -> String {
+    let mut out = String::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if path.file_name().is_some_and(|n| n == "checks.json") {
+                let text = std::fs::read_to_string(&path).unwrap_or_default();
+                if text.contains("FAILURE") {
+                    out.push_str(&format!("{}:\n{text}\n", path.display()));
+                }
+            }
+        }
+    }
+    out
 }
