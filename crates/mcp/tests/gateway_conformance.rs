@@ -37,6 +37,18 @@ pub fn direct_gateway(user_config: &std::path::Path, cache: &std::path::Path, ws
     Arc::new(Surface::hosted(host, manager, Workspace::new(ws).unwrap(), audience))
 }
 
+/// The direct gateway served over streamable HTTP on loopback, with `n`
+/// temporary directories (the first three its config, cache and workspace).
+async fn http_gateway(n: usize) -> (Vec<tempfile::TempDir>, Arc<Surface>, String) {
+    let dirs: Vec<tempfile::TempDir> = (0..n).map(|_| tempfile::tempdir().unwrap()).collect();
+    let surface = direct_gateway(dirs[0].path(), dirs[1].path(), dirs[2].path());
+    let options = HttpOptions { listen: None, allow_remote: false, token: None };
+    let server = HttpServer::bind(Arc::clone(&surface), options).await.unwrap();
+    let url = server.url();
+    tokio::spawn(server.run());
+    (dirs, surface, url)
+}
+
 /// `passed` and `failed` from the suite's summary line (`Total: N passed, M failed`).
 fn counts(report: &str) -> Option<(u32, u32)> {
     let line = report.lines().rev().find(|l| l.contains(" passed, ") && l.contains(" failed"))?;
@@ -50,12 +62,7 @@ fn counts(report: &str) -> Option<(u32, u32)> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_active_server_scenario_passes_through_the_gateway() {
     let Some(bin) = quiver_testkit::npm_package_or_skip(".bin/conformance") else { return };
-    let dirs: Vec<tempfile::TempDir> = (0..4).map(|_| tempfile::tempdir().unwrap()).collect();
-    let surface = direct_gateway(dirs[0].path(), dirs[1].path(), dirs[2].path());
-    let options = HttpOptions { listen: None, allow_remote: false, token: None };
-    let server = HttpServer::bind(Arc::clone(&surface), options).await.unwrap();
-    let url = server.url();
-    tokio::spawn(server.run());
+    let (dirs, surface, url) = http_gateway(4).await;
 
     let results = dirs[3].path().to_path_buf(); // the suite writes results/ into its cwd
     let results_dir = results.clone();
@@ -115,12 +122,7 @@ fn failed_checks(dir: &std::path::Path) -> String {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "known bug: a relayed server-to-client request rides the standalone GET stream"]
 async fn a_relayed_elicitation_rides_the_calls_own_stream() {
-    let dirs: Vec<tempfile::TempDir> = (0..3).map(|_| tempfile::tempdir().unwrap()).collect();
-    let surface = direct_gateway(dirs[0].path(), dirs[1].path(), dirs[2].path());
-    let options = HttpOptions { listen: None, allow_remote: false, token: None };
-    let server = HttpServer::bind(Arc::clone(&surface), options).await.unwrap();
-    let url = server.url();
-    tokio::spawn(server.run());
+    let (_dirs, surface, url) = http_gateway(3).await;
 
     let _ = rustls::crypto::ring::default_provider().install_default(); // reqwest is built without a provider
     let http = reqwest::Client::new();
