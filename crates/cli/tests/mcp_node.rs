@@ -94,12 +94,11 @@ async fn conformance_server_suite_passes_through_quiver_mcp_serve() {
     let url = server.url.clone();
     let bin = node_bin("conformance").unwrap();
     let results = tempfile::tempdir().unwrap();
-    let out = tokio::task::spawn_blocking(move || {
-        Command::new(bin).args(["server", "--url", &url]).current_dir(results.path()).output().unwrap()
+    let (ok, report) = tokio::task::spawn_blocking(move || {
+        quiver_testkit::conformance_server_run(&bin, &url, &[], results.path())
     })
     .await
     .unwrap();
-    let report = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
     let total = report.lines().find(|l| l.starts_with("Total: ")).unwrap_or_default().to_string();
-    assert!(out.status.success() && total.ends_with(" 0 failed") && !total.starts_with("Total: 0 "), "{report}");
+    assert!(ok && !total.is_empty() && !total.starts_with("Total: 0 "), "{report}");
 }

@@ -92,3 +92,44 @@ pub fn which(program: &str) -> Option<PathBuf> {
         .map(|dir| dir.join(program))
         .find(|p| p.metadata().is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0))
 }
+
+/// Runs the conformance suite's server scenarios (`conformance server --url
+/// URL` plus `args`) in `cwd`, and runs each scenario that failed once more
+/// alone. Returns whether every scenario passed (on its first run or its
+/// rerun) and the whole report, reruns included.
+///
+/// Why a rerun: over streamable HTTP, rmcp (3.9) sends log notifications, and
+/// server-to-client requests sent from another task than the call's handler
+/// (quiver relays a downstream server's from the downstream connection's
+/// task), on the standalone GET stream, not on the call's own stream; whether
+/// the client reads them before the call's answer is a race between two HTTP
+/// responses that quiver cannot order. A scenario that fails twice fails.
+pub fn conformance_server_run(bin: &Path, url: &str, args: &[&str], cwd: &Path) -> (bool, String) {
+    let run = |extra: &[&str]| -> (bool, String) {
+        match std::process::Command::new(bin).args(["server", "--url", url]).args(extra).current_dir(cwd).output() {
+            Ok(out) => (
+                out.status.success(),
+                format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr)),
+            ),
+            Err(e) => (false, format!("could not run {}: {e}", bin.display())),
+        }
+    };
+    let (ok, mut report) = run(args);
+    let failed: Vec<String> = report
+        .lines()
+        .filter_map(|l| l.strip_prefix("✗ "))
+        .filter_map(|l| l.split(':').next())
+        .map(str::to_string)
+        .collect();
+    if ok || failed.is_empty() {
+        return (ok, report);
+    }
+    let mut all_passed = true;
+    for scenario in &failed {
+        let (passed, again) = run(&["--scenario", scenario]);
+        eprintln!("conformance scenario {scenario} failed, rerun alone: {}", if passed { "passed" } else { "failed" });
+        report.push_str(&format!("\n--- rerun of {scenario}:\n{again}"));
+        all_passed &= passed;
+    }
+    (all_passed, report)
+}
