@@ -43,6 +43,21 @@ fn field(line: &str, key: &str) -> f64 {
         .unwrap_or_else(|| panic!("no {key}= in {line:?}"))
 }
 
+/// `bench search --native` over `queries` plus `extra`: its metrics line.
+fn native_line(queries: &Path, model: Option<&Path>, extra: &[&str]) -> String {
+    let mut args = vec!["--native", "--queries", queries.to_str().unwrap()];
+    args.extend_from_slice(extra);
+    let (code, out, err) = bench(&args, model);
+    assert_eq!(code, 0, "{err}");
+    out.lines().last().unwrap_or_default().to_string()
+}
+
+/// Top-1, top-5 and MRR of a metrics line each at least their `floor`.
+fn assert_above(line: &str, floor: (f64, f64, f64)) {
+    let (top1, top5, mrr) = (field(line, "top1"), field(line, "top5"), field(line, "mrr"));
+    assert!(top1 >= floor.0 && top5 >= floor.1 && mrr >= floor.2, "below {floor:?}: {line}");
+}
+
 /// The native dev set through the lexical ranker, and fused with the test
 /// model: floors CI enforces (today's numbers, with the manifest's phrasings,
 /// less one or two queries of 52).
@@ -51,14 +66,9 @@ fn native_quality_floors_lexical_and_fused() {
     let Some(b) = shared_bench() else { return };
     let q = b.join("queries/native.jsonl");
     let check = |model: Option<&Path>, ranking: &str, extra: &[&str], floor: (f64, f64, f64)| {
-        let mut args = vec!["--native", "--queries", q.to_str().unwrap()];
-        args.extend_from_slice(extra);
-        let (code, out, err) = bench(&args, model);
-        assert_eq!(code, 0, "{err}");
-        let last = out.lines().last().unwrap_or_default().to_string();
+        let last = native_line(&q, model, extra);
         assert!(last.ends_with(&format!(" ranking={ranking}")), "{last}");
-        let (top1, top5, mrr) = (field(&last, "top1"), field(&last, "top5"), field(&last, "mrr"));
-        assert!(top1 >= floor.0 && top5 >= floor.1 && mrr >= floor.2, "{ranking} below {floor:?}: {last}");
+        assert_above(&last, floor);
         // confident loads never exceed loading the whole top-k
         assert!(field(&last, "tail_bytes") <= field(&last, "tail_bytes_all"), "{last}");
     };
@@ -86,14 +96,7 @@ const NATIVE_FLOOR_FUSED: (f64, f64, f64) = (0.92, 0.98, 0.94);
 #[test]
 fn native_check_set_lexical_floor() {
     let q = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../bench/search/queries/native-check.jsonl");
-    let (code, out, err) = bench(&["--native", "--queries", q.to_str().unwrap(), "--lexical"], None);
-    assert_eq!(code, 0, "{err}");
-    let last = out.lines().last().unwrap_or_default();
-    let (top1, top5, mrr) = (field(last, "top1"), field(last, "top5"), field(last, "mrr"));
-    assert!(
-        top1 >= NATIVE_CHECK_FLOOR.0 && top5 >= NATIVE_CHECK_FLOOR.1 && mrr >= NATIVE_CHECK_FLOOR.2,
-        "below {NATIVE_CHECK_FLOOR:?}: {last}"
-    );
+    assert_above(&native_line(&q, None, &["--lexical"]), NATIVE_CHECK_FLOOR);
 }
 
 // Measured 0.690 / 0.920 / 0.782 when the set was added (plain BM25 0.430 /
