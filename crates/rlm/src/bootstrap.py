@@ -193,6 +193,10 @@ def _eval(request):
     sys.stdout, sys.stderr = out, err
     reply = {"type": "result", "id": request["id"]}
     try:
+        # The host's wall-time limit (and its interrupt) starts here: an
+        # interrupt that came while the request was still being read would
+        # have been taken for a stale one and the eval would run unchecked.
+        _send({"type": "started", "id": request["id"]})
         tree = ast.parse(request["code"], "<rlm_eval>", "exec")
         last = None
         if tree.body and isinstance(tree.body[-1], ast.Expr):

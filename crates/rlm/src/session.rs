@@ -22,6 +22,10 @@ pub const CAPTURE_CHARS: usize = 1 << 20;
 /// before the process is killed.
 const INTERRUPT_GRACE: Duration = Duration::from_secs(2);
 
+/// How long an interpreter may take to begin an eval it was sent (reading
+/// the request, on a loaded machine) before it counts as hung.
+const START_GRACE: Duration = Duration::from_secs(10);
+
 /// Answers the queries an eval's code makes (`sub_query*`, `sub_rlm`).
 pub trait Queries: Send + Sync {
     fn answer<'a>(
@@ -227,14 +231,20 @@ impl RlmSession {
             return Err(ReplFailure::Protocol("no interpreter".into()));
         };
         repl.send(request).await?;
-        let deadline = tokio::time::Instant::now() + self.config.eval_timeout;
+        // The limit counts from the interpreter's `started`: an interrupt sent
+        // before it began the eval (a loaded machine, a slow read) would be
+        // lost and the eval would run unchecked. An interpreter that does not
+        // start within the limit plus START_GRACE is hung and is killed.
+        let mut deadline = tokio::time::Instant::now() + self.config.eval_timeout + START_GRACE;
+        let mut started = false;
         let mut interrupted = false;
         loop {
             let limit = if interrupted { deadline + INTERRUPT_GRACE } else { deadline };
             let message = tokio::select! {
                 m = repl.recv() => m?,
                 _ = tokio::time::sleep_until(limit) => {
-                    if interrupted {
+                    if interrupted || !started {
+                        outcome.timed_out = true;
                         return Ok(None);
                     }
                     interrupted = true;
@@ -243,8 +253,13 @@ impl RlmSession {
                     continue;
                 }
             };
+            let for_this_eval = message.get("id").and_then(Value::as_u64) == Some(id);
             match message.get("type").and_then(Value::as_str) {
-                Some("result") if message.get("id").and_then(Value::as_u64) == Some(id) => return Ok(Some(message)),
+                Some("started") if for_this_eval && !started => {
+                    started = true;
+                    deadline = tokio::time::Instant::now() + self.config.eval_timeout;
+                }
+                Some("result") if for_this_eval => return Ok(Some(message)),
                 Some("query") => {
                     let reply = if interrupted {
                         json!({"op": "reply", "id": message.get("id"), "error": "the eval was interrupted"})
