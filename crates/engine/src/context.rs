@@ -111,6 +111,11 @@ impl ToolContext {
         }
     }
 
+    /// The command gate's verdict before anybody is asked.
+    pub fn judge_command(&self, request: &CommandRequest) -> GateVerdict {
+        self.commands.judge(self.mode(), request)
+    }
+
     /// The command gate, with the asking done: `Ok` says how the process got
     /// permission, `Err` is the refusal worded for the model.
     pub async fn authorize_command(&self, request: &CommandRequest) -> Result<Permit, ToolError> {

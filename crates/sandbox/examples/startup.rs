@@ -38,13 +38,13 @@ fn main() {
     let reused = Sandbox::new(policy(), false).expect("sandbox");
     let prebuilt = time(runs, || {
         let mut cmd = Command::new("/bin/true");
-        reused.apply_to(&mut cmd);
+        reused.apply_to(&mut cmd).unwrap();
         assert!(cmd.status().unwrap().success());
     });
     let per_command = time(runs, || {
         let sb = Sandbox::new(policy(), false).unwrap();
         let mut cmd = Command::new("/bin/true");
-        sb.apply_to(&mut cmd);
+        sb.apply_to(&mut cmd).unwrap();
         assert!(cmd.status().unwrap().success());
     });
     let containment = Containment::new();
@@ -53,7 +53,7 @@ fn main() {
         let sb = Sandbox::new(policy(), false).unwrap();
         let mut cmd = Command::new("/bin/true");
         env.apply_to(&mut cmd);
-        sb.apply_to(&mut cmd);
+        sb.apply_to(&mut cmd).unwrap();
         let job = containment.spawn_hook(&mut cmd).unwrap();
         let mut child = cmd.spawn().unwrap();
         job.started(child.id());

@@ -52,6 +52,13 @@ pub(crate) enum Step {
     /// first so the filter can never get in the way of its system calls.
     #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
     Confine { landlock: Option<Arc<OwnedFd>>, seccomp: Option<Arc<Bpf>> },
+    /// Enter the namespace sandbox (see `namespace::child`): returns only in
+    /// the command's process, inside the namespaces.
+    #[cfg(target_os = "linux")]
+    Namespace(Arc<crate::namespace::NsPlan>),
+    /// Resource limits (the Landlock fallback; the namespace step sets its own).
+    #[cfg(target_os = "linux")]
+    Limits(Arc<Vec<(crate::namespace::Resource, u64)>>),
     /// SIGKILL when the spawning thread's process dies (`PR_SET_PDEATHSIG`),
     /// then fail the spawn if that process (this pid) is already gone.
     #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
@@ -118,6 +125,16 @@ pub(crate) fn register(cmd: &mut std::process::Command, step: Step) {
                     })?;
                 }
             }
+            Step::Namespace(plan) => plan.enter()?,
+            Step::Limits(limits) => {
+                for (resource, value) in limits.iter() {
+                    let lim = libc::rlimit { rlim_cur: *value, rlim_max: *value };
+                    // SAFETY: setrlimit with a struct on this stack frame.
+                    if unsafe { libc::setrlimit(*resource, &lim) } != 0 {
+                        return Err(io::Error::last_os_error());
+                    }
+                }
+            }
             Step::DieWithParent(parent) => {
                 // SAFETY: prctl and getppid with integer arguments only.
                 if unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0) } != 0 {
@@ -132,7 +149,8 @@ pub(crate) fn register(cmd: &mut std::process::Command, step: Step) {
         Ok(())
     };
     // SAFETY: the hook only makes the system calls above (write, prctl,
-    // landlock_restrict_self, seccomp), allocates nothing (everything it uses
+    // landlock_restrict_self, seccomp, setrlimit, and the namespace
+    // sequence's unshare/mount/fork/wait), allocates nothing (everything it uses
     // was built before fork and is owned by the closure; errors carry raw errnos)
     // and takes no lock, so running it between fork and exec cannot deadlock.
     unsafe {

@@ -72,7 +72,7 @@ pub(crate) fn build(writable: &[PathBuf], rules: &Rules) -> Result<OwnedFd, Stri
         .map_err(|e| err("landlock handle_access", &e))?
         // A sandboxed command must not signal (kill, stop) quiver or anything
         // else outside its own sandbox; its own children it may.
-        .scope(Scope::Signal)
+        .scope(Scope::Signal | Scope::AbstractUnixSocket)
         .map_err(|e| err("landlock scope", &e))?
         .create()
         .map_err(|e| err("landlock create", &e))?;

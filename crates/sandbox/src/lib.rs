@@ -51,12 +51,15 @@ mod contain;
 #[cfg(target_os = "linux")]
 mod landlock_rules;
 #[cfg(target_os = "linux")]
+mod namespace;
+pub mod protected;
+#[cfg(target_os = "linux")]
 mod seccomp;
 
 #[cfg(target_os = "linux")]
 pub use contain::{Containment, JOB_MARKER, Job, Mechanism, Prefer, sweep_stale};
 pub use env::{EnvPolicy, Inherit, user_config_file, user_scrub_list};
 pub use hook::{PreExecTarget, die_with_parent};
-pub use policy::{SandboxPolicy, quiver_config_dir};
-pub use probe::{Probe, probe};
-pub use sandbox::{Sandbox, SandboxError};
+pub use policy::{SandboxPolicy, quiver_config_dir, quiver_state_dir};
+pub use probe::{NO_USERNS_VAR, Probe, probe};
+pub use sandbox::{Limits, Sandbox, SandboxError, SandboxMechanism, SandboxOptions};

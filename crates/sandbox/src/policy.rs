@@ -34,3 +34,17 @@ pub fn quiver_config_dir() -> Option<PathBuf> {
     }
     std::env::var_os("HOME").filter(|v| !v.is_empty()).map(|home| PathBuf::from(home).join(".config/quiver"))
 }
+
+/// quiver's own state directory (`$QUIVER_STATE_DIR`, else
+/// `$XDG_STATE_HOME/quiver`, else `~/.local/state/quiver`): remembered
+/// approvals, sessions, OAuth tokens. A sandboxed command neither reads nor
+/// writes it.
+pub fn quiver_state_dir() -> Option<PathBuf> {
+    if let Some(dir) = std::env::var_os("QUIVER_STATE_DIR").filter(|v| !v.is_empty()) {
+        return Some(PathBuf::from(dir));
+    }
+    if let Some(xdg) = std::env::var_os("XDG_STATE_HOME").filter(|v| !v.is_empty()) {
+        return Some(PathBuf::from(xdg).join("quiver"));
+    }
+    std::env::var_os("HOME").filter(|v| !v.is_empty()).map(|home| PathBuf::from(home).join(".local/state/quiver"))
+}

@@ -9,6 +9,9 @@ pub struct Probe {
     pub landlock: Result<u32, String>,
     /// Whether seccomp filters can be installed, or why not.
     pub seccomp: Result<(), String>,
+    /// Whether the namespace sandbox works here (unprivileged user
+    /// namespaces, a fresh `/proc`, recursive read-only mounts), or why not.
+    pub namespaces: Result<(), String>,
 }
 
 impl Probe {
@@ -27,7 +30,11 @@ impl Probe {
             Ok(()) => "seccomp".to_string(),
             Err(e) => format!("no seccomp ({e})"),
         };
-        format!("{ll}, {sc}")
+        let ns = match &self.namespaces {
+            Ok(()) => "namespaces".to_string(),
+            Err(e) => format!("no namespaces ({e})"),
+        };
+        format!("{ns}, {ll}, {sc}")
     }
 }
 
@@ -40,7 +47,7 @@ pub fn probe() -> &'static Probe {
 #[cfg(not(target_os = "linux"))]
 fn run() -> Probe {
     let why = format!("no OS sandbox is implemented for {} yet", std::env::consts::OS);
-    Probe { landlock: Err(why.clone()), seccomp: Err(why) }
+    Probe { landlock: Err(why.clone()), seccomp: Err(why.clone()), namespaces: Err(why) }
 }
 
 /// Restricts a throwaway thread, which is the only way the landlock crate
@@ -49,12 +56,51 @@ fn run() -> Probe {
 /// right after, starting nothing.
 #[cfg(target_os = "linux")]
 fn run() -> Probe {
+    // Not from the restricted thread below: a child of a Landlock-restricted
+    // thread may not mount.
+    let namespaces = probe_namespaces();
     let joined = std::thread::Builder::new()
         .name("quiver-sandbox-probe".into())
-        .spawn(|| Probe { landlock: probe_landlock(), seccomp: probe_seccomp() })
+        .spawn(|| (probe_landlock(), probe_seccomp()))
         .map_err(|e| e.to_string())
         .and_then(|handle| handle.join().map_err(|_| "the probe thread panicked".to_string()));
-    joined.unwrap_or_else(|e| Probe { landlock: Err(e.clone()), seccomp: Err(e) })
+    match joined {
+        Ok((landlock, seccomp)) => Probe { landlock, seccomp, namespaces },
+        Err(e) => Probe { landlock: Err(e.clone()), seccomp: Err(e), namespaces },
+    }
+}
+
+/// The variable that turns the namespace sandbox off (tests of the
+/// fallback, and machines where it misbehaves).
+pub const NO_USERNS_VAR: &str = "QUIVER_SANDBOX_NO_USERNS";
+
+/// Runs `true` through the whole namespace sequence once.
+#[cfg(target_os = "linux")]
+fn probe_namespaces() -> Result<(), String> {
+    if std::env::var_os(NO_USERNS_VAR).is_some_and(|v| !v.is_empty() && v != "0") {
+        return Err(format!("turned off by {NO_USERNS_VAR}"));
+    }
+    let truth = ["/usr/bin/true", "/bin/true"]
+        .into_iter()
+        .find(|p| std::path::Path::new(p).exists())
+        .ok_or_else(|| "no /usr/bin/true to probe with".to_string())?;
+    let private = crate::namespace::Private::new().map_err(|e| format!("private directories: {e}"))?;
+    let inputs = crate::namespace::Inputs {
+        writable: &[],
+        network: false,
+        extra_read_only: &[],
+        deny_programs: &[],
+        rlimits: Vec::new(),
+    };
+    let plan = crate::namespace::plan(&private, &inputs, std::path::Path::new("/")).map_err(|e| e.to_string())?;
+    let mut cmd = std::process::Command::new(truth);
+    cmd.current_dir("/").stdin(std::process::Stdio::null()).stdout(std::process::Stdio::null());
+    crate::hook::register(&mut cmd, crate::hook::Step::Namespace(std::sync::Arc::new(plan)));
+    match cmd.status() {
+        Ok(status) if status.success() => Ok(()),
+        Ok(status) => Err(format!("the namespace sequence failed ({status})")),
+        Err(e) => Err(format!("user namespaces are refused here: {e}")),
+    }
 }
 
 #[cfg(target_os = "linux")]
@@ -92,6 +138,6 @@ fn probe_landlock() -> Result<u32, String> {
 
 #[cfg(target_os = "linux")]
 fn probe_seccomp() -> Result<(), String> {
-    let filter = crate::seccomp::deny_network()?;
+    let filter = crate::seccomp::filter(true)?;
     seccompiler::apply_filter(&filter).map_err(|e| format!("installing a seccomp filter failed: {e}"))
 }

@@ -1,7 +1,7 @@
 //! A policy made ready to apply: built once in the parent, applied to any
 //! number of commands.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 #[cfg(target_os = "linux")]
 use std::sync::Arc;
 
@@ -20,40 +20,117 @@ pub enum SandboxError {
     Setup(String),
 }
 
+/// How a sandbox is enforced.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SandboxMechanism {
+    /// User, mount, PID, IPC and network namespaces with Landlock and
+    /// seccomp inside (see the `namespace` module): the primary mechanism.
+    Namespaces,
+    /// Landlock and seccomp alone, where user namespaces are refused
+    /// (AppArmor's restriction, some containers): see [`SandboxMechanism::gaps`].
+    Landlock,
+    /// No filesystem or network restriction (the `Full` policy with network).
+    None,
+}
+
+impl SandboxMechanism {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SandboxMechanism::Namespaces => "namespaces",
+            SandboxMechanism::Landlock => "landlock",
+            SandboxMechanism::None => "none",
+        }
+    }
+
+    /// What this mechanism does not protect that the namespace sandbox does.
+    pub fn gaps(self) -> &'static [&'static str] {
+        match self {
+            SandboxMechanism::Namespaces | SandboxMechanism::None => &[],
+            SandboxMechanism::Landlock => &[
+                "other processes' /proc entries stay readable (quiver's own environment is readable by a root command)",
+                "chmod, chown, utime and xattrs work on files outside the workspace",
+                "new entries directly in the workspace root and in .git/ cannot be created (git commit, cargo init fail)",
+                "leftover background processes live until quiver kills the job",
+                "home credentials (~/.ssh, ~/.aws, ...) stay readable",
+                "Unix sockets are refused altogether (no socket(AF_UNIX)); socketpair still works",
+                "denied programs are refused by the command line's parse only",
+            ],
+        }
+    }
+}
+
+/// Per-command resource limits (`RLIMIT_NPROC` counts tasks, threads
+/// included; `RLIMIT_DATA` counts writable private memory, not address-space
+/// reservations, so runtimes that reserve large ranges keep working).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Limits {
+    pub processes: Option<u64>,
+    pub memory_bytes: Option<u64>,
+}
+
+/// What a sandbox is built with besides its policy.
+#[derive(Debug, Clone, Default)]
+pub struct SandboxOptions {
+    /// More paths kept read-only inside the writable roots.
+    pub read_only: Vec<PathBuf>,
+    /// Program names (single-word deny rules; a trailing `*` matches a prefix)
+    /// made unexecutable inside the namespace sandbox.
+    pub deny_programs: Vec<String>,
+    pub limits: Limits,
+    /// Force a mechanism (tests; `quiver sandbox --mechanism`); default: the
+    /// best this kernel offers.
+    pub mechanism: Option<SandboxMechanism>,
+}
+
 /// A prepared sandbox. Rules are computed from the filesystem as it is when
-/// this is built (see the module docs of the Landlock rules): build one per
-/// command (it costs a few hundred system calls) and keep it alive while the
-/// command runs, since it owns the command's private temp dir.
+/// this is built: build one per command (or per call) and keep it alive
+/// while the command runs, since it owns the command's private temp dir.
 #[derive(Debug)]
 pub struct Sandbox {
     policy: SandboxPolicy,
     network: bool,
     read_only: Vec<PathBuf>,
+    options: SandboxOptions,
+    mechanism: SandboxMechanism,
     tmp: Option<tempfile::TempDir>,
+    #[cfg(target_os = "linux")]
+    private: Option<crate::namespace::Private>,
     step: Option<Step>,
 }
 
 impl Sandbox {
-    /// `policy` for the filesystem, `network` to allow sockets other than Unix ones.
+    /// `policy` for the filesystem, `network` to allow sockets.
     pub fn new(policy: SandboxPolicy, network: bool) -> Result<Self, SandboxError> {
-        Self::with_read_only(policy, network, &[])
+        Self::with_options(policy, network, SandboxOptions::default())
     }
 
     /// Like [`new`](Self::new), with more paths kept read-only inside the
     /// writable roots (for instance files named in the user's config).
     pub fn with_read_only(policy: SandboxPolicy, network: bool, extra: &[PathBuf]) -> Result<Self, SandboxError> {
+        Self::with_options(policy, network, SandboxOptions { read_only: extra.to_vec(), ..Default::default() })
+    }
+
+    pub fn with_options(policy: SandboxPolicy, network: bool, options: SandboxOptions) -> Result<Self, SandboxError> {
         let mut read_only: Vec<PathBuf> = Vec::new();
         if let SandboxPolicy::WorkspaceWrite { writable_roots } = &policy {
             for root in writable_roots {
-                // `.git/config` (core.fsmonitor, aliases, diff drivers) and
-                // `.git/hooks` run code the next time the *user* runs git.
-                read_only.push(root.join(".git/config"));
-                read_only.push(root.join(".git/hooks"));
+                read_only.extend(crate::protected::WORKSPACE_PROTECTED.iter().map(|(p, _)| root.join(p)));
             }
         }
         read_only.extend(quiver_config_dir());
-        read_only.extend(extra.iter().cloned());
-        let mut sandbox = Sandbox { policy, network, read_only, tmp: None, step: None };
+        read_only.extend(crate::policy::quiver_state_dir());
+        read_only.extend(options.read_only.iter().cloned());
+        let mut sandbox = Sandbox {
+            policy,
+            network,
+            read_only,
+            options,
+            mechanism: SandboxMechanism::None,
+            tmp: None,
+            #[cfg(target_os = "linux")]
+            private: None,
+            step: None,
+        };
         sandbox.prepare()?;
         Ok(sandbox)
     }
@@ -72,36 +149,64 @@ impl Sandbox {
     #[cfg(target_os = "linux")]
     fn prepare(&mut self) -> Result<(), SandboxError> {
         let probe = crate::probe::probe();
-        let landlock = if self.policy.restricts_filesystem() {
-            if let Err(why) = &probe.landlock {
-                return Err(SandboxError::Unavailable(why.clone()));
-            }
-            let tmp = tempfile::Builder::new()
-                .prefix("quiver-sandbox-")
-                .tempdir()
-                .map_err(|e| SandboxError::Setup(format!("creating the private temp dir: {e}")))?;
-            let mut writable = vec![tmp.path().to_path_buf()];
-            if let SandboxPolicy::WorkspaceWrite { writable_roots } = &self.policy {
-                writable.extend(writable_roots.iter().cloned());
-            }
-            let rules = crate::landlock_rules::Rules { read_only: self.read_only.clone() };
-            let fd = crate::landlock_rules::build(&writable, &rules).map_err(SandboxError::Setup)?;
-            self.tmp = Some(tmp);
-            Some(Arc::new(fd))
-        } else {
-            None
-        };
-        let seccomp = if self.network {
-            None
-        } else {
-            if let Err(why) = &probe.seccomp {
-                return Err(SandboxError::Unavailable(why.clone()));
-            }
-            Some(Arc::new(crate::seccomp::deny_network().map_err(SandboxError::Setup)?))
-        };
-        if landlock.is_some() || seccomp.is_some() {
-            self.step = Some(Step::Confine { landlock, seccomp });
+        if !self.policy.restricts_filesystem() && self.network {
+            return Ok(());
         }
+        self.mechanism = match self.options.mechanism {
+            // No filesystem rule and no network: the socket filter alone.
+            _ if !self.policy.restricts_filesystem() => SandboxMechanism::Landlock,
+            Some(m) => m,
+            None if probe.namespaces.is_ok() && probe.is_complete() => SandboxMechanism::Namespaces,
+            None => SandboxMechanism::Landlock,
+        };
+        if let Err(why) = &probe.landlock {
+            return Err(SandboxError::Unavailable(why.clone()));
+        }
+        if let Err(why) = &probe.seccomp {
+            return Err(SandboxError::Unavailable(why.clone()));
+        }
+        let mut writable = Vec::new();
+        if let SandboxPolicy::WorkspaceWrite { writable_roots } = &self.policy {
+            writable.extend(writable_roots.iter().cloned());
+        }
+        let setup = |what: &str, e: &dyn std::fmt::Display| SandboxError::Setup(format!("{what}: {e}"));
+        let (landlock_writable, rules) = match self.mechanism {
+            SandboxMechanism::Namespaces => {
+                if let Err(why) = &probe.namespaces {
+                    return Err(SandboxError::Unavailable(why.clone()));
+                }
+                let private = crate::namespace::Private::new().map_err(|e| setup("the private directories", &e))?;
+                for root in &writable {
+                    crate::namespace::prepare_git(root);
+                }
+                let mut granted = vec![private.tmp(), private.shm()];
+                granted.extend(writable.iter().cloned());
+                self.private = Some(private);
+                // The mounts keep the protected paths read-only; Landlock
+                // only repeats the outer boundary, so no root is split.
+                (granted, crate::landlock_rules::Rules { read_only: Vec::new() })
+            }
+            _ => {
+                let tmp = tempfile::Builder::new()
+                    .prefix("quiver-sandbox-")
+                    .tempdir()
+                    .map_err(|e| setup("creating the private temp dir", &e))?;
+                let mut granted = vec![tmp.path().to_path_buf()];
+                granted.extend(writable.iter().cloned());
+                self.tmp = Some(tmp);
+                (granted, crate::landlock_rules::Rules { read_only: self.read_only.clone() })
+            }
+        };
+        let landlock = if self.policy.restricts_filesystem() {
+            Some(Arc::new(crate::landlock_rules::build(&landlock_writable, &rules).map_err(SandboxError::Setup)?))
+        } else {
+            None
+        };
+        // In the namespace sandbox the network namespace does what the
+        // socket filter does in the fallback (and leaves loopback working).
+        let deny_sockets = !self.network && self.mechanism == SandboxMechanism::Landlock;
+        let seccomp = Some(Arc::new(crate::seccomp::filter(deny_sockets).map_err(SandboxError::Setup)?));
+        self.step = Some(Step::Confine { landlock, seccomp });
         Ok(())
     }
 
@@ -113,28 +218,93 @@ impl Sandbox {
         self.network
     }
 
+    /// The mechanism that enforces this sandbox.
+    pub fn mechanism(&self) -> SandboxMechanism {
+        self.mechanism
+    }
+
     /// Paths kept read-only even inside a writable root.
     pub fn read_only_paths(&self) -> &[PathBuf] {
         &self.read_only
     }
 
-    /// The command's private temp dir (`TMPDIR`), when the filesystem is restricted.
-    pub fn tmp_dir(&self) -> Option<&Path> {
-        self.tmp.as_ref().map(tempfile::TempDir::path)
+    /// The host path of the command's private temp dir, when the filesystem
+    /// is restricted (inside the namespace sandbox it is the command's `/tmp`).
+    pub fn tmp_dir(&self) -> Option<PathBuf> {
+        #[cfg(target_os = "linux")]
+        if let Some(private) = &self.private {
+            return Some(private.tmp());
+        }
+        self.tmp.as_ref().map(|t| t.path().to_path_buf())
     }
 
-    /// Confines `cmd` when it spawns: sets `TMPDIR`/`TMP`/`TEMP` to the private
-    /// temp dir and registers the pre-exec step. Apply the environment policy
-    /// first: clearing the environment afterwards would drop `TMPDIR`.
-    pub fn apply_to(&self, cmd: &mut impl PreExecTarget) {
+    /// What `TMPDIR` is set to for the command.
+    pub fn command_tmp_dir(&self) -> Option<PathBuf> {
+        match self.mechanism {
+            SandboxMechanism::Namespaces => Some(PathBuf::from("/tmp")),
+            _ => self.tmp_dir(),
+        }
+    }
+
+    /// Confines `cmd` when it spawns: sets `TMPDIR`/`TMP`/`TEMP` and registers
+    /// the pre-exec steps. Apply the environment policy first (clearing the
+    /// environment afterwards would drop `TMPDIR`), and register the
+    /// containment job and the parent-death signal *before* this: in the
+    /// namespace sandbox, hooks registered later run inside the namespace.
+    pub fn apply_to(&self, cmd: &mut impl PreExecTarget) -> Result<(), SandboxError> {
         let cmd = cmd.std_command();
-        if let Some(tmp) = self.tmp_dir() {
+        if let Some(tmp) = self.command_tmp_dir() {
             for var in ["TMPDIR", "TMP", "TEMP"] {
-                cmd.env(var, tmp);
+                cmd.env(var, &tmp);
+            }
+        }
+        #[cfg(target_os = "linux")]
+        if let Some(private) = &self.private {
+            let cwd = match cmd.get_current_dir() {
+                Some(dir) if dir.is_absolute() => dir.to_path_buf(),
+                Some(dir) => std::env::current_dir().map(|c| c.join(dir)).unwrap_or_else(|_| dir.to_path_buf()),
+                None => std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/")),
+            };
+            let writable = match &self.policy {
+                SandboxPolicy::WorkspaceWrite { writable_roots } => writable_roots.clone(),
+                _ => Vec::new(),
+            };
+            let inputs = crate::namespace::Inputs {
+                writable: &writable,
+                network: self.network,
+                extra_read_only: &self.options.read_only,
+                deny_programs: &self.options.deny_programs,
+                rlimits: rlimits(&self.options.limits),
+            };
+            let plan = crate::namespace::plan(private, &inputs, &cwd)
+                .map_err(|e| SandboxError::Setup(format!("planning the namespace sandbox: {e}")))?;
+            crate::hook::register(cmd, Step::Namespace(Arc::new(plan)));
+        }
+        #[cfg(target_os = "linux")]
+        if self.mechanism == SandboxMechanism::Landlock {
+            // RLIMIT_NPROC outside a user namespace counts every process of
+            // the user on the machine: only the memory limit applies here.
+            let limits: Vec<_> =
+                rlimits(&self.options.limits).into_iter().filter(|(r, _)| *r == libc::RLIMIT_DATA).collect();
+            if !limits.is_empty() {
+                crate::hook::register(cmd, Step::Limits(Arc::new(limits)));
             }
         }
         if let Some(step) = &self.step {
             crate::hook::register(cmd, step.clone());
         }
+        Ok(())
     }
+}
+
+#[cfg(target_os = "linux")]
+fn rlimits(limits: &Limits) -> Vec<(crate::namespace::Resource, u64)> {
+    let mut out = Vec::new();
+    if let Some(n) = limits.processes {
+        out.push((libc::RLIMIT_NPROC, n));
+    }
+    if let Some(bytes) = limits.memory_bytes {
+        out.push((libc::RLIMIT_DATA, bytes));
+    }
+    out
 }

@@ -1,16 +1,10 @@
-//! The network half of a policy: a seccomp filter, compiled in the parent.
+//! The seccomp filter, compiled in the parent.
 //!
-//! Why seccomp rather than Landlock's TCP rules: Landlock (ABI 4+) only
-//! controls TCP `bind`/`connect`; UDP (DNS, QUIC), raw and packet sockets
-//! would stay open. Refusing `socket(2)` for every family but `AF_UNIX` closes
-//! all of them at once, while local tools that talk over Unix sockets (ssh
-//! agents, language servers, `make -j` jobservers use pipes) keep working. A
-//! network namespace would need privileges or user namespaces, which many
-//! distributions restrict.
-//!
-//! Also refused: `socketpair` for non-Unix families (there are none today, it
-//! keeps the rule symmetric) and io_uring, whose `IORING_OP_SOCKET` would make
-//! a socket without the `socket` system call. Calls from a foreign ABI (32-bit
+//! In the namespace sandbox the network namespace keeps a command off the
+//! network and off host sockets; this filter adds what namespaces do not
+//! cover (terminal injection, io_uring). In the Landlock fallback it is also
+//! the network boundary: Landlock's TCP rules (ABI 4+) leave UDP, raw and
+//! Unix sockets open, so `socket(2)` is refused for every family. Calls from a foreign ABI (32-bit
 //! `int 0x80`, whose `socketcall` multiplexer the argument check cannot see)
 //! kill the process (seccompiler's architecture check); the x32 numbers of the
 //! refused calls are refused too.
@@ -29,29 +23,43 @@ fn arch() -> Result<TargetArch, String> {
     TargetArch::try_from(std::env::consts::ARCH).map_err(|e| format!("seccomp: unsupported architecture: {e}"))
 }
 
-/// A filter that refuses (`EPERM`) every socket that is not `AF_UNIX`.
-pub(crate) fn deny_network() -> Result<BpfProgram, String> {
-    let not_unix = || -> Result<Vec<SeccompRule>, String> {
-        let cond = SeccompCondition::new(0, SeccompCmpArgLen::Dword, SeccompCmpOp::Ne, libc::AF_UNIX as u64)
-            .map_err(|e| e.to_string())?;
-        Ok(vec![SeccompRule::new(vec![cond]).map_err(|e| e.to_string())?])
+/// The filter every sandboxed command gets: no io_uring (its
+/// `IORING_OP_SOCKET` makes sockets without `socket(2)`), no `TIOCSTI` or
+/// `TIOCLINUX` (typing into a terminal the command shares with a person), and
+/// with `deny_sockets` no `socket(2)` of any family (the Landlock fallback
+/// without network: a network namespace is not there to keep a command off
+/// the network and off host Unix sockets; `socketpair` for `AF_UNIX` stays).
+pub(crate) fn filter(deny_sockets: bool) -> Result<BpfProgram, String> {
+    let cond = |arg: u8, op: SeccompCmpOp, value: u64| {
+        SeccompCondition::new(arg, SeccompCmpArgLen::Dword, op, value).map_err(|e| e.to_string())
     };
+    let rule = |conds: Vec<SeccompCondition>| SeccompRule::new(conds).map_err(|e| e.to_string());
     let mut rules: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
-    rules.insert(libc::SYS_socket, not_unix()?);
-    rules.insert(libc::SYS_socketpair, not_unix()?);
-    // An empty rule list matches the call unconditionally.
+    // The kernel reads ioctl's request as 32 bits, so a Dword compare sees
+    // every spelling of it.
+    rules.insert(
+        libc::SYS_ioctl,
+        vec![
+            rule(vec![cond(1, SeccompCmpOp::Eq, libc::TIOCSTI)?])?,
+            rule(vec![cond(1, SeccompCmpOp::Eq, libc::TIOCLINUX)?])?,
+        ],
+    );
+    if deny_sockets {
+        rules.insert(libc::SYS_socket, Vec::new());
+        rules.insert(libc::SYS_socketpair, vec![rule(vec![cond(0, SeccompCmpOp::Ne, libc::AF_UNIX as u64)?])?]);
+    }
     for nr in [libc::SYS_io_uring_setup, libc::SYS_io_uring_enter, libc::SYS_io_uring_register] {
         rules.insert(nr, Vec::new());
     }
     #[cfg(target_arch = "x86_64")]
-    for nr in [
-        libc::SYS_socket,
-        libc::SYS_socketpair,
-        libc::SYS_io_uring_setup,
-        libc::SYS_io_uring_enter,
-        libc::SYS_io_uring_register,
-    ] {
-        rules.insert(nr | X32_SYSCALL_BIT, Vec::new());
+    {
+        let mut x32 = vec![libc::SYS_ioctl, libc::SYS_io_uring_setup, libc::SYS_io_uring_enter, libc::SYS_io_uring_register];
+        if deny_sockets {
+            x32.extend([libc::SYS_socket, libc::SYS_socketpair]);
+        }
+        for nr in x32 {
+            rules.insert(nr | X32_SYSCALL_BIT, Vec::new());
+        }
     }
     let filter = SeccompFilter::new(rules, SeccompAction::Allow, SeccompAction::Errno(libc::EPERM as u32), arch()?)
         .map_err(|e| format!("seccomp filter: {e}"))?;

@@ -46,9 +46,9 @@ fn apply_to_replaces_the_environment_and_sandbox_sets_tmpdir_after() {
     cmd.env("SET_BEFORE", "dropped");
     policy.apply_to(&mut cmd);
     if let Ok(sb) = quiver_sandbox::Sandbox::new(SandboxPolicy::ReadOnly, true) {
-        sb.apply_to(&mut cmd);
+        sb.apply_to(&mut cmd).unwrap();
         let env = String::from_utf8(cmd.output().unwrap().stdout).unwrap();
-        let tmp = sb.tmp_dir().unwrap().display().to_string();
+        let tmp = sb.command_tmp_dir().unwrap().display().to_string();
         assert!(env.lines().any(|l| l == format!("TMPDIR={tmp}")), "{env}");
         assert!(env.lines().any(|l| l == "PAGER=cat"));
         assert!(!env.contains("SET_BEFORE"));

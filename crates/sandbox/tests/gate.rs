@@ -26,8 +26,8 @@ async fn sandbox_scrub_and_contain_one_tokio_command() {
         .stdout(Stdio::piped());
     env.apply_to(&mut cmd); // 1. clears the environment
     cmd.env("OUT", &l.out); //    (the caller's own variables after it)
-    sandbox.apply_to(&mut cmd); // 2. TMPDIR + Landlock + seccomp before exec
-    let job = containment.spawn_hook(&mut cmd).unwrap(); // 3. joins the job's cgroup
+    let job = containment.spawn_hook(&mut cmd).unwrap(); // 2. joins the job's cgroup
+    sandbox.apply_to(&mut cmd).unwrap(); // 3. namespaces, TMPDIR, Landlock, seccomp (last: later hooks run inside)
     let child = cmd.spawn().unwrap();
     job.started(child.id().unwrap());
     let out = child.wait_with_output().await.unwrap();
@@ -37,6 +37,16 @@ async fn sandbox_scrub_and_contain_one_tokio_command() {
     let daemon: i32 = lines.next().unwrap().parse().unwrap();
     assert!(l.ws.join("src/inside").exists());
     assert!(!l.out.join("outside").exists());
+    if sandbox.mechanism() == quiver_sandbox::SandboxMechanism::Namespaces {
+        // The daemon died with its namespace when the command exited.
+        let _ = daemon;
+        let start = std::time::Instant::now();
+        while !host_pids_with("sleep 306").is_empty() && start.elapsed() < std::time::Duration::from_secs(5) {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        assert!(host_pids_with("sleep 306").is_empty());
+        return;
+    }
     assert!(job.pids().contains(&daemon));
     job.kill().unwrap();
     assert!(job.pids().is_empty());

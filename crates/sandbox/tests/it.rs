@@ -8,5 +8,6 @@ mod contain;
 mod env;
 mod fs;
 mod gate;
+mod namespace;
 mod net;
 mod support;

@@ -36,7 +36,18 @@ fn no_network_without_the_grant_and_network_with_it() {
     let l = layout();
     for policy in [SandboxPolicy::WorkspaceWrite { writable_roots: vec![l.ws.clone()] }, SandboxPolicy::Full] {
         let Some(sb) = sandbox("net", policy.clone(), false, &[]) else { return };
-        let cases = hostile(port, &py);
+        let namespaced = sb.mechanism() == quiver_sandbox::SandboxMechanism::Namespaces;
+        // In a network namespace, making a socket is allowed (loopback works
+        // inside); reaching the host's listener is what must fail.
+        let cases = if namespaced {
+            vec![
+                format!("exec 3<>/dev/tcp/127.0.0.1/{port}"),
+                format!("{py} -c 'import socket; socket.create_connection((\"127.0.0.1\", {port}))'"),
+                format!("{py} -c 'import socket; socket.socket(socket.AF_PACKET, socket.SOCK_RAW)'"),
+            ]
+        } else {
+            hostile(port, &py)
+        };
         let mut held = 0;
         for cmd in &cases {
             let out = run(Some(&sb), &l.ws, cmd);
@@ -44,12 +55,14 @@ fn no_network_without_the_grant_and_network_with_it() {
             held += 1;
         }
         eprintln!("{policy:?} without network: tried {}, held {held}", cases.len());
-        // Local tools keep their Unix sockets.
-        let out = run(
-            Some(&sb),
-            &l.ws,
-            &format!("{py} -c 'import socket; a, b = socket.socketpair(); socket.socket(socket.AF_UNIX)'"),
-        );
+        // Local tools keep socketpairs; Unix sockets are theirs only where
+        // no host socket is reachable by path (the namespace sandbox).
+        let script = if namespaced {
+            format!("{py} -c 'import socket; a, b = socket.socketpair(); socket.socket(socket.AF_UNIX)'")
+        } else {
+            format!("{py} -c 'import socket; a, b = socket.socketpair()'")
+        };
+        let out = run(Some(&sb), &l.ws, &script);
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     }
 

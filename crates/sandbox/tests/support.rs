@@ -37,7 +37,7 @@ pub fn run(sandbox: Option<&Sandbox>, cwd: &Path, script: &str) -> Output {
     let mut cmd = Command::new("bash");
     cmd.arg("-c").arg(script).current_dir(cwd).stdin(Stdio::null());
     if let Some(s) = sandbox {
-        s.apply_to(&mut cmd);
+        s.apply_to(&mut cmd).unwrap();
     }
     cmd.output().expect("spawning bash")
 }
@@ -101,5 +101,19 @@ pub fn snapshot(dir: &Path) -> Vec<(PathBuf, Option<Vec<u8>>)> {
         }
     }
     out.sort();
+    out
+}
+
+/// Host pids whose command line contains `needle` (a `sleep 30x` marker).
+pub fn host_pids_with(needle: &str) -> Vec<i32> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else { continue };
+        let Ok(cmdline) = std::fs::read(format!("/proc/{pid}/cmdline")) else { continue };
+        let line = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+        if line.contains(needle) && !line.contains("bash -c") {
+            out.push(pid);
+        }
+    }
     out
 }

@@ -162,6 +162,9 @@ pub enum Permit {
     /// Approved earlier and remembered (a project MCP server).
     Remembered,
     Yolo,
+    /// Not asked: a model's line in agent mode that runs inside an enforced
+    /// OS sandbox, which is the boundary (asking is for leaving it).
+    Sandboxed,
 }
 
 impl Permit {
@@ -171,6 +174,7 @@ impl Permit {
             Permit::Approved => "approved",
             Permit::Remembered => "remembered",
             Permit::Yolo => "yolo",
+            Permit::Sandboxed => "sandboxed",
         }
     }
 }

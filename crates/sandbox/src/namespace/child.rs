@@ -1,0 +1,285 @@
+//! The namespace sandbox's code between fork and exec: system calls only,
+//! on data the parent prepared (see [`super::NsPlan`]). Nothing here
+//! allocates or takes a lock (the hook module's rule).
+//!
+//! Three processes, because a new PID namespace applies to the children of
+//! the process that makes it, and its first process is its init:
+//!
+//! - **P0**, the child std forked: makes the user, mount, PID, IPC, UTS and
+//!   (without network) network namespaces, maps its own uid and gid, builds
+//!   the mount tree, forks P1, closes every descriptor (so `spawn` returns as
+//!   soon as P2 execs) and waits; it exits with P1's status. It is the pid
+//!   quiver sees, in quiver's cgroup job and process group.
+//! - **P1**, pid 1 of the new namespace: dies with P0 (`PR_SET_PDEATHSIG`),
+//!   mounts a fresh `/proc` (only the sandbox's processes, so no other
+//!   process's environment), brings up loopback, forks P2, closes every
+//!   descriptor, reaps orphans and exits with P2's status. When it exits the
+//!   kernel kills everything left in the namespace: a `setsid` or
+//!   double-forked leftover never outlives the command, and never holds its
+//!   output pipe open.
+//! - **P2** re-enters its working directory on the new mounts, sets the
+//!   limits, drops every capability and returns to std, which runs the later
+//!   hooks (Landlock, seccomp) and execs the command.
+
+use std::io;
+use std::os::raw::{c_char, c_int, c_ulong};
+
+use super::{MountOp, NsPlan};
+
+const MOUNT_ATTR_RDONLY: u64 = 0x1;
+const AT_RECURSIVE: c_int = 0x8000;
+
+/// `struct mount_attr` of `mount_setattr(2)`.
+#[repr(C)]
+struct MountAttr {
+    attr_set: u64,
+    attr_clr: u64,
+    propagation: u64,
+    userns_fd: u64,
+}
+
+#[repr(C)]
+struct CapHeader {
+    version: u32,
+    pid: c_int,
+}
+
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct CapData {
+    effective: u32,
+    permitted: u32,
+    inheritable: u32,
+}
+
+const LINUX_CAPABILITY_VERSION_3: u32 = 0x2008_0522;
+
+fn check(rc: c_int) -> io::Result<()> {
+    if rc < 0 { Err(io::Error::last_os_error()) } else { Ok(()) }
+}
+
+fn check_long(rc: libc::c_long) -> io::Result<()> {
+    if rc < 0 { Err(io::Error::last_os_error()) } else { Ok(()) }
+}
+
+/// Runs the whole sequence; returns only in P2 (or with an error in P0/P1,
+/// which std reports as the spawn's error).
+#[allow(unsafe_code)]
+pub(super) fn enter(plan: &NsPlan) -> io::Result<()> {
+    // SAFETY (whole function): plain system calls on NUL-terminated buffers
+    // and repr(C) structs owned by the plan or this stack frame.
+    unsafe {
+        check(libc::unshare(plan.flags))?;
+        write_file(c"/proc/self/setgroups".as_ptr(), b"deny")?;
+        write_file(c"/proc/self/uid_map".as_ptr(), &plan.uid_map)?;
+        write_file(c"/proc/self/gid_map".as_ptr(), &plan.gid_map)?;
+        // Nothing done here may propagate back to quiver's namespace.
+        check(libc::mount(
+            std::ptr::null(),
+            c"/".as_ptr(),
+            std::ptr::null(),
+            libc::MS_REC | libc::MS_PRIVATE,
+            std::ptr::null(),
+        ))?;
+        for op in &plan.ops {
+            if let Err(e) = run_op(op)
+                && !(op.optional() && matches!(e.raw_os_error(), Some(libc::ENOENT) | Some(libc::ENOTDIR)))
+            {
+                return Err(e);
+            }
+        }
+        let p1 = libc::fork();
+        if p1 < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        if p1 > 0 {
+            close_all();
+            libc::_exit(wait_for(p1));
+        }
+        // P1: init of the new PID namespace.
+        check(libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0))?;
+        check(libc::mount(
+            c"proc".as_ptr(),
+            c"/proc".as_ptr(),
+            c"proc".as_ptr(),
+            libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
+            std::ptr::null(),
+        ))?;
+        if plan.loopback_up {
+            loopback_up()?;
+        }
+        let p2 = libc::fork();
+        if p2 < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        if p2 > 0 {
+            close_all();
+            libc::_exit(reap_until(p2));
+        }
+        // P2: the command.
+        check(libc::chdir(plan.cwd.as_ptr()))?;
+        for (resource, value) in &plan.rlimits {
+            let lim = libc::rlimit { rlim_cur: *value, rlim_max: *value };
+            check(libc::setrlimit(*resource, &lim))?;
+        }
+        drop_capabilities()
+    }
+}
+
+#[allow(unsafe_code)]
+unsafe fn run_op(op: &MountOp) -> io::Result<()> {
+    // SAFETY: see `enter`.
+    unsafe {
+        match op {
+            MountOp::Bind { src, dst, .. } => check(libc::mount(
+                src.as_ptr(),
+                dst.as_ptr(),
+                std::ptr::null(),
+                libc::MS_BIND | libc::MS_REC,
+                std::ptr::null(),
+            )),
+            MountOp::Tmpfs { dst, data, .. } => check(libc::mount(
+                c"tmpfs".as_ptr(),
+                dst.as_ptr(),
+                c"tmpfs".as_ptr(),
+                libc::MS_NOSUID | libc::MS_NODEV,
+                data.as_ptr().cast(),
+            )),
+            MountOp::ReadOnly { path, read_only, recursive, .. } => {
+                let attr = MountAttr {
+                    attr_set: if *read_only { MOUNT_ATTR_RDONLY } else { 0 },
+                    attr_clr: if *read_only { 0 } else { MOUNT_ATTR_RDONLY },
+                    propagation: 0,
+                    userns_fd: 0,
+                };
+                check_long(libc::syscall(
+                    libc::SYS_mount_setattr,
+                    libc::AT_FDCWD,
+                    path.as_ptr(),
+                    if *recursive { AT_RECURSIVE as libc::c_uint } else { 0 },
+                    &attr as *const MountAttr,
+                    std::mem::size_of::<MountAttr>(),
+                ))
+            }
+        }
+    }
+}
+
+#[allow(unsafe_code)]
+unsafe fn write_file(path: *const c_char, bytes: &[u8]) -> io::Result<()> {
+    // SAFETY: see `enter`.
+    unsafe {
+        let fd = libc::open(path, libc::O_WRONLY | libc::O_CLOEXEC);
+        if fd < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        let n = libc::write(fd, bytes.as_ptr().cast(), bytes.len());
+        let err = io::Error::last_os_error();
+        libc::close(fd);
+        if n != bytes.len() as isize {
+            return Err(err);
+        }
+        Ok(())
+    }
+}
+
+/// Closes every descriptor of this process (P0 and P1 hold copies of the
+/// command's stdio and of std's exec-error pipe; the command's own copies
+/// are its business).
+#[allow(unsafe_code)]
+unsafe fn close_all() {
+    // SAFETY: close_range with integer arguments.
+    unsafe {
+        libc::syscall(libc::SYS_close_range, 0u32, u32::MAX, 0u32);
+    }
+}
+
+/// The exit status a shell would report for `status`.
+fn code(status: c_int) -> c_int {
+    if libc::WIFEXITED(status) {
+        libc::WEXITSTATUS(status)
+    } else if libc::WIFSIGNALED(status) {
+        128 + libc::WTERMSIG(status)
+    } else {
+        1
+    }
+}
+
+#[allow(unsafe_code)]
+unsafe fn wait_for(pid: libc::pid_t) -> c_int {
+    let mut status: c_int = 0;
+    loop {
+        // SAFETY: waitpid on our own child with a stack out-pointer.
+        let r = unsafe { libc::waitpid(pid, &mut status, 0) };
+        if r == pid {
+            return code(status);
+        }
+        if r < 0 && io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
+            return 1;
+        }
+    }
+}
+
+/// As init: reap every child until `main` exits, then report its status
+/// (exiting kills the rest of the namespace).
+#[allow(unsafe_code)]
+unsafe fn reap_until(main: libc::pid_t) -> c_int {
+    let mut status: c_int = 0;
+    loop {
+        // SAFETY: waitpid(-1) with a stack out-pointer.
+        let r = unsafe { libc::waitpid(-1, &mut status, 0) };
+        if r == main {
+            return code(status);
+        }
+        if r < 0 && io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
+            return 1;
+        }
+    }
+}
+
+/// `ip link set lo up` by ioctl: a new network namespace starts with its
+/// loopback down, and local servers in tests need it.
+#[allow(unsafe_code)]
+unsafe fn loopback_up() -> io::Result<()> {
+    // SAFETY: socket/ioctl/close on a zeroed `ifreq` on this stack frame.
+    unsafe {
+        let fd = libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0);
+        if fd < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        let mut req: libc::ifreq = std::mem::zeroed();
+        req.ifr_name[0] = b'l' as c_char;
+        req.ifr_name[1] = b'o' as c_char;
+        let mut rc = libc::ioctl(fd, libc::SIOCGIFFLAGS as _, &mut req);
+        if rc == 0 {
+            req.ifr_ifru.ifru_flags |= (libc::IFF_UP | libc::IFF_RUNNING) as libc::c_short;
+            rc = libc::ioctl(fd, libc::SIOCSIFFLAGS as _, &req);
+        }
+        let err = io::Error::last_os_error();
+        libc::close(fd);
+        if rc != 0 { Err(err) } else { Ok(()) }
+    }
+}
+
+/// Empties the bounding, ambient and process capability sets: root inside
+/// the namespace could otherwise unmount the read-only binds (they were made
+/// in its own user namespace) or exec with full capabilities.
+#[allow(unsafe_code)]
+unsafe fn drop_capabilities() -> io::Result<()> {
+    // SAFETY: prctl with integers; capset with repr(C) structs on this frame.
+    unsafe {
+        for cap in 0..64 as c_ulong {
+            if libc::prctl(libc::PR_CAPBSET_DROP, cap, 0, 0, 0) != 0 {
+                // EINVAL: past the kernel's last capability.
+                if io::Error::last_os_error().raw_os_error() == Some(libc::EINVAL) {
+                    break;
+                }
+                return Err(io::Error::last_os_error());
+            }
+        }
+        check(libc::prctl(libc::PR_CAP_AMBIENT, libc::PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0))?;
+        let header = CapHeader { version: LINUX_CAPABILITY_VERSION_3, pid: 0 };
+        let data = [CapData { effective: 0, permitted: 0, inheritable: 0 }; 2];
+        check_long(libc::syscall(libc::SYS_capset, &header as *const CapHeader, data.as_ptr()))
+    }
+}

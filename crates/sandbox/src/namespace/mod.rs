@@ -1,0 +1,420 @@
+//! The namespace sandbox (Linux, unprivileged user namespaces): the primary
+//! mechanism wherever the kernel allows them.
+//!
+//! What a command sees:
+//! - its own user, mount, PID, IPC and UTS namespaces, and without network
+//!   its own network namespace with only loopback (up);
+//! - a fresh `/proc` showing only its own processes;
+//! - the whole filesystem read-only (and `nosuid`), except the writable
+//!   roots (the workspace) and a private `/tmp` and `/dev/shm`;
+//! - the protected paths of each writable root ([`crate::protected`])
+//!   bound read-only on top, and the home's dot entries too when a writable
+//!   root contains `$HOME`;
+//! - the home's credential directories and files, and quiver's own config
+//!   and state, masked by empty read-only mounts;
+//! - an empty `/run` (and `/var/run`) and a private `/tmp`: no host socket
+//!   is reachable by path (docker, ssh-agent, tmux, X11, D-Bus), and the
+//!   network namespace leaves no abstract socket either;
+//! - a `/dev` with only `null`, `zero`, `full`, `random`, `urandom`, `tty`,
+//!   `pts`, `ptmx`, `shm` and the `fd` links (no disks, no other terminals);
+//! - the programs of single-word deny rules (`sudo`, `su`, `mkfs*`, ...)
+//!   bound over by an empty, unexecutable file, whatever spelling runs them;
+//! - no capabilities at all, in any namespace.
+//!
+//! Paths under `/tmp` that the command needs (a workspace there, its working
+//! directory, `PATH` entries) are bound into the private `/tmp` first, at the
+//! same path. The mount sequence itself runs in [`child`].
+
+mod child;
+
+use std::ffi::{CString, OsStr};
+use std::io;
+use std::os::raw::c_int;
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::{PermissionsExt, symlink};
+use std::path::{Path, PathBuf};
+
+use crate::landlock_rules::normalize;
+use crate::protected;
+
+#[cfg(target_env = "gnu")]
+pub(crate) type Resource = libc::__rlimit_resource_t;
+#[cfg(not(target_env = "gnu"))]
+pub(crate) type Resource = c_int;
+
+/// One step of the mount sequence.
+#[derive(Debug, Clone)]
+pub(crate) enum MountOp {
+    /// A recursive bind of `src` onto `dst`.
+    Bind { src: CString, dst: CString, optional: bool },
+    /// An empty tmpfs on `dst`.
+    Tmpfs { dst: CString, data: CString, optional: bool },
+    /// Sets (or clears) read-only on the mount at `path` (and, `recursive`,
+    /// every mount beneath).
+    ReadOnly { path: CString, read_only: bool, optional: bool, recursive: bool },
+}
+
+impl MountOp {
+    /// A step whose target may not exist inside the sandbox (it lay under a
+    /// directory that is replaced): skipped on `ENOENT`.
+    pub(crate) fn optional(&self) -> bool {
+        match self {
+            MountOp::Bind { optional, .. } | MountOp::Tmpfs { optional, .. } | MountOp::ReadOnly { optional, .. } => {
+                *optional
+            }
+        }
+    }
+}
+
+/// Everything the child needs, prepared in the parent.
+#[derive(Debug, Clone)]
+pub(crate) struct NsPlan {
+    pub(crate) flags: c_int,
+    pub(crate) uid_map: Vec<u8>,
+    pub(crate) gid_map: Vec<u8>,
+    pub(crate) ops: Vec<MountOp>,
+    pub(crate) loopback_up: bool,
+    pub(crate) cwd: CString,
+    pub(crate) rlimits: Vec<(Resource, u64)>,
+}
+
+impl NsPlan {
+    pub(crate) fn enter(&self) -> io::Result<()> {
+        child::enter(self)
+    }
+}
+
+/// The private directories one sandbox mounts (its `/tmp`, `/dev/shm`, the
+/// skeleton of its `/dev` and `/run`), kept alive with the sandbox.
+#[derive(Debug)]
+pub(crate) struct Private {
+    dir: tempfile::TempDir,
+}
+
+impl Private {
+    pub(crate) fn new() -> io::Result<Private> {
+        let dir = tempfile::Builder::new().prefix("quiver-sandbox-").tempdir()?;
+        let root = dir.path();
+        for sub in ["tmp", "shm", "dev", "dev/pts", "dev/shm", "run", "stage"] {
+            std::fs::create_dir_all(root.join(sub))?;
+        }
+        for dev in DEVICES {
+            std::fs::write(root.join("dev").join(dev), b"")?;
+        }
+        if Path::new("/dev/ptmx").is_symlink() {
+            symlink("pts/ptmx", root.join("dev/ptmx"))?;
+        } else {
+            std::fs::write(root.join("dev/ptmx"), b"")?;
+        }
+        for (name, target) in
+            [("fd", "/proc/self/fd"), ("stdin", "/proc/self/fd/0"), ("stdout", "/proc/self/fd/1"), ("stderr", "/proc/self/fd/2")]
+        {
+            symlink(target, root.join("dev").join(name))?;
+        }
+        let denied = root.join("denied");
+        std::fs::write(&denied, b"")?;
+        std::fs::set_permissions(&denied, std::fs::Permissions::from_mode(0o000))?;
+        std::fs::set_permissions(root.join("tmp"), std::fs::Permissions::from_mode(0o1777))?;
+        Ok(Private { dir })
+    }
+
+    /// The host path of the command's `/tmp`.
+    pub(crate) fn tmp(&self) -> PathBuf {
+        self.dir.path().join("tmp")
+    }
+
+    /// The host path of the command's `/dev/shm`.
+    pub(crate) fn shm(&self) -> PathBuf {
+        self.dir.path().join("shm")
+    }
+
+    fn path(&self, sub: &str) -> PathBuf {
+        self.dir.path().join(sub)
+    }
+}
+
+/// Device nodes bound into the private `/dev`.
+const DEVICES: &[&str] = &["null", "zero", "full", "random", "urandom", "tty"];
+
+/// What the plan is built from.
+pub(crate) struct Inputs<'a> {
+    pub writable: &'a [PathBuf],
+    pub network: bool,
+    pub extra_read_only: &'a [PathBuf],
+    pub deny_programs: &'a [String],
+    pub rlimits: Vec<(Resource, u64)>,
+}
+
+fn c(path: &Path) -> io::Result<CString> {
+    CString::new(path.as_os_str().as_bytes())
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, format!("a NUL byte in {}", path.display())))
+}
+
+fn bind(src: &Path, dst: &Path, optional: bool) -> io::Result<MountOp> {
+    Ok(MountOp::Bind { src: c(src)?, dst: c(dst)?, optional })
+}
+
+fn read_only(path: &Path, ro: bool, optional: bool, recursive: bool) -> io::Result<MountOp> {
+    Ok(MountOp::ReadOnly { path: c(path)?, read_only: ro, optional, recursive })
+}
+
+fn tmpfs(dst: &Path) -> io::Result<MountOp> {
+    Ok(MountOp::Tmpfs { dst: c(dst)?, data: CString::from(c"mode=0755,size=64k"), optional: true })
+}
+
+/// The canonical `/tmp`, or `None` when it is missing.
+fn host_tmp() -> Option<PathBuf> {
+    std::fs::canonicalize("/tmp").ok()
+}
+
+/// Builds the plan for a command whose working directory is `cwd`.
+///
+/// Order matters: the private directory lives in the host's `/tmp`, so
+/// every mount that takes something from it comes before `/tmp` is replaced,
+/// which is the last step; a target under `/tmp` (a workspace there) is
+/// addressed where it was staged, inside the private `/tmp`, and moves to
+/// its place with it (a bind copies the mounts beneath and their flags).
+pub(crate) fn plan(private: &Private, inputs: &Inputs<'_>, cwd: &Path) -> io::Result<NsPlan> {
+    let mut flags = libc::CLONE_NEWUSER | libc::CLONE_NEWNS | libc::CLONE_NEWPID | libc::CLONE_NEWIPC | libc::CLONE_NEWUTS;
+    if !inputs.network {
+        flags |= libc::CLONE_NEWNET;
+    }
+    let (uid, gid) = ids();
+    let writable: Vec<PathBuf> = inputs.writable.iter().map(|p| normalize(p)).collect();
+    let cwd = normalize(cwd);
+    let tmp = host_tmp();
+    // Where a final path is while the sequence runs.
+    let staged_at = |path: &Path| -> PathBuf {
+        match &tmp {
+            Some(tmp) if path.starts_with(tmp) && path != tmp => match path.strip_prefix(tmp) {
+                Ok(rel) => private.tmp().join(rel),
+                Err(_) => path.to_path_buf(),
+            },
+            _ => path.to_path_buf(),
+        }
+    };
+    let mut ops = Vec::new();
+
+    // 1. What must stay visible under the private /tmp is bound into it; a
+    // writable root elsewhere is bound onto itself, which makes it a mount of
+    // its own whose read-only flag can differ from `/`'s.
+    let mut wanted: Vec<PathBuf> = writable.clone();
+    wanted.push(cwd.clone());
+    for dir in std::env::var_os("PATH").map(|p| std::env::split_paths(&p).collect::<Vec<_>>()).unwrap_or_default() {
+        if dir.is_absolute() && dir.is_dir() {
+            wanted.push(normalize(&dir));
+        }
+    }
+    let mut seen: Vec<PathBuf> = Vec::new();
+    for path in wanted {
+        if seen.iter().any(|s| path.starts_with(s)) {
+            continue;
+        }
+        let at = staged_at(&path);
+        if at != path {
+            if path.is_dir() {
+                std::fs::create_dir_all(&at)?;
+            } else {
+                if let Some(parent) = at.parent() {
+                    std::fs::create_dir_all(parent)?;
+                }
+                std::fs::write(&at, b"")?;
+            }
+            ops.push(bind(&path, &at, false)?);
+        } else if writable.contains(&path) && path.exists() && path != Path::new("/") {
+            ops.push(bind(&path, &path, false)?);
+        } else {
+            continue;
+        }
+        seen.push(path);
+    }
+    // 2. /dev and /run from the private skeletons.
+    for dev in DEVICES {
+        ops.push(bind(&Path::new("/dev").join(dev), &private.path("dev").join(dev), true)?);
+    }
+    ops.push(bind(Path::new("/dev/pts"), &private.path("dev/pts"), true)?);
+    if !Path::new("/dev/ptmx").is_symlink() {
+        ops.push(bind(Path::new("/dev/ptmx"), &private.path("dev/ptmx"), true)?);
+    }
+    ops.push(bind(&private.shm(), &private.path("dev/shm"), false)?);
+    if inputs.network {
+        // DNS: /etc/resolv.conf often links into /run, which is replaced.
+        if let Ok(target) = std::fs::canonicalize("/etc/resolv.conf")
+            && let Ok(rel) = target.strip_prefix("/run")
+        {
+            let at = private.path("run").join(rel);
+            if let Some(parent) = at.parent() {
+                std::fs::create_dir_all(parent)?;
+            }
+            std::fs::write(&at, b"")?;
+            ops.push(bind(&target, &at, true)?);
+        }
+    }
+    ops.push(bind(&private.path("dev"), Path::new("/dev"), false)?);
+    for run in ["/run", "/var/run"] {
+        let p = Path::new(run);
+        if p.is_dir() && !p.is_symlink() {
+            ops.push(bind(&private.path("run"), p, true)?);
+        }
+    }
+    // 3. Masks: credentials, and quiver's own config and state. A mask never
+    // hides what the command was given (an RLM scratch dir in quiver's
+    // state dir, a workspace inside ~/.ssh).
+    let mut mask_dirs: Vec<PathBuf> = Vec::new();
+    let mut mask_files: Vec<PathBuf> = Vec::new();
+    if let Some(home) = protected::home_dir() {
+        mask_dirs.extend(protected::HOME_SECRET_DIRS.iter().map(|d| home.join(d)));
+        mask_files.extend(protected::HOME_SECRET_FILES.iter().map(|f| home.join(f)));
+    }
+    mask_dirs.extend(crate::policy::quiver_config_dir());
+    mask_dirs.extend(crate::policy::quiver_state_dir());
+    let mask_dirs: Vec<PathBuf> = mask_dirs
+        .into_iter()
+        .filter(|d| d.is_dir())
+        .map(|d| normalize(&d))
+        .filter(|d| !writable.iter().chain(std::iter::once(&cwd)).any(|w| w.starts_with(d)))
+        .map(|d| staged_at(&d))
+        .collect();
+    let mask_files: Vec<PathBuf> =
+        mask_files.into_iter().filter(|f| f.is_file()).map(|f| staged_at(&normalize(&f))).collect();
+    for dir in &mask_dirs {
+        ops.push(tmpfs(dir)?);
+    }
+    for file in &mask_files {
+        ops.push(bind(Path::new("/dev/null"), file, true)?);
+    }
+    // 4. Denied programs, whatever name or path reaches them.
+    let denied: Vec<PathBuf> = denied_paths(inputs.deny_programs).iter().map(|p| staged_at(p)).collect();
+    for program in &denied {
+        ops.push(bind(&private.path("denied"), program, true)?);
+    }
+    // 5. Protected paths in the writable roots, and a home's dot entries.
+    let mut kept: Vec<PathBuf> = Vec::new();
+    for root in &writable {
+        kept.extend(protected::existing_protected(root));
+        kept.extend(inputs.extra_read_only.iter().map(|p| normalize(p)).filter(|p| p.starts_with(root) && p.exists()));
+        if let Some(home) = protected::home_dir().map(|h| normalize(&h))
+            && home.starts_with(root)
+        {
+            kept.extend(home_dot_entries(&home));
+        }
+    }
+    kept.sort();
+    kept.dedup();
+    let kept: Vec<PathBuf> = kept.iter().map(|p| staged_at(p)).collect();
+    // `.git` is pinned by a (writable) bind onto itself: a mount point
+    // cannot be renamed or removed, so `mv .git x` followed by a new `.git`
+    // with a config of the command's choosing fails with EBUSY.
+    for root in &writable {
+        let git = root.join(".git");
+        if git.is_dir() && !git.is_symlink() {
+            let at = staged_at(&git);
+            ops.push(bind(&at, &at, true)?);
+        }
+    }
+    for path in &kept {
+        ops.push(bind(path, path, true)?);
+    }
+    // 6. Read-only everywhere, then writable where granted, then read-only
+    // again on what lies inside a writable root.
+    ops.push(read_only(Path::new("/"), true, false, true)?);
+    for root in &writable {
+        ops.push(read_only(&staged_at(root), false, true, true)?);
+    }
+    ops.push(read_only(Path::new("/dev/shm"), false, false, true)?);
+    for path in kept.iter().chain(&mask_dirs).chain(&mask_files).chain(&denied) {
+        ops.push(read_only(path, true, true, true)?);
+    }
+    // 7. Last, the private /tmp replaces the host's, carrying what was
+    // staged in it; only its own top mount is made writable again.
+    if let Some(tmp) = &tmp {
+        ops.push(bind(&private.tmp(), tmp, false)?);
+        ops.push(read_only(tmp, false, false, false)?);
+    }
+    let uid_map = format!("{uid} {uid} 1\n").into_bytes();
+    let gid_map = format!("{gid} {gid} 1\n").into_bytes();
+    Ok(NsPlan {
+        flags,
+        uid_map,
+        gid_map,
+        ops,
+        loopback_up: !inputs.network,
+        cwd: c(&cwd)?,
+        rlimits: inputs.rlimits.clone(),
+    })
+}
+
+/// This process's real uid and gid.
+#[allow(unsafe_code)]
+fn ids() -> (libc::uid_t, libc::gid_t) {
+    // SAFETY: getuid and getgid take nothing and cannot fail.
+    unsafe { (libc::getuid(), libc::getgid()) }
+}
+
+/// Under an existing `.git` directory, creates the directories git keeps
+/// there (as `git init` would) so that they can be bound read-only: a
+/// missing `hooks` would otherwise be created by the command.
+pub(crate) fn prepare_git(root: &Path) {
+    let git = root.join(".git");
+    if git.is_dir() && !git.is_symlink() {
+        for sub in ["hooks", "info"] {
+            let _ = std::fs::create_dir(git.join(sub));
+        }
+    }
+}
+
+/// The dot entries of `$HOME` kept read-only when a workspace contains it.
+fn home_dot_entries(home: &Path) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(home) else { return Vec::new() };
+    entries
+        .flatten()
+        .map(|e| e.file_name())
+        .filter(|n| n.as_bytes().first() == Some(&b'.'))
+        .filter(|n| !protected::HOME_WRITABLE_DOT_DIRS.iter().any(|w| OsStr::new(w) == n.as_os_str()))
+        .map(|n| home.join(n))
+        .collect()
+}
+
+/// Every file on `PATH` (and the system's sbin/bin directories) whose name a
+/// single-word deny rule names (`mkfs*` matches by prefix), canonicalized
+/// and without duplicates.
+pub(crate) fn denied_paths(programs: &[String]) -> Vec<PathBuf> {
+    if programs.is_empty() {
+        return Vec::new();
+    }
+    let mut dirs: Vec<PathBuf> =
+        std::env::var_os("PATH").map(|p| std::env::split_paths(&p).collect()).unwrap_or_default();
+    dirs.extend(["/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin"].map(PathBuf::from));
+    let mut out = Vec::new();
+    for dir in dirs {
+        let Ok(entries) = std::fs::read_dir(&dir) else { continue };
+        for entry in entries.flatten() {
+            let named = |name: &str| {
+                programs.iter().any(|p| match p.strip_suffix('*') {
+                    Some(prefix) => name.starts_with(prefix),
+                    None => name == p.as_str(),
+                })
+            };
+            if !named(&entry.file_name().to_string_lossy()) {
+                continue;
+            }
+            // A link to a program of another name (`reboot -> systemctl`)
+            // is left alone: binding over it would deny the target under
+            // every name. The line's parse still refuses the denied name.
+            if let Ok(real) = std::fs::canonicalize(entry.path())
+                && real.is_file()
+                && real.file_name().is_some_and(|n| named(&n.to_string_lossy()))
+            {
+                out.push(real);
+            }
+        }
+    }
+    out.sort();
+    out.dedup();
+    out
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+#[path = "namespace_tests.rs"]
+mod tests;

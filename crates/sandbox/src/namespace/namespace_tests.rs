@@ -1,0 +1,30 @@
+use super::*;
+
+#[test]
+fn a_workspace_under_tmp_is_staged_into_the_private_tmp_before_it_replaces_tmp() {
+    let ws = tempfile::tempdir().unwrap();
+    let private = Private::new().unwrap();
+    let writable = vec![ws.path().to_path_buf()];
+    let inputs = Inputs { writable: &writable, network: false, extra_read_only: &[], deny_programs: &[], rlimits: vec![] };
+    let plan = plan(&private, &inputs, ws.path()).unwrap();
+    let ws_c = c(&normalize(ws.path())).unwrap();
+    let tmp_c = c(&host_tmp().unwrap()).unwrap();
+    let staged = plan.ops.iter().position(|op| matches!(op, MountOp::Bind { src, .. } if *src == ws_c)).unwrap();
+    let replaced = plan.ops.iter().position(|op| matches!(op, MountOp::Bind { dst, .. } if *dst == tmp_c)).unwrap();
+    assert!(staged < replaced);
+    assert!(plan.flags & libc::CLONE_NEWNET != 0);
+    assert!(plan.loopback_up);
+}
+
+#[test]
+fn denied_programs_are_found_by_name_and_prefix() {
+    let found = denied_paths(&["ls".to_string()]);
+    assert!(found.iter().any(|p| p.file_name().is_some_and(|n| n == "ls")), "{found:?}");
+    assert!(denied_paths(&["l*".to_string()]).len() >= found.len());
+    // `sh` is a link to `dash` or `bash` on most systems: binding over it
+    // would deny the shell under every name, so it is left alone.
+    if std::fs::read_link("/bin/sh").is_ok() || std::fs::read_link("/usr/bin/sh").is_ok() {
+        assert!(denied_paths(&["sh".to_string()]).is_empty());
+    }
+    assert!(denied_paths(&[]).is_empty());
+}

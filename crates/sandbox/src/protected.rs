@@ -1,0 +1,131 @@
+//! The one list of paths a sandboxed command and the file tools may not
+//! change, and the home directory's secrets a sandboxed command may not read.
+//!
+//! The rule for the workspace list: a path is on it when writing it plants
+//! code that runs *later, unasked*, the next time the user does something
+//! ordinary there — `git status` runs `core.fsmonitor` from `.git/config`,
+//! `git checkout` runs `.git/hooks/post-checkout`, `cd` runs direnv's
+//! `.envrc`, opening the folder runs an editor's tasks — or changes what
+//! quiver itself trusts (`.quiver/`, `quiver.toml`, `.mcp.json`). Project
+//! code the user runs on purpose (`Makefile`, `build.rs`, `package.json`
+//! scripts) is the workspace's own business and stays writable.
+//!
+//! The namespace sandbox binds these read-only on top of the workspace; the
+//! Landlock fallback splits the workspace around them; `write_file`,
+//! `edit_file`, `apply_patch` and `fim_edit` refuse them (or ask). A path
+//! that does not exist when a command starts cannot be bound (except the
+//! directories git itself keeps under an existing `.git`, which are created
+//! empty first); see `docs/architecture.md` for what that leaves.
+
+use std::path::{Component, Path, PathBuf};
+
+/// Workspace-relative paths kept read-only, with why.
+pub const WORKSPACE_PROTECTED: &[(&str, &str)] = &[
+    (".git/config", "git runs commands it names (core.fsmonitor, core.pager, filters) on the user's next git command"),
+    (".git/hooks", "git runs its hooks on the user's next commit or checkout"),
+    (".git/info", "git reads attributes and excludes from it that select filters and drivers"),
+    (".git/modules", "submodules' git directories carry their own config and hooks"),
+    (".quiver", "quiver's project settings and manifest"),
+    ("quiver.toml", "quiver's project config"),
+    (".mcp.json", "MCP servers the project defines"),
+    (".envrc", "direnv runs it when the user enters the directory"),
+    (".vscode", "an editor runs tasks and tools it names when the folder is opened"),
+];
+
+/// Directories under `$HOME` whose contents a sandboxed command may not read
+/// (credentials), relative to the home directory.
+pub const HOME_SECRET_DIRS: &[&str] = &[
+    ".ssh",
+    ".aws",
+    ".gnupg",
+    ".azure",
+    ".kube",
+    ".docker",
+    ".password-store",
+    ".config/gh",
+    ".config/hub",
+    ".config/gcloud",
+    ".local/share/keyrings",
+];
+
+/// Files under `$HOME` a sandboxed command may not read.
+pub const HOME_SECRET_FILES: &[&str] =
+    &[".netrc", ".git-credentials", ".pypirc", ".npmrc", ".cargo/credentials", ".cargo/credentials.toml"];
+
+/// Directories under `$HOME` left writable when the workspace contains the
+/// home directory; every other dot entry of `$HOME` is kept read-only then
+/// (shell start-up files, `.gitconfig`, `.local/bin`, autostart entries run
+/// code at the user's next login, shell or git command).
+pub const HOME_WRITABLE_DOT_DIRS: &[&str] = &[".cache"];
+
+/// Why `target` (absolute, inside `root`) may not be written, if it may not.
+/// Component-wise: `.git/hooks/x` is protected, `.git/hooksx` is not. Also
+/// covers a `.git` *file* (a worktree's pointer to its git directory).
+pub fn protected_reason(root: &Path, target: &Path) -> Option<String> {
+    let rel = target.strip_prefix(root).ok()?;
+    let rel = normal(rel);
+    for (path, why) in WORKSPACE_PROTECTED {
+        if rel.starts_with(path) {
+            return Some(format!("`{path}` is protected: {why}"));
+        }
+    }
+    if rel.starts_with(".git") && root.join(".git").is_file() {
+        return Some("`.git` is a pointer to the repository's git directory: rewriting it redirects git".into());
+    }
+    if let Some(home) = home_dir() {
+        let home = normal(&home);
+        if let Ok(in_home) = normal(target).strip_prefix(&home) {
+            let first = in_home.components().next().map(|c| c.as_os_str().to_string_lossy().into_owned());
+            if HOME_SECRET_DIRS.iter().chain(HOME_SECRET_FILES).any(|p| in_home.starts_with(p)) {
+                return Some(format!("`~/{}` holds credentials", in_home.display()));
+            }
+            if let Some(first) = first
+                && first.starts_with('.')
+                && !HOME_WRITABLE_DOT_DIRS.contains(&first.as_str())
+            {
+                return Some(format!(
+                    "`~/{first}` is a file of your home that shells, git or your session read at start-up"
+                ));
+            }
+        }
+    }
+    None
+}
+
+/// Every protected path that exists beneath `root` (absolute), and a `.git`
+/// that is a file.
+pub fn existing_protected(root: &Path) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> =
+        WORKSPACE_PROTECTED.iter().map(|(p, _)| root.join(p)).filter(|p| p.symlink_metadata().is_ok()).collect();
+    let dot_git = root.join(".git");
+    if dot_git.is_file() {
+        out.push(dot_git);
+    }
+    out
+}
+
+/// `$HOME`, when set and absolute.
+pub fn home_dir() -> Option<PathBuf> {
+    std::env::var_os("HOME").map(PathBuf::from).filter(|p| p.is_absolute())
+}
+
+/// `path` without `.` components and with `..` applied lexically (the file
+/// tools have already refused `..` above the root).
+fn normal(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other.as_os_str()),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+#[path = "protected_tests.rs"]
+mod tests;
