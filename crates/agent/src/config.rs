@@ -33,6 +33,9 @@ pub struct ProviderConfig {
     pub fim_path: Option<String>,
     /// Whether the model is shown tool images (unset: by model id, see `vision`).
     pub vision: Option<bool>,
+    /// `false`: never stream (for servers that cannot); unset: stream, and
+    /// stop for the session if the server turns out not to manage.
+    pub stream: Option<bool>,
 }
 
 /// The resolved settings: every layer applied.
@@ -119,6 +122,7 @@ struct ProviderTable {
     default_model: Option<String>,
     fim_path: Option<String>,
     vision: Option<bool>,
+    stream: Option<bool>,
 }
 
 fn builtin_providers() -> BTreeMap<String, ProviderConfig> {
@@ -131,6 +135,7 @@ fn builtin_providers() -> BTreeMap<String, ProviderConfig> {
             default_model: model.into(),
             fim_path: fim.map(str::to_string),
             vision: None,
+            stream: None,
         };
         (name.to_string(), config)
     };
@@ -228,11 +233,13 @@ impl AgentConfig {
                     fim_model: p.fim_path.as_ref().map(|_| fim_model(&self.model)),
                     vision: p.vision,
                 };
-                Box::new(OpenAiProvider::new(&p.name, &p.base_url, key, dialect, options)?)
+                Box::new(OpenAiProvider::new(&p.name, &p.base_url, key, dialect, options)?.with_streaming(p.stream))
             }
-            Wire::Anthropic => {
-                Box::new(AnthropicProvider::new(&p.name, &p.base_url, key, options)?.with_vision(p.vision))
-            }
+            Wire::Anthropic => Box::new(
+                AnthropicProvider::new(&p.name, &p.base_url, key, options)?
+                    .with_vision(p.vision)
+                    .with_streaming(p.stream),
+            ),
         })
     }
 }
@@ -264,6 +271,14 @@ fn apply_provider(
         if !providers.contains_key(name) {
             return Err(ConfigError::Forbidden { path: layer.path.into(), key: format!("providers.{name}") });
         }
+        // A project may only restrict: it can turn streaming off, not on.
+        if table.stream == Some(true) {
+            return Err(ConfigError::Invalid {
+                path: layer.path.into(),
+                key: key("stream"),
+                message: "a project's config may only turn streaming off (`stream = false`)".into(),
+            });
+        }
     }
     let wire = match &table.wire {
         None => None,
@@ -291,6 +306,7 @@ fn apply_provider(
                 default_model: String::new(),
                 fim_path: None,
                 vision: None,
+                stream: None,
             })
         }
     };
@@ -311,6 +327,9 @@ fn apply_provider(
     }
     if let Some(vision) = table.vision {
         entry.vision = Some(vision);
+    }
+    if let Some(stream) = table.stream {
+        entry.stream = Some(stream);
     }
     Ok(())
 }

@@ -1,19 +1,25 @@
-//! The HTTP part both wires share: one POST with retries (429, 5xx, connection
-//! failures; exponential backoff with jitter; `Retry-After` honoured; bounded in
-//! attempts and total time), timeouts, error-body messages, and an SSE reader
-//! with an idle timeout.
+//! The HTTP part both wires share: one POST with retries (429, 408, overload,
+//! 5xx that are not about this body, connection failures; exponential backoff
+//! with jitter; `Retry-After` honoured; bounded in attempts and total time),
+//! timeouts, error bodies read for what they say (see [`crate::rejection`]),
+//! an SSE reader with an idle timeout, and the model call itself: streamed or
+//! not, falling back to not streaming for the rest of the session when a
+//! server cannot stream with tools, and sending a refused body again only
+//! after the wire changed it.
 
 use std::pin::Pin;
-use std::sync::Once;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Once};
 use std::time::{Duration, Instant, SystemTime};
 
 use eventsource_stream::{Event, Eventsource};
 use futures::{Stream, StreamExt};
-use reqwest::header::{HeaderMap, RETRY_AFTER};
-use reqwest::{Client, Response, StatusCode};
+use reqwest::header::{CONTENT_TYPE, HeaderMap, RETRY_AFTER};
+use reqwest::{Client, Response};
 
 use crate::message::{ModelResponse, StreamEvent};
 use crate::provider::{ProviderError, Sink};
+use crate::rejection::ErrorBody;
 
 /// When to give up and how long to wait between tries.
 #[derive(Debug, Clone, PartialEq)]
@@ -73,6 +79,47 @@ pub(crate) struct Transport {
     client: Client,
     pub provider: String,
     pub options: HttpOptions,
+    streaming: Arc<Streaming>,
+}
+
+/// What this provider was found (or told) not to do, for the rest of the session.
+#[derive(Debug, Default)]
+struct Streaming {
+    /// `[providers.NAME] stream = false`.
+    forced_off: AtomicBool,
+    /// The server cannot stream a request that has tools.
+    off_with_tools: AtomicBool,
+    /// The server cannot stream at all.
+    off: AtomicBool,
+}
+
+impl Streaming {
+    fn allowed(&self, tools: bool) -> bool {
+        let off = |flag: &AtomicBool| flag.load(Ordering::Relaxed);
+        !(off(&self.forced_off) || off(&self.off) || (tools && off(&self.off_with_tools)))
+    }
+}
+
+/// A refused POST: the error to report and, when the server answered, what it said.
+pub(crate) struct Refusal {
+    pub error: ProviderError,
+    pub said: Option<ErrorBody>,
+}
+
+/// One model call as a wire describes it to [`Transport::complete`].
+pub(crate) struct ModelCall<'a> {
+    pub url: &'a str,
+    pub headers: &'a HeaderMap,
+    /// Whether the caller asked for a stream.
+    pub stream: bool,
+    /// Whether the request carries tools (some servers stream only without).
+    pub tools: bool,
+    /// The body, streamed or not; asked again after a repair.
+    pub body: &'a (dyn Fn(bool) -> String + Sync),
+    pub parse: fn(&serde_json::Value) -> Result<ModelResponse, String>,
+    /// Told what a server refused as invalid; says what it changed so that
+    /// the body renders differently, or `None` when it has nothing to change.
+    pub repair: &'a (dyn Fn(&ErrorBody) -> Option<String> + Sync),
 }
 
 impl Transport {
@@ -92,7 +139,12 @@ impl Transport {
         let client = builder
             .build()
             .map_err(|e| ProviderError::Transport { provider: provider.to_string(), detail: error_chain(&e) })?;
-        Ok(Transport { client, provider: provider.to_string(), options })
+        Ok(Transport { client, provider: provider.to_string(), options, streaming: Arc::default() })
+    }
+
+    /// Never stream (`[providers.NAME] stream = false`).
+    pub fn force_no_streaming(&self) {
+        self.streaming.forced_off.store(true, Ordering::Relaxed);
     }
 
     /// POSTs `body` until a success status, a non-retryable status, or the retry
@@ -104,6 +156,11 @@ impl Transport {
         body: &str,
         sink: Sink<'_>,
     ) -> Result<Response, ProviderError> {
+        self.send(url, headers, body, sink).await.map_err(|r| r.error)
+    }
+
+    /// [`post`](Self::post), keeping what a refusing server said.
+    async fn send(&self, url: &str, headers: &HeaderMap, body: &str, sink: Sink<'_>) -> Result<Response, Refusal> {
         let policy = &self.options.retry;
         let started = Instant::now();
         let mut attempt = 0u32;
@@ -113,34 +170,40 @@ impl Transport {
             let (reason, retry_after) = match tokio::time::timeout(self.options.request_timeout, sent).await {
                 Err(_) => (format!("no response within {:.1?}", self.options.request_timeout), None),
                 Ok(Err(e)) if e.is_builder() => {
-                    return Err(ProviderError::Transport { provider: self.provider.clone(), detail: error_chain(&e) });
+                    let error = ProviderError::Transport { provider: self.provider.clone(), detail: error_chain(&e) };
+                    return Err(Refusal { error, said: None });
                 }
                 Ok(Err(e)) => (format!("connection failed: {}", error_chain(&e)), None),
                 Ok(Ok(resp)) if resp.status().is_success() => return Ok(resp),
                 Ok(Ok(resp)) => {
-                    let status = resp.status();
+                    let status = resp.status().as_u16();
                     let retry_after = retry_after(resp.headers());
-                    let message = error_message(resp).await;
-                    if !retryable(status) {
-                        return Err(ProviderError::Status {
-                            provider: self.provider.clone(),
-                            status: status.as_u16(),
-                            message,
-                        });
+                    let said = ErrorBody::parse(&resp.text().await.unwrap_or_default());
+                    if !said.retryable(status) {
+                        let provider = self.provider.clone();
+                        let message = said.message.clone();
+                        let error = if said.invalid_body {
+                            ProviderError::Rejected { provider, status, field: said.field.clone(), message }
+                        } else {
+                            ProviderError::Status { provider, status, message }
+                        };
+                        tracing::warn!(provider = %self.provider, status, error = %error, "model request refused");
+                        return Err(Refusal { error, said: Some(said) });
                     }
-                    (format!("HTTP {}: {message}", status.as_u16()), retry_after)
+                    (format!("HTTP {status}: {}", said.message), retry_after)
                 }
             };
             let wait = retry_after.unwrap_or_else(|| policy.backoff(attempt));
             let elapsed = started.elapsed();
             if attempt >= policy.max_attempts || elapsed + wait > policy.max_total {
                 tracing::warn!(provider = %self.provider, attempts = attempt, %reason, "model request failed");
-                return Err(ProviderError::RetriesExhausted {
+                let error = ProviderError::RetriesExhausted {
                     provider: self.provider.clone(),
                     attempts: attempt,
                     elapsed,
                     last: reason,
-                });
+                };
+                return Err(Refusal { error, said: None });
             }
             tracing::info!(provider = %self.provider, attempt, ?wait, %reason, "retrying model request");
             sink(StreamEvent::Retrying { attempt, wait, reason });
@@ -166,33 +229,92 @@ impl Transport {
         serde_json::from_str(&text).map_err(|e| self.decode_error(format!("the {what} is not JSON ({e})")))
     }
 
-    /// One model call on either wire: POST `body`, then either parse the whole
-    /// JSON answer with `parse` (replayed through `sink`, so a UI has one
-    /// path) or assemble the SSE stream with `A`.
+    /// One model call on either wire: POST the body, then either parse the
+    /// whole JSON answer (replayed through `sink`, so a UI has one path) or
+    /// assemble the SSE stream with `A`.
+    ///
+    /// A server that cannot stream with tools (it said so, or it answered 200
+    /// with an empty stream) gets the request again without streaming, and no
+    /// stream for the rest of the session. A body refused as invalid is sent
+    /// again only when `repair` changed how it renders. Either way every call
+    /// comes back with its own id.
     pub async fn complete<A: StreamAssembler>(
         &self,
-        url: &str,
-        headers: &HeaderMap,
-        body: &str,
-        stream: bool,
-        parse: fn(&serde_json::Value) -> Result<ModelResponse, String>,
+        call: ModelCall<'_>,
         sink: Sink<'_>,
     ) -> Result<ModelResponse, ProviderError> {
-        let resp = self.post(url, headers, body, sink).await?;
-        if !stream {
-            let value = self.read_json(resp, "body").await?;
-            let response = parse(&value).map_err(|d| self.decode_error(d))?;
-            replay_as_events(&response, sink);
+        let mut stream = call.stream && self.streaming.allowed(call.tools);
+        // Each round changes something (streaming off, a repair): bounded.
+        for _ in 0..6 {
+            let body = (call.body)(stream);
+            let resp = match self.send(call.url, call.headers, &body, sink).await {
+                Ok(resp) => resp,
+                Err(Refusal { error, said: Some(said) }) => {
+                    if stream && said.no_streaming {
+                        self.stop_streaming(call.tools, &format!("the server cannot stream: {}", said.message), sink);
+                        stream = false;
+                        continue;
+                    }
+                    if said.invalid_body
+                        && let Some(change) = (call.repair)(&said)
+                        && (call.body)(stream) != body
+                    {
+                        let reason = format!("{error}; sending it again with {change}");
+                        tracing::warn!(provider = %self.provider, %reason, "repairing a refused request");
+                        sink(StreamEvent::Retrying { attempt: 1, wait: Duration::ZERO, reason });
+                        continue;
+                    }
+                    return Err(error);
+                }
+                Err(Refusal { error, .. }) => return Err(error),
+            };
+            let json_answer = resp
+                .headers()
+                .get(CONTENT_TYPE)
+                .and_then(|v| v.to_str().ok())
+                .is_some_and(|v| v.trim_start().starts_with("application/json"));
+            let mut response = if !stream || json_answer {
+                // A server may answer a streaming request with one JSON object.
+                let value = self.read_json(resp, "body").await?;
+                let response = (call.parse)(&value).map_err(|d| self.decode_error(d))?;
+                replay_as_events(&response, sink);
+                response
+            } else {
+                let mut sse = self.sse(resp);
+                let mut assembler = A::default();
+                let mut data = 0usize;
+                while let Some(event) = sse.next(self).await? {
+                    data += usize::from(!event.data.trim().is_empty());
+                    if assembler.push(&event.data, sink).map_err(|d| self.stream_error(d))? {
+                        break;
+                    }
+                }
+                if data == 0 {
+                    self.stop_streaming(call.tools, "the server answered 200 with an empty stream", sink);
+                    stream = false;
+                    continue;
+                }
+                assembler.finish().map_err(|d| self.stream_error(d))?
+            };
+            crate::calls::make_ids_unique(&mut response.tool_calls);
             return Ok(response);
         }
-        let mut sse = self.sse(resp);
-        let mut assembler = A::default();
-        while let Some(event) = sse.next(self).await? {
-            if assembler.push(&event.data, sink).map_err(|d| self.stream_error(d))? {
-                break;
-            }
-        }
-        assembler.finish().map_err(|d| self.stream_error(d))
+        Err(self.stream_error("the request was refused after every change quiver could make"))
+    }
+
+    /// Stops streaming for this session (only requests with tools, when the
+    /// failed one had tools) and says so.
+    fn stop_streaming(&self, tools: bool, why: &str, sink: Sink<'_>) {
+        let (flag, scope) = if tools {
+            (&self.streaming.off_with_tools, "requests with tools")
+        } else {
+            (&self.streaming.off, "any request")
+        };
+        flag.store(true, Ordering::Relaxed);
+        let reason =
+            format!("{why}; repeating it without streaming (and not streaming {scope} for the rest of the session)");
+        tracing::warn!(provider = %self.provider, %reason, "streaming turned off");
+        sink(StreamEvent::Retrying { attempt: 1, wait: Duration::ZERO, reason });
     }
 
     pub fn timeout(&self, what: &str, after: Duration) -> ProviderError {
@@ -245,10 +367,6 @@ fn is_loopback(base_url: &str) -> bool {
     }
 }
 
-fn retryable(status: StatusCode) -> bool {
-    status == StatusCode::TOO_MANY_REQUESTS || status.is_server_error()
-}
-
 /// `Retry-After` as delta-seconds or an HTTP date (RFC 9110 §10.2.3); OpenAI
 /// also sends a more precise `retry-after-ms`, preferred when present.
 pub fn retry_after(headers: &HeaderMap) -> Option<Duration> {
@@ -262,21 +380,6 @@ pub fn retry_after(headers: &HeaderMap) -> Option<Duration> {
     }
     let when = httpdate::parse_http_date(value).ok()?;
     Some(when.duration_since(SystemTime::now()).unwrap_or(Duration::ZERO))
-}
-
-/// The provider's own explanation: `error.message` in both wires' JSON, else
-/// the start of the body.
-async fn error_message(resp: Response) -> String {
-    let text = resp.text().await.unwrap_or_default();
-    let parsed: Option<serde_json::Value> = serde_json::from_str(&text).ok();
-    let message = parsed.as_ref().and_then(|v| {
-        v.pointer("/error/message").or_else(|| v.get("message")).or_else(|| v.get("error")).and_then(|m| m.as_str())
-    });
-    match message {
-        Some(m) => m.to_string(),
-        None if text.trim().is_empty() => "(empty body)".to_string(),
-        None => text.chars().take(300).collect(),
-    }
 }
 
 pub(crate) fn error_chain(e: &dyn std::error::Error) -> String {

@@ -13,12 +13,14 @@
 //! - `scripted` (feature `scripted`): a faithful fake model server for tests.
 
 pub mod anthropic;
+mod calls;
 pub mod config;
 pub mod exec;
 mod http;
 pub mod message;
 pub mod openai;
 pub mod provider;
+mod rejection;
 pub mod relay;
 pub mod run;
 #[cfg(feature = "scripted")]

@@ -204,7 +204,18 @@ pub struct ModelResponse {
     pub reasoning_signature: Option<String>,
     pub tool_calls: Vec<ToolCall>,
     pub finish_reason: FinishReason,
+    /// The provider's token counts; all zero when `usage_reported` is false.
     pub usage: Usage,
+    /// Whether the answer carried usage at all. Some servers (llama.cpp's
+    /// Python server streaming, proxies) send none: that is "unknown", not 0.
+    pub usage_reported: bool,
+}
+
+impl ModelResponse {
+    /// The usage when the provider reported it.
+    pub fn reported_usage(&self) -> Option<Usage> {
+        self.usage_reported.then_some(self.usage)
+    }
 }
 
 /// What a streaming call reports as it goes (a non-streaming call reports the

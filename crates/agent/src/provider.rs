@@ -92,6 +92,11 @@ pub enum ProviderError {
     /// A 4xx (other than 429) or an error status after which retrying is pointless.
     #[error("{provider}: HTTP {status}: {message}")]
     Status { provider: String, status: u16, message: String },
+    /// The server refused this request's body as invalid (a validation error,
+    /// whatever the status: llama-cpp-python says so with a 500). Sending the
+    /// same bytes again cannot succeed, so they were not.
+    #[error("{provider}: HTTP {status}: the server rejected the request{}: {message}", field_note(.field))]
+    Rejected { provider: String, status: u16, field: Option<String>, message: String },
     /// Retryable failures (429, 5xx, connection resets) until the budget ran out.
     #[error("{provider}: gave up after {attempts} attempts in {elapsed:.1?}: {last}")]
     RetriesExhausted { provider: String, attempts: u32, elapsed: Duration, last: String },
@@ -107,4 +112,8 @@ pub enum ProviderError {
     Unsupported { provider: String, what: String },
     #[error("{provider}: cannot send the request: {detail}")]
     Transport { provider: String, detail: String },
+}
+
+fn field_note(field: &Option<String>) -> String {
+    field.as_ref().map(|f| format!(" (field `{f}`)")).unwrap_or_default()
 }

@@ -176,7 +176,7 @@ async fn search_load_call_deprecated_alias_then_answer() {
     let cached: u64 = events
         .iter()
         .filter_map(|e| match e {
-            RunEvent::Usage { usage, .. } => Some(usage.cache_hit_tokens),
+            RunEvent::Usage { usage, .. } => usage.map(|u| u.cache_hit_tokens),
             _ => None,
         })
         .sum();

@@ -15,6 +15,11 @@ use crate::message::{FinishReason, Message, ModelRequest, ModelResponse, ToolCal
 pub const DEFAULT_MAX_TOKENS: u32 = 8192;
 
 pub fn request_body(req: &ModelRequest, vision: Option<bool>) -> Value {
+    request_body_streamed(req, vision, req.stream)
+}
+
+/// The body, streamed or not whatever `req.stream` says.
+pub fn request_body_streamed(req: &ModelRequest, vision: Option<bool>, stream: bool) -> Value {
     let mut body = Map::new();
     body.insert("model".into(), json!(req.model));
     body.insert("max_tokens".into(), json!(req.max_output_tokens.unwrap_or(DEFAULT_MAX_TOKENS)));
@@ -33,7 +38,7 @@ pub fn request_body(req: &ModelRequest, vision: Option<bool>) -> Value {
         }
         body.insert("tools".into(), Value::Array(tools));
     }
-    body.insert("stream".into(), json!(req.stream));
+    body.insert("stream".into(), json!(stream));
     Value::Object(body)
 }
 
@@ -101,13 +106,15 @@ pub fn parse_response(value: &Value) -> Result<ModelResponse, String> {
         return Err(format!("the provider returned an error: {message}"));
     }
     let content = value.get("content").and_then(Value::as_array).ok_or("the message has no content array")?;
+    let usage = value.get("usage").filter(|u| u.is_object());
     let mut response = ModelResponse {
         text: String::new(),
         reasoning: None,
         reasoning_signature: None,
         tool_calls: Vec::new(),
         finish_reason: FinishReason::Stop,
-        usage: value.get("usage").map(parse_usage).unwrap_or_default(),
+        usage: usage.map(parse_usage).unwrap_or_default(),
+        usage_reported: usage.is_some(),
     };
     for (i, block) in content.iter().enumerate() {
         let str_of = |key: &str| block.get(key).and_then(Value::as_str).unwrap_or_default().to_string();
@@ -118,17 +125,31 @@ pub fn parse_response(value: &Value) -> Result<ModelResponse, String> {
                 response.reasoning_signature = block.get("signature").and_then(Value::as_str).map(str::to_string);
             }
             Some("tool_use") => {
-                let input = block.get("input").cloned().unwrap_or_else(|| json!({}));
-                response.tool_calls.push(ToolCall {
-                    id: str_of("id"),
-                    name: str_of("name"),
-                    arguments: quiver_engine::canonical::to_string(&input),
-                });
+                // A proxy may split one call over blocks that repeat its id, with
+                // string fragments for `input`; see `crate::calls`.
+                let arguments = match block.get("input") {
+                    Some(Value::String(s)) => s.clone(),
+                    Some(input) => quiver_engine::canonical::to_string(input),
+                    None => String::new(),
+                };
+                let (id, name) = (str_of("id"), str_of("name"));
+                let calls = &mut response.tool_calls;
+                match calls.iter_mut().rev().find(|c| !id.is_empty() && c.id == id && c.name == name) {
+                    Some(c) if c.arguments.is_empty() || c.arguments == "{}" => c.arguments = arguments,
+                    Some(c) if crate::calls::continues(&c.arguments, &arguments) => c.arguments.push_str(&arguments),
+                    _ => calls.push(ToolCall { id, name, arguments }),
+                }
             }
             Some(_) => {} // redacted_thinking, server tools: not ours to interpret
             None => return Err(format!("content[{i}] has no type")),
         }
     }
+    for call in &mut response.tool_calls {
+        if call.arguments.trim().is_empty() {
+            call.arguments = "{}".to_string();
+        }
+    }
+    crate::calls::make_ids_unique(&mut response.tool_calls);
     if let Some(reason) = value.get("stop_reason").and_then(Value::as_str) {
         response.finish_reason = FinishReason::from_wire(reason);
     }

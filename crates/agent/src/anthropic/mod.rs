@@ -5,11 +5,11 @@ mod stream;
 
 use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
 
-use crate::http::{HttpOptions, Transport};
+use crate::http::{HttpOptions, ModelCall, Transport};
 use crate::message::{ModelRequest, ModelResponse};
 use crate::provider::{ApiKey, BoxFuture, Provider, ProviderError, Sink, Wire};
 
-pub use body::{DEFAULT_MAX_TOKENS, parse_response, parse_usage, request_body};
+pub use body::{DEFAULT_MAX_TOKENS, parse_response, parse_usage, request_body, request_body_streamed};
 pub use stream::MessagesStreamAssembler;
 
 /// The API version header value the request/response shapes here follow.
@@ -34,6 +34,14 @@ impl AnthropicProvider {
         })
     }
 
+    /// `[providers.NAME] stream`: `Some(false)` never streams.
+    pub fn with_streaming(self, stream: Option<bool>) -> Self {
+        if stream == Some(false) {
+            self.transport.force_no_streaming();
+        }
+        self
+    }
+
     /// Whether tool images are sent (None: decided by the model id).
     pub fn with_vision(mut self, vision: Option<bool>) -> Self {
         self.vision = vision;
@@ -54,12 +62,20 @@ impl AnthropicProvider {
     }
 
     async fn complete_inner(&self, req: &ModelRequest, sink: Sink<'_>) -> Result<ModelResponse, ProviderError> {
-        let body = quiver_engine::canonical::to_string(&request_body(req, self.vision));
         let url = format!("{}/v1/messages", self.base_url);
         let headers = self.headers()?;
-        self.transport
-            .complete::<MessagesStreamAssembler>(&url, &headers, &body, req.stream, parse_response, sink)
-            .await
+        let body = |stream: bool| quiver_engine::canonical::to_string(&request_body_streamed(req, self.vision, stream));
+        let call = ModelCall {
+            url: &url,
+            headers: &headers,
+            stream: req.stream,
+            tools: !req.tool_list().is_empty(),
+            body: &body,
+            parse: parse_response,
+            // The Messages body has no shape to change: a refusal is final.
+            repair: &|_| None,
+        };
+        self.transport.complete::<MessagesStreamAssembler>(call, sink).await
     }
 }
 

@@ -4,6 +4,12 @@
 //! `content_block_delta`s (`text_delta`, `thinking_delta`, `signature_delta`,
 //! `input_json_delta`) and `content_block_stop`, then `message_delta` (stop
 //! reason, final usage) and `message_stop`; `ping` anywhere, `error` anywhere.
+//!
+//! Proxies are looser: LiteLLM's adapter opens a new `tool_use` block with
+//! the same id for every argument fragment, the fragment in an
+//! `input_json_delta` or in the block's own `input` (a string, or an object).
+//! Blocks that repeat an id while its JSON is unfinished are one call
+//! (see [`crate::calls`]).
 
 use std::collections::BTreeMap;
 
@@ -18,12 +24,12 @@ use crate::provider::Sink;
 enum Block {
     Text,
     Thinking,
-    /// `call` is the position among this response's tool calls.
+    /// `call` is the position among this response's tool calls; `tentative`:
+    /// the block repeated the id of a whole call and brought no input yet, so
+    /// its first fragment decides whether it continues that call or is a new one.
     ToolUse {
         call: usize,
-        id: String,
-        name: String,
-        json: String,
+        tentative: bool,
     },
     Other,
 }
@@ -34,8 +40,8 @@ pub struct MessagesStreamAssembler {
     reasoning: String,
     signature: Option<String>,
     blocks: BTreeMap<u64, Block>,
-    calls: usize,
-    finished: Vec<ToolCall>,
+    /// Every call of the response, in the order it opened.
+    calls: Vec<ToolCall>,
     stop_reason: Option<String>,
     /// Usage fields as last reported; `message_delta` overrides `message_start`.
     usage: Map<String, Value>,
@@ -68,12 +74,7 @@ impl StreamAssembler for MessagesStreamAssembler {
                         Block::Text
                     }
                     Some("thinking") => Block::Thinking,
-                    Some("tool_use") => {
-                        let call = self.calls;
-                        self.calls += 1;
-                        sink(StreamEvent::ToolCallBegin { index: call, id: s("id"), name: s("name") });
-                        Block::ToolUse { call, id: s("id"), name: s("name"), json: String::new() }
-                    }
+                    Some("tool_use") => self.open_tool_use(&s("id"), &s("name"), block.get("input"), sink),
                     _ => Block::Other,
                 };
                 self.blocks.insert(index, kind);
@@ -85,11 +86,7 @@ impl StreamAssembler for MessagesStreamAssembler {
             }
             "content_block_stop" => {
                 let index = index.ok_or("content_block_stop without an index")?;
-                if let Some(Block::ToolUse { id, name, json, .. }) = self.blocks.remove(&index) {
-                    // A tool with no arguments streams no JSON at all.
-                    let arguments = if json.trim().is_empty() { "{}".to_string() } else { json };
-                    self.finished.push(ToolCall { id, name, arguments });
-                }
+                self.blocks.remove(&index);
             }
             "message_delta" => {
                 if let Some(reason) = event.pointer("/delta/stop_reason").and_then(Value::as_str) {
@@ -117,9 +114,10 @@ impl StreamAssembler for MessagesStreamAssembler {
     fn finish(self) -> Result<ModelResponse, String> {
         if !self.stopped {
             let open = self.blocks.values().find_map(|b| match b {
-                Block::ToolUse { name, json, .. } => {
-                    Some(format!("; tool_use `{name}` was cut after {} bytes of input", json.len()))
-                }
+                Block::ToolUse { call, .. } => self
+                    .calls
+                    .get(*call)
+                    .map(|c| format!("; tool_use `{}` was cut after {} bytes of input", c.name, c.arguments.len())),
                 _ => None,
             });
             return Err(format!(
@@ -131,13 +129,23 @@ impl StreamAssembler for MessagesStreamAssembler {
         if let Some((index, _)) = self.blocks.iter().find(|(_, b)| matches!(b, Block::ToolUse { .. })) {
             return Err(format!("message_stop arrived while tool_use block {index} was still open"));
         }
+        let mut tool_calls = self.calls;
+        for call in &mut tool_calls {
+            // A tool with no arguments streams no JSON at all.
+            if call.arguments.trim().is_empty() {
+                call.arguments = "{}".to_string();
+            }
+        }
+        crate::calls::make_ids_unique(&mut tool_calls);
+        let usage_reported = !self.usage.is_empty();
         Ok(ModelResponse {
             text: self.text,
             reasoning: (!self.reasoning.is_empty()).then_some(self.reasoning),
             reasoning_signature: self.signature,
-            tool_calls: self.finished,
+            tool_calls,
             finish_reason: FinishReason::from_wire(self.stop_reason.as_deref().unwrap_or("end_turn")),
             usage: parse_usage(&Value::Object(self.usage)),
+            usage_reported,
         })
     }
 }
@@ -152,18 +160,61 @@ impl MessagesStreamAssembler {
                 sink(StreamEvent::ReasoningDelta(s("thinking").to_string()));
             }
             "signature_delta" => self.signature = Some(s("signature").to_string()),
-            "input_json_delta" => match self.blocks.get_mut(&index) {
-                Some(Block::ToolUse { call, json, .. }) => {
-                    json.push_str(s("partial_json"));
-                    if !s("partial_json").is_empty() {
-                        sink(StreamEvent::ToolCallArgumentsDelta { index: *call, fragment: s("partial_json").into() });
-                    }
+            "input_json_delta" => match self.blocks.get(&index) {
+                Some(&Block::ToolUse { call, tentative }) => {
+                    let fragment = s("partial_json");
+                    let call = match tentative && !crate::calls::continues(&self.calls[call].arguments, fragment) {
+                        true => self.new_call(call, sink),
+                        false => call,
+                    };
+                    let tentative = tentative && fragment.is_empty();
+                    self.blocks.insert(index, Block::ToolUse { call, tentative });
+                    self.append_arguments(call, fragment, sink);
                 }
                 _ => return Err(format!("input_json_delta for block {index}, which is not an open tool_use")),
             },
             _ => {}
         }
         Ok(())
+    }
+
+    /// A `tool_use` block opens: a new call, or more of a call whose id it
+    /// repeats. Its `input` is normally `{}`; a proxy may put a fragment there.
+    fn open_tool_use(&mut self, id: &str, name: &str, input: Option<&Value>, sink: Sink<'_>) -> Block {
+        let fragment = match input {
+            Some(Value::String(s)) => s.clone(),
+            Some(Value::Object(o)) if !o.is_empty() => quiver_engine::canonical::to_string(&Value::Object(o.clone())),
+            _ => String::new(),
+        };
+        let repeated = self.calls.iter().rposition(|c| !id.is_empty() && c.id == id && c.name == name);
+        if let Some(call) = repeated.filter(|&c| crate::calls::continues(&self.calls[c].arguments, &fragment)) {
+            let tentative = fragment.is_empty() && crate::calls::complete_json(&self.calls[call].arguments);
+            self.append_arguments(call, &fragment, sink);
+            return Block::ToolUse { call, tentative };
+        }
+        self.calls.push(ToolCall { id: id.to_string(), name: name.to_string(), arguments: String::new() });
+        let call = self.calls.len() - 1;
+        sink(StreamEvent::ToolCallBegin { index: call, id: id.to_string(), name: name.to_string() });
+        self.append_arguments(call, &fragment, sink);
+        Block::ToolUse { call, tentative: false }
+    }
+
+    /// A new call with the id and name of call `like` (a distinct call that reused its id).
+    fn new_call(&mut self, like: usize, sink: Sink<'_>) -> usize {
+        let (id, name) = (self.calls[like].id.clone(), self.calls[like].name.clone());
+        self.calls.push(ToolCall { id: id.clone(), name: name.clone(), arguments: String::new() });
+        let call = self.calls.len() - 1;
+        sink(StreamEvent::ToolCallBegin { index: call, id, name });
+        call
+    }
+
+    fn append_arguments(&mut self, call: usize, fragment: &str, sink: Sink<'_>) {
+        if let Some(c) = self.calls.get_mut(call)
+            && !fragment.is_empty()
+        {
+            c.arguments.push_str(fragment);
+            sink(StreamEvent::ToolCallArgumentsDelta { index: call, fragment: fragment.to_string() });
+        }
     }
 
     fn append_text(&mut self, text: &str, sink: Sink<'_>) {
@@ -183,3 +234,7 @@ impl MessagesStreamAssembler {
         }
     }
 }
+
+#[cfg(test)]
+#[path = "stream_tests.rs"]
+mod tests;

@@ -2,7 +2,8 @@
 //! previous one already sent (what a provider's prefix cache can serve), whether
 //! the head changed (it must not), the cache hits the provider reported, and the
 //! tools loaded. A compaction is the one allowed break in prefix growth and is
-//! shown as such.
+//! shown as such. A request whose usage the provider did not report (or that
+//! failed) says the figures are missing: unknown is not 0.
 
 use quiver_engine::transcript::{Event, Transcript};
 use serde_json::Value;
@@ -18,8 +19,9 @@ pub struct RequestAudit {
     pub previous_bytes: u64,
     pub head_changed: bool,
     pub after_compaction: bool,
-    pub input_tokens: u64,
-    pub cache_hit_tokens: u64,
+    /// `None`: no usage recorded (the provider reported none, or failed).
+    pub input_tokens: Option<u64>,
+    pub cache_hit_tokens: Option<u64>,
     pub tail: Vec<String>,
 }
 
@@ -33,8 +35,9 @@ pub struct Audit {
     pub prefix_breaks: usize,
 }
 
-fn tokens(usage: Option<&Value>, key: &str) -> u64 {
-    usage.and_then(|u| u.get(key)).and_then(Value::as_u64).unwrap_or(0)
+fn tokens(usage: Option<&Value>, key: &str) -> Option<u64> {
+    let usage = usage.filter(|u| u.is_object())?;
+    Some(usage.get(key).and_then(Value::as_u64).unwrap_or(0))
 }
 
 pub fn audit(transcript: &Transcript) -> Audit {
@@ -88,15 +91,17 @@ impl Audit {
         for r in &self.requests {
             let shared = r.shared_prefix_bytes.unwrap_or(0);
             let share = if r.bytes == 0 { 0.0 } else { shared as f64 / r.bytes as f64 * 100.0 };
+            let hits = match (r.cache_hit_tokens, r.input_tokens) {
+                (Some(hits), Some(input)) => format!("cache hits {hits}/{input} tokens"),
+                _ => "cache hits unknown (no usage reported)".to_string(),
+            };
             let mut line = format!(
-                "request {} turn {}: {} bytes, shared prefix {} bytes ({share:.1}%), head {}, cache hits {}/{} tokens, tools loaded: {}",
+                "request {} turn {}: {} bytes, shared prefix {} bytes ({share:.1}%), head {}, {hits}, tools loaded: {}",
                 r.index,
                 r.turn,
                 r.bytes,
                 shared,
                 if r.head_changed { "CHANGED" } else { "unchanged" },
-                r.cache_hit_tokens,
-                r.input_tokens,
                 if r.tail.is_empty() { "-".to_string() } else { r.tail.join(",") },
             );
             if r.shared_prefix_bytes.is_none() && r.index > 1 {
@@ -109,15 +114,29 @@ impl Audit {
         }
         let bytes: u64 = self.requests.iter().map(|r| r.bytes).sum();
         let shared: u64 = self.requests.iter().filter_map(|r| r.shared_prefix_bytes).sum();
-        let input: u64 = self.requests.iter().map(|r| r.input_tokens).sum();
-        let hits: u64 = self.requests.iter().map(|r| r.cache_hit_tokens).sum();
+        let input: u64 = self.requests.iter().filter_map(|r| r.input_tokens).sum();
+        let hits: u64 = self.requests.iter().filter_map(|r| r.cache_hit_tokens).sum();
+        let missing = self.requests.iter().filter(|r| r.input_tokens.is_none()).count();
+        let cache = match missing {
+            0 => format!("cache_hit_tokens={hits}/{input}"),
+            n if n == self.requests.len() => format!("cache_hit_tokens=unknown usage_missing={n}"),
+            n => format!("cache_hit_tokens={hits}/{input} usage_missing={n}"),
+        };
+        // The summary stays the last line (scripts read it there).
+        if missing > 0 {
+            lines.push(format!(
+                "note: {missing} of {} requests have no usage figures (the provider reported none, or the request failed): their tokens and cache hits are unknown, not 0",
+                self.requests.len()
+            ));
+        }
         lines.push(format!(
-            "requests={} head_changes={} prefix_breaks={} compactions={} shared_prefix_bytes={shared}/{bytes} cache_hit_tokens={hits}/{input}",
+            "requests={} head_changes={} prefix_breaks={} compactions={} shared_prefix_bytes={shared}/{bytes} {cache}",
             self.requests.len(),
             self.head_changes,
             self.prefix_breaks,
             self.compactions,
         ));
+
         lines
     }
 }

@@ -15,6 +15,11 @@ pub fn usage_json(u: &Usage) -> Value {
     })
 }
 
+/// A sum over requests: `null` when requests went unreported and none counted anything.
+fn total_json(total: &Usage, unreported: u32) -> Value {
+    if unreported > 0 && *total == Usage::default() { Value::Null } else { usage_json(total) }
+}
+
 pub fn status_str(status: &RunStatus) -> String {
     match status {
         RunStatus::Done => "done".into(),
@@ -56,8 +61,14 @@ pub fn json_event(event: &RunEvent) -> Option<Value> {
             }
             event
         }
-        RunEvent::Usage { turn, usage, total } => {
-            json!({"type": "usage", "turn": turn, "usage": usage_json(usage), "total": usage_json(total)})
+        RunEvent::Usage { turn, usage, total, unreported } => {
+            // Unknown is `null`, never 0: some servers report no usage at all.
+            let usage = usage.as_ref().map_or(Value::Null, usage_json);
+            let mut v = json!({"type": "usage", "turn": turn, "usage": usage, "total": total_json(total, *unreported)});
+            if *unreported > 0 {
+                v["unreported_requests"] = json!(unreported);
+            }
+            v
         }
         RunEvent::Compacted { turn, before_tokens, after_tokens } => json!({
             "type": "compaction", "turn": turn, "before_tokens": before_tokens, "after_tokens": after_tokens,
@@ -65,8 +76,12 @@ pub fn json_event(event: &RunEvent) -> Option<Value> {
         RunEvent::TurnEnded { turn, finish_reason } => {
             json!({"type": "turn_ended", "turn": turn, "finish_reason": finish_reason})
         }
-        RunEvent::SessionEnded { status, turns, usage } => {
-            let mut v = json!({"type": "session_ended", "status": status_str(status), "turns": turns, "usage": usage_json(usage)});
+        RunEvent::SessionEnded { status, turns, usage, unreported } => {
+            let usage = total_json(usage, *unreported);
+            let mut v = json!({"type": "session_ended", "status": status_str(status), "turns": turns, "usage": usage});
+            if *unreported > 0 {
+                v["unreported_requests"] = json!(unreported);
+            }
             if let RunStatus::Failed(message) = status {
                 v["error"] = json!(message);
             }

@@ -9,11 +9,54 @@ use serde_json::{Map, Value, json};
 use super::OpenAiDialect;
 use crate::message::{FinishReason, Message, ModelRequest, ModelResponse, ToolCall, Usage};
 
+/// What the `content` of an assistant turn that only calls tools is sent as.
+///
+/// The OpenAI spec makes `content` "required unless `tool_calls` or
+/// `function_call` is specified", so leaving it out is the documented form,
+/// and it is what every server we know of accepts: vLLM and LM Studio validate
+/// against the OpenAI types (content optional), Ollama treats a missing
+/// content as empty, llama.cpp's server only requires "'content' or
+/// 'tool_calls'". `null` (what OpenAI's own answers carry) is refused by
+/// llama-cpp-python (its request validation wants a string: HTTP 500) and by
+/// chat templates that test `content is string`. A server that wants the key
+/// anyway says so naming `content`; the provider then switches to `Empty`
+/// (a string every validator accepts), then `Null`, and keeps the shape that
+/// worked for the rest of the session.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum ToolTurnContent {
+    #[default]
+    Omit,
+    Empty,
+    Null,
+}
+
+impl ToolTurnContent {
+    /// The next shape to try after a server refused this one naming `content`.
+    pub fn next(self) -> Option<Self> {
+        match self {
+            ToolTurnContent::Omit => Some(ToolTurnContent::Empty),
+            ToolTurnContent::Empty => Some(ToolTurnContent::Null),
+            ToolTurnContent::Null => None,
+        }
+    }
+}
+
 pub fn request_body(req: &ModelRequest, dialect: &OpenAiDialect) -> Value {
+    request_body_with(req, dialect, ToolTurnContent::default(), req.stream)
+}
+
+/// The body with a chosen shape for tool-only assistant turns, streamed or
+/// not whatever `req.stream` says.
+pub fn request_body_with(
+    req: &ModelRequest,
+    dialect: &OpenAiDialect,
+    tool_turns: ToolTurnContent,
+    stream: bool,
+) -> Value {
     let mut body = Map::new();
     body.insert("model".into(), json!(req.model));
     let vision = crate::vision::sees_images(&req.model, dialect.vision);
-    body.insert("messages".into(), Value::Array(messages(req, vision)));
+    body.insert("messages".into(), Value::Array(messages(req, vision, tool_turns)));
     if !req.tool_list().is_empty() {
         body.insert("tools".into(), req.tools.clone());
     }
@@ -24,15 +67,15 @@ pub fn request_body(req: &ModelRequest, dialect: &OpenAiDialect) -> Value {
     if let Some(effort) = req.effort {
         body.insert("reasoning_effort".into(), json!(effort.as_str()));
     }
-    body.insert("stream".into(), json!(req.stream));
-    if req.stream {
+    body.insert("stream".into(), json!(stream));
+    if stream {
         // Without this the usage (and DeepSeek's cache counters) never arrive.
         body.insert("stream_options".into(), json!({"include_usage": true}));
     }
     Value::Object(body)
 }
 
-fn messages(req: &ModelRequest, vision: bool) -> Vec<Value> {
+fn messages(req: &ModelRequest, vision: bool, tool_turns: ToolTurnContent) -> Vec<Value> {
     let mut out = Vec::with_capacity(req.messages.len() + 1);
     // Images of the current run of tool results: `tool` messages take text
     // only, so they follow the run as one user message. Emitted when the run
@@ -57,7 +100,7 @@ fn messages(req: &ModelRequest, vision: bool) -> Vec<Value> {
             }
             Message::Assistant { text, reasoning, tool_calls, .. } => {
                 tool_span |= !tool_calls.is_empty();
-                out.push(assistant(text, reasoning.as_deref(), tool_calls, tool_span));
+                out.push(assistant(text, reasoning.as_deref(), tool_calls, tool_span, tool_turns));
             }
             Message::Tool { call_id, content, images: shown, .. } => {
                 out.push(json!({"role": "tool", "tool_call_id": call_id, "content": content}));
@@ -97,12 +140,25 @@ fn flush_images(out: &mut Vec<Value>, images: &mut Vec<Value>) {
 /// `tool_span` is computed forward only (a message's rendering never depends
 /// on what comes after it), so a request's messages stay a byte prefix of the
 /// next request's.
-fn assistant(text: &str, reasoning: Option<&str>, tool_calls: &[ToolCall], tool_span: bool) -> Value {
+fn assistant(
+    text: &str,
+    reasoning: Option<&str>,
+    tool_calls: &[ToolCall],
+    tool_span: bool,
+    tool_turns: ToolTurnContent,
+) -> Value {
     let mut message = Map::new();
     message.insert("role".into(), json!("assistant"));
-    // OpenAI documents `content: null` for a turn that only calls tools.
-    let content = if text.is_empty() && !tool_calls.is_empty() { Value::Null } else { json!(text) };
-    message.insert("content".into(), content);
+    // See `ToolTurnContent` for why a tool-only turn leaves `content` out.
+    let content = match (text.is_empty() && !tool_calls.is_empty(), tool_turns) {
+        (false, _) => Some(json!(text)),
+        (true, ToolTurnContent::Omit) => None,
+        (true, ToolTurnContent::Empty) => Some(json!("")),
+        (true, ToolTurnContent::Null) => Some(Value::Null),
+    };
+    if let Some(content) = content {
+        message.insert("content".into(), content);
+    }
     if !tool_calls.is_empty() {
         let calls: Vec<Value> = tool_calls
             .iter()
@@ -127,27 +183,53 @@ pub fn parse_response(value: &Value) -> Result<ModelResponse, String> {
     let text = message.get("content").and_then(Value::as_str).unwrap_or_default().to_string();
     let reasoning =
         message.get("reasoning_content").and_then(Value::as_str).filter(|s| !s.is_empty()).map(str::to_string);
-    let mut tool_calls = Vec::new();
+    let mut tool_calls: Vec<ToolCall> = Vec::new();
     for (i, call) in message.get("tool_calls").and_then(Value::as_array).into_iter().flatten().enumerate() {
         let function = call.get("function").ok_or_else(|| format!("tool_calls[{i}] has no function"))?;
         let name =
             function.get("name").and_then(Value::as_str).ok_or_else(|| format!("tool_calls[{i}] has no name"))?;
-        // Some compatible servers send arguments as an object; keep its canonical text.
-        let arguments = match function.get("arguments") {
-            Some(Value::String(s)) => s.clone(),
-            Some(Value::Null) | None => String::new(),
-            Some(other) => quiver_engine::canonical::to_string(other),
-        };
-        let id = call.get("id").and_then(Value::as_str).map(str::to_string).unwrap_or_else(|| format!("call_{i}"));
-        tool_calls.push(ToolCall { id, name: name.to_string(), arguments });
+        let arguments = arguments_text(function.get("arguments"));
+        let id = call.get("id").and_then(Value::as_str).unwrap_or_default();
+        // An entry repeating an earlier id while that call's JSON is unfinished is a fragment of it.
+        if let Some(earlier) = tool_calls.iter_mut().rev().find(|c| !id.is_empty() && c.id == id)
+            && crate::calls::continues(&earlier.arguments, &arguments)
+        {
+            earlier.arguments.push_str(&arguments);
+            continue;
+        }
+        tool_calls.push(ToolCall { id: id.to_string(), name: name.to_string(), arguments });
     }
+    // The legacy (pre-`tools`) form: one `function_call` and no id.
+    if let Some(function) = message.get("function_call").filter(|f| f.is_object()) {
+        let name = function.get("name").and_then(Value::as_str).ok_or("function_call has no name")?;
+        let arguments = arguments_text(function.get("arguments"));
+        tool_calls.push(ToolCall { id: String::new(), name: name.to_string(), arguments });
+    }
+    crate::calls::make_ids_unique(&mut tool_calls);
     let finish_reason = match choice.get("finish_reason").and_then(Value::as_str) {
         Some(reason) => FinishReason::from_wire(reason),
         None if tool_calls.is_empty() => FinishReason::Stop,
         None => FinishReason::ToolCalls,
     };
-    let usage = value.get("usage").map(parse_usage).unwrap_or_default();
-    Ok(ModelResponse { text, reasoning, reasoning_signature: None, tool_calls, finish_reason, usage })
+    let usage = value.get("usage").filter(|u| u.is_object());
+    Ok(ModelResponse {
+        text,
+        reasoning,
+        reasoning_signature: None,
+        tool_calls,
+        finish_reason,
+        usage: usage.map(parse_usage).unwrap_or_default(),
+        usage_reported: usage.is_some(),
+    })
+}
+
+/// Some compatible servers send arguments as an object; keep its canonical text.
+fn arguments_text(arguments: Option<&Value>) -> String {
+    match arguments {
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Null) | None => String::new(),
+        Some(other) => quiver_engine::canonical::to_string(other),
+    }
 }
 
 /// `usage` from either DeepSeek (`prompt_cache_hit_tokens`/`_miss_tokens`) or

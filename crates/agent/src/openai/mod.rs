@@ -4,15 +4,18 @@
 mod body;
 mod stream;
 
+use std::sync::atomic::{AtomicU8, Ordering};
+
 use reqwest::header::{AUTHORIZATION, CONTENT_TYPE, HeaderMap, HeaderValue};
 use serde_json::{Value, json};
 
-use crate::http::{HttpOptions, Transport};
+use crate::http::{HttpOptions, ModelCall, Transport};
 use crate::message::{ModelRequest, ModelResponse, StreamEvent};
 use crate::provider::{ApiKey, BoxFuture, Provider, ProviderError, Sink, Wire};
+use crate::rejection::ErrorBody;
 
 pub use crate::http::StreamAssembler;
-pub use body::{parse_response, parse_usage, request_body};
+pub use body::{ToolTurnContent, parse_response, parse_usage, request_body, request_body_with};
 pub use stream::ChatStreamAssembler;
 
 /// Dialect differences between OpenAI-compatible servers.
@@ -36,7 +39,11 @@ pub struct OpenAiProvider {
     base_url: String,
     key: ApiKey,
     dialect: OpenAiDialect,
+    /// The [`ToolTurnContent`] this server accepts, as learned this session.
+    tool_turns: AtomicU8,
 }
+
+const TOOL_TURNS: [ToolTurnContent; 3] = [ToolTurnContent::Omit, ToolTurnContent::Empty, ToolTurnContent::Null];
 
 impl OpenAiProvider {
     pub fn new(
@@ -51,7 +58,38 @@ impl OpenAiProvider {
             base_url: base_url.trim_end_matches('/').to_string(),
             key,
             dialect,
+            tool_turns: AtomicU8::new(0),
         })
+    }
+
+    /// `[providers.NAME] stream`: `Some(false)` never streams.
+    pub fn with_streaming(self, stream: Option<bool>) -> Self {
+        if stream == Some(false) {
+            self.transport.force_no_streaming();
+        }
+        self
+    }
+
+    fn tool_turns(&self) -> ToolTurnContent {
+        TOOL_TURNS.get(usize::from(self.tool_turns.load(Ordering::Relaxed))).copied().unwrap_or_default()
+    }
+
+    /// After a refusal naming an assistant message's `content`: the next
+    /// shape for tool-only turns, kept for the rest of the session.
+    fn repair(&self, said: &ErrorBody) -> Option<String> {
+        let field = said.field.as_deref().unwrap_or_default();
+        if field.rsplit(['.', '[', ']']).find(|p| !p.is_empty()) != Some("content") {
+            return None;
+        }
+        let next = self.tool_turns().next()?;
+        let position = TOOL_TURNS.iter().position(|t| *t == next)?;
+        self.tool_turns.store(u8::try_from(position).ok()?, Ordering::Relaxed);
+        let shape = match next {
+            ToolTurnContent::Omit => "no `content`",
+            ToolTurnContent::Empty => "`content: \"\"`",
+            ToolTurnContent::Null => "`content: null`",
+        };
+        Some(format!("{shape} on assistant turns that only call tools"))
     }
 
     fn headers(&self) -> Result<HeaderMap, ProviderError> {
@@ -68,10 +106,21 @@ impl OpenAiProvider {
     }
 
     async fn complete_inner(&self, req: &ModelRequest, sink: Sink<'_>) -> Result<ModelResponse, ProviderError> {
-        let body = quiver_engine::canonical::to_string(&request_body(req, &self.dialect));
         let url = format!("{}/chat/completions", self.base_url);
         let headers = self.headers()?;
-        self.transport.complete::<ChatStreamAssembler>(&url, &headers, &body, req.stream, parse_response, sink).await
+        let body = |stream: bool| {
+            quiver_engine::canonical::to_string(&request_body_with(req, &self.dialect, self.tool_turns(), stream))
+        };
+        let call = ModelCall {
+            url: &url,
+            headers: &headers,
+            stream: req.stream,
+            tools: !req.tool_list().is_empty(),
+            body: &body,
+            parse: parse_response,
+            repair: &|said: &ErrorBody| self.repair(said),
+        };
+        self.transport.complete::<ChatStreamAssembler>(call, sink).await
     }
 
     async fn fim_inner(&self, prefix: &str, suffix: &str, max_tokens: u32) -> Result<String, ProviderError> {

@@ -4,6 +4,11 @@
 //! `function.name`, later ones only argument fragments (split anywhere, even
 //! inside a JSON string), and several calls may be open at once. Usage comes
 //! in a final chunk with empty `choices` when `include_usage` was asked for.
+//!
+//! Compatible servers vary: some repeat `id` and `name` on every delta, some
+//! leave `index` out, some send every call at index 0; a delta is matched to
+//! its call by id first, then by index (see [`crate::calls`]). The legacy
+//! `function_call` delta (function calling before `tools`) is one more call.
 
 use std::collections::BTreeMap;
 
@@ -19,13 +24,20 @@ struct PartialCall {
     id: String,
     name: String,
     arguments: String,
+    /// The wire `index` it opened under.
+    index: Option<u64>,
 }
 
 #[derive(Debug, Default)]
 pub struct ChatStreamAssembler {
     text: String,
     reasoning: String,
-    calls: BTreeMap<usize, PartialCall>,
+    /// Calls in the order they opened; the position is the events' `index`.
+    calls: Vec<PartialCall>,
+    /// The wire's `index` → position in `calls`.
+    by_index: BTreeMap<u64, usize>,
+    /// The position of the legacy `function_call`, once one arrived.
+    legacy: Option<usize>,
     finish_reason: Option<FinishReason>,
     usage: Option<Usage>,
     done: bool,
@@ -76,7 +88,6 @@ impl StreamAssembler for ChatStreamAssembler {
         let Some(finish_reason) = self.finish_reason else {
             let open = self
                 .calls
-                .values()
                 .last()
                 .map(|c| format!("; tool call `{}` was cut after {} bytes of arguments", c.name, c.arguments.len()))
                 .unwrap_or_default();
@@ -84,13 +95,13 @@ impl StreamAssembler for ChatStreamAssembler {
             return Err(format!("{end} after {} chunks without a finish_reason{open}", self.chunks));
         };
         let mut tool_calls = Vec::with_capacity(self.calls.len());
-        for (index, call) in self.calls {
+        for (index, call) in self.calls.into_iter().enumerate() {
             if call.name.is_empty() {
                 return Err(format!("tool call {index} never received a function name"));
             }
-            let id = if call.id.is_empty() { format!("call_{index}") } else { call.id };
-            tool_calls.push(ToolCall { id, name: call.name, arguments: call.arguments });
+            tool_calls.push(ToolCall { id: call.id, name: call.name, arguments: call.arguments });
         }
+        crate::calls::make_ids_unique(&mut tool_calls);
         Ok(ModelResponse {
             text: self.text,
             reasoning: (!self.reasoning.is_empty()).then_some(self.reasoning),
@@ -98,6 +109,7 @@ impl StreamAssembler for ChatStreamAssembler {
             tool_calls,
             finish_reason,
             usage: self.usage.unwrap_or_default(),
+            usage_reported: self.usage.is_some(),
         })
     }
 }
@@ -114,38 +126,73 @@ impl ChatStreamAssembler {
         }
         for call in delta.get("tool_calls").and_then(Value::as_array).into_iter().flatten() {
             let id = call.get("id").and_then(Value::as_str).filter(|s| !s.is_empty());
-            // A server that omits `index` streams calls one after another: a new
-            // id opens the next call, anything else continues the last.
-            let index = match call.get("index").and_then(Value::as_u64) {
-                Some(i) => usize::try_from(i).map_err(|_| format!("tool call index {i} out of range"))?,
-                None => {
-                    let last = self.calls.keys().next_back().copied();
-                    match (id, last) {
-                        (Some(_), Some(last)) => last + 1,
-                        (_, last) => last.unwrap_or(0),
-                    }
-                }
-            };
+            let index = call.get("index").and_then(Value::as_u64);
             let function = call.get("function");
             let name = function.and_then(|f| f.get("name")).and_then(Value::as_str).filter(|s| !s.is_empty());
             let fragment = function.and_then(|f| f.get("arguments")).and_then(Value::as_str).unwrap_or_default();
-            let entry = self.calls.entry(index).or_default();
-            let begun = !entry.name.is_empty();
-            if let Some(id) = id {
-                entry.id = id.to_string();
-            }
-            if let Some(name) = name.filter(|_| entry.name.is_empty()) {
-                entry.name = name.to_string();
-            }
-            if !begun && !entry.name.is_empty() {
-                sink(StreamEvent::ToolCallBegin { index, id: entry.id.clone(), name: entry.name.clone() });
-            }
-            if !fragment.is_empty() {
-                entry.arguments.push_str(fragment);
-                sink(StreamEvent::ToolCallArgumentsDelta { index, fragment: fragment.to_string() });
-            }
+            let slot = self.slot(id, index, fragment);
+            self.feed(slot, id, name, fragment, sink);
+        }
+        if let Some(function) = delta.get("function_call").filter(|f| f.is_object()) {
+            let name = function.get("name").and_then(Value::as_str).filter(|s| !s.is_empty());
+            let fragment = function.get("arguments").and_then(Value::as_str).unwrap_or_default();
+            let slot = match self.legacy {
+                Some(slot) => slot,
+                None => {
+                    self.calls.push(PartialCall::default());
+                    *self.legacy.insert(self.calls.len() - 1)
+                }
+            };
+            self.feed(slot, None, name, fragment, sink);
         }
         Ok(())
+    }
+
+    /// Which call a delta belongs to, opening a new one when it starts one.
+    fn slot(&mut self, id: Option<&str>, index: Option<u64>, fragment: &str) -> usize {
+        let by_id = id.and_then(|id| self.calls.iter().rposition(|c| c.id == id));
+        let by_index = index.and_then(|i| self.by_index.get(&i).copied());
+        let found = match (by_id, by_index) {
+            // The id decides: a repeated id continues its call until that call's
+            // JSON is whole; a whole call's id under a new index opens a new call.
+            (Some(slot), _) => {
+                let call = &self.calls[slot];
+                let moved = index.is_some() && call.index.is_some() && index != call.index;
+                let whole = crate::calls::complete_json(&call.arguments);
+                (crate::calls::continues(&call.arguments, fragment) && !(moved && whole)).then_some(slot)
+            }
+            // A known index under a different id is a new call (servers that send every call at index 0).
+            (None, Some(slot)) => (id.is_none() || self.calls[slot].id.is_empty()).then_some(slot),
+            // No index at all: a new id opens a call, anything else continues the last.
+            (None, None) if index.is_none() && id.is_none() => self.calls.len().checked_sub(1),
+            (None, None) => None,
+        };
+        let slot = found.unwrap_or_else(|| {
+            self.calls.push(PartialCall { index, ..PartialCall::default() });
+            self.calls.len() - 1
+        });
+        if let Some(i) = index {
+            self.by_index.insert(i, slot);
+        }
+        slot
+    }
+
+    fn feed(&mut self, slot: usize, id: Option<&str>, name: Option<&str>, fragment: &str, sink: Sink<'_>) {
+        let entry = &mut self.calls[slot];
+        let begun = !entry.name.is_empty();
+        if let (Some(id), true) = (id, entry.id.is_empty()) {
+            entry.id = id.to_string();
+        }
+        if let Some(name) = name.filter(|_| entry.name.is_empty()) {
+            entry.name = name.to_string();
+        }
+        if !begun && !entry.name.is_empty() {
+            sink(StreamEvent::ToolCallBegin { index: slot, id: entry.id.clone(), name: entry.name.clone() });
+        }
+        if !fragment.is_empty() {
+            entry.arguments.push_str(fragment);
+            sink(StreamEvent::ToolCallArgumentsDelta { index: slot, fragment: fragment.to_string() });
+        }
     }
 }
 

@@ -56,10 +56,14 @@ pub enum RunEvent {
         /// Tokens of the child-model calls the tool made, when it made any.
         child_usage: Option<Value>,
     },
+    /// One request's usage. `usage` is `None` when the provider reported
+    /// none (unknown, not zero); `total` sums the requests that did, and
+    /// `unreported` counts those that did not so far.
     Usage {
         turn: u32,
-        usage: Usage,
+        usage: Option<Usage>,
         total: Usage,
+        unreported: u32,
     },
     /// The history was summarized into a relay and the loads were reset.
     Compacted {
@@ -74,7 +78,10 @@ pub enum RunEvent {
     SessionEnded {
         status: RunStatus,
         turns: u32,
+        /// Summed over the requests that reported usage.
         usage: Usage,
+        /// Requests whose usage the provider did not report.
+        unreported: u32,
     },
 }
 
@@ -108,7 +115,10 @@ pub struct RunOutcome {
     /// The last assistant text.
     pub final_text: String,
     pub turns: u32,
+    /// Summed over the requests that reported usage.
     pub usage: Usage,
+    /// Requests whose usage the provider did not report (their tokens are unknown).
+    pub usage_unreported: u32,
     /// The whole conversation, for a resumed run.
     pub messages: Vec<Message>,
 }
@@ -154,6 +164,7 @@ impl AgentLoop<'_> {
             head_tools: first.head_len,
         });
         let mut total = Usage::default();
+        let mut unreported = 0u32;
         let mut final_text = String::new();
         let mut turn = 0u32;
         let mut last: Option<(String, ModelRequest)> = None;
@@ -200,7 +211,7 @@ impl AgentLoop<'_> {
                         linear = prefix::linearize(&request);
                     }
                     Ok(None) => {}
-                    Err(e) => return Err(self.fail(e.into(), turn, total, events)),
+                    Err(e) => return Err(self.fail(e.into(), turn, (total, unreported), events)),
                 }
             }
             let shared = last.as_ref().map(|(l, _)| prefix::shared_prefix(l, &linear) as u64);
@@ -218,17 +229,22 @@ impl AgentLoop<'_> {
             };
             last = Some((linear, request.clone()));
             let mut forward = |e: StreamEvent| events(RunEvent::Delta(e));
-            let response = match self.provider.complete(&request, &mut forward).await {
+            let mut response = match self.provider.complete(&request, &mut forward).await {
                 Ok(r) => r,
                 Err(e) => {
                     self.tools.record_request(&record);
-                    return Err(self.fail(e.into(), turn, total, events));
+                    return Err(self.fail(e.into(), turn, (total, unreported), events));
                 }
             };
-            record.usage = Some(response.usage);
+            // Never two calls with one id in a turn, whatever the provider did.
+            crate::calls::make_ids_unique(&mut response.tool_calls);
+            record.usage = response.reported_usage();
             self.tools.record_request(&record);
-            total.add(&response.usage);
-            events(RunEvent::Usage { turn, usage: response.usage, total });
+            match response.reported_usage() {
+                Some(usage) => total.add(&usage),
+                None => unreported += 1,
+            }
+            events(RunEvent::Usage { turn, usage: response.reported_usage(), total, unreported });
             if let Some(reasoning) = &response.reasoning {
                 let summary: String = reasoning.chars().take(200).collect();
                 events(RunEvent::ReasoningSummary { summary, chars: reasoning.chars().count() });
@@ -248,7 +264,7 @@ impl AgentLoop<'_> {
             }
             let results = match self.run_calls(&response.tool_calls, events).await {
                 Ok(results) => results,
-                Err(e) => return Err(self.fail(e, turn, total, events)),
+                Err(e) => return Err(self.fail(e, turn, (total, unreported), events)),
             };
             for (call, outcome) in response.tool_calls.iter().zip(results) {
                 messages.push(Message::Tool {
@@ -261,8 +277,8 @@ impl AgentLoop<'_> {
             }
             events(RunEvent::TurnEnded { turn, finish_reason: response.finish_reason });
         };
-        events(RunEvent::SessionEnded { status: status.clone(), turns: turn, usage: total });
-        Ok(RunOutcome { status, final_text, turns: turn, usage: total, messages })
+        events(RunEvent::SessionEnded { status: status.clone(), turns: turn, usage: total, unreported });
+        Ok(RunOutcome { status, final_text, turns: turn, usage: total, usage_unreported: unreported, messages })
     }
 
     /// Records a history message in full (resume rebuilds history from these).
@@ -280,8 +296,8 @@ impl AgentLoop<'_> {
         }
     }
 
-    fn fail(&self, error: RunError, turns: u32, usage: Usage, events: EventSink<'_>) -> RunError {
-        events(RunEvent::SessionEnded { status: RunStatus::Failed(error.to_string()), turns, usage });
+    fn fail(&self, error: RunError, turns: u32, (usage, unreported): (Usage, u32), events: EventSink<'_>) -> RunError {
+        events(RunEvent::SessionEnded { status: RunStatus::Failed(error.to_string()), turns, usage, unreported });
         error
     }
 
@@ -312,7 +328,7 @@ impl AgentLoop<'_> {
             usage: None,
         };
         let result = compact::summarize(self.provider, &ask).await;
-        record.usage = result.as_ref().ok().map(|r| r.usage);
+        record.usage = result.as_ref().ok().and_then(|r| r.reported_usage());
         self.tools.record_request(&record);
         *last = Some((ask_linear, ask));
         let response = match result {

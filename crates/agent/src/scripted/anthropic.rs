@@ -1,10 +1,12 @@
 //! The scripted server's Messages answers, shaped like Anthropic's: `message`
 //! objects, and `event:`/`data:` streams with `message_start`, a `ping`,
 //! thinking/text/tool_use blocks (tool input as `input_json_delta` fragments),
-//! `message_delta` and `message_stop`.
+//! `message_delta` and `message_stop`. Quirks (see `quirks.rs`): no usage,
+//! and LiteLLM's one `tool_use` block per argument fragment.
 
 use serde_json::{Value, json};
 
+use super::quirks::{Answer, Quirk};
 use super::{Fault, Piece, ScriptedTurn, frame, split};
 use crate::message::Usage;
 
@@ -29,7 +31,8 @@ fn input_of(arguments: &str) -> Value {
     serde_json::from_str(arguments).unwrap_or_else(|_| json!({}))
 }
 
-pub(super) fn message_body(turn: &ScriptedTurn, usage: &Usage, model: &str) -> Value {
+pub(super) fn message_body(answer: &Answer<'_>) -> Value {
+    let (turn, model) = (answer.turn, answer.model);
     let mut content = Vec::new();
     if let Some(thinking) = &turn.reasoning {
         let signature = turn.signature.as_deref().unwrap_or(SIGNATURE);
@@ -41,26 +44,30 @@ pub(super) fn message_body(turn: &ScriptedTurn, usage: &Usage, model: &str) -> V
     for call in &turn.tool_calls {
         content.push(json!({"type": "tool_use", "id": call.id, "name": call.name, "input": input_of(&call.arguments)}));
     }
-    json!({
+    let mut body = json!({
         "id": "msg_scripted", "type": "message", "role": "assistant", "model": model,
         "content": content, "stop_reason": stop_reason(turn), "stop_sequence": null,
-        "usage": usage_json(usage),
-    })
+    });
+    if let Some(usage) = answer.usage {
+        body["usage"] = usage_json(usage);
+    }
+    body
 }
 
 fn event(name: &str, data: Value) -> String {
     format!("event: {name}\ndata: {data}\n\n")
 }
 
-pub(super) fn stream_pieces(turn: &ScriptedTurn, usage: &Usage, model: &str) -> Vec<Piece> {
-    let mut start_usage = usage_json(usage);
-    start_usage["output_tokens"] = json!(1);
+pub(super) fn stream_pieces(answer: &Answer<'_>) -> Vec<Piece> {
+    let (turn, model) = (answer.turn, answer.model);
+    let mut message = json!({"id": "msg_scripted", "type": "message", "role": "assistant",
+        "model": model, "content": [], "stop_reason": null, "stop_sequence": null});
+    if let Some(usage) = answer.usage {
+        message["usage"] = usage_json(usage);
+        message["usage"]["output_tokens"] = json!(1);
+    }
     let mut events = vec![
-        event(
-            "message_start",
-            json!({"type": "message_start", "message": {"id": "msg_scripted", "type": "message", "role": "assistant",
-                "model": model, "content": [], "stop_reason": null, "stop_sequence": null, "usage": start_usage}}),
-        ),
+        event("message_start", json!({"type": "message_start", "message": message})),
         event("ping", json!({"type": "ping"})),
     ];
     let mut index = 0;
@@ -98,15 +105,25 @@ pub(super) fn stream_pieces(turn: &ScriptedTurn, usage: &Usage, model: &str) -> 
         index += 1;
     }
     let cut = matches!(turn.fault, Some(Fault::CutMidToolCall));
-    for call in &turn.tool_calls {
-        events.push(event(
+    let start = |index: usize, call: &crate::message::ToolCall| {
+        event(
             "content_block_start",
             json!({"type": "content_block_start", "index": index,
                 "content_block": {"type": "tool_use", "id": call.id, "name": call.name, "input": {}}}),
-        ));
+        )
+    };
+    let split_blocks = answer.quirks.has(Quirk::SplitToolUseBlocks);
+    for call in &turn.tool_calls {
+        events.push(start(index, call));
         let fragments = split(&call.arguments, 5);
         let keep = if cut { fragments.len() / 2 } else { fragments.len() };
-        for fragment in fragments.into_iter().take(keep) {
+        for (i, fragment) in fragments.into_iter().take(keep).enumerate() {
+            if split_blocks && i > 0 {
+                // LiteLLM: every fragment closes the block and opens another with the same id.
+                events.push(event("content_block_stop", json!({"type": "content_block_stop", "index": index})));
+                index += 1;
+                events.push(start(index, call));
+            }
             events.push(event(
                 "content_block_delta",
                 json!({"type": "content_block_delta", "index": index,
@@ -119,11 +136,12 @@ pub(super) fn stream_pieces(turn: &ScriptedTurn, usage: &Usage, model: &str) -> 
         events.push(event("content_block_stop", json!({"type": "content_block_stop", "index": index})));
         index += 1;
     }
-    events.push(event(
-        "message_delta",
-        json!({"type": "message_delta", "delta": {"stop_reason": stop_reason(turn), "stop_sequence": null},
-            "usage": {"output_tokens": usage.output_tokens}}),
-    ));
+    let mut delta =
+        json!({"type": "message_delta", "delta": {"stop_reason": stop_reason(turn), "stop_sequence": null}});
+    if let Some(usage) = answer.usage {
+        delta["usage"] = json!({"output_tokens": usage.output_tokens});
+    }
+    events.push(event("message_delta", delta));
     events.push(event("message_stop", json!({"type": "message_stop"})));
     frame(events, turn.fault.as_ref())
 }

@@ -9,9 +9,15 @@
 //! recorded byte for byte, and unless a turn fixes its usage, cache-hit tokens
 //! are computed from the prompt prefix shared with the previous request, the
 //! way a provider's prefix cache would see it.
+//!
+//! [`Quirk`]s switch on behaviours of real servers the project does not write
+//! (llama-cpp-python, LiteLLM, legacy function calling), server-wide: see
+//! `quirks.rs`. A request a quirk refuses (or answers with nothing) does not
+//! take a turn from the script, as a real server's model never saw it.
 
 mod anthropic;
 mod openai;
+mod quirks;
 
 use std::collections::VecDeque;
 use std::net::SocketAddr;
@@ -26,6 +32,9 @@ use axum::response::{IntoResponse, Response};
 use serde_json::Value;
 
 use crate::message::{ToolCall, Usage};
+
+pub use quirks::Quirk;
+use quirks::Quirks;
 
 /// What goes wrong instead of (or in the middle of) a turn.
 #[derive(Debug, Clone, PartialEq)]
@@ -143,6 +152,7 @@ struct Inner {
     requests: Vec<RecordedRequest>,
     /// The previous request's prompt linearization (for cache hits).
     last_prompt: Option<String>,
+    quirks: Quirks,
 }
 
 #[derive(Clone, Default)]
@@ -214,6 +224,16 @@ impl ScriptedServer {
     pub fn remaining(&self) -> usize {
         self.shared.lock().script.len()
     }
+
+    /// Behaves like a real server in one more way from now on.
+    pub fn quirk(&self, quirk: Quirk) {
+        self.shared.lock().quirks.insert(quirk);
+    }
+
+    /// Back to the well-behaved server.
+    pub fn clear_quirks(&self) {
+        self.shared.lock().quirks = Quirks::default();
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -232,7 +252,7 @@ async fn handle(State(shared): State<Shared>, uri: Uri, headers: HeaderMap, body
         _ => return error_response(StatusCode::NOT_FOUND, &format!("no route {path}"), None),
     };
     let request: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
-    let (turn, usage) = {
+    let (turn, usage, quirks) = {
         let mut inner = shared.lock();
         inner.requests.push(RecordedRequest {
             path,
@@ -242,6 +262,9 @@ async fn handle(State(shared): State<Shared>, uri: Uri, headers: HeaderMap, body
                 .map(|(k, v)| (k.as_str().to_string(), String::from_utf8_lossy(v.as_bytes()).into_owned()))
                 .collect(),
         });
+        if let Some(refusal) = inner.quirks.refusal(route == Route::Chat, &request) {
+            return refusal;
+        }
         let users = user_messages(&request);
         let routed = inner
             .routed
@@ -263,7 +286,7 @@ async fn handle(State(shared): State<Shared>, uri: Uri, headers: HeaderMap, body
         if route != Route::Fim {
             inner.last_prompt = Some(prompt);
         }
-        (turn, usage)
+        (turn, usage, inner.quirks.clone())
     };
     if let Some(delay) = turn.delay {
         tokio::time::sleep(delay).await;
@@ -278,12 +301,14 @@ async fn handle(State(shared): State<Shared>, uri: Uri, headers: HeaderMap, body
         return ([("content-type", kind)], raw).into_response();
     }
     let model = request.get("model").and_then(Value::as_str).unwrap_or("scripted").to_string();
+    let usage = (!quirks.has(Quirk::NoUsage)).then_some(&usage);
+    let answer = quirks::Answer { turn: &turn, usage, model: &model, quirks: &quirks };
     match (route, stream) {
-        (Route::Fim, _) => json_response(openai::fim_body(&turn, &usage, &model)),
-        (Route::Chat, false) => json_response(openai::completion_body(&turn, &usage, &model)),
-        (Route::Chat, true) => sse_response(openai::stream_pieces(&turn, &usage, &model)),
-        (Route::Messages, false) => json_response(anthropic::message_body(&turn, &usage, &model)),
-        (Route::Messages, true) => sse_response(anthropic::stream_pieces(&turn, &usage, &model)),
+        (Route::Fim, _) => json_response(openai::fim_body(&answer)),
+        (Route::Chat, false) => json_response(openai::completion_body(&answer)),
+        (Route::Chat, true) => sse_response(openai::stream_pieces(&answer)),
+        (Route::Messages, false) => json_response(anthropic::message_body(&answer)),
+        (Route::Messages, true) => sse_response(anthropic::stream_pieces(&answer)),
     }
 }
 

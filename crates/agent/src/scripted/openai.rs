@@ -2,18 +2,27 @@
 //! OpenAI's: `chat.completion` objects, `chat.completion.chunk` streams whose
 //! tool calls open with `{index, id, type, function: {name, arguments: ""}}`
 //! and continue with argument fragments, a usage-only chunk, then `[DONE]`.
+//! Quirks (see `quirks.rs`) bend that shape the way other servers do.
 
 use serde_json::{Value, json};
 
-use super::{Fault, Piece, ScriptedTurn, frame, split};
+use super::quirks::{Answer, Quirk};
+use super::{Fault, Piece, frame, split};
 use crate::message::Usage;
 
 const CREATED: u64 = 1_700_000_000;
 
-fn finish_reason(turn: &ScriptedTurn) -> String {
-    turn.finish_reason
-        .clone()
-        .unwrap_or_else(|| if turn.tool_calls.is_empty() { "stop".to_string() } else { "tool_calls".to_string() })
+fn finish_reason(answer: &Answer<'_>) -> String {
+    let turn = answer.turn;
+    turn.finish_reason.clone().unwrap_or_else(|| match (turn.tool_calls.is_empty(), legacy(answer)) {
+        (true, _) => "stop".to_string(),
+        (false, true) => "function_call".to_string(),
+        (false, false) => "tool_calls".to_string(),
+    })
+}
+
+fn legacy(answer: &Answer<'_>) -> bool {
+    answer.quirks.has(Quirk::LegacyFunctionCall)
 }
 
 /// Both usage dialects at once: DeepSeek's cache counters and OpenAI's details.
@@ -28,7 +37,8 @@ fn usage_json(usage: &Usage) -> Value {
     })
 }
 
-pub(super) fn completion_body(turn: &ScriptedTurn, usage: &Usage, model: &str) -> Value {
+pub(super) fn completion_body(answer: &Answer<'_>) -> Value {
+    let turn = answer.turn;
     let mut message = json!({"role": "assistant", "content": turn.text});
     if turn.text.is_empty() && !turn.tool_calls.is_empty() {
         message["content"] = Value::Null;
@@ -36,32 +46,44 @@ pub(super) fn completion_body(turn: &ScriptedTurn, usage: &Usage, model: &str) -
     if let Some(reasoning) = &turn.reasoning {
         message["reasoning_content"] = json!(reasoning);
     }
-    if !turn.tool_calls.is_empty() {
-        message["tool_calls"] = turn
-            .tool_calls
-            .iter()
-            .map(|c| json!({"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}))
-            .collect();
+    match (turn.tool_calls.first(), legacy(answer)) {
+        (Some(call), true) => message["function_call"] = json!({"name": call.name, "arguments": call.arguments}),
+        (Some(_), false) => {
+            message["tool_calls"] = turn
+                .tool_calls
+                .iter()
+                .map(
+                    |c| json!({"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}),
+                )
+                .collect();
+        }
+        (None, _) => {}
     }
-    json!({
+    let mut body = json!({
         "id": "chatcmpl-scripted",
         "object": "chat.completion",
         "created": CREATED,
-        "model": model,
-        "choices": [{"index": 0, "message": message, "logprobs": null, "finish_reason": finish_reason(turn)}],
-        "usage": usage_json(usage),
-    })
+        "model": answer.model,
+        "choices": [{"index": 0, "message": message, "logprobs": null, "finish_reason": finish_reason(answer)}],
+    });
+    if let Some(usage) = answer.usage {
+        body["usage"] = usage_json(usage);
+    }
+    body
 }
 
-pub(super) fn fim_body(turn: &ScriptedTurn, usage: &Usage, model: &str) -> Value {
-    json!({
+pub(super) fn fim_body(answer: &Answer<'_>) -> Value {
+    let mut body = json!({
         "id": "cmpl-scripted",
         "object": "text_completion",
         "created": CREATED,
-        "model": model,
-        "choices": [{"index": 0, "text": turn.text, "logprobs": null, "finish_reason": finish_reason(turn)}],
-        "usage": usage_json(usage),
-    })
+        "model": answer.model,
+        "choices": [{"index": 0, "text": answer.turn.text, "logprobs": null, "finish_reason": finish_reason(answer)}],
+    });
+    if let Some(usage) = answer.usage {
+        body["usage"] = usage_json(usage);
+    }
+    body
 }
 
 fn chunk(model: &str, delta: Value, finish: Option<&str>) -> String {
@@ -76,7 +98,26 @@ fn chunk(model: &str, delta: Value, finish: Option<&str>) -> String {
     format!("data: {value}\n\n")
 }
 
-pub(super) fn stream_pieces(turn: &ScriptedTurn, usage: &Usage, model: &str) -> Vec<Piece> {
+/// One tool-call delta, as this server's quirks shape it.
+fn call_delta(answer: &Answer<'_>, index: usize, call: &crate::message::ToolCall, fragment: &str, open: bool) -> Value {
+    if legacy(answer) {
+        let function =
+            if open { json!({"name": call.name, "arguments": fragment}) } else { json!({"arguments": fragment}) };
+        return json!({"function_call": function});
+    }
+    let mut delta = if open || answer.quirks.has(Quirk::RepeatCallHeader) {
+        json!({"id": call.id, "type": "function", "function": {"name": call.name, "arguments": fragment}})
+    } else {
+        json!({"function": {"arguments": fragment}})
+    };
+    if !answer.quirks.has(Quirk::NoCallIndex) {
+        delta["index"] = json!(index);
+    }
+    json!({"tool_calls": [delta]})
+}
+
+pub(super) fn stream_pieces(answer: &Answer<'_>) -> Vec<Piece> {
+    let (turn, model) = (answer.turn, answer.model);
     let mut events = vec![chunk(model, json!({"role": "assistant", "content": ""}), None)];
     if let Some(reasoning) = &turn.reasoning {
         for piece in split(reasoning, 7) {
@@ -87,26 +128,27 @@ pub(super) fn stream_pieces(turn: &ScriptedTurn, usage: &Usage, model: &str) -> 
         events.push(chunk(model, json!({"content": piece}), None));
     }
     let cut = matches!(turn.fault, Some(Fault::CutMidToolCall));
-    for (index, call) in turn.tool_calls.iter().enumerate() {
-        let open = json!({"tool_calls": [{"index": index, "id": call.id, "type": "function",
-            "function": {"name": call.name, "arguments": ""}}]});
-        events.push(chunk(model, open, None));
+    // Legacy function calling has room for one call only.
+    let calls = if legacy(answer) { &turn.tool_calls[..turn.tool_calls.len().min(1)] } else { &turn.tool_calls[..] };
+    for (index, call) in calls.iter().enumerate() {
+        events.push(chunk(model, call_delta(answer, index, call, "", true), None));
         let fragments = split(&call.arguments, 5);
         let keep = if cut { fragments.len() / 2 } else { fragments.len() };
         for fragment in fragments.into_iter().take(keep) {
-            let delta = json!({"tool_calls": [{"index": index, "function": {"arguments": fragment}}]});
-            events.push(chunk(model, delta, None));
+            events.push(chunk(model, call_delta(answer, index, call, &fragment, false), None));
         }
         if cut {
             return frame(events, turn.fault.as_ref());
         }
     }
-    events.push(chunk(model, json!({}), Some(&finish_reason(turn))));
-    let usage_chunk = json!({
-        "id": "chatcmpl-scripted", "object": "chat.completion.chunk", "created": CREATED, "model": model,
-        "choices": [], "usage": usage_json(usage),
-    });
-    events.push(format!("data: {usage_chunk}\n\n"));
+    events.push(chunk(model, json!({}), Some(&finish_reason(answer))));
+    if let Some(usage) = answer.usage {
+        let usage_chunk = json!({
+            "id": "chatcmpl-scripted", "object": "chat.completion.chunk", "created": CREATED, "model": model,
+            "choices": [], "usage": usage_json(usage),
+        });
+        events.push(format!("data: {usage_chunk}\n\n"));
+    }
     events.push("data: [DONE]\n\n".to_string());
     frame(events, turn.fault.as_ref())
 }
