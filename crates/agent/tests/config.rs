@@ -149,3 +149,35 @@ async fn a_configured_provider_talks_to_its_base_url_with_its_key() {
     assert_eq!(recorded.json()["model"], "gpt-4.1");
     assert!(provider.fim("a", "b", 1).await.unwrap_err().to_string().contains("fill-in-the-middle"));
 }
+
+#[tokio::test]
+async fn stream_false_makes_the_provider_never_stream_and_a_project_may_only_turn_it_off() {
+    use quiver_agent::scripted::{ScriptedServer, ScriptedTurn};
+    let server = ScriptedServer::start().await.unwrap();
+    server.script([ScriptedTurn::text("one"), ScriptedTurn::text("two")]);
+    for (wire, text) in [("openai", "one"), ("anthropic", "two")] {
+        let toml = format!(
+            "[model]\nprovider = \"local\"\nmodel = \"m\"\n[providers.local]\nbase_url = \"{}\"\napi_key_env = \"K\"\nwire = \"{wire}\"\nstream = false\n",
+            server.base_url()
+        );
+        let config = AgentConfig::load(&[user(&toml)], &CliOverrides::default()).unwrap();
+        assert_eq!(config.selected().unwrap().stream, Some(false));
+        let env = |_: &str| Some("k".to_string());
+        let provider = config.build_provider(&env, HttpOptions::default()).unwrap();
+        let req = quiver_agent::ModelRequest {
+            messages: vec![quiver_agent::Message::user("hi")],
+            ..quiver_agent::ModelRequest::new("m")
+        };
+        assert!(req.stream);
+        let mut sink = |_| {};
+        assert_eq!(provider.complete(&req, &mut sink).await.unwrap().text, text);
+    }
+    let streamed: Vec<bool> = server.requests().iter().map(|r| r.json()["stream"].as_bool().unwrap()).collect();
+    assert_eq!(streamed, [false, false]);
+
+    let off = project("[providers.deepseek]\nstream = false\n");
+    assert_eq!(AgentConfig::load(&[off], &CliOverrides::default()).unwrap().providers["deepseek"].stream, Some(false));
+    let on = project("[providers.deepseek]\nstream = true\n");
+    let err = AgentConfig::load(&[on], &CliOverrides::default()).unwrap_err();
+    assert!(matches!(&err, ConfigError::Invalid { key, .. } if key == "providers.deepseek.stream"), "{err}");
+}

@@ -94,3 +94,24 @@ fn config_files_shared_with_mcp_and_the_context_window_override() {
     assert_eq!(paths::context_window_override(&layers), Some(4096));
     assert!(paths::session_path("../evil").is_err());
 }
+
+#[test]
+fn audit_says_usage_is_missing_rather_than_zero() {
+    let mut unreported = request(2, 1500, Some(1000), "h");
+    if let Event::ModelRequest { usage, .. } = &mut unreported {
+        *usage = None;
+    }
+    let t = Transcript { events: vec![request(1, 1000, None, "h"), unreported], ..Default::default() };
+    let a = audit::audit(&t);
+    assert_eq!((a.requests[0].input_tokens, a.requests[1].input_tokens), (Some(250), None));
+    let lines = a.lines();
+    assert!(lines[0].contains("cache hits 0/250 tokens"), "{}", lines[0]);
+    assert!(lines[1].contains("cache hits unknown (no usage reported)"), "{}", lines[1]);
+    assert!(lines[2].starts_with("note: 1 of 2 requests have no usage figures"), "{}", lines[2]);
+    let summary = lines.last().unwrap();
+    assert!(summary.ends_with("cache_hit_tokens=0/250 usage_missing=1"), "{summary}");
+
+    let none = Transcript { events: vec![t.events[1].clone()], ..Default::default() };
+    let summary = audit::audit(&none).lines().last().unwrap().clone();
+    assert!(summary.ends_with("cache_hit_tokens=unknown usage_missing=1"), "{summary}");
+}

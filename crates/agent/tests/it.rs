@@ -14,3 +14,4 @@ mod fixtures;
 mod openai_wire;
 mod robustness;
 mod run_loop;
+mod tolerant_wire;

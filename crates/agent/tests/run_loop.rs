@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use quiver_agent::run::{AgentLoop, EnginePort, RunEvent, RunLimits, RunStatus};
-use quiver_agent::scripted::{ScriptedServer, ScriptedTurn};
+use quiver_agent::scripted::{Quirk, ScriptedServer, ScriptedTurn};
 use quiver_agent::{Message, Provider, Usage};
 use quiver_engine::tool_search::ToolSearch;
 use quiver_engine::{
@@ -272,4 +272,71 @@ async fn the_anthropic_wire_gets_the_catalog_in_its_format_with_the_head_cached(
     assert!(first.iter().all(|t| t.get("input_schema").is_some()));
     assert_eq!(last.last().unwrap()["name"], "git_diff");
     assert!(last.last().unwrap().get("cache_control").is_none());
+}
+
+/// llama-cpp-python as observed (issue 23): it refuses `content: null`, sends
+/// an empty 200 stream for tools without `tool_choice`, reports no usage, and
+/// repeats id and name on every delta. A tool round trip must still work.
+#[tokio::test]
+async fn a_tool_round_trip_against_a_llama_cpp_python_like_server() {
+    let dir = tempfile::tempdir().unwrap();
+    let flight = Arc::new(Flight::default());
+    let tools = port(&flight, dir.path());
+    let server = ScriptedServer::start().await.unwrap();
+    for quirk in [Quirk::LlamaNullContent, Quirk::EmptyStreamWithTools, Quirk::NoUsage, Quirk::RepeatCallHeader] {
+        server.quirk(quirk);
+    }
+    server
+        .script([ScriptedTurn::tool_call("call_1", "read_file", r#"{"path":"a.rs"}"#), ScriptedTurn::text("Read it.")]);
+    let provider = deepseek(&server);
+    let mut events = Vec::new();
+    let mut sink = |e: RunEvent| events.push(e);
+    let outcome = agent(&provider, &tools).run(Vec::new(), "read a.rs", &mut sink).await.unwrap();
+    assert_eq!((outcome.status, outcome.final_text.as_str()), (RunStatus::Done, "Read it."));
+    assert_eq!((outcome.usage, outcome.usage_unreported), (Usage::default(), 2));
+    // One streamed try that came back empty, then unstreamed from there on.
+    let requests = server.requests();
+    let streamed: Vec<bool> = requests.iter().map(|r| r.json()["stream"].as_bool().unwrap()).collect();
+    assert_eq!(streamed, [true, false, false]);
+    assert!(requests[2].json()["messages"][2].get("content").is_none());
+    let usages: Vec<Value> = events
+        .iter()
+        .filter(|e| matches!(e, RunEvent::Usage { .. }))
+        .map(|e| quiver_agent::exec::render::json_event(e).unwrap())
+        .collect();
+    assert_eq!(usages.len(), 2);
+    for usage in &usages {
+        assert_eq!((&usage["usage"], &usage["total"]), (&Value::Null, &Value::Null), "{usage}");
+    }
+    assert_eq!(usages[1]["unreported_requests"], 2);
+    let ended = quiver_agent::exec::render::json_event(events.last().unwrap()).unwrap();
+    assert_eq!((&ended["usage"], &ended["unreported_requests"]), (&Value::Null, &json!(2)), "{ended}");
+}
+
+/// LiteLLM's Anthropic adapter in front of such a server: one call arrives as
+/// many `tool_use` blocks with one id. It runs once and goes back once.
+#[tokio::test]
+async fn a_call_split_over_tool_use_blocks_runs_once_and_goes_back_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let flight = Arc::new(Flight::default());
+    let tools = port(&flight, dir.path());
+    let server = ScriptedServer::start().await.unwrap();
+    server.quirk(Quirk::SplitToolUseBlocks);
+    let args = r#"{"path":"src/some/rather/long/path/lib.rs"}"#;
+    server.script([ScriptedTurn::tool_call("toolu_1", "read_file", args), ScriptedTurn::text("done")]);
+    let provider = crate::support::anthropic(&server);
+    let mut events = Vec::new();
+    let mut sink = |e: RunEvent| events.push(e);
+    let outcome = agent(&provider, &tools).run(Vec::new(), "read it", &mut sink).await.unwrap();
+    assert_eq!(outcome.status, RunStatus::Done);
+    let ran: Vec<&RunEvent> = events.iter().filter(|e| matches!(e, RunEvent::ToolCallEnded { .. })).collect();
+    assert_eq!(ran.len(), 1);
+    assert!(matches!(ran[0], RunEvent::ToolCallEnded { id, error: None, .. } if id == "toolu_1"), "{ran:?}");
+    let second = server.requests()[1].json();
+    let blocks = second["messages"][1]["content"].as_array().unwrap();
+    assert_eq!(blocks.len(), 1, "{blocks:?}");
+    assert_eq!(blocks[0]["input"], json!({"path": "src/some/rather/long/path/lib.rs"}));
+    let results = second["messages"][2]["content"].as_array().unwrap();
+    assert_eq!(results.len(), 1);
+    assert_eq!(results[0]["tool_use_id"], "toolu_1");
 }

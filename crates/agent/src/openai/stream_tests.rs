@@ -64,3 +64,51 @@ fn reasoning_is_kept_apart_from_the_text() {
     let response = response.unwrap();
     assert_eq!((response.text.as_str(), response.reasoning.as_deref()), ("answer", Some("think")));
 }
+
+fn calls_of(response: &crate::message::ModelResponse) -> Vec<(&str, &str, &str)> {
+    response.tool_calls.iter().map(|c| (c.id.as_str(), c.name.as_str(), c.arguments.as_str())).collect()
+}
+
+#[test]
+fn deltas_repeating_id_and_name_continue_their_call_with_or_without_an_index() {
+    for index in [r#""index":0,"#, ""] {
+        let chunk = |args: &str| {
+            format!(
+                r#"{{"choices":[{{"index":0,"delta":{{"tool_calls":[{{{index}"id":"a","type":"function","function":{{"name":"read_file","arguments":"{args}"}}}}]}}}}]}}"#
+            )
+        };
+        let (response, events) = feed(&[
+            &chunk(""),
+            &chunk(r#"{\"pa"#),
+            &chunk(r#"th\":\"x\"}"#),
+            r#"{"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}"#,
+        ]);
+        let response = response.unwrap();
+        assert_eq!(calls_of(&response), [("a", "read_file", r#"{"path":"x"}"#)], "{index}");
+        assert_eq!(events.iter().filter(|e| matches!(e, StreamEvent::ToolCallBegin { .. })).count(), 1);
+    }
+}
+
+#[test]
+fn calls_sent_at_one_index_under_new_ids_stay_apart() {
+    let (response, _) = feed(&[
+        r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"a","function":{"name":"one","arguments":"{}"}}]}}]}"#,
+        r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"b","function":{"name":"two","arguments":"{}"}}]}}]}"#,
+        r#"{"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}"#,
+    ]);
+    assert_eq!(calls_of(&response.unwrap()), [("a", "one", "{}"), ("b", "two", "{}")]);
+}
+
+#[test]
+fn a_legacy_function_call_delta_is_one_call_with_an_assigned_id() {
+    let (response, _) = feed(&[
+        r#"{"choices":[{"index":0,"delta":{"role":"assistant","content":null,"function_call":{"name":"read_file","arguments":""}}}]}"#,
+        r#"{"choices":[{"index":0,"delta":{"function_call":{"arguments":"{\"path\":"}}}]}"#,
+        r#"{"choices":[{"index":0,"delta":{"function_call":{"arguments":"\"a\"}"}}}]}"#,
+        r#"{"choices":[{"index":0,"delta":{},"finish_reason":"function_call"}]}"#,
+    ]);
+    let response = response.unwrap();
+    assert_eq!(calls_of(&response), [("call_0", "read_file", r#"{"path":"a"}"#)]);
+    assert_eq!(response.finish_reason, FinishReason::ToolCalls);
+    assert!(!response.usage_reported);
+}
