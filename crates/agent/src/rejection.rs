@@ -71,7 +71,7 @@ impl ErrorBody {
         // retried anyway, and a 5xx is a rejection only when the body says so.
         body.invalid_body |=
             pydantic || phrased || matches!(kind, Some("invalid_request_error") | Some("BadRequestError"));
-        body.no_streaming = lower.contains("stream")
+        body.no_streaming = mentions_stream(&lower)
             && ["not supported", "unsupported", "not implemented", "does not support", "cannot", "can't"]
                 .iter()
                 .any(|p| lower.contains(p));
@@ -84,6 +84,12 @@ impl ErrorBody {
         let transient = status == 429 || status == 408 || status >= 500;
         transient && !self.invalid_body && !self.no_streaming
     }
+}
+
+/// "stream" as a word of its own or its start ("streaming", "stream=True"),
+/// not inside "upstream"/"downstream" (proxies' transient failures).
+fn mentions_stream(lower: &str) -> bool {
+    lower.match_indices("stream").any(|(i, _)| !lower[..i].ends_with(|c: char| c.is_ascii_alphabetic()))
 }
 
 /// A FastAPI `loc` (`["body", "messages", 2, "content"]`) as a dotted path.

@@ -31,6 +31,7 @@ fn transient_failures_stay_retryable() {
         (500, r#"{"error":{"message":"CUDA out of memory","type":"internal_server_error"}}"#),
         (529, r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#),
         (503, "upstream connect error or disconnect/reset before headers"),
+        (502, "the upstream server cannot be reached"),
         (429, r#"{"error":{"message":"Rate limit reached"}}"#),
         (502, ""),
     ] {
