@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use quiver_engine::permissions::command::CommandRequest;
 use quiver_engine::{ToolContext, ToolError};
-use quiver_tools::process::{Launch, Running, authorize};
+use quiver_tools::process::{Launch, Limits, Running, authorize};
 use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader, Lines};
 use tokio::process::{Child, ChildStdin, ChildStdout};
@@ -17,6 +17,10 @@ use tokio::process::{Child, ChildStdin, ChildStdout};
 /// The bootstrap shipped inside quiver (written into the session's scratch dir).
 pub const BOOTSTRAP: &str = include_str!("bootstrap.py");
 const BOOTSTRAP_FILE: &str = "quiver_rlm_bootstrap.py";
+/// An interpreter's limits: enough for pandas and a few worker processes,
+/// not for a fork bomb or an allocation that takes the machine (a probe
+/// allocated 4 GiB and forked 300 processes from one eval).
+pub const RLM_LIMITS: Limits = Limits { processes: Some(64), memory_bytes: Some(2 << 30) };
 /// How long a fresh interpreter may take to say it is ready.
 const START_TIMEOUT: Duration = Duration::from_secs(20);
 /// Bytes of the child's stderr kept for error reports.
@@ -106,7 +110,7 @@ impl Repl {
         // The sandbox grants a writable root entry by entry (nothing new may
         // appear directly in it), so the root is the scratch dir and `work`,
         // already there, is where the REPL creates what it likes.
-        let launch = Launch::with_roots(ctx, grant, vec![scratch.to_path_buf()])?;
+        let launch = Launch::with_limits(ctx, grant, vec![scratch.to_path_buf()], RLM_LIMITS)?;
         let mut cmd = tokio::process::Command::new(&python);
         cmd.arg("-I")
             .arg("-u")

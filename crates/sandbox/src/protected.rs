@@ -72,8 +72,9 @@ pub fn protected_reason(root: &Path, target: &Path) -> Option<String> {
     if rel.starts_with(".git") && root.join(".git").is_file() {
         return Some("`.git` is a pointer to the repository's git directory: rewriting it redirects git".into());
     }
-    if let Some(home) = home_dir() {
-        let home = normal(&home);
+    // The home's own files count only when the workspace contains the home
+    // (a workspace at `~` or above), as in the sandbox.
+    if let Some(home) = home_dir().map(|h| normal(&h)).filter(|h| h.starts_with(normal(root))) {
         if let Ok(in_home) = normal(target).strip_prefix(&home) {
             let first = in_home.components().next().map(|c| c.as_os_str().to_string_lossy().into_owned());
             if HOME_SECRET_DIRS.iter().chain(HOME_SECRET_FILES).any(|p| in_home.starts_with(p)) {

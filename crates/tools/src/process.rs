@@ -22,17 +22,20 @@ use std::io;
 use std::path::PathBuf;
 use std::sync::{Arc, Once, OnceLock};
 
-use quiver_engine::permissions::command::{CommandOrigin, CommandRequest};
+use quiver_engine::permissions::command::{CommandOrigin, CommandRequest, GateVerdict};
 use quiver_engine::permissions::exec_policy::Permit;
 use quiver_engine::{Mode, ToolContext, ToolError, ToolOutput};
-use quiver_sandbox::{Containment, EnvPolicy, Sandbox, SandboxError, SandboxPolicy};
+pub use quiver_sandbox::Limits;
+use quiver_sandbox::{Containment, EnvPolicy, Sandbox, SandboxError, SandboxOptions, SandboxPolicy};
 
 /// The confinement a process ran under, as recorded in result metadata.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SandboxKind {
-    /// Writes only the workspace (minus `.git/config`, `.git/hooks`, quiver's
-    /// config) and a private temp dir; no network.
+    /// Writes only the workspace (minus the protected paths) and a private
+    /// temp dir; no network.
     WorkspaceWrite,
+    /// The same filesystem sandbox with network access (an approved escalation).
+    WorkspaceWriteNetwork,
     /// Unconfined: approved by a person, yolo, or the user's own config.
     Full,
     /// Would have been sandboxed, but the kernel offers no sandbox (tool's own
@@ -44,10 +47,28 @@ impl SandboxKind {
     pub fn as_str(self) -> &'static str {
         match self {
             SandboxKind::WorkspaceWrite => "workspace-write",
+            SandboxKind::WorkspaceWriteNetwork => "workspace-write+network",
             SandboxKind::Full => "full",
             SandboxKind::Unavailable => "unavailable",
         }
     }
+
+    fn confined(self) -> bool {
+        matches!(self, SandboxKind::WorkspaceWrite | SandboxKind::WorkspaceWriteNetwork)
+    }
+}
+
+/// What a model asked for beyond the sandbox, for one command.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Escalation {
+    /// Run inside the sandbox (the default).
+    #[default]
+    None,
+    /// Network access; the filesystem stays confined to the workspace.
+    Network,
+    /// No sandbox at all: every file the user can write, and the network.
+    Full,
 }
 
 /// How a process got permission, and what it runs under.
@@ -60,37 +81,109 @@ pub struct Grant {
 impl Grant {
     /// `permission` and `sandbox` for result metadata.
     pub fn describe(&self, out: ToolOutput) -> ToolOutput {
-        out.with_meta("permission", self.permit.as_str()).with_meta("sandbox", self.sandbox.as_str())
+        let out = out.with_meta("permission", self.permit.as_str()).with_meta("sandbox", self.sandbox.as_str());
+        if self.sandbox.confined() { out.with_meta("sandbox_mechanism", mechanism().as_str()) } else { out }
     }
 
     /// A line the model can act on when a sandboxed command failed: it may have
     /// needed what the sandbox refuses.
     pub fn failure_hint(&self) -> Option<&'static str> {
-        (self.sandbox == SandboxKind::WorkspaceWrite).then_some(
-            "[ran in the workspace-write sandbox without network: writing outside the workspace, to .git/config or .git/hooks, \
-             creating new entries directly in the workspace root (subdirectories are fine), and network access are refused. If the command needs any of \
-             these, ask the user to approve running it unsandboxed (or to rerun in yolo mode); do not try to work around the sandbox.]",
+        self.sandbox.confined().then_some(
+            "[ran in the workspace sandbox: writing outside the workspace, to the protected paths (.git/config, .git/hooks, .quiver/, \
+             quiver.toml, .mcp.json, .envrc, .vscode/), reading credentials in your home, and (unless granted) the network are refused. \
+             If the command needs one of these, rerun it with escalate: \"network\" or \"full\", which asks the user; do not try to work around the sandbox.]",
         )
+    }
+
+    /// What the sandbox most likely refused, read from a failed command's
+    /// output, worded for the model; `None` when nothing points at it.
+    pub fn blocked_by(&self, output: &str) -> Option<String> {
+        if !self.sandbox.confined() {
+            return None;
+        }
+        let network = [
+            "Could not resolve host",
+            "Temporary failure in name resolution",
+            "Network is unreachable",
+            "Name or service not known",
+            "failed to lookup address",
+            "getaddrinfo",
+            "nodename nor servname",
+        ];
+        if self.sandbox == SandboxKind::WorkspaceWrite && network.iter().any(|n| output.contains(n)) {
+            return Some(
+                "the sandbox has no network: rerun with escalate: \"network\" (the user is asked; files stay confined to the workspace), or work offline".into(),
+            );
+        }
+        if output.contains("Read-only file system") {
+            return Some(
+                "the sandbox refused a write outside the workspace or to a protected path (\"Read-only file system\"): keep writes in the workspace, or rerun with escalate: \"full\" (the user is asked)".into(),
+            );
+        }
+        None
     }
 }
 
-/// Whether this kernel can enforce every policy; the first "no" is logged once.
+/// The mechanism this machine's sandbox uses: namespaces where they work,
+/// else Landlock + seccomp.
+pub fn mechanism() -> quiver_sandbox::SandboxMechanism {
+    let probe = quiver_sandbox::probe();
+    if probe.namespaces.is_ok() && probe.is_complete() {
+        quiver_sandbox::SandboxMechanism::Namespaces
+    } else if probe.is_complete() {
+        quiver_sandbox::SandboxMechanism::Landlock
+    } else {
+        quiver_sandbox::SandboxMechanism::None
+    }
+}
+
+/// Whether this kernel can enforce every policy; the first "no" (and a
+/// fallback to Landlock, with what it no longer protects) is logged once.
 pub fn sandbox_available() -> bool {
     let probe = quiver_sandbox::probe();
-    if !probe.is_complete() {
-        static SAID: Once = Once::new();
-        SAID.call_once(|| {
+    static SAID: Once = Once::new();
+    SAID.call_once(|| {
+        if !probe.is_complete() {
             tracing::warn!(
                 kernel = %probe.describe(),
                 "no OS sandbox: every command a model writes is asked for; the tools' own commands run unconfined"
             );
-        });
-    }
+        } else if let Err(why) = &probe.namespaces {
+            tracing::warn!(
+                %why,
+                unprotected = %quiver_sandbox::SandboxMechanism::Landlock.gaps().join("; "),
+                "the namespace sandbox is unavailable; commands run under Landlock + seccomp"
+            );
+        }
+    });
     probe.is_complete()
 }
 
 /// The command gate, then the sandbox its verdict allows.
 pub async fn authorize(ctx: &ToolContext, request: &CommandRequest) -> Result<Grant, ToolError> {
+    authorize_with(ctx, request, Escalation::None).await
+}
+
+/// The command gate with an escalation the model asked for. Deny rules come
+/// first in every mode. In agent mode a model's line runs inside the sandbox
+/// without asking wherever the sandbox is enforced; asking is for leaving it
+/// (network, or no sandbox), and with nobody to ask leaving is refused.
+pub async fn authorize_with(
+    ctx: &ToolContext,
+    request: &CommandRequest,
+    escalation: Escalation,
+) -> Result<Grant, ToolError> {
+    let verdict = ctx.judge_command(request);
+    if let GateVerdict::Deny(message) = &verdict {
+        return Err(ToolError::model(message.clone()));
+    }
+    let model_line = request.origin == CommandOrigin::Model;
+    if model_line && escalation != Escalation::None {
+        return escalate(ctx, request, escalation).await;
+    }
+    if model_line && ctx.mode() == Mode::Agent && sandbox_available() && matches!(verdict, GateVerdict::Ask { .. }) {
+        return Ok(Grant { permit: Permit::Sandboxed, sandbox: SandboxKind::WorkspaceWrite });
+    }
     let permit = ctx.authorize_command(request).await?;
     // Only a run nobody was asked about is confined: an approval (or yolo, or
     // the user's own config) is the user taking the decision. In yolo even a
@@ -114,6 +207,34 @@ pub async fn authorize(ctx: &ToolContext, request: &CommandRequest) -> Result<Gr
             Ok(Grant { permit: Permit::Approved, sandbox: SandboxKind::Full })
         }
         _ => Ok(Grant { permit, sandbox: SandboxKind::Unavailable }),
+    }
+}
+
+/// Leaving the sandbox: plan refuses, yolo grants, agent asks (and refuses
+/// with a reason the model can act on when nobody can be asked). An
+/// approval is as narrow as the need: network keeps the filesystem sandbox.
+async fn escalate(ctx: &ToolContext, request: &CommandRequest, escalation: Escalation) -> Result<Grant, ToolError> {
+    let line = request.line.trim();
+    let (what, sandbox) = match escalation {
+        Escalation::Network if sandbox_available() => {
+            ("with network access (files stay confined to the workspace)", SandboxKind::WorkspaceWriteNetwork)
+        }
+        _ => ("outside the sandbox, with full access to your files and the network", SandboxKind::Full),
+    };
+    match ctx.mode() {
+        Mode::Plan => Err(ToolError::model("plan mode runs no commands; switch to agent mode to run it")),
+        Mode::Yolo => Ok(Grant { permit: Permit::Yolo, sandbox }),
+        Mode::Agent => {
+            if ctx.approver.is_none() {
+                return Err(ToolError::model(format!(
+                    "not run: `{line}` asked to run {what}, and this session has nobody to approve that. \
+                     Commands run inside the workspace sandbox without asking; do the work there \
+                     (offline builds, files inside the workspace), or report what needs the user's approval."
+                )));
+            }
+            ctx.ask(&format!("run `{line}` {what}?")).await?;
+            Ok(Grant { permit: Permit::Approved, sandbox })
+        }
     }
 }
 
@@ -145,6 +266,11 @@ pub struct Launch {
     jobs: Arc<SessionJobs>,
 }
 
+/// Limits for shell jobs, tests and tools' commands: far above what a build
+/// needs (threads count as tasks), low enough that a fork bomb or a runaway
+/// allocation stops at the job instead of the machine.
+pub const COMMAND_LIMITS: Limits = Limits { processes: Some(4096), memory_bytes: Some(16 << 30) };
+
 impl Launch {
     /// Builds the sandbox `grant` calls for, with the workspace as the writable root.
     pub fn new(ctx: &ToolContext, grant: Grant) -> Result<Launch, ToolError> {
@@ -152,34 +278,49 @@ impl Launch {
     }
 
     pub fn with_roots(ctx: &ToolContext, grant: Grant, roots: Vec<PathBuf>) -> Result<Launch, ToolError> {
-        let sandbox = match grant.sandbox {
-            SandboxKind::WorkspaceWrite => {
-                let policy = SandboxPolicy::WorkspaceWrite { writable_roots: roots };
-                // Never run unconfined what was meant to be confined: a failure
-                // here fails the call.
-                Some(Sandbox::new(policy, false).map(Arc::new).map_err(|e| match e {
-                    SandboxError::Unavailable(why) => {
-                        ToolError::model(format!("the OS sandbox became unavailable ({why}); the command was not run"))
-                    }
-                    SandboxError::Setup(why) => {
-                        ToolError::model(format!("preparing the OS sandbox failed ({why}); the command was not run"))
-                    }
-                })?)
-            }
-            SandboxKind::Full | SandboxKind::Unavailable => None,
-        };
-        Ok(Launch { grant, sandbox, jobs: ctx.session.state::<SessionJobs>() })
+        Launch::with_limits(ctx, grant, roots, COMMAND_LIMITS)
     }
 
-    /// Scrubs the environment, confines and contains `cmd`, and arms the
-    /// parent-death signal. Call after setting
-    /// the command's own variables and before any `pre_exec` hook that should
-    /// run unconfined (none does today); spawn, then [`Running::started`].
+    /// With limits of the caller's choosing (an RLM interpreter's are lower).
+    pub fn with_limits(ctx: &ToolContext, grant: Grant, roots: Vec<PathBuf>, limits: Limits) -> Result<Launch, ToolError> {
+        let network = match grant.sandbox {
+            SandboxKind::WorkspaceWrite => false,
+            SandboxKind::WorkspaceWriteNetwork => true,
+            SandboxKind::Full | SandboxKind::Unavailable => {
+                return Ok(Launch { grant, sandbox: None, jobs: ctx.session.state::<SessionJobs>() });
+            }
+        };
+        let policy = SandboxPolicy::WorkspaceWrite { writable_roots: roots };
+        let options = SandboxOptions { deny_programs: deny_programs(ctx), limits, ..Default::default() };
+        // Never run unconfined what was meant to be confined: a failure
+        // here fails the call.
+        let sandbox = Sandbox::with_options(policy, network, options).map(Arc::new).map_err(|e| match e {
+            SandboxError::Unavailable(why) => {
+                ToolError::model(format!("the OS sandbox became unavailable ({why}); the command was not run"))
+            }
+            SandboxError::Setup(why) => {
+                ToolError::model(format!("preparing the OS sandbox failed ({why}); the command was not run"))
+            }
+        })?;
+        Ok(Launch { grant, sandbox: Some(sandbox), jobs: ctx.session.state::<SessionJobs>() })
+    }
+
+    /// Scrubs the environment, contains `cmd`, arms the parent-death signal
+    /// and confines it, in the order the sandbox crate requires (inside the
+    /// namespace sandbox, hooks registered after it run in the namespace).
+    /// Call after setting the command's own variables and working directory;
+    /// spawn, then [`Running::started`].
     pub fn prepare(&self, cmd: &mut tokio::process::Command) -> io::Result<Running> {
+        let running = self.prepare_unconfined(cmd)?;
+        running.confine(cmd)?;
+        Ok(running)
+    }
+
+    /// [`prepare`](Self::prepare) without the sandbox, for a caller that
+    /// registers hooks of its own (a new session, a terminal): it calls
+    /// [`Running::confine`] after them, last.
+    pub fn prepare_unconfined(&self, cmd: &mut tokio::process::Command) -> io::Result<Running> {
         scrub_env(cmd, &EnvPolicy::user());
-        if let Some(sandbox) = &self.sandbox {
-            sandbox.apply_to(cmd);
-        }
         let containment = self.jobs.containment();
         // Finished jobs' cgroups are removed here, so a long session keeps few.
         containment.reap_finished();
@@ -188,8 +329,21 @@ impl Launch {
         // quiver dying without cleanup (SIGKILL). Every caller spawns from an
         // async task, i.e. a runtime worker thread that outlives the child.
         quiver_sandbox::die_with_parent(cmd);
-        Ok(Running { grant: self.grant, job, _sandbox: self.sandbox.clone() })
+        Ok(Running { grant: self.grant, job, sandbox: self.sandbox.clone() })
     }
+}
+
+/// The programs of single-word deny rules, made unexecutable inside the
+/// namespace sandbox so that no spelling of the line reaches them.
+fn deny_programs(ctx: &ToolContext) -> Vec<String> {
+    ctx.commands
+        .policy()
+        .deny_prefixes
+        .iter()
+        .filter(|rule| !rule.trim().contains(char::is_whitespace))
+        .map(|rule| rule.trim().to_string())
+        .filter(|rule| !rule.is_empty() && !rule.contains('/'))
+        .collect()
 }
 
 /// Replaces `cmd`'s environment by quiver's own filtered through `policy`
@@ -213,10 +367,19 @@ pub fn scrub_env(cmd: &mut tokio::process::Command, policy: &EnvPolicy) {
 pub struct Running {
     pub grant: Grant,
     job: quiver_sandbox::Job,
-    _sandbox: Option<Arc<Sandbox>>,
+    sandbox: Option<Arc<Sandbox>>,
 }
 
 impl Running {
+    /// Registers the sandbox on `cmd`; the last hook registered (inside the
+    /// namespace sandbox, hooks after it would run in the namespace).
+    pub fn confine(&self, cmd: &mut tokio::process::Command) -> io::Result<()> {
+        match &self.sandbox {
+            Some(sandbox) => sandbox.apply_to(cmd).map_err(io::Error::other),
+            None => Ok(()),
+        }
+    }
+
     pub fn started(&self, pid: Option<u32>) {
         if let Some(pid) = pid {
             self.job.started(pid);

@@ -198,7 +198,10 @@ pub(crate) fn plan(private: &Private, inputs: &Inputs<'_>, cwd: &Path) -> io::Re
     // 1. What must stay visible under the private /tmp is bound into it; a
     // writable root elsewhere is bound onto itself, which makes it a mount of
     // its own whose read-only flag can differ from `/`'s.
-    let mut wanted: Vec<PathBuf> = writable.clone();
+    // A workspace inside a repository under /tmp needs the repository's root
+    // (its `.git`) visible, read-only, under the workspace's own mount.
+    let mut wanted: Vec<PathBuf> = writable.iter().filter_map(|w| repository_above(w)).collect();
+    wanted.extend(writable.iter().cloned());
     wanted.push(cwd.clone());
     for dir in std::env::var_os("PATH").map(|p| std::env::split_paths(&p).collect::<Vec<_>>()).unwrap_or_default() {
         if dir.is_absolute() && dir.is_dir() {
@@ -207,7 +210,9 @@ pub(crate) fn plan(private: &Private, inputs: &Inputs<'_>, cwd: &Path) -> io::Re
     }
     let mut seen: Vec<PathBuf> = Vec::new();
     for path in wanted {
-        if seen.iter().any(|s| path.starts_with(s)) {
+        // A writable root gets a mount of its own even inside something staged.
+        let covered = seen.iter().any(|s| path.starts_with(s));
+        if covered && (!writable.contains(&path) || seen.contains(&path)) {
             continue;
         }
         let at = staged_at(&path);
@@ -361,6 +366,12 @@ pub(crate) fn prepare_git(root: &Path) {
             let _ = std::fs::create_dir(git.join(sub));
         }
     }
+}
+
+/// The nearest strict ancestor of `dir` that holds a `.git`, when `dir` lies
+/// in a repository it is not the root of.
+fn repository_above(dir: &Path) -> Option<PathBuf> {
+    dir.ancestors().skip(1).find(|a| a.join(".git").exists()).map(Path::to_path_buf)
 }
 
 /// The dot entries of `$HOME` kept read-only when a workspace contains it.

@@ -91,24 +91,23 @@ async fn build_errors_are_reported_first() {
 #[tokio::test]
 async fn custom_commands_ask_once_and_pass_env_assignments() {
     let (h, recorder) = with_approver(Mode::Agent, false);
-    // A script of the workspace runs the project's code: not trusted, so asked.
+    // A script of the workspace runs the project's code: not trusted, so it
+    // runs inside the sandbox, unasked.
     h.write("report.sh", "echo \"$FOO\"; echo \"2 passed, 1 failed\"; exit 1\n");
     let r = run(&h, json!({"command": "FOO=from-env sh ./report.sh"})).await;
     assert_eq!(r["outcome"], "failed");
     assert_eq!((r["passed"].as_u64(), r["failed"].as_u64()), (Some(2), Some(1)), "{r}");
     assert_eq!(r["exit_code"], 1);
     assert!(r["tail"].as_str().unwrap().starts_with("from-env\n"), "{r}");
-    assert_eq!(recorder.asked.lock().unwrap().len(), 1);
-
-    let (declined, _) = with_approver(Mode::Agent, true);
-    let err = declined.err("run_tests", json!({"command": "make ran"})).await;
-    assert!(err.contains("not approved"), "{err}");
-    assert!(!declined.path("ran").exists());
-
+    let sandboxed = crate::process::sandbox_available();
+    assert_eq!(recorder.asked.lock().unwrap().len(), usize::from(!sandboxed));
+    if !sandboxed {
+        return;
+    }
     let nobody = Harness::new();
-    let err = nobody.err("run_tests", json!({"command": "sh -c 'touch ran'"})).await;
-    assert!(err.contains("needs approval"), "{err}");
-    assert!(!nobody.path("ran").exists());
+    let r = run(&nobody, json!({"command": "sh -c 'touch ran'"})).await;
+    assert_eq!(r["exit_code"], 0, "{r}");
+    assert!(nobody.path("ran").exists());
 
     let plan = Harness::with_mode(Mode::Plan);
     let err = plan.err("run_tests", json!({"command": "sh -c 'touch ran'"})).await;

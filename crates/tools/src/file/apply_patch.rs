@@ -43,6 +43,13 @@ impl Tool for ApplyPatch {
     }
 
     async fn run(&self, input: ApplyPatchInput, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        // Every path a section writes, renames from or deletes passes the
+        // protected-path guard (and its question) before anything is staged.
+        // A patch that does not parse or resolve gets `apply`'s own message.
+        for path in touched(&ctx.workspace, &input.patch).unwrap_or_default() {
+            let shown = ctx.workspace.display(&path);
+            crate::file::protected_write::guard(ctx, &path, &shown).await?;
+        }
         let workspace = ctx.workspace.clone();
         // Parsing, matching and writing are synchronous file work; keep it off the
         // async workers.
@@ -85,6 +92,20 @@ pub(crate) fn apply(ws: &Workspace, patch: &str) -> Result<Vec<FileResult>, Tool
     }
     stage.commit(ws)?;
     Ok(results)
+}
+
+/// Every path the patch changes (sources of renames and deletes included),
+/// resolved; a parse or resolve error is the one `apply` would give.
+fn touched(ws: &Workspace, patch: &str) -> Result<Vec<PathBuf>, ToolError> {
+    let mut out = Vec::new();
+    for file in parse::parse(patch)? {
+        let target = resolve_action(ws, &file.action)?;
+        if !matches!(file.action, Action::Copy { .. }) && target.from != target.to {
+            out.push(target.from);
+        }
+        out.push(target.to);
+    }
+    Ok(out)
 }
 
 /// The resolved paths of one file section: `(source, destination)`.

@@ -55,6 +55,7 @@ impl Tool for EditFile {
     async fn run(&self, input: EditFileInput, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let path = ctx.workspace.resolve(&input.path)?;
         let shown = ctx.workspace.display(&path);
+        crate::file::protected_write::guard(ctx, &path, &shown).await?;
         match ctx.workspace.symlink_metadata(&path) {
             Ok(meta) if meta.is_dir() => {
                 return Err(ToolError::model(format!("`{shown}` is a directory; edit_file edits one file")));

@@ -68,6 +68,7 @@ impl Tool for FimEdit {
     async fn run(&self, input: FimEditInput, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let path = ctx.workspace.resolve(&input.path)?;
         let shown = ctx.workspace.display(&path);
+        crate::file::protected_write::guard(ctx, &path, &shown).await?;
         let max_tokens = input.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS);
         if max_tokens == 0 || max_tokens > MAX_TOKENS_CAP {
             return Err(ToolError::model(format!("`max_tokens` must be between 1 and {MAX_TOKENS_CAP}")));

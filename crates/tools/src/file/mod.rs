@@ -3,6 +3,7 @@ pub mod edit_file;
 pub mod fim_edit;
 pub mod list_dir;
 pub mod project_map;
+pub(crate) mod protected_write;
 pub mod read_file;
 pub mod write_file;
 

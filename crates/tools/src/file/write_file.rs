@@ -43,6 +43,7 @@ impl Tool for WriteFile {
         }
         let path = ctx.workspace.resolve(&input.path)?;
         let shown = ctx.workspace.display(&path);
+        crate::file::protected_write::guard(ctx, &path, &shown).await?;
         let previous = match ctx.workspace.symlink_metadata(&path) {
             Ok(meta) if meta.is_dir() => {
                 return Err(ToolError::model(format!("`{shown}` is a directory; give the path of a file")));

@@ -10,7 +10,7 @@ use serde::Deserialize;
 use quiver_engine::permissions::command::CommandRequest;
 use quiver_engine::{Capabilities, Domain, Risk, Tool, ToolContext, ToolError, ToolOutput};
 
-use crate::process::Launch;
+use crate::process::{Escalation, Launch};
 use crate::shell::shell_jobs::{JobSpec, ShellJobs, timeout_arg};
 
 pub const DEFAULT_TIMEOUT_MS: u64 = 120_000;
@@ -37,6 +37,9 @@ pub struct ExecShellInput {
     /// Give the command a terminal (PTY), for programs that need one.
     #[serde(default)]
     pub tty: Option<bool>,
+    /// Leave the workspace sandbox: network (files stay confined) or full. Asks the user; only after a run the sandbox blocked.
+    #[serde(default)]
+    pub escalate: Option<Escalation>,
 }
 
 impl Tool for ExecShell {
@@ -60,7 +63,8 @@ impl Tool for ExecShell {
         // with it is a foreground habit, not a mistake worth a failed call.
         let timeout = timeout_arg(input.timeout_ms, DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS)?;
         let (cwd, cwd_shown) = resolve_cwd(ctx, input.cwd.as_deref())?;
-        let grant = crate::process::authorize(ctx, &CommandRequest::model(command)).await?;
+        let request = CommandRequest::model(command);
+        let grant = crate::process::authorize_with(ctx, &request, input.escalate.unwrap_or_default()).await?;
         let spec = JobSpec { command, cwd: &cwd, cwd_shown, background, tty: input.tty.unwrap_or(false), grant };
         if background {
             return start_background(ctx, &spec);
@@ -101,9 +105,15 @@ impl Tool for ExecShell {
             content.push('\n');
         }
         content.push_str(&job.status_line());
-        if let Some(hint) = job.exit().filter(|e| e.code != 0).and(grant.failure_hint()) {
-            content.push('\n');
-            content.push_str(hint);
+        if job.exit().is_some_and(|e| e.code != 0) {
+            // Say what the sandbox most likely refused, when the output shows
+            // it, so the model can ask to leave it instead of guessing.
+            if let Some(blocked) = grant.blocked_by(&content) {
+                content.push_str(&format!("\n[blocked by the sandbox: {blocked}]"));
+            } else if let Some(hint) = grant.failure_hint() {
+                content.push('\n');
+                content.push_str(hint);
+            }
         }
         Ok(job
             .metadata(ToolOutput::text(content))

@@ -10,8 +10,40 @@ async fn start_sleeper(h: &Harness) -> (String, i32, i32) {
     let id = r.metadata["task_id"].as_str().unwrap().to_string();
     let pid = r.metadata["pid"].as_i64().unwrap() as i32;
     let out = output_until(h, &json!(id), "\n").await;
-    let child = out.lines().next().unwrap().trim().parse().unwrap();
+    let mut child: i32 = out.lines().next().unwrap().trim().parse().unwrap();
+    if crate::process::mechanism() == quiver_sandbox::SandboxMechanism::Namespaces {
+        // `$!` is the namespace's pid; find the host's among the leader's descendants.
+        child = host_descendant_named(pid, "sleep").expect("the background sleep");
+    }
     (id, pid, child)
+}
+
+/// A descendant of `root` whose command is `name`, by walking `/proc`.
+fn host_descendant_named(root: i32, name: &str) -> Option<i32> {
+    let table: Vec<(i32, i32, String)> = std::fs::read_dir("/proc")
+        .ok()?
+        .flatten()
+        .filter_map(|e| e.file_name().to_string_lossy().parse::<i32>().ok())
+        .filter_map(|pid| {
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+            let (head, rest) = stat.rsplit_once(')')?;
+            let comm = head.split_once('(')?.1.to_string();
+            let ppid = rest.split_whitespace().nth(1)?.parse().ok()?;
+            Some((pid, ppid, comm))
+        })
+        .collect();
+    let mut frontier = vec![root];
+    while let Some(p) = frontier.pop() {
+        for (pid, ppid, comm) in &table {
+            if *ppid == p {
+                if comm == name {
+                    return Some(*pid);
+                }
+                frontier.push(*pid);
+            }
+        }
+    }
+    None
 }
 
 #[tokio::test]

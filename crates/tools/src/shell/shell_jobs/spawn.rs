@@ -17,6 +17,7 @@ use std::os::fd::AsFd;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 use std::process::Stdio;
+use std::sync::Arc;
 
 use nix::fcntl::OFlag;
 use nix::pty::{grantpt, posix_openpt, ptsname_r, unlockpt};
@@ -94,13 +95,16 @@ pub fn spawn(command: &str, cwd: &Path, input: Input, launch: crate::process::La
 
     // After the command's own variables (kept by the scrub) and before
     // process_wrap's hooks: the child is confined before it does anything else.
-    let running = launch.prepare(&mut cmd)?;
+    let running = Arc::new(launch.prepare_unconfined(&mut cmd)?);
     let mut wrapped = CommandWrap::from(cmd);
-    // Order matters: `ProcessSession`'s setsid must run before `ChildSetup` claims the terminal.
+    // Order matters: `ProcessSession`'s setsid must run before `ChildSetup`
+    // claims the terminal, and the sandbox comes last (inside the namespace
+    // sandbox the command is a grandchild that inherits session and terminal).
     wrapped
         .wrap(ProcessSession)
         .wrap(KillOnDrop)
-        .wrap(ChildSetup { parent: std::process::id(), tty: input == Input::Tty });
+        .wrap(ChildSetup { parent: std::process::id(), tty: input == Input::Tty })
+        .wrap(Confine(running.clone()));
     let child = wrapped.spawn()?;
     // The command (and with it our copies of the child's ends of the pipes or of
     // the terminal) must be gone, or reading the output would never reach EOF.
@@ -109,8 +113,25 @@ pub fn spawn(command: &str, cwd: &Path, input: Input, launch: crate::process::La
         .id()
         .and_then(|id| i32::try_from(id).ok())
         .ok_or_else(|| io::Error::other("the shell exited before it got a pid"))?;
+    // The wrapper's copy went with `wrapped`.
+    let running = Arc::try_unwrap(running).map_err(|_| io::Error::other("the sandbox hook outlived the spawn"))?;
     running.started(u32::try_from(pid).ok());
     Ok(Spawned { child, running, pid, output, stdin })
+}
+
+/// Registers the sandbox when the command spawns, after the other wrappers' hooks.
+struct Confine(Arc<crate::process::Running>);
+
+impl std::fmt::Debug for Confine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Confine")
+    }
+}
+
+impl CommandWrapper for Confine {
+    fn pre_spawn(&mut self, command: &mut tokio::process::Command, _core: &CommandWrap) -> io::Result<()> {
+        self.0.confine(command)
+    }
 }
 
 /// Runs in the child between fork and exec: claims the terminal in `tty` mode and
