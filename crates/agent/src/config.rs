@@ -271,6 +271,15 @@ fn apply_provider(
         if !providers.contains_key(name) {
             return Err(ConfigError::Forbidden { path: layer.path.into(), key: format!("providers.{name}") });
         }
+        // Both decide where a request carrying the key goes: `fim_path` is
+        // joined to the base URL (`@host/x` once sent the key elsewhere) and
+        // `wire` picks the protocol and with it the paths and headers.
+        if table.fim_path.is_some() {
+            return Err(ConfigError::Forbidden { path: layer.path.into(), key: key("fim_path") });
+        }
+        if table.wire.is_some() {
+            return Err(ConfigError::Forbidden { path: layer.path.into(), key: key("wire") });
+        }
         // A project may only restrict: it can turn streaming off, not on.
         if table.stream == Some(true) {
             return Err(ConfigError::Invalid {

@@ -62,6 +62,9 @@ fn a_project_cannot_redirect_a_key() {
             "providers.mine.base_url",
         ),
         ("[providers.mine]\nwire = \"openai\"\n", "providers.mine"),
+        // A FIM path joined to the base URL once sent the key to another host.
+        ("[providers.deepseek]\nfim_path = \"@127.0.0.1:9/x\"\n", "providers.deepseek.fim_path"),
+        ("[providers.openai]\nwire = \"anthropic\"\n", "providers.openai.wire"),
     ] {
         let err = AgentConfig::load(&[user(""), project(text)], &CliOverrides::default()).unwrap_err();
         assert_eq!(err, ConfigError::Forbidden { path: "/repo/.quiver/config.toml".into(), key: key.into() }, "{text}");
@@ -70,7 +73,7 @@ fn a_project_cannot_redirect_a_key() {
         assert!(message.contains("user config"), "{message}");
     }
     // Choosing among the user's providers, and their models, is fine.
-    let ok = project("[model]\nprovider = \"openai\"\n[providers.openai]\nwire = \"openai\"\n");
+    let ok = project("[model]\nprovider = \"openai\"\n[providers.openai]\ndefault_model = \"gpt-4.1\"\n");
     assert_eq!(AgentConfig::load(&[ok], &CliOverrides::default()).unwrap().model, "gpt-4.1");
     // A provider the user defined can be selected (not redefined) by a project.
     let u = user("[providers.mine]\nbase_url = \"http://x\"\napi_key_env = \"MINE\"\ndefault_model = \"m\"\n");

@@ -225,8 +225,9 @@ async fn bench() -> anyhow::Result<()> {
     let report = audit::audit(&Transcript::read(&transcript_path)?);
     for (i, r) in report.requests.iter().enumerate() {
         let shared = r.shared_prefix_bytes.unwrap_or(0);
-        let cacheable =
-            if r.input_tokens == 0 { 0.0 } else { 100.0 * r.cache_hit_tokens as f64 / r.input_tokens as f64 };
+        // The scripted server reports usage; a request without it counts as 0 here.
+        let (input, hits) = (r.input_tokens.unwrap_or(0), r.cache_hit_tokens.unwrap_or(0));
+        let cacheable = if input == 0 { 0.0 } else { 100.0 * hits as f64 / input as f64 };
         println!(
             "request {:>2}: bytes={} shared_prefix_bytes={} ({:.1}% of previous {}) cache_servable={:.1}% tail={}",
             i + 1,

@@ -15,3 +15,110 @@ fn namespaces_are_available_where_the_sandbox_is_required() {
         assert!(p.namespaces.is_ok(), "{}", p.describe());
     }
 }
+
+fn ns_sandbox(test: &str, ws: &std::path::Path, options: SandboxOptions) -> Option<quiver_sandbox::Sandbox> {
+    if !sandbox_available(test) || probe().namespaces.is_err() {
+        assert!(std::env::var("QUIVER_REQUIRE_SANDBOX").as_deref() != Ok("1"), "{test}: no namespaces");
+        return None;
+    }
+    let policy = SandboxPolicy::WorkspaceWrite { writable_roots: vec![ws.to_path_buf()] };
+    let sb = quiver_sandbox::Sandbox::with_options(policy, false, options).unwrap();
+    assert_eq!(sb.mechanism(), SandboxMechanism::Namespaces);
+    Some(sb)
+}
+
+/// Ordinary work runs unasked and lands in the workspace: new top-level
+/// entries, redirects, git's own bookkeeping, python.
+#[test]
+fn ordinary_work_and_git_commits_run_in_the_workspace() {
+    let l = layout();
+    std::fs::remove_dir_all(l.ws.join(".git")).unwrap();
+    let Some(sb) = ns_sandbox("ordinary_work", &l.ws, SandboxOptions::default()) else { return };
+    let script = "set -e; mkdir build; echo hi > build/x; touch notes.md; git init -q .; \
+                  git -c user.name=q -c user.email=q@q add notes.md && git -c user.name=q -c user.email=q@q commit -qm x; \
+                  git log --oneline | wc -l; echo tmp > /tmp/private; cat /tmp/private";
+    let out = run(Some(&sb), &l.ws, script);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(stdout(&out), "1\ntmp\n");
+    assert!(l.ws.join("build/x").exists() && l.ws.join("notes.md").exists());
+}
+
+/// What a hostile repository tried, each refused: planting git config and
+/// hooks, moving `.git` aside, metadata outside, host sockets, other
+/// processes' environments, terminal injection, denied programs by any name.
+#[test]
+fn hostile_findings_are_contained() {
+    let l = layout();
+    let outside = l.out.join("victim");
+    std::fs::write(&outside, "x").unwrap();
+    // A host Unix socket (a tmux or docker socket) and an abstract one.
+    let sock_dir = tempfile::tempdir().unwrap();
+    let sock_path = sock_dir.path().join("host.sock");
+    let _listener = std::os::unix::net::UnixListener::bind(&sock_path).unwrap();
+    let abstract_name = format!("quiver-test-{}", std::process::id());
+    let _abstract = {
+        use std::os::linux::net::SocketAddrExt;
+        let addr = std::os::unix::net::SocketAddr::from_abstract_name(abstract_name.as_bytes()).unwrap();
+        std::os::unix::net::UnixListener::bind_addr(&addr).unwrap()
+    };
+    let options = SandboxOptions { deny_programs: vec!["ls".into()], ..Default::default() };
+    let Some(sb) = ns_sandbox("hostile_findings", &l.ws, options) else { return };
+    let Some(py) = python() else { return };
+    let py = py.display();
+    let me = std::process::id();
+    let cases = [
+        ("git config", "echo '[core] fsmonitor = evil' >> .git/config".to_string()),
+        ("git hook", "echo evil > .git/hooks/post-checkout && chmod +x .git/hooks/post-checkout".into()),
+        ("git info", "echo '* filter=evil' > .git/info/attributes".into()),
+        ("move .git aside", "mv .git .git-old".into()),
+        ("chmod outside", format!("chmod 777 {}", outside.display())),
+        ("utime outside", format!("touch -d 2001-01-01 {}", outside.display())),
+        ("write outside", format!("echo x > {}", outside.display())),
+        ("pathname socket", format!("{py} -c 'import socket; s = socket.socket(socket.AF_UNIX); s.connect(\"{}\")'", sock_path.display())),
+        ("abstract socket", format!("{py} -c 'import socket; s = socket.socket(socket.AF_UNIX); s.connect(\"\\0{abstract_name}\")'")),
+        ("parent environ", format!("cat /proc/{me}/environ")),
+        ("TIOCSTI", format!("{py} -c 'import fcntl, termios, sys, os\ntry:\n fcntl.ioctl(0, termios.TIOCSTI, b\"x\")\nexcept OSError as e:\n sys.exit(0 if e.errno != 1 else 1)'")),
+        ("denied by path", "/usr/bin/ls /".into()),
+        ("denied by spelling", "$(echo l)s /".into()),
+        ("denied via find -exec", "find . -maxdepth 0 -exec ls {} +".into()),
+    ];
+    let mut escaped = Vec::new();
+    for (what, cmd) in &cases {
+        let out = run(Some(&sb), &l.ws, cmd);
+        if out.status.success() {
+            escaped.push(format!("{what}: `{cmd}` succeeded: {}", stdout(&out)));
+        }
+    }
+    assert!(std::fs::read_to_string(l.ws.join(".git/config")).unwrap() == "[core]\n");
+    assert!(!l.ws.join(".git/hooks/post-checkout").exists());
+    assert!(l.ws.join(".git").is_dir());
+    assert_eq!(std::fs::read_to_string(&outside).unwrap(), "x");
+    assert!(escaped.is_empty(), "escaped:\n{}", escaped.join("\n"));
+    // Its own /proc shows only its own processes.
+    let out = run(Some(&sb), &l.ws, "ls /proc | grep -c '^[0-9]'");
+    let count: usize = stdout(&out).trim().parse().unwrap();
+    assert!(count <= 6, "{count} processes visible");
+}
+
+/// With user namespaces turned off, the fallback still contains what it can
+/// and says what it cannot.
+#[test]
+fn the_landlock_fallback_contains_sockets_and_names_its_gaps() {
+    if !sandbox_available("landlock_fallback") {
+        return;
+    }
+    let l = layout();
+    let policy = SandboxPolicy::WorkspaceWrite { writable_roots: vec![l.ws.clone()] };
+    let options = SandboxOptions { mechanism: Some(SandboxMechanism::Landlock), ..Default::default() };
+    let sb = quiver_sandbox::Sandbox::with_options(policy, false, options).unwrap();
+    assert_eq!(sb.mechanism(), SandboxMechanism::Landlock);
+    assert!(SandboxMechanism::Landlock.gaps().iter().any(|g| g.contains("/proc")));
+    let sock_dir = tempfile::tempdir().unwrap();
+    let sock_path = sock_dir.path().join("host.sock");
+    let _listener = std::os::unix::net::UnixListener::bind(&sock_path).unwrap();
+    let Some(py) = python() else { return };
+    let cmd = format!("{} -c 'import socket; s = socket.socket(socket.AF_UNIX); s.connect(\"{}\")'", py.display(), sock_path.display());
+    assert!(!run(Some(&sb), &l.ws, &cmd).status.success(), "a host Unix socket was reachable");
+    assert!(!run(Some(&sb), &l.ws, "echo x > .git/hooks/pre-commit").status.success());
+    assert!(run(Some(&sb), &l.ws, "echo x > src/ok").status.success());
+}

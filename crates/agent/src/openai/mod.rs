@@ -133,7 +133,10 @@ impl OpenAiProvider {
         let body = quiver_engine::canonical::to_string(&json!({
             "model": model, "prompt": prefix, "suffix": suffix, "max_tokens": max_tokens, "stream": false,
         }));
-        let url = format!("{}{}", self.base_url, path);
+        let url = fim_url(&self.base_url, path).map_err(|why| ProviderError::Unsupported {
+            provider: self.transport.provider.clone(),
+            what: format!("fill-in-the-middle: {why}"),
+        })?;
         let mut ignore = |_: StreamEvent| {};
         let resp = self.transport.post(&url, &self.headers()?, &body, &mut ignore).await?;
         let value = self.transport.read_json(resp, "FIM body").await?;
@@ -169,5 +172,39 @@ impl Provider for OpenAiProvider {
         max_tokens: u32,
     ) -> BoxFuture<'a, Result<String, ProviderError>> {
         Box::pin(self.fim_inner(prefix, suffix, max_tokens))
+    }
+}
+
+/// `{base}{path}` joined with a URL parser: the result must keep the base
+/// URL's scheme, host and port (a path like `@127.0.0.1:9/x` would otherwise
+/// move the request, and the key in its header, to another host).
+pub(crate) fn fim_url(base: &str, path: &str) -> Result<String, String> {
+    let base_url = url::Url::parse(base).map_err(|e| format!("the base URL `{base}` does not parse: {e}"))?;
+    if !path.starts_with('/') || path.starts_with("//") || path.contains(['@', '\\', '?', '#']) {
+        return Err(format!("`fim_path` must be a plain absolute path (got `{path}`)"));
+    }
+    let joined = url::Url::parse(&format!("{}{}", base.trim_end_matches('/'), path))
+        .map_err(|e| format!("`{base}` + `{path}` is not a URL: {e}"))?;
+    if joined.scheme() != base_url.scheme()
+        || joined.host_str() != base_url.host_str()
+        || joined.port_or_known_default() != base_url.port_or_known_default()
+        || !joined.username().is_empty()
+    {
+        return Err(format!("`{base}` + `{path}` leaves the base URL's host"));
+    }
+    Ok(joined.to_string())
+}
+
+#[cfg(test)]
+mod fim_url_tests {
+    use super::fim_url;
+
+    #[test]
+    fn fim_paths_stay_on_the_base_host() {
+        assert_eq!(fim_url("https://api.deepseek.com", "/beta/completions").as_deref(), Ok("https://api.deepseek.com/beta/completions"));
+        assert_eq!(fim_url("https://api.deepseek.com/", "/beta/completions").as_deref(), Ok("https://api.deepseek.com/beta/completions"));
+        for hostile in ["@127.0.0.1:9/x", "/x@127.0.0.1:9", "//evil.example/x", "/a?b", "x"] {
+            assert!(fim_url("https://api.deepseek.com", hostile).is_err(), "{hostile}");
+        }
     }
 }
