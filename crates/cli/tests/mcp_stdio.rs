@@ -71,7 +71,7 @@ async fn agent_mode_asks_the_client_through_elicitation() {
     let dir = workspace();
     let yes = TestClient::answering(true);
     let client = stdio(dir.path(), &["--mode", "agent"], yes.clone()).await;
-    let result = call(&client, "exec_shell", json!({"command": "touch approved.txt"})).await;
+    let result = call(&client, "exec_shell", json!({"command": "touch approved.txt", "escalate": "full"})).await;
     assert_eq!(result.is_error, Some(false), "{}", text(&result));
     assert!(dir.path().join("approved.txt").exists());
     let questions = yes.questions.lock().unwrap().clone();
@@ -81,7 +81,7 @@ async fn agent_mode_asks_the_client_through_elicitation() {
 
     let no = TestClient::answering(false);
     let client = stdio(dir.path(), &["--mode", "agent"], no).await;
-    let refused = call(&client, "exec_shell", json!({"command": "touch declined.txt"})).await;
+    let refused = call(&client, "exec_shell", json!({"command": "touch declined.txt", "escalate": "full"})).await;
     assert_eq!(refused.is_error, Some(true));
     assert!(text(&refused).contains("not approved"), "{}", text(&refused));
     assert!(!dir.path().join("declined.txt").exists());
@@ -92,9 +92,9 @@ async fn agent_mode_asks_the_client_through_elicitation() {
 async fn without_elicitation_agent_mode_refuses_with_a_clear_message() {
     let dir = workspace();
     let client = stdio(dir.path(), &["--mode", "agent"], TestClient::default()).await;
-    let refused = call(&client, "exec_shell", json!({"command": "touch nobody.txt"})).await;
+    let refused = call(&client, "exec_shell", json!({"command": "touch nobody.txt", "escalate": "full"})).await;
     assert_eq!(refused.is_error, Some(true));
-    assert!(text(&refused).contains("nobody to ask"), "{}", text(&refused));
+    assert!(text(&refused).contains("nobody to approve"), "{}", text(&refused));
     assert!(!dir.path().join("nobody.txt").exists());
     // Trusted commands need no approval.
     let ok = call(&client, "exec_shell", json!({"command": "ls"})).await;

@@ -62,12 +62,14 @@ impl SandboxKind {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Escalation {
-    /// Run inside the sandbox (the default).
+    // Plain comments, not doc comments: doc comments would each become a
+    // description in the first-turn schema (a `oneOf` of three), paid every turn.
+    // Run inside the sandbox (the default).
     #[default]
     None,
-    /// Network access; the filesystem stays confined to the workspace.
+    // Network access; the filesystem stays confined to the workspace.
     Network,
-    /// No sandbox at all: every file the user can write, and the network.
+    // No sandbox at all: every file the user can write, and the network.
     Full,
 }
 
