@@ -199,7 +199,11 @@ async fn the_terminal_approver_takes_no_yes_and_always_on_a_real_pty() {
     let env = Env::new();
     let server = ScriptedServer::start().await.unwrap();
     let touch = |id: &str, file: &str| {
-        ScriptedTurn::tool_call(id, "exec_shell", &serde_json::json!({"command": format!("touch {file}"), "escalate": "full"}).to_string())
+        ScriptedTurn::tool_call(
+            id,
+            "exec_shell",
+            &serde_json::json!({"command": format!("touch {file}"), "escalate": "full"}).to_string(),
+        )
     };
     server.script([
         touch("c1", "one.txt"),

@@ -94,11 +94,10 @@ async fn conformance_server_suite_passes_through_quiver_mcp_serve() {
     let url = server.url.clone();
     let bin = node_bin("conformance").unwrap();
     let results = tempfile::tempdir().unwrap();
-    let (ok, report) = tokio::task::spawn_blocking(move || {
-        quiver_testkit::conformance_server_run(&bin, &url, &[], results.path())
-    })
-    .await
-    .unwrap();
+    let (ok, report) =
+        tokio::task::spawn_blocking(move || quiver_testkit::conformance_server_run(&bin, &url, &[], results.path()))
+            .await
+            .unwrap();
     let total = report.lines().find(|l| l.starts_with("Total: ")).unwrap_or_default().to_string();
     assert!(ok && !total.is_empty() && !total.starts_with("Total: 0 "), "{report}");
 }

@@ -75,7 +75,11 @@ async fn every_active_server_scenario_passes_through_the_gateway() {
     .unwrap();
     let (passed, failed) = counts(&report).unwrap_or_else(|| panic!("no summary in the suite's output:\n{report}"));
     eprintln!("{report}\nconformance server ({suite} suite) through the gateway: {passed} passed, {failed} failed");
-    assert!(ok && passed > 0, "{passed} passed, {failed} failed:\n{report}\nfailed checks:\n{}", failed_checks(&results_dir));
+    assert!(
+        ok && passed > 0,
+        "{passed} passed, {failed} failed:\n{report}\nfailed checks:\n{}",
+        failed_checks(&results_dir)
+    );
     surface.shutdown().await;
 }
 

@@ -74,20 +74,20 @@ pub fn protected_reason(root: &Path, target: &Path) -> Option<String> {
     }
     // The home's own files count only when the workspace contains the home
     // (a workspace at `~` or above), as in the sandbox.
-    if let Some(home) = home_dir().map(|h| normal(&h)).filter(|h| h.starts_with(normal(root))) {
-        if let Ok(in_home) = normal(target).strip_prefix(&home) {
-            let first = in_home.components().next().map(|c| c.as_os_str().to_string_lossy().into_owned());
-            if HOME_SECRET_DIRS.iter().chain(HOME_SECRET_FILES).any(|p| in_home.starts_with(p)) {
-                return Some(format!("`~/{}` holds credentials", in_home.display()));
-            }
-            if let Some(first) = first
-                && first.starts_with('.')
-                && !HOME_WRITABLE_DOT_DIRS.contains(&first.as_str())
-            {
-                return Some(format!(
-                    "`~/{first}` is a file of your home that shells, git or your session read at start-up"
-                ));
-            }
+    if let Some(home) = home_dir().map(|h| normal(&h)).filter(|h| h.starts_with(normal(root)))
+        && let Ok(in_home) = normal(target).strip_prefix(&home)
+    {
+        let first = in_home.components().next().map(|c| c.as_os_str().to_string_lossy().into_owned());
+        if HOME_SECRET_DIRS.iter().chain(HOME_SECRET_FILES).any(|p| in_home.starts_with(p)) {
+            return Some(format!("`~/{}` holds credentials", in_home.display()));
+        }
+        if let Some(first) = first
+            && first.starts_with('.')
+            && !HOME_WRITABLE_DOT_DIRS.contains(&first.as_str())
+        {
+            return Some(format!(
+                "`~/{first}` is a file of your home that shells, git or your session read at start-up"
+            ));
         }
     }
     None

@@ -53,7 +53,8 @@ pub(crate) fn filter(deny_sockets: bool) -> Result<BpfProgram, String> {
     }
     #[cfg(target_arch = "x86_64")]
     {
-        let mut x32 = vec![libc::SYS_ioctl, libc::SYS_io_uring_setup, libc::SYS_io_uring_enter, libc::SYS_io_uring_register];
+        let mut x32 =
+            vec![libc::SYS_ioctl, libc::SYS_io_uring_setup, libc::SYS_io_uring_enter, libc::SYS_io_uring_register];
         if deny_sockets {
             x32.extend([libc::SYS_socket, libc::SYS_socketpair]);
         }

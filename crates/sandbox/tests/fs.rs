@@ -54,8 +54,9 @@ fn workspace_write_refuses_every_hostile_write() {
     // split around the protected paths); the namespace sandbox allows it.
     let landlock_only: &[&str] = &["touch new-top-level-file", "mkdir new-top-level-dir"];
     let namespaced = sb.mechanism() == quiver_sandbox::SandboxMechanism::Namespaces;
-    let cases: Vec<&str> = HOSTILE.iter().copied().chain(if namespaced { &[][..] } else { landlock_only }.iter().copied()).collect();
-    for cmd in cases.iter().copied() {
+    let cases: Vec<&str> =
+        HOSTILE.iter().copied().chain(if namespaced { &[][..] } else { landlock_only }.iter().copied()).collect();
+    for cmd in cases.iter() {
         let before_ws = snapshot(&l.ws);
         let before_out = snapshot(&l.out);
         let script = format!("OUT={}; WS={}; {cmd}", l.out.display(), l.ws.display());

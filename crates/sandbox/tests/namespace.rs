@@ -74,10 +74,24 @@ fn hostile_findings_are_contained() {
         ("chmod outside", format!("chmod 777 {}", outside.display())),
         ("utime outside", format!("touch -d 2001-01-01 {}", outside.display())),
         ("write outside", format!("echo x > {}", outside.display())),
-        ("pathname socket", format!("{py} -c 'import socket; s = socket.socket(socket.AF_UNIX); s.connect(\"{}\")'", sock_path.display())),
-        ("abstract socket", format!("{py} -c 'import socket; s = socket.socket(socket.AF_UNIX); s.connect(\"\\0{abstract_name}\")'")),
+        (
+            "pathname socket",
+            format!(
+                "{py} -c 'import socket; s = socket.socket(socket.AF_UNIX); s.connect(\"{}\")'",
+                sock_path.display()
+            ),
+        ),
+        (
+            "abstract socket",
+            format!("{py} -c 'import socket; s = socket.socket(socket.AF_UNIX); s.connect(\"\\0{abstract_name}\")'"),
+        ),
         ("parent environ", format!("cat /proc/{me}/environ")),
-        ("TIOCSTI", format!("{py} -c 'import fcntl, termios, sys, os\ntry:\n fcntl.ioctl(0, termios.TIOCSTI, b\"x\")\nexcept OSError as e:\n sys.exit(0 if e.errno != 1 else 1)'")),
+        (
+            "TIOCSTI",
+            format!(
+                "{py} -c 'import fcntl, termios, sys, os\ntry:\n fcntl.ioctl(0, termios.TIOCSTI, b\"x\")\nexcept OSError as e:\n sys.exit(0 if e.errno != 1 else 1)'"
+            ),
+        ),
         ("denied by path", "/usr/bin/ls /".into()),
         ("denied by spelling", "$(echo l)s /".into()),
         ("denied via find -exec", "find . -maxdepth 0 -exec ls {} +".into()),
@@ -117,7 +131,11 @@ fn the_landlock_fallback_contains_sockets_and_names_its_gaps() {
     let sock_path = sock_dir.path().join("host.sock");
     let _listener = std::os::unix::net::UnixListener::bind(&sock_path).unwrap();
     let Some(py) = python() else { return };
-    let cmd = format!("{} -c 'import socket; s = socket.socket(socket.AF_UNIX); s.connect(\"{}\")'", py.display(), sock_path.display());
+    let cmd = format!(
+        "{} -c 'import socket; s = socket.socket(socket.AF_UNIX); s.connect(\"{}\")'",
+        py.display(),
+        sock_path.display()
+    );
     assert!(!run(Some(&sb), &l.ws, &cmd).status.success(), "a host Unix socket was reachable");
     assert!(!run(Some(&sb), &l.ws, "echo x > .git/hooks/pre-commit").status.success());
     assert!(run(Some(&sb), &l.ws, "echo x > src/ok").status.success());

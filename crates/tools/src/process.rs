@@ -284,7 +284,12 @@ impl Launch {
     }
 
     /// With limits of the caller's choosing (an RLM interpreter's are lower).
-    pub fn with_limits(ctx: &ToolContext, grant: Grant, roots: Vec<PathBuf>, limits: Limits) -> Result<Launch, ToolError> {
+    pub fn with_limits(
+        ctx: &ToolContext,
+        grant: Grant,
+        roots: Vec<PathBuf>,
+        limits: Limits,
+    ) -> Result<Launch, ToolError> {
         let network = match grant.sandbox {
             SandboxKind::WorkspaceWrite => false,
             SandboxKind::WorkspaceWriteNetwork => true,

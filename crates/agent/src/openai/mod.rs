@@ -201,8 +201,14 @@ mod fim_url_tests {
 
     #[test]
     fn fim_paths_stay_on_the_base_host() {
-        assert_eq!(fim_url("https://api.deepseek.com", "/beta/completions").as_deref(), Ok("https://api.deepseek.com/beta/completions"));
-        assert_eq!(fim_url("https://api.deepseek.com/", "/beta/completions").as_deref(), Ok("https://api.deepseek.com/beta/completions"));
+        assert_eq!(
+            fim_url("https://api.deepseek.com", "/beta/completions").as_deref(),
+            Ok("https://api.deepseek.com/beta/completions")
+        );
+        assert_eq!(
+            fim_url("https://api.deepseek.com/", "/beta/completions").as_deref(),
+            Ok("https://api.deepseek.com/beta/completions")
+        );
         for hostile in ["@127.0.0.1:9/x", "/x@127.0.0.1:9", "//evil.example/x", "/a?b", "x"] {
             assert!(fim_url("https://api.deepseek.com", hostile).is_err(), "{hostile}");
         }

@@ -94,7 +94,8 @@ pub(super) fn enter(plan: &NsPlan) -> io::Result<()> {
         }
         if p1 > 0 {
             close_all();
-            libc::_exit(wait_for(p1));
+            // P1 is P0's only child, so waiting for any child waits for it.
+            libc::_exit(reap_until(p1));
         }
         // P1: init of the new PID namespace.
         check(libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0))?;
@@ -205,23 +206,9 @@ fn code(status: c_int) -> c_int {
     }
 }
 
-#[allow(unsafe_code)]
-unsafe fn wait_for(pid: libc::pid_t) -> c_int {
-    let mut status: c_int = 0;
-    loop {
-        // SAFETY: waitpid on our own child with a stack out-pointer.
-        let r = unsafe { libc::waitpid(pid, &mut status, 0) };
-        if r == pid {
-            return code(status);
-        }
-        if r < 0 && io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
-            return 1;
-        }
-    }
-}
-
-/// As init: reap every child until `main` exits, then report its status
-/// (exiting kills the rest of the namespace).
+/// Reaps children until `main` exits and returns its status as a shell
+/// would report it. As init (P1) this also reaps the namespace's orphans,
+/// and exiting afterwards kills the rest of the namespace.
 #[allow(unsafe_code)]
 unsafe fn reap_until(main: libc::pid_t) -> c_int {
     let mut status: c_int = 0;

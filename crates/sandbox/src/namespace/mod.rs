@@ -106,9 +106,12 @@ impl Private {
         } else {
             std::fs::write(root.join("dev/ptmx"), b"")?;
         }
-        for (name, target) in
-            [("fd", "/proc/self/fd"), ("stdin", "/proc/self/fd/0"), ("stdout", "/proc/self/fd/1"), ("stderr", "/proc/self/fd/2")]
-        {
+        for (name, target) in [
+            ("fd", "/proc/self/fd"),
+            ("stdin", "/proc/self/fd/0"),
+            ("stdout", "/proc/self/fd/1"),
+            ("stderr", "/proc/self/fd/2"),
+        ] {
             symlink(target, root.join("dev").join(name))?;
         }
         let denied = root.join("denied");
@@ -175,7 +178,8 @@ fn host_tmp() -> Option<PathBuf> {
 /// addressed where it was staged, inside the private `/tmp`, and moves to
 /// its place with it (a bind copies the mounts beneath and their flags).
 pub(crate) fn plan(private: &Private, inputs: &Inputs<'_>, cwd: &Path) -> io::Result<NsPlan> {
-    let mut flags = libc::CLONE_NEWUSER | libc::CLONE_NEWNS | libc::CLONE_NEWPID | libc::CLONE_NEWIPC | libc::CLONE_NEWUTS;
+    let mut flags =
+        libc::CLONE_NEWUSER | libc::CLONE_NEWNS | libc::CLONE_NEWPID | libc::CLONE_NEWIPC | libc::CLONE_NEWUTS;
     if !inputs.network {
         flags |= libc::CLONE_NEWNET;
     }
@@ -393,6 +397,24 @@ pub(crate) fn denied_paths(programs: &[String]) -> Vec<PathBuf> {
     if programs.is_empty() {
         return Vec::new();
     }
+    // Listing the PATH directories costs thousands of entries; every
+    // sandboxed command asks with the same rules and PATH, so the last answer
+    // is kept for that pair.
+    type Key = (Vec<String>, Option<std::ffi::OsString>);
+    static LAST: std::sync::Mutex<Option<(Key, Vec<PathBuf>)>> = std::sync::Mutex::new(None);
+    let key = (programs.to_vec(), std::env::var_os("PATH"));
+    let mut last = LAST.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    if let Some((k, found)) = last.as_ref()
+        && *k == key
+    {
+        return found.clone();
+    }
+    let found = scan_for_programs(programs);
+    *last = Some((key, found.clone()));
+    found
+}
+
+fn scan_for_programs(programs: &[String]) -> Vec<PathBuf> {
     let mut dirs: Vec<PathBuf> =
         std::env::var_os("PATH").map(|p| std::env::split_paths(&p).collect()).unwrap_or_default();
     dirs.extend(["/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin"].map(PathBuf::from));

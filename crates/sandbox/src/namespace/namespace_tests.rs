@@ -5,7 +5,8 @@ fn a_workspace_under_tmp_is_staged_into_the_private_tmp_before_it_replaces_tmp()
     let ws = tempfile::tempdir().unwrap();
     let private = Private::new().unwrap();
     let writable = vec![ws.path().to_path_buf()];
-    let inputs = Inputs { writable: &writable, network: false, extra_read_only: &[], deny_programs: &[], rlimits: vec![] };
+    let inputs =
+        Inputs { writable: &writable, network: false, extra_read_only: &[], deny_programs: &[], rlimits: vec![] };
     let plan = plan(&private, &inputs, ws.path()).unwrap();
     let ws_c = c(&normalize(ws.path())).unwrap();
     let tmp_c = c(&host_tmp().unwrap()).unwrap();

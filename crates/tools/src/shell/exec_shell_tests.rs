@@ -121,7 +121,10 @@ async fn agent_mode_asks_for_untrusted_commands() {
     let h = Harness::new();
     let r = h.call("exec_shell", json!({"command": "touch a.txt"})).await;
     assert!(!r.is_error, "{}", r.content_text());
-    assert_eq!((r.metadata["permission"].as_str(), r.metadata["sandbox"].as_str()), (Some("sandboxed"), Some("workspace-write")));
+    assert_eq!(
+        (r.metadata["permission"].as_str(), r.metadata["sandbox"].as_str()),
+        (Some("sandboxed"), Some("workspace-write"))
+    );
     assert!(h.path("a.txt").exists());
     let err = h.err("exec_shell", json!({"command": "touch out.txt", "escalate": "full"})).await;
     assert!(err.contains("nobody to approve") && err.contains("touch out.txt"), "{err}");
