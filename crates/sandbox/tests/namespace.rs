@@ -140,3 +140,30 @@ fn the_landlock_fallback_contains_sockets_and_names_its_gaps() {
     assert!(!run(Some(&sb), &l.ws, "echo x > .git/hooks/pre-commit").status.success());
     assert!(run(Some(&sb), &l.ws, "echo x > src/ok").status.success());
 }
+
+/// An interrupt sent to the process quiver spawned reaches the command
+/// (an RLM eval is interrupted this way), instead of tearing the sandbox down.
+#[test]
+fn an_interrupt_reaches_the_command() {
+    use std::io::BufRead;
+    let l = layout();
+    let Some(sb) = ns_sandbox("an_interrupt_reaches_the_command", &l.ws, SandboxOptions::default()) else { return };
+    let mut cmd = std::process::Command::new("bash");
+    cmd.arg("-c")
+        .arg("trap 'echo got; exit 3' INT; echo ready; sleep 20 & wait")
+        .current_dir(&l.ws)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped());
+    sb.apply_to(&mut cmd).unwrap();
+    let mut child = cmd.spawn().unwrap();
+    let mut out = std::io::BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    out.read_line(&mut line).unwrap();
+    assert_eq!(line, "ready\n");
+    let pid = nix::unistd::Pid::from_raw(child.id() as i32);
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGINT).unwrap();
+    line.clear();
+    out.read_line(&mut line).unwrap();
+    assert_eq!(line, "got\n");
+    assert_eq!(child.wait().unwrap().code(), Some(3));
+}

@@ -17,12 +17,15 @@
 //!   kernel kills everything left in the namespace: a `setsid` or
 //!   double-forked leftover never outlives the command, and never holds its
 //!   output pipe open.
+//! - P0 and P1 pass interrupting signals (SIGINT, SIGTERM, ...) on to their
+//!   child, so the command is interrupted, not its sandbox torn down.
 //! - **P2** re-enters its working directory on the new mounts, sets the
 //!   limits, drops every capability and returns to std, which runs the later
 //!   hooks (Landlock, seccomp) and execs the command.
 
 use std::io;
 use std::os::raw::{c_char, c_int, c_ulong};
+use std::sync::atomic::{AtomicI32, Ordering};
 
 use super::{MountOp, NsPlan};
 
@@ -93,6 +96,7 @@ pub(super) fn enter(plan: &NsPlan) -> io::Result<()> {
             return Err(io::Error::last_os_error());
         }
         if p1 > 0 {
+            forward_signals_to(p1);
             close_all();
             // P1 is P0's only child, so waiting for any child waits for it.
             libc::_exit(reap_until(p1));
@@ -114,6 +118,7 @@ pub(super) fn enter(plan: &NsPlan) -> io::Result<()> {
             return Err(io::Error::last_os_error());
         }
         if p2 > 0 {
+            forward_signals_to(p2);
             close_all();
             libc::_exit(reap_until(p2));
         }
@@ -192,6 +197,43 @@ unsafe fn close_all() {
     // SAFETY: close_range with integer arguments.
     unsafe {
         libc::syscall(libc::SYS_close_range, 0u32, u32::MAX, 0u32);
+    }
+}
+
+/// The child a relaying process (P0, P1) passes signals on to; each process
+/// has its own copy after fork.
+static FORWARD_TO: AtomicI32 = AtomicI32::new(0);
+
+/// Signals a person or quiver sends to stop or interrupt a command (an RLM
+/// eval's SIGINT, a timeout's SIGTERM): P0 would die of them and P1, the
+/// namespace's init, would ignore them, so both pass them on instead and
+/// the command sees them as if it had been signalled itself.
+const FORWARDED: [c_int; 6] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGQUIT, libc::SIGUSR1, libc::SIGUSR2];
+
+extern "C" fn forward(sig: c_int) {
+    let pid = FORWARD_TO.load(Ordering::Relaxed);
+    if pid > 0 {
+        // SAFETY: kill is async-signal-safe.
+        #[allow(unsafe_code)]
+        unsafe {
+            libc::kill(pid, sig);
+        }
+    }
+}
+
+#[allow(unsafe_code)]
+unsafe fn forward_signals_to(pid: libc::pid_t) {
+    FORWARD_TO.store(pid, Ordering::Relaxed);
+    // SAFETY: sigaction with a zeroed struct on this stack frame and a
+    // handler that only calls kill.
+    unsafe {
+        let mut action: libc::sigaction = std::mem::zeroed();
+        action.sa_sigaction = forward as extern "C" fn(c_int) as libc::sighandler_t;
+        action.sa_flags = libc::SA_RESTART;
+        libc::sigemptyset(&mut action.sa_mask);
+        for sig in FORWARDED {
+            libc::sigaction(sig, &action, std::ptr::null_mut());
+        }
     }
 }
 
