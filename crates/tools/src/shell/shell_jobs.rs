@@ -19,6 +19,7 @@ use tokio::sync::watch;
 
 use quiver_engine::{ToolError, ToolOutput};
 
+pub mod log_dir;
 pub mod spawn;
 pub mod window;
 
@@ -94,9 +95,7 @@ impl ShellJobs {
             )));
         }
         if inner.dir.is_none() {
-            let dir = tempfile::Builder::new()
-                .prefix("quiver-shell-")
-                .tempdir()
+            let dir = log_dir::create()
                 .map_err(|e| ToolError::model(format!("cannot create a folder for shell logs: {e}")))?;
             inner.dir = Some(dir);
         }
@@ -226,7 +225,7 @@ impl Job {
         log_path: PathBuf,
         launch: crate::process::Launch,
     ) -> Result<Arc<Job>, ToolError> {
-        let log = std::fs::File::create(&log_path)
+        let log = log_dir::create_log(&log_path)
             .map_err(|e| ToolError::model(format!("cannot create the log file {}: {e}", log_path.display())))?;
         let spawned = spawn::spawn(spec.command, spec.cwd, input, launch)
             .map_err(|e| ToolError::model(format!("cannot start the shell for `{}`: {e}", spec.command)))?;
