@@ -169,8 +169,16 @@ impl AgentConfig {
         let mut max_output_tokens = None;
 
         for layer in layers {
-            let file: FileConfig = toml::from_str(layer.text)
-                .map_err(|e| ConfigError::Parse { path: layer.path.into(), message: e.message().to_string() })?;
+            let file: FileConfig = match toml::from_str(layer.text) {
+                Ok(file) => file,
+                // A cloned repository's unreadable file must not stop the run:
+                // it is left out whole, with a warning.
+                Err(e) if layer.trust == Trust::Project => {
+                    tracing::warn!("ignoring the project's config {}: {}", layer.path, e.message());
+                    continue;
+                }
+                Err(e) => return Err(ConfigError::Parse { path: layer.path.into(), message: e.message().to_string() }),
+            };
             for (name, table) in file.providers {
                 apply_provider(&mut providers, layer, &name, table)?;
             }

@@ -184,3 +184,13 @@ async fn stream_false_makes_the_provider_never_stream_and_a_project_may_only_tur
     let err = AgentConfig::load(&[on], &CliOverrides::default()).unwrap_err();
     assert!(matches!(&err, ConfigError::Invalid { key, .. } if key == "providers.deepseek.stream"), "{err}");
 }
+
+#[test]
+fn a_project_file_that_does_not_parse_is_left_out_but_the_users_is_an_error() {
+    let u = user("[model]\nmodel = \"mine\"\n");
+    let broken = project("[model\nmodel = \"theirs\"\n");
+    let config = AgentConfig::load(&[u.clone(), broken], &CliOverrides::default()).unwrap();
+    assert_eq!(config.model, "mine");
+    let e = AgentConfig::load(&[user("[model\n")], &CliOverrides::default()).unwrap_err();
+    assert!(matches!(e, ConfigError::Parse { .. }), "{e}");
+}

@@ -19,7 +19,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     for f in findings.iter().filter(|f| f.warning) {
         eprintln!("lint: {f}");
     }
-    let errors: Vec<_> = findings.iter().filter(|f| !f.warning).collect();
+    let mut errors: Vec<String> = findings.iter().filter(|f| !f.warning).map(|f| f.to_string()).collect();
+    // Every other command skips a broken project manifest with a warning; lint is where it fails.
+    let (_, skipped) = quiver_engine::Manifest::load_layered_reporting(cwd.as_deref())?;
+    errors.extend(skipped.iter().map(|e| format!("the project's manifest was ignored: {e:#}")));
     if errors.is_empty() {
         let names = engine.registry().len() + engine.manifest().aliases.len();
         setup::out(&format!(

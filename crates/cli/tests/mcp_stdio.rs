@@ -122,3 +122,27 @@ async fn a_recorded_mcp_session_replays_identically() {
     assert!(stdout.contains("3 identical, 0 differ, 0 failed"), "{stdout}");
     assert!(stdout.contains("todo_write -> checklist_write"), "{stdout}");
 }
+
+/// A cloned repository's broken config files must not keep the server from
+/// starting: each is reported and left out, and the built-in head is served.
+#[tokio::test]
+async fn broken_project_files_are_skipped_not_fatal() {
+    let clean = workspace();
+    let dir = workspace();
+    std::fs::create_dir_all(dir.path().join(".quiver")).unwrap();
+    std::fs::write(dir.path().join(".quiver/manifest.toml"), "[profiles.default]\nremove = [\"grep_files\"]\n[oops")
+        .unwrap();
+    std::fs::write(dir.path().join(".mcp.json"), r#"{"mcpServers": {"#).unwrap();
+    std::fs::write(dir.path().join("quiver.toml"), "[mcp_servers.x\n").unwrap();
+    let client = stdio(dir.path(), &[], TestClient::default()).await;
+    let head: Vec<String> = list(&client).await.iter().map(bytes).collect();
+    assert_eq!(head, catalog_mcp(clean.path(), &[]), "the broken overlay is left out whole");
+    let read = call(&client, "read_file", json!({"path": "README.md"})).await;
+    assert_eq!(read.is_error, Some(false), "{}", text(&read));
+    client.cancel().await.unwrap();
+
+    let lint = std::process::Command::new(quiver_bin()).arg("lint").current_dir(dir.path()).output().unwrap();
+    let stderr = String::from_utf8_lossy(&lint.stderr);
+    assert!(!lint.status.success(), "lint fails on what serve skipped: {stderr}");
+    assert!(stderr.contains(".quiver/manifest.toml"), "{stderr}");
+}

@@ -176,13 +176,37 @@ impl Manifest {
     /// and the project file (`<workspace>/.quiver/manifest.toml`) laid over it, in
     /// that order, when they exist.
     pub fn load_layered(workspace: Option<&Path>) -> anyhow::Result<Manifest> {
-        let mut manifest = Manifest::builtin()?;
-        for (path, source) in overlay_paths(workspace) {
-            if path.is_file() {
-                manifest.overlay_file_from(&path, source)?;
-            }
+        let (manifest, skipped) = Manifest::load_layered_reporting(workspace)?;
+        for problem in &skipped {
+            tracing::warn!("ignoring the project's manifest: {problem:#}");
         }
         Ok(manifest)
+    }
+
+    /// [`Manifest::load_layered`], also returning the project overlays it
+    /// skipped. A project file that does not parse or does not fit is left out
+    /// whole (never half-applied) instead of failing: a cloned repository must
+    /// not be able to stop quiver from starting. The user's own file still
+    /// fails loudly, since only the user can fix it and a silent skip would
+    /// drop their restrictions.
+    pub fn load_layered_reporting(workspace: Option<&Path>) -> anyhow::Result<(Manifest, Vec<anyhow::Error>)> {
+        let mut manifest = Manifest::builtin()?;
+        let mut skipped = Vec::new();
+        for (path, source) in overlay_paths(workspace) {
+            if !path.is_file() {
+                continue;
+            }
+            if source.may_widen() {
+                manifest.overlay_file_from(&path, source)?;
+                continue;
+            }
+            let mut candidate = manifest.clone();
+            match candidate.overlay_file_from(&path, source) {
+                Ok(()) => manifest = candidate,
+                Err(e) => skipped.push(e),
+            }
+        }
+        Ok((manifest, skipped))
     }
 
     /// Lays a TOML manifest or a JSON extension-metadata file over this one,

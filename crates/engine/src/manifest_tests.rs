@@ -120,9 +120,28 @@ fn layered_loading_reads_the_project_file() {
         .unwrap();
     let m = Manifest::load_layered(Some(dir.path())).unwrap();
     assert!(!m.profile("default").unwrap().active.contains(&"grep_files".to_string()));
-    std::fs::write(dir.path().join(".quiver/manifest.toml"), "not toml [").unwrap();
-    let err = Manifest::load_layered(Some(dir.path())).unwrap_err();
-    assert!(format!("{err:#}").contains("manifest.toml"), "{err:#}");
+}
+
+#[test]
+fn a_broken_project_manifest_is_reported_and_left_out_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join(".quiver")).unwrap();
+    let builtin = Manifest::builtin().unwrap();
+    for broken in [
+        "not toml [",
+        "[profiles.default]\nremove = [\"grep_files\"]\n[unknown_table]\nx = 1\n",
+        "[profiles.default]\nremove = [\"grep_files\"]\n[aliases.old]\nstate = \"no-such-state\"\n",
+        "[tools.read_file]\nnot_a_field = true\n",
+    ] {
+        std::fs::write(dir.path().join(".quiver/manifest.toml"), broken).unwrap();
+        let (m, skipped) = Manifest::load_layered_reporting(Some(dir.path())).unwrap();
+        assert_eq!(skipped.len(), 1, "{broken}");
+        assert!(format!("{:#}", skipped[0]).contains(".quiver/manifest.toml"), "{:#}", skipped[0]);
+        // Nothing of a half-read file: the built-in manifest as it was.
+        assert_eq!(m.profile("default"), builtin.profile("default"), "{broken}");
+        assert_eq!(m.aliases, builtin.aliases, "{broken}");
+        Manifest::load_layered(Some(dir.path())).expect("a broken project file is never fatal");
+    }
 }
 
 #[test]

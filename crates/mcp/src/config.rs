@@ -262,10 +262,21 @@ impl McpConfig {
     pub fn load(sources: &ConfigSources) -> Result<McpConfig, ConfigError> {
         let mut config = McpConfig::default();
         for path in &sources.files {
-            let text = std::fs::read_to_string(path)
-                .map_err(|e| ConfigError::new(path, "(file)", format!("cannot read: {e}")))?;
-            let mut layer = parse_file(path, &text)?;
-            if sources.project_files.contains(path) {
+            let project = sources.project_files.contains(path);
+            let layer = std::fs::read_to_string(path)
+                .map_err(|e| ConfigError::new(path, "(file)", format!("cannot read: {e}")))
+                .and_then(|text| parse_file(path, &text));
+            let mut layer = match layer {
+                Ok(layer) => layer,
+                // A cloned repository's broken file must not stop quiver:
+                // its servers are left out, the user's own still start.
+                Err(e) if project => {
+                    tracing::warn!("ignoring the project's MCP config: {e}");
+                    continue;
+                }
+                Err(e) => return Err(e),
+            };
+            if project {
                 for server in layer.servers.values_mut() {
                     server.trust = Source::Project;
                     server.workspace = sources.workspace.clone();
@@ -281,7 +292,12 @@ impl McpConfig {
                     }
                 }
             }
+            let before = config.servers.clone();
             config.servers.extend(layer.servers);
+            if project && let Err(e) = config.check_prefixes() {
+                tracing::warn!("ignoring the project's MCP config: {e}");
+                config.servers = before;
+            }
         }
         config.check_prefixes()?;
         Ok(config)

@@ -255,3 +255,33 @@ fn a_project_cannot_expose_a_server_directly() -> anyhow::Result<()> {
     assert_eq!(c.servers["theirs"].trust, Source::Project);
     Ok(())
 }
+
+#[test]
+fn a_broken_project_file_is_left_out_and_the_users_servers_stay() -> anyhow::Result<()> {
+    let dir = tempfile::tempdir()?;
+    let user = dir.path().join("user.toml");
+    std::fs::write(&user, "[mcp_servers.mine]\ncommand = \"u\"\n[mcp_servers.a_b]\ncommand = \"u\"\n")?;
+    let claude = dir.path().join(".mcp.json");
+    let project = dir.path().join("quiver.toml");
+    for (json_text, toml_text) in [
+        (r#"{"mcpServers": {"#, "[mcp_servers.p]\ncommand = \"p\"\n"),
+        (r#"{"mcpServers": {"c": {"command": "c"}}}"#, "[mcp_servers.p]\ncommand = \"p\"\nbogus = 1\n"),
+        // A project server whose prefix collides with the user's is left out, not fatal.
+        (r#"{"mcpServers": {"c": {"command": "c"}}}"#, "[mcp_servers.\"a.b\"]\ncommand = \"p\"\n"),
+    ] {
+        std::fs::write(&claude, json_text)?;
+        std::fs::write(&project, toml_text)?;
+        let sources = ConfigSources {
+            files: vec![user.clone(), claude.clone(), project.clone()],
+            project_files: vec![claude.clone(), project.clone()],
+            workspace: Some(dir.path().to_path_buf()),
+        };
+        let c = McpConfig::load(&sources)?;
+        assert!(c.servers.contains_key("mine"), "{json_text} / {toml_text}");
+        assert_eq!(c.servers.len(), 3, "the one good project file still counts: {:?}", c.servers.keys());
+    }
+    // The user's own broken file is still an error: only they can fix it.
+    std::fs::write(&user, "[mcp_servers.mine\n")?;
+    assert!(McpConfig::load(&ConfigSources { files: vec![user], ..Default::default() }).is_err());
+    Ok(())
+}

@@ -29,7 +29,7 @@ pub fn create_log(path: &Path) -> io::Result<File> {
         .write(true)
         .create_new(true)
         .mode(0o600)
-        .custom_flags(rustix::fs::OFlags::NOFOLLOW.bits() as i32)
+        .custom_flags(nix::fcntl::OFlag::O_NOFOLLOW.bits())
         .open(path)
 }
 
