@@ -20,6 +20,7 @@ mod cmd_mcp_auth;
 mod cmd_models;
 mod cmd_relay;
 mod cmd_replay;
+mod cmd_sandbox;
 mod cmd_search;
 mod cmd_tasks;
 mod cmd_tools;
@@ -64,6 +65,8 @@ enum Command {
     /// quiver as an MCP server (`mcp serve`).
     #[command(subcommand)]
     Mcp(cmd_mcp::Mcp),
+    /// Run a command in the sandbox agent mode runs model-written lines in; `--check` shows what this machine offers.
+    Sandbox(cmd_sandbox::Args),
     /// Sentence-embedding models for tool search (`models pull`, `models list`).
     #[command(subcommand)]
     Models(cmd_models::Models),
@@ -106,6 +109,7 @@ fn main() -> ExitCode {
         Command::Bench(bench) => cmd_bench::run(bench),
         Command::Mcp(mcp) => cmd_mcp::run(mcp),
         Command::Models(cmd) => cmd_models::run(cmd),
+        Command::Sandbox(args) => cmd_sandbox::run(args),
         Command::Replay(args) => cmd_replay::run(args),
         Command::Exec(args) => cmd_exec::run(args),
         Command::Relay(args) => cmd_relay::run(args),

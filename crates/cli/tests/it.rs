@@ -17,6 +17,7 @@ mod mcp_node;
 mod mcp_stdio;
 mod mcp_support;
 mod relay;
+mod sandbox_cmd;
 mod search_bench;
 mod search_wiring;
 mod subagents;

@@ -42,6 +42,35 @@ impl SandboxMechanism {
         }
     }
 
+    /// What a command confined by this mechanism cannot do, for
+    /// `quiver sandbox --check` (the gaps of a fallback are in [`Self::gaps`]).
+    pub fn protects(self) -> &'static [&'static str] {
+        match self {
+            SandboxMechanism::None => &[],
+            SandboxMechanism::Namespaces => &[
+                "write outside the workspace and its private /tmp (/ is read-only, recursively)",
+                "write the protected paths: .git/config, .git/hooks, .git/info, .git/modules, .quiver/, quiver.toml, .mcp.json, .envrc, .vscode/",
+                "move or replace .git itself",
+                "read home credentials (~/.ssh, ~/.aws, ~/.gnupg, ~/.config/gh, ~/.netrc, ...) or quiver's own config and state",
+                "see other processes or their environment (own PID namespace, fresh /proc)",
+                "reach host sockets: /run, /tmp's sockets and abstract sockets are gone",
+                "reach the network (loopback only) unless network is granted",
+                "type into terminals (TIOCSTI, TIOCLINUX) or use io_uring",
+                "run a program a single-word deny rule names, by any spelling",
+                "keep processes running after the command ends, or after quiver dies",
+                "exceed 4096 tasks or 16 GiB of memory per command",
+            ],
+            SandboxMechanism::Landlock => &[
+                "write outside the workspace and its private temp dir (Landlock)",
+                "write the protected paths: .git/config, .git/hooks, .git/info, .git/modules, .quiver/, quiver.toml, .mcp.json, .envrc, .vscode/",
+                "open any socket but socketpair (seccomp), so neither the network nor host Unix sockets",
+                "signal processes outside the sandbox or reach abstract sockets (Landlock scopes)",
+                "type into terminals (TIOCSTI, TIOCLINUX) or use io_uring",
+                "exceed 4096 tasks or 16 GiB of memory per command",
+            ],
+        }
+    }
+
     /// What this mechanism does not protect that the namespace sandbox does.
     pub fn gaps(self) -> &'static [&'static str] {
         match self {

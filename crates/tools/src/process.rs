@@ -298,7 +298,37 @@ impl Launch {
             }
         };
         let policy = SandboxPolicy::WorkspaceWrite { writable_roots: roots };
-        let options = SandboxOptions { deny_programs: deny_programs(ctx), limits, ..Default::default() };
+        Launch::confined(ctx, grant, policy, network, SandboxOptions { limits, ..Default::default() })
+    }
+
+    /// The sandbox of `quiver sandbox`: what a model-written line gets (the
+    /// same deny rules, limits and environment scrub), with the policy,
+    /// network and mechanism chosen on the command line.
+    pub fn standalone(
+        ctx: &ToolContext,
+        read_only: bool,
+        network: bool,
+        mechanism: Option<quiver_sandbox::SandboxMechanism>,
+    ) -> Result<Launch, ToolError> {
+        let sandbox = if network { SandboxKind::WorkspaceWriteNetwork } else { SandboxKind::WorkspaceWrite };
+        let grant = Grant { permit: Permit::Sandboxed, sandbox };
+        let policy = if read_only {
+            SandboxPolicy::ReadOnly
+        } else {
+            SandboxPolicy::WorkspaceWrite { writable_roots: vec![ctx.workspace.root().to_path_buf()] }
+        };
+        let options = SandboxOptions { limits: COMMAND_LIMITS, mechanism, ..Default::default() };
+        Launch::confined(ctx, grant, policy, network, options)
+    }
+
+    fn confined(
+        ctx: &ToolContext,
+        grant: Grant,
+        policy: SandboxPolicy,
+        network: bool,
+        options: SandboxOptions,
+    ) -> Result<Launch, ToolError> {
+        let options = SandboxOptions { deny_programs: deny_programs(ctx), ..options };
         // Never run unconfined what was meant to be confined: a failure
         // here fails the call.
         let sandbox = Sandbox::with_options(policy, network, options).map(Arc::new).map_err(|e| match e {
