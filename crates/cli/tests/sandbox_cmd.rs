@@ -95,3 +95,151 @@ fn the_landlock_fallback_can_be_chosen_and_a_bad_call_is_explained() {
     assert!(!out.status.success());
     assert!(text(&out).contains("no-such-program-quiver"), "{}", text(&out));
 }
+
+/// Who runs quiver in [`hostile_corpus_as`]: the test's own user, or (when the
+/// tests run as root) the unprivileged `nobody`, through setpriv.
+#[derive(Clone, Copy, Debug)]
+enum As {
+    Me,
+    Nobody,
+}
+
+const NOBODY: u32 = 65534;
+
+fn quiver_as(who: As, workspace: &Path, home: &Path, args: &[&str]) -> Output {
+    let mut cmd = match who {
+        As::Me => Command::new(quiver_bin()),
+        As::Nobody => {
+            let mut cmd = Command::new("setpriv");
+            cmd.args(["--reuid", "65534", "--regid", "65534", "--clear-groups"]).arg(quiver_bin());
+            cmd
+        }
+    };
+    cmd.arg("sandbox")
+        .args(args)
+        .current_dir(workspace)
+        .env("HOME", home)
+        .env("QUIVER_CONFIG_DIR", home.join(".config/quiver"))
+        .env("QUIVER_STATE_DIR", home.join(".local/state/quiver"))
+        .env("QUIVER_CACHE_DIR", home.join(".cache/quiver"))
+        .env("QUIVER_LOG", "warn");
+    cmd.output().unwrap()
+}
+
+fn chown_tree(path: &Path, uid: u32) {
+    for entry in walk(path) {
+        std::os::unix::fs::lchown(&entry, Some(uid), Some(uid)).unwrap();
+    }
+}
+
+fn walk(path: &Path) -> Vec<std::path::PathBuf> {
+    let mut out = vec![path.to_path_buf()];
+    if path.is_dir() && !path.is_symlink() {
+        for e in std::fs::read_dir(path).unwrap() {
+            out.extend(walk(&e.unwrap().path()));
+        }
+    }
+    out
+}
+
+/// The findings of the hostile-workspace probe, through `quiver sandbox` (the
+/// agent's sandbox) with the workspace as `$HOME`, as root and unprivileged.
+fn hostile_corpus_as(who: As) {
+    let Some(probe_ws) = workspace() else { return };
+    drop(probe_ws);
+    let root = tempfile::tempdir().unwrap();
+    let home = root.path().join("home");
+    std::fs::create_dir_all(home.join(".ssh")).unwrap();
+    std::fs::write(home.join(".ssh/id_ed25519"), "PRIVATE KEY\n").unwrap();
+    std::fs::write(home.join(".bashrc"), "# mine\n").unwrap();
+    std::fs::create_dir_all(home.join(".config/quiver")).unwrap();
+    assert!(Command::new("git").args(["init", "-q"]).current_dir(&home).status().unwrap().success());
+    // A file outside the workspace but visible to it (not under /tmp).
+    let outside_dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let outside = outside_dir.path().join("victim");
+    std::fs::write(&outside, "x").unwrap();
+    // Host Unix sockets anyone may connect to: only the sandbox stands in the way.
+    let sock = outside_dir.path().join("host.sock");
+    let _listener = std::os::unix::net::UnixListener::bind(&sock).unwrap();
+    std::fs::set_permissions(&sock, std::os::unix::fs::PermissionsExt::from_mode(0o777)).unwrap();
+    let abstract_name = format!("quiver-cli-test-{}-{who:?}", std::process::id());
+    let _abstract = {
+        use std::os::linux::net::SocketAddrExt;
+        let addr = std::os::unix::net::SocketAddr::from_abstract_name(abstract_name.as_bytes()).unwrap();
+        std::os::unix::net::UnixListener::bind_addr(&addr).unwrap()
+    };
+    if let As::Nobody = who {
+        chown_tree(root.path(), NOBODY);
+        chown_tree(outside_dir.path(), NOBODY);
+    }
+    // The interpreter every user can run (a pyenv shim under /root is not).
+    let py = ["/usr/bin/python3", "/usr/local/bin/python3"].into_iter().find(|p| Path::new(p).exists());
+    let marker = format!("{}.{}", 400 + std::process::id() % 100, std::process::id() % 1000);
+    let mut cases: Vec<(&str, String)> = vec![
+        ("git config", "echo '[core] fsmonitor = evil' >> .git/config".into()),
+        ("git hook", "echo evil > .git/hooks/post-checkout".into()),
+        ("move .git aside", "mv .git .git-old".into()),
+        ("bashrc in a $HOME workspace", "echo evil >> .bashrc".into()),
+        ("ssh key read", "cat .ssh/id_ed25519".into()),
+        ("authorized_keys", "echo evil >> .ssh/authorized_keys".into()),
+        ("quiver's own config", "touch .config/quiver/config.toml".into()),
+        ("chmod outside", format!("chmod 777 {}", outside.display())),
+        ("utime outside", format!("touch -d 2001-01-01 {}", outside.display())),
+        ("write outside", format!("echo x > {}", outside.display())),
+        ("parent environ", "cat /proc/1/environ".into()),
+    ];
+    if let Some(py) = py {
+        let connect =
+            |addr: String| format!("{py} -c 'import socket; socket.socket(socket.AF_UNIX).connect(\"{addr}\")'");
+        cases.push(("pathname socket", connect(sock.display().to_string())));
+        cases.push(("abstract socket", connect(format!("\\0{abstract_name}"))));
+    }
+    let mut escaped = Vec::new();
+    for (what, line) in &cases {
+        let out = quiver_as(who, &home, &home, &["--", "sh", "-c", line]);
+        if out.status.success() {
+            escaped.push(format!("{what}: `{line}` succeeded: {}", text(&out)));
+        }
+    }
+    assert!(escaped.is_empty(), "{who:?} escaped:\n{}", escaped.join("\n"));
+    assert_eq!(std::fs::read_to_string(home.join(".bashrc")).unwrap(), "# mine\n");
+    assert_eq!(std::fs::read_to_string(&outside).unwrap(), "x");
+    assert!(!home.join(".git/hooks/post-checkout").exists() && home.join(".git").is_dir());
+
+    // Ordinary work in the same workspace still runs.
+    let work = "mkdir build && echo hi > build/x && touch notes.md && git add notes.md \
+                && git -c user.name=t -c user.email=t@t commit -qm x";
+    let out = quiver_as(who, &home, &home, &["--", "sh", "-c", work]);
+    assert!(out.status.success(), "{who:?}: {}", text(&out));
+
+    // A leftover in a session of its own neither holds the call nor survives it.
+    let started = std::time::Instant::now();
+    let line = format!("setsid sleep {marker} > /dev/null 2>&1 < /dev/null & echo started");
+    let out = quiver_as(who, &home, &home, &["--", "sh", "-c", &line]);
+    assert!(text(&out).contains("started"), "{}", text(&out));
+    assert!(started.elapsed() < std::time::Duration::from_secs(20), "the call waited for the leftover");
+    let survivors: Vec<String> = std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
+        .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
+        .filter(|c| c.starts_with("sleep ") && c.contains(&marker))
+        .collect();
+    assert!(survivors.is_empty(), "{who:?}: {survivors:?}");
+}
+
+#[test]
+fn hostile_corpus_as_the_current_user() {
+    hostile_corpus_as(As::Me);
+}
+
+#[test]
+fn hostile_corpus_as_an_unprivileged_user() {
+    use std::os::unix::fs::MetadataExt;
+    if std::fs::metadata("/proc/self").unwrap().uid() == 0 {
+        hostile_corpus_as(As::Nobody);
+    } else {
+        // Not root: the test above already ran unprivileged.
+        hostile_corpus_as(As::Me);
+    }
+}

@@ -81,9 +81,13 @@ pub fn protected_reason(root: &Path, target: &Path) -> Option<String> {
         if HOME_SECRET_DIRS.iter().chain(HOME_SECRET_FILES).any(|p| in_home.starts_with(p)) {
             return Some(format!("`~/{}` holds credentials", in_home.display()));
         }
+        // The home's own repository, when the workspace is the home: its
+        // dangerous parts are in WORKSPACE_PROTECTED, the rest is git's work.
+        let own_git = first.as_deref() == Some(".git") && home == normal(root);
         if let Some(first) = first
             && first.starts_with('.')
             && !HOME_WRITABLE_DOT_DIRS.contains(&first.as_str())
+            && !own_git
         {
             return Some(format!(
                 "`~/{first}` is a file of your home that shells, git or your session read at start-up"

@@ -292,6 +292,17 @@ pub(crate) fn plan(private: &Private, inputs: &Inputs<'_>, cwd: &Path) -> io::Re
     for file in &mask_files {
         ops.push(bind(Path::new("/dev/null"), file, true)?);
     }
+    // Host Unix sockets outside what is replaced anyway (/tmp, /run): a
+    // read-only mount does not stop connect(2), so each is covered by
+    // /dev/null (connect then fails, "Connection refused"). Optional: a
+    // socket gone by the time the namespace is built needs no cover.
+    let replaced: Vec<PathBuf> = tmp.iter().cloned().chain(["/run", "/var/run", "/dev"].map(PathBuf::from)).collect();
+    for socket in host_sockets() {
+        let hidden = replaced.iter().chain(&mask_dirs).any(|d| socket.starts_with(d));
+        if !hidden {
+            ops.push(bind(Path::new("/dev/null"), &staged_at(&socket), true)?);
+        }
+    }
     // 4. Denied programs, whatever name or path reaches them.
     let denied: Vec<PathBuf> = denied_paths(inputs.deny_programs).iter().map(|p| staged_at(p)).collect();
     for program in &denied {
@@ -305,7 +316,9 @@ pub(crate) fn plan(private: &Private, inputs: &Inputs<'_>, cwd: &Path) -> io::Re
         if let Some(home) = protected::home_dir().map(|h| normalize(&h))
             && home.starts_with(root)
         {
-            kept.extend(home_dot_entries(&home));
+            // A home that is the workspace keeps its `.git` writable: the
+            // protected paths above already cover what git would run.
+            kept.extend(home_dot_entries(&home).into_iter().filter(|p| !(home == *root && p.ends_with(".git"))));
         }
     }
     kept.sort();
@@ -351,6 +364,33 @@ pub(crate) fn plan(private: &Private, inputs: &Inputs<'_>, cwd: &Path) -> io::Re
         cwd: c(&cwd)?,
         rlimits: inputs.rlimits.clone(),
     })
+}
+
+/// The pathname Unix sockets bound in this network namespace (the host's),
+/// from `/proc/net/unix`: only sockets that still exist at that path, with no
+/// symlink on the way (a bind follows links; it must cover the socket itself).
+fn host_sockets() -> Vec<PathBuf> {
+    let Ok(table) = std::fs::read_to_string("/proc/net/unix") else { return Vec::new() };
+    let mut found: Vec<PathBuf> = table.lines().skip(1).filter_map(socket_path).collect();
+    found.sort();
+    found.dedup();
+    found.retain(|p| {
+        use std::os::unix::fs::FileTypeExt;
+        p.symlink_metadata().is_ok_and(|m| m.file_type().is_socket()) && std::fs::canonicalize(p).is_ok_and(|c| &c == p)
+    });
+    found
+}
+
+/// The path of one `/proc/net/unix` line (`Num RefCount Protocol Flags Type
+/// St Inode Path`): what follows the seventh field, if it is absolute
+/// (abstract sockets start with `@`, unbound ones have none).
+fn socket_path(line: &str) -> Option<PathBuf> {
+    let mut rest = line.trim_start();
+    for _ in 0..7 {
+        let end = rest.find(' ')?;
+        rest = rest[end..].trim_start_matches(' ');
+    }
+    rest.starts_with('/').then(|| PathBuf::from(rest))
 }
 
 /// This process's real uid and gid.

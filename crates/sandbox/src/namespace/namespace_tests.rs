@@ -29,3 +29,38 @@ fn denied_programs_are_found_by_name_and_prefix() {
     }
     assert!(denied_paths(&[]).is_empty());
 }
+
+#[test]
+fn socket_paths_are_read_from_proc_net_unix_lines() {
+    let header_free = [
+        ("0000000000000000: 00000002 00000000 00010000 0001 01 12345 /run/x.sock", Some("/run/x.sock")),
+        (
+            "0000000000000000: 00000002 00000000 00010000 0001 01     7 /home/u/with space.sock",
+            Some("/home/u/with space.sock"),
+        ),
+        ("0000000000000000: 00000002 00000000 00010000 0001 01 12345 @abstract", None),
+        ("0000000000000000: 00000003 00000000 00000000 0001 03 12346", None),
+        ("garbage", None),
+    ];
+    for (line, want) in header_free {
+        assert_eq!(socket_path(line), want.map(PathBuf::from), "{line}");
+    }
+}
+
+#[test]
+fn a_host_socket_outside_tmp_is_covered() {
+    // Not under /tmp, which the private /tmp replaces whole.
+    let dir = tempfile::tempdir_in("/var/tmp").unwrap();
+    let sock = dir.path().join("host.sock");
+    let _listener = std::os::unix::net::UnixListener::bind(&sock).unwrap();
+    let sock = std::fs::canonicalize(&sock).unwrap();
+    assert!(host_sockets().contains(&sock), "{:?}", host_sockets());
+    let ws = tempfile::tempdir().unwrap();
+    let private = Private::new().unwrap();
+    let writable = vec![ws.path().to_path_buf()];
+    let inputs =
+        Inputs { writable: &writable, network: false, extra_read_only: &[], deny_programs: &[], rlimits: vec![] };
+    let plan = plan(&private, &inputs, ws.path()).unwrap();
+    let sock_c = c(&sock).unwrap();
+    assert!(plan.ops.iter().any(|op| matches!(op, MountOp::Bind { dst, optional: true, .. } if *dst == sock_c)));
+}
