@@ -187,7 +187,7 @@ fn open_dir_at(dir: Option<&OwnedFd>, path: &Path) -> nix::Result<OwnedFd> {
 /// `path` with its longest existing prefix canonicalized, so that paths given
 /// through a symlink (`/tmp` → `/private/tmp`, a workspace reached by a link)
 /// compare equal to the ones found by walking.
-pub(crate) fn normalize(path: &Path) -> PathBuf {
+pub fn normalize(path: &Path) -> PathBuf {
     let mut rest = Vec::new();
     let mut cur = path.to_path_buf();
     loop {

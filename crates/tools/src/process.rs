@@ -265,6 +265,8 @@ pub struct Launch {
     pub grant: Grant,
     /// Shared by every process of one call (git runs several).
     sandbox: Option<Arc<Sandbox>>,
+    /// What the sandbox lets the command write (empty when unconfined).
+    writable: Vec<PathBuf>,
     jobs: Arc<SessionJobs>,
 }
 
@@ -294,7 +296,12 @@ impl Launch {
             SandboxKind::WorkspaceWrite => false,
             SandboxKind::WorkspaceWriteNetwork => true,
             SandboxKind::Full | SandboxKind::Unavailable => {
-                return Ok(Launch { grant, sandbox: None, jobs: ctx.session.state::<SessionJobs>() });
+                return Ok(Launch {
+                    grant,
+                    sandbox: None,
+                    writable: Vec::new(),
+                    jobs: ctx.session.state::<SessionJobs>(),
+                });
             }
         };
         let policy = SandboxPolicy::WorkspaceWrite { writable_roots: roots };
@@ -329,6 +336,10 @@ impl Launch {
         options: SandboxOptions,
     ) -> Result<Launch, ToolError> {
         let options = SandboxOptions { deny_programs: deny_programs(ctx), ..options };
+        let policy_roots = match &policy {
+            SandboxPolicy::WorkspaceWrite { writable_roots } => Some(writable_roots.clone()),
+            _ => None,
+        };
         // Never run unconfined what was meant to be confined: a failure
         // here fails the call.
         let sandbox = Sandbox::with_options(policy, network, options).map(Arc::new).map_err(|e| match e {
@@ -339,7 +350,8 @@ impl Launch {
                 ToolError::model(format!("preparing the OS sandbox failed ({why}); the command was not run"))
             }
         })?;
-        Ok(Launch { grant, sandbox: Some(sandbox), jobs: ctx.session.state::<SessionJobs>() })
+        let writable = policy_roots.unwrap_or_default();
+        Ok(Launch { grant, sandbox: Some(sandbox), writable, jobs: ctx.session.state::<SessionJobs>() })
     }
 
     /// Scrubs the environment, contains `cmd`, arms the parent-death signal
@@ -358,6 +370,9 @@ impl Launch {
     /// [`Running::confine`] after them, last.
     pub fn prepare_unconfined(&self, cmd: &mut tokio::process::Command) -> io::Result<Running> {
         scrub_env(cmd, &EnvPolicy::user());
+        if self.sandbox.is_some() {
+            keep_cargo_target_writable(cmd, &self.writable);
+        }
         let containment = self.jobs.containment();
         // Finished jobs' cgroups are removed here, so a long session keeps few.
         containment.reap_finished();
@@ -381,6 +396,31 @@ fn deny_programs(ctx: &ToolContext) -> Vec<String> {
         .map(|rule| rule.trim().to_string())
         .filter(|rule| !rule.is_empty() && !rule.contains('/'))
         .collect()
+}
+
+/// A `CARGO_TARGET_DIR` inherited from the user's shell (a shared target dir)
+/// lies outside the sandbox's writable roots, where every sandboxed `cargo
+/// build` would fail on a read-only file system. Without it cargo builds in
+/// the workspace's own `target/`, as it does for anyone who never set it.
+pub fn keep_cargo_target_writable(cmd: &mut tokio::process::Command, writable: &[PathBuf]) {
+    const VAR: &str = "CARGO_TARGET_DIR";
+    let explicit = cmd.as_std().get_envs().find(|(k, _)| *k == VAR).map(|(_, v)| v.map(|v| v.to_os_string()));
+    let value = match explicit {
+        Some(value) => value,
+        None => std::env::var_os(VAR),
+    };
+    let Some(value) = value else { return };
+    let dir = PathBuf::from(&value);
+    let dir = if dir.is_absolute() {
+        dir
+    } else {
+        // Relative: cargo takes it from the working directory.
+        cmd.as_std().get_current_dir().map(|cwd| cwd.join(&dir)).unwrap_or(dir)
+    };
+    let dir = quiver_sandbox::normalize(&dir);
+    if !writable.iter().any(|root| dir.starts_with(quiver_sandbox::normalize(root))) {
+        cmd.env_remove(VAR);
+    }
 }
 
 /// Replaces `cmd`'s environment by quiver's own filtered through `policy`

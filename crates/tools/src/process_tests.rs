@@ -11,3 +11,27 @@ fn explicit_variables_survive_the_scrub_and_secrets_do_not() {
     assert!(envs.contains(&"QUIVER_TEST_EXPLICIT_TOKEN".to_string()));
     assert!(!envs.iter().any(|k| k == "QUIVER_MCP_TOKEN" || k.ends_with("_API_KEY")));
 }
+
+#[test]
+fn a_cargo_target_dir_outside_the_sandbox_is_dropped_one_inside_kept() {
+    let ws = tempfile::tempdir().unwrap();
+    let roots = vec![ws.path().to_path_buf()];
+    let value = |cmd: &tokio::process::Command| {
+        cmd.as_std().get_envs().find(|(k, _)| *k == "CARGO_TARGET_DIR").map(|(_, v)| v.map(|v| v.to_os_string()))
+    };
+    let mut cmd = tokio::process::Command::new("true");
+    cmd.env("CARGO_TARGET_DIR", "/somewhere/shared/target");
+    keep_cargo_target_writable(&mut cmd, &roots);
+    assert_eq!(value(&cmd), Some(None), "removed");
+
+    let inside = ws.path().join("build/target");
+    let mut cmd = tokio::process::Command::new("true");
+    cmd.env("CARGO_TARGET_DIR", &inside);
+    keep_cargo_target_writable(&mut cmd, &roots);
+    assert_eq!(value(&cmd), Some(Some(inside.into_os_string())));
+
+    let mut cmd = tokio::process::Command::new("true");
+    cmd.current_dir(ws.path()).env("CARGO_TARGET_DIR", "rel/target");
+    keep_cargo_target_writable(&mut cmd, &roots);
+    assert_eq!(value(&cmd), Some(Some("rel/target".into())), "relative to a cwd in the workspace");
+}

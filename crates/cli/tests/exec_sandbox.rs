@@ -1,0 +1,72 @@
+//! Headless `quiver exec --mode agent` with nobody to ask: ordinary work runs
+//! in the sandbox without a single approval, and stays in the workspace.
+
+use serde_json::json;
+
+use crate::exec::{Env, events, of_type, stderr};
+
+use quiver_agent::scripted::{ScriptedServer, ScriptedTurn};
+
+fn shell(id: &str, command: &str) -> ScriptedTurn {
+    ScriptedTurn::tool_call(id, "exec_shell", &json!({"command": command, "timeout_ms": 120_000}).to_string())
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn agent_mode_with_nobody_to_ask_does_ordinary_work_unasked() {
+    let env = Env::new();
+    if !quiver_tools::process::sandbox_available() {
+        quiver_testkit::require_or_skip("an OS sandbox", "Landlock and seccomp, or user namespaces");
+        return;
+    }
+    let ws = env.ws.path();
+    assert!(std::process::Command::new("git").args(["init", "-q"]).current_dir(ws).status().unwrap().success());
+    let python = quiver_testkit::which("python3");
+    let mut commands = vec![
+        "mkdir build",
+        "touch ROOT.md",
+        "echo hi > build/out.txt",
+        "git add ROOT.md build && git -c user.name=t -c user.email=t@t commit -qm first && git log --oneline | wc -l",
+        "cargo new --vcs none --offline hello -q && cd hello && cargo build --offline -q && ./target/debug/hello",
+    ];
+    if python.is_some() {
+        commands.push("python3 -c 'print(6 * 7)'");
+    }
+    let mut turns: Vec<ScriptedTurn> = commands.iter().enumerate().map(|(i, c)| shell(&format!("c{i}"), c)).collect();
+    turns.push(ScriptedTurn::text("Done."));
+    let server = ScriptedServer::start().await.unwrap();
+    server.script(turns);
+    // A shared target dir from the user's shell lies outside the sandbox:
+    // the sandboxed cargo must build in the workspace instead of failing.
+    let shared_target = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let mut cmd = env.command(Some("sk-test-secret"));
+    cmd.env("CARGO_TARGET_DIR", shared_target.path()).arg("exec").arg("--base-url").arg(server.base_url());
+    cmd.arg("--workspace").arg(ws).args(["--mode", "agent", "--json", "Set the project up."]);
+    let out = cmd.output().await.unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+
+    let events = events(&out);
+    let ended = of_type(&events, "tool_call_ended");
+    assert_eq!(ended.len(), commands.len());
+    let transcript = std::fs::read_to_string(env.only_session()).unwrap();
+    let results: Vec<serde_json::Value> = transcript
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter(|e| e["type"] == "tool_result")
+        .collect();
+    for (i, result) in results.iter().enumerate() {
+        let text = result.to_string();
+        assert_eq!(result["result"]["is_error"], false, "{}: {text}", commands[i]);
+        assert_eq!(result["result"]["metadata"]["permission"], "sandboxed", "{}: {text}", commands[i]);
+    }
+    assert_eq!(results.len(), commands.len(), "{transcript}");
+    assert!(ws.join("build/out.txt").is_file() && ws.join("ROOT.md").is_file());
+    assert!(ws.join("hello/target/debug/hello").is_file(), "cargo built in the workspace's own target/");
+    let all = results.iter().map(|r| r.to_string()).collect::<String>();
+    assert!(all.contains("Hello, world!"), "{all}");
+    if python.is_some() {
+        assert!(all.contains("42"), "{all}");
+    }
+    // Nobody was asked: no approval events, no refusals.
+    assert!(!out.stdout.is_empty());
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("approval"), "{}", String::from_utf8_lossy(&out.stdout));
+}
