@@ -355,3 +355,38 @@ async fn a_url_is_fetched_through_fetch_url_and_a_large_page_loads_whole() {
     let r = h.err("rlm_open", json!({"name": "bad", "url": "file:///etc/passwd"})).await;
     assert!(r.content_text().contains("fetching `file:///etc/passwd` failed"), "{}", r.content_text());
 }
+
+/// A runaway eval stops at the interpreter's limits (64 tasks, 2 GiB) instead
+/// of taking the machine, and the session goes on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn memory_and_fork_bombs_stop_at_the_interpreters_limits() {
+    if !python() {
+        return;
+    }
+    let h = plain();
+    let opened = h.call("rlm_open", json!({"name": "s", "content": "x"})).await;
+    if opened.metadata["sandbox"] != "workspace-write" {
+        quiver_testkit::require_or_skip("an OS sandbox (Landlock + seccomp)", "a Linux kernel with Landlock");
+        return;
+    }
+    let code = "import os, time\nres = {}\n\
+        try:\n    big = bytearray(4 << 30)\n    res['memory'] = 'allocated'\nexcept MemoryError:\n    res['memory'] = 'MemoryError'\n\
+        pids = []\nerr = None\n\
+        for _ in range(300):\n    try:\n        pid = os.fork()\n    except OSError as e:\n        err = type(e).__name__\n        break\n    if pid == 0:\n        time.sleep(60)\n        os._exit(0)\n    pids.append(pid)\n\
+        res['forks'] = len(pids)\nres['fork_error'] = err\n\
+        for p in pids:\n    os.kill(p, 9)\n    os.waitpid(p, 0)\n\
+        finalize(res)";
+    let out = h.eval_ok("s", code).await;
+    let handle = out["final"]["var_handle"].as_str().unwrap();
+    let res = h.ok("handle_read", json!({"handle": handle, "op": "slice"})).await;
+    let res = &res["entries"];
+    assert_eq!(res["memory"], "MemoryError", "{res}");
+    let forks = res["forks"].as_u64().unwrap();
+    assert!(forks < 64, "{res}");
+    assert_eq!(res["fork_error"], "BlockingIOError", "{res}");
+    // The session survived both.
+    let after = h.eval_ok("s", "finalize({'n': 6 * 7})").await;
+    let handle = after["final"]["var_handle"].as_str().unwrap();
+    let read = h.ok("handle_read", json!({"handle": handle, "op": "slice"})).await;
+    assert_eq!(read["entries"]["n"], 42, "{read}");
+}

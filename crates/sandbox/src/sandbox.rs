@@ -124,6 +124,10 @@ pub struct Sandbox {
     tmp: Option<tempfile::TempDir>,
     #[cfg(target_os = "linux")]
     private: Option<crate::namespace::Private>,
+    /// The process-count limit where a pids cgroup can be made (it holds
+    /// for root, which `RLIMIT_NPROC` does not).
+    #[cfg(target_os = "linux")]
+    pids: Option<crate::contain::pids::PidsCgroup>,
     step: Option<Step>,
 }
 
@@ -158,6 +162,8 @@ impl Sandbox {
             tmp: None,
             #[cfg(target_os = "linux")]
             private: None,
+            #[cfg(target_os = "linux")]
+            pids: None,
             step: None,
         };
         sandbox.prepare()?;
@@ -193,6 +199,11 @@ impl Sandbox {
         }
         if let Err(why) = &probe.seccomp {
             return Err(SandboxError::Unavailable(why.clone()));
+        }
+        if let Some(max) = self.options.limits.processes {
+            self.pids = crate::contain::pids::PidsCgroup::new(max)
+                .inspect_err(|e| tracing::debug!(%e, "no pids cgroup; the process limit is RLIMIT_NPROC alone"))
+                .ok();
         }
         let mut writable = Vec::new();
         if let SandboxPolicy::WorkspaceWrite { writable_roots } = &self.policy {
@@ -286,6 +297,12 @@ impl Sandbox {
             for var in ["TMPDIR", "TMP", "TEMP"] {
                 cmd.env(var, &tmp);
             }
+        }
+        // Joined first, by the process that then builds the namespaces, so
+        // every process of the command counts against `pids.max`.
+        #[cfg(target_os = "linux")]
+        if let Some(pids) = &self.pids {
+            crate::hook::register(cmd, Step::JoinCgroup(pids.procs()));
         }
         #[cfg(target_os = "linux")]
         if let Some(private) = &self.private {

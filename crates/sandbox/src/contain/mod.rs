@@ -21,6 +21,7 @@
 //! dies with quiver (the callers' parent-death signal).
 
 mod cgroup;
+pub(crate) mod pids;
 mod procfs;
 
 use std::collections::HashSet;
