@@ -253,3 +253,51 @@ async fn pool_throughput() {
     let all = store.list_tasks(&quiver_durable::TaskFilter::default()).unwrap();
     assert_eq!(all.iter().filter(|t| t.state == quiver_durable::TaskState::Succeeded).count(), 2 * n);
 }
+
+/// A durable task in agent mode builds, tests and commits with nobody to ask:
+/// every line runs in the sandbox, the same policy as `quiver exec`.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_agent_mode_task_builds_tests_and_commits_unattended() {
+    if !quiver_tools::process::sandbox_available() {
+        quiver_testkit::require_or_skip("an OS sandbox", "Landlock and seccomp, or user namespaces");
+        return;
+    }
+    let env = Env::new();
+    let ws = env.ws.path();
+    assert!(std::process::Command::new("git").args(["init", "-q"]).current_dir(ws).status().unwrap().success());
+    let server = ScriptedServer::start().await.unwrap();
+    let shell = |id: &str, command: &str| {
+        ScriptedTurn::tool_call(id, "exec_shell", &json!({"command": command, "timeout_ms": 120_000}).to_string())
+    };
+    server.script([
+        shell("s1", "cargo new --vcs none --offline app -q && cd app && cargo build --offline -q"),
+        ScriptedTurn::tool_call(
+            "g1",
+            "task_gate_run",
+            &json!({"command": "cd app && cargo test --offline -q", "name": "tests"}).to_string(),
+        ),
+        shell("s2", "git add app/Cargo.toml app/src && git -c user.name=t -c user.email=t@t commit -qm 'new app'"),
+        ScriptedTurn::text("Built, tested and committed."),
+    ]);
+    let created = env.call("task_create", "agent", json!({"prompt": "start the app crate"})).await;
+    assert!(text_of(&created).contains("Queued task-1"), "{created}");
+    let out = env.pool_once(&server, &[]).await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success() && stderr.contains("task-1 succeeded"), "{stderr}");
+    let tasks = env.tasks_json().await;
+    let transcript = std::fs::read_to_string(tasks[0]["transcript"].as_str().unwrap()).unwrap();
+    for line in transcript.lines().filter(|l| l.contains("\"tool_result\"")) {
+        let event: Value = serde_json::from_str(line).unwrap();
+        assert_eq!(event["result"]["is_error"], false, "{line}");
+        // Asked of nobody: sandboxed (or a trusted rule's line), never unconfined.
+        assert_eq!(event["result"]["metadata"]["sandbox"], "workspace-write", "{line}");
+    }
+    let log = std::process::Command::new("git").args(["log", "--format=%s"]).current_dir(ws).output().unwrap();
+    assert_eq!(String::from_utf8_lossy(&log.stdout).trim(), "new app");
+    let read = env.call("task_read", "agent", json!({"id": "task-1"})).await;
+    let view: Value = match &read["content"] {
+        Value::String(text) => serde_json::from_str(text).unwrap(),
+        other => other.clone(),
+    };
+    assert_eq!(view["gates"][0]["classification"], "passed", "{view}");
+}
