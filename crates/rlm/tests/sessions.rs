@@ -213,17 +213,23 @@ async fn bad_sources_names_and_sessions_are_refused_and_nothing_is_left_open() {
     h.err("rlm_eval", json!({"name": "s", "code": "1"})).await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_repl_writes_only_its_scratch_dir_and_opens_no_socket() {
+/// A harness with session `s` open in the OS sandbox, or `None` after a skip.
+async fn sandboxed_session() -> Option<H> {
     if !python() {
-        return;
+        return None;
     }
     let h = plain();
     let opened = h.call("rlm_open", json!({"name": "s", "content": "x"})).await;
     if opened.metadata["sandbox"] != "workspace-write" {
         quiver_testkit::require_or_skip("an OS sandbox (Landlock + seccomp)", "a Linux kernel with Landlock");
-        return;
+        return None;
     }
+    Some(h)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_repl_writes_only_its_scratch_dir_and_opens_no_socket() {
+    let Some(h) = sandboxed_session().await else { return };
     let target = h.dir.path().join("escaped.txt");
     let code = format!(
         "import os, socket\nres = {{}}\n\
@@ -360,15 +366,7 @@ async fn a_url_is_fetched_through_fetch_url_and_a_large_page_loads_whole() {
 /// of taking the machine, and the session goes on.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn memory_and_fork_bombs_stop_at_the_interpreters_limits() {
-    if !python() {
-        return;
-    }
-    let h = plain();
-    let opened = h.call("rlm_open", json!({"name": "s", "content": "x"})).await;
-    if opened.metadata["sandbox"] != "workspace-write" {
-        quiver_testkit::require_or_skip("an OS sandbox (Landlock + seccomp)", "a Linux kernel with Landlock");
-        return;
-    }
+    let Some(h) = sandboxed_session().await else { return };
     let code = "import os, time\nres = {}\n\
         try:\n    big = bytearray(4 << 30)\n    res['memory'] = 'allocated'\nexcept MemoryError:\n    res['memory'] = 'MemoryError'\n\
         pids = []\nerr = None\n\

@@ -1,13 +1,20 @@
 use super::*;
 
-#[test]
-fn a_workspace_under_tmp_is_staged_into_the_private_tmp_before_it_replaces_tmp() {
+/// The plan for a fresh workspace under /tmp, with no network; the private
+/// dir is returned to keep it alive.
+fn plan_for_a_new_workspace() -> (tempfile::TempDir, Private, NsPlan) {
     let ws = tempfile::tempdir().unwrap();
     let private = Private::new().unwrap();
     let writable = vec![ws.path().to_path_buf()];
     let inputs =
         Inputs { writable: &writable, network: false, extra_read_only: &[], deny_programs: &[], rlimits: vec![] };
     let plan = plan(&private, &inputs, ws.path()).unwrap();
+    (ws, private, plan)
+}
+
+#[test]
+fn a_workspace_under_tmp_is_staged_into_the_private_tmp_before_it_replaces_tmp() {
+    let (ws, _private, plan) = plan_for_a_new_workspace();
     let ws_c = c(&normalize(ws.path())).unwrap();
     let tmp_c = c(&host_tmp().unwrap()).unwrap();
     let staged = plan.ops.iter().position(|op| matches!(op, MountOp::Bind { src, .. } if *src == ws_c)).unwrap();
@@ -55,12 +62,7 @@ fn a_host_socket_outside_tmp_is_covered() {
     let _listener = std::os::unix::net::UnixListener::bind(&sock).unwrap();
     let sock = std::fs::canonicalize(&sock).unwrap();
     assert!(host_sockets().contains(&sock), "{:?}", host_sockets());
-    let ws = tempfile::tempdir().unwrap();
-    let private = Private::new().unwrap();
-    let writable = vec![ws.path().to_path_buf()];
-    let inputs =
-        Inputs { writable: &writable, network: false, extra_read_only: &[], deny_programs: &[], rlimits: vec![] };
-    let plan = plan(&private, &inputs, ws.path()).unwrap();
+    let (ws, _private, plan) = plan_for_a_new_workspace();
     let sock_c = c(&sock).unwrap();
     assert!(plan.ops.iter().any(|op| matches!(op, MountOp::Bind { dst, optional: true, .. } if *dst == sock_c)));
 }
