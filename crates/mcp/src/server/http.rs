@@ -257,6 +257,18 @@ mod tests {
         }
     }
 
+    /// Read back from the accepted socket itself.
+    #[tokio::test]
+    async fn accepted_connections_have_nodelay() {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let client = tokio::net::TcpStream::connect(addr);
+        let (accepted, client) = tokio::join!(conn::accept(&listener), client);
+        let (stream, _) = accepted.unwrap();
+        assert!(stream.nodelay().unwrap());
+        drop(client);
+    }
+
     #[test]
     fn bearer_token() {
         let mut h = HeaderMap::new();
