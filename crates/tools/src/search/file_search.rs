@@ -6,7 +6,6 @@
 
 use std::sync::Mutex;
 
-use ignore::WalkState;
 use nucleo_matcher::pattern::{CaseMatching, Normalization, Pattern};
 use nucleo_matcher::{Config, Matcher, Utf32Str};
 use schemars::JsonSchema;
@@ -14,7 +13,7 @@ use serde::Deserialize;
 
 use quiver_engine::{Capabilities, Domain, Risk, Tool, ToolContext, ToolError, ToolOutput, Workspace};
 
-use crate::search::grep_files::walker;
+use crate::search::walk::{WalkedFile, walk};
 use crate::util::io_error;
 
 const DEFAULT_LIMIT: usize = 20;
@@ -98,25 +97,20 @@ fn find(ws: &Workspace, target: &std::path::Path, query: &str) -> Result<Found, 
     // Smart case: an upper-case letter in the query makes the match case-sensitive.
     let pattern = Pattern::parse(query, CaseMatching::Smart, Normalization::Smart);
     let results: Mutex<Batch> = Mutex::new(Batch::default());
-    walker(ws, target, None)?.build_parallel().run(|| {
+    walk(ws, target, None, || {
         let mut matcher = Matcher::new(Config::DEFAULT.match_paths());
         let mut chars = Vec::new();
         let mut local = LocalBatch { batch: Batch::default(), shared: &results };
         let pattern = &pattern;
-        Box::new(move |entry| {
-            let Ok(entry) = entry else { return WalkState::Continue };
-            if !entry.file_type().is_some_and(|t| t.is_file()) {
-                return WalkState::Continue;
-            }
+        move |file: &WalkedFile<'_>| {
             local.batch.scanned += 1;
-            let rel = entry.path().strip_prefix(root).unwrap_or(entry.path());
+            let rel = file.path().strip_prefix(root).unwrap_or(file.path());
             let rel = rel.to_string_lossy();
             if let Some(score) = pattern.score(Utf32Str::new(&rel, &mut chars), &mut matcher) {
                 local.batch.ranked.push((score, rel.replace('\\', "/")));
             }
-            WalkState::Continue
-        })
-    });
+        }
+    })?;
     let Batch { mut ranked, scanned } = results.into_inner().unwrap_or_else(|p| p.into_inner());
     ranked.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
     Ok(Found { ranked, scanned })

@@ -1,8 +1,9 @@
 //! `grep_files`: regex search over file contents, built on ripgrep's own crates.
 //!
-//! The walk (`ignore`) is gitignore-aware, skips hidden files and never follows
-//! symlinks, so it cannot leave the workspace; `grep-searcher` does the matching
-//! with binary files skipped. Threads finish in any order, so matches are kept per
+//! The walk ([`super::walk`]) filters as ripgrep does (gitignore, hidden files),
+//! never follows symlinks and descends by directory descriptor, so it cannot
+//! leave the workspace; `grep-searcher` does the matching with binary files
+//! skipped. Threads finish in any order, so matches are kept per
 //! file in a map ordered by path and rendered afterwards: the output is the same on
 //! every run. Memory stays bounded by `max_results`: files whose matches can no
 //! longer be shown are dropped from the map as soon as they are known (only their
@@ -15,14 +16,13 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use grep_regex::{RegexMatcher, RegexMatcherBuilder};
 use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkContext, SinkMatch};
-use ignore::overrides::OverrideBuilder;
-use ignore::{WalkBuilder, WalkState};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
 use quiver_engine::{Capabilities, Domain, Risk, Tool, ToolContext, ToolError, ToolOutput, Workspace};
 
-use crate::util::{io_error, stays_inside};
+use crate::search::walk::{WalkedFile, walk};
+use crate::util::io_error;
 
 const DEFAULT_MAX_RESULTS: usize = 200;
 const MAX_MAX_RESULTS: usize = 10_000;
@@ -242,29 +242,12 @@ fn push_line_text(out: &mut String, bytes: &[u8]) {
     }
 }
 
-/// A walk over `target` with the same filters as ripgrep's defaults: gitignore,
-/// `.ignore` and hidden files skipped, symlinks not followed. A `.gitignore` is
-/// honoured even outside a git repository, since a workspace need not be one.
-/// Nothing outside the workspace is reported or entered ([`stays_inside`]).
-pub(crate) fn walker(ws: &Workspace, target: &Path, glob: Option<&str>) -> Result<WalkBuilder, ToolError> {
-    let root = ws.root();
-    let mut builder = WalkBuilder::new(target);
-    let inside = ws.clone();
-    builder.follow_links(false).hidden(true).require_git(false).filter_entry(move |e| stays_inside(&inside, e));
-    if let Some(glob) = glob {
-        let bad = |e: ignore::Error| ToolError::model(format!("invalid glob `{glob}`: {e}"));
-        let mut overrides = OverrideBuilder::new(root);
-        overrides.add(glob).map_err(bad)?;
-        builder.overrides(overrides.build().map_err(bad)?);
-    }
-    Ok(builder)
-}
-
 /// Searches every file under `target`; `root` anchors globs and shown paths.
-/// Files are opened beneath the root's descriptor, never by path string.
+/// The walk ([`walk`]) goes from directory descriptor to directory descriptor
+/// and opens each file relative to its directory's, never by path string.
 pub fn search(root: &Path, target: &Path, opts: &SearchOptions) -> Result<SearchReport, ToolError> {
     let ws = Workspace::new(root).map_err(|e| ToolError::model(format!("cannot open the workspace root: {e}")))?;
-    let ws = &ws;
+    let (ws, root) = (&ws, ws.root());
     let matcher = RegexMatcherBuilder::new()
         .case_insensitive(opts.case_insensitive)
         // Lets the matcher search whole buffers and then find lines, as ripgrep does.
@@ -281,27 +264,19 @@ pub fn search(root: &Path, target: &Path, opts: &SearchOptions) -> Result<Search
         .before_context(opts.context)
         .after_context(opts.context)
         .binary_detection(BinaryDetection::quit(0));
-    let walk = walker(ws, target, opts.glob.as_deref())?;
 
     let budget = opts.max_results as u64;
     let collector = Mutex::new(Collector { files: BTreeMap::new(), stored: 0, budget });
     let totals = Totals::default();
-    walk.build_parallel().run(|| {
+    let (collector_ref, totals_ref) = (&collector, &totals);
+    let unlisted = walk(ws, target, opts.glob.as_deref(), || {
         let mut searcher = searcher.build();
         let matcher = matcher.clone();
-        let (collector, totals) = (&collector, &totals);
-        Box::new(move |entry| {
-            let Ok(entry) = entry else {
-                totals.unreadable.fetch_add(1, Ordering::Relaxed);
-                return WalkState::Continue;
-            };
-            if !entry.file_type().is_some_and(|t| t.is_file()) {
-                return WalkState::Continue;
-            }
-            search_one(&mut searcher, &matcher, entry.path(), ws, budget, opts.context as u64, collector, totals);
-            WalkState::Continue
-        })
-    });
+        move |file: &WalkedFile<'_>| {
+            search_one(&mut searcher, &matcher, file, root, budget, opts.context as u64, collector_ref, totals_ref)
+        }
+    })?;
+    totals.unreadable.fetch_add(unlisted, Ordering::Relaxed);
 
     let collector = collector.into_inner().unwrap_or_else(|poisoned| poisoned.into_inner());
     Ok(SearchReport {
@@ -348,24 +323,21 @@ impl Collector {
 fn search_one(
     searcher: &mut Searcher,
     matcher: &RegexMatcher,
-    path: &Path,
-    ws: &Workspace,
+    file: &WalkedFile<'_>,
+    root: &Path,
     budget: u64,
     context: u64,
     collector: &Mutex<Collector>,
     totals: &Totals,
 ) {
     let mut sink = Collect { hits: FileHits::default(), budget, context, storing: true, last_match: 0, binary: false };
-    // No symlink on the path and O_NONBLOCK: a file swapped for a link out or
-    // for a FIFO mid-walk is counted unreadable, never read or waited on.
-    let file = match ws.open_walked(path, true) {
-        Ok(file) if file.metadata().is_ok_and(|m| m.is_file()) => file,
-        _ => {
-            totals.unreadable.fetch_add(1, Ordering::Relaxed);
-            return;
-        }
+    // A file swapped for a symlink or a FIFO mid-walk is counted unreadable,
+    // never followed or waited on (see `WalkedFile::open`).
+    let path = file.path();
+    let Ok(file) = file.open() else {
+        totals.unreadable.fetch_add(1, Ordering::Relaxed);
+        return;
     };
-    let root = ws.root();
     if searcher.search_file(matcher, &file, &mut sink).is_err() {
         totals.unreadable.fetch_add(1, Ordering::Relaxed);
         return;

@@ -69,6 +69,58 @@ async fn gitignored_and_hidden_files_are_skipped() {
     assert_eq!(out, "keep.rs:1:needle\nsub/kept.rs:1:needle\n");
 }
 
+/// The same tree through `rg -l --no-require-git needle` (ripgrep 13) gives
+/// exactly these files: `.ignore` outranks `.gitignore`, a deeper `.gitignore`
+/// outranks a shallower one, `.git/info/exclude` applies, a whitelisted hidden
+/// file is searched, symlinks and FIFOs are not; a glob override outranks all
+/// of them; a subdirectory search still applies its ancestors' ignore files.
+#[tokio::test]
+async fn filters_and_their_precedence_match_ripgrep() {
+    let h = Harness::new();
+    h.write(".gitignore", "*.log\n!keep.log\nbuild/\n*.tmp\n*.gen\n!.keep\n");
+    h.write(".ignore", "secret.txt\n!want.tmp\n");
+    h.write(".git/info/exclude", "excluded.rs\n");
+    h.write("sub/.gitignore", "/local.txt\n!ok.gen\n");
+    for f in [
+        "a.log",
+        "keep.log",
+        "build/x.rs",
+        "x.tmp",
+        "want.tmp",
+        "secret.txt",
+        "excluded.rs",
+        "sub/local.txt",
+        "sub/deeper/local.txt",
+        "sub/ok.gen",
+        "sub/no.gen",
+        ".keep",
+        ".h.rs",
+        "hid/.x.rs",
+        ".hidden.txt",
+        "plain.rs",
+        "sub/deeper/excluded.rs",
+        "gen/in/ok.gen",
+    ] {
+        h.write(f, "needle\n");
+    }
+    rustix::fs::mknodat(
+        rustix::fs::CWD,
+        h.path("pipe.rs"),
+        rustix::fs::FileType::Fifo,
+        rustix::fs::Mode::from_bits_truncate(0o644),
+        0,
+    )
+    .unwrap();
+    std::os::unix::fs::symlink("plain.rs", h.path("link.rs")).unwrap();
+    let files = |out: String| out.lines().map(|l| l.split(':').next().unwrap().to_string()).collect::<Vec<_>>();
+    let all = h.ok("grep_files", json!({"pattern": "needle"})).await;
+    assert_eq!(files(all), [".keep", "keep.log", "plain.rs", "sub/deeper/local.txt", "sub/ok.gen", "want.tmp"]);
+    let rs = h.ok("grep_files", json!({"pattern": "needle", "glob": "*.rs"})).await;
+    assert_eq!(files(rs), [".h.rs", "excluded.rs", "hid/.x.rs", "plain.rs", "sub/deeper/excluded.rs"]);
+    let sub = h.ok("grep_files", json!({"pattern": "needle", "path": "sub"})).await;
+    assert_eq!(files(sub), ["sub/deeper/local.txt", "sub/ok.gen"]);
+}
+
 #[tokio::test]
 async fn binary_files_are_skipped() {
     let h = Harness::new();

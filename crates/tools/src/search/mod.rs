@@ -1,2 +1,3 @@
 pub mod file_search;
 pub mod grep_files;
+mod walk;
