@@ -9,7 +9,7 @@
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use quiver_sandbox::{Containment, EnvPolicy, Sandbox, SandboxMechanism, SandboxOptions, SandboxPolicy, probe};
+use quiver_sandbox::{Containment, EnvPolicy, Limits, Sandbox, SandboxMechanism, SandboxOptions, SandboxPolicy, probe};
 
 /// (p50, p99) of `runs` timed calls, after one warm-up call.
 fn time(runs: usize, mut once: impl FnMut()) -> (Duration, Duration) {
@@ -47,7 +47,10 @@ fn main() {
     let env = EnvPolicy::default();
     for mechanism in mechanisms {
         let build = || {
-            let options = SandboxOptions { mechanism: Some(mechanism), ..Default::default() };
+            // The limits every agent command gets (quiver-tools' COMMAND_LIMITS):
+            // as root they add a pids cgroup per sandbox where one is writable.
+            let limits = Limits { processes: Some(4096), memory_bytes: Some(16 << 30) };
+            let options = SandboxOptions { mechanism: Some(mechanism), limits, ..Default::default() };
             Sandbox::with_options(policy(), false, options).expect("sandbox")
         };
         let reused = build();
