@@ -3,7 +3,8 @@
 //! for every command (what the command gate does), printing p50 and p99 of
 //! each, for each mechanism this kernel offers (namespaces, Landlock alone).
 //!
-//! `cargo run --release -p quiver-sandbox --example startup [-- RUNS]`
+//! `cargo run --release -p quiver-sandbox --example startup [-- RUNS [no-limits]]`
+//! (`no-limits`: without the command limits, to see what the pids cgroup costs).
 #![allow(clippy::print_stdout, clippy::unwrap_used, clippy::expect_used)]
 
 use std::process::Command;
@@ -31,8 +32,15 @@ fn ms(d: Duration) -> f64 {
 
 fn main() {
     let runs: usize = std::env::args().nth(1).and_then(|a| a.parse().ok()).unwrap_or(200);
+    let with_limits = std::env::args().nth(2).as_deref() != Some("no-limits");
     let ws = std::env::current_dir().unwrap();
-    println!("kernel: {}; {} runs of /bin/true; workspace {}", probe().describe(), runs, ws.display());
+    println!(
+        "kernel: {}; {} runs of /bin/true; workspace {}; command limits {}",
+        probe().describe(),
+        runs,
+        ws.display(),
+        if with_limits { "on" } else { "off" }
+    );
     let policy = || SandboxPolicy::WorkspaceWrite { writable_roots: vec![ws.clone()] };
 
     let plain = time(runs, || {
@@ -49,7 +57,11 @@ fn main() {
         let build = || {
             // The limits every agent command gets (quiver-tools' COMMAND_LIMITS):
             // as root they add a pids cgroup per sandbox where one is writable.
-            let limits = Limits { processes: Some(4096), memory_bytes: Some(16 << 30) };
+            let limits = if with_limits {
+                Limits { processes: Some(4096), memory_bytes: Some(16 << 30) }
+            } else {
+                Limits::default()
+            };
             let options = SandboxOptions { mechanism: Some(mechanism), limits, ..Default::default() };
             Sandbox::with_options(policy(), false, options).expect("sandbox")
         };
