@@ -62,7 +62,7 @@ fn a_host_socket_outside_tmp_is_covered() {
     let _listener = std::os::unix::net::UnixListener::bind(&sock).unwrap();
     let sock = std::fs::canonicalize(&sock).unwrap();
     assert!(host_sockets().contains(&sock), "{:?}", host_sockets());
-    let (ws, _private, plan) = plan_for_a_new_workspace();
+    let (_ws, _private, plan) = plan_for_a_new_workspace();
     let sock_c = c(&sock).unwrap();
     assert!(plan.ops.iter().any(|op| matches!(op, MountOp::Bind { dst, optional: true, .. } if *dst == sock_c)));
 }
