@@ -234,9 +234,16 @@ async fn authenticated_connections_keep_their_slots_and_extra_ones_are_refused()
         assert!(n > 0);
         held.push(s);
     }
-    // A fifth (unauthenticated) connection finds no slot: closed at once.
+    // A fifth (unauthenticated) connection finds no slot: told so with a
+    // 503 and Retry-After, then closed.
     let mut extra = TcpStream::connect(&addr).await.unwrap();
-    assert!(closed_within(&mut extra, Duration::from_secs(2)).await);
+    let mut answer = Vec::new();
+    tokio::time::timeout(Duration::from_secs(2), extra.read_to_end(&mut answer)).await.unwrap().unwrap();
+    let answer = String::from_utf8_lossy(&answer);
+    assert!(answer.starts_with("HTTP/1.1 503 Service Unavailable\r\n"), "{answer}");
+    assert!(answer.contains("Retry-After: 1\r\n"), "{answer}");
+    let body = answer.split("\r\n\r\n").nth(1).unwrap();
+    assert!(answer.contains(&format!("Content-Length: {}\r\n", body.len())), "{answer}");
     drop(held);
     tokio::time::sleep(Duration::from_millis(200)).await;
     assert_eq!(raw_initialize(&url, &[("Authorization", "Bearer t")]).await, 200);

@@ -254,6 +254,16 @@ pub(super) async fn accept(listener: &TcpListener) -> std::io::Result<(tokio::ne
     Ok((stream, peer))
 }
 
+/// What a client refused for lack of a slot reads before the close: a 503 it
+/// can act on (retry later), never a silent reset. Best effort and without
+/// waiting: the few bytes fit any fresh socket's send buffer.
+const BUSY_RESPONSE: &[u8] = b"HTTP/1.1 503 Service Unavailable\r\nRetry-After: 1\r\nContent-Type: text/plain\r\n\
+Content-Length: 58\r\nConnection: close\r\n\r\nevery connection slot is held by an authenticated client\r\n";
+
+fn refuse_busy(stream: &tokio::net::TcpStream) {
+    let _ = stream.try_write(BUSY_RESPONSE);
+}
+
 /// Serves connections until `shutdown` completes, then waits (bounded) for
 /// the open ones to finish.
 pub(super) async fn serve(
@@ -284,6 +294,7 @@ pub(super) async fn serve(
             () = &mut shutdown => break,
         };
         let Some(ticket) = admission.admit(peer.ip()) else {
+            refuse_busy(&stream);
             drop(stream);
             continue;
         };
