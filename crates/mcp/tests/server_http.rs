@@ -248,3 +248,34 @@ async fn authenticated_connections_keep_their_slots_and_extra_ones_are_refused()
     tokio::time::sleep(Duration::from_millis(200)).await;
     assert_eq!(raw_initialize(&url, &[("Authorization", "Bearer t")]).await, 200);
 }
+
+/// Under a flood of idle connections, a client whose request is on its way
+/// keeps its slot: the idle ones are closed first.
+#[tokio::test]
+async fn a_request_in_flight_outlives_an_idle_flood() {
+    let (surface, _dir) = surface(Mode::Agent);
+    let limits = HttpLimits { max_pending_per_address: 4, ..HttpLimits::default() };
+    let url = start_limited(surface, Some("t"), limits).await;
+    let addr = authority(&url);
+    // Half a request head: the client is mid-request, not yet authenticated.
+    let mut legit = TcpStream::connect(&addr).await.unwrap();
+    legit.write_all(b"GET /mcp HTTP/1.1\r\nHost: x\r\n").await.unwrap();
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let mut idle = Vec::new();
+    for _ in 0..40 {
+        idle.push(TcpStream::connect(&addr).await.unwrap());
+    }
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    legit.write_all(b"Authorization: Bearer t\r\n\r\n").await.unwrap();
+    let mut head = [0u8; 12];
+    tokio::time::timeout(Duration::from_secs(5), legit.read_exact(&mut head)).await.unwrap().unwrap();
+    assert!(head.starts_with(b"HTTP/1.1 "), "{}", String::from_utf8_lossy(&head));
+    // The flood itself was cut to the cap.
+    let mut closed = 0;
+    for stream in &mut idle {
+        if closed_within(stream, Duration::from_millis(20)).await {
+            closed += 1;
+        }
+    }
+    assert!(closed >= 40 - 4, "{closed}");
+}

@@ -22,6 +22,7 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::net::IpAddr;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -81,7 +82,8 @@ struct State {
     next_id: u64,
     open: usize,
     /// Pending connections by admission order (oldest first).
-    pending: BTreeMap<u64, (IpAddr, Arc<Notify>)>,
+    /// With whether the connection has sent anything yet (see [`Watched`]).
+    pending: BTreeMap<u64, (IpAddr, Arc<Notify>, Arc<AtomicBool>)>,
     pending_per_address: HashMap<IpAddr, usize>,
     /// Evicted connections whose task has not yet dropped its ticket.
     evicted: HashSet<u64>,
@@ -136,11 +138,11 @@ impl Admission {
 
     /// A slot for a new connection from `peer`, evicting the oldest pending
     /// connection when a cap is reached; `None` when every slot is authenticated.
-    pub(super) fn admit(self: &Arc<Self>, peer: IpAddr) -> Option<Ticket> {
+    pub(super) fn admit(self: &Arc<Self>, peer: IpAddr, active: Arc<AtomicBool>) -> Option<Ticket> {
         let mut state = self.lock();
         let per_address = state.pending_per_address.get(&peer).copied().unwrap_or(0);
         if per_address >= self.limits.max_pending_per_address {
-            let oldest = state.pending.iter().find(|(_, (ip, _))| *ip == peer).map(|(id, _)| *id);
+            let oldest = state.victim(|ip| ip == peer);
             if let Some(id) = oldest {
                 state.evict(id);
                 state.log.note("closed the oldest unauthenticated connection of a client at its cap", peer);
@@ -148,7 +150,7 @@ impl Admission {
         }
         let closing = state.evicted.len();
         if state.open.saturating_sub(closing) >= self.limits.max_connections {
-            match state.pending.keys().next().copied() {
+            match state.victim(|_| true) {
                 Some(id) => {
                     state.evict(id);
                     state.log.note("closed the oldest unauthenticated connection at the connection cap", peer);
@@ -163,7 +165,7 @@ impl Admission {
         state.next_id += 1;
         state.open += 1;
         let evicted = Arc::new(Notify::new());
-        state.pending.insert(id, (peer, evicted.clone()));
+        state.pending.insert(id, (peer, evicted.clone(), active.clone()));
         *state.pending_per_address.entry(peer).or_default() += 1;
         Some(Ticket { id, peer, evicted, admission: self.clone() })
     }
@@ -178,11 +180,30 @@ impl State {
     /// is freed when the task drops the ticket, a moment later: until then
     /// `open` may exceed the cap by the connections being closed.
     fn evict(&mut self, id: u64) {
-        if let Some((peer, notify)) = self.pending.remove(&id) {
+        if let Some((peer, notify, _)) = self.pending.remove(&id) {
             self.unpend(peer);
             self.evicted.insert(id);
             notify.notify_one();
         }
+    }
+
+    /// The pending connection of a matching peer to close for a new one: the
+    /// oldest that has sent nothing (a flood's idle connection), else the
+    /// oldest. A client whose request is on its way keeps its slot while
+    /// idle connections remain: under a flood, closing pending connections
+    /// oldest-first dropped legitimate session starts mid-request.
+    fn victim(&self, matches: impl Fn(IpAddr) -> bool) -> Option<u64> {
+        let mut oldest = None;
+        for (id, (ip, _, active)) in &self.pending {
+            if !matches(*ip) {
+                continue;
+            }
+            if !active.load(Ordering::Relaxed) {
+                return Some(*id);
+            }
+            oldest.get_or_insert(*id);
+        }
+        oldest
     }
 
     fn unpend(&mut self, peer: IpAddr) {
@@ -293,12 +314,16 @@ pub(super) async fn serve(
             },
             () = &mut shutdown => break,
         };
-        let Some(ticket) = admission.admit(peer.ip()) else {
+        // A client that sent its request with the connect has bytes waiting
+        // already; one whose request comes later is marked on its first read.
+        let active = Arc::new(AtomicBool::new(has_bytes_waiting(&stream)));
+        let Some(ticket) = admission.admit(peer.ip(), active.clone()) else {
             refuse_busy(&stream);
             drop(stream);
             continue;
         };
         let ticket = Arc::new(ticket);
+        let stream = Watched { inner: stream, active };
         let conn = builder.serve_connection(TokioIo::new(stream), connection_service(router.clone(), ticket.clone()));
         let conn = graceful.watch(conn);
         tokio::spawn(async move {
@@ -314,6 +339,71 @@ pub(super) async fn serve(
     // SSE streams end with their sessions (the caller cancels them); a
     // connection stuck in a request gets a bounded grace period.
     let _ = tokio::time::timeout(Duration::from_secs(10), graceful.shutdown()).await;
+}
+
+/// Whether `stream` has bytes to read right now (a peek, without waiting).
+fn has_bytes_waiting(stream: &tokio::net::TcpStream) -> bool {
+    let mut byte = [0u8; 1];
+    let mut buf = tokio::io::ReadBuf::new(&mut byte);
+    let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+    matches!(stream.poll_peek(&mut cx, &mut buf), std::task::Poll::Ready(Ok(n)) if n > 0)
+}
+
+/// A connection's stream that records when the client first sent something.
+struct Watched {
+    inner: tokio::net::TcpStream,
+    active: Arc<AtomicBool>,
+}
+
+impl tokio::io::AsyncRead for Watched {
+    fn poll_read(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        let before = buf.filled().len();
+        let polled = std::pin::Pin::new(&mut self.inner).poll_read(cx, buf);
+        if buf.filled().len() > before {
+            self.active.store(true, Ordering::Relaxed);
+        }
+        polled
+    }
+}
+
+impl tokio::io::AsyncWrite for Watched {
+    fn poll_write(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        data: &[u8],
+    ) -> std::task::Poll<std::io::Result<usize>> {
+        std::pin::Pin::new(&mut self.inner).poll_write(cx, data)
+    }
+
+    fn poll_write_vectored(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        bufs: &[std::io::IoSlice<'_>],
+    ) -> std::task::Poll<std::io::Result<usize>> {
+        std::pin::Pin::new(&mut self.inner).poll_write_vectored(cx, bufs)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.inner.is_write_vectored()
+    }
+
+    fn poll_flush(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::pin::Pin::new(&mut self.inner).poll_flush(cx)
+    }
+
+    fn poll_shutdown(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::pin::Pin::new(&mut self.inner).poll_shutdown(cx)
+    }
 }
 
 fn connection_service(
