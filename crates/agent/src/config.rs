@@ -225,20 +225,32 @@ impl AgentConfig {
             .filter(|k| !k.trim().is_empty())
             .ok_or_else(|| ConfigError::MissingKey { provider: p.name.clone(), var: p.api_key_env.clone() })?;
         let key = ApiKey::new(key.trim());
+        // What `quiver providers check` found for this base URL and model.
+        let learned = crate::probe::learned_for(&p.base_url, &self.model);
+        if learned != crate::probe::Learned::default() {
+            tracing::info!(provider = %p.name, ?learned, "using what `quiver providers check` found");
+        }
+        // A refused image is learned as `vision: false`; a setting wins.
+        let vision = p.vision.or(learned.vision);
         Ok(match p.wire {
             Wire::OpenAi => {
                 let dialect = OpenAiDialect {
                     max_completion_tokens: p.name == "openai",
                     fim_path: p.fim_path.clone(),
                     fim_model: p.fim_path.as_ref().map(|_| fim_model(&self.model)),
-                    vision: p.vision,
+                    vision,
                 };
-                Box::new(OpenAiProvider::new(&p.name, &p.base_url, key, dialect, options)?.with_streaming(p.stream))
+                Box::new(
+                    OpenAiProvider::new(&p.name, &p.base_url, key, dialect, options)?
+                        .with_streaming(p.stream)
+                        .with_learned(&learned),
+                )
             }
             Wire::Anthropic => Box::new(
                 AnthropicProvider::new(&p.name, &p.base_url, key, options)?
-                    .with_vision(p.vision)
-                    .with_streaming(p.stream),
+                    .with_vision(vision)
+                    .with_streaming(p.stream)
+                    .with_learned(&learned),
             ),
         })
     }

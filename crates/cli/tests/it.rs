@@ -16,6 +16,8 @@ mod mcp_http;
 mod mcp_node;
 mod mcp_stdio;
 mod mcp_support;
+mod providers;
+mod real_servers;
 mod relay;
 mod search_bench;
 mod search_wiring;

@@ -42,6 +42,12 @@ impl AnthropicProvider {
         self
     }
 
+    /// What `quiver providers check` learned about this server: its streaming.
+    pub fn with_learned(self, learned: &crate::probe::Learned) -> Self {
+        crate::openai::apply_streaming(&self.transport, learned);
+        self
+    }
+
     /// Whether tool images are sent (None: decided by the model id).
     pub fn with_vision(mut self, vision: Option<bool>) -> Self {
         self.vision = vision;

@@ -70,6 +70,16 @@ impl OpenAiProvider {
         self
     }
 
+    /// What `quiver providers check` learned about this server (see
+    /// [`crate::probe::Learned`]): start with its tool-turn shape and streaming.
+    pub fn with_learned(self, learned: &crate::probe::Learned) -> Self {
+        apply_streaming(&self.transport, learned);
+        if let Some(position) = learned.tool_turn_content.and_then(|t| TOOL_TURNS.iter().position(|x| *x == t)) {
+            self.tool_turns.store(u8::try_from(position).unwrap_or_default(), Ordering::Relaxed);
+        }
+        self
+    }
+
     fn tool_turns(&self) -> ToolTurnContent {
         TOOL_TURNS.get(usize::from(self.tool_turns.load(Ordering::Relaxed))).copied().unwrap_or_default()
     }
@@ -172,6 +182,15 @@ impl Provider for OpenAiProvider {
         max_tokens: u32,
     ) -> BoxFuture<'a, Result<String, ProviderError>> {
         Box::pin(self.fim_inner(prefix, suffix, max_tokens))
+    }
+}
+
+/// A check's streaming findings, on a provider's transport.
+pub(crate) fn apply_streaming(transport: &Transport, learned: &crate::probe::Learned) {
+    if learned.stream == Some(false) {
+        transport.learned_no_streaming(false);
+    } else if learned.stream_with_tools == Some(false) {
+        transport.learned_no_streaming(true);
     }
 }
 

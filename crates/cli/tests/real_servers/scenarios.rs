@@ -1,0 +1,211 @@
+//! The scenarios, each on the wires it applies to. Every `quiver exec` run
+//! is audited: 0 head changes and 0 prefix breaks.
+
+use std::path::Path;
+use std::process::Stdio;
+use std::time::Duration;
+
+use serde_json::Value;
+
+use super::proxy::Force;
+use super::{Outcome, PATIENCE, Rig, Via, events, fail};
+use crate::exec::stdout;
+
+const WIRES: [Via; 3] = [Via::Llama, Via::LiteLlmAnthropic, Via::LiteLlmOpenAi];
+
+pub(crate) async fn run_all(rig: &Rig) -> Vec<(String, Outcome)> {
+    let mut results = Vec::new();
+    for via in WIRES {
+        results.push((format!("plain answer ({via:?})"), plain(rig, via).await));
+        results.push((format!("tool round trip ({via:?})"), round_trip(rig, via).await));
+        results.push((format!("resume ({via:?})"), resume(rig, via).await));
+        results.push((format!("tool_search, load, call ({via:?})"), search_load_call(rig, via).await));
+        results.push((format!("Ctrl-C mid-stream ({via:?})"), interrupt(rig, via).await));
+    }
+    results.push(("providers check".into(), providers_check(rig).await));
+    results
+}
+
+fn tool(name: &str) -> Force {
+    Force::Tool(name.to_string())
+}
+
+/// The run's last session, audited: 0 head changes and 0 prefix breaks.
+fn audited(rig: &Rig) -> Result<(std::path::PathBuf, String), String> {
+    let Some(session) = rig.sessions().pop() else { return fail("no session was recorded", None) };
+    audit(&session)
+}
+
+fn audit(session: &Path) -> Result<(std::path::PathBuf, String), String> {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_quiver")).arg("audit").arg(session).output().unwrap();
+    let summary = stdout(&out).lines().last().unwrap_or_default().to_string();
+    if out.status.code() != Some(0) || !summary.contains("head_changes=0 prefix_breaks=0") {
+        return fail(format!("audit of {}: {summary}", session.display()), Some(&out));
+    }
+    Ok((session.to_path_buf(), summary))
+}
+
+/// A finished run: exit 0, `session_ended` done, a non-empty answer.
+fn finished(out: &std::process::Output) -> Result<Vec<Value>, String> {
+    let events = events(out);
+    let ended = events.iter().rev().find(|e| e["type"] == "session_ended");
+    if out.status.code() != Some(0) || ended.is_none_or(|e| e["status"] != "done") {
+        return fail(format!("exit {:?}", out.status.code()), Some(out));
+    }
+    let answered =
+        events.iter().any(|e| e["type"] == "model_message" && e["text"].as_str().is_some_and(|t| !t.trim().is_empty()));
+    if !answered {
+        return fail("no answer text", Some(out));
+    }
+    Ok(events)
+}
+
+fn calls(events: &[Value]) -> Vec<(String, Option<String>)> {
+    events
+        .iter()
+        .filter(|e| e["type"] == "tool_call_ended")
+        .map(|e| (e["name"].as_str().unwrap_or_default().to_string(), e["error"].as_str().map(str::to_string)))
+        .collect()
+}
+
+async fn plain(rig: &Rig, via: Via) -> Outcome {
+    rig.proxy.plan([Force::Text]);
+    let out = rig.exec(via, &["Say hello in one word."]).await;
+    finished(&out)?;
+    audited(rig).map(|_| ())
+}
+
+async fn round_trip(rig: &Rig, via: Via) -> Outcome {
+    let from = rig.proxy.seen().len();
+    rig.proxy.plan([tool("read_file"), Force::Text]);
+    let out = rig.exec(via, &["Read the file notes.txt and tell me what it says."]).await;
+    let events = finished(&out)?;
+    let calls = calls(&events);
+    if calls.first().map(|c| c.0.as_str()) != Some("read_file") {
+        return fail(format!("expected a read_file call first, got {calls:?}"), Some(&out));
+    }
+    // The server got the result back, paired with the call's id.
+    let chats = rig.proxy.chats_since(from);
+    let Some(second) = chats.get(1) else { return fail(format!("{} chat requests", chats.len()), Some(&out)) };
+    let messages = second.body["messages"].as_array().cloned().unwrap_or_default();
+    let call_id = messages.iter().find_map(|m| m.pointer("/tool_calls/0/id").and_then(Value::as_str));
+    let result_id = messages.iter().find(|m| m["role"] == "tool").and_then(|m| m["tool_call_id"].as_str());
+    if call_id.is_none() || call_id != result_id {
+        return fail(format!("the tool result does not answer the call: {messages:?}"), Some(&out));
+    }
+    if chats.iter().any(|c| c.status != 200) {
+        return fail(
+            format!("a request was refused: {:?}", chats.iter().map(|c| c.status).collect::<Vec<_>>()),
+            Some(&out),
+        );
+    }
+    audited(rig).map(|_| ())
+}
+
+async fn resume(rig: &Rig, via: Via) -> Outcome {
+    let Some(last) = rig.sessions().pop() else { return fail("no session to resume", None) };
+    let id = last.file_stem().and_then(|s| s.to_str()).unwrap_or_default().to_string();
+    rig.proxy.plan([Force::Text]);
+    let out = rig.exec(via, &["resume", &id, "Now say goodbye in one word."]).await;
+    finished(&out)?;
+    let (_, summary) = audit(&last)?;
+    if !summary.contains("prefix_breaks=0") {
+        return fail(summary, Some(&out));
+    }
+    Ok(())
+}
+
+async fn search_load_call(rig: &Rig, via: Via) -> Outcome {
+    let from = rig.proxy.seen().len();
+    rig.proxy.plan([tool("tool_search"), Force::Loaded, Force::Text]);
+    let prompt = "Use tool_search to find the tool that shows a map of the project's files, then call it.";
+    let out = rig.exec(via, &[prompt]).await;
+    let events = finished(&out)?;
+    let calls = calls(&events);
+    // The head: the tools of the run's first request.
+    let first = rig.proxy.chats_since(from).into_iter().next().map(|s| s.body).unwrap_or_default();
+    let head: Vec<&str> =
+        first["tools"].as_array().into_iter().flatten().filter_map(|t| t.pointer("/function/name")?.as_str()).collect();
+    match calls.as_slice() {
+        [(first, None), (second, error), ..] if first == "tool_search" && !head.contains(&second.as_str()) => {
+            if error.as_deref().is_some_and(|e| e.contains("unknown tool") || e.contains("not loaded")) {
+                return fail(format!("the loaded tool {second} was not dispatched: {error:?}"), Some(&out));
+            }
+        }
+        _ => return fail(format!("expected tool_search then a loaded tool, got {calls:?}"), Some(&out)),
+    }
+    audited(rig).map(|_| ())
+}
+
+/// Ctrl-C while the answer streams: exit 130, `interrupted`, the transcript kept.
+async fn interrupt(rig: &Rig, via: Via) -> Outcome {
+    let ws = tempfile::tempdir().unwrap();
+    std::fs::write(ws.path().join("quiver.toml"), "[model]\nmax_output_tokens = 1500\n").unwrap();
+    let from = rig.proxy.seen().len();
+    rig.proxy.plan([Force::Text]);
+    let mut cmd = rig.command();
+    cmd.args(["exec", "--json", "--mode", "yolo", "--provider", via.provider(), "--workspace"]).arg(ws.path());
+    cmd.arg("Count from 1 to 1000, one number per line.").stdout(Stdio::piped()).stderr(Stdio::piped());
+    let child = cmd.spawn().unwrap();
+    let pid = child.id().unwrap_or_default();
+    // Until the server is answering the request (its status is in), then a little more.
+    let waited = tokio::time::timeout(PATIENCE, async {
+        while rig.proxy.chats_since(from).is_empty() {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    })
+    .await;
+    if waited.is_err() {
+        return fail("the request never reached the server", None);
+    }
+    tokio::time::sleep(Duration::from_millis(700)).await;
+    nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid as i32), nix::sys::signal::Signal::SIGINT).unwrap();
+    let out = tokio::time::timeout(PATIENCE, child.wait_with_output()).await.expect("exec exits on SIGINT").unwrap();
+    let events = events(&out);
+    if out.status.code() != Some(130) || events.last().is_none_or(|e| e["status"] != "interrupted") {
+        return fail(format!("exit {:?}", out.status.code()), Some(&out));
+    }
+    audited(rig).map(|_| ())
+}
+
+async fn providers_check(rig: &Rig) -> Outcome {
+    let mut failures = Vec::new();
+    for (via, name) in [
+        (Via::Llama, "llama_cpp_python"),
+        (Via::LiteLlmAnthropic, "litellm_anthropic"),
+        (Via::LiteLlmOpenAi, "litellm_openai"),
+    ] {
+        let mut cmd = rig.command();
+        let provider = via.provider();
+        // The llama server directly (no pass-through: the check sets its own `tool_choice`).
+        if via == Via::Llama {
+            cmd.args(["providers", "check", provider, "--base-url", &format!("{}/v1", rig.llama.url())]);
+        } else {
+            cmd.args(["providers", "check", provider]);
+        }
+        let out = tokio::time::timeout(PATIENCE, cmd.arg("--recheck").arg("--json").output()).await.unwrap().unwrap();
+        let report: Value = match serde_json::from_str(stdout(&out).trim()) {
+            Ok(v) => v,
+            Err(e) => {
+                failures.push(format!("{provider}: not JSON ({e}): {}", stdout(&out)));
+                continue;
+            }
+        };
+        eprintln!("providers check {provider}:\n{}", crate::providers::stable(&report));
+        insta::assert_snapshot!(format!("real_check_{name}"), stable_real(&report));
+    }
+    if failures.is_empty() { Ok(()) } else { fail(failures.join("\n"), None) }
+}
+
+/// The fields of a real server's report that do not depend on what the
+/// model wrote: each row's check and status, and what quiver works around.
+fn stable_real(report: &Value) -> String {
+    let mut lines: Vec<String> = report["rows"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|r| format!("{:22} {}", r["check"].as_str().unwrap_or_default(), r["status"].as_str().unwrap_or_default()))
+        .collect();
+    lines.push(format!("works around: {}", report["works_around"]));
+    lines.join("\n")
+}
