@@ -199,8 +199,9 @@ pub fn parse_response(value: &Value) -> Result<ModelResponse, String> {
         }
         tool_calls.push(ToolCall { id: id.to_string(), name: name.to_string(), arguments });
     }
-    // The legacy (pre-`tools`) form: one `function_call` and no id.
-    if let Some(function) = message.get("function_call").filter(|f| f.is_object()) {
+    // The legacy (pre-`tools`) form: one `function_call` and no id. Next to
+    // `tool_calls` it is the same call mirrored (llama-cpp-python), not another.
+    if let Some(function) = message.get("function_call").filter(|f| f.is_object() && tool_calls.is_empty()) {
         let name = function.get("name").and_then(Value::as_str).ok_or("function_call has no name")?;
         let arguments = arguments_text(function.get("arguments"));
         tool_calls.push(ToolCall { id: String::new(), name: name.to_string(), arguments });
