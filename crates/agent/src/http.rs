@@ -296,7 +296,19 @@ impl Transport {
                     stream = false;
                     continue;
                 }
-                assembler.finish().map_err(|d| self.stream_error(d))?
+                let response = assembler.finish().map_err(|d| self.stream_error(d))?;
+                // A well-formed stream that says nothing at all and made no
+                // tokens: LiteLLM's Anthropic adapter turns an upstream error
+                // into one. Asked without streaming, the server tells what
+                // went wrong (a content filter's empty answer is kept).
+                let silent = response.text.is_empty() && response.reasoning.is_none() && response.tool_calls.is_empty();
+                let nothing_made = !response.usage_reported || response.usage.output_tokens == 0;
+                if silent && nothing_made && response.finish_reason == crate::message::FinishReason::Stop {
+                    self.stop_streaming(call.tools, "the stream carried no content at all", sink);
+                    stream = false;
+                    continue;
+                }
+                response
             };
             crate::calls::make_ids_unique(&mut response.tool_calls);
             return Ok(response);

@@ -42,7 +42,7 @@ pub(super) async fn reachable_and_models(p: &mut Probe<'_>) {
                 .filter_map(|m| m.get("id").and_then(Value::as_str))
                 .map(str::to_string)
                 .collect();
-            if ids.iter().any(|id| *id == model) {
+            if ids.contains(&model) {
                 (Status::Ok, format!("`{model}` is among the {} listed", ids.len()))
             } else {
                 let shown: Vec<&str> = ids.iter().take(3).map(String::as_str).collect();

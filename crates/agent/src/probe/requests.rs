@@ -18,6 +18,9 @@ pub(crate) const TOOL: &str = "probe_echo";
 /// What the probe asks the tool to be called with, and what it answers.
 pub(crate) const WORD: &str = "ping";
 
+/// The `max_tokens` of requests that may call the tool.
+pub(crate) const TOOL_TOKENS: u32 = 64;
+
 /// A 1×1 PNG.
 const PIXEL_PNG: &str =
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==";
@@ -55,7 +58,7 @@ pub(crate) fn plain(target: &Target) -> ModelRequest {
 /// A request the tool answers (the agent's shape: tools, no `tool_choice`).
 pub(crate) fn with_tool(target: &Target) -> ModelRequest {
     let ask = format!("Call the {TOOL} tool with the word \"{WORD}\".");
-    request(target, vec![Message::user(ask)], true, 64)
+    request(target, vec![Message::user(ask)], true, TOOL_TOKENS)
 }
 
 /// The conversation after `call`: its result follows, for the model to answer.

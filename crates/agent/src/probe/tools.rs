@@ -8,6 +8,7 @@ use super::client::one_line;
 use super::requests::{self, TOOL, force, parse, render, stand_in_call, usage_objects};
 use super::{Check, Probe, Status};
 use crate::calls::complete_json;
+use crate::message::ToolCall;
 use crate::openai::ToolTurnContent;
 use crate::provider::Wire;
 
@@ -45,16 +46,24 @@ pub(super) async fn forced_call(p: &mut Probe<'_>) {
         Wire::OpenAi => json.pointer("/choices/0/message/tool_calls/0/id").and_then(|v| v.as_str()).is_some(),
         Wire::Anthropic => true,
     };
-    let (status, mut detail) = if complete_json(&call.arguments) {
-        (Status::Ok, format!("{TOOL} called with JSON arguments"))
+    // The server honoured `tool_choice`; whole arguments within the probe's
+    // few tokens are the model's part (a tiny model may ramble inside a string).
+    let mut detail = if complete_json(&call.arguments) {
+        format!("{TOOL} called with JSON arguments")
     } else {
-        (Status::No, format!("{TOOL} called, arguments not JSON: {}", one_line(&call.arguments, 60)))
+        format!(
+            "{TOOL} called; its arguments are not JSON within {} tokens: {}",
+            requests::TOOL_TOKENS,
+            one_line(&call.arguments, 48)
+        )
     };
     if !raw_id {
         detail.push_str(" (no call id: quiver assigns one)");
     }
-    p.set(Check::ForcedToolCall, status, detail, Some(reply.elapsed));
-    p.forced_call = Some(call);
+    p.set(Check::ForcedToolCall, Status::Ok, detail, Some(reply.elapsed));
+    // The call goes back as sent; unparseable arguments as the stand-in's.
+    p.forced_call =
+        Some(if complete_json(&call.arguments) { call } else { ToolCall { id: call.id, ..stand_in_call() } });
 }
 
 pub(super) async fn result_back(p: &mut Probe<'_>) {

@@ -49,6 +49,7 @@ pub(crate) struct Rig {
     pub proxy: Proxy,
     pub llama: Server,
     pub litellm: Server,
+    pub litellm_key: String,
     /// The servers' logs and LiteLLM's config (kept until the end).
     pub _logs: tempfile::TempDir,
 }
@@ -86,7 +87,7 @@ wire = "openai"
 
     pub fn command(&self) -> tokio::process::Command {
         let mut cmd = self.env.command(None);
-        cmd.env("LLAMA_API_KEY", "sk-local").env("LITELLM_API_KEY", "sk-local");
+        cmd.env("LLAMA_API_KEY", "sk-local").env("LITELLM_API_KEY", &self.litellm_key);
         cmd
     }
 
@@ -125,21 +126,24 @@ pub(crate) fn events(out: &Output) -> Vec<Value> {
 #[tokio::test(flavor = "multi_thread")]
 async fn real_servers_llama_cpp_python_and_litellm() {
     let Some(installed) = servers::installed_or_skip() else { return };
+    // reqwest is built without a bundled crypto provider (see the agent's http.rs).
+    let _ = rustls::crypto::ring::default_provider().install_default();
     let logs = tempfile::tempdir().unwrap();
     let started = Instant::now();
     let mut llama = servers::llama(&installed, logs.path());
     let proxy = Proxy::start(&llama.url()).await;
     // LiteLLM boots slowly: it starts while the llama server loads.
-    let mut litellm = servers::litellm(&installed, logs.path(), &proxy.url());
+    let litellm_key = servers::litellm_key();
+    let mut litellm = servers::litellm(&installed, logs.path(), &proxy.url(), &litellm_key);
     let llama_ready = llama.ready("/v1/models", Duration::from_secs(120)).await;
     let litellm_ready = litellm.ready("/health/liveliness", Duration::from_secs(180)).await;
     eprintln!("real servers: llama ready in {llama_ready:.1?}, litellm in {litellm_ready:.1?}");
-    let rig = Rig { env: Env::new(), proxy, llama, litellm, _logs: logs };
+    let rig = Rig { env: Env::new(), proxy, llama, litellm, litellm_key, _logs: logs };
     std::fs::write(rig.env.config.path().join("config.toml"), rig.config()).unwrap();
 
     let mut failures = Vec::new();
-    for (name, outcome) in scenarios::run_all(&rig).await {
-        eprintln!("real servers: {name}: {}", if outcome.is_ok() { "ok" } else { "FAILED" });
+    let (outcomes, checks) = scenarios::run_all(&rig).await;
+    for (name, outcome) in outcomes {
         if let Err(why) = outcome {
             failures.push(format!("== {name}\n{why}"));
         }
@@ -153,5 +157,8 @@ async fn real_servers_llama_cpp_python_and_litellm() {
             servers::tail(&rig.llama.log),
             servers::tail(&rig.litellm.log)
         );
+    }
+    for (name, stable) in checks {
+        insta::assert_snapshot!(format!("real_check_{name}"), stable);
     }
 }

@@ -2,7 +2,8 @@
 //! on loopback, one request per connection. It forwards every request as is,
 //! except that a Chat Completions body gets the `tool_choice` the running
 //! scenario planned (the 135M model would not pick a tool on its own, so the
-//! round trips are deterministic) and `temperature: 0`. Parsing, streaming,
+//! round trips are deterministic), `temperature: 0`, and for a planned text
+//! answer `stop` sequences that end it early. Parsing, streaming,
 //! validation and ids stay the real server's. The answer streams back as it
 //! arrives (`connection: close` delimits it), so Ctrl-C mid-stream is real.
 
@@ -24,8 +25,12 @@ pub enum Force {
     /// Name the first tool that the session's first request did not have
     /// (one `tool_search` loaded).
     Loaded,
-    /// `tool_choice: "none"`: answer in text.
+    /// `tool_choice: "none"`, and `stop` at the first line or sentence end:
+    /// answer in text, briefly (the 135M model rambles to `max_tokens`
+    /// otherwise, which quiver rightly reports as no answer).
     Text,
+    /// `tool_choice: "none"` and nothing else: a text answer as long as the model makes it.
+    LongText,
 }
 
 /// One forwarded exchange.
@@ -124,7 +129,11 @@ fn rewrite(plan: &Mutex<Plan>, body: &mut Value) {
     let named = |name: &str| json!({"type": "function", "function": {"name": name}});
     match force {
         Force::Pass => {}
-        Force::Text => body["tool_choice"] = json!("none"),
+        Force::LongText => body["tool_choice"] = json!("none"),
+        Force::Text => {
+            body["tool_choice"] = json!("none");
+            body["stop"] = json!(["\n", ". "]);
+        }
         Force::Tool(name) => body["tool_choice"] = named(&name),
         Force::Loaded => {
             let first = plan.first_tools.clone().unwrap_or_default();

@@ -106,10 +106,16 @@ pub fn llama(installed: &Installed, dir: &Path) -> Server {
     spawn(cmd, port, dir.join("llama-server.log"))
 }
 
+/// The key LiteLLM's proxy is started with (it refuses to start without one).
+pub fn litellm_key() -> String {
+    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(7);
+    format!("sk-{:032x}{:08x}", nanos.wrapping_mul(0x9e37_79b9_7f4a_7c15), std::process::id())
+}
+
 /// LiteLLM's proxy with one model, `hosted_vllm/smollm2` at `api_base`
 /// (the pass-through in front of the llama server). It serves the OpenAI
 /// wire (`/v1/chat/completions`) and Anthropic's (`/v1/messages`).
-pub fn litellm(installed: &Installed, dir: &Path, api_base: &str) -> Server {
+pub fn litellm(installed: &Installed, dir: &Path, api_base: &str, key: &str) -> Server {
     let port = free_port();
     let config = dir.join("litellm.yaml");
     let yaml = format!(
@@ -120,6 +126,7 @@ pub fn litellm(installed: &Installed, dir: &Path, api_base: &str) -> Server {
     cmd.arg("--config").arg(&config).args(["--host", "127.0.0.1", "--port", &port.to_string()]);
     // No fetch of the model cost map from the network, no telemetry.
     cmd.env("LITELLM_LOCAL_MODEL_COST_MAP", "True").env("LITELLM_TELEMETRY", "False");
+    cmd.env("LITELLM_MASTER_KEY", key);
     cmd.env("NO_PROXY", "127.0.0.1,localhost").env("no_proxy", "127.0.0.1,localhost");
     spawn(cmd, port, dir.join("litellm.log"))
 }
