@@ -284,3 +284,37 @@ async fn distinct_calls_sharing_an_id_get_unique_ids_that_go_back_to_the_provide
         sent["messages"][2]["tool_calls"].as_array().unwrap().iter().map(|c| c["id"].as_str().unwrap()).collect();
     assert_eq!(sent_ids, ["dup", "dup_1"]);
 }
+
+/// `[providers.NAME] tool_choice = "auto"`: sent with every request that has
+/// tools (llama-cpp-python's `chatml-function-calling` ignores tools without
+/// one), in each wire's shape; never without tools; other values refused.
+#[tokio::test]
+async fn a_configured_tool_choice_goes_with_every_request_that_has_tools() {
+    use quiver_agent::{AgentConfig, CliOverrides, ConfigLayer, HttpOptions, Trust};
+    let server = ScriptedServer::start().await.unwrap();
+    server.script([ScriptedTurn::text("a"), ScriptedTurn::text("b"), ScriptedTurn::text("c")]);
+    let text = format!(
+        "[providers.llama]\nbase_url = \"{0}\"\napi_key_env = \"K\"\ntool_choice = \"auto\"\n\
+         [providers.proxy]\nbase_url = \"{0}\"\napi_key_env = \"K\"\nwire = \"anthropic\"\ntool_choice = \"required\"\n",
+        server.base_url()
+    );
+    let layer = ConfigLayer { trust: Trust::User, path: "config.toml", text: &text };
+    let build = |name: &str| {
+        let cli = CliOverrides { provider: Some(name.into()), model: Some("m".into()), ..Default::default() };
+        let config = AgentConfig::load(std::slice::from_ref(&layer), &cli).unwrap();
+        config.build_provider(&|_| Some("k".into()), HttpOptions::default()).unwrap()
+    };
+    let llama = build("llama");
+    complete(llama.as_ref(), &request("m", openai_tools(), 2, vec![Message::user("hi")], false)).await.0.unwrap();
+    complete(llama.as_ref(), &request("m", json!([]), 0, vec![Message::user("hi")], false)).await.0.unwrap();
+    complete(build("proxy").as_ref(), &request("m", anthropic_tools(), 2, vec![Message::user("hi")], false))
+        .await
+        .0
+        .unwrap();
+    let sent: Vec<Value> = server.requests().iter().map(|r| r.json()["tool_choice"].clone()).collect();
+    assert_eq!(sent, [json!("auto"), Value::Null, json!({"type": "any"})]);
+    let bad = "[providers.llama]\nbase_url = \"http://x\"\napi_key_env = \"K\"\ntool_choice = \"sometimes\"\n";
+    let layer = ConfigLayer { trust: Trust::User, path: "config.toml", text: bad };
+    let err = AgentConfig::load(&[layer], &CliOverrides::default()).unwrap_err();
+    assert!(err.to_string().contains("providers.llama.tool_choice"), "{err}");
+}

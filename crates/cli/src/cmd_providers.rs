@@ -76,7 +76,8 @@ fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
         Err(e) => return Ok(usage_error(e)),
     };
     target.timeout = std::time::Duration::from_secs(args.timeout.max(1));
-    let cached = if args.recheck { None } else { probe::load(&target.base_url, &target.model) };
+    let choice = target.tool_choice.as_deref();
+    let cached = if args.recheck { None } else { probe::load(&target.base_url, &target.model, choice) };
     let (report, from_cache) = match cached {
         Some(report) => (report, true),
         None => {
@@ -84,7 +85,8 @@ fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
             (runtime.block_on(probe::check(&target)), false)
         }
     };
-    let stored = if from_cache { probe::cache_path(&target.base_url, &target.model) } else { Some(store(&report)) };
+    let stored =
+        if from_cache { probe::cache_path(&target.base_url, &target.model, choice) } else { Some(store(&report)) };
     if args.json {
         let mut value = serde_json::to_value(&report)?;
         value["cached"] = json!(from_cache);

@@ -59,6 +59,9 @@ pub fn request_body_with(
     body.insert("messages".into(), Value::Array(messages(req, vision, tool_turns)));
     if !req.tool_list().is_empty() {
         body.insert("tools".into(), req.tools.clone());
+        if let Some(choice) = &dialect.tool_choice {
+            body.insert("tool_choice".into(), json!(choice));
+        }
     }
     if let Some(max) = req.max_output_tokens {
         let key = if dialect.max_completion_tokens { "max_completion_tokens" } else { "max_tokens" };

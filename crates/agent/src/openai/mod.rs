@@ -31,6 +31,8 @@ pub struct OpenAiDialect {
     /// `[providers.NAME] vision`: whether tool images are sent to the model
     /// (unset: [`crate::vision::sees_images`]'s table decides).
     pub vision: Option<bool>,
+    /// `[providers.NAME] tool_choice`: sent with every request that has tools.
+    pub tool_choice: Option<String>,
 }
 
 #[derive(Debug)]

@@ -82,33 +82,42 @@ fn normalized(base_url: &str) -> &str {
     base_url.trim_end_matches('/')
 }
 
-/// The cache file of (base URL, model) under the state directory.
-pub fn cache_path(base_url: &str, model: &str) -> Option<PathBuf> {
+/// The cache file of (base URL, model, `tool_choice` setting) under the
+/// state directory (the setting changes what the server does with tools).
+pub fn cache_path(base_url: &str, model: &str, tool_choice: Option<&str>) -> Option<PathBuf> {
     let dir = crate::exec::paths::state_dir()?.join("providers");
     let mut hash = Sha256::new();
     hash.update(normalized(base_url).as_bytes());
     hash.update([0]);
     hash.update(model.as_bytes());
+    if let Some(choice) = tool_choice {
+        hash.update([0]);
+        hash.update(choice.as_bytes());
+    }
     let hex = hex::encode(hash.finalize());
     Some(dir.join(format!("{}.json", &hex[..16])))
 }
 
-/// The cached report of (base URL, model), if any (an unreadable or foreign
-/// file is none).
-pub fn load(base_url: &str, model: &str) -> Option<Report> {
-    let text = std::fs::read_to_string(cache_path(base_url, model)?).ok()?;
+/// The cached report of (base URL, model, `tool_choice`), if any (an
+/// unreadable or foreign file is none).
+pub fn load(base_url: &str, model: &str, tool_choice: Option<&str>) -> Option<Report> {
+    let text = std::fs::read_to_string(cache_path(base_url, model, tool_choice)?).ok()?;
     let report: Report = serde_json::from_str(&text).ok()?;
-    (normalized(&report.base_url) == normalized(base_url) && report.model == model).then_some(report)
+    let same = normalized(&report.base_url) == normalized(base_url)
+        && report.model == model
+        && report.tool_choice.as_deref() == tool_choice;
+    same.then_some(report)
 }
 
-/// What the wire should use for (base URL, model): the cached report's, or nothing.
-pub fn learned_for(base_url: &str, model: &str) -> Learned {
-    load(base_url, model).map(|r| r.learned).unwrap_or_default()
+/// What the wire should use for (base URL, model, `tool_choice`): the cached
+/// report's, or nothing.
+pub fn learned_for(base_url: &str, model: &str, tool_choice: Option<&str>) -> Learned {
+    load(base_url, model, tool_choice).map(|r| r.learned).unwrap_or_default()
 }
 
 /// Writes `report` to its cache file atomically; returns the path.
 pub fn store(report: &Report) -> std::io::Result<PathBuf> {
-    let path = cache_path(&report.base_url, &report.model)
+    let path = cache_path(&report.base_url, &report.model, report.tool_choice.as_deref())
         .ok_or_else(|| std::io::Error::other("no state directory: set QUIVER_STATE_DIR"))?;
     let dir = path.parent().ok_or_else(|| std::io::Error::other("the cache path has no directory"))?;
     std::fs::create_dir_all(dir)?;

@@ -20,8 +20,11 @@ pub(super) async fn vision(p: &mut Probe<'_>) {
         Err(e) => return p.set(Check::Vision, Status::No, format!("POST {path}: {}", one_line(&e, 200)), None),
     };
     if !reply.ok() {
-        // Sending images to this server fails the whole request: never do.
-        p.learned.vision = Some(false);
+        // A refusal of the body (not a server failing): sending images to
+        // this server fails the whole request, so quiver never does.
+        if (400..500).contains(&reply.status) || reply.said().invalid_body {
+            p.learned.vision = Some(false);
+        }
         return p.set(
             Check::Vision,
             Status::No,

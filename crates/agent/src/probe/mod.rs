@@ -10,7 +10,7 @@
 //! act on ([`Learned`]: do not stream, or not with tools; the `content` shape
 //! of tool-only turns; no images) is cached per base URL and model in the
 //! state directory (see `cache.rs`) and applied when a provider is built for
-//! that base URL and model, so the first request of the next run already
+//! that base URL and model (and `tool_choice` setting), so the first request of the next run already
 //! avoids what failed.
 //!
 //! - `client.rs`: one raw HTTP exchange at a time.
@@ -148,6 +148,9 @@ pub struct Report {
     pub wire: String,
     pub base_url: String,
     pub model: String,
+    /// The provider's `tool_choice` setting the checks ran with.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_choice: Option<String>,
     /// Seconds since the Unix epoch.
     pub checked_at: u64,
     pub rows: Vec<Row>,
@@ -178,6 +181,8 @@ pub struct Target {
     pub fim_path: Option<String>,
     /// OpenAI's `max_completion_tokens` instead of `max_tokens`.
     pub max_completion_tokens: bool,
+    /// `[providers.NAME] tool_choice`, sent with tools as the agent does.
+    pub tool_choice: Option<String>,
     /// Per request.
     pub timeout: Duration,
 }
@@ -199,6 +204,7 @@ impl Target {
             key_env: p.api_key_env.clone(),
             fim_path: p.fim_path.clone(),
             max_completion_tokens: p.name == "openai",
+            tool_choice: p.tool_choice.clone(),
             timeout: Duration::from_secs(120),
         })
     }
@@ -291,6 +297,7 @@ fn finish(target: &Target, rows: BTreeMap<Check, Row>, learned: Learned) -> Repo
         wire: target.wire.as_str().to_string(),
         base_url: target.base_url.clone(),
         model: target.model.clone(),
+        tool_choice: target.tool_choice.clone(),
         checked_at,
         rows: rows.into_values().collect(),
         learned,

@@ -83,11 +83,18 @@ pub(crate) fn render(target: &Target, req: &ModelRequest, stream: bool, tool_tur
             let dialect = OpenAiDialect {
                 max_completion_tokens: target.max_completion_tokens,
                 vision: Some(false),
+                tool_choice: target.tool_choice.clone(),
                 ..OpenAiDialect::default()
             };
             request_body_with(req, &dialect, tool_turns, stream)
         }
-        Wire::Anthropic => request_body_streamed(req, Some(false), stream),
+        Wire::Anthropic => {
+            let mut body = request_body_streamed(req, Some(false), stream);
+            if let Some(choice) = target.tool_choice.as_deref().filter(|_| !req.tool_list().is_empty()) {
+                body["tool_choice"] = crate::anthropic::anthropic_tool_choice(choice);
+            }
+            body
+        }
     }
 }
 

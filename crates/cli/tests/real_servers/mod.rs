@@ -32,6 +32,9 @@ pub(crate) enum Via {
     LiteLlmAnthropic,
     /// LiteLLM's OpenAI wire.
     LiteLlmOpenAi,
+    /// The llama server with `tool_choice = "auto"` configured (without it,
+    /// `chatml-function-calling` never shows the model the tools).
+    LlamaAuto,
 }
 
 impl Via {
@@ -40,6 +43,7 @@ impl Via {
             Via::Llama => "llama",
             Via::LiteLlmAnthropic => "litellm",
             Via::LiteLlmOpenAi => "litellm-openai",
+            Via::LlamaAuto => "llama-auto",
         }
     }
 }
@@ -71,6 +75,12 @@ max_output_tokens = 48
 base_url = "{llama}"
 api_key_env = "LLAMA_API_KEY"
 wire = "openai"
+
+[providers.llama-auto]
+base_url = "{llama}"
+api_key_env = "LLAMA_API_KEY"
+wire = "openai"
+tool_choice = "auto"
 
 [providers.litellm]
 base_url = "{litellm}"

@@ -71,7 +71,9 @@ impl Proxy {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
         let plan = Arc::new(Mutex::new(Plan::default()));
-        let client = reqwest::Client::builder().no_proxy().build().unwrap();
+        // A fresh upstream connection per request: llama-cpp-python may drop a
+        // kept-alive one after a failed stream, which a pool would reuse.
+        let client = reqwest::Client::builder().no_proxy().pool_max_idle_per_host(0).build().unwrap();
         let (upstream, shared) = (upstream.trim_end_matches('/').to_string(), Arc::clone(&plan));
         let task = tokio::spawn(async move {
             while let Ok((socket, _)) = listener.accept().await {

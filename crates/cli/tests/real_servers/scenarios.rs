@@ -23,6 +23,7 @@ pub(crate) async fn run_all(rig: &Rig) -> (Vec<(String, Outcome)>, Vec<(&'static
     };
     let (checks, outcome) = providers_check(rig).await;
     record("providers check".into(), outcome);
+    record("tool_choice auto, unstreamed from the first request".into(), auto_round_trip(rig).await);
     for via in WIRES {
         record(format!("plain answer ({via:?})"), plain(rig, via).await);
         record(format!("resume ({via:?})"), resume(rig, via).await);
@@ -154,6 +155,29 @@ async fn refused_round_trip(rig: &Rig) -> Outcome {
     audited(rig).map(|_| ())
 }
 
+/// `tool_choice = "auto"` on llama-cpp-python: the model sees the tools and
+/// calls one of its own choosing, and the run sends that first request
+/// without streaming, as `providers check` found (llama-cpp-python answers
+/// an automatic tool choice streamed with an empty 200): no fallback needed.
+async fn auto_round_trip(rig: &Rig) -> Outcome {
+    let from = rig.proxy.seen().len();
+    rig.proxy.plan([Force::Pass, Force::Text]);
+    let out = rig.exec(Via::LlamaAuto, &["Read the file notes.txt."]).await;
+    let events = finished(&out)?;
+    let chats = rig.proxy.chats_since(from);
+    let first = chats.first().map(|c| c.body.clone()).unwrap_or_default();
+    if first["tool_choice"] != "auto" || first["stream"] != false {
+        return fail(
+            format!("the first request: tool_choice {}, stream {}", first["tool_choice"], first["stream"]),
+            Some(&out),
+        );
+    }
+    if events.iter().any(|e| e["type"] == "retrying") || calls(&events).is_empty() {
+        return fail(format!("expected a call and no retry: {:?}", calls(&events)), Some(&out));
+    }
+    audited(rig).map(|_| ())
+}
+
 async fn resume(rig: &Rig, via: Via) -> Outcome {
     let Some(last) = rig.sessions().pop() else { return fail("no session to resume", None) };
     let id = last.file_stem().and_then(|s| s.to_str()).unwrap_or_default().to_string();
@@ -215,7 +239,7 @@ async fn interrupt(rig: &Rig, via: Via) -> Outcome {
     rig.proxy.plan([Force::LongText]);
     let mut cmd = rig.command();
     cmd.args(["exec", "--json", "--mode", "yolo", "--provider", via.provider(), "--workspace"]).arg(ws.path());
-    cmd.arg("Count from 1 to 1000, one number per line.").stdout(Stdio::piped()).stderr(Stdio::piped());
+    cmd.arg("Write a very long story about a dragon who learns to code.").stdout(Stdio::piped()).stderr(Stdio::piped());
     let child = cmd.spawn().unwrap();
     let pid = child.id().unwrap_or_default();
     // Until the server is answering the request (its status is in), then a little more.
@@ -244,11 +268,13 @@ async fn interrupt(rig: &Rig, via: Via) -> Outcome {
 async fn providers_check(rig: &Rig) -> (Vec<(&'static str, String)>, Outcome) {
     let mut failures = Vec::new();
     let mut checks = Vec::new();
-    for (via, name) in [
+    let servers = [
         (Via::Llama, "llama_cpp_python"),
+        (Via::LlamaAuto, "llama_cpp_python_tool_choice_auto"),
         (Via::LiteLlmAnthropic, "litellm_anthropic"),
         (Via::LiteLlmOpenAi, "litellm_openai"),
-    ] {
+    ];
+    for (via, name) in servers {
         let mut cmd = rig.command();
         let provider = via.provider();
         // Through the pass-through with nothing planned: it only sets
