@@ -9,6 +9,7 @@
 //! scenario's failure is collected and reported at the end, so one broken
 //! scenario does not hide the others.
 
+mod more;
 mod proxy;
 mod scenarios;
 mod servers;
@@ -62,7 +63,7 @@ pub(crate) struct Rig {
 pub(crate) const PATIENCE: Duration = Duration::from_secs(240);
 
 impl Rig {
-    fn config(&self) -> String {
+    pub fn config_text(&self) -> String {
         let llama = format!("{}/v1", self.proxy.url());
         let litellm = self.litellm.url();
         format!(
@@ -149,7 +150,7 @@ async fn real_servers_llama_cpp_python_and_litellm() {
     let litellm_ready = litellm.ready("/health/liveliness", Duration::from_secs(180)).await;
     eprintln!("real servers: llama ready in {llama_ready:.1?}, litellm in {litellm_ready:.1?}");
     let rig = Rig { env: Env::new(), proxy, llama, litellm, litellm_key, _logs: logs };
-    std::fs::write(rig.env.config.path().join("config.toml"), rig.config()).unwrap();
+    std::fs::write(rig.env.config.path().join("config.toml"), rig.config_text()).unwrap();
 
     let mut failures = Vec::new();
     let (outcomes, checks) = scenarios::run_all(&rig).await;

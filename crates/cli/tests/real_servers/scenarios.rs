@@ -33,8 +33,12 @@ pub(crate) async fn run_all(rig: &Rig) -> (Vec<(String, Outcome)>, Vec<(&'static
             record(format!("tool round trip ({via:?})"), round_trip(rig, via).await);
             record(format!("tool_search, load, call ({via:?})"), search_load_call(rig, via).await);
         }
+        if via != Via::LiteLlmOpenAi {
+            record(format!("compaction ({via:?})"), super::more::compaction(rig, via).await);
+        }
         record(format!("Ctrl-C mid-stream ({via:?})"), interrupt(rig, via).await);
     }
+    record("RLM sub_query".into(), super::more::rlm_sub_query(rig).await);
     (results, checks)
 }
 
