@@ -36,6 +36,11 @@ pub struct ProviderConfig {
     /// `false`: never stream (for servers that cannot); unset: stream, and
     /// stop for the session if the server turns out not to manage.
     pub stream: Option<bool>,
+    /// `tool_choice` sent with every request that has tools: `auto` or
+    /// `required` (unset: none is sent, which the OpenAI and Anthropic specs
+    /// treat as `auto`; llama-cpp-python's `chatml-function-calling` instead
+    /// ignores the tools unless it gets one).
+    pub tool_choice: Option<String>,
 }
 
 /// The resolved settings: every layer applied.
@@ -123,6 +128,7 @@ struct ProviderTable {
     fim_path: Option<String>,
     vision: Option<bool>,
     stream: Option<bool>,
+    tool_choice: Option<String>,
 }
 
 fn builtin_providers() -> BTreeMap<String, ProviderConfig> {
@@ -136,6 +142,7 @@ fn builtin_providers() -> BTreeMap<String, ProviderConfig> {
             fim_path: fim.map(str::to_string),
             vision: None,
             stream: None,
+            tool_choice: None,
         };
         (name.to_string(), config)
     };
@@ -233,20 +240,34 @@ impl AgentConfig {
             .filter(|k| !k.trim().is_empty())
             .ok_or_else(|| ConfigError::MissingKey { provider: p.name.clone(), var: p.api_key_env.clone() })?;
         let key = ApiKey::new(key.trim());
+        // What `quiver providers check` found for this base URL and model.
+        let learned = crate::probe::learned_for(&p.base_url, &self.model, p.tool_choice.as_deref());
+        if learned != crate::probe::Learned::default() {
+            tracing::info!(provider = %p.name, ?learned, "using what `quiver providers check` found");
+        }
+        // A refused image is learned as `vision: false`; a setting wins.
+        let vision = p.vision.or(learned.vision);
         Ok(match p.wire {
             Wire::OpenAi => {
                 let dialect = OpenAiDialect {
                     max_completion_tokens: p.name == "openai",
                     fim_path: p.fim_path.clone(),
                     fim_model: p.fim_path.as_ref().map(|_| fim_model(&self.model)),
-                    vision: p.vision,
+                    vision,
+                    tool_choice: p.tool_choice.clone(),
                 };
-                Box::new(OpenAiProvider::new(&p.name, &p.base_url, key, dialect, options)?.with_streaming(p.stream))
+                Box::new(
+                    OpenAiProvider::new(&p.name, &p.base_url, key, dialect, options)?
+                        .with_streaming(p.stream)
+                        .with_learned(&learned),
+                )
             }
             Wire::Anthropic => Box::new(
                 AnthropicProvider::new(&p.name, &p.base_url, key, options)?
-                    .with_vision(p.vision)
-                    .with_streaming(p.stream),
+                    .with_vision(vision)
+                    .with_tool_choice(p.tool_choice.clone())
+                    .with_streaming(p.stream)
+                    .with_learned(&learned),
             ),
         })
     }
@@ -324,6 +345,7 @@ fn apply_provider(
                 fim_path: None,
                 vision: None,
                 stream: None,
+                tool_choice: None,
             })
         }
     };
@@ -347,6 +369,16 @@ fn apply_provider(
     }
     if let Some(stream) = table.stream {
         entry.stream = Some(stream);
+    }
+    if let Some(choice) = table.tool_choice {
+        if !["auto", "required"].contains(&choice.as_str()) {
+            return Err(ConfigError::Invalid {
+                path: layer.path.into(),
+                key: key("tool_choice"),
+                message: format!("`{choice}` is not one of auto, required"),
+            });
+        }
+        entry.tool_choice = Some(choice);
     }
     Ok(())
 }

@@ -124,12 +124,7 @@ pub(crate) struct ModelCall<'a> {
 
 impl Transport {
     pub fn new(provider: &str, base_url: &str, options: HttpOptions) -> Result<Self, ProviderError> {
-        static CRYPTO: Once = Once::new();
-        // reqwest is built without a bundled crypto provider so that `ring`
-        // (fast to build) is used; installing fails only if one is already set.
-        CRYPTO.call_once(|| {
-            let _ = rustls::crypto::ring::default_provider().install_default();
-        });
+        install_crypto();
         let mut builder = Client::builder().user_agent(concat!("quiver/", env!("CARGO_PKG_VERSION")));
         // An HTTP(S)_PROXY from the environment cannot reach this machine's
         // loopback (a local model server, the scripted test server).
@@ -145,6 +140,13 @@ impl Transport {
     /// Never stream (`[providers.NAME] stream = false`).
     pub fn force_no_streaming(&self) {
         self.streaming.forced_off.store(true, Ordering::Relaxed);
+    }
+
+    /// What a `quiver providers check` found this server cannot do: start the
+    /// session not streaming (at all, or with tools).
+    pub fn learned_no_streaming(&self, with_tools_only: bool) {
+        let flag = if with_tools_only { &self.streaming.off_with_tools } else { &self.streaming.off };
+        flag.store(true, Ordering::Relaxed);
     }
 
     /// POSTs `body` until a success status, a non-retryable status, or the retry
@@ -294,7 +296,19 @@ impl Transport {
                     stream = false;
                     continue;
                 }
-                assembler.finish().map_err(|d| self.stream_error(d))?
+                let response = assembler.finish().map_err(|d| self.stream_error(d))?;
+                // A well-formed stream that says nothing at all and made no
+                // tokens: LiteLLM's Anthropic adapter turns an upstream error
+                // into one. Asked without streaming, the server tells what
+                // went wrong (a content filter's empty answer is kept).
+                let silent = response.text.is_empty() && response.reasoning.is_none() && response.tool_calls.is_empty();
+                let nothing_made = !response.usage_reported || response.usage.output_tokens == 0;
+                if silent && nothing_made && response.finish_reason == crate::message::FinishReason::Stop {
+                    self.stop_streaming(call.tools, "the stream carried no content at all", sink);
+                    stream = false;
+                    continue;
+                }
+                response
             };
             crate::calls::make_ids_unique(&mut response.tool_calls);
             return Ok(response);
@@ -357,7 +371,16 @@ fn replay_as_events(response: &ModelResponse, sink: Sink<'_>) {
     }
 }
 
-fn is_loopback(base_url: &str) -> bool {
+/// reqwest is built without a bundled crypto provider so that `ring` (fast
+/// to build) is used; installing fails only if one is already set.
+pub(crate) fn install_crypto() {
+    static CRYPTO: Once = Once::new();
+    CRYPTO.call_once(|| {
+        let _ = rustls::crypto::ring::default_provider().install_default();
+    });
+}
+
+pub(crate) fn is_loopback(base_url: &str) -> bool {
     let Ok(url) = reqwest::Url::parse(base_url) else { return false };
     match url.host() {
         Some(url::Host::Ipv4(ip)) => ip.is_loopback(),

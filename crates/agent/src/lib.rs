@@ -10,6 +10,7 @@
 //!   resume, event output, exit status, the terminal approver.
 //! - [`relay`]: the `# Session relay` hand-off (`quiver relay`, compaction, `--from-relay`).
 //! - [`subagent`]: child runs (`agent_open`/`agent_eval`/`agent_close`, `tool_agent`).
+//! - [`probe`]: `quiver providers check`: what a provider's server does, cached per base URL and model.
 //! - `scripted` (feature `scripted`): a faithful fake model server for tests.
 
 pub mod anthropic;
@@ -19,6 +20,7 @@ pub mod exec;
 mod http;
 pub mod message;
 pub mod openai;
+pub mod probe;
 pub mod provider;
 mod rejection;
 pub mod relay;

@@ -7,7 +7,11 @@
 //! included, as HTTP 500 `{"error": {"message": "1 validation error for …",
 //! "type": "internal_server_error"}}`; FastAPI answers 422 with
 //! `{"detail": [{"loc": [...], "msg": ...}]}`; OpenAI answers 400 with
-//! `error.param`; llama.cpp's own server says "Expected 'content' …".
+//! `error.param`; llama.cpp's own server says "Expected 'content' …"; a chat
+//! template that reads a key the message lacks fails in Jinja, which
+//! llama-cpp-python also wraps as a 500 (`'dict object' has no attribute
+//! 'content'`, seen with 0.3.36's `chatml-function-calling` when a tool-only
+//! assistant turn has no `content`).
 
 use serde_json::Value;
 
@@ -67,10 +71,16 @@ impl ErrorBody {
         if body.field.is_none() && phrased {
             body.field = quoted(&body.message);
         }
+        // Jinja's UndefinedError: "'dict object' has no attribute 'content'", "'content' is undefined".
+        let attribute = after_quote(&body.message, "has no attribute '");
+        let template = attribute.is_some() || lower.contains("' is undefined");
+        if body.field.is_none() && template {
+            body.field = attribute.or_else(|| quoted(&body.message));
+        }
         // The status alone does not decide: a 4xx other than 408/429 is never
         // retried anyway, and a 5xx is a rejection only when the body says so.
         body.invalid_body |=
-            pydantic || phrased || matches!(kind, Some("invalid_request_error") | Some("BadRequestError"));
+            pydantic || phrased || template || matches!(kind, Some("invalid_request_error") | Some("BadRequestError"));
         body.no_streaming = mentions_stream(&lower)
             && ["not supported", "unsupported", "not implemented", "does not support", "cannot", "can't"]
                 .iter()
@@ -100,6 +110,14 @@ fn location(loc: &[Value]) -> String {
         .map(|p| p.as_str().map_or_else(|| p.to_string(), str::to_string))
         .collect();
     parts.join(".")
+}
+
+/// The `'name'` right after `prefix` in a message.
+fn after_quote(message: &str, prefix: &str) -> Option<String> {
+    let start = message.find(prefix)? + prefix.len();
+    let len = message[start..].find('\'')?;
+    let name = &message[start..start + len];
+    (!name.is_empty() && !name.contains(' ')).then(|| name.to_string())
 }
 
 /// The first `'quoted'` name in a message.

@@ -9,6 +9,18 @@ fn a_llama_cpp_python_500_wrapping_a_validation_error_names_the_field() {
     assert!(body.message.starts_with("1 validation error"));
 }
 
+/// llama-cpp-python 0.3.36, `chatml-function-calling`: its template reads
+/// `message.content` of an assistant turn that has none.
+#[test]
+fn a_chat_template_missing_a_key_is_a_rejection_naming_it() {
+    let text = r#"{"error":{"message":"'dict object' has no attribute 'content'","type":"internal_server_error","param":null,"code":null}}"#;
+    let body = ErrorBody::parse(text);
+    assert!(body.invalid_body && !body.retryable(500), "{body:?}");
+    assert_eq!(body.field.as_deref(), Some("content"));
+    let body = ErrorBody::parse(r#"{"error":{"message":"'content' is undefined"}}"#);
+    assert_eq!((body.invalid_body, body.field.as_deref()), (true, Some("content")));
+}
+
 #[test]
 fn fastapi_422_details_and_openai_params() {
     let body = ErrorBody::parse(

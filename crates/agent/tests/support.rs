@@ -34,6 +34,7 @@ pub fn deepseek_with(server: &ScriptedServer, options: HttpOptions) -> OpenAiPro
         fim_path: Some("/beta/completions".into()),
         fim_model: Some("deepseek-chat".into()),
         vision: None,
+        tool_choice: None,
     };
     OpenAiProvider::new("deepseek", &server.base_url(), ApiKey::new("sk-test"), dialect, options).unwrap()
 }

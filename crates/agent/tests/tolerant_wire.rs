@@ -45,6 +45,33 @@ async fn llama_cpp_python_accepts_a_tool_turn_without_content() {
     assert_eq!(assistant["tool_calls"][0]["id"], "call_1");
 }
 
+/// llama-cpp-python 0.3.36 with `chatml-function-calling` (verified against
+/// the real server): a tool-only turn without `content` fails in its chat
+/// template (500), `""` is accepted. One repaired request, then `""` for the
+/// rest of the session.
+#[tokio::test]
+async fn a_template_that_needs_content_gets_an_empty_string_and_keeps_it() {
+    let server = ScriptedServer::start().await.unwrap();
+    server.quirk(Quirk::TemplateNeedsContent);
+    server.script([ScriptedTurn::text("a says A"), ScriptedTurn::text("still A")]);
+    let provider = deepseek(&server);
+    let req = request("smollm2", openai_tools(), 2, after_a_tool_call(), false);
+    let (response, events) = complete(&provider, &req).await;
+    assert_eq!(response.unwrap().text, "a says A");
+    let reasons = retries(&events);
+    assert_eq!(reasons.len(), 1, "{reasons:?}");
+    assert!(reasons[0].contains("`content: \"\"`") && reasons[0].contains("field `content`"), "{reasons:?}");
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2);
+    assert!(requests[0].json()["messages"][2].get("content").is_none());
+    assert_eq!(requests[1].json()["messages"][2]["content"], "");
+    // The next request of the session starts with the shape that worked.
+    let (response, events) = complete(&provider, &req).await;
+    assert_eq!(response.unwrap().text, "still A");
+    assert!(retries(&events).is_empty());
+    assert_eq!(server.requests()[2].json()["messages"][2]["content"], "");
+}
+
 #[tokio::test]
 async fn a_500_validation_error_is_not_resent_and_names_the_field() {
     let server = ScriptedServer::start().await.unwrap();
@@ -113,6 +140,35 @@ async fn an_empty_stream_with_tools_is_asked_again_unstreamed_for_the_rest_of_th
     assert_eq!(complete(&provider, &plain).await.0.unwrap().text, "plain");
     let streamed: Vec<Value> = server.requests().iter().map(|r| r.json()["stream"].clone()).collect();
     assert_eq!(streamed, [json!(true), json!(false), json!(false), json!(true)]);
+}
+
+/// LiteLLM's Anthropic adapter (1.108, verified against the real proxy in
+/// front of llama-cpp-python) answers a stream whose upstream request failed
+/// with a well-formed message that holds nothing and made no tokens. Asked
+/// again without streaming, the proxy says what failed: that is the error.
+#[tokio::test]
+async fn a_stream_that_says_nothing_is_asked_again_unstreamed_and_the_error_surfaces() {
+    let server = ScriptedServer::start().await.unwrap();
+    let silent = [
+        r#"{"type":"message_start","message":{"id":"m","type":"message","role":"assistant","model":"smollm2","content":[],"stop_reason":null,"usage":{"input_tokens":0,"output_tokens":0}}}"#,
+        r#"{"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":0}}"#,
+        r#"{"type":"message_stop"}"#,
+    ]
+    .iter()
+    .map(|d| format!("data: {d}\n\n"))
+    .collect::<String>();
+    let upstream = "litellm.InternalServerError: Hosted_vllmException - 'dict object' has no attribute 'content'";
+    server.script([
+        ScriptedTurn::raw(silent),
+        ScriptedTurn::default().with_fault(Fault::Status { status: 500, retry_after: None, message: upstream.into() }),
+    ]);
+    let req = request("smollm2", anthropic_tools(), 2, vec![Message::user("hi")], true);
+    let (result, events) = complete(&anthropic(&server), &req).await;
+    let err = result.unwrap_err();
+    assert!(matches!(&err, ProviderError::Rejected { status: 500, .. }), "{err}");
+    assert!(retries(&events)[0].contains("no content at all"), "{events:?}");
+    let streamed: Vec<Value> = server.requests().iter().map(|r| r.json()["stream"].clone()).collect();
+    assert_eq!(streamed, [json!(true), json!(false)]);
 }
 
 #[tokio::test]
@@ -227,4 +283,38 @@ async fn distinct_calls_sharing_an_id_get_unique_ids_that_go_back_to_the_provide
     let sent_ids: Vec<&str> =
         sent["messages"][2]["tool_calls"].as_array().unwrap().iter().map(|c| c["id"].as_str().unwrap()).collect();
     assert_eq!(sent_ids, ["dup", "dup_1"]);
+}
+
+/// `[providers.NAME] tool_choice = "auto"`: sent with every request that has
+/// tools (llama-cpp-python's `chatml-function-calling` ignores tools without
+/// one), in each wire's shape; never without tools; other values refused.
+#[tokio::test]
+async fn a_configured_tool_choice_goes_with_every_request_that_has_tools() {
+    use quiver_agent::{AgentConfig, CliOverrides, ConfigLayer, HttpOptions, Trust};
+    let server = ScriptedServer::start().await.unwrap();
+    server.script([ScriptedTurn::text("a"), ScriptedTurn::text("b"), ScriptedTurn::text("c")]);
+    let text = format!(
+        "[providers.llama]\nbase_url = \"{0}\"\napi_key_env = \"K\"\ntool_choice = \"auto\"\n\
+         [providers.proxy]\nbase_url = \"{0}\"\napi_key_env = \"K\"\nwire = \"anthropic\"\ntool_choice = \"required\"\n",
+        server.base_url()
+    );
+    let layer = ConfigLayer { trust: Trust::User, path: "config.toml", text: &text };
+    let build = |name: &str| {
+        let cli = CliOverrides { provider: Some(name.into()), model: Some("m".into()), ..Default::default() };
+        let config = AgentConfig::load(std::slice::from_ref(&layer), &cli).unwrap();
+        config.build_provider(&|_| Some("k".into()), HttpOptions::default()).unwrap()
+    };
+    let llama = build("llama");
+    complete(llama.as_ref(), &request("m", openai_tools(), 2, vec![Message::user("hi")], false)).await.0.unwrap();
+    complete(llama.as_ref(), &request("m", json!([]), 0, vec![Message::user("hi")], false)).await.0.unwrap();
+    complete(build("proxy").as_ref(), &request("m", anthropic_tools(), 2, vec![Message::user("hi")], false))
+        .await
+        .0
+        .unwrap();
+    let sent: Vec<Value> = server.requests().iter().map(|r| r.json()["tool_choice"].clone()).collect();
+    assert_eq!(sent, [json!("auto"), Value::Null, json!({"type": "any"})]);
+    let bad = "[providers.llama]\nbase_url = \"http://x\"\napi_key_env = \"K\"\ntool_choice = \"sometimes\"\n";
+    let layer = ConfigLayer { trust: Trust::User, path: "config.toml", text: bad };
+    let err = AgentConfig::load(&[layer], &CliOverrides::default()).unwrap_err();
+    assert!(err.to_string().contains("providers.llama.tool_choice"), "{err}");
 }

@@ -153,7 +153,13 @@ async fn bench() -> anyhow::Result<()> {
 
     let server = ScriptedServer::start().await?;
     server.script(script());
-    let dialect = OpenAiDialect { max_completion_tokens: false, fim_path: None, fim_model: None, vision: None };
+    let dialect = OpenAiDialect {
+        max_completion_tokens: false,
+        fim_path: None,
+        fim_model: None,
+        vision: None,
+        tool_choice: None,
+    };
     let inner =
         OpenAiProvider::new("deepseek", &server.base_url(), ApiKey::new("sk-bench"), dialect, HttpOptions::default())?;
     let provider = Timed { inner: &inner, model_time: Mutex::new(Vec::new()) };

@@ -49,7 +49,13 @@ async fn bench() -> anyhow::Result<()> {
     let host = EngineHost::new(registry, Manifest::builtin()?, Vec::new())?;
     hub.attach_host(&host);
     let server = ScriptedServer::start().await?;
-    let dialect = OpenAiDialect { max_completion_tokens: false, fim_path: None, fim_model: None, vision: None };
+    let dialect = OpenAiDialect {
+        max_completion_tokens: false,
+        fim_path: None,
+        fim_model: None,
+        vision: None,
+        tool_choice: None,
+    };
     let provider =
         OpenAiProvider::new("deepseek", &server.base_url(), ApiKey::new("sk-bench"), dialect, HttpOptions::default())?;
     hub.configure(AgentRuntime {

@@ -18,6 +18,7 @@ mod cmd_lint;
 mod cmd_mcp;
 mod cmd_mcp_auth;
 mod cmd_models;
+mod cmd_providers;
 mod cmd_relay;
 mod cmd_replay;
 mod cmd_sandbox;
@@ -70,6 +71,9 @@ enum Command {
     /// Sentence-embedding models for tool search (`models pull`, `models list`).
     #[command(subcommand)]
     Models(cmd_models::Models),
+    /// Model providers: `providers check [NAME]` probes what a server does (cached, used by the wire).
+    #[command(subcommand)]
+    Providers(cmd_providers::Providers),
 }
 
 /// Sets `RAYON_NUM_THREADS` to this machine's parallelism unless the user set
@@ -110,6 +114,7 @@ fn main() -> ExitCode {
         Command::Mcp(mcp) => cmd_mcp::run(mcp),
         Command::Models(cmd) => cmd_models::run(cmd),
         Command::Sandbox(args) => cmd_sandbox::run(args),
+        Command::Providers(cmd) => cmd_providers::run(cmd),
         Command::Replay(args) => cmd_replay::run(args),
         Command::Exec(args) => cmd_exec::run(args),
         Command::Relay(args) => cmd_relay::run(args),

@@ -17,6 +17,8 @@ mod mcp_http;
 mod mcp_node;
 mod mcp_stdio;
 mod mcp_support;
+mod providers;
+mod real_servers;
 mod relay;
 mod sandbox_cmd;
 mod search_bench;

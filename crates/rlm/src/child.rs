@@ -39,7 +39,43 @@ pub struct ChildPrompt {
 #[derive(Debug, Clone, PartialEq)]
 pub struct ChildAnswer {
     pub result: Result<String, String>,
-    pub usage: Usage,
+    pub usage: ChildUsage,
+}
+
+/// Token figures summed over child queries. A server that reports no usage
+/// (llama-cpp-python streaming, some proxies) leaves them unknown, not 0:
+/// such queries are counted in `unreported` and add nothing to `known`.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct ChildUsage {
+    /// The sum of the figures that were reported.
+    pub known: Usage,
+    /// Model requests that reported none.
+    pub unreported: u64,
+}
+
+impl ChildUsage {
+    /// One response's usage (`None`: the provider reported none).
+    pub fn of(reported: Option<Usage>) -> Self {
+        match reported {
+            Some(known) => ChildUsage { known, unreported: 0 },
+            None => ChildUsage { known: Usage::default(), unreported: 1 },
+        }
+    }
+
+    pub fn add(&mut self, other: &ChildUsage) {
+        self.known.add(&other.known);
+        self.unreported += other.unreported;
+    }
+
+    /// A token figure as JSON: `null` when some requests went unreported and
+    /// none reported anything (unknown, not 0).
+    pub fn figure(&self, pick: fn(&Usage) -> u64) -> serde_json::Value {
+        if self.unreported > 0 && self.known == Usage::default() {
+            serde_json::Value::Null
+        } else {
+            serde_json::Value::from(pick(&self.known))
+        }
+    }
 }
 
 impl ChildModel {
@@ -73,7 +109,7 @@ impl ChildModel {
                 let error = format!("no child model: {why}");
                 return prompts
                     .iter()
-                    .map(|_| ChildAnswer { result: Err(error.clone()), usage: Usage::default() })
+                    .map(|_| ChildAnswer { result: Err(error.clone()), usage: ChildUsage::default() })
                     .collect();
             }
         };
@@ -88,7 +124,7 @@ impl ChildModel {
         messages: &[Message],
         model: &str,
         timeout: Duration,
-    ) -> Result<(String, Usage), String> {
+    ) -> Result<(String, ChildUsage), String> {
         let provider = self.provider().map_err(|why| format!("no child model: {why}"))?;
         let mut request = ModelRequest::new(model);
         request.system = system.to_string();
@@ -97,7 +133,7 @@ impl ChildModel {
         request.messages = messages.to_vec();
         let mut sink = |_| {};
         match tokio::time::timeout(timeout, provider.complete(&request, &mut sink)).await {
-            Ok(Ok(response)) => Ok((response.text, response.usage)),
+            Ok(Ok(response)) => Ok((response.text.clone(), ChildUsage::of(response.reported_usage()))),
             Ok(Err(e)) => Err(e.to_string()),
             Err(_) => Err(format!("timed out after {}s (the session's sub_query_timeout_secs)", timeout.as_secs())),
         }
@@ -115,14 +151,16 @@ impl ChildModel {
         request.messages = vec![Message::user(text)];
         let mut sink = |_| {};
         match tokio::time::timeout(timeout, provider.complete(&request, &mut sink)).await {
-            Ok(Ok(response)) => ChildAnswer { result: Ok(response.text), usage: response.usage },
-            Ok(Err(e)) => ChildAnswer { result: Err(e.to_string()), usage: Usage::default() },
+            Ok(Ok(response)) => {
+                ChildAnswer { usage: ChildUsage::of(response.reported_usage()), result: Ok(response.text) }
+            }
+            Ok(Err(e)) => ChildAnswer { result: Err(e.to_string()), usage: ChildUsage::default() },
             Err(_) => ChildAnswer {
                 result: Err(format!(
                     "timed out after {}s (the session's sub_query_timeout_secs; raise it with rlm_configure)",
                     timeout.as_secs()
                 )),
-                usage: Usage::default(),
+                usage: ChildUsage::default(),
             },
         }
     }

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use quiver_agent::Usage;
+use crate::child::ChildUsage;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
@@ -81,7 +81,7 @@ pub struct RlmStats {
     pub restarts: u64,
     pub child_queries: u64,
     pub child_failures: u64,
-    pub usage: Usage,
+    pub usage: ChildUsage,
     pub eval_time: Duration,
     pub finalized: u64,
 }
@@ -96,9 +96,10 @@ impl RlmStats {
             "finalized": self.finalized,
             "child_queries": self.child_queries,
             "child_failures": self.child_failures,
-            "input_tokens": self.usage.input_tokens,
-            "output_tokens": self.usage.output_tokens,
-            "cache_hit_tokens": self.usage.cache_hit_tokens,
+            "input_tokens": self.usage.figure(|u| u.input_tokens),
+            "output_tokens": self.usage.figure(|u| u.output_tokens),
+            "cache_hit_tokens": self.usage.figure(|u| u.cache_hit_tokens),
+            "usage_unreported": self.usage.unreported,
             "eval_wall_ms": millis(self.eval_time),
             "open_wall_ms": millis(open_for),
         })

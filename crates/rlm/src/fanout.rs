@@ -4,11 +4,11 @@
 
 use std::sync::Arc;
 
-use quiver_agent::{BoxFuture, Message, Usage};
+use quiver_agent::{BoxFuture, Message};
 use quiver_engine::ToolContext;
 use serde_json::json;
 
-use crate::child::{ChildAnswer, ChildModel, ChildPrompt};
+use crate::child::{ChildAnswer, ChildModel, ChildPrompt, ChildUsage};
 use crate::config::RlmConfig;
 use crate::repl::ContextKind;
 use crate::session::{Queries, RlmSession, Source};
@@ -75,10 +75,13 @@ impl Fanout {
         {
             Ok(s) => s,
             Err(e) => {
-                return ChildAnswer { result: Err(format!("sub_rlm could not start: {e}")), usage: Usage::default() };
+                return ChildAnswer {
+                    result: Err(format!("sub_rlm could not start: {e}")),
+                    usage: ChildUsage::default(),
+                };
             }
         };
-        let mut usage = Usage::default();
+        let mut usage = ChildUsage::default();
         let mut messages = vec![Message::user(format!("{}\n\n`_context`: {meta}", item.prompt))];
         let mut result = Err(format!("sub_rlm: the child model did not call finalize() within {NESTED_STEPS} steps"));
         for _ in 0..NESTED_STEPS {

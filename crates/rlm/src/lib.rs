@@ -25,7 +25,7 @@ use std::sync::Arc;
 
 use quiver_engine::{Registry, ToolProvider};
 
-pub use child::{BATCH_CAP, ChildModel, DEFAULT_CHILD_MODEL, ProviderFactory};
+pub use child::{BATCH_CAP, ChildModel, ChildUsage, DEFAULT_CHILD_MODEL, ProviderFactory};
 pub use hub::RlmHub;
 
 /// The RLM tools as one provider of the engine's host.

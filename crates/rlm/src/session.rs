@@ -7,11 +7,11 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use quiver_agent::{BoxFuture, Usage};
+use quiver_agent::BoxFuture;
 use quiver_engine::{ToolContext, ToolError};
 use serde_json::{Value, json};
 
-use crate::child::{BATCH_CAP, ChildAnswer, ChildPrompt};
+use crate::child::{BATCH_CAP, ChildAnswer, ChildPrompt, ChildUsage};
 use crate::config::{RlmConfig, RlmStats};
 use crate::repl::{ContextKind, Repl, ReplFailure};
 
@@ -78,7 +78,7 @@ pub struct EvalOutcome {
     pub restarted: Option<String>,
     pub elapsed: Duration,
     pub child_queries: u64,
-    pub usage: Usage,
+    pub usage: ChildUsage,
 }
 
 impl RlmSession {

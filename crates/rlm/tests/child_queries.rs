@@ -4,7 +4,7 @@
 use std::time::{Duration, Instant};
 
 use quiver_agent::Usage;
-use quiver_agent::scripted::{ScriptedServer, ScriptedTurn};
+use quiver_agent::scripted::{Quirk, ScriptedServer, ScriptedTurn};
 use serde_json::{Value, json};
 
 use crate::support::{H, harness, python, scripted_child};
@@ -24,6 +24,25 @@ fn usage(input: u64, output: u64, hit: u64) -> Usage {
         cache_miss_tokens: input - hit,
         cache_write_tokens: 0,
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn usage_a_server_does_not_report_is_unknown_not_zero() {
+    if !python() {
+        return;
+    }
+    let (server, h) = setup().await;
+    server.quirk(Quirk::NoUsage);
+    server.push(ScriptedTurn::text("8"));
+    let r = h.call("rlm_eval", json!({"name": "s", "code": "sub_query('How many fruits?', context=_context)"})).await;
+    assert!(!r.is_error, "{}", r.content_text());
+    let child = &r.metadata["child_usage"];
+    assert_eq!(child["queries"], 1);
+    assert!(child["input_tokens"].is_null() && child["output_tokens"].is_null(), "{child}");
+    assert_eq!(child["usage_unreported"], 1);
+    let stats = h.ok("rlm_close", json!({"name": "s"})).await;
+    assert!(stats["stats"]["input_tokens"].is_null(), "{stats}");
+    assert_eq!(stats["stats"]["usage_unreported"], 1);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -22,6 +22,8 @@ pub struct AnthropicProvider {
     key: ApiKey,
     /// `[providers.NAME] vision` (unset: by model id).
     vision: Option<bool>,
+    /// `[providers.NAME] tool_choice` (`auto`, `required`).
+    tool_choice: Option<String>,
 }
 
 impl AnthropicProvider {
@@ -31,6 +33,7 @@ impl AnthropicProvider {
             base_url: base_url.trim_end_matches('/').to_string(),
             key,
             vision: None,
+            tool_choice: None,
         })
     }
 
@@ -39,6 +42,19 @@ impl AnthropicProvider {
         if stream == Some(false) {
             self.transport.force_no_streaming();
         }
+        self
+    }
+
+    /// What `quiver providers check` learned about this server: its streaming.
+    pub fn with_learned(self, learned: &crate::probe::Learned) -> Self {
+        crate::openai::apply_streaming(&self.transport, learned);
+        self
+    }
+
+    /// `tool_choice` for every request with tools: `auto` as `{"type": "auto"}`,
+    /// `required` as `{"type": "any"}`.
+    pub fn with_tool_choice(mut self, choice: Option<String>) -> Self {
+        self.tool_choice = choice;
         self
     }
 
@@ -64,7 +80,13 @@ impl AnthropicProvider {
     async fn complete_inner(&self, req: &ModelRequest, sink: Sink<'_>) -> Result<ModelResponse, ProviderError> {
         let url = format!("{}/v1/messages", self.base_url);
         let headers = self.headers()?;
-        let body = |stream: bool| quiver_engine::canonical::to_string(&request_body_streamed(req, self.vision, stream));
+        let body = |stream: bool| {
+            let mut body = request_body_streamed(req, self.vision, stream);
+            if let Some(choice) = self.tool_choice.as_deref().filter(|_| !req.tool_list().is_empty()) {
+                body["tool_choice"] = anthropic_tool_choice(choice);
+            }
+            quiver_engine::canonical::to_string(&body)
+        };
         let call = ModelCall {
             url: &url,
             headers: &headers,
@@ -76,6 +98,14 @@ impl AnthropicProvider {
             repair: &|_| None,
         };
         self.transport.complete::<MessagesStreamAssembler>(call, sink).await
+    }
+}
+
+/// An OpenAI-style `tool_choice` setting in the Messages API's shape.
+pub fn anthropic_tool_choice(choice: &str) -> serde_json::Value {
+    match choice {
+        "required" => serde_json::json!({"type": "any"}),
+        other => serde_json::json!({"type": other}),
     }
 }
 

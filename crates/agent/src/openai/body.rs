@@ -59,6 +59,9 @@ pub fn request_body_with(
     body.insert("messages".into(), Value::Array(messages(req, vision, tool_turns)));
     if !req.tool_list().is_empty() {
         body.insert("tools".into(), req.tools.clone());
+        if let Some(choice) = &dialect.tool_choice {
+            body.insert("tool_choice".into(), json!(choice));
+        }
     }
     if let Some(max) = req.max_output_tokens {
         let key = if dialect.max_completion_tokens { "max_completion_tokens" } else { "max_tokens" };
@@ -199,8 +202,9 @@ pub fn parse_response(value: &Value) -> Result<ModelResponse, String> {
         }
         tool_calls.push(ToolCall { id: id.to_string(), name: name.to_string(), arguments });
     }
-    // The legacy (pre-`tools`) form: one `function_call` and no id.
-    if let Some(function) = message.get("function_call").filter(|f| f.is_object()) {
+    // The legacy (pre-`tools`) form: one `function_call` and no id. Next to
+    // `tool_calls` it is the same call mirrored (llama-cpp-python), not another.
+    if let Some(function) = message.get("function_call").filter(|f| f.is_object() && tool_calls.is_empty()) {
         let name = function.get("name").and_then(Value::as_str).ok_or("function_call has no name")?;
         let arguments = arguments_text(function.get("arguments"));
         tool_calls.push(ToolCall { id: String::new(), name: name.to_string(), arguments });

@@ -31,6 +31,8 @@ pub struct OpenAiDialect {
     /// `[providers.NAME] vision`: whether tool images are sent to the model
     /// (unset: [`crate::vision::sees_images`]'s table decides).
     pub vision: Option<bool>,
+    /// `[providers.NAME] tool_choice`: sent with every request that has tools.
+    pub tool_choice: Option<String>,
 }
 
 #[derive(Debug)]
@@ -66,6 +68,16 @@ impl OpenAiProvider {
     pub fn with_streaming(self, stream: Option<bool>) -> Self {
         if stream == Some(false) {
             self.transport.force_no_streaming();
+        }
+        self
+    }
+
+    /// What `quiver providers check` learned about this server (see
+    /// [`crate::probe::Learned`]): start with its tool-turn shape and streaming.
+    pub fn with_learned(self, learned: &crate::probe::Learned) -> Self {
+        apply_streaming(&self.transport, learned);
+        if let Some(position) = learned.tool_turn_content.and_then(|t| TOOL_TURNS.iter().position(|x| *x == t)) {
+            self.tool_turns.store(u8::try_from(position).unwrap_or_default(), Ordering::Relaxed);
         }
         self
     }
@@ -172,6 +184,15 @@ impl Provider for OpenAiProvider {
         max_tokens: u32,
     ) -> BoxFuture<'a, Result<String, ProviderError>> {
         Box::pin(self.fim_inner(prefix, suffix, max_tokens))
+    }
+}
+
+/// A check's streaming findings, on a provider's transport.
+pub(crate) fn apply_streaming(transport: &Transport, learned: &crate::probe::Learned) {
+    if learned.stream == Some(false) {
+        transport.learned_no_streaming(false);
+    } else if learned.stream_with_tools == Some(false) {
+        transport.learned_no_streaming(true);
     }
 }
 

@@ -8,7 +8,9 @@
 //! Compatible servers vary: some repeat `id` and `name` on every delta, some
 //! leave `index` out, some send every call at index 0; a delta is matched to
 //! its call by id first, then by index (see [`crate::calls`]). The legacy
-//! `function_call` delta (function calling before `tools`) is one more call.
+//! `function_call` delta (function calling before `tools`) is one more call,
+//! unless the same delta has `tool_calls` (llama-cpp-python sends both, the
+//! same call twice).
 
 use std::collections::BTreeMap;
 
@@ -124,7 +126,8 @@ impl ChatStreamAssembler {
             self.text.push_str(t);
             sink(StreamEvent::TextDelta(t.to_string()));
         }
-        for call in delta.get("tool_calls").and_then(Value::as_array).into_iter().flatten() {
+        let calls = delta.get("tool_calls").and_then(Value::as_array).filter(|c| !c.is_empty());
+        for call in calls.into_iter().flatten() {
             let id = call.get("id").and_then(Value::as_str).filter(|s| !s.is_empty());
             let index = call.get("index").and_then(Value::as_u64);
             let function = call.get("function");
@@ -133,7 +136,9 @@ impl ChatStreamAssembler {
             let slot = self.slot(id, index, fragment);
             self.feed(slot, id, name, fragment, sink);
         }
-        if let Some(function) = delta.get("function_call").filter(|f| f.is_object()) {
+        // llama-cpp-python mirrors each `tool_calls` delta in a `function_call`
+        // of the same call: the legacy field is a call of its own only alone.
+        if let Some(function) = delta.get("function_call").filter(|f| f.is_object() && calls.is_none()) {
             let name = function.get("name").and_then(Value::as_str).filter(|s| !s.is_empty());
             let fragment = function.get("arguments").and_then(Value::as_str).unwrap_or_default();
             let slot = match self.legacy {

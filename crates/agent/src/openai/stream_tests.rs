@@ -112,3 +112,35 @@ fn a_legacy_function_call_delta_is_one_call_with_an_assigned_id() {
     assert_eq!(response.finish_reason, FinishReason::ToolCalls);
     assert!(!response.usage_reported);
 }
+
+/// llama-cpp-python 0.3 (chatml-function-calling) mirrors every tool-call
+/// delta in a legacy `function_call` of the same call: one call, not two.
+#[test]
+fn a_function_call_mirroring_tool_calls_is_not_a_second_call() {
+    let delta = |args: &str| {
+        format!(
+            r#"{{"choices":[{{"index":0,"delta":{{"role":null,"content":null,"function_call":{{"name":"probe_echo","arguments":{args}}},"tool_calls":[{{"index":0,"id":"call__0_probe_echo_cmpl-1","type":"function","function":{{"name":"probe_echo","arguments":{args}}}}}]}}}}]}}"#
+        )
+    };
+    let (a, b) = (delta(r#""{\"word\": ""#), delta(r#""\"ping\"}""#));
+    let (response, _) =
+        feed(&[&a, &b, r#"{"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}"#, "[DONE]"]);
+    let calls = response.unwrap().tool_calls;
+    assert_eq!(calls.len(), 1, "{calls:?}");
+    assert_eq!(
+        (calls[0].id.as_str(), calls[0].arguments.as_str()),
+        ("call__0_probe_echo_cmpl-1", r#"{"word": "ping"}"#)
+    );
+}
+
+#[test]
+fn a_non_streamed_function_call_mirroring_tool_calls_is_not_a_second_call() {
+    let body: serde_json::Value = serde_json::from_str(
+        r#"{"choices":[{"index":0,"message":{"role":"assistant","content":null,
+            "tool_calls":[{"id":"call_1","type":"function","function":{"name":"probe_echo","arguments":"{}"}}],
+            "function_call":{"name":"probe_echo","arguments":"{}"}},"finish_reason":"tool_calls"}]}"#,
+    )
+    .unwrap();
+    let calls = super::super::parse_response(&body).unwrap().tool_calls;
+    assert_eq!(calls.len(), 1, "{calls:?}");
+}

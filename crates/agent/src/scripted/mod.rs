@@ -153,6 +153,8 @@ struct Inner {
     /// The previous request's prompt linearization (for cache hits).
     last_prompt: Option<String>,
     quirks: Quirks,
+    /// What `GET /models` (and `/v1/models`) lists.
+    models: Vec<String>,
 }
 
 #[derive(Clone, Default)]
@@ -230,6 +232,12 @@ impl ScriptedServer {
         self.shared.lock().quirks.insert(quirk);
     }
 
+    /// The model ids `GET /models` and `GET /v1/models` list (none by default).
+    /// Those requests take no turn and are not recorded.
+    pub fn list_models(&self, ids: &[&str]) {
+        self.shared.lock().models = ids.iter().map(|s| s.to_string()).collect();
+    }
+
     /// Back to the well-behaved server.
     pub fn clear_quirks(&self) {
         self.shared.lock().quirks = Quirks::default();
@@ -245,6 +253,11 @@ enum Route {
 
 async fn handle(State(shared): State<Shared>, uri: Uri, headers: HeaderMap, body: Bytes) -> Response {
     let path = uri.path().to_string();
+    if path == "/models" || path == "/v1/models" {
+        let ids = shared.lock().models.clone();
+        let data: Vec<Value> = ids.iter().map(|id| serde_json::json!({"id": id, "object": "model"})).collect();
+        return json_response(serde_json::json!({"object": "list", "data": data}));
+    }
     let route = match path.as_str() {
         "/chat/completions" | "/v1/chat/completions" => Route::Chat,
         "/v1/messages" => Route::Messages,

@@ -5,6 +5,12 @@
 //! - [`Quirk::LlamaNullContent`]: llama-cpp-python validates an assistant
 //!   message's `content` as a string and wraps the failure as HTTP 500
 //!   `{"error": {"message": "<pydantic error>", "type": "internal_server_error"}}`.
+//! - [`Quirk::TemplateNeedsContent`]: llama-cpp-python 0.3.36's
+//!   `chatml-function-calling` template reads `message.content` of every
+//!   assistant turn: one without the key fails in Jinja, wrapped as HTTP 500
+//!   `{"error": {"message": "'dict object' has no attribute 'content'", "type":
+//!   "internal_server_error"}}` (verified against the real server, see
+//!   `crates/cli/tests/real_servers`); `content: ""` is accepted.
 //! - [`Quirk::EmptyStreamWithTools`]: llama-cpp-python answers `stream: true`
 //!   with tools and no `tool_choice` with 200 and an empty body.
 //! - [`Quirk::NoUsage`]: no usage anywhere (no usage chunk, no `usage` key).
@@ -30,6 +36,7 @@ use crate::message::Usage;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Quirk {
     LlamaNullContent,
+    TemplateNeedsContent,
     EmptyStreamWithTools,
     NoUsage,
     RepeatCallHeader,
@@ -67,6 +74,10 @@ impl Quirks {
             );
             let body =
                 json!({"error": {"message": message, "type": "internal_server_error", "param": null, "code": null}});
+            return Some(json_error(StatusCode::INTERNAL_SERVER_ERROR, &body));
+        }
+        if chat && self.has(Quirk::TemplateNeedsContent) && assistants().any(|(_, m)| m.get("content").is_none()) {
+            let body = json!({"error": {"message": "'dict object' has no attribute 'content'", "type": "internal_server_error", "param": null, "code": null}});
             return Some(json_error(StatusCode::INTERNAL_SERVER_ERROR, &body));
         }
         if chat

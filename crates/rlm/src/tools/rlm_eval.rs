@@ -59,9 +59,10 @@ impl Tool for RlmEval {
                 "child_usage",
                 json!({
                     "queries": outcome.child_queries,
-                    "input_tokens": outcome.usage.input_tokens,
-                    "output_tokens": outcome.usage.output_tokens,
-                    "cache_hit_tokens": outcome.usage.cache_hit_tokens,
+                    "input_tokens": outcome.usage.figure(|u| u.input_tokens),
+                    "output_tokens": outcome.usage.figure(|u| u.output_tokens),
+                    "cache_hit_tokens": outcome.usage.figure(|u| u.cache_hit_tokens),
+                    "usage_unreported": outcome.usage.unreported,
                 }),
             );
         if outcome.error.is_some() { Err(ToolError::Report(output)) } else { Ok(output) }

@@ -1,0 +1,156 @@
+//! `quiver providers check` against the scripted server, well behaved and
+//! with the quirks of real servers switched on (issue 23): the table, the
+//! cache per base URL and model, `--recheck`, and the wire using what the
+//! check learned from the first request of the next run.
+
+use std::process::Output;
+
+use quiver_agent::scripted::{Quirk, ScriptedServer, ScriptedTurn};
+use serde_json::Value;
+
+use crate::exec::{Env, events, of_type, stderr, stdout};
+
+/// The turns one check takes from the script, in order: plain chat,
+/// streaming, the forced call, the answer to its result, streaming with
+/// tools (unless the server answers it with nothing), the image, fill in the
+/// middle (OpenAI wire only).
+fn probe_turns(fim: bool) -> Vec<ScriptedTurn> {
+    probe_turns_with(fim, true)
+}
+
+fn probe_turns_with(fim: bool, streams_with_tools: bool) -> Vec<ScriptedTurn> {
+    let mut turns = vec![
+        ScriptedTurn::text("hello"),
+        ScriptedTurn::text("hello"),
+        ScriptedTurn::tool_call("call_p1", "probe_echo", r#"{"word":"ping"}"#),
+        ScriptedTurn::text("ping"),
+    ];
+    if streams_with_tools {
+        turns.push(ScriptedTurn::tool_call("call_p2", "probe_echo", r#"{"word":"ping"}"#));
+    }
+    turns.push(ScriptedTurn::text("red"));
+    if fim {
+        turns.push(ScriptedTurn::text("a + b"));
+    }
+    turns
+}
+
+async fn check(env: &Env, provider: &str, server: &ScriptedServer, extra: &[&str]) -> Output {
+    let mut cmd = env.command(Some("sk-test-secret"));
+    cmd.env("ANTHROPIC_API_KEY", "sk-ant-test");
+    cmd.args(["providers", "check", provider, "--base-url", &server.base_url(), "--workspace"]);
+    cmd.arg(env.ws.path()).args(extra);
+    cmd.output().await.unwrap()
+}
+
+fn json_of(out: &Output) -> Value {
+    serde_json::from_str(stdout(out).trim()).unwrap_or_else(|e| panic!("not JSON ({e}): {}", stdout(out)))
+}
+
+/// The stable part of a report: each row's check, status and detail, and
+/// what quiver works around (no times, ports or paths).
+pub(crate) fn stable(report: &Value) -> String {
+    let mut lines: Vec<String> = report["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            format!(
+                "{:22} {:3}  {}",
+                r["check"].as_str().unwrap(),
+                r["status"].as_str().unwrap(),
+                r["detail"].as_str().unwrap()
+            )
+        })
+        .collect();
+    lines.push(format!("works around: {}", report["works_around"]));
+    lines.push(format!("learned: {}", report["learned"]));
+    lines.join("\n")
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_well_behaved_server_passes_every_row() {
+    let env = Env::new();
+    let server = ScriptedServer::start().await.unwrap();
+    server.list_models(&["deepseek-chat", "deepseek-reasoner"]);
+    server.script(probe_turns(true));
+    let out = check(&env, "deepseek", &server, &["--json"]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let report = json_of(&out);
+    insta::assert_snapshot!("check_well_behaved", stable(&report));
+    assert_eq!(server.remaining(), 0, "every probe request was made");
+    // The key never appears in the output or the cache.
+    let cache = std::fs::read_to_string(report["cache_file"].as_str().unwrap()).unwrap();
+    assert!(!cache.contains("sk-test-secret") && !stdout(&out).contains("sk-test-secret"));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn llama_quirks_are_found_cached_and_used_from_the_first_request() {
+    let env = Env::new();
+    let server = ScriptedServer::start().await.unwrap();
+    for quirk in [Quirk::LlamaNullContent, Quirk::EmptyStreamWithTools, Quirk::NoUsage] {
+        server.quirk(quirk);
+    }
+    server.list_models(&["smollm2"]);
+    server.script(probe_turns_with(true, false));
+    let out = check(&env, "deepseek", &server, &["--model", "smollm2", "--json"]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let report = json_of(&out);
+    insta::assert_snapshot!("check_llama_quirks", stable(&report));
+    assert_eq!(report["cached"], false);
+    let probed = server.requests().len();
+
+    // Shown again from the cache: no request.
+    let again = check(&env, "deepseek", &server, &["--model", "smollm2"]).await;
+    assert_eq!(again.status.code(), Some(0), "{}", stderr(&again));
+    assert!(stdout(&again).contains("(cached; --recheck probes again)"), "{}", stdout(&again));
+    assert!(stdout(&again).contains("quiver works around: requests with tools are sent without streaming"));
+    assert_eq!(server.requests().len(), probed);
+
+    // The next run sends its requests with tools unstreamed from the first
+    // one: no empty stream, no fallback.
+    server.script([ScriptedTurn::tool_call("c1", "read_file", r#"{"path":"notes.txt"}"#), ScriptedTurn::text("hello")]);
+    let out = env.exec(&server, &["--model", "smollm2", "--json", "Read notes.txt"]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let events = events(&out);
+    assert!(of_type(&events, "retrying").is_empty(), "{events:?}");
+    let run: Vec<Value> = server.requests()[probed..].iter().map(|r| r.json()).collect();
+    assert_eq!(run.len(), 2, "{}", stdout(&out));
+    for body in &run {
+        assert_eq!(body["stream"], false, "{body}");
+    }
+    let usage = of_type(&events, "usage");
+    assert!(usage.iter().all(|u| u["usage"].is_null()), "{usage:?}");
+
+    // --recheck probes again.
+    server.script(probe_turns_with(true, false));
+    let out = check(&env, "deepseek", &server, &["--model", "smollm2", "--recheck", "--json"]).await;
+    assert_eq!(json_of(&out)["cached"], false);
+    assert_eq!(server.remaining(), 0);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn anthropic_wire_behind_a_proxy_that_splits_tool_use_blocks() {
+    let env = Env::new();
+    let server = ScriptedServer::start().await.unwrap();
+    server.quirk(Quirk::SplitToolUseBlocks);
+    server.list_models(&["claude-sonnet-4-5"]);
+    server.script(probe_turns(false));
+    let out = check(&env, "anthropic", &server, &["--json"]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    insta::assert_snapshot!("check_anthropic_split_blocks", stable(&json_of(&out)));
+    assert_eq!(server.remaining(), 0);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_server_that_is_not_there_is_one_no_and_exit_1() {
+    let env = Env::new();
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let mut cmd = env.command(Some("sk-test-secret"));
+    cmd.args(["providers", "check", "--base-url", &format!("http://127.0.0.1:{port}"), "--workspace"]);
+    let out = cmd.arg(env.ws.path()).output().await.unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let table = stdout(&out);
+    assert!(table.lines().any(|l| l.trim_start().starts_with("reachable") && l.contains(" no ")), "{table}");
+    assert_eq!(table.matches(" n/a ").count(), 11, "{table}");
+}

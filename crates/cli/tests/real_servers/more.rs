@@ -1,0 +1,98 @@
+//! Scenarios beyond the basic runs: compaction with a small context window,
+//! and an RLM `sub_query` answered by the real server.
+
+use std::sync::Arc;
+
+use quiver_agent::{AgentConfig, CliOverrides, ConfigLayer, HttpOptions, Trust};
+use quiver_engine::permissions::trust::TrustStore;
+use quiver_engine::{Audience, EngineHost, Manifest, Workspace};
+use quiver_rlm::{ChildModel, RlmProvider};
+use serde_json::{Value, json};
+
+use super::proxy::Force;
+use super::servers::MODEL;
+use super::{Outcome, Rig, Via, events, fail};
+
+/// A small `context_window`: resuming a session makes the first request of
+/// the new run pass 80% of it, so the model is asked for a relay first
+/// (a text request to the real server), then answers; audit counts the
+/// compaction and finds no head change and no other prefix break.
+pub(crate) async fn compaction(rig: &Rig, via: Via) -> Outcome {
+    let ws = tempfile::tempdir().unwrap();
+    std::fs::write(ws.path().join("quiver.toml"), "[model]\ncontext_window = 1000\n").unwrap();
+    let run = |args: Vec<String>| {
+        let mut cmd = rig.command();
+        cmd.args(["exec", "--json", "--mode", "yolo", "--provider", via.provider(), "--workspace"]).arg(ws.path());
+        cmd.args(args);
+        async move { tokio::time::timeout(super::PATIENCE, cmd.output()).await.expect("exec finishes").unwrap() }
+    };
+    rig.proxy.plan([Force::Text]);
+    let first = run(vec!["Say hello in one word.".into()]).await;
+    let Some(session) = rig.sessions().pop() else { return fail("no session", Some(&first)) };
+    let id = session.file_stem().and_then(|s| s.to_str()).unwrap_or_default().to_string();
+    rig.proxy.plan([Force::Text, Force::Text]);
+    let out = run(vec!["resume".into(), id, "Now say goodbye in one word.".into()]).await;
+    let events = events(&out);
+    if out.status.code() != Some(0) || !events.iter().any(|e| e["type"] == "compaction") {
+        return fail("expected a compaction and a finished run", Some(&out));
+    }
+    let audit = std::process::Command::new(env!("CARGO_BIN_EXE_quiver")).arg("audit").arg(&session).output().unwrap();
+    let summary = crate::exec::stdout(&audit).lines().last().unwrap_or_default().to_string();
+    if !summary.contains("head_changes=0 prefix_breaks=0 compactions=1") {
+        return fail(format!("audit: {summary}"), Some(&audit));
+    }
+    Ok(())
+}
+
+/// `sub_query` inside an RLM session, answered by the llama server through
+/// quiver's provider layer (one unstreamed request), its usage reported.
+pub(crate) async fn rlm_sub_query(rig: &Rig) -> Outcome {
+    if quiver_testkit::program_or_skip("python3", "apt-get install python3").is_none() {
+        return Ok(());
+    }
+    let config_text = rig.config_text();
+    let key = "sk-local".to_string();
+    let factory: quiver_rlm::ProviderFactory = Arc::new(move || {
+        let layer = ConfigLayer { trust: Trust::User, path: "config.toml", text: &config_text };
+        let cli = CliOverrides { provider: Some("llama".into()), ..Default::default() };
+        let config = AgentConfig::load(&[layer], &cli).map_err(|e| e.to_string())?;
+        let key = key.clone();
+        let provider = config.build_provider(&move |_| Some(key.clone()), HttpOptions::default());
+        Ok(Arc::from(provider.map_err(|e| e.to_string())?))
+    });
+    let child = ChildModel::new(MODEL, factory, vec!["LLAMA_API_KEY".into()]);
+    let dir = tempfile::tempdir().unwrap();
+    let host = EngineHost::with_trust(
+        quiver_tools::native_registry().map_err(|e| e.to_string())?,
+        Manifest::builtin().map_err(|e| e.to_string())?,
+        vec![RlmProvider::shared(child)],
+        TrustStore::ephemeral(),
+    )
+    .map_err(|e| e.to_string())?;
+    let workspace = Workspace::new(dir.path()).map_err(|e| e.to_string())?;
+    let ctx = host.engine().context(workspace, Audience::default());
+    let from = rig.proxy.seen().len();
+    rig.proxy.plan([Force::Text]);
+    let call = |name: &'static str, args: Value| {
+        let ctx = &ctx;
+        async move { ctx.call(name, args).await.map_err(|e| format!("{name}: {e}")) }
+    };
+    let opened = call("rlm_open", json!({"name": "s", "content": "apples: 3\npears: 5\n"})).await?;
+    if opened.is_error {
+        return fail(format!("rlm_open: {}", opened.content_text()), None);
+    }
+    let code = "answer = sub_query('How many apples are there? Answer with a number.', context=_context)\nanswer";
+    let r = call("rlm_eval", json!({"name": "s", "code": code})).await?;
+    let child = &r.metadata["child_usage"];
+    if r.is_error || child["queries"] != 1 || !child["input_tokens"].is_u64() {
+        return fail(format!("rlm_eval: {} / {child}", r.content_text()), None);
+    }
+    let chats = rig.proxy.chats_since(from);
+    if chats.len() != 1 || chats[0].body["stream"] == true || chats[0].status != 200 {
+        return fail(
+            format!("expected one unstreamed request: {:?}", chats.iter().map(|c| c.status).collect::<Vec<_>>()),
+            None,
+        );
+    }
+    Ok(())
+}

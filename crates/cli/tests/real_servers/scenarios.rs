@@ -1,0 +1,313 @@
+//! The scenarios, each on the wires it applies to. Every `quiver exec` run
+//! is audited: 0 head changes and 0 prefix breaks.
+
+use std::path::Path;
+use std::process::Stdio;
+use std::time::Duration;
+
+use serde_json::Value;
+
+use super::proxy::Force;
+use super::{Outcome, PATIENCE, Rig, Via, events, fail};
+use crate::exec::stdout;
+
+const WIRES: [Via; 3] = [Via::Llama, Via::LiteLlmAnthropic, Via::LiteLlmOpenAi];
+
+/// Every scenario in order (each reported as it ends), then the stable
+/// part of `providers check` per server, for the caller to snapshot.
+pub(crate) async fn run_all(rig: &Rig) -> (Vec<(String, Outcome)>, Vec<(&'static str, String)>) {
+    let mut results = Vec::new();
+    let mut record = |name: String, outcome: Outcome| {
+        eprintln!("real servers: {name}: {}", if outcome.is_ok() { "ok" } else { "FAILED" });
+        results.push((name, outcome));
+    };
+    let (checks, outcome) = providers_check(rig).await;
+    record("providers check".into(), outcome);
+    record("tool_choice auto, unstreamed from the first request".into(), auto_round_trip(rig).await);
+    for via in WIRES {
+        record(format!("plain answer ({via:?})"), plain(rig, via).await);
+        record(format!("resume ({via:?})"), resume(rig, via).await);
+        if via == Via::LiteLlmAnthropic {
+            record(format!("tool round trip refused behind LiteLLM ({via:?})"), refused_round_trip(rig).await);
+        } else {
+            record(format!("tool round trip ({via:?})"), round_trip(rig, via).await);
+            record(format!("tool_search, load, call ({via:?})"), search_load_call(rig, via).await);
+        }
+        if via != Via::LiteLlmOpenAi {
+            record(format!("compaction ({via:?})"), super::more::compaction(rig, via).await);
+        }
+        record(format!("Ctrl-C mid-stream ({via:?})"), interrupt(rig, via).await);
+    }
+    record("RLM sub_query".into(), super::more::rlm_sub_query(rig).await);
+    (results, checks)
+}
+
+fn tool(name: &str) -> Force {
+    Force::Tool(name.to_string())
+}
+
+/// The run's last session, audited: 0 head changes and 0 prefix breaks.
+fn audited(rig: &Rig) -> Result<(std::path::PathBuf, String), String> {
+    let Some(session) = rig.sessions().pop() else { return fail("no session was recorded", None) };
+    audit(&session)
+}
+
+fn audit(session: &Path) -> Result<(std::path::PathBuf, String), String> {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_quiver")).arg("audit").arg(session).output().unwrap();
+    let summary = stdout(&out).lines().last().unwrap_or_default().to_string();
+    if out.status.code() != Some(0) || !summary.contains("head_changes=0 prefix_breaks=0") {
+        return fail(format!("audit of {}: {summary}", session.display()), Some(&out));
+    }
+    Ok((session.to_path_buf(), summary))
+}
+
+/// A finished run: exit 0, `session_ended` done, a non-empty answer.
+fn finished(out: &std::process::Output) -> Result<Vec<Value>, String> {
+    let events = events(out);
+    let ended = events.iter().rev().find(|e| e["type"] == "session_ended");
+    if out.status.code() != Some(0) || ended.is_none_or(|e| e["status"] != "done") {
+        return fail(format!("exit {:?}", out.status.code()), Some(out));
+    }
+    let answered =
+        events.iter().any(|e| e["type"] == "model_message" && e["text"].as_str().is_some_and(|t| !t.trim().is_empty()));
+    if !answered {
+        return fail("no answer text", Some(out));
+    }
+    Ok(events)
+}
+
+fn calls(events: &[Value]) -> Vec<(String, Option<String>)> {
+    events
+        .iter()
+        .filter(|e| e["type"] == "tool_call_ended")
+        .map(|e| (e["name"].as_str().unwrap_or_default().to_string(), e["error"].as_str().map(str::to_string)))
+        .collect()
+}
+
+async fn plain(rig: &Rig, via: Via) -> Outcome {
+    rig.proxy.plan([Force::Text]);
+    let out = rig.exec(via, &["Say hello in one word."]).await;
+    finished(&out)?;
+    audited(rig).map(|_| ())
+}
+
+async fn round_trip(rig: &Rig, via: Via) -> Outcome {
+    let from = rig.proxy.seen().len();
+    rig.proxy.plan([tool("read_file"), Force::Text]);
+    let out = rig.exec(via, &["Read the file notes.txt and tell me what it says."]).await;
+    let events = finished(&out)?;
+    let calls = calls(&events);
+    if calls.first().map(|c| c.0.as_str()) != Some("read_file") {
+        return fail(format!("expected a read_file call first, got {calls:?}"), Some(&out));
+    }
+    // The server got the result back, paired with the call's id.
+    let chats = rig.proxy.chats_since(from);
+    let Some(second) = chats.get(1) else { return fail(format!("{} chat requests", chats.len()), Some(&out)) };
+    let messages = second.body["messages"].as_array().cloned().unwrap_or_default();
+    let call_id = messages.iter().find_map(|m| m.pointer("/tool_calls/0/id").and_then(Value::as_str));
+    let result_id = messages.iter().find(|m| m["role"] == "tool").and_then(|m| m["tool_call_id"].as_str());
+    if call_id.is_none() || call_id != result_id {
+        return fail(format!("the tool result does not answer the call: {messages:?}"), Some(&out));
+    }
+    if chats.iter().any(|c| c.status != 200) {
+        return fail(
+            format!("a request was refused: {:?}", chats.iter().map(|c| c.status).collect::<Vec<_>>()),
+            Some(&out),
+        );
+    }
+    audited(rig).map(|_| ())
+}
+
+/// The Anthropic wire through LiteLLM in front of llama-cpp-python: the
+/// forced call streams back as LiteLLM's one `tool_use` block per fragment
+/// and quiver runs it once, with one id; the result goes back paired with
+/// it. LiteLLM then hands llama-cpp-python a tool-only assistant turn
+/// without `content`, which its chat template cannot render (500). LiteLLM's
+/// stream hides that as an empty message; quiver asks once more without
+/// streaming, gets the error, and (nothing in a Messages body can change
+/// it) fails naming the refusal, without sending that body again.
+async fn refused_round_trip(rig: &Rig) -> Outcome {
+    let from = rig.proxy.seen().len();
+    rig.proxy.plan([tool("read_file"), Force::Text]);
+    let out = rig.exec(Via::LiteLlmAnthropic, &["Read the file notes.txt and tell me what it says."]).await;
+    let events = events(&out);
+    let calls = calls(&events);
+    if calls.len() != 1 || calls[0].0 != "read_file" {
+        return fail(format!("expected one read_file call, got {calls:?}"), Some(&out));
+    }
+    let refused = crate::exec::stderr(&out).contains("has no attribute 'content'");
+    if out.status.code() != Some(1) || !refused {
+        return fail("expected exit 1 naming the template's refusal", Some(&out));
+    }
+    // quiver's side: one retry, the unstreamed repeat, and no resend of the
+    // refused body (LiteLLM retries upstream on its own: the server sees more).
+    let retries: Vec<&Value> = events.iter().filter(|e| e["type"] == "retrying").collect();
+    if retries.len() != 1 || !retries[0]["reason"].as_str().is_some_and(|r| r.contains("no content at all")) {
+        return fail(format!("expected one unstreamed repeat: {retries:?}"), Some(&out));
+    }
+    let chats = rig.proxy.chats_since(from);
+    let statuses: Vec<u16> = chats.iter().map(|c| c.status).collect();
+    if statuses.first() != Some(&200) || statuses.last() != Some(&500) {
+        return fail(format!("expected the call, then refusals: {statuses:?}"), Some(&out));
+    }
+    let messages = chats[1].body["messages"].as_array().cloned().unwrap_or_default();
+    let results: Vec<&Value> = messages.iter().filter(|m| m["role"] == "tool").collect();
+    let call_id = messages.iter().find_map(|m| m.pointer("/tool_calls/0/id").and_then(Value::as_str));
+    if results.len() != 1 || results[0]["tool_call_id"].as_str() != call_id {
+        return fail(format!("one result paired with the call expected: {messages:?}"), Some(&out));
+    }
+    audited(rig).map(|_| ())
+}
+
+/// `tool_choice = "auto"` on llama-cpp-python: the model sees the tools and
+/// calls one of its own choosing, and the run sends that first request
+/// without streaming, as `providers check` found (llama-cpp-python answers
+/// an automatic tool choice streamed with an empty 200): no fallback needed.
+async fn auto_round_trip(rig: &Rig) -> Outcome {
+    let from = rig.proxy.seen().len();
+    rig.proxy.plan([Force::Pass, Force::Text]);
+    let out = rig.exec(Via::LlamaAuto, &["Read the file notes.txt."]).await;
+    let events = finished(&out)?;
+    let chats = rig.proxy.chats_since(from);
+    let first = chats.first().map(|c| c.body.clone()).unwrap_or_default();
+    if first["tool_choice"] != "auto" || first["stream"] != false {
+        return fail(
+            format!("the first request: tool_choice {}, stream {}", first["tool_choice"], first["stream"]),
+            Some(&out),
+        );
+    }
+    if events.iter().any(|e| e["type"] == "retrying") || calls(&events).is_empty() {
+        return fail(format!("expected a call and no retry: {:?}", calls(&events)), Some(&out));
+    }
+    audited(rig).map(|_| ())
+}
+
+async fn resume(rig: &Rig, via: Via) -> Outcome {
+    let Some(last) = rig.sessions().pop() else { return fail("no session to resume", None) };
+    let id = last.file_stem().and_then(|s| s.to_str()).unwrap_or_default().to_string();
+    rig.proxy.plan([Force::Text]);
+    let out = rig.exec(via, &["resume", &id, "Now say goodbye in one word."]).await;
+    finished(&out)?;
+    let (_, summary) = audit(&last)?;
+    if !summary.contains("prefix_breaks=0") {
+        return fail(summary, Some(&out));
+    }
+    Ok(())
+}
+
+async fn search_load_call(rig: &Rig, via: Via) -> Outcome {
+    let from = rig.proxy.seen().len();
+    rig.proxy.plan([tool("tool_search"), Force::Loaded, Force::Text]);
+    let prompt = "Call tool_search with the query \"project map\".";
+    let out = rig.exec(via, &[prompt]).await;
+    let calls = calls(&events(&out));
+    // What the model sent and got back, for the failure message.
+    let exchanged: Vec<String> = rig
+        .proxy
+        .chats_since(from)
+        .last()
+        .map(|c| c.body["messages"].as_array().cloned().unwrap_or_default())
+        .unwrap_or_default()
+        .iter()
+        .filter(|m| m["role"] == "tool" || m.get("tool_calls").is_some())
+        .map(|m| if m["role"] == "tool" { m["content"].to_string() } else { m["tool_calls"].to_string() })
+        .collect();
+    if let Err(e) = finished(&out) {
+        return fail(format!("{e}\ncalls {calls:?}, exchanged {exchanged:?}"), None);
+    }
+    // The head: the tools of the run's first request.
+    let first = rig.proxy.chats_since(from).into_iter().next().map(|s| s.body).unwrap_or_default();
+    let head: Vec<&str> =
+        first["tools"].as_array().into_iter().flatten().filter_map(|t| t.pointer("/function/name")?.as_str()).collect();
+    match calls.as_slice() {
+        [(first, None), (second, error), ..] if first == "tool_search" && !head.contains(&second.as_str()) => {
+            if error.as_deref().is_some_and(|e| e.contains("unknown tool") || e.contains("not loaded")) {
+                return fail(format!("the loaded tool {second} was not dispatched: {error:?}"), Some(&out));
+            }
+        }
+        _ => {
+            return fail(
+                format!("expected tool_search then a loaded tool, got {calls:?}; exchanged {exchanged:?}"),
+                Some(&out),
+            );
+        }
+    }
+    audited(rig).map(|_| ())
+}
+
+/// Ctrl-C while the answer streams: exit 130, `interrupted`, the transcript kept.
+async fn interrupt(rig: &Rig, via: Via) -> Outcome {
+    let ws = tempfile::tempdir().unwrap();
+    std::fs::write(ws.path().join("quiver.toml"), "[model]\nmax_output_tokens = 1500\n").unwrap();
+    let from = rig.proxy.seen().len();
+    rig.proxy.plan([Force::LongText]);
+    let mut cmd = rig.command();
+    cmd.args(["exec", "--json", "--mode", "yolo", "--provider", via.provider(), "--workspace"]).arg(ws.path());
+    cmd.arg("Write a very long story about a dragon who learns to code.").stdout(Stdio::piped()).stderr(Stdio::piped());
+    let child = cmd.spawn().unwrap();
+    let pid = child.id().unwrap_or_default();
+    // Until the server is answering the request (its status is in), then a little more.
+    let waited = tokio::time::timeout(PATIENCE, async {
+        while rig.proxy.chats_since(from).is_empty() {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    })
+    .await;
+    if waited.is_err() {
+        return fail("the request never reached the server", None);
+    }
+    tokio::time::sleep(Duration::from_millis(700)).await;
+    nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid as i32), nix::sys::signal::Signal::SIGINT).unwrap();
+    let out = tokio::time::timeout(PATIENCE, child.wait_with_output()).await.expect("exec exits on SIGINT").unwrap();
+    let events = events(&out);
+    if out.status.code() != Some(130) || events.last().is_none_or(|e| e["status"] != "interrupted") {
+        return fail(format!("exit {:?}", out.status.code()), Some(&out));
+    }
+    audited(rig).map(|_| ())
+}
+
+/// `providers check` for each way in: the stable part of each report, and
+/// whether every one ran. Run first, so the runs after it start with what it
+/// learned (as a user's would after checking).
+async fn providers_check(rig: &Rig) -> (Vec<(&'static str, String)>, Outcome) {
+    let mut failures = Vec::new();
+    let mut checks = Vec::new();
+    let servers = [
+        (Via::Llama, "llama_cpp_python"),
+        (Via::LlamaAuto, "llama_cpp_python_tool_choice_auto"),
+        (Via::LiteLlmAnthropic, "litellm_anthropic"),
+        (Via::LiteLlmOpenAi, "litellm_openai"),
+    ];
+    for (via, name) in servers {
+        let mut cmd = rig.command();
+        let provider = via.provider();
+        // Through the pass-through with nothing planned: it only sets
+        // `temperature: 0`, so the model's side is the same on every run.
+        rig.proxy.plan([]);
+        cmd.args(["providers", "check", provider]);
+        let out = tokio::time::timeout(PATIENCE, cmd.arg("--recheck").arg("--json").output()).await.unwrap().unwrap();
+        let report: Value = match serde_json::from_str(stdout(&out).trim()) {
+            Ok(v) => v,
+            Err(e) => {
+                failures.push(format!("{provider}: not JSON ({e}): {}", stdout(&out)));
+                continue;
+            }
+        };
+        eprintln!("providers check {provider}:\n{}", crate::providers::stable(&report));
+        checks.push((name, stable_real(&report)));
+    }
+    (checks, if failures.is_empty() { Ok(()) } else { fail(failures.join("\n"), None) })
+}
+
+/// The fields of a real server's report that do not depend on what the
+/// model wrote: each row's check and status, and what quiver works around.
+fn stable_real(report: &Value) -> String {
+    let mut lines: Vec<String> = report["rows"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|r| format!("{:22} {}", r["check"].as_str().unwrap_or_default(), r["status"].as_str().unwrap_or_default()))
+        .collect();
+    lines.push(format!("works around: {}", report["works_around"]));
+    lines.join("\n")
+}
