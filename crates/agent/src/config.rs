@@ -241,8 +241,8 @@ impl AgentConfig {
             .ok_or_else(|| ConfigError::MissingKey { provider: p.name.clone(), var: p.api_key_env.clone() })?;
         let key = ApiKey::new(key.trim());
         // What `quiver providers check` found for this base URL and model.
-        let learned = crate::probe::learned_for(&p.base_url, &self.model, p.tool_choice.as_deref());
-        if learned != crate::probe::Learned::default() {
+        let learned = crate::learned::learned_for(&p.base_url, &self.model, p.tool_choice.as_deref());
+        if learned != crate::learned::Learned::default() {
             tracing::info!(provider = %p.name, ?learned, "using what `quiver providers check` found");
         }
         // A refused image is learned as `vision: false`; a setting wins.

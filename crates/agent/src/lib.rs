@@ -18,6 +18,7 @@ mod calls;
 pub mod config;
 pub mod exec;
 mod http;
+pub mod learned;
 pub mod message;
 pub mod openai;
 pub mod probe;
@@ -27,6 +28,7 @@ pub mod relay;
 pub mod run;
 #[cfg(feature = "scripted")]
 pub mod scripted;
+mod state;
 pub mod subagent;
 pub mod vision;
 

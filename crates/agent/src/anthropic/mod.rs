@@ -46,7 +46,7 @@ impl AnthropicProvider {
     }
 
     /// What `quiver providers check` learned about this server: its streaming.
-    pub fn with_learned(self, learned: &crate::probe::Learned) -> Self {
+    pub fn with_learned(self, learned: &crate::learned::Learned) -> Self {
         crate::openai::apply_streaming(&self.transport, learned);
         self
     }

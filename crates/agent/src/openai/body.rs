@@ -9,37 +9,7 @@ use serde_json::{Map, Value, json};
 use super::OpenAiDialect;
 use crate::message::{FinishReason, Message, ModelRequest, ModelResponse, ToolCall, Usage};
 
-/// What the `content` of an assistant turn that only calls tools is sent as.
-///
-/// The OpenAI spec makes `content` "required unless `tool_calls` or
-/// `function_call` is specified", so leaving it out is the documented form,
-/// and it is what every server we know of accepts: vLLM and LM Studio validate
-/// against the OpenAI types (content optional), Ollama treats a missing
-/// content as empty, llama.cpp's server only requires "'content' or
-/// 'tool_calls'". `null` (what OpenAI's own answers carry) is refused by
-/// llama-cpp-python (its request validation wants a string: HTTP 500) and by
-/// chat templates that test `content is string`. A server that wants the key
-/// anyway says so naming `content`; the provider then switches to `Empty`
-/// (a string every validator accepts), then `Null`, and keeps the shape that
-/// worked for the rest of the session.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub enum ToolTurnContent {
-    #[default]
-    Omit,
-    Empty,
-    Null,
-}
-
-impl ToolTurnContent {
-    /// The next shape to try after a server refused this one naming `content`.
-    pub fn next(self) -> Option<Self> {
-        match self {
-            ToolTurnContent::Omit => Some(ToolTurnContent::Empty),
-            ToolTurnContent::Empty => Some(ToolTurnContent::Null),
-            ToolTurnContent::Null => None,
-        }
-    }
-}
+pub use crate::learned::ToolTurnContent;
 
 pub fn request_body(req: &ModelRequest, dialect: &OpenAiDialect) -> Value {
     request_body_with(req, dialect, ToolTurnContent::default(), req.stream)

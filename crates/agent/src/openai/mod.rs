@@ -73,8 +73,8 @@ impl OpenAiProvider {
     }
 
     /// What `quiver providers check` learned about this server (see
-    /// [`crate::probe::Learned`]): start with its tool-turn shape and streaming.
-    pub fn with_learned(self, learned: &crate::probe::Learned) -> Self {
+    /// [`crate::learned::Learned`]): start with its tool-turn shape and streaming.
+    pub fn with_learned(self, learned: &crate::learned::Learned) -> Self {
         apply_streaming(&self.transport, learned);
         if let Some(position) = learned.tool_turn_content.and_then(|t| TOOL_TURNS.iter().position(|x| *x == t)) {
             self.tool_turns.store(u8::try_from(position).unwrap_or_default(), Ordering::Relaxed);
@@ -188,7 +188,7 @@ impl Provider for OpenAiProvider {
 }
 
 /// A check's streaming findings, on a provider's transport.
-pub(crate) fn apply_streaming(transport: &Transport, learned: &crate::probe::Learned) {
+pub(crate) fn apply_streaming(transport: &Transport, learned: &crate::learned::Learned) {
     if learned.stream == Some(false) {
         transport.learned_no_streaming(false);
     } else if learned.stream_with_tools == Some(false) {
