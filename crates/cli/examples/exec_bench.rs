@@ -7,6 +7,12 @@
 //!
 //! Run: `cargo run --release -p quiver-cli --example exec_bench [-- CATALOG.json ...]`
 //!
+//! Against a real server instead (the loop's overhead per turn only; the
+//! model decides what the turns do): `... --example exec_bench -- --real
+//! BASE_URL [MODEL] [RUNS]`, e.g. llama-cpp-python's server at
+//! `http://127.0.0.1:8000/v1` (sent `tool_choice: "auto"`, 32 output tokens
+//! a turn, at most 3 turns a run, 10 runs by default).
+//!
 //! Each CATALOG.json (a `tools/list`-shaped file, like the bench catalogs in
 //! `/work/shared/bench/catalogs`) adds its tools as MCP tools of the engine,
 //! registered the way the MCP client registers a server's cached tools, so
@@ -132,7 +138,103 @@ fn script() -> Vec<ScriptedTurn> {
 
 fn main() -> anyhow::Result<()> {
     let runtime = tokio::runtime::Runtime::new()?;
-    runtime.block_on(bench())
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match args.as_slice() {
+        [flag, url, rest @ ..] if flag == "--real" => {
+            let model = rest.first().cloned().unwrap_or_else(|| "smollm2".into());
+            let runs = rest.get(1).and_then(|n| n.parse().ok()).unwrap_or(10);
+            runtime.block_on(real(url, &model, runs))
+        }
+        _ => runtime.block_on(bench()),
+    }
+}
+
+/// Runs `agent` on `prompt`; returns the outcome and the loop's own time per
+/// turn in µs (turn wall time minus the model call and the tools).
+async fn timed_run(
+    agent: &AgentLoop<'_>,
+    prompt: &str,
+    model_time: &Mutex<Vec<Duration>>,
+) -> anyhow::Result<(quiver_agent::run::RunOutcome, Vec<f64>)> {
+    model_time.lock().unwrap_or_else(|p| p.into_inner()).clear();
+    // (turn start, tool time) per turn, and the run's end.
+    let marks: Arc<Mutex<Vec<(Instant, Duration)>>> = Arc::default();
+    let sink_marks = Arc::clone(&marks);
+    let mut sink = move |event: RunEvent| {
+        let mut marks = sink_marks.lock().unwrap_or_else(|p| p.into_inner());
+        match event {
+            RunEvent::TurnStarted { .. } | RunEvent::SessionEnded { .. } => {
+                marks.push((Instant::now(), Duration::ZERO))
+            }
+            RunEvent::ToolCallEnded { duration, .. } => {
+                if let Some(last) = marks.last_mut() {
+                    last.1 += duration;
+                }
+            }
+            _ => {}
+        }
+    };
+    let outcome = agent.run(Vec::new(), prompt, &mut sink).await?;
+    let marks = marks.lock().unwrap_or_else(|p| p.into_inner()).clone();
+    let model = model_time.lock().unwrap_or_else(|p| p.into_inner()).clone();
+    let overhead = marks
+        .windows(2)
+        .zip(&model)
+        .map(|(w, m)| (w[1].0 - w[0].0).saturating_sub(*m).saturating_sub(w[0].1).as_secs_f64() * 1e6)
+        .collect();
+    Ok((outcome, overhead))
+}
+
+/// The loop's overhead per turn against a real server: `runs` short sessions.
+async fn real(url: &str, model: &str, runs: usize) -> anyhow::Result<()> {
+    let dir = tempfile::tempdir()?;
+    let ws = dir.path().join("ws");
+    std::fs::create_dir_all(ws.join("src"))?;
+    std::fs::write(ws.join("src/lib.rs"), "pub fn answer() -> u32 {\n    42\n}\n".repeat(20))?;
+    let host = EngineHost::new(quiver_tools::native_registry()?, Manifest::builtin()?, Vec::new())?;
+    let audience = Audience { provider: "local".into(), model: Some(model.into()), mode: Mode::Agent };
+    let dialect = OpenAiDialect { tool_choice: Some("auto".into()), ..OpenAiDialect::default() };
+    let inner = OpenAiProvider::new("local", url, ApiKey::new("sk-local"), dialect, HttpOptions::default())?;
+    let provider = Timed { inner: &inner, model_time: Mutex::new(Vec::new()) };
+    let (mut overhead, mut model_ms, mut turns) = (Vec::new(), Vec::new(), 0);
+    for run in 0..runs {
+        let mut ctx = host.context(Workspace::new(&ws)?, audience.clone());
+        ctx.transcript = Some(Arc::new(TranscriptWriter::open(dir.path().join(format!("s{run}.jsonl")))?));
+        let port = EnginePort::hosted(Arc::clone(&host), ctx);
+        let agent = AgentLoop {
+            provider: &provider,
+            tools: &port,
+            model: model.into(),
+            system: quiver_agent::exec::SYSTEM_PROMPT.into(),
+            max_output_tokens: Some(32),
+            effort: None,
+            stream: true,
+            limits: RunLimits { max_turns: 3, token_budget: None },
+            compaction: None,
+        };
+        let (outcome, per_turn) =
+            timed_run(&agent, "Read src/lib.rs and say what answer() returns.", &provider.model_time).await?;
+        turns += outcome.turns;
+        model_ms.extend(
+            provider.model_time.lock().unwrap_or_else(|p| p.into_inner()).iter().map(|d| d.as_secs_f64() * 1e3),
+        );
+        overhead.extend(per_turn);
+    }
+    overhead.sort_by(f64::total_cmp);
+    model_ms.sort_by(f64::total_cmp);
+    println!("real server {url} model {model}: {runs} runs, {turns} turns");
+    println!(
+        "loop_overhead_per_turn p50_us={:.0} p99_us={:.0} (n={}; wall time minus model and tool time)",
+        percentile(&overhead, 0.5),
+        percentile(&overhead, 0.99),
+        overhead.len()
+    );
+    println!(
+        "model_time_per_request p50_ms={:.0} p99_ms={:.0}",
+        percentile(&model_ms, 0.5),
+        percentile(&model_ms, 0.99)
+    );
+    Ok(())
 }
 
 async fn bench() -> anyhow::Result<()> {
@@ -174,32 +276,8 @@ async fn bench() -> anyhow::Result<()> {
         limits: RunLimits { max_turns: 20, token_budget: None },
         compaction: None,
     };
-    // (turn start, tool time) per turn, and the run's end.
-    let marks: Arc<Mutex<Vec<(Instant, Duration)>>> = Arc::default();
-    let sink_marks = Arc::clone(&marks);
-    let mut sink = move |event: RunEvent| {
-        let mut marks = sink_marks.lock().unwrap_or_else(|p| p.into_inner());
-        match event {
-            RunEvent::TurnStarted { .. } | RunEvent::SessionEnded { .. } => {
-                marks.push((Instant::now(), Duration::ZERO))
-            }
-            RunEvent::ToolCallEnded { duration, .. } => {
-                if let Some(last) = marks.last_mut() {
-                    last.1 += duration;
-                }
-            }
-            _ => {}
-        }
-    };
-    let outcome = agent.run(Vec::new(), "Look around the project, map it and note what you find.", &mut sink).await?;
-
-    let marks = marks.lock().unwrap_or_else(|p| p.into_inner()).clone();
-    let model = provider.model_time.lock().unwrap_or_else(|p| p.into_inner()).clone();
-    let mut overhead: Vec<f64> = marks
-        .windows(2)
-        .zip(&model)
-        .map(|(w, m)| (w[1].0 - w[0].0).saturating_sub(*m).saturating_sub(w[0].1).as_secs_f64() * 1e6)
-        .collect();
+    let prompt = "Look around the project, map it and note what you find.";
+    let (outcome, mut overhead) = timed_run(&agent, prompt, &provider.model_time).await?;
     overhead.sort_by(f64::total_cmp);
 
     // First request against an eager catalog of the same tools.

@@ -102,9 +102,10 @@ pub fn llama(installed: &Installed, dir: &Path) -> Server {
     let mut cmd = Command::new(&installed.python);
     cmd.args(["-m", "llama_cpp.server", "--model"]).arg(&installed.model);
     cmd.args(["--model_alias", MODEL, "--chat_format", "chatml-function-calling", "--n_ctx", "8192"]);
-    // Both cores (the default is half), and a RAM cache of prompt states: the
-    // prompts with the tools (~2k tokens) and without them alternate.
-    cmd.args(["--n_threads", "2", "--n_threads_batch", "2", "--cache", "true", "--cache_type", "ram"]);
+    // Both cores (the default is half). No `--cache`: its RAM cache keeps
+    // each saved state's logits beside it (n_ctx × vocabulary floats, far
+    // beyond `--cache_size`'s accounting), and grew the server past 19 GB here.
+    cmd.args(["--n_threads", "2", "--n_threads_batch", "2"]);
     cmd.args(["--host", "127.0.0.1", "--port", &port.to_string()]);
     spawn(cmd, port, dir.join("llama-server.log"))
 }
