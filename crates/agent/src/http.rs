@@ -296,7 +296,20 @@ impl Transport {
                     stream = false;
                     continue;
                 }
-                let response = assembler.finish().map_err(|d| self.stream_error(d))?;
+                let response = match assembler.finish() {
+                    Ok(response) => response,
+                    // The server closed the stream properly ([DONE]) without
+                    // saying how the answer ended (llama-cpp-python does so
+                    // on a forced tool call under load): what it sent cannot
+                    // be trusted whole, so the request is asked again without
+                    // streaming. A stream cut short is still an error.
+                    Err(d) if d.starts_with("[DONE] arrived") => {
+                        self.stop_streaming(call.tools, "the stream ended without a finish_reason", sink);
+                        stream = false;
+                        continue;
+                    }
+                    Err(d) => return Err(self.stream_error(d)),
+                };
                 // A well-formed stream that says nothing at all and made no
                 // tokens: LiteLLM's Anthropic adapter turns an upstream error
                 // into one. Asked without streaming, the server tells what
