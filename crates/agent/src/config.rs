@@ -239,6 +239,8 @@ impl AgentConfig {
         }
         // A refused image is learned as `vision: false`; a setting wins.
         let vision = p.vision.or(learned.vision);
+        let (no_stream, no_stream_with_tools) =
+            (learned.stream == Some(false), learned.stream_with_tools == Some(false));
         Ok(match p.wire {
             Wire::OpenAi => {
                 let dialect = OpenAiDialect {
@@ -251,7 +253,7 @@ impl AgentConfig {
                 Box::new(
                     OpenAiProvider::new(&p.name, &p.base_url, key, dialect, options)?
                         .with_streaming(p.stream)
-                        .with_learned(&learned),
+                        .with_learned(no_stream, no_stream_with_tools, learned.tool_turn_content),
                 )
             }
             Wire::Anthropic => Box::new(
@@ -259,8 +261,29 @@ impl AgentConfig {
                     .with_vision(vision)
                     .with_tool_choice(p.tool_choice.clone())
                     .with_streaming(p.stream)
-                    .with_learned(&learned),
+                    .with_learned(no_stream, no_stream_with_tools),
             ),
+        })
+    }
+}
+
+impl AgentConfig {
+    /// What `quiver providers check` probes: the selected provider, its key
+    /// read through `env` (`None` when unset: the probe goes without one).
+    pub fn probe_target(&self, env: &dyn Fn(&str) -> Option<String>) -> Result<crate::probe::Target, ConfigError> {
+        let p = self.selected()?;
+        let key = env(&p.api_key_env).map(|k| k.trim().to_string()).filter(|k| !k.is_empty()).map(ApiKey::new);
+        Ok(crate::probe::Target {
+            provider: p.name.clone(),
+            wire: p.wire,
+            base_url: p.base_url.trim_end_matches('/').to_string(),
+            model: self.model.clone(),
+            key,
+            key_env: p.api_key_env.clone(),
+            fim_path: p.fim_path.clone(),
+            max_completion_tokens: p.name == "openai",
+            tool_choice: p.tool_choice.clone(),
+            timeout: crate::probe::DEFAULT_TIMEOUT,
         })
     }
 }

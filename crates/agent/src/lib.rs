@@ -20,6 +20,7 @@ pub mod exec;
 mod http;
 pub mod message;
 pub mod openai;
+mod places;
 pub mod probe;
 pub mod provider;
 mod rejection;

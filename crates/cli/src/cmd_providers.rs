@@ -12,7 +12,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use quiver_agent::CliOverrides;
 use quiver_agent::exec::paths;
-use quiver_agent::probe::{self, Report, Target};
+use quiver_agent::probe::{self, Report};
 use serde_json::json;
 
 use crate::setup;
@@ -71,7 +71,7 @@ fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
         Ok(config) => config,
         Err(e) => return Ok(usage_error(e)),
     };
-    let mut target = match Target::from_config(&config, &|var| std::env::var(var).ok()) {
+    let mut target = match config.probe_target(&|var| std::env::var(var).ok()) {
         Ok(target) => target,
         Err(e) => return Ok(usage_error(e)),
     };

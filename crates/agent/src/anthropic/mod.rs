@@ -45,9 +45,10 @@ impl AnthropicProvider {
         self
     }
 
-    /// What `quiver providers check` learned about this server: its streaming.
-    pub fn with_learned(self, learned: &crate::probe::Learned) -> Self {
-        crate::openai::apply_streaming(&self.transport, learned);
+    /// What a `quiver providers check` found about this server's streaming
+    /// (`no_streaming`: at all; `no_streaming_with_tools`: with tools).
+    pub fn with_learned(self, no_streaming: bool, no_streaming_with_tools: bool) -> Self {
+        crate::openai::apply_streaming(&self.transport, no_streaming, no_streaming_with_tools);
         self
     }
 

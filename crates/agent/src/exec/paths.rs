@@ -10,19 +10,7 @@ use std::path::{Path, PathBuf};
 
 use crate::config::{AgentConfig, CliOverrides, ConfigError, ConfigLayer, Trust};
 
-pub fn user_config_dir() -> Option<PathBuf> {
-    match std::env::var_os("QUIVER_CONFIG_DIR") {
-        Some(dir) if !dir.is_empty() => Some(PathBuf::from(dir)),
-        _ => dirs::config_dir().map(|d| d.join("quiver")),
-    }
-}
-
-pub fn state_dir() -> Option<PathBuf> {
-    match std::env::var_os("QUIVER_STATE_DIR") {
-        Some(dir) if !dir.is_empty() => Some(PathBuf::from(dir)),
-        _ => dirs::state_dir().or_else(dirs::data_local_dir).map(|d| d.join("quiver")),
-    }
-}
+pub use crate::places::{state_dir, user_config_dir};
 
 pub fn sessions_dir() -> Option<PathBuf> {
     state_dir().map(|d| d.join("sessions"))

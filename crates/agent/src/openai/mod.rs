@@ -72,11 +72,17 @@ impl OpenAiProvider {
         self
     }
 
-    /// What `quiver providers check` learned about this server (see
-    /// [`crate::probe::Learned`]): start with its tool-turn shape and streaming.
-    pub fn with_learned(self, learned: &crate::probe::Learned) -> Self {
-        apply_streaming(&self.transport, learned);
-        if let Some(position) = learned.tool_turn_content.and_then(|t| TOOL_TURNS.iter().position(|x| *x == t)) {
+    /// What a `quiver providers check` found this server needs: not streaming
+    /// (`no_streaming`: at all; `no_streaming_with_tools`: requests with
+    /// tools), and the shape of tool-only assistant turns it accepts.
+    pub fn with_learned(
+        self,
+        no_streaming: bool,
+        no_streaming_with_tools: bool,
+        tool_turns: Option<ToolTurnContent>,
+    ) -> Self {
+        apply_streaming(&self.transport, no_streaming, no_streaming_with_tools);
+        if let Some(position) = tool_turns.and_then(|t| TOOL_TURNS.iter().position(|x| *x == t)) {
             self.tool_turns.store(u8::try_from(position).unwrap_or_default(), Ordering::Relaxed);
         }
         self
@@ -188,10 +194,10 @@ impl Provider for OpenAiProvider {
 }
 
 /// A check's streaming findings, on a provider's transport.
-pub(crate) fn apply_streaming(transport: &Transport, learned: &crate::probe::Learned) {
-    if learned.stream == Some(false) {
+pub(crate) fn apply_streaming(transport: &Transport, no_streaming: bool, no_streaming_with_tools: bool) {
+    if no_streaming {
         transport.learned_no_streaming(false);
-    } else if learned.stream_with_tools == Some(false) {
+    } else if no_streaming_with_tools {
         transport.learned_no_streaming(true);
     }
 }

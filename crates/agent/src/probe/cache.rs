@@ -85,7 +85,7 @@ fn normalized(base_url: &str) -> &str {
 /// The cache file of (base URL, model, `tool_choice` setting) under the
 /// state directory (the setting changes what the server does with tools).
 pub fn cache_path(base_url: &str, model: &str, tool_choice: Option<&str>) -> Option<PathBuf> {
-    let dir = crate::exec::paths::state_dir()?.join("providers");
+    let dir = crate::places::state_dir()?.join("providers");
     let mut hash = Sha256::new();
     hash.update(normalized(base_url).as_bytes());
     hash.update([0]);

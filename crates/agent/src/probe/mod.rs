@@ -33,9 +33,11 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::config::AgentConfig;
 use crate::message::ToolCall;
 use crate::provider::{ApiKey, Wire};
+
+/// A probe's per-request timeout unless the caller sets another.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
 
 pub use cache::{Learned, cache_path, learned_for, load, store};
 
@@ -185,29 +187,6 @@ pub struct Target {
     pub tool_choice: Option<String>,
     /// Per request.
     pub timeout: Duration,
-}
-
-impl Target {
-    /// The selected provider of `config`, its key read through `env`.
-    pub fn from_config(
-        config: &AgentConfig,
-        env: &dyn Fn(&str) -> Option<String>,
-    ) -> Result<Self, crate::config::ConfigError> {
-        let p = config.selected()?;
-        let key = env(&p.api_key_env).map(|k| k.trim().to_string()).filter(|k| !k.is_empty()).map(ApiKey::new);
-        Ok(Target {
-            provider: p.name.clone(),
-            wire: p.wire,
-            base_url: p.base_url.trim_end_matches('/').to_string(),
-            model: config.model.clone(),
-            key,
-            key_env: p.api_key_env.clone(),
-            fim_path: p.fim_path.clone(),
-            max_completion_tokens: p.name == "openai",
-            tool_choice: p.tool_choice.clone(),
-            timeout: Duration::from_secs(120),
-        })
-    }
 }
 
 /// The state of one run of the checks.
