@@ -91,7 +91,7 @@ impl StreamAssembler for ChatStreamAssembler {
         // once with `[DONE]` and no finish_reason: a clean end, so a stop (or
         // tool calls) unless a call's arguments are still unfinished.
         let inferred = (self.done && self.calls.iter().all(|c| crate::calls::complete_json(&c.arguments)))
-            .then(|| if self.calls.is_empty() { FinishReason::Stop } else { FinishReason::ToolCalls });
+            .then_some(if self.calls.is_empty() { FinishReason::Stop } else { FinishReason::ToolCalls });
         let Some(finish_reason) = self.finish_reason.or(inferred) else {
             let open = self
                 .calls
