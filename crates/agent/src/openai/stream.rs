@@ -87,7 +87,12 @@ impl StreamAssembler for ChatStreamAssembler {
 
     /// The response, or what is missing when the stream ended early.
     fn finish(self) -> Result<ModelResponse, String> {
-        let Some(finish_reason) = self.finish_reason else {
+        // llama-cpp-python 0.3.36 ends a stream whose stop sequence matched at
+        // once with `[DONE]` and no finish_reason: a clean end, so a stop (or
+        // tool calls) unless a call's arguments are still unfinished.
+        let inferred = (self.done && self.calls.iter().all(|c| crate::calls::complete_json(&c.arguments)))
+            .then_some(if self.calls.is_empty() { FinishReason::Stop } else { FinishReason::ToolCalls });
+        let Some(finish_reason) = self.finish_reason.or(inferred) else {
             let open = self
                 .calls
                 .last()

@@ -40,9 +40,23 @@ fn a_repeated_name_is_not_appended_and_begin_is_reported_once() {
     assert_eq!(events.iter().filter(|e| matches!(e, StreamEvent::ToolCallBegin { .. })).count(), 1);
 }
 
+/// llama-cpp-python 0.3.36 (a stop sequence matching at once): `[DONE]`
+/// without a finish_reason is a clean end; with a call still unfinished it
+/// is not.
 #[test]
-fn done_without_a_finish_reason_is_an_error() {
-    let (response, _) = feed(&[r#"{"choices":[{"index":0,"delta":{"content":"hi"}}]}"#, "[DONE]"]);
+fn done_without_a_finish_reason_is_a_stop_unless_a_call_is_unfinished() {
+    let (response, _) = feed(&[r#"{"choices":[{"index":0,"delta":{"role":"assistant"}}]}"#, "[DONE]"]);
+    let response = response.unwrap();
+    assert_eq!((response.text.as_str(), response.finish_reason), ("", FinishReason::Stop));
+    let (response, _) = feed(&[
+        r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"a","function":{"name":"f","arguments":"{}"}}]}}]}"#,
+        "[DONE]",
+    ]);
+    assert_eq!(response.unwrap().finish_reason, FinishReason::ToolCalls);
+    let (response, _) = feed(&[
+        r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"a","function":{"name":"f","arguments":"{\"x\""}}]}}]}"#,
+        "[DONE]",
+    ]);
     let err = response.unwrap_err();
     assert!(err.starts_with("[DONE] arrived after 1 chunks without a finish_reason"), "{err}");
 }

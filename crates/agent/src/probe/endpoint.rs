@@ -85,8 +85,9 @@ pub(super) async fn key(p: &mut Probe<'_>) {
                     Ok(wrong) if wrong.ok() => {
                         (Status::Ok, "accepted; so is a wrong key (the server checks none)".into())
                     }
-                    Ok(wrong) if auth_refused(Some(wrong.status)) => {
-                        (Status::Ok, "accepted (a wrong key is refused)".to_string())
+                    // LiteLLM without a database says 400 "No connected db." to a key it does not know.
+                    Ok(wrong) if (400..500).contains(&wrong.status) && wrong.status != 404 => {
+                        (Status::Ok, format!("accepted (a wrong key is refused: HTTP {})", wrong.status))
                     }
                     _ => (Status::Ok, "accepted".to_string()),
                 },

@@ -56,11 +56,17 @@ fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
 }
 
-fn spawn(mut cmd: Command, port: u16, log: PathBuf) -> Server {
+/// Runs `program args` under a shell that kills it when its stdin (a pipe
+/// from this process) closes: a test process that is killed, and so never
+/// drops its `Server`, leaves no server running.
+fn spawn(program: &Path, args: &[String], env: &[(&str, &str)], port: u16, log: PathBuf) -> Server {
     let out = std::fs::File::create(&log).unwrap();
     let err = out.try_clone().unwrap();
-    cmd.stdin(Stdio::null()).stdout(out).stderr(err).process_group(0);
-    let child = cmd.spawn().unwrap_or_else(|e| panic!("cannot start {cmd:?}: {e}"));
+    let mut cmd = Command::new("sh");
+    cmd.args(["-c", r#""$@" </dev/null & child=$!; cat >/dev/null; kill $child 2>/dev/null; wait $child"#, "sh"]);
+    cmd.arg(program).args(args).envs(env.iter().copied());
+    cmd.stdin(Stdio::piped()).stdout(out).stderr(err).process_group(0);
+    let child = cmd.spawn().unwrap_or_else(|e| panic!("cannot start {}: {e}", program.display()));
     Server { port, child, log }
 }
 
@@ -99,15 +105,16 @@ pub fn tail(log: &Path) -> String {
 /// system prompt alone pass llama-cpp-python's default 2048).
 pub fn llama(installed: &Installed, dir: &Path) -> Server {
     let port = free_port();
-    let mut cmd = Command::new(&installed.python);
-    cmd.args(["-m", "llama_cpp.server", "--model"]).arg(&installed.model);
-    cmd.args(["--model_alias", MODEL, "--chat_format", "chatml-function-calling", "--n_ctx", "8192"]);
+    let mut args: Vec<String> = vec!["-m".into(), "llama_cpp.server".into(), "--model".into()];
+    args.push(installed.model.display().to_string());
+    let more = ["--model_alias", MODEL, "--chat_format", "chatml-function-calling", "--n_ctx", "8192"];
+    args.extend(more.iter().map(|s| s.to_string()));
     // Both cores (the default is half). No `--cache`: its RAM cache keeps
     // each saved state's logits beside it (n_ctx × vocabulary floats, far
     // beyond `--cache_size`'s accounting), and grew the server past 19 GB here.
-    cmd.args(["--n_threads", "2", "--n_threads_batch", "2"]);
-    cmd.args(["--host", "127.0.0.1", "--port", &port.to_string()]);
-    spawn(cmd, port, dir.join("llama-server.log"))
+    args.extend(["--n_threads", "2", "--n_threads_batch", "2", "--host", "127.0.0.1", "--port"].map(String::from));
+    args.push(port.to_string());
+    spawn(&installed.python, &args, &[], port, dir.join("llama-server.log"))
 }
 
 /// The key LiteLLM's proxy is started with (it refuses to start without one).
@@ -126,11 +133,15 @@ pub fn litellm(installed: &Installed, dir: &Path, api_base: &str, key: &str) -> 
         "model_list:\n  - model_name: {MODEL}\n    litellm_params:\n      model: hosted_vllm/{MODEL}\n      api_base: {api_base}/v1\n      api_key: sk-none\n"
     );
     std::fs::write(&config, yaml).unwrap();
-    let mut cmd = Command::new(&installed.litellm);
-    cmd.arg("--config").arg(&config).args(["--host", "127.0.0.1", "--port", &port.to_string()]);
+    let args = ["--config".to_string(), config.display().to_string(), "--host".into(), "127.0.0.1".into()];
+    let args = [&args[..], &["--port".to_string(), port.to_string()]].concat();
     // No fetch of the model cost map from the network, no telemetry.
-    cmd.env("LITELLM_LOCAL_MODEL_COST_MAP", "True").env("LITELLM_TELEMETRY", "False");
-    cmd.env("LITELLM_MASTER_KEY", key);
-    cmd.env("NO_PROXY", "127.0.0.1,localhost").env("no_proxy", "127.0.0.1,localhost");
-    spawn(cmd, port, dir.join("litellm.log"))
+    let env = [
+        ("LITELLM_LOCAL_MODEL_COST_MAP", "True"),
+        ("LITELLM_TELEMETRY", "False"),
+        ("LITELLM_MASTER_KEY", key),
+        ("NO_PROXY", "127.0.0.1,localhost"),
+        ("no_proxy", "127.0.0.1,localhost"),
+    ];
+    spawn(&installed.litellm, &args, &env, port, dir.join("litellm.log"))
 }
