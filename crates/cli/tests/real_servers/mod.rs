@@ -9,6 +9,7 @@
 //! scenario's failure is collected and reported at the end, so one broken
 //! scenario does not hide the others.
 
+mod agents;
 mod more;
 mod proxy;
 mod scenarios;

@@ -31,6 +31,12 @@ pub enum Force {
     Text,
     /// `tool_choice: "none"` and nothing else: a text answer as long as the model makes it.
     LongText,
+    /// Name this function with these `parameters` in its definition, added
+    /// when the request lacks it: the server's grammar for a forced call
+    /// follows the schema, so the 135M model's arguments are ones the test
+    /// can predict (an `enum` of one value) or a name quiver keeps only as
+    /// an alias (never in `tools`).
+    Shaped(String, Value),
 }
 
 /// One forwarded exchange.
@@ -48,6 +54,10 @@ struct Plan {
     /// The tool names of the first request since the plan was set.
     first_tools: Option<BTreeSet<String>>,
     seen: Vec<Seen>,
+    /// The message count of the last parent request and its force: a
+    /// request with as many messages is that request sent again (quiver
+    /// repeating it unstreamed, or repaired) and gets the same force.
+    last: Option<(usize, Force)>,
 }
 
 pub struct Proxy {
@@ -95,6 +105,7 @@ impl Proxy {
         let mut plan = lock(&self.plan);
         plan.queue = forces.into_iter().collect();
         plan.first_tools = None;
+        plan.last = None;
     }
 
     /// Every exchange so far.
@@ -127,7 +138,19 @@ fn rewrite(plan: &Mutex<Plan>, body: &mut Value) {
     if body.get("temperature").is_none() {
         body["temperature"] = json!(0);
     }
-    let force = plan.queue.pop_front().unwrap_or(Force::Pass);
+    // A sub-agent's requests (its own system prompt) answer in text and leave
+    // the plan to the parent, whose requests interleave with them.
+    let system = body.pointer("/messages/0/content").and_then(Value::as_str).unwrap_or_default();
+    let count = body["messages"].as_array().map_or(0, Vec::len);
+    let force = if system.contains(" sub-agent: ") {
+        Force::Text
+    } else if let Some((_, again)) = plan.last.as_ref().filter(|(n, _)| *n == count) {
+        again.clone()
+    } else {
+        let next = plan.queue.pop_front().unwrap_or(Force::Pass);
+        plan.last = Some((count, next.clone()));
+        next
+    };
     let named = |name: &str| json!({"type": "function", "function": {"name": name}});
     match force {
         Force::Pass => {}
@@ -137,6 +160,22 @@ fn rewrite(plan: &Mutex<Plan>, body: &mut Value) {
             body["stop"] = json!(["\n", ". "]);
         }
         Force::Tool(name) => body["tool_choice"] = named(&name),
+        Force::Shaped(name, parameters) => {
+            let function = json!({"name": name, "description": name, "parameters": parameters});
+            let tools = body["tools"].as_array_mut();
+            match tools.and_then(|t| t.iter_mut().find(|t| t.pointer("/function/name") == Some(&json!(name)))) {
+                Some(tool) => tool["function"]["parameters"] = function["parameters"].clone(),
+                None => {
+                    if !body["tools"].is_array() {
+                        body["tools"] = json!([]);
+                    }
+                    if let Some(tools) = body["tools"].as_array_mut() {
+                        tools.push(json!({"type": "function", "function": function}));
+                    }
+                }
+            }
+            body["tool_choice"] = named(&name);
+        }
         Force::Loaded => {
             let first = plan.first_tools.clone().unwrap_or_default();
             if let Some(name) = tools.iter().find(|t| !first.contains(*t)) {

@@ -16,34 +16,52 @@ const WIRES: [Via; 3] = [Via::Llama, Via::LiteLlmAnthropic, Via::LiteLlmOpenAi];
 /// Every scenario in order (each reported as it ends), then the stable
 /// part of `providers check` per server, for the caller to snapshot.
 pub(crate) async fn run_all(rig: &Rig) -> (Vec<(String, Outcome)>, Vec<(&'static str, String)>) {
+    // `QUIVER_REAL_SCENARIOS=alias,sub-agent`: only the scenarios whose names
+    // hold one of these words (a developer's loop; CI runs every one).
+    let only: Vec<String> = std::env::var("QUIVER_REAL_SCENARIOS")
+        .map(|v| v.split(',').map(|w| w.trim().to_lowercase()).filter(|w| !w.is_empty()).collect())
+        .unwrap_or_default();
+    let wanted = |name: &str| only.is_empty() || only.iter().any(|w| name.to_lowercase().contains(w));
     let mut results = Vec::new();
-    let mut lap = std::time::Instant::now();
-    let mut record = |name: String, outcome: Outcome| {
-        let verdict = if outcome.is_ok() { "ok" } else { "FAILED" };
-        eprintln!("real servers: {name}: {verdict} ({:.1?})", lap.elapsed());
-        lap = std::time::Instant::now();
-        results.push((name, outcome));
-    };
-    let (checks, outcome) = providers_check(rig).await;
-    record("providers check".into(), outcome);
+    // Runs one scenario when wanted, and reports it as it ends.
+    macro_rules! scenario {
+        ($name:expr, $run:expr) => {{
+            let name: String = $name;
+            if wanted(&name) {
+                let started = std::time::Instant::now();
+                let outcome: Outcome = $run.await;
+                let verdict = if outcome.is_ok() { "ok" } else { "FAILED" };
+                eprintln!("real servers: {name}: {verdict} ({:.1?})", started.elapsed());
+                results.push((name, outcome));
+            }
+        }};
+    }
+    let mut checks = Vec::new();
+    scenario!("providers check".into(), async {
+        let (found, outcome) = providers_check(rig).await;
+        checks = found;
+        outcome
+    });
     for via in WIRES {
-        record(format!("plain answer ({via:?})"), plain(rig, via).await);
-        record(format!("resume ({via:?})"), resume(rig, via).await);
+        scenario!(format!("plain answer ({via:?})"), plain(rig, via));
+        scenario!(format!("resume ({via:?})"), resume(rig, via));
         if via == Via::LiteLlmAnthropic {
-            record(format!("tool round trip refused behind LiteLLM ({via:?})"), refused_round_trip(rig).await);
+            scenario!(format!("tool round trip refused behind LiteLLM ({via:?})"), refused_round_trip(rig));
         } else {
-            record(format!("tool round trip ({via:?})"), round_trip(rig, via).await);
-            // The same backend behind both: once is enough for the search.
+            scenario!(format!("tool round trip ({via:?})"), round_trip(rig, via));
+            scenario!(format!("deprecated alias ({via:?})"), super::agents::deprecated_alias(rig, via));
+            // The same backend behind both: once is enough for these.
             if via == Via::Llama {
-                record(format!("tool_search, load, call ({via:?})"), search_load_call(rig, via).await);
+                scenario!(format!("sub-agent opened and evaluated ({via:?})"), super::agents::subagent(rig, via));
+                scenario!(format!("tool_search, load, call ({via:?})"), search_load_call(rig, via));
             }
         }
         if via != Via::LiteLlmOpenAi {
-            record(format!("compaction ({via:?})"), super::more::compaction(rig, via).await);
+            scenario!(format!("compaction ({via:?})"), super::more::compaction(rig, via));
         }
-        record(format!("Ctrl-C mid-stream ({via:?})"), interrupt(rig, via).await);
+        scenario!(format!("Ctrl-C mid-stream ({via:?})"), interrupt(rig, via));
     }
-    record("RLM sub_query".into(), super::more::rlm_sub_query(rig).await);
+    scenario!("RLM sub_query".into(), super::more::rlm_sub_query(rig));
     (results, checks)
 }
 
@@ -52,12 +70,12 @@ fn tool(name: &str) -> Force {
 }
 
 /// The run's last session, audited: 0 head changes and 0 prefix breaks.
-fn audited(rig: &Rig) -> Result<(std::path::PathBuf, String), String> {
+pub(crate) fn audited(rig: &Rig) -> Result<(std::path::PathBuf, String), String> {
     let Some(session) = rig.sessions().pop() else { return fail("no session was recorded", None) };
     audit(&session)
 }
 
-fn audit(session: &Path) -> Result<(std::path::PathBuf, String), String> {
+pub(crate) fn audit(session: &Path) -> Result<(std::path::PathBuf, String), String> {
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_quiver")).arg("audit").arg(session).output().unwrap();
     let summary = stdout(&out).lines().last().unwrap_or_default().to_string();
     if out.status.code() != Some(0) || !summary.contains("head_changes=0 prefix_breaks=0") {
