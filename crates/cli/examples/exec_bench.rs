@@ -368,7 +368,22 @@ fn wire_summary(
     keys: &[&str],
 ) -> String {
     let bodies: Vec<Value> = requests.iter().map(|r| r.json()).collect();
-    let prompt = |b: &Value| keys.iter().map(|k| quiver_engine::canonical::to_string(&b[*k])).collect::<String>();
+    // One line per tool / item (canonical JSON), so a request that only
+    // appends has the previous prompt as a byte prefix.
+    let prompt = |b: &Value| {
+        let mut out = String::new();
+        for key in keys {
+            let parts = match &b[*key] {
+                Value::Array(items) => items.clone(),
+                other => vec![other.clone()],
+            };
+            for part in &parts {
+                out.push_str(&quiver_engine::canonical::to_string(part));
+                out.push('\n');
+            }
+        }
+        out
+    };
     let head = |b: &Value| quiver_engine::canonical::to_string(&b["tools"]);
     let prompts: Vec<String> = bodies.iter().map(prompt).collect();
     let loading = loading_requests();
