@@ -60,17 +60,14 @@ impl Output {
                     arguments: item.get("arguments").and_then(Value::as_str).unwrap_or_default().to_string(),
                 });
             }
-            "tool_search_call" => {
-                // Server-executed searches (`call_id: null`) are the API's own business.
-                if item.get("execution").and_then(Value::as_str) == Some("client") {
-                    let arguments = item.get("arguments").cloned().unwrap_or(Value::Null);
-                    let arguments = match arguments {
-                        Value::String(s) => s,
-                        Value::Null => "{}".to_string(),
-                        other => quiver_engine::canonical::to_string(&other),
-                    };
-                    self.calls.push(ToolCall { id: call_id(item)?, name: TOOL_SEARCH.into(), arguments });
-                }
+            // Server-executed searches (`call_id: null`) are the API's own business.
+            "tool_search_call" if item.get("execution").and_then(Value::as_str) == Some("client") => {
+                let arguments = match item.get("arguments").cloned().unwrap_or(Value::Null) {
+                    Value::String(s) => s,
+                    Value::Null => "{}".to_string(),
+                    other => quiver_engine::canonical::to_string(&other),
+                };
+                self.calls.push(ToolCall { id: call_id(item)?, name: TOOL_SEARCH.into(), arguments });
             }
             _ => {}
         }
