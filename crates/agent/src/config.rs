@@ -18,6 +18,7 @@ use crate::http::HttpOptions;
 use crate::message::Effort;
 use crate::openai::{OpenAiDialect, OpenAiProvider};
 use crate::provider::{ApiKey, Provider, ProviderError, Wire};
+use crate::responses::{ResponsesDialect, ResponsesProvider};
 
 pub const DEFAULT_PROVIDER: &str = "deepseek";
 
@@ -155,7 +156,9 @@ fn builtin_providers() -> BTreeMap<String, ProviderConfig> {
             "deepseek-chat",
             Some("/beta/completions"),
         ),
-        p("openai", "https://api.openai.com/v1", "OPENAI_API_KEY", Wire::OpenAi, "gpt-4.1", None),
+        // OpenAI's own API speaks Responses: client-executed tool search keeps
+        // the prompt cache across loads, and reasoning survives tool turns.
+        p("openai", "https://api.openai.com/v1", "OPENAI_API_KEY", Wire::Responses, "gpt-4.1", None),
         p("anthropic", "https://api.anthropic.com", "ANTHROPIC_API_KEY", Wire::Anthropic, "claude-sonnet-4-5", None),
     ])
 }
@@ -262,6 +265,10 @@ impl AgentConfig {
                         .with_learned(&learned),
                 )
             }
+            Wire::Responses => {
+                let dialect = ResponsesDialect { vision, tool_choice: p.tool_choice.clone(), client_tool_search: None };
+                Box::new(ResponsesProvider::new(&p.name, &p.base_url, key, dialect, options)?.with_streaming(p.stream))
+            }
             Wire::Anthropic => Box::new(
                 AnthropicProvider::new(&p.name, &p.base_url, key, options)?
                     .with_vision(vision)
@@ -323,7 +330,7 @@ fn apply_provider(
         Some(w) => Some(Wire::parse(w).ok_or_else(|| ConfigError::Invalid {
             path: layer.path.into(),
             key: key("wire"),
-            message: format!("`{w}` is not one of openai, anthropic"),
+            message: format!("`{w}` is not one of openai, anthropic, responses"),
         })?),
     };
     let entry = match providers.get_mut(name) {

@@ -3,7 +3,8 @@
 //! - [`message`]: the provider-neutral conversation and request/response types.
 //! - [`provider`]: the `Provider` trait every backend implements, and its errors.
 //! - [`openai`] / [`anthropic`]: the two wires (OpenAI-compatible Chat
-//!   Completions, DeepSeek by default; Anthropic Messages).
+//!   Completions, DeepSeek by default; Anthropic Messages); [`responses`]:
+//!   OpenAI's Responses API (the default for api.openai.com).
 //! - [`config`]: `[model]` / `[providers.NAME]`, layered with trust rules.
 //! - [`run`]: the turn loop; engine types only in `run/engine_port.rs`.
 //! - [`exec`]: `quiver exec` / `audit` behind the CLI: config files, transcripts,
@@ -25,6 +26,7 @@ pub mod probe;
 pub mod provider;
 mod rejection;
 pub mod relay;
+pub mod responses;
 pub mod run;
 #[cfg(feature = "scripted")]
 pub mod scripted;

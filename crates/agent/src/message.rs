@@ -43,7 +43,9 @@ pub enum Message {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         reasoning: Option<String>,
         /// Anthropic's signature over the thinking block; it must come back
-        /// with the thinking for a tool-use turn to be accepted.
+        /// with the thinking for a tool-use turn to be accepted. On the
+        /// Responses wire: the response's reasoning items (with their
+        /// `encrypted_content`) as a canonical JSON array, passed back verbatim.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         reasoning_signature: Option<String>,
         #[serde(default, skip_serializing_if = "Vec::is_empty")]

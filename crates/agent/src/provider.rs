@@ -22,6 +22,8 @@ pub enum Wire {
     OpenAi,
     /// Anthropic Messages.
     Anthropic,
+    /// OpenAI's Responses API (client-executed tool search, encrypted reasoning).
+    Responses,
 }
 
 impl Wire {
@@ -29,6 +31,7 @@ impl Wire {
         match s {
             "openai" => Some(Wire::OpenAi),
             "anthropic" => Some(Wire::Anthropic),
+            "responses" => Some(Wire::Responses),
             _ => None,
         }
     }
@@ -37,6 +40,7 @@ impl Wire {
         match self {
             Wire::OpenAi => "openai",
             Wire::Anthropic => "anthropic",
+            Wire::Responses => "responses",
         }
     }
 }

@@ -145,10 +145,12 @@ async fn a_configured_provider_talks_to_its_base_url_with_its_key() {
     let mut sink = |_: quiver_agent::StreamEvent| {};
     assert_eq!(provider.complete(&req, &mut sink).await.unwrap().text, "hi");
     let recorded = &server.requests()[0];
-    assert_eq!(recorded.path, "/v1/chat/completions");
+    // OpenAI's own API is spoken over the Responses wire.
+    assert_eq!(provider.wire(), Wire::Responses);
+    assert_eq!(recorded.path, "/v1/responses");
     assert_eq!(recorded.header("authorization"), Some("Bearer sk-openai"));
-    // OpenAI's newer models refuse `max_tokens`.
-    assert_eq!(recorded.json()["max_completion_tokens"], 100);
+    assert_eq!(recorded.json()["max_output_tokens"], 100);
+    assert_eq!(recorded.json()["store"], false);
     assert_eq!(recorded.json()["model"], "gpt-4.1");
     assert!(provider.fim("a", "b", 1).await.unwrap_err().to_string().contains("fill-in-the-middle"));
 }
@@ -157,8 +159,8 @@ async fn a_configured_provider_talks_to_its_base_url_with_its_key() {
 async fn stream_false_makes_the_provider_never_stream_and_a_project_may_only_turn_it_off() {
     use quiver_agent::scripted::{ScriptedServer, ScriptedTurn};
     let server = ScriptedServer::start().await.unwrap();
-    server.script([ScriptedTurn::text("one"), ScriptedTurn::text("two")]);
-    for (wire, text) in [("openai", "one"), ("anthropic", "two")] {
+    server.script([ScriptedTurn::text("one"), ScriptedTurn::text("two"), ScriptedTurn::text("three")]);
+    for (wire, text) in [("openai", "one"), ("anthropic", "two"), ("responses", "three")] {
         let toml = format!(
             "[model]\nprovider = \"local\"\nmodel = \"m\"\n[providers.local]\nbase_url = \"{}\"\napi_key_env = \"K\"\nwire = \"{wire}\"\nstream = false\n",
             server.base_url()
@@ -176,7 +178,7 @@ async fn stream_false_makes_the_provider_never_stream_and_a_project_may_only_tur
         assert_eq!(provider.complete(&req, &mut sink).await.unwrap().text, text);
     }
     let streamed: Vec<bool> = server.requests().iter().map(|r| r.json()["stream"].as_bool().unwrap()).collect();
-    assert_eq!(streamed, [false, false]);
+    assert_eq!(streamed, [false, false, false]);
 
     let off = project("[providers.deepseek]\nstream = false\n");
     assert_eq!(AgentConfig::load(&[off], &CliOverrides::default()).unwrap().providers["deepseek"].stream, Some(false));

@@ -12,6 +12,7 @@ mod config;
 mod exec;
 mod fixtures;
 mod openai_wire;
+mod responses_wire;
 mod robustness;
 mod run_loop;
 mod tolerant_wire;

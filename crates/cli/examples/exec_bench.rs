@@ -5,6 +5,10 @@
 //!   bytes each request shares with the previous one, and the share of each
 //!   request's prompt tokens a prefix cache could serve (as the server counts it).
 //!
+//! - the same 20 turns over the Responses wire (a model with tool search, so
+//!   loads travel as `tool_search_output` items), side by side with the
+//!   Chat Completions run (loads appended to `tools`).
+//!
 //! Run: `cargo run --release -p quiver-cli --example exec_bench [-- CATALOG.json ...]`
 //!
 //! Against a real server instead (the loop's overhead per turn only; the
@@ -324,6 +328,9 @@ async fn bench() -> anyhow::Result<()> {
         );
     }
     println!("{}", report.lines().last().cloned().unwrap_or_default());
+    let chat_eager_tools = eager_tools.len();
+    println!("{}", wire_summary("chat_completions", &requests, chat_eager_tools, &["tools", "messages"]));
+    responses_run(&host, &audience, &ws, &eager).await?;
     if mcp > 0 {
         // The same comparison against the native tools alone.
         let natives: Vec<String> =
@@ -336,5 +343,123 @@ async fn bench() -> anyhow::Result<()> {
             natives.len()
         );
     }
+    Ok(())
+}
+
+/// The requests (1-based) that follow a `tool_search` turn: they carry a load.
+fn loading_requests() -> Vec<usize> {
+    let turns = script();
+    turns
+        .iter()
+        .enumerate()
+        .filter(|(_, t)| t.tool_calls.iter().any(|c| c.name == "tool_search"))
+        .map(|(i, _)| i + 2)
+        .collect()
+}
+
+/// One wire's cache figures over the recorded requests: each request's
+/// prompt is `keys` of its body in the provider's cache order (canonical
+/// JSON), and a prefix cache could serve the bytes it shares with the
+/// previous request's prompt.
+fn wire_summary(
+    wire: &str,
+    requests: &[quiver_agent::scripted::RecordedRequest],
+    eager_tools_bytes: usize,
+    keys: &[&str],
+) -> String {
+    let bodies: Vec<Value> = requests.iter().map(|r| r.json()).collect();
+    // One line per tool / item (canonical JSON), so a request that only
+    // appends has the previous prompt as a byte prefix.
+    let prompt = |b: &Value| {
+        let mut out = String::new();
+        for key in keys {
+            let parts = match &b[*key] {
+                Value::Array(items) => items.clone(),
+                other => vec![other.clone()],
+            };
+            for part in &parts {
+                out.push_str(&quiver_engine::canonical::to_string(part));
+                out.push('\n');
+            }
+        }
+        out
+    };
+    let head = |b: &Value| quiver_engine::canonical::to_string(&b["tools"]);
+    let prompts: Vec<String> = bodies.iter().map(prompt).collect();
+    let loading = loading_requests();
+    let (mut head_changes, mut breaks) = (0, 0);
+    let (mut all, mut all_shared, mut load, mut load_shared) = (0usize, 0usize, 0usize, 0usize);
+    for (i, p) in prompts.iter().enumerate().skip(1) {
+        let before = &prompts[i - 1];
+        let shared = before.bytes().zip(p.bytes()).take_while(|(a, b)| a == b).count();
+        if !p.starts_with(before.as_str()) {
+            breaks += 1;
+        }
+        // A wire whose tools only grow (Chat Completions) changes the head
+        // when the first bytes of `tools` change; a load appended after them is a break.
+        let (a, b) = (head(&bodies[i - 1]), head(&bodies[i]));
+        if !b.starts_with(a.trim_end_matches(']')) {
+            head_changes += 1;
+        }
+        all += p.len();
+        all_shared += shared;
+        if loading.contains(&(i + 1)) {
+            load += p.len();
+            load_shared += shared;
+        }
+    }
+    let first = requests.first().map(|r| r.body.len()).unwrap_or(0);
+    let lazy_tools = bodies.first().map(head).map(|t| t.len()).unwrap_or(0);
+    format!(
+        "wire={wire} requests={} head_changes={head_changes} prefix_breaks={breaks} cacheable_on_loading_turns={:.1}% \
+         cacheable_over_run={:.1}% (requests 2..n, bytes in cache order) first_request_bytes={first} eager={}",
+        requests.len(),
+        100.0 * load_shared as f64 / load.max(1) as f64,
+        100.0 * all_shared as f64 / all.max(1) as f64,
+        first - lazy_tools + eager_tools_bytes,
+    )
+}
+
+/// The same script over the Responses wire, with a model that has tool search.
+async fn responses_run(
+    host: &Arc<EngineHost>,
+    audience: &Audience,
+    ws: &std::path::Path,
+    eager: &quiver_engine::Catalog,
+) -> anyhow::Result<()> {
+    use quiver_agent::responses::{ResponsesDialect, ResponsesProvider, flat_function};
+    let ctx = host.context(
+        Workspace::new(ws)?,
+        Audience { provider: "openai".into(), model: Some("gpt-5.4".into()), ..audience.clone() },
+    );
+    let port = EnginePort::hosted(Arc::clone(host), ctx);
+    let server = ScriptedServer::start().await?;
+    server.script(script());
+    let provider = ResponsesProvider::new(
+        "openai",
+        &server.base_url(),
+        ApiKey::new("sk-bench"),
+        ResponsesDialect::default(),
+        HttpOptions::default(),
+    )?;
+    let agent = AgentLoop {
+        provider: &provider,
+        tools: &port,
+        model: "gpt-5.4".into(),
+        system: quiver_agent::exec::SYSTEM_PROMPT.into(),
+        max_output_tokens: None,
+        effort: None,
+        stream: true,
+        limits: RunLimits { max_turns: 20, token_budget: None },
+        compaction: None,
+    };
+    let mut sink = |_: RunEvent| {};
+    let outcome = agent.run(Vec::new(), "Look around the project, map it and note what you find.", &mut sink).await?;
+    let eager_tools: Vec<Value> =
+        eager.render(CatalogFormat::OpenAi).as_array().into_iter().flatten().map(flat_function).collect();
+    let eager_bytes = quiver_engine::canonical::to_string(&Value::Array(eager_tools)).len();
+    let requests = server.requests();
+    println!("responses run: turns={} status={:?}", outcome.turns, outcome.status);
+    println!("{}", wire_summary("responses", &requests, eager_bytes, &["tools", "instructions", "input"]));
     Ok(())
 }

@@ -75,13 +75,22 @@ async fn fim_edit_without_a_fim_endpoint_is_an_error_the_model_reads_and_the_fil
     let out = cmd.output().await.unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_eq!(std::fs::read_to_string(env.ws.path().join("add.py")).unwrap(), SRC);
-    let result = &tool_messages(&server)[0];
+    // The built-in `openai` provider speaks the Responses wire: the result is a function_call_output.
+    let last = server.requests().last().unwrap().json();
+    let outputs: Vec<&str> = last["input"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|i| i["type"] == "function_call_output")
+        .map(|i| i["output"].as_str().unwrap_or_default())
+        .collect();
+    let result = outputs[0];
     assert!(
         result.contains("openai") && result.contains("fill-in-the-middle") && result.contains("unchanged"),
         "{result}"
     );
     // Nothing went to a FIM route.
-    assert!(server.requests().iter().all(|r| r.path == "/v1/chat/completions" || r.path == "/chat/completions"));
+    assert!(server.requests().iter().all(|r| r.path == "/responses"));
 }
 
 /// Processes whose command line contains `marker` and that have not exited

@@ -7,6 +7,7 @@
 
 mod cli;
 mod exec;
+mod exec_responses;
 mod exec_sandbox;
 mod exec_terminal;
 mod github;

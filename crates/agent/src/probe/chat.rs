@@ -76,7 +76,7 @@ fn call_openings(wire: Wire, event: &Value) -> usize {
             event.get("type").and_then(Value::as_str) == Some("content_block_start")
                 && event.pointer("/content_block/type").and_then(Value::as_str) == Some("tool_use"),
         ),
-        Wire::OpenAi => event
+        Wire::OpenAi | Wire::Responses => event
             .pointer("/choices/0/delta/tool_calls")
             .and_then(Value::as_array)
             .map_or(0, |calls| calls.iter().filter(|c| c.get("id").is_some_and(|id| !id.is_null())).count()),
@@ -137,7 +137,7 @@ pub(super) async fn streaming(p: &mut Probe<'_>) {
 /// The names of the cached-token fields a wire's usage may carry.
 fn cache_fields(wire: Wire) -> &'static [&'static str] {
     match wire {
-        Wire::OpenAi => &["/prompt_tokens_details/cached_tokens", "/prompt_cache_hit_tokens"],
+        Wire::OpenAi | Wire::Responses => &["/prompt_tokens_details/cached_tokens", "/prompt_cache_hit_tokens"],
         Wire::Anthropic => &["/cache_read_input_tokens", "/cache_creation_input_tokens"],
     }
 }

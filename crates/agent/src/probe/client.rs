@@ -102,14 +102,14 @@ impl Client {
     /// The path of the models list on this wire.
     pub fn models_path(&self) -> &'static str {
         match self.wire {
-            Wire::OpenAi => "/models",
+            Wire::OpenAi | Wire::Responses => "/models",
             Wire::Anthropic => "/v1/models",
         }
     }
 
     pub fn chat_path(&self) -> &'static str {
         match self.wire {
-            Wire::OpenAi => "/chat/completions",
+            Wire::OpenAi | Wire::Responses => "/chat/completions",
             Wire::Anthropic => "/v1/messages",
         }
     }
@@ -127,7 +127,7 @@ impl Client {
             Some(v)
         };
         match self.wire {
-            Wire::OpenAi => {
+            Wire::OpenAi | Wire::Responses => {
                 if let Some(v) = key.and_then(|k| value(format!("Bearer {k}"))) {
                     headers.insert(AUTHORIZATION, v);
                 }

@@ -195,9 +195,13 @@ impl Target {
     ) -> Result<Self, crate::config::ConfigError> {
         let p = config.selected()?;
         let key = env(&p.api_key_env).map(|k| k.trim().to_string()).filter(|k| !k.is_empty()).map(ApiKey::new);
+        // The checks speak Chat Completions for a Responses provider: OpenAI
+        // serves both with one key and one model list; what differs (tool
+        // search, reasoning items) is covered by the scripted server's tests.
+        let wire = if p.wire == Wire::Responses { Wire::OpenAi } else { p.wire };
         Ok(Target {
             provider: p.name.clone(),
-            wire: p.wire,
+            wire,
             base_url: p.base_url.trim_end_matches('/').to_string(),
             model: config.model.clone(),
             key,

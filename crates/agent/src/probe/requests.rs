@@ -33,7 +33,7 @@ fn tools(wire: Wire) -> Value {
     });
     let description = "Echo a word back.";
     match wire {
-        Wire::OpenAi => json!([{"type": "function", "function": {
+        Wire::OpenAi | Wire::Responses => json!([{"type": "function", "function": {
             "name": TOOL, "description": description, "parameters": parameters}}]),
         Wire::Anthropic => json!([{"name": TOOL, "description": description, "input_schema": parameters}]),
     }
@@ -79,7 +79,7 @@ pub(crate) fn stand_in_call() -> ToolCall {
 /// `req` as the wire renders it.
 pub(crate) fn render(target: &Target, req: &ModelRequest, stream: bool, tool_turns: ToolTurnContent) -> Value {
     match target.wire {
-        Wire::OpenAi => {
+        Wire::OpenAi | Wire::Responses => {
             let dialect = OpenAiDialect {
                 max_completion_tokens: target.max_completion_tokens,
                 vision: Some(false),
@@ -101,7 +101,7 @@ pub(crate) fn render(target: &Target, req: &ModelRequest, stream: bool, tool_tur
 /// `tool_choice` naming the probe's tool.
 pub(crate) fn force(wire: Wire, body: &mut Value) {
     body["tool_choice"] = match wire {
-        Wire::OpenAi => json!({"type": "function", "function": {"name": TOOL}}),
+        Wire::OpenAi | Wire::Responses => json!({"type": "function", "function": {"name": TOOL}}),
         Wire::Anthropic => json!({"type": "tool", "name": TOOL}),
     };
 }
@@ -111,7 +111,7 @@ pub(crate) fn image(target: &Target) -> Value {
     let mut body = render(target, &plain(target), false, ToolTurnContent::default());
     let ask = json!({"type": "text", "text": "What colour is this image? One word."});
     body["messages"] = match target.wire {
-        Wire::OpenAi => json!([{"role": "user", "content": [
+        Wire::OpenAi | Wire::Responses => json!([{"role": "user", "content": [
             ask, {"type": "image_url", "image_url": {"url": crate::vision::data_url("image/png", PIXEL_PNG)}}]}]),
         Wire::Anthropic => json!([{"role": "user", "content": [
             {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": PIXEL_PNG}}, ask]}]),
@@ -133,7 +133,7 @@ pub(crate) fn fim(target: &Target) -> Value {
 /// A non-streamed answer, read by the wire's parser.
 pub(crate) fn parse(wire: Wire, value: &Value) -> Result<ModelResponse, String> {
     match wire {
-        Wire::OpenAi => crate::openai::parse_response(value),
+        Wire::OpenAi | Wire::Responses => crate::openai::parse_response(value),
         Wire::Anthropic => crate::anthropic::parse_response(value),
     }
 }
@@ -151,7 +151,7 @@ pub(crate) fn assemble(wire: Wire, data: &[String]) -> Result<ModelResponse, Str
         assembler.finish()
     }
     match wire {
-        Wire::OpenAi => run::<ChatStreamAssembler>(data),
+        Wire::OpenAi | Wire::Responses => run::<ChatStreamAssembler>(data),
         Wire::Anthropic => run::<MessagesStreamAssembler>(data),
     }
 }
@@ -162,7 +162,7 @@ pub(crate) fn usage_objects(wire: Wire, json: &[Value]) -> Vec<Value> {
     let mut found = Vec::new();
     for value in json {
         let candidates = match wire {
-            Wire::OpenAi => vec![value.get("usage")],
+            Wire::OpenAi | Wire::Responses => vec![value.get("usage")],
             Wire::Anthropic => vec![value.get("usage"), value.pointer("/message/usage")],
         };
         found.extend(candidates.into_iter().flatten().filter(|u| u.is_object()).cloned());

@@ -43,7 +43,9 @@ pub(super) async fn forced_call(p: &mut Probe<'_>) {
         return p.set(Check::ForcedToolCall, Status::No, detail, Some(reply.elapsed));
     };
     let raw_id = match wire {
-        Wire::OpenAi => json.pointer("/choices/0/message/tool_calls/0/id").and_then(|v| v.as_str()).is_some(),
+        Wire::OpenAi | Wire::Responses => {
+            json.pointer("/choices/0/message/tool_calls/0/id").and_then(|v| v.as_str()).is_some()
+        }
         Wire::Anthropic => true,
     };
     // The server honoured `tool_choice`; whole arguments within the probe's

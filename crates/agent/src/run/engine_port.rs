@@ -144,7 +144,9 @@ impl EnginePort {
 
 fn format_for(wire: Wire) -> CatalogFormat {
     match wire {
-        Wire::OpenAi => CatalogFormat::OpenAi,
+        // The Responses wire reshapes Chat Completions tools itself (flat
+        // functions, the client-executed `tool_search`).
+        Wire::OpenAi | Wire::Responses => CatalogFormat::OpenAi,
         Wire::Anthropic => CatalogFormat::Anthropic,
     }
 }

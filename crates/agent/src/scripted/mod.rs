@@ -1,7 +1,8 @@
 //! A scripted, faithful model server for tests (feature `scripted`).
 //!
-//! It speaks both wires on 127.0.0.1 (`/chat/completions`,
-//! `/v1/chat/completions`, `/beta/completions` for FIM, `/v1/messages`) with
+//! It speaks every wire on 127.0.0.1 (`/chat/completions`,
+//! `/v1/chat/completions`, `/beta/completions` for FIM, `/v1/messages`,
+//! `/responses` and `/v1/responses`) with
 //! the framing real providers use: several SSE events per network write,
 //! tool-call arguments split mid-JSON, `[DONE]` / `message_stop`. Each request
 //! takes the next scripted turn; faults (error statuses with `Retry-After`,
@@ -18,8 +19,9 @@
 mod anthropic;
 mod openai;
 mod quirks;
+mod responses;
 
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, VecDeque};
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
@@ -155,6 +157,8 @@ struct Inner {
     quirks: Quirks,
     /// What `GET /models` (and `/v1/models`) lists.
     models: Vec<String>,
+    /// Responses: each `tool_search_output`'s tools as first sent, by call id.
+    search_outputs: BTreeMap<String, String>,
 }
 
 #[derive(Clone, Default)]
@@ -248,6 +252,7 @@ impl ScriptedServer {
 enum Route {
     Chat,
     Messages,
+    Responses,
     Fim,
 }
 
@@ -262,6 +267,7 @@ async fn handle(State(shared): State<Shared>, uri: Uri, headers: HeaderMap, body
         "/chat/completions" | "/v1/chat/completions" => Route::Chat,
         "/v1/messages" => Route::Messages,
         "/beta/completions" => Route::Fim,
+        "/responses" | "/v1/responses" => Route::Responses,
         _ => return error_response(StatusCode::NOT_FOUND, &format!("no route {path}"), None),
     };
     let request: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
@@ -277,6 +283,12 @@ async fn handle(State(shared): State<Shared>, uri: Uri, headers: HeaderMap, body
         });
         if let Some(refusal) = inner.quirks.refusal(route == Route::Chat, &request) {
             return refusal;
+        }
+        if route == Route::Responses
+            && let Err((message, param)) = responses::validate(&request, &mut inner.search_outputs)
+        {
+            let body = serde_json::json!({"error": {"message": message, "type": "invalid_request_error", "param": param, "code": null}});
+            return (StatusCode::BAD_REQUEST, [("content-type", "application/json")], body.to_string()).into_response();
         }
         let users = user_messages(&request);
         let routed = inner
@@ -322,12 +334,15 @@ async fn handle(State(shared): State<Shared>, uri: Uri, headers: HeaderMap, body
         (Route::Chat, true) => sse_response(openai::stream_pieces(&answer)),
         (Route::Messages, false) => json_response(anthropic::message_body(&answer)),
         (Route::Messages, true) => sse_response(anthropic::stream_pieces(&answer)),
+        (Route::Responses, false) => json_response(responses::response_body(&answer, &request)),
+        (Route::Responses, true) => sse_response(responses::stream_pieces(&answer, &request)),
     }
 }
 
-/// A request's user messages (either wire), as canonical JSON.
+/// A request's user messages (any wire), as canonical JSON.
 fn user_messages(request: &Value) -> String {
-    let messages = request.get("messages").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
+    let messages = request.get("messages").or_else(|| request.get("input"));
+    let messages = messages.and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
     let users = messages.iter().filter(|m| m.get("role").and_then(Value::as_str) == Some("user"));
     users.map(quiver_engine::canonical::to_string).collect()
 }
@@ -339,6 +354,9 @@ fn prompt_of(route: Route, request: &Value) -> String {
     match route {
         Route::Chat => format!("{}{}", c("tools"), c("messages")),
         Route::Messages => format!("{}{}{}", c("tools"), c("system"), c("messages")),
+        // Loaded tools arrive in `input` (`tool_search_output`): the API
+        // injects them at the end of the context, after what is cached.
+        Route::Responses => format!("{}{}{}", c("tools"), c("instructions"), c("input")),
         Route::Fim => format!("{}{}", c("prompt"), c("suffix")),
     }
 }
