@@ -26,14 +26,9 @@ fn bench(args: &[&str], model: Option<&Path>) -> (i32, String, String) {
     )
 }
 
-fn shared_bench() -> Option<PathBuf> {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/bench");
-    if dir.is_dir() {
-        Some(dir)
-    } else {
-        eprintln!("../shared/bench is not beside the checkout; skipping");
-        None
-    }
+/// The bench catalogs and queries in the repository (`bench/search/data`).
+fn bench_data() -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../bench/search/data")
 }
 
 fn field(line: &str, key: &str) -> f64 {
@@ -63,7 +58,7 @@ fn assert_above(line: &str, floor: (f64, f64, f64)) {
 /// less one or two queries of 52).
 #[test]
 fn native_quality_floors_lexical_and_fused() {
-    let Some(b) = shared_bench() else { return };
+    let b = bench_data();
     let q = b.join("queries/native.jsonl");
     let check = |model: Option<&Path>, ranking: &str, extra: &[&str], floor: (f64, f64, f64)| {
         let last = native_line(&q, model, extra);
@@ -140,7 +135,7 @@ fn phrasings_find_a_native_tool_and_stay_out_of_the_catalog() {
 #[test]
 fn semantic_and_fused_rankings_with_the_test_model() {
     let Some(model) = quiver_search::semantic::test_model_dir() else { return };
-    let Some(b) = shared_bench() else { return };
+    let b = bench_data();
     let cat = b.join("catalogs/github-mcp.json");
     let q = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../bench/search/queries/github-sanity.jsonl");
     let args = ["--catalog", cat.to_str().unwrap(), "--queries", q.to_str().unwrap()];
@@ -165,7 +160,7 @@ fn semantic_and_fused_rankings_with_the_test_model() {
 
 #[test]
 fn a_broken_model_is_a_clear_error() {
-    let Some(b) = shared_bench() else { return };
+    let b = bench_data();
     let q = b.join("queries/native.jsonl");
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("config.json"), "{}").unwrap();

@@ -2,8 +2,8 @@
 //! lexical ranker, failing below per-set top-1 / top-5 / MRR floors. Ranking
 //! is deterministic, so the floors sit just under today's numbers (a margin of
 //! about one query); a real regression fails, a reordering of ties does not.
-//! The shared bench data lives beside the checkout (`../shared/bench`); when it
-//! is absent the azure sets skip with a message, the in-repo sets still run.
+//! Every set is a copy in the repository (`bench/search`, sources and licences
+//! in `bench/search/data/README.md`), so the floors run on a fresh clone.
 
 use std::path::PathBuf;
 
@@ -14,14 +14,9 @@ fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
-fn shared() -> Option<PathBuf> {
-    let dir = std::env::var_os("BENCH_DIR").map_or_else(|| root().join("../shared/bench"), PathBuf::from);
-    if dir.join("catalogs/azure-mcp.json").is_file() {
-        Some(dir)
-    } else {
-        eprintln!("skipping: no shared bench data at {}", dir.display());
-        None
-    }
+/// The catalogs and queries copied from their public sources.
+fn data() -> PathBuf {
+    root().join("bench/search/data")
 }
 
 /// (set, top1, top5, mrr) floors.
@@ -50,18 +45,17 @@ fn lexical_quality_stays_above_the_floors() {
         let queries = b::load_queries(&here.join(format!("{file}.jsonl"))).unwrap();
         failures.extend(check(set, &index, &queries, floor));
     }
-    if let Some(dir) = shared() {
-        let aq = b::load_queries(&dir.join("queries/azure-mcp.jsonl")).unwrap();
-        let gq = b::load_queries(&here.join("queries/github-sanity.jsonl")).unwrap();
-        let lq = b::load_queries(&here.join("queries/livemcp-sanity.jsonl")).unwrap();
-        let azure = SearchIndex::build(catalog(&dir, &["azure-mcp.json"]));
-        let mixed = SearchIndex::build(catalog(&dir, &["azure-mcp.json", "github-mcp.json", "livemcp.json"]));
-        failures.extend(check("azure.odd", &azure, &b::split(aq.clone(), true), FLOOR_AZURE_ODD));
-        failures.extend(check("azure.even", &azure, &b::split(aq.clone(), false), FLOOR_AZURE_EVEN));
-        failures.extend(check("mixed", &mixed, &aq, FLOOR_MIXED));
-        failures.extend(check("gh.mix", &mixed, &gq, FLOOR_GH));
-        failures.extend(check("live.mix", &mixed, &lq, FLOOR_LIVE));
-    }
+    let dir = data();
+    let aq = b::load_queries(&dir.join("queries/azure-mcp.jsonl")).unwrap();
+    let gq = b::load_queries(&here.join("queries/github-sanity.jsonl")).unwrap();
+    let lq = b::load_queries(&here.join("queries/livemcp-sanity.jsonl")).unwrap();
+    let azure = SearchIndex::build(catalog(&dir, &["azure-mcp.json"]));
+    let mixed = SearchIndex::build(catalog(&dir, &["azure-mcp.json", "github-mcp.json", "livemcp.json"]));
+    failures.extend(check("azure.odd", &azure, &b::split(aq.clone(), true), FLOOR_AZURE_ODD));
+    failures.extend(check("azure.even", &azure, &b::split(aq.clone(), false), FLOOR_AZURE_EVEN));
+    failures.extend(check("mixed", &mixed, &aq, FLOOR_MIXED));
+    failures.extend(check("gh.mix", &mixed, &gq, FLOOR_GH));
+    failures.extend(check("live.mix", &mixed, &lq, FLOOR_LIVE));
     assert!(failures.is_empty(), "search quality regressed:\n{}", failures.join("\n"));
 }
 
