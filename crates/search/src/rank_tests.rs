@@ -234,9 +234,10 @@ fn a_file_name_in_the_request_counts_as_the_word_file() {
     for q in ["bump it to 2.1.0", "mail bob@example.com", "fetch https://x.dev/a.html", "end of sentence.", "run make"] {
         assert!(!names_a_file(q), "{q}");
     }
-    let idx = SearchIndex::build(vec![
-        doc("read_file", "Read a file with line numbers."),
-        doc("list_packages", "List the installed packages of a project."),
-    ]);
-    assert_eq!(top(&idx, "what's inside package.json"), "read_file");
+    let docs = vec![doc("read_file", "Read a file with line numbers."), doc("fetch_page", "Download a web page.")];
+    let on = SearchIndex::build(docs.clone());
+    assert_eq!(top(&on, "Cargo.toml please"), "read_file");
+    // the name's own words match nothing; without the kind nothing is found
+    let off = SearchIndex::build_with(docs, RankParams { w_file_kind: 0.0, ..RankParams::default() });
+    assert!(off.search("Cargo.toml please", 5, &|_| true).is_empty());
 }
