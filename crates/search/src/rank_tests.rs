@@ -228,10 +228,13 @@ fn a_url_in_the_request_points_at_the_tool_that_takes_one() {
 #[test]
 fn a_file_name_in_the_request_counts_as_the_word_file() {
     use crate::query::names_a_file;
-    for q in ["what's inside Cargo.toml?", "show src/lib.rs", "check .env.example", "look at the Makefile", "open `main.go`"] {
+    for q in
+        ["what's inside Cargo.toml?", "show src/lib.rs", "check .env.example", "look at the Makefile", "open `main.go`"]
+    {
         assert!(names_a_file(q), "{q}");
     }
-    for q in ["bump it to 2.1.0", "mail bob@example.com", "fetch https://x.dev/a.html", "end of sentence.", "run make"] {
+    for q in ["bump it to 2.1.0", "mail bob@example.com", "fetch https://x.dev/a.html", "end of sentence.", "run make"]
+    {
         assert!(!names_a_file(q), "{q}");
     }
     let docs = vec![doc("read_file", "Read a file with line numbers."), doc("fetch_page", "Download a web page.")];

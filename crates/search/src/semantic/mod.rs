@@ -60,7 +60,10 @@ pub fn test_model_dir() -> Option<PathBuf> {
                 Some(d) => format!("QUIVER_TEST_SEARCH_MODEL={} has no config.json", d.display()),
                 None => "QUIVER_TEST_SEARCH_MODEL is not set".to_string(),
             };
-            assert!(!required, "the search model is required (QUIVER_REQUIRE_SEARCH_MODEL / QUIVER_REQUIRE_ALL) but {why}");
+            assert!(
+                !required,
+                "the search model is required (QUIVER_REQUIRE_SEARCH_MODEL / QUIVER_REQUIRE_ALL) but {why}"
+            );
             // Straight to stderr: libtest captures `eprintln!` of a passing test.
             let test = std::thread::current().name().unwrap_or("this test").to_string();
             let _ = writeln!(
