@@ -1,16 +1,19 @@
 #!/bin/sh
 # Tool-search quality across the sets we tune and check on.
 # usage: bench/search/eval.sh [quiver bench search args, e.g. --set k1=1.5]
-#   azure: all / even / odd lines (tune on even, check on odd), alone and mixed
-#   with every bench catalog; gh and live: sanity sets written here, never tuned
-#   on, over their own catalog and the mixed one.
+#   azure: all / even / odd lines (tune.py's both-halves rule needs a gain on
+#   both halves), alone and mixed with every bench catalog; gh and live: sanity
+#   sets written here, never tuned on, over their own catalog and the mixed one;
+#   native and native.dd: native dev sets; bfcl.live: a dev set since issue 26.
+#   Check sets (never tuned on): native.ck, native.dc (native everyday check
+#   halves) and seal (frozen/: no change may cite it).
 # Needs a release build: cargo build --release
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 Q=${QUIVER:-$root/target/release/quiver}
-C=${BENCH_DIR:-$root/../shared/bench}/catalogs
-A=${BENCH_DIR:-$root/../shared/bench}/queries/azure-mcp.jsonl
+C=${BENCH_DIR:-$root/bench/search/data}/catalogs
+A=${BENCH_DIR:-$root/bench/search/data}/queries/azure-mcp.jsonl
 M=$C/azure-mcp.json,$C/github-mcp.json,$C/livemcp.json
 r() { label=$1; shift; printf "%-9s" "$label"; "$Q" bench search "$@" 2>/dev/null | tail -1; }
 r azure    --catalog "$C/azure-mcp.json" --queries "$A" "$@"
@@ -23,5 +26,9 @@ r gh       --catalog "$C/github-mcp.json" --queries "$here/queries/github-sanity
 r gh.mix   --catalog "$M" --queries "$here/queries/github-sanity.jsonl" "$@"
 r live     --catalog "$C/livemcp.json" --queries "$here/queries/livemcp-sanity.jsonl" "$@"
 r live.mix --catalog "$M" --queries "$here/queries/livemcp-sanity.jsonl" "$@"
-r native   --native --queries "${BENCH_DIR:-$root/../shared/bench}/queries/native.jsonl" "$@"
+r native   --native --queries "${BENCH_DIR:-$root/bench/search/data}/queries/native.jsonl" "$@"
 r native.ck --native --queries "$here/queries/native-check.jsonl" "$@"
+r native.dd --native --queries "$here/queries/native-daily-dev.jsonl" "$@"
+r native.dc --native --queries "$here/queries/native-daily-check.jsonl" "$@"
+r bfcl.live --catalog "$here/generalization/bfcl-live.json" --queries "$here/generalization/bfcl-live.jsonl" "$@"
+r seal     --catalog "$here/frozen/seal-tools.json" --queries "$here/frozen/seal-tools.jsonl" "$@"

@@ -7,7 +7,7 @@ set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 Q=${QUIVER:-$root/target/release/quiver}
-B=${BENCH_DIR:-$root/../shared/bench}
+B=${BENCH_DIR:-$root/bench/search/data}
 C=$B/catalogs
 : "${QUIVER_SEARCH_MODEL:?set QUIVER_SEARCH_MODEL=DIR}"
 "$Q" bench search --catalog "$C/azure-mcp.json,$C/github-mcp.json,$C/livemcp.json" --replicate 1000 \

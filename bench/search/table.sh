@@ -8,7 +8,7 @@ set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 Q=${QUIVER:-$root/target/release/quiver}
-B=${BENCH_DIR:-$root/../shared/bench}
+B=${BENCH_DIR:-$root/bench/search/data}
 C=$B/catalogs
 A=$B/queries/azure-mcp.jsonl
 M=$C/azure-mcp.json,$C/github-mcp.json,$C/livemcp.json
@@ -35,6 +35,9 @@ r live.mix --catalog "$M" --queries "$here/queries/livemcp-sanity.jsonl" "$@"
 r native   --native --queries "$B/queries/native.jsonl" "$@"
 r native.ev --native --queries "$here/dev/native-everyday.jsonl" "$@"
 r native.ck --native --queries "$here/queries/native-check.jsonl" "$@"
+r daily.dev --native --queries "$here/queries/native-daily-dev.jsonl" "$@"
+r daily.ck --native --queries "$here/queries/native-daily-check.jsonl" "$@"
 r authored --catalog "$here/dev/bfcl-authored.json" --queries "$here/dev/bfcl-authored.jsonl" "$@"
 r turns    --catalog "$here/dev/bfcl-multiturn.json" --queries "$here/dev/bfcl-multiturn.jsonl" "$@"
 r bfcl     --catalog "$G/bfcl-live.json" --queries "$G/bfcl-live.jsonl" "$@"
+r seal     --catalog "$here/frozen/seal-tools.json" --queries "$here/frozen/seal-tools.jsonl" "$@"

@@ -6,23 +6,26 @@ is kept only if it gains hits (top-1 + top-5 counts) on both halves (each
 half's sets summed) and loses more than one hit on no dev set. Winning on one
 half only is how a ranker learns the benchmark instead of the task; this rule
 refuses that. The sanity sets (queries/*-sanity.jsonl) are printed beside every
-kept change and never decide anything (nor does the BFCL generalization set,
-which this script does not run).
+kept change and never decide anything. The check sets never run here: the
+frozen Seal-Tools set (frozen/, which no change may cite) and the check halves
+of the native everyday sets (queries/native-check.jsonl,
+queries/native-daily-check.jsonl).
 
-Dev sets (TUNE_DEV): `azure` (default: azure alone and mixed into the 844-tool
-catalog), `native` (quiver's own tools: ../shared/bench/queries/native.jsonl and the
-everyday requests of dev/native-everyday.jsonl), `bfcl`
-(third-party: BFCL's authored and multi-turn categories, bench/search/dev),
-`all` (every one; what fusion weights are chosen on).
+Dev sets (TUNE_DEV): `all` (default: every set below, as the README says),
+`azure` (azure alone and mixed into the 844-tool catalog), `native` (quiver's
+own tools: bench/search/data/queries/native.jsonl, dev/native-everyday.jsonl
+and the dev half queries/native-daily-dev.jsonl), `bfcl` (third-party: BFCL's
+authored, multi-turn and live categories; live became a dev set in issue 26,
+once decisions had cited it).
 
-usage: [TUNE_DEV=azure|native|all] bench/search/tune.py [GRID_JSON] [START_JSON]
+usage: [TUNE_DEV=all|azure|native|bfcl] bench/search/tune.py [GRID_JSON] [START_JSON]
 """
 import json, os, re, subprocess, sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 Q = os.environ.get('QUIVER', f'{ROOT}/target/release/quiver')
-B = os.environ.get('BENCH_DIR', f'{ROOT}/../shared/bench')
+B = os.environ.get('BENCH_DIR', f'{ROOT}/bench/search/data')
 C = f'{B}/catalogs'
 A = f'{B}/queries/azure-mcp.jsonl'
 M = f'{C}/azure-mcp.json,{C}/github-mcp.json,{C}/livemcp.json'
@@ -30,11 +33,15 @@ N = f'{B}/queries/native.jsonl'
 DEV = {'azure': [(f'{C}/azure-mcp.json', A, 'even'), (f'{C}/azure-mcp.json', A, 'odd'),
                  (M, A, 'even'), (M, A, 'odd')],
        'native': [(None, N, 'even'), (None, N, 'odd'),
-                  (None, f'{HERE}/dev/native-everyday.jsonl', 'even'), (None, f'{HERE}/dev/native-everyday.jsonl', 'odd')],
+                  (None, f'{HERE}/dev/native-everyday.jsonl', 'even'), (None, f'{HERE}/dev/native-everyday.jsonl', 'odd'),
+                  (None, f'{HERE}/queries/native-daily-dev.jsonl', 'even'),
+                  (None, f'{HERE}/queries/native-daily-dev.jsonl', 'odd')],
        'bfcl': [(f'{HERE}/dev/bfcl-{s}.json', f'{HERE}/dev/bfcl-{s}.jsonl', h)
-                for s in ['authored', 'multiturn'] for h in ['even', 'odd']]}
+                for s in ['authored', 'multiturn'] for h in ['even', 'odd']]
+               + [(f'{HERE}/generalization/bfcl-live.json', f'{HERE}/generalization/bfcl-live.jsonl', h)
+                  for h in ['even', 'odd']]}
 DEV['all'] = DEV['azure'] + DEV['native'] + DEV['bfcl']
-SETS = DEV[os.environ.get('TUNE_DEV', 'azure')]
+SETS = DEV[os.environ.get('TUNE_DEV', 'all')]
 # Reported only: never part of a decision.
 SANITY = [(M, f'{HERE}/queries/github-sanity.jsonl', 'all'), (M, f'{HERE}/queries/livemcp-sanity.jsonl', 'all')]
 GRID = {'idf_pow': [1.2, 1.6], 'k1': [0.9, 1.6], 'b.desc': [0.6, 0.9], 'name': [1, 2], 'summary': [0.25, 1],

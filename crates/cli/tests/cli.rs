@@ -106,14 +106,9 @@ fn tools_lists_every_name() {
     assert_eq!(todo["canonical"], "checklist_write");
 }
 
-fn shared_bench() -> Option<std::path::PathBuf> {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/bench");
-    if dir.is_dir() {
-        Some(dir)
-    } else {
-        eprintln!("../shared/bench is not beside the checkout; skipping");
-        None
-    }
+/// The bench catalogs and queries in the repository (`bench/search/data`).
+fn bench_data() -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../bench/search/data")
 }
 
 /// The contract's fields first, in order (scripts match this prefix), then the
@@ -127,7 +122,7 @@ fn metrics_line_ok(line: &str) -> bool {
 
 #[test]
 fn bench_search_prints_the_metrics_line() {
-    let Some(bench) = shared_bench() else { return };
+    let bench = bench_data();
     let dir = tempfile::tempdir().unwrap();
     let queries = bench.join("queries/native.jsonl");
     let (code, out, err) = quiver(&["bench", "search", "--native", "--queries", queries.to_str().unwrap()], dir.path());
@@ -154,7 +149,7 @@ fn bench_search_prints_the_metrics_line() {
 
 #[test]
 fn bench_search_splits_queries_and_takes_parameter_overrides() {
-    let Some(bench) = shared_bench() else { return };
+    let bench = bench_data();
     let dir = tempfile::tempdir().unwrap();
     let queries = bench.join("queries/native.jsonl");
     let q = queries.to_str().unwrap();

@@ -1,5 +1,5 @@
 //! Criterion benchmark of tool search latency at 1k and 10k tools, built from
-//! the shared bench catalogs (`../shared/bench` beside the checkout). Run with
+//! the bench catalogs in the repository (`bench/search/data`). Run with
 //! `cargo bench -p quiver-search --features bench --bench search`.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -10,16 +10,14 @@ use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use quiver_search::bench as bench_data;
 use quiver_search::{SearchDoc, SearchIndex};
 
-fn shared_bench() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/bench")
+fn bench_data_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../bench/search/data")
 }
 
 fn catalog() -> Vec<SearchDoc> {
     let mut docs = Vec::new();
     for name in ["azure-mcp.json", "github-mcp.json", "livemcp.json"] {
-        if let Ok(mut d) = bench_data::load_catalog(&shared_bench().join("catalogs").join(name)) {
-            docs.append(&mut d);
-        }
+        docs.append(&mut bench_data::load_catalog(&bench_data_dir().join("catalogs").join(name)).unwrap());
     }
     docs
 }
@@ -46,13 +44,12 @@ fn grow(base: &[SearchDoc], total: usize) -> Vec<SearchDoc> {
 
 fn bench_search(c: &mut Criterion) {
     let base = catalog();
-    if base.is_empty() {
-        eprintln!("no bench catalogs found under {}; skipping", shared_bench().display());
-        return;
-    }
-    let queries: Vec<String> = bench_data::load_queries(&shared_bench().join("queries/azure-mcp.jsonl"))
-        .map(|qs| qs.into_iter().take(50).map(|q| q.query).collect())
-        .unwrap_or_else(|_| vec!["list storage accounts in my subscription".into()]);
+    let queries: Vec<String> = bench_data::load_queries(&bench_data_dir().join("queries/azure-mcp.jsonl"))
+        .unwrap()
+        .into_iter()
+        .take(50)
+        .map(|q| q.query)
+        .collect();
     let mut group = c.benchmark_group("tool_search");
     for size in [1_000usize, 10_000] {
         let index = SearchIndex::build(grow(&base, size));

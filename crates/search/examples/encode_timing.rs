@@ -8,7 +8,7 @@
 //!
 //! MODEL_DIR defaults to `QUIVER_SEARCH_MODEL`. The tool texts are what the
 //! engine embeds ([`embedded_texts`]) for the three catalogs in
-//! `$BENCH_DIR/catalogs` (default `../shared/bench` beside the checkout), the
+//! `$BENCH_DIR/catalogs` (default `bench/search/data` in the repository), the
 //! mixed catalog grown to `--tools` with renamed copies as `quiver bench search
 //! --replicate` does. Unlike the engine (which encodes each distinct text
 //! once), every one of the N texts is encoded, so the number is an upper bound.
@@ -121,13 +121,13 @@ fn percentile(sorted: &[Duration], p: f64) -> Duration {
 /// names (`quiver bench search --replicate`).
 fn tool_docs(total: usize) -> anyhow::Result<Vec<SearchDoc>> {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let shared = std::env::var_os("BENCH_DIR").map_or_else(|| root.join("../shared/bench"), PathBuf::from);
+    let data = std::env::var_os("BENCH_DIR").map_or_else(|| root.join("bench/search/data"), PathBuf::from);
     let mut base = Vec::new();
     for name in ["azure-mcp.json", "github-mcp.json", "livemcp.json"] {
-        base.extend(b::load_catalog(&shared.join("catalogs").join(name))?);
+        base.extend(b::load_catalog(&data.join("catalogs").join(name))?);
     }
     if base.is_empty() {
-        bail!("no tools in {}", shared.join("catalogs").display());
+        bail!("no tools in {}", data.join("catalogs").display());
     }
     let mut out: Vec<SearchDoc> = base.iter().take(total).cloned().collect();
     let mut copy = 0;

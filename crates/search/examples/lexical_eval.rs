@@ -12,9 +12,9 @@ use quiver_search::{RankParams, SearchDoc, SearchIndex};
 
 fn main() -> anyhow::Result<()> {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let shared = std::env::var_os("BENCH_DIR").map_or_else(|| root.join("../shared/bench"), PathBuf::from);
+    let data = std::env::var_os("BENCH_DIR").map_or_else(|| root.join("bench/search/data"), PathBuf::from);
     let here = root.join("bench/search");
-    let cat = |n: &str| b::load_catalog(&shared.join("catalogs").join(n));
+    let cat = |n: &str| b::load_catalog(&data.join("catalogs").join(n));
     let args: Vec<String> = std::env::args().skip(1).collect();
     let baseline = args.iter().any(|a| a == "--baseline");
     // `--set KEY=VALUE` (repeatable): a ranker parameter, as in `quiver bench search`
@@ -32,7 +32,7 @@ fn main() -> anyhow::Result<()> {
     let mut mixed: Vec<SearchDoc> = azure.clone();
     mixed.extend(cat("github-mcp.json")?);
     mixed.extend(cat("livemcp.json")?);
-    let aq = b::load_queries(&shared.join("queries/azure-mcp.jsonl"))?;
+    let aq = b::load_queries(&data.join("queries/azure-mcp.jsonl"))?;
     let gq = b::load_queries(&here.join("queries/github-sanity.jsonl"))?;
     let lq = b::load_queries(&here.join("queries/livemcp-sanity.jsonl"))?;
     let bfcl = b::load_catalog(&here.join("generalization/bfcl-live.json"))?;

@@ -72,6 +72,9 @@ pub struct RankParams {
     /// the word `url` (the tool that takes one is the likely target, whatever
     /// the URL's own words say).
     pub w_value_kind: f32,
+    /// Weight of the word `file` added when a request names a file
+    /// (`Cargo.toml`, `src/lib.rs`, `Makefile`) without saying "file".
+    pub w_file_kind: f32,
     /// Weight of camelCase/digit pieces whose joined form is a known word.
     pub w_part: f32,
     /// Multiplicative bonus for the share of the name covered by the query.
@@ -125,6 +128,7 @@ impl Default for RankParams {
             w_placeholder: 1.0,
             w_literal: 0.4,
             w_value_kind: 1.0,
+            w_file_kind: 0.5,
             w_part: 0.3,
             coverage: 1.0,
             coverage_idf: 0.0,
@@ -167,6 +171,7 @@ impl RankParams {
             w_placeholder: 1.0,
             w_literal: 1.0,
             w_value_kind: 0.0,
+            w_file_kind: 0.0,
             w_part: 1.0,
             coverage: 0.0,
             coverage_idf: 0.0,
@@ -206,6 +211,7 @@ impl RankParams {
             "w_placeholder" => &mut self.w_placeholder,
             "w_literal" => &mut self.w_literal,
             "w_value_kind" => &mut self.w_value_kind,
+            "w_file_kind" => &mut self.w_file_kind,
             "w_part" => &mut self.w_part,
             "coverage" => &mut self.coverage,
             "coverage_idf" => &mut self.coverage_idf,

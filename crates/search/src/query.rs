@@ -65,6 +65,31 @@ pub(super) fn value_kinds(query: &str) -> Vec<&'static str> {
     if url { vec!["url"] } else { Vec::new() }
 }
 
+/// Whether a request names a file (`Cargo.toml`, `src/lib.rs`, `.env.example`,
+/// `Makefile`): people say "what's inside Cargo.toml", not "read the file
+/// Cargo.toml", so the value's kind stands in for the word `file`. Not a URL,
+/// an e-mail address or a version number (`2.1.0`: the extension needs a letter).
+pub(super) fn names_a_file(query: &str) -> bool {
+    const BARE: &[&str] = &["makefile", "dockerfile", "readme", "license", "justfile", "gemfile", "rakefile"];
+    query.split_whitespace().any(|t| {
+        let t = t.trim_matches(|c: char| "()[]<>'\"`,;:!?".contains(c)).trim_end_matches('.');
+        if t.contains("://") || t.starts_with("www.") || t.contains('@') {
+            return false;
+        }
+        let last = t.rsplit('/').next().unwrap_or(t);
+        if BARE.contains(&last.to_ascii_lowercase().as_str()) {
+            return true;
+        }
+        let Some((stem, ext)) = last.rsplit_once('.') else { return false };
+        let ext_ok = (1..=8).contains(&ext.len())
+            && ext.chars().all(|c| c.is_ascii_alphanumeric())
+            && ext.chars().any(|c| c.is_ascii_alphabetic());
+        // `.env`, `.gitignore`: a dotfile's whole name is its "extension"
+        let stem_ok = stem.is_empty() || stem.chars().all(|c| c.is_alphanumeric() || "._-".contains(c));
+        ext_ok && stem_ok && (stem.is_empty() || stem.chars().any(|c| c.is_alphanumeric()))
+    })
+}
+
 struct Content {
     raw: String,
     stem: String,
@@ -209,6 +234,9 @@ impl SearchIndex {
             if !words.iter().any(|w| w.text == kind) {
                 add(&mut terms, self.term_id(&self.stem_word(kind)), p.w_value_kind);
             }
+        }
+        if names_a_file(query) && !words.iter().any(|w| w.text == "file") {
+            add(&mut terms, self.term_id(&self.stem_word("file")), p.w_file_kind);
         }
         let rarest = self.rarest_idf();
         let mut word_terms = Vec::with_capacity(content.len());

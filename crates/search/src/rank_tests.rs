@@ -224,3 +224,23 @@ fn a_url_in_the_request_points_at_the_tool_that_takes_one() {
     assert!(crate::query::value_kinds("read the issue").is_empty());
     assert_eq!(crate::query::value_kinds("open (https://x.dev) now"), ["url"]);
 }
+
+#[test]
+fn a_file_name_in_the_request_counts_as_the_word_file() {
+    use crate::query::names_a_file;
+    for q in
+        ["what's inside Cargo.toml?", "show src/lib.rs", "check .env.example", "look at the Makefile", "open `main.go`"]
+    {
+        assert!(names_a_file(q), "{q}");
+    }
+    for q in ["bump it to 2.1.0", "mail bob@example.com", "fetch https://x.dev/a.html", "end of sentence.", "run make"]
+    {
+        assert!(!names_a_file(q), "{q}");
+    }
+    let docs = vec![doc("read_file", "Read a file with line numbers."), doc("fetch_page", "Download a web page.")];
+    let on = SearchIndex::build(docs.clone());
+    assert_eq!(top(&on, "Cargo.toml please"), "read_file");
+    // the name's own words match nothing; without the kind nothing is found
+    let off = SearchIndex::build_with(docs, RankParams { w_file_kind: 0.0, ..RankParams::default() });
+    assert!(off.search("Cargo.toml please", 5, &|_| true).is_empty());
+}

@@ -223,6 +223,11 @@ const STOPWORDS: &[&str] = &[
     "an",
     "and",
     "any",
+    // indefinite pronouns: "did anything break", "is something running"
+    "anything",
+    "everything",
+    "nothing",
+    "something",
     "are",
     "as",
     "at",

