@@ -109,14 +109,7 @@ fn failed_checks(dir: &std::path::Path) -> String {
 /// the standalone GET stream (the spec lets it), so a request sent there
 /// would never arrive and the call would hang.
 /// (It answers quiver's own approval question too, should one come first.)
-///
-/// Known bug, ignored until fixed: the relayed request is sent from the
-/// downstream connection's task, and rmcp routes it to the standalone stream.
-/// Tagging it with `rmcp::service::OriginatingRequestId` of the upstream call
-/// (the id rmcp's session routes by) was tried: a GET listener still got it.
-/// Clients that open the GET stream (the TS SDK, the conformance suite) get it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "known bug: a relayed server-to-client request rides the standalone GET stream"]
 async fn a_relayed_elicitation_rides_the_calls_own_stream() {
     let (_dirs, surface, url) = http_gateway(3).await;
 
