@@ -5,8 +5,6 @@
 //! installed, a failure under `QUIVER_REQUIRE_ALL`.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::process::Command;
-
 use crate::mcp_support::*;
 
 /// The client scenarios quiver passes: all but three, each down to the
@@ -36,28 +34,20 @@ const SCENARIOS: &[&str] = &[
     "auth/scope-retry-limit",
 ];
 
-fn run(scenario: &str) -> (bool, String) {
-    let Some(bin) = quiver_testkit::npm_package_or_skip(".bin/conformance") else { return (true, String::new()) };
+fn run(suite: &quiver_testkit::Conformance, scenario: &str) -> (bool, String) {
     let results = tempfile::tempdir().unwrap(); // the suite writes results/ into its cwd
     let command = format!("{} mcp conformance-client", quiver_bin().display());
-    let out = Command::new(bin)
-        .args(["client", "--command", &command, "--scenario", scenario])
-        .current_dir(results.path())
-        .output()
-        .unwrap();
-    let report = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
-    (out.status.success() && report.contains("0 failed"), report)
+    let (ok, report) = suite.run(&["client", "--command", &command, "--scenario", scenario], results.path());
+    (ok && report.contains("0 failed"), report)
 }
 
 #[test]
 fn conformance_client_scenarios_pass() {
-    if quiver_testkit::npm_package_or_skip(".bin/conformance").is_none() {
-        return;
-    }
+    let Some(suite) = quiver_testkit::conformance_or_skip() else { return };
     let failed: Vec<String> = SCENARIOS
         .iter()
         .filter_map(|scenario| {
-            let (ok, report) = run(scenario);
+            let (ok, report) = run(&suite, scenario);
             (!ok).then(|| format!("--- {scenario}:\n{report}"))
         })
         .collect();

@@ -61,18 +61,15 @@ fn counts(report: &str) -> Option<(u32, u32)> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_active_server_scenario_passes_through_the_gateway() {
-    let Some(bin) = quiver_testkit::npm_package_or_skip(".bin/conformance") else { return };
+    let Some(suite_bin) = quiver_testkit::conformance_or_skip() else { return };
     let (dirs, surface, url) = http_gateway(4).await;
 
     let results = dirs[3].path().to_path_buf(); // the suite writes results/ into its cwd
     let results_dir = results.clone();
     let suite = std::env::var("QUIVER_CONFORMANCE_SUITE").unwrap_or_else(|_| "all".into());
     let asked = suite.clone();
-    let (ok, report) = tokio::task::spawn_blocking(move || {
-        quiver_testkit::conformance_server_run(&bin, &url, &["--suite", &asked], &results)
-    })
-    .await
-    .unwrap();
+    let (ok, report) =
+        tokio::task::spawn_blocking(move || suite_bin.server(&url, &["--suite", &asked], &results)).await.unwrap();
     let (passed, failed) = counts(&report).unwrap_or_else(|| panic!("no summary in the suite's output:\n{report}"));
     eprintln!("{report}\nconformance server ({suite} suite) through the gateway: {passed} passed, {failed} failed");
     assert!(
