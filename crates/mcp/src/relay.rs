@@ -94,6 +94,9 @@ pub(crate) struct Relay {
     /// (see `client::ordered`), and the signal that the count dropped.
     forwarding: AtomicUsize,
     forwarded: tokio::sync::Notify,
+    /// Signalled when a call's downstream progress token becomes known (it
+    /// is only after the request went out, and the server may be faster).
+    tokens: tokio::sync::Notify,
 }
 
 impl Relay {
@@ -105,8 +108,8 @@ impl Relay {
         {
             lock(&self.progress).insert(down.clone(), upstream.clone());
         }
-        lock(&self.active).push((number, upstream));
-        CallGuard { relay: Arc::clone(self), number, downstream_token }
+        lock(&self.active).push((number, upstream.clone()));
+        CallGuard { relay: Arc::clone(self), number, upstream, downstream_token }
     }
 
     /// The upstream client of the newest call in flight.
@@ -158,8 +161,27 @@ impl Relay {
         }
     }
 
+    /// The upstream call that asked for progress under downstream `token`.
+    /// A server may report progress before the task that sent the request
+    /// recorded the token rmcp gave it, so an unknown token is waited for
+    /// (bounded): it was given to a call in flight, or is no call's at all.
+    async fn progress_target(&self, token: &ProgressToken) -> Option<Upstream> {
+        let known = async {
+            loop {
+                let signal = self.tokens.notified();
+                tokio::pin!(signal);
+                signal.as_mut().enable();
+                if let Some(upstream) = lock(&self.progress).get(token).cloned() {
+                    return upstream;
+                }
+                signal.await;
+            }
+        };
+        tokio::time::timeout(FORWARD_BOUND, known).await.ok()
+    }
+
     pub(crate) async fn forward_progress(&self, mut params: ProgressNotificationParam) {
-        let target = lock(&self.progress).get(&params.progress_token).cloned();
+        let target = self.progress_target(&params.progress_token).await;
         let Some((upstream, token)) = target.and_then(|up| up.progress_token.clone().map(|token| (up, token))) else {
             return;
         };
@@ -206,7 +228,20 @@ impl Relay {
 pub(crate) struct CallGuard {
     relay: Arc<Relay>,
     number: u64,
+    upstream: Upstream,
     downstream_token: Option<ProgressToken>,
+}
+
+impl CallGuard {
+    /// The downstream request went out under progress `token`: its progress
+    /// goes to this call's upstream client (when that client asked for progress).
+    pub(crate) fn track_progress(&mut self, token: ProgressToken) {
+        if self.upstream.progress_token.is_some() {
+            lock(&self.relay.progress).insert(token.clone(), self.upstream.clone());
+            self.relay.tokens.notify_waiters();
+        }
+        self.downstream_token = Some(token);
+    }
 }
 
 /// How long a finished call's progress token stays mapped. rmcp hands each

@@ -126,8 +126,11 @@ async fn everything_a_server_sends_during_a_call_rides_that_calls_stream() {
     .await;
     let answer = outcome.unwrap_or_else(|_| panic!("no answer on the call's stream within 30 s; it carried {seen:?}"));
     let said: Value = serde_json::from_str(answer["result"]["content"][0]["text"].as_str().unwrap()).unwrap();
-    assert_eq!(said, json!({"roots": 1, "sampled": {"type": "text", "text": "sampled upstream"},
-        "elicited": {"name": "ada"}}));
+    assert_eq!(
+        said,
+        json!({"roots": 1, "sampled": {"type": "text", "text": "sampled upstream"},
+        "elicited": {"name": "ada"}})
+    );
 
     // In the order the server sent them (quiver's approval question may come
     // first), every one of them before the answer.

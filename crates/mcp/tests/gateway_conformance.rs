@@ -1,13 +1,14 @@
 //! The official conformance suite's server scenarios
-//! (`@modelcontextprotocol/conformance@0.1.8 server --suite all`: the 24
-//! active scenarios and the 4 pending ones) run
+//! (`@modelcontextprotocol/conformance@0.1.16 server --suite all`: 32
+//! scenarios, 47 checks) run
 //! against the gateway — `quiver mcp serve`'s surface over streamable HTTP on
 //! loopback — fronting `quiver-conformance-mcp`, a server of ours that
 //! implements what the scenarios call, configured with `expose = "direct"`
 //! in the user's config file. Every scenario must pass: only what the
 //! downstream server says, forwarded unchanged, can pass them.
-//! Skips when the npm packages are not installed (fails under
-//! `QUIVER_REQUIRE_ALL`); install with `npm ci --prefix crates/mcp/tests/node`.
+//! One run, no re-run. Skips when the npm packages, or a Node.js 22 to run
+//! the suite, are not installed (fails under `QUIVER_REQUIRE_ALL`); install
+//! with `npm ci --prefix crates/mcp/tests/node` (see `quiver_testkit::conformance_or_skip`).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::sync::Arc;

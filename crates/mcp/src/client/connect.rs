@@ -11,10 +11,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use process_wrap::tokio::{CommandWrap, KillOnDrop, ProcessGroup};
 use rmcp::ErrorData;
 use rmcp::model::{
-    ClientCapabilities, ClientConfig, CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams,
-    ElicitResult, ElicitationCapability, FormElicitationCapability, Implementation, ListRootsResult,
-    ClientResult, LoggingMessageNotificationParam, Notification, ProgressNotificationParam, ProtocolVersion, Request,
-    RequestNoParam, ServerNotification, ServerRequest,
+    ClientCapabilities, ClientConfig, ClientResult, CreateMessageRequestParams, CreateMessageResult,
+    ElicitRequestParams, ElicitResult, ElicitationCapability, FormElicitationCapability, Implementation,
+    ListRootsResult, LoggingMessageNotificationParam, Notification, ProgressNotificationParam, ProtocolVersion,
+    Request, RequestNoParam, ServerNotification, ServerRequest,
 };
 use rmcp::service::{NotificationContext, RequestContext, RunningService};
 use rmcp::transport::IntoTransport;
@@ -70,7 +70,8 @@ fn relayed(e: rmcp::ServiceError) -> ErrorData {
 
 /// The client in front answered a relayed request with another kind of result.
 fn unexpected(method: &str, answer: &ClientResult) -> ErrorData {
-    let kind = serde_json::to_value(answer).ok().and_then(|v| v.as_object().map(|o| o.keys().cloned().collect::<Vec<_>>()));
+    let kind =
+        serde_json::to_value(answer).ok().and_then(|v| v.as_object().map(|o| o.keys().cloned().collect::<Vec<_>>()));
     ErrorData::internal_error(
         format!("the client in front of quiver answered {method} with an unexpected result (fields {kind:?})"),
         None,
@@ -149,7 +150,10 @@ impl ClientHandler for ClientState {
 
     async fn list_roots(&self, _context: RequestContext<RoleClient>) -> Result<ListRootsResult, ErrorData> {
         let upstream = self.relay.upstream_for(&self.server, "roots/list", |c| c.roots.is_some())?;
-        let request = ServerRequest::ListRootsRequest(RequestNoParam { method: Default::default(), extensions: Default::default() });
+        let request = ServerRequest::ListRootsRequest(RequestNoParam {
+            method: Default::default(),
+            extensions: Default::default(),
+        });
         match upstream.request(request).await.map_err(relayed)? {
             ClientResult::ListRootsResult(result) => Ok(result),
             other => Err(unexpected("roots/list", &other)),

@@ -272,9 +272,11 @@ impl<M: SessionManager> SessionManager for CallStreams<M> {
         };
         let inner = Box::pin(self.inner.create_stream(id, message).await?);
         Ok(match side {
-            Some((side, registration)) => {
-                futures::future::Either::Left(MergedStream { side, inner: Some(inner), registration: Some(registration) })
-            }
+            Some((side, registration)) => futures::future::Either::Left(MergedStream {
+                side,
+                inner: Some(inner),
+                registration: Some(registration),
+            }),
             None => futures::future::Either::Right(inner),
         })
     }
