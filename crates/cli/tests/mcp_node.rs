@@ -14,29 +14,22 @@ fn node_bin(name: &str) -> Option<PathBuf> {
     quiver_testkit::npm_package_or_skip(&format!(".bin/{name}"))
 }
 
-fn conformance(url: &str, scenario: &str) -> (bool, String) {
-    let Some(bin) = node_bin("conformance") else { return (true, String::new()) };
+fn conformance(suite: &quiver_testkit::Conformance, url: &str, scenario: &str) -> (bool, String) {
     let results = tempfile::tempdir().unwrap(); // the suite writes results/ into its cwd
-    let out = Command::new(bin)
-        .args(["server", "--url", url, "--scenario", scenario])
-        .current_dir(results.path())
-        .output()
-        .unwrap();
-    let report = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
-    (out.status.success() && report.contains("0 failed"), report)
+    let (ok, report) = suite.server(url, &["--scenario", scenario], results.path());
+    (ok && report.contains("0 failed"), report)
 }
 
 #[tokio::test]
 async fn conformance_server_initialize_and_tools_list_pass() {
-    if node_bin("conformance").is_none() {
-        return;
-    }
+    let Some(suite) = quiver_testkit::conformance_or_skip() else { return };
+    let suite = std::sync::Arc::new(suite);
     let dir = tempfile::tempdir().unwrap();
     let server = http(dir.path(), &[], &[]).await;
     let url = server.url.clone();
     for scenario in ["server-initialize", "tools-list"] {
-        let url = url.clone();
-        let (ok, report) = tokio::task::spawn_blocking(move || conformance(&url, scenario)).await.unwrap();
+        let (url, suite) = (url.clone(), suite.clone());
+        let (ok, report) = tokio::task::spawn_blocking(move || conformance(&suite, &url, scenario)).await.unwrap();
         assert!(ok, "conformance scenario {scenario} failed:\n{report}");
     }
 }
@@ -71,9 +64,7 @@ fn inspector_cli_lists_the_head() {
 /// client after the answer (see `quiver_mcp::client::ordered`).
 #[tokio::test]
 async fn conformance_server_suite_passes_through_quiver_mcp_serve() {
-    if node_bin("conformance").is_none() {
-        return;
-    }
+    let Some(suite) = quiver_testkit::conformance_or_skip() else { return };
     let downstream = quiver_bin().with_file_name("quiver-conformance-mcp");
     if !downstream.is_file() {
         quiver_testkit::require_or_skip(
@@ -92,12 +83,8 @@ async fn conformance_server_suite_passes_through_quiver_mcp_serve() {
     std::fs::write(user.join("config.toml"), config).unwrap();
     let server = http(dir.path(), &[], &[]).await;
     let url = server.url.clone();
-    let bin = node_bin("conformance").unwrap();
     let results = tempfile::tempdir().unwrap();
-    let (ok, report) =
-        tokio::task::spawn_blocking(move || quiver_testkit::conformance_server_run(&bin, &url, &[], results.path()))
-            .await
-            .unwrap();
+    let (ok, report) = tokio::task::spawn_blocking(move || suite.server(&url, &[], results.path())).await.unwrap();
     let total = report.lines().find(|l| l.starts_with("Total: ")).unwrap_or_default().to_string();
     assert!(ok && !total.is_empty() && !total.starts_with("Total: 0 "), "{report}");
 }

@@ -23,9 +23,12 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use rmcp::model::{ErrorCode, ProgressNotificationParam, ProgressToken};
+use rmcp::model::{
+    ClientResult, ErrorCode, GetExtensions, Notification, ProgressNotificationParam, ProgressToken, RequestId,
+    ServerNotification, ServerRequest,
+};
 use rmcp::service::{Peer, RoleServer};
-use rmcp::{ErrorData, RoleClient};
+use rmcp::{ErrorData, RoleClient, ServiceError};
 
 tokio::task_local! {
     static UPSTREAM: Upstream;
@@ -35,8 +38,31 @@ tokio::task_local! {
 #[derive(Clone)]
 pub struct Upstream {
     pub peer: Peer<RoleServer>,
+    /// The upstream call's JSON-RPC id: over streamable HTTP, what is relayed
+    /// for it rides that call's own SSE stream (see [`CallStream`]).
+    pub request_id: RequestId,
     /// The upstream client's progress token for this call, if it asked for progress.
     pub progress_token: Option<ProgressToken>,
+}
+
+/// Marks a message relayed to the upstream client with the upstream call it
+/// belongs to, so the HTTP session layer (`server::call_streams`) sends it on
+/// that call's SSE stream. Never on the wire; other transports ignore it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CallStream(pub RequestId);
+
+impl Upstream {
+    /// Sends a server-to-client request for this call and waits for the answer.
+    pub(crate) async fn request(&self, mut request: ServerRequest) -> Result<ClientResult, ServiceError> {
+        request.extensions_mut().insert(CallStream(self.request_id.clone()));
+        self.peer.send_request(request).await
+    }
+
+    /// Sends a notification for this call.
+    pub(crate) async fn notify(&self, mut notification: ServerNotification) -> Result<(), ServiceError> {
+        notification.extensions_mut().insert(CallStream(self.request_id.clone()));
+        self.peer.send_notification(notification).await
+    }
 }
 
 /// Runs `fut` with `upstream` as the call's upstream side.
@@ -59,8 +85,8 @@ pub(crate) struct Relay {
     next: AtomicU64,
     /// Calls in flight: (call number, upstream), oldest first.
     active: Mutex<Vec<(u64, Upstream)>>,
-    /// Downstream progress token → upstream peer and token.
-    progress: Mutex<HashMap<ProgressToken, (Peer<RoleServer>, ProgressToken)>>,
+    /// Downstream progress token → the upstream call that asked for progress.
+    progress: Mutex<HashMap<ProgressToken, Upstream>>,
     /// The upstream of the call that finished last, and when: a log message
     /// the server sent just before its answer can be handled after it.
     finished: Mutex<Option<(std::time::Instant, Upstream)>>,
@@ -68,17 +94,22 @@ pub(crate) struct Relay {
     /// (see `client::ordered`), and the signal that the count dropped.
     forwarding: AtomicUsize,
     forwarded: tokio::sync::Notify,
+    /// Signalled when a call's downstream progress token becomes known (it
+    /// is only after the request went out, and the server may be faster).
+    tokens: tokio::sync::Notify,
 }
 
 impl Relay {
     /// Records a downstream call serving `upstream`; forgotten when the guard drops.
     pub(crate) fn enter(self: &Arc<Self>, upstream: Upstream, downstream_token: Option<ProgressToken>) -> CallGuard {
         let number = self.next.fetch_add(1, Ordering::SeqCst);
-        if let (Some(down), Some(up)) = (&downstream_token, &upstream.progress_token) {
-            lock(&self.progress).insert(down.clone(), (upstream.peer.clone(), up.clone()));
+        if let Some(down) = &downstream_token
+            && upstream.progress_token.is_some()
+        {
+            lock(&self.progress).insert(down.clone(), upstream.clone());
         }
-        lock(&self.active).push((number, upstream));
-        CallGuard { relay: Arc::clone(self), number, downstream_token }
+        lock(&self.active).push((number, upstream.clone()));
+        CallGuard { relay: Arc::clone(self), number, upstream, downstream_token }
     }
 
     /// The upstream client of the newest call in flight.
@@ -130,23 +161,45 @@ impl Relay {
         }
     }
 
+    /// The upstream call that asked for progress under downstream `token`.
+    /// A server may report progress before the task that sent the request
+    /// recorded the token rmcp gave it, so an unknown token is waited for
+    /// (bounded): it was given to a call in flight, or is no call's at all.
+    async fn progress_target(&self, token: &ProgressToken) -> Option<Upstream> {
+        let known = async {
+            loop {
+                let signal = self.tokens.notified();
+                tokio::pin!(signal);
+                signal.as_mut().enable();
+                if let Some(upstream) = lock(&self.progress).get(token).cloned() {
+                    return upstream;
+                }
+                signal.await;
+            }
+        };
+        tokio::time::timeout(FORWARD_BOUND, known).await.ok()
+    }
+
     pub(crate) async fn forward_progress(&self, mut params: ProgressNotificationParam) {
-        let target = lock(&self.progress).get(&params.progress_token).cloned();
-        let Some((peer, token)) = target else { return };
+        let target = self.progress_target(&params.progress_token).await;
+        let Some((upstream, token)) = target.and_then(|up| up.progress_token.clone().map(|token| (up, token))) else {
+            return;
+        };
         params.progress_token = token;
-        if let Err(e) = peer.notify_progress(params).await {
+        let notification = ServerNotification::ProgressNotification(Notification::new(params));
+        if let Err(e) = upstream.notify(notification).await {
             tracing::debug!(error = %e, "could not forward progress upstream");
         }
     }
 
-    /// The upstream peer to relay a server-to-client request to, or the reason
+    /// The upstream call to relay a server-to-client request to, or the reason
     /// it cannot be relayed (a JSON-RPC error the downstream server gets).
     pub(crate) fn upstream_for(
         &self,
         server: &str,
         method: &str,
         declared: impl Fn(&rmcp::model::ClientCapabilities) -> bool,
-    ) -> Result<Peer<RoleServer>, ErrorData> {
+    ) -> Result<Upstream, ErrorData> {
         let Some(upstream) = self.newest() else {
             return Err(ErrorData::new(
                 ErrorCode::METHOD_NOT_FOUND,
@@ -168,14 +221,27 @@ impl Relay {
                 None,
             ));
         }
-        Ok(upstream.peer)
+        Ok(upstream)
     }
 }
 
 pub(crate) struct CallGuard {
     relay: Arc<Relay>,
     number: u64,
+    upstream: Upstream,
     downstream_token: Option<ProgressToken>,
+}
+
+impl CallGuard {
+    /// The downstream request went out under progress `token`: its progress
+    /// goes to this call's upstream client (when that client asked for progress).
+    pub(crate) fn track_progress(&mut self, token: ProgressToken) {
+        if self.upstream.progress_token.is_some() {
+            lock(&self.relay.progress).insert(token.clone(), self.upstream.clone());
+            self.relay.tokens.notify_waiters();
+        }
+        self.downstream_token = Some(token);
+    }
 }
 
 /// How long a finished call's progress token stays mapped. rmcp hands each

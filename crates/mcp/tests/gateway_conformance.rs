@@ -1,13 +1,14 @@
 //! The official conformance suite's server scenarios
-//! (`@modelcontextprotocol/conformance@0.1.8 server --suite all`: the 24
-//! active scenarios and the 4 pending ones) run
+//! (`@modelcontextprotocol/conformance@0.1.16 server --suite all`: 32
+//! scenarios, 47 checks) run
 //! against the gateway — `quiver mcp serve`'s surface over streamable HTTP on
 //! loopback — fronting `quiver-conformance-mcp`, a server of ours that
 //! implements what the scenarios call, configured with `expose = "direct"`
 //! in the user's config file. Every scenario must pass: only what the
 //! downstream server says, forwarded unchanged, can pass them.
-//! Skips when the npm packages are not installed (fails under
-//! `QUIVER_REQUIRE_ALL`); install with `npm ci --prefix crates/mcp/tests/node`.
+//! One run, no re-run. Skips when the npm packages, or a Node.js 22 to run
+//! the suite, are not installed (fails under `QUIVER_REQUIRE_ALL`); install
+//! with `npm ci --prefix crates/mcp/tests/node` (see `quiver_testkit::conformance_or_skip`).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::sync::Arc;
@@ -61,18 +62,15 @@ fn counts(report: &str) -> Option<(u32, u32)> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_active_server_scenario_passes_through_the_gateway() {
-    let Some(bin) = quiver_testkit::npm_package_or_skip(".bin/conformance") else { return };
+    let Some(suite_bin) = quiver_testkit::conformance_or_skip() else { return };
     let (dirs, surface, url) = http_gateway(4).await;
 
     let results = dirs[3].path().to_path_buf(); // the suite writes results/ into its cwd
     let results_dir = results.clone();
     let suite = std::env::var("QUIVER_CONFORMANCE_SUITE").unwrap_or_else(|_| "all".into());
     let asked = suite.clone();
-    let (ok, report) = tokio::task::spawn_blocking(move || {
-        quiver_testkit::conformance_server_run(&bin, &url, &["--suite", &asked], &results)
-    })
-    .await
-    .unwrap();
+    let (ok, report) =
+        tokio::task::spawn_blocking(move || suite_bin.server(&url, &["--suite", &asked], &results)).await.unwrap();
     let (passed, failed) = counts(&report).unwrap_or_else(|| panic!("no summary in the suite's output:\n{report}"));
     eprintln!("{report}\nconformance server ({suite} suite) through the gateway: {passed} passed, {failed} failed");
     assert!(
@@ -109,14 +107,7 @@ fn failed_checks(dir: &std::path::Path) -> String {
 /// the standalone GET stream (the spec lets it), so a request sent there
 /// would never arrive and the call would hang.
 /// (It answers quiver's own approval question too, should one come first.)
-///
-/// Known bug, ignored until fixed: the relayed request is sent from the
-/// downstream connection's task, and rmcp routes it to the standalone stream.
-/// Tagging it with `rmcp::service::OriginatingRequestId` of the upstream call
-/// (the id rmcp's session routes by) was tried: a GET listener still got it.
-/// Clients that open the GET stream (the TS SDK, the conformance suite) get it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "known bug: a relayed server-to-client request rides the standalone GET stream"]
 async fn a_relayed_elicitation_rides_the_calls_own_stream() {
     let (_dirs, surface, url) = http_gateway(3).await;
 

@@ -13,6 +13,7 @@ mod client_isolation;
 mod client_oauth;
 mod client_support;
 mod client_trust;
+mod gateway_call_stream;
 mod gateway_conformance;
 mod gateway_everything;
 mod gateway_passthrough;

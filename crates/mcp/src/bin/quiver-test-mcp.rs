@@ -85,6 +85,13 @@ impl Misbehaver {
             tool("fail", "Answer with an isError result.", no_args(), None),
             tool("image", "Answer with a tiny PNG and a text resource.", no_args(), None),
             tool("change_tools", "Add the tool `added_later` and send tools/list_changed.", no_args(), None),
+            tool(
+                "ask_client",
+                "While it runs, log, report progress, and ask the client for its roots, a sampled answer and an \
+                 elicited name; answers with what the client said.",
+                no_args(),
+                None,
+            ),
         ];
         if self.grown.load(Ordering::SeqCst) {
             tools.push(tool("added_later", "A tool that appeared after the first listing.", no_args(), None));
@@ -215,12 +222,46 @@ impl ServerHandler for Misbehaver {
                 Ok(text("tools changed"))
             }
             "added_later" => Ok(text("I am new")),
+            "ask_client" => ask_client(&context).await,
             other if other.starts_with("extra_") || other.contains("name") || other.starts_with("xxx") => {
                 Ok(text(format!("called {other}")))
             }
             other => Err(ErrorData::invalid_params(format!("no tool named {other}"), None)),
         }
     }
+}
+
+/// `ask_client`: every kind of message a server sends its client during a
+/// call, in a known order: log, progress, roots/list, sampling, elicitation,
+/// progress, log, then the answer.
+#[allow(deprecated)] // logging, roots and sampling: deprecated by SEP-2577, in every session revision
+async fn ask_client(context: &RequestContext<RoleServer>) -> Result<CallToolResponse, ErrorData> {
+    use rmcp::model::{LoggingLevel, LoggingMessageNotificationParam, ProgressNotificationParam};
+    let peer = &context.peer;
+    let failed = |what: &str, e: rmcp::ServiceError| ErrorData::internal_error(format!("{what} failed: {e}"), None);
+    let log = |text: &str| LoggingMessageNotificationParam::new(LoggingLevel::Info, json!(text));
+    let progress = |n: f64| {
+        context.meta.get_progress_token().map(|token| ProgressNotificationParam::new(token, n).with_total(2.0))
+    };
+    let _ = peer.notify_logging_message(log("asking the client")).await;
+    if let Some(p) = progress(1.0) {
+        let _ = peer.notify_progress(p).await;
+    }
+    let roots = peer.list_roots().await.map_err(|e| failed("roots/list", e))?;
+    let sampling: rmcp::model::CreateMessageRequestParams = serde_json::from_value(json!({
+        "messages": [{"role": "user", "content": {"type": "text", "text": "say something"}}], "maxTokens": 10}))
+    .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+    let sampled = peer.create_message(sampling).await.map_err(|e| failed("sampling/createMessage", e))?;
+    let elicit: rmcp::model::ElicitRequestParams = serde_json::from_value(json!({"message": "your name?",
+        "requestedSchema": {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}}))
+    .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+    let elicited = peer.create_elicitation(elicit).await.map_err(|e| failed("elicitation/create", e))?;
+    if let Some(p) = progress(2.0) {
+        let _ = peer.notify_progress(p).await;
+    }
+    let _ = peer.notify_logging_message(log("the client answered")).await;
+    let said = json!({"roots": roots.roots.len(), "sampled": sampled.message.content, "elicited": elicited.content});
+    Ok(text(said.to_string()))
 }
 
 async fn startup_misbehaviour() {

@@ -11,9 +11,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use process_wrap::tokio::{CommandWrap, KillOnDrop, ProcessGroup};
 use rmcp::ErrorData;
 use rmcp::model::{
-    ClientCapabilities, ClientConfig, CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams,
-    ElicitResult, ElicitationCapability, FormElicitationCapability, Implementation, ListRootsResult,
-    LoggingMessageNotificationParam, ProgressNotificationParam, ProtocolVersion,
+    ClientCapabilities, ClientConfig, ClientResult, CreateMessageRequestParams, CreateMessageResult,
+    ElicitRequestParams, ElicitResult, ElicitationCapability, FormElicitationCapability, Implementation,
+    ListRootsResult, LoggingMessageNotificationParam, Notification, ProgressNotificationParam, ProtocolVersion,
+    Request, RequestNoParam, ServerNotification, ServerRequest,
 };
 use rmcp::service::{NotificationContext, RequestContext, RunningService};
 use rmcp::transport::IntoTransport;
@@ -67,6 +68,16 @@ fn relayed(e: rmcp::ServiceError) -> ErrorData {
     }
 }
 
+/// The client in front answered a relayed request with another kind of result.
+fn unexpected(method: &str, answer: &ClientResult) -> ErrorData {
+    let kind =
+        serde_json::to_value(answer).ok().and_then(|v| v.as_object().map(|o| o.keys().cloned().collect::<Vec<_>>()));
+    ErrorData::internal_error(
+        format!("the client in front of quiver answered {method} with an unexpected result (fields {kind:?})"),
+        None,
+    )
+}
+
 impl ClientHandler for ClientState {
     fn get_info(&self) -> ClientConfig {
         let mut capabilities =
@@ -115,7 +126,8 @@ impl ClientHandler for ClientState {
     ) {
         match self.relay.log_target() {
             Some(upstream) => {
-                if let Err(e) = upstream.peer.notify_logging_message(params).await {
+                let notification = ServerNotification::LoggingMessageNotification(Notification::new(params));
+                if let Err(e) = upstream.notify(notification).await {
                     tracing::debug!(server = %self.server, error = %e, "could not forward a log message upstream");
                 }
             }
@@ -129,13 +141,23 @@ impl ClientHandler for ClientState {
         params: CreateMessageRequestParams,
         _context: RequestContext<RoleClient>,
     ) -> Result<CreateMessageResult, ErrorData> {
-        let peer = self.relay.upstream_for(&self.server, "sampling/createMessage", |c| c.sampling.is_some())?;
-        peer.create_message(params).await.map_err(relayed)
+        let upstream = self.relay.upstream_for(&self.server, "sampling/createMessage", |c| c.sampling.is_some())?;
+        match upstream.request(ServerRequest::CreateMessageRequest(Request::new(params))).await.map_err(relayed)? {
+            ClientResult::CreateMessageResult(result) => Ok(*result),
+            other => Err(unexpected("sampling/createMessage", &other)),
+        }
     }
 
     async fn list_roots(&self, _context: RequestContext<RoleClient>) -> Result<ListRootsResult, ErrorData> {
-        let peer = self.relay.upstream_for(&self.server, "roots/list", |c| c.roots.is_some())?;
-        peer.list_roots().await.map_err(relayed)
+        let upstream = self.relay.upstream_for(&self.server, "roots/list", |c| c.roots.is_some())?;
+        let request = ServerRequest::ListRootsRequest(RequestNoParam {
+            method: Default::default(),
+            extensions: Default::default(),
+        });
+        match upstream.request(request).await.map_err(relayed)? {
+            ClientResult::ListRootsResult(result) => Ok(result),
+            other => Err(unexpected("roots/list", &other)),
+        }
     }
 
     async fn create_elicitation(
@@ -148,8 +170,11 @@ impl ClientHandler for ClientState {
         {
             return Ok(answer);
         }
-        let peer = self.relay.upstream_for(&self.server, "elicitation/create", |c| c.elicitation.is_some())?;
-        peer.create_elicitation(request).await.map_err(relayed)
+        let upstream = self.relay.upstream_for(&self.server, "elicitation/create", |c| c.elicitation.is_some())?;
+        match upstream.request(ServerRequest::ElicitRequest(Request::new(request))).await.map_err(relayed)? {
+            ClientResult::ElicitResult(result) => Ok(result),
+            other => Err(unexpected("elicitation/create", &other)),
+        }
     }
 }
 

@@ -497,9 +497,15 @@ impl ServerHandle {
 async fn call_relayed(conn: &Connection, params: CallToolRequestParams) -> Result<CallToolResponse, ServiceError> {
     let peer = conn.service.peer().clone();
     let request = ClientRequest::CallToolRequest(rmcp::model::CallToolRequest::new(params));
+    // In flight before the request goes out: the server may ask the client
+    // something (elicitation, sampling) or report progress before this task
+    // runs again, and must find the call it belongs to.
+    let mut in_flight = relay::current().map(|up| conn.relay.enter(up, None));
     let handle = peer.send_cancellable_request(request, rmcp::service::PeerRequestOptions::no_options()).await?;
+    if let Some(guard) = in_flight.as_mut() {
+        guard.track_progress(handle.progress_token.clone());
+    }
     let mut cancel = CancelOnDrop { peer, id: handle.id.clone(), done: false };
-    let _in_flight = relay::current().map(|up| conn.relay.enter(up, Some(handle.progress_token.clone())));
     let response = handle.await_response().await;
     cancel.done = true;
     // Progress and log messages the server sent before its answer go up first.

@@ -544,8 +544,11 @@ impl ServerHandler for QuiverServer {
         let name = request.name.to_string();
         // Downstream MCP tools reach this client through the relay: progress
         // under its token, logging, and the server's own requests.
-        let upstream =
-            crate::relay::Upstream { peer: context.peer.clone(), progress_token: context.meta.get_progress_token() };
+        let upstream = crate::relay::Upstream {
+            peer: context.peer.clone(),
+            request_id: context.id.clone(),
+            progress_token: context.meta.get_progress_token(),
+        };
         let dispatched = tokio::select! {
             r = crate::relay::with_upstream(upstream, ctx.call(&name, args)) => r,
             () = context.ct.cancelled() => {

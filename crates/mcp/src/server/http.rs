@@ -27,6 +27,7 @@ use rmcp::transport::streamable_http_server::session::local::LocalSessionManager
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio::net::TcpListener;
 
+use super::call_streams::CallStreams;
 use super::handler::{QuiverServer, Surface};
 
 #[path = "http_conn.rs"]
@@ -94,7 +95,7 @@ impl HttpServer {
         let end_sessions = Box::new(move || token.cancel());
         let service = StreamableHttpService::new(
             move || Ok(QuiverServer::new(surface.clone())),
-            Arc::new(LocalSessionManager::default()),
+            Arc::new(CallStreams::new(LocalSessionManager::default())),
             config,
         );
         let admission = Admission::new(limits);

@@ -14,9 +14,12 @@
 //! - [`passthrough`]: resources, prompts and completion of the servers behind,
 //!   and how their names and URIs are prefixed;
 //! - [`http`]: the streamable HTTP transport and its guards;
+//! - [`call_streams`]: the HTTP session layer that puts what the gateway
+//!   relays during a call on that call's own SSE stream;
 //! - [`stdio`]: stdin/stdout through the event loop when they are pipes or sockets.
 
 pub mod approver;
+pub mod call_streams;
 pub mod convert;
 pub mod handler;
 pub mod http;
