@@ -15,6 +15,7 @@
 
 pub mod anthropic;
 mod calls;
+pub mod deferred;
 pub mod config;
 pub mod exec;
 mod http;

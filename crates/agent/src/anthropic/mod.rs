@@ -5,6 +5,7 @@ mod stream;
 
 use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
 
+use crate::deferred::DeferredTools;
 use crate::http::{HttpOptions, ModelCall, Transport};
 use crate::message::{ModelRequest, ModelResponse};
 use crate::provider::{ApiKey, BoxFuture, Provider, ProviderError, Sink, Wire};
@@ -24,6 +25,8 @@ pub struct AnthropicProvider {
     vision: Option<bool>,
     /// `[providers.NAME] tool_choice` (`auto`, `required`).
     tool_choice: Option<String>,
+    /// `[providers.NAME] deferred_tools` (`defer` unless set to `append`).
+    deferred: DeferredTools,
 }
 
 impl AnthropicProvider {
@@ -34,6 +37,7 @@ impl AnthropicProvider {
             key,
             vision: None,
             tool_choice: None,
+            deferred: DeferredTools::Defer,
         })
     }
 
@@ -55,6 +59,13 @@ impl AnthropicProvider {
     /// `required` as `{"type": "any"}`.
     pub fn with_tool_choice(mut self, choice: Option<String>) -> Self {
         self.tool_choice = choice;
+        self
+    }
+
+    /// `deferred_tools`: `append` for Anthropic-compatible servers that do
+    /// not support `defer_loading` / `tool_reference`.
+    pub fn with_deferred_tools(mut self, mode: Option<DeferredTools>) -> Self {
+        self.deferred = mode.unwrap_or_default();
         self
     }
 
@@ -116,6 +127,10 @@ impl Provider for AnthropicProvider {
 
     fn wire(&self) -> Wire {
         Wire::Anthropic
+    }
+
+    fn defers_tools(&self) -> bool {
+        self.deferred == DeferredTools::Defer
     }
 
     fn complete<'a>(

@@ -1,15 +1,17 @@
 //! What a provider's prefix cache sees of a request, so every request can be
 //! recorded with its size and the bytes it shares with the previous one.
 //!
-//! The linearization follows the order providers cache in (tools, then the
-//! system prompt, then the messages; the scripted server keys its cache-hit
-//! accounting the same way), each part as canonical JSON so the same content
-//! always gives the same bytes.
+//! The linearization follows the order the wire's provider documents for its
+//! prefix cache (see [`cache_order`]), each part as canonical JSON so the same
+//! content always gives the same bytes; the scripted server keys its
+//! cache-hit accounting the same way. Deferred tools (Anthropic's
+//! `defer_loading`) are not part of the prompt and are left out.
 
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 use crate::message::{ModelRequest, Usage};
+use crate::provider::Wire;
 
 /// One model request as the transcript records it.
 #[derive(Debug, Clone, PartialEq)]
@@ -28,11 +30,31 @@ pub struct RequestRecord {
     pub usage: Option<Usage>,
 }
 
-/// The request's bytes in cache order, one element a line (so a request
-/// that only appends shares every byte of the previous one).
-pub fn linearize(request: &ModelRequest) -> String {
+/// The order a wire's prefix cache reads a request in, as recorded in the
+/// transcript. A new wire must say its own (this match has no fallback).
+pub fn cache_order(wire: Wire) -> &'static str {
+    match wire {
+        // "Tool use with prompt caching": tools, then system, then messages;
+        // deferred tools are not in the prompt.
+        Wire::Anthropic => "tools(not deferred)>system>messages",
+        // Chat templates render the tool list into the prompt ahead of the
+        // conversation (DeepSeek, llama.cpp, vLLM), so a changed list changes
+        // everything after it; the system prompt is the first message.
+        Wire::OpenAi => "tools>system>messages",
+    }
+}
+
+/// The request's bytes in its wire's cache order, one element a line (so a
+/// request that only appends shares every byte of the previous one).
+pub fn linearize(wire: Wire, request: &ModelRequest) -> String {
+    match wire {
+        Wire::Anthropic | Wire::OpenAi => tools_system_messages(request),
+    }
+}
+
+fn tools_system_messages(request: &ModelRequest) -> String {
     let mut out = String::new();
-    for tool in request.tool_list() {
+    for tool in &crate::deferred::prompt_tools(request) {
         out.push_str(&quiver_engine::canonical::to_string(tool));
         out.push('\n');
     }
@@ -50,7 +72,7 @@ pub fn linearize(request: &ModelRequest) -> String {
 /// every request but the one after a compaction.
 pub fn extends(before: &ModelRequest, now: &ModelRequest) -> bool {
     let starts = |a: &[Value], b: &[Value]| b.len() >= a.len() && b[..a.len()] == *a;
-    starts(before.tool_list(), now.tool_list())
+    starts(&crate::deferred::prompt_tools(before), &crate::deferred::prompt_tools(now))
         && before.system == now.system
         && now.messages.len() >= before.messages.len()
         && now.messages[..before.messages.len()] == before.messages[..]
