@@ -89,6 +89,14 @@ impl AnthropicProvider {
     }
 
     async fn complete_inner(&self, req: &ModelRequest, sink: Sink<'_>) -> Result<ModelResponse, ProviderError> {
+        // Set to append, deferred definitions a caller passed are not sent.
+        let appended;
+        let req = if self.deferred == DeferredTools::Append && !req.deferred_tools.is_empty() {
+            appended = ModelRequest { deferred_tools: Vec::new(), ..req.clone() };
+            &appended
+        } else {
+            req
+        };
         let url = format!("{}/v1/messages", self.base_url);
         let headers = self.headers()?;
         let body = |stream: bool| {

@@ -256,6 +256,7 @@ impl ToolPort for EnginePort {
             tools: r.tools,
             tail: r.tail.clone(),
             usage: r.usage.and_then(|u| serde_json::to_value(u).ok()),
+            cache_order: Some(r.cache_order.to_string()),
         });
     }
 

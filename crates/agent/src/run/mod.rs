@@ -227,6 +227,7 @@ impl AgentLoop<'_> {
                 tools: request.tool_list().len() as u64,
                 tail,
                 usage: None,
+                cache_order: prefix::cache_order(self.provider.wire()),
             };
             last = Some((linear, request.clone()));
             let mut forward = |e: StreamEvent| events(RunEvent::Delta(e));
@@ -328,6 +329,7 @@ impl AgentLoop<'_> {
             tools: ask.tool_list().len() as u64,
             tail: tail.to_vec(),
             usage: None,
+            cache_order: prefix::cache_order(self.provider.wire()),
         };
         let result = compact::summarize(self.provider, &ask).await;
         record.usage = result.as_ref().ok().and_then(|r| r.reported_usage());

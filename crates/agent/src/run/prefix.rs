@@ -28,6 +28,8 @@ pub struct RequestRecord {
     pub tail: Vec<String>,
     /// `None` when the provider failed before answering.
     pub usage: Option<Usage>,
+    /// What `bytes` and `shared_prefix_bytes` follow ([`cache_order`]).
+    pub cache_order: &'static str,
 }
 
 /// The order a wire's prefix cache reads a request in, as recorded in the
