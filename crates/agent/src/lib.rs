@@ -15,8 +15,8 @@
 
 pub mod anthropic;
 mod calls;
-pub mod deferred;
 pub mod config;
+pub mod deferred;
 pub mod exec;
 mod http;
 pub mod learned;

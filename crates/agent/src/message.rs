@@ -75,7 +75,13 @@ impl Message {
     }
 
     pub fn tool_result(call_id: impl Into<String>, content: impl Into<String>, is_error: bool) -> Self {
-        Message::Tool { call_id: call_id.into(), content: content.into(), is_error, images: Vec::new(), loaded: Vec::new() }
+        Message::Tool {
+            call_id: call_id.into(),
+            content: content.into(),
+            is_error,
+            images: Vec::new(),
+            loaded: Vec::new(),
+        }
     }
 
     /// The assistant turn a response becomes in the history.

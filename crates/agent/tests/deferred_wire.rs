@@ -13,7 +13,7 @@ fn tool(name: &str) -> Value {
     json!({"name": name, "description": format!("{name} things"), "input_schema": {"type": "object"}})
 }
 
-/// A session after a search that loaded `git_log`: head (2 tools), the tail,
+/// A session after a search that loaded `git_log`: head (3 tools), the tail,
 /// every loadable tool, and the search's result.
 fn after_search(tail: bool) -> ModelRequest {
     let mut tools = anthropic_tools().as_array().unwrap().clone();
@@ -30,7 +30,7 @@ fn after_search(tail: bool) -> ModelRequest {
         Message::Assistant { text: String::new(), reasoning: None, reasoning_signature: None, tool_calls: vec![call] },
         search,
     ];
-    let mut req = request("claude-sonnet-4-5", Value::Array(tools), 2, messages, false);
+    let mut req = request("claude-sonnet-4-5", Value::Array(tools), 3, messages, false);
     req.deferred_tools = vec![tool("git_log"), tool("web_fetch")];
     req
 }
@@ -47,13 +47,14 @@ async fn a_load_by_reference_keeps_the_whole_previous_prompt_cached() {
     let requests = server.requests();
     let body = requests[1].json();
     let names: Vec<&str> = body["tools"].as_array().unwrap().iter().filter_map(|t| t["name"].as_str()).collect();
-    assert_eq!(names, ["tool_search", "git_diff", "git_log", "web_fetch"]);
+    assert_eq!(names, ["read_file", "tool_search", "git_diff", "git_log", "web_fetch"]);
     assert_eq!(requests[0].json()["tools"], body["tools"], "the load did not touch `tools`");
     let user = &body["messages"][2]["content"];
     assert_eq!(user[0]["content"], json!([{"type": "tool_reference", "tool_name": "git_log"}]));
     assert_eq!(user[1], json!({"type": "text", "text": "loaded: git_log"}));
     // The deferred tools are not in the prompt; the previous prompt is all served.
-    assert_eq!(requests[1].cached_bytes, requests[0].prompt_bytes);
+    assert_eq!(requests[1].cached_bytes + 1, requests[0].prompt_bytes, "all but the closing bracket");
+    assert_eq!(requests[1].extends_previous, Some(true));
     assert!(requests[1].prompt_bytes > requests[0].prompt_bytes);
 }
 
@@ -71,7 +72,8 @@ async fn appending_costs_the_cached_messages_on_the_loading_request() {
     complete(&provider, &after).await.0.unwrap();
     let requests = server.requests();
     assert!(!String::from_utf8_lossy(&requests[1].body).contains("tool_reference"));
-    assert!(requests[1].cached_bytes < requests[0].prompt_bytes, "the appended tool sits before the messages");
+    assert!(requests[1].cached_bytes + 1 < requests[0].prompt_bytes, "the appended tool sits before the messages");
+    assert_eq!(requests[1].extends_previous, Some(false));
 }
 
 #[tokio::test]

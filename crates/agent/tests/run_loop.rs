@@ -272,11 +272,8 @@ async fn the_anthropic_wire_sends_loadable_tools_deferred_and_loads_by_tool_refe
     for later in &requests[1..] {
         assert_eq!(later["tools"].as_array().unwrap(), first, "the tool list never changes");
     }
-    let flagged: Vec<&str> = first
-        .iter()
-        .filter(|t| t["defer_loading"] == json!(true))
-        .filter_map(|t| t["name"].as_str())
-        .collect();
+    let flagged: Vec<&str> =
+        first.iter().filter(|t| t["defer_loading"] == json!(true)).filter_map(|t| t["name"].as_str()).collect();
     assert!(flagged.contains(&"git_diff"), "{flagged:?}");
     let head = first.iter().take_while(|t| t.get("defer_loading").is_none()).count();
     assert_eq!(first[head - 1]["cache_control"], json!({"type": "ephemeral"}));

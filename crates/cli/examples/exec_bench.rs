@@ -34,9 +34,9 @@ use quiver_agent::anthropic::AnthropicProvider;
 use quiver_agent::deferred::DeferredTools;
 use quiver_agent::exec::audit;
 use quiver_agent::openai::{OpenAiDialect, OpenAiProvider};
-use quiver_agent::subagent::AgentHub;
 use quiver_agent::run::{AgentLoop, EnginePort, RunEvent, RunLimits};
 use quiver_agent::scripted::{ScriptedServer, ScriptedTurn};
+use quiver_agent::subagent::AgentHub;
 use quiver_agent::{ApiKey, BoxFuture, HttpOptions, ModelRequest, ModelResponse, Provider, ProviderError, Sink, Wire};
 use quiver_engine::transcript::{Transcript, TranscriptWriter};
 use quiver_engine::{
@@ -58,6 +58,9 @@ impl Provider for Timed<'_> {
     }
     fn wire(&self) -> Wire {
         self.inner.wire()
+    }
+    fn defers_tools(&self) -> bool {
+        self.inner.defers_tools()
     }
     fn complete<'a>(
         &'a self,
@@ -382,7 +385,7 @@ async fn measure(variant: Variant, catalogs: &[String]) -> anyhow::Result<Row> {
     for (i, r) in requests.iter().enumerate() {
         row.run.0 += r.cached_bytes;
         row.run.1 += r.prompt_bytes;
-        if i > 0 && r.cached_bytes < requests[i - 1].prompt_bytes {
+        if r.extends_previous == Some(false) {
             row.cache_breaks += 1;
         }
         // The audit's requests line up with the server's (one each).
@@ -416,10 +419,7 @@ async fn measure(variant: Variant, catalogs: &[String]) -> anyhow::Result<Row> {
 async fn bench() -> anyhow::Result<()> {
     let catalogs: Vec<String> = std::env::args().skip(1).collect();
     let (_, _, native, mcp) = registry(&catalogs)?;
-    println!(
-        "catalog: {native} native and agent tools + {mcp} MCP tools from {} catalog file(s)",
-        catalogs.len()
-    );
+    println!("catalog: {native} native and agent tools + {mcp} MCP tools from {} catalog file(s)", catalogs.len());
     let mut rows = Vec::new();
     for variant in [Variant::ChatAppend, Variant::AnthropicAppend, Variant::AnthropicDefer] {
         rows.push(measure(variant, &catalogs).await?);

@@ -88,7 +88,12 @@ impl Catalog {
     /// A wire that sends deferred tools up front (Anthropic's
     /// `defer_loading`) sends these; the order depends only on the registry,
     /// so it is stable for the session whatever gets loaded.
-    pub fn deferrable(registry: &Registry, lifecycle: &Lifecycle, audience: &Audience, session: &Session) -> Vec<ToolSpec> {
+    pub fn deferrable(
+        registry: &Registry,
+        lifecycle: &Lifecycle,
+        audience: &Audience,
+        session: &Session,
+    ) -> Vec<ToolSpec> {
         let head = session.pinned_head().unwrap_or_default();
         let (mut native, mut mcp): (Vec<ToolSpec>, Vec<ToolSpec>) = registry
             .iter()

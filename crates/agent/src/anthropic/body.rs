@@ -32,10 +32,7 @@ pub fn request_body_streamed(req: &ModelRequest, vision: Option<bool>, stream: b
     if !req.system.is_empty() {
         body.insert("system".into(), json!(req.system));
     }
-    body.insert(
-        "messages".into(),
-        Value::Array(messages(req, crate::vision::sees_images(&req.model, vision))),
-    );
+    body.insert("messages".into(), Value::Array(messages(req, crate::vision::sees_images(&req.model, vision))));
     let tools = crate::deferred::wire_tools(req);
     if !tools.is_empty() {
         let mut tools = tools;
@@ -86,9 +83,7 @@ fn messages(req: &ModelRequest, vision: bool) -> Vec<Value> {
                 let references = crate::deferred::references(req, loaded);
                 let content = if !references.is_empty() {
                     after_results.push(json!({"type": "text", "text": content}));
-                    Value::Array(
-                        references.iter().map(|n| json!({"type": "tool_reference", "tool_name": n})).collect(),
-                    )
+                    Value::Array(references.iter().map(|n| json!({"type": "tool_reference", "tool_name": n})).collect())
                 } else if vision && !images.is_empty() {
                     let mut parts = vec![json!({"type": "text", "text": content})];
                     parts.extend(images.iter().map(|i| {

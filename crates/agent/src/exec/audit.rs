@@ -68,7 +68,15 @@ pub fn audit(transcript: &Transcript) -> Audit {
                 audit.compactions += 1;
             }
             Event::ModelRequest {
-                turn, bytes, shared_prefix_bytes, extends_previous, head_hash, tail, usage, cache_order, ..
+                turn,
+                bytes,
+                shared_prefix_bytes,
+                extends_previous,
+                head_hash,
+                tail,
+                usage,
+                cache_order,
+                ..
             } => {
                 let loading = tail.iter().any(|t| !previous_tail.contains(t));
                 previous_tail = tail.as_slice();

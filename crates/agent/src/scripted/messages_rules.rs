@@ -69,7 +69,8 @@ fn broken_rule(request: &Value) -> Option<String> {
 pub(super) fn prompt(request: &Value) -> String {
     let c = |key: &str| request.get(key).map(quiver_engine::canonical::to_string).unwrap_or_default();
     let in_prompt: Vec<Value> = tools(request).iter().filter(|t| !deferred(t)).cloned().collect();
-    let tools = if in_prompt.is_empty() { String::new() } else { quiver_engine::canonical::to_string(&json!(in_prompt)) };
+    let tools =
+        if in_prompt.is_empty() { String::new() } else { quiver_engine::canonical::to_string(&json!(in_prompt)) };
     format!("{tools}{}{}", c("system"), c("messages"))
 }
 

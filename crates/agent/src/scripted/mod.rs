@@ -138,6 +138,11 @@ pub struct RecordedRequest {
     /// Both 0 for a request refused before it reached the model.
     pub prompt_bytes: usize,
     pub cached_bytes: usize,
+    /// Whether this prompt holds all of the previous one (up to the bracket
+    /// that closed its message list), so a cache of the previous request
+    /// serves it whole: `false` is a broken cached prefix. `None` for the
+    /// first request and for refused ones.
+    pub extends_previous: Option<bool>,
 }
 
 impl RecordedRequest {
@@ -283,6 +288,7 @@ async fn handle(State(shared): State<Shared>, uri: Uri, headers: HeaderMap, body
                 .collect(),
             prompt_bytes: 0,
             cached_bytes: 0,
+            extends_previous: None,
         });
         if let Some(refusal) = inner.quirks.refusal(route == Route::Chat, &request) {
             return refusal;
@@ -308,8 +314,10 @@ async fn handle(State(shared): State<Shared>, uri: Uri, headers: HeaderMap, body
         };
         let prompt = prompt_of(route, &request);
         let cached = inner.last_prompt.as_deref().map(|last| common_prefix(last, &prompt)).unwrap_or(0);
+        let extends =
+            inner.last_prompt.as_deref().map(|last| prompt.starts_with(last.strip_suffix(']').unwrap_or(last)));
         if let Some(recorded) = inner.requests.last_mut() {
-            (recorded.prompt_bytes, recorded.cached_bytes) = (prompt.len(), cached);
+            (recorded.prompt_bytes, recorded.cached_bytes, recorded.extends_previous) = (prompt.len(), cached, extends);
         }
         let usage = turn.usage.unwrap_or_else(|| computed_usage(route, &request, &prompt, &inner, &turn));
         // A FIM request is a separate prompt; a provider's prefix cache keeps
