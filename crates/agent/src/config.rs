@@ -14,6 +14,7 @@ use std::collections::BTreeMap;
 use serde::Deserialize;
 
 use crate::anthropic::AnthropicProvider;
+use crate::deferred::DeferredTools;
 use crate::http::HttpOptions;
 use crate::message::Effort;
 use crate::openai::{OpenAiDialect, OpenAiProvider};
@@ -42,6 +43,10 @@ pub struct ProviderConfig {
     /// treat as `auto`; llama-cpp-python's `chatml-function-calling` instead
     /// ignores the tools unless it gets one).
     pub tool_choice: Option<String>,
+    /// `deferred_tools` (Anthropic wire): `defer` (unset) sends every loadable
+    /// tool with `defer_loading` and loads by `tool_reference`; `append` adds
+    /// loaded tools to `tools`, for Anthropic-compatible servers without it.
+    pub deferred_tools: Option<DeferredTools>,
 }
 
 /// The resolved settings: every layer applied.
@@ -130,6 +135,7 @@ struct ProviderTable {
     vision: Option<bool>,
     stream: Option<bool>,
     tool_choice: Option<String>,
+    deferred_tools: Option<String>,
 }
 
 fn builtin_providers() -> BTreeMap<String, ProviderConfig> {
@@ -144,6 +150,7 @@ fn builtin_providers() -> BTreeMap<String, ProviderConfig> {
             vision: None,
             stream: None,
             tool_choice: None,
+            deferred_tools: None,
         };
         (name.to_string(), config)
     };
@@ -273,6 +280,7 @@ impl AgentConfig {
                 AnthropicProvider::new(&p.name, &p.base_url, key, options)?
                     .with_vision(vision)
                     .with_tool_choice(p.tool_choice.clone())
+                    .with_deferred_tools(p.deferred_tools)
                     .with_streaming(p.stream)
                     .with_learned(&learned),
             ),
@@ -353,6 +361,7 @@ fn apply_provider(
                 vision: None,
                 stream: None,
                 tool_choice: None,
+                deferred_tools: None,
             })
         }
     };
@@ -386,6 +395,14 @@ fn apply_provider(
             });
         }
         entry.tool_choice = Some(choice);
+    }
+    if let Some(mode) = table.deferred_tools {
+        let parsed = DeferredTools::parse(&mode).ok_or_else(|| ConfigError::Invalid {
+            path: layer.path.into(),
+            key: key("deferred_tools"),
+            message: format!("`{mode}` is not one of defer, append"),
+        })?;
+        entry.deferred_tools = Some(parsed);
     }
     Ok(())
 }

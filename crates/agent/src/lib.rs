@@ -17,6 +17,7 @@
 pub mod anthropic;
 mod calls;
 pub mod config;
+pub mod deferred;
 pub mod exec;
 mod http;
 pub mod learned;

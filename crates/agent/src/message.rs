@@ -58,6 +58,12 @@ pub enum Message {
         is_error: bool,
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         images: Vec<ToolImage>,
+        /// Deferred tools this call loaded (a `tool_search`), in load order.
+        /// A wire that defers tools (Anthropic's `defer_loading`) references
+        /// them here, where the model loaded them, instead of growing the
+        /// tool list: the prompt prefix stays as it was.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        loaded: Vec<String>,
     },
 }
 
@@ -71,7 +77,13 @@ impl Message {
     }
 
     pub fn tool_result(call_id: impl Into<String>, content: impl Into<String>, is_error: bool) -> Self {
-        Message::Tool { call_id: call_id.into(), content: content.into(), is_error, images: Vec::new() }
+        Message::Tool {
+            call_id: call_id.into(),
+            content: content.into(),
+            is_error,
+            images: Vec::new(),
+            loaded: Vec::new(),
+        }
     }
 
     /// The assistant turn a response becomes in the history.
@@ -125,6 +137,10 @@ pub struct ModelRequest {
     pub tools: Value,
     /// How many entries of `tools` are the head (the cached, never-changing part).
     pub head_len: usize,
+    /// Every deferred tool the session may load, rendered for the wire, in an
+    /// order stable for the session; empty unless the provider sends deferred
+    /// tools up front (`deferred_tools = "defer"`, see [`crate::deferred`]).
+    pub deferred_tools: Vec<Value>,
     pub max_output_tokens: Option<u32>,
     pub effort: Option<Effort>,
     pub stream: bool,
@@ -138,6 +154,7 @@ impl ModelRequest {
             messages: Vec::new(),
             tools: Value::Array(Vec::new()),
             head_len: 0,
+            deferred_tools: Vec::new(),
             max_output_tokens: None,
             effort: None,
             stream: true,

@@ -52,6 +52,12 @@ pub trait Provider: Send + Sync {
 
     fn wire(&self) -> Wire;
 
+    /// Whether requests should carry every loadable tool up front, deferred
+    /// (`ModelRequest::deferred_tools`); see [`crate::deferred`].
+    fn defers_tools(&self) -> bool {
+        false
+    }
+
     /// One model call. Streams through `sink` when `req.stream`; either way the
     /// result has the same shape.
     fn complete<'a>(

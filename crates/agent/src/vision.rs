@@ -61,6 +61,7 @@ mod tests {
                 content: "`a.png`: image/png\n\n[image image/png, 3 bytes]".into(),
                 is_error: false,
                 images: vec![ToolImage { mime_type: "image/png".into(), data: "AAAA".into() }],
+                loaded: Vec::new(),
             },
         ];
         messages.extend(then);
@@ -70,6 +71,7 @@ mod tests {
             messages,
             tools: json!([]),
             head_len: 0,
+            deferred_tools: Vec::new(),
             max_output_tokens: None,
             effort: None,
             stream: false,

@@ -19,6 +19,7 @@ fn request(turn: u64, bytes: u64, shared: Option<u64>, head: &str) -> Event {
         tools: 12,
         tail: vec![],
         usage: Some(json!({"input_tokens": bytes / 4, "cache_hit_tokens": shared.unwrap_or(0) / 4})),
+        cache_order: None,
     }
 }
 

@@ -9,6 +9,7 @@ mod support;
 
 mod anthropic_wire;
 mod config;
+mod deferred_wire;
 mod exec;
 mod fixtures;
 mod openai_wire;

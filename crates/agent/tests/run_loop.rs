@@ -249,17 +249,51 @@ async fn a_provider_failure_ends_the_session_with_an_error() {
     assert!(matches!(events.last(), Some(RunEvent::SessionEnded { status: RunStatus::Failed(_), .. })));
 }
 
-#[tokio::test]
-async fn the_anthropic_wire_gets_the_catalog_in_its_format_with_the_head_cached() {
-    let dir = tempfile::tempdir().unwrap();
-    let tools = port(&Arc::new(Flight::default()), dir.path());
-    let server = ScriptedServer::start().await.unwrap();
-    server.script([
+fn search_then_call_then_done() -> [ScriptedTurn; 3] {
+    [
         ScriptedTurn::tool_call("t1", "tool_search", r#"{"query":"select:git_diff"}"#),
         ScriptedTurn::tool_call("t2", "git_diff", "{}"),
         ScriptedTurn::text("done"),
-    ]);
+    ]
+}
+
+#[tokio::test]
+async fn the_anthropic_wire_sends_loadable_tools_deferred_and_loads_by_tool_reference() {
+    let dir = tempfile::tempdir().unwrap();
+    let tools = port(&Arc::new(Flight::default()), dir.path());
+    let server = ScriptedServer::start().await.unwrap();
+    server.script(search_then_call_then_done());
     let provider = crate::support::anthropic(&server);
+    let mut sink = |_: RunEvent| {};
+    let outcome = agent(&provider, &tools).run(Vec::new(), "diff", &mut sink).await.unwrap();
+    assert_eq!(outcome.status, RunStatus::Done);
+    let requests: Vec<Value> = server.requests().iter().map(|r| r.json()).collect();
+    let first = requests[0]["tools"].as_array().unwrap();
+    for later in &requests[1..] {
+        assert_eq!(later["tools"].as_array().unwrap(), first, "the tool list never changes");
+    }
+    let flagged: Vec<&str> =
+        first.iter().filter(|t| t["defer_loading"] == json!(true)).filter_map(|t| t["name"].as_str()).collect();
+    assert!(flagged.contains(&"git_diff"), "{flagged:?}");
+    let head = first.iter().take_while(|t| t.get("defer_loading").is_none()).count();
+    assert_eq!(first[head - 1]["cache_control"], json!({"type": "ephemeral"}));
+    assert!(first[head..].iter().all(|t| t["defer_loading"] == json!(true)));
+    // The search's result is the reference, its text right after it.
+    let user = requests[1]["messages"].as_array().unwrap().last().unwrap().clone();
+    assert_eq!(user["content"][0]["type"], "tool_result");
+    assert_eq!(user["content"][0]["content"], json!([{"type": "tool_reference", "tool_name": "git_diff"}]));
+    assert_eq!(user["content"][1]["type"], "text");
+    assert!(user["content"][1]["text"].as_str().unwrap().contains("git_diff"));
+}
+
+#[tokio::test]
+async fn the_anthropic_wire_appends_loaded_tools_when_set_to_append() {
+    let dir = tempfile::tempdir().unwrap();
+    let tools = port(&Arc::new(Flight::default()), dir.path());
+    let server = ScriptedServer::start().await.unwrap();
+    server.script(search_then_call_then_done());
+    let provider =
+        crate::support::anthropic(&server).with_deferred_tools(Some(quiver_agent::deferred::DeferredTools::Append));
     let mut sink = |_: RunEvent| {};
     let outcome = agent(&provider, &tools).run(Vec::new(), "diff", &mut sink).await.unwrap();
     assert_eq!(outcome.status, RunStatus::Done);
@@ -269,9 +303,10 @@ async fn the_anthropic_wire_gets_the_catalog_in_its_format_with_the_head_cached(
     assert_eq!(last.len(), first.len() + 1);
     assert_eq!(first[..], last[..first.len()], "the head is unchanged, breakpoint included");
     assert_eq!(first.last().unwrap()["cache_control"], json!({"type": "ephemeral"}));
-    assert!(first.iter().all(|t| t.get("input_schema").is_some()));
+    assert!(first.iter().all(|t| t.get("input_schema").is_some() && t.get("defer_loading").is_none()));
     assert_eq!(last.last().unwrap()["name"], "git_diff");
     assert!(last.last().unwrap().get("cache_control").is_none());
+    assert!(!requests[1].to_string().contains("tool_reference"));
 }
 
 /// llama-cpp-python as observed (issue 23): it refuses `content: null`, sends

@@ -1,13 +1,17 @@
-//! Measures the agent loop on the scripted model server, in one run:
-//! - the loop's own time per turn (wall time minus model time minus tool time), p50/p99;
-//! - first-request bytes against an eager catalog of the same tools;
-//! - a 20-turn session that loads tools on several turns: head changes, the
-//!   bytes each request shares with the previous one, and the share of each
-//!   request's prompt tokens a prefix cache could serve (as the server counts it).
-//!
-//! - the same 20 turns over the Responses wire (a model with tool search, so
-//!   loads travel as `tool_search_output` items), side by side with the
-//!   Chat Completions run (loads appended to `tools`).
+//! Measures the agent loop on the scripted model server: the same 20-turn
+//! session that loads tools on several turns, with the native and agent tools
+//! registered (what `quiver exec` has), once per way of sending loaded tools
+//! (Chat Completions appending; Anthropic appending; Anthropic with
+//! `defer_loading` and `tool_reference`; Responses with the client-executed
+//! tool search and `tool_search_output`), side by side:
+//! - head changes, and requests whose cached prefix breaks (the server's
+//!   cache could not serve all of the previous request's prompt);
+//! - the share of prompt bytes a prefix cache could serve on the requests
+//!   after a load and over the run, as the scripted server keys its cache
+//!   (the wire's documented order, deferred tools left out);
+//! - first-request bytes (body, and what is in the prompt) against an eager
+//!   catalog of the same tools;
+//! - the loop's own time per turn (wall time minus model and tool time), p50/p99.
 //!
 //! Run: `cargo run --release -p quiver-cli --example exec_bench [-- CATALOG.json ...]`
 //!
@@ -18,7 +22,7 @@
 //! a turn, at most 3 turns a run, 10 runs by default).
 //!
 //! Each CATALOG.json (a `tools/list`-shaped file, like the bench catalogs in
-//! `bench/search/data/catalogs`) adds its tools as MCP tools of the engine,
+//! `/work/shared/bench/catalogs`) adds its tools as MCP tools of the engine,
 //! registered the way the MCP client registers a server's cached tools, so
 //! the eager comparison and the searches see a gateway-sized catalog.
 
@@ -27,10 +31,13 @@
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use quiver_agent::anthropic::AnthropicProvider;
+use quiver_agent::deferred::DeferredTools;
 use quiver_agent::exec::audit;
 use quiver_agent::openai::{OpenAiDialect, OpenAiProvider};
 use quiver_agent::run::{AgentLoop, EnginePort, RunEvent, RunLimits};
 use quiver_agent::scripted::{ScriptedServer, ScriptedTurn};
+use quiver_agent::subagent::AgentHub;
 use quiver_agent::{ApiKey, BoxFuture, HttpOptions, ModelRequest, ModelResponse, Provider, ProviderError, Sink, Wire};
 use quiver_engine::transcript::{Transcript, TranscriptWriter};
 use quiver_engine::{
@@ -52,6 +59,9 @@ impl Provider for Timed<'_> {
     }
     fn wire(&self) -> Wire {
         self.inner.wire()
+    }
+    fn defers_tools(&self) -> bool {
+        self.inner.defers_tools()
     }
     fn complete<'a>(
         &'a self,
@@ -241,17 +251,89 @@ async fn real(url: &str, model: &str, runs: usize) -> anyhow::Result<()> {
     Ok(())
 }
 
-async fn bench() -> anyhow::Result<()> {
+/// One way of sending loaded tools, measured on the same 20-turn script.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Variant {
+    /// Chat Completions (DeepSeek): loaded tools appended to `tools`.
+    ChatAppend,
+    /// Anthropic Messages with `deferred_tools = "append"` (today's behaviour).
+    AnthropicAppend,
+    /// Anthropic Messages with `defer_loading` and `tool_reference` (the default).
+    AnthropicDefer,
+    /// OpenAI Responses with a tool-search model: loads travel as
+    /// `tool_search_output` items, `tools` never changes.
+    Responses,
+}
+
+impl Variant {
+    fn label(self) -> &'static str {
+        match self {
+            Variant::ChatAppend => "chat completions, append",
+            Variant::AnthropicAppend => "anthropic, append",
+            Variant::AnthropicDefer => "anthropic, defer_loading",
+            Variant::Responses => "responses, tool_search_output",
+        }
+    }
+
+    fn wire(self) -> Wire {
+        match self {
+            Variant::ChatAppend => Wire::OpenAi,
+            Variant::AnthropicAppend | Variant::AnthropicDefer => Wire::Anthropic,
+            Variant::Responses => Wire::Responses,
+        }
+    }
+}
+
+/// What one variant's run measured.
+struct Row {
+    variant: Variant,
+    turns: u32,
+    head_tools: usize,
+    head_changes: usize,
+    /// Requests whose prompt the server's prefix cache could not serve whole
+    /// up to the previous request's end (as the scripted server counts it).
+    cache_breaks: usize,
+    loading_requests: usize,
+    /// (cached, prompt) bytes as the scripted server keys its cache.
+    loading: (usize, usize),
+    run: (usize, usize),
+    first_body: usize,
+    first_prompt: usize,
+    eager_body: usize,
+    eager_prompt: usize,
+    overhead: Vec<f64>,
+    audit_summary: String,
+}
+
+fn share((cached, total): (usize, usize)) -> f64 {
+    if total == 0 { 0.0 } else { 100.0 * cached as f64 / total as f64 }
+}
+
+/// Builds a registry with the native tools, the agent tools and the catalogs'
+/// MCP tools (what `quiver exec` registers, plus the catalogs).
+fn registry(catalogs: &[String]) -> anyhow::Result<(Registry, Arc<AgentHub>, usize, usize)> {
+    let mut registry = quiver_tools::native_registry()?;
+    let hub = AgentHub::new();
+    quiver_agent::subagent::register_tools(&hub, &mut registry)?;
+    let native = registry.len();
+    let mcp = register_catalogs(&mut registry, catalogs)?;
+    Ok((registry, hub, native, mcp))
+}
+
+async fn measure(variant: Variant, catalogs: &[String]) -> anyhow::Result<Row> {
     let dir = tempfile::tempdir()?;
     let ws = dir.path().join("ws");
     std::fs::create_dir_all(ws.join("src"))?;
     std::fs::write(ws.join("src/lib.rs"), "pub fn answer() -> u32 {\n    42\n}\n".repeat(20))?;
-    let catalogs: Vec<String> = std::env::args().skip(1).collect();
-    let mut registry = quiver_tools::native_registry()?;
-    let native = registry.len();
-    let mcp = register_catalogs(&mut registry, &catalogs)?;
+    let (registry, hub, _, _) = registry(catalogs)?;
     let host = EngineHost::new(registry, Manifest::builtin()?, Vec::new())?;
-    let audience = Audience { provider: "deepseek".into(), model: Some("deepseek-chat".into()), mode: Mode::Agent };
+    hub.attach_host(&host);
+    let (provider_name, model) = match variant.wire() {
+        Wire::OpenAi => ("deepseek", "deepseek-chat"),
+        Wire::Anthropic => ("anthropic", "claude-sonnet-4-5"),
+        Wire::Responses => ("openai", "gpt-5.4"),
+    };
+    let audience = Audience { provider: provider_name.into(), model: Some(model.into()), mode: Mode::Agent };
     let mut ctx = host.context(Workspace::new(&ws)?, audience.clone());
     let transcript_path = dir.path().join("session.jsonl");
     ctx.transcript = Some(Arc::new(TranscriptWriter::open(&transcript_path)?));
@@ -259,20 +341,30 @@ async fn bench() -> anyhow::Result<()> {
 
     let server = ScriptedServer::start().await?;
     server.script(script());
-    let dialect = OpenAiDialect {
-        max_completion_tokens: false,
-        fim_path: None,
-        fim_model: None,
-        vision: None,
-        tool_choice: None,
+    let key = ApiKey::new("sk-bench");
+    let inner: Box<dyn Provider> = match variant {
+        Variant::ChatAppend => {
+            let dialect = OpenAiDialect::default();
+            Box::new(OpenAiProvider::new(provider_name, &server.base_url(), key, dialect, HttpOptions::default())?)
+        }
+        Variant::AnthropicAppend | Variant::AnthropicDefer => {
+            let mode = if variant == Variant::AnthropicDefer { DeferredTools::Defer } else { DeferredTools::Append };
+            Box::new(
+                AnthropicProvider::new(provider_name, &server.base_url(), key, HttpOptions::default())?
+                    .with_deferred_tools(Some(mode)),
+            )
+        }
+        Variant::Responses => {
+            use quiver_agent::responses::{ResponsesDialect, ResponsesProvider};
+            let dialect = ResponsesDialect::default();
+            Box::new(ResponsesProvider::new(provider_name, &server.base_url(), key, dialect, HttpOptions::default())?)
+        }
     };
-    let inner =
-        OpenAiProvider::new("deepseek", &server.base_url(), ApiKey::new("sk-bench"), dialect, HttpOptions::default())?;
-    let provider = Timed { inner: &inner, model_time: Mutex::new(Vec::new()) };
+    let provider = Timed { inner: inner.as_ref(), model_time: Mutex::new(Vec::new()) };
     let agent = AgentLoop {
         provider: &provider,
         tools: &port,
-        model: "deepseek-chat".into(),
+        model: model.into(),
         system: quiver_agent::exec::SYSTEM_PROMPT.into(),
         max_output_tokens: None,
         effort: None,
@@ -284,182 +376,104 @@ async fn bench() -> anyhow::Result<()> {
     let (outcome, mut overhead) = timed_run(&agent, prompt, &provider.model_time).await?;
     overhead.sort_by(f64::total_cmp);
 
-    // First request against an eager catalog of the same tools.
     let requests = server.requests();
-    let first = requests[0].json();
-    let lazy_tools = quiver_engine::canonical::to_string(&first["tools"]);
+    let report = audit::audit(&Transcript::read(&transcript_path)?);
+    let mut row = Row {
+        variant,
+        turns: outcome.turns,
+        head_tools: 0,
+        head_changes: report.head_changes,
+        cache_breaks: 0,
+        loading_requests: 0,
+        loading: (0, 0),
+        run: (0, 0),
+        first_body: requests.first().map_or(0, |r| r.body.len()),
+        first_prompt: requests.first().map_or(0, |r| r.prompt_bytes),
+        eager_body: 0,
+        eager_prompt: 0,
+        overhead,
+        audit_summary: report.lines().last().cloned().unwrap_or_default(),
+    };
+    for (i, r) in requests.iter().enumerate() {
+        row.run.0 += r.cached_bytes;
+        row.run.1 += r.prompt_bytes;
+        if r.extends_previous == Some(false) {
+            row.cache_breaks += 1;
+        }
+        // The audit's requests line up with the server's (one each).
+        if report.requests.get(i).is_some_and(|a| a.loading) {
+            row.loading_requests += 1;
+            row.loading.0 += r.cached_bytes;
+            row.loading.1 += r.prompt_bytes;
+        }
+    }
+    // The first request with every tool in the prompt (an eager catalog).
+    let first = requests.first().map(|r| r.json()).unwrap_or_default();
+    let sent_tools = quiver_engine::canonical::to_string(&first["tools"]);
     let engine = host.engine();
     let every: Vec<String> = engine.registry().iter().map(|t| t.spec.name.clone()).collect();
     let eager = engine.catalog(&audience, &every);
-    let eager_tools = quiver_engine::canonical::to_string(&eager.render(CatalogFormat::OpenAi));
-    let first_bytes = requests[0].body.len();
-    let eager_bytes = first_bytes - lazy_tools.len() + eager_tools.len();
+    let eager_tools = match variant.wire() {
+        Wire::OpenAi => quiver_engine::canonical::to_string(&eager.render(CatalogFormat::OpenAi)).len(),
+        Wire::Anthropic => quiver_engine::canonical::to_string(&eager.render(CatalogFormat::Anthropic)).len(),
+        // The Responses API's flat function shape.
+        Wire::Responses => {
+            let rendered = eager.render(CatalogFormat::OpenAi);
+            let flat: Vec<Value> =
+                rendered.as_array().into_iter().flatten().map(quiver_agent::responses::flat_function).collect();
+            quiver_engine::canonical::to_string(&Value::Array(flat)).len()
+        }
+    };
+    let in_prompt: Vec<&Value> = first["tools"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|t| t.get("defer_loading") != Some(&Value::Bool(true)))
+        .collect();
+    let prompt_tools = quiver_engine::canonical::to_string(&serde_json::json!(in_prompt)).len();
+    row.head_tools = eager.head.len();
+    row.eager_body = row.first_body - sent_tools.len() + eager_tools;
+    row.eager_prompt = row.first_prompt - prompt_tools + eager_tools;
+    Ok(row)
+}
 
-    println!("catalog: {native} native tools + {mcp} MCP tools from {} catalog file(s)", catalogs.len());
-    println!("turns={} status={:?}", outcome.turns, outcome.status);
+async fn bench() -> anyhow::Result<()> {
+    let catalogs: Vec<String> = std::env::args().skip(1).collect();
+    let (_, _, native, mcp) = registry(&catalogs)?;
+    println!("catalog: {native} native and agent tools + {mcp} MCP tools from {} catalog file(s)", catalogs.len());
+    let mut rows = Vec::new();
+    for variant in [Variant::ChatAppend, Variant::AnthropicAppend, Variant::AnthropicDefer, Variant::Responses] {
+        rows.push(measure(variant, &catalogs).await?);
+    }
     println!(
-        "loop_overhead_per_turn p50_us={:.0} p99_us={:.0} (n={}; wall time minus model and tool time)",
-        percentile(&overhead, 0.5),
-        percentile(&overhead, 0.99),
-        overhead.len()
+        "| wire | turns | head tools | head changes | cache breaks | loading requests | cacheable on loading requests | cacheable over the run | first request body / prompt bytes | eager first request body / prompt bytes |"
     );
-    println!(
-        "first_request_bytes lazy={first_bytes} eager={eager_bytes} (tools {} of {} -> {:.1}% smaller tools, {:.1}% smaller request)",
-        eager.head.len(),
-        eager.head.len() + eager.tail.len(),
-        100.0 * (1.0 - lazy_tools.len() as f64 / eager_tools.len() as f64),
-        100.0 * (1.0 - first_bytes as f64 / eager_bytes as f64)
-    );
-    let report = audit::audit(&Transcript::read(&transcript_path)?);
-    for (i, r) in report.requests.iter().enumerate() {
-        let shared = r.shared_prefix_bytes.unwrap_or(0);
-        // The scripted server reports usage; a request without it counts as 0 here.
-        let (input, hits) = (r.input_tokens.unwrap_or(0), r.cache_hit_tokens.unwrap_or(0));
-        let cacheable = if input == 0 { 0.0 } else { 100.0 * hits as f64 / input as f64 };
+    println!("|---|---|---|---|---|---|---|---|---|---|");
+    for r in &rows {
         println!(
-            "request {:>2}: bytes={} shared_prefix_bytes={} ({:.1}% of previous {}) cache_servable={:.1}% tail={}",
-            i + 1,
-            r.bytes,
-            shared,
-            if r.previous_bytes == 0 { 0.0 } else { 100.0 * shared as f64 / r.previous_bytes as f64 },
-            r.previous_bytes,
-            cacheable,
-            r.tail.join(",")
+            "| {} | {} | {} | {} | {} | {} | {:.1}% | {:.1}% | {} / {} | {} / {} |",
+            r.variant.label(),
+            r.turns,
+            r.head_tools,
+            r.head_changes,
+            r.cache_breaks,
+            r.loading_requests,
+            share(r.loading),
+            share(r.run),
+            r.first_body,
+            r.first_prompt,
+            r.eager_body,
+            r.eager_prompt,
         );
     }
-    println!("{}", report.lines().last().cloned().unwrap_or_default());
-    let chat_eager_tools = eager_tools.len();
-    println!("{}", wire_summary("chat_completions", &requests, chat_eager_tools, &["tools", "messages"]));
-    responses_run(&host, &audience, &ws, &eager).await?;
-    if mcp > 0 {
-        // The same comparison against the native tools alone.
-        let natives: Vec<String> =
-            engine.registry().iter().filter(|t| t.spec.is_native()).map(|t| t.spec.name.clone()).collect();
-        let eager_native = engine.catalog(&audience, &natives);
-        let eager_native_tools = quiver_engine::canonical::to_string(&eager_native.render(CatalogFormat::OpenAi));
+    for r in &rows {
         println!(
-            "first_request_bytes vs eager native-only catalog: lazy={first_bytes} eager={} ({} tools)",
-            first_bytes - lazy_tools.len() + eager_native_tools.len(),
-            natives.len()
+            "{}: loop_overhead_per_turn p50_us={:.0} p99_us={:.0}; audit: {}",
+            r.variant.label(),
+            percentile(&r.overhead, 0.5),
+            percentile(&r.overhead, 0.99),
+            r.audit_summary
         );
     }
-    Ok(())
-}
-
-/// The requests (1-based) that follow a `tool_search` turn: they carry a load.
-fn loading_requests() -> Vec<usize> {
-    let turns = script();
-    turns
-        .iter()
-        .enumerate()
-        .filter(|(_, t)| t.tool_calls.iter().any(|c| c.name == "tool_search"))
-        .map(|(i, _)| i + 2)
-        .collect()
-}
-
-/// One wire's cache figures over the recorded requests: each request's
-/// prompt is `keys` of its body in the provider's cache order (canonical
-/// JSON), and a prefix cache could serve the bytes it shares with the
-/// previous request's prompt.
-fn wire_summary(
-    wire: &str,
-    requests: &[quiver_agent::scripted::RecordedRequest],
-    eager_tools_bytes: usize,
-    keys: &[&str],
-) -> String {
-    let bodies: Vec<Value> = requests.iter().map(|r| r.json()).collect();
-    // One line per tool / item (canonical JSON), so a request that only
-    // appends has the previous prompt as a byte prefix.
-    let prompt = |b: &Value| {
-        let mut out = String::new();
-        for key in keys {
-            let parts = match &b[*key] {
-                Value::Array(items) => items.clone(),
-                other => vec![other.clone()],
-            };
-            for part in &parts {
-                out.push_str(&quiver_engine::canonical::to_string(part));
-                out.push('\n');
-            }
-        }
-        out
-    };
-    let head = |b: &Value| quiver_engine::canonical::to_string(&b["tools"]);
-    let prompts: Vec<String> = bodies.iter().map(prompt).collect();
-    let loading = loading_requests();
-    let (mut head_changes, mut breaks) = (0, 0);
-    let (mut all, mut all_shared, mut load, mut load_shared) = (0usize, 0usize, 0usize, 0usize);
-    for (i, p) in prompts.iter().enumerate().skip(1) {
-        let before = &prompts[i - 1];
-        let shared = before.bytes().zip(p.bytes()).take_while(|(a, b)| a == b).count();
-        if !p.starts_with(before.as_str()) {
-            breaks += 1;
-        }
-        // A wire whose tools only grow (Chat Completions) changes the head
-        // when the first bytes of `tools` change; a load appended after them is a break.
-        let (a, b) = (head(&bodies[i - 1]), head(&bodies[i]));
-        if !b.starts_with(a.trim_end_matches(']')) {
-            head_changes += 1;
-        }
-        all += p.len();
-        all_shared += shared;
-        if loading.contains(&(i + 1)) {
-            load += p.len();
-            load_shared += shared;
-        }
-    }
-    let first = requests.first().map(|r| r.body.len()).unwrap_or(0);
-    let lazy_tools = bodies.first().map(head).map(|t| t.len()).unwrap_or(0);
-    format!(
-        "wire={wire} requests={} head_changes={head_changes} prefix_breaks={breaks} cacheable_on_loading_turns={:.1}% \
-         cacheable_over_run={:.1}% (requests 2..n, bytes in cache order) first_request_bytes={first} eager={}",
-        requests.len(),
-        100.0 * load_shared as f64 / load.max(1) as f64,
-        100.0 * all_shared as f64 / all.max(1) as f64,
-        first - lazy_tools + eager_tools_bytes,
-    )
-}
-
-/// The same script over the Responses wire, with a model that has tool search.
-async fn responses_run(
-    host: &Arc<EngineHost>,
-    audience: &Audience,
-    ws: &std::path::Path,
-    eager: &quiver_engine::Catalog,
-) -> anyhow::Result<()> {
-    use quiver_agent::responses::{ResponsesDialect, ResponsesProvider, flat_function};
-    let ctx = host.context(
-        Workspace::new(ws)?,
-        Audience { provider: "openai".into(), model: Some("gpt-5.4".into()), ..audience.clone() },
-    );
-    let port = EnginePort::hosted(Arc::clone(host), ctx);
-    let server = ScriptedServer::start().await?;
-    server.script(script());
-    let provider = ResponsesProvider::new(
-        "openai",
-        &server.base_url(),
-        ApiKey::new("sk-bench"),
-        ResponsesDialect::default(),
-        HttpOptions::default(),
-    )?;
-    let agent = AgentLoop {
-        provider: &provider,
-        tools: &port,
-        model: "gpt-5.4".into(),
-        system: quiver_agent::exec::SYSTEM_PROMPT.into(),
-        max_output_tokens: None,
-        effort: None,
-        stream: true,
-        limits: RunLimits { max_turns: 20, token_budget: None },
-        compaction: None,
-    };
-    let mut sink = |_: RunEvent| {};
-    let outcome = agent.run(Vec::new(), "Look around the project, map it and note what you find.", &mut sink).await?;
-    let eager_tools: Vec<Value> =
-        eager.render(CatalogFormat::OpenAi).as_array().into_iter().flatten().map(flat_function).collect();
-    let eager_bytes = quiver_engine::canonical::to_string(&Value::Array(eager_tools)).len();
-    let requests = server.requests();
-    println!("responses run: turns={} status={:?}", outcome.turns, outcome.status);
-    println!("{}", wire_summary("responses", &requests, eager_bytes, &["tools", "instructions", "input"]));
     Ok(())
 }

@@ -94,6 +94,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         messages,
         tools: serde_json::Value::Array(Vec::new()),
         head_len: 0,
+        deferred_tools: Vec::new(),
         max_output_tokens: config.max_output_tokens,
         effort: None,
         stream: true,

@@ -83,6 +83,29 @@ impl Catalog {
         Catalog { head, tail }
     }
 
+    /// Every tool this session may load (what `tool_search` can find for the
+    /// audience, minus the pinned head): native by name, then MCP by name.
+    /// A wire that sends deferred tools up front (Anthropic's
+    /// `defer_loading`) sends these; the order depends only on the registry,
+    /// so it is stable for the session whatever gets loaded.
+    pub fn deferrable(
+        registry: &Registry,
+        lifecycle: &Lifecycle,
+        audience: &Audience,
+        session: &Session,
+    ) -> Vec<ToolSpec> {
+        let head = session.pinned_head().unwrap_or_default();
+        let (mut native, mut mcp): (Vec<ToolSpec>, Vec<ToolSpec>) = registry
+            .iter()
+            .filter(|t| lifecycle.searchable(&t.spec, audience) && !head.contains(&t.spec.name))
+            .map(|t| t.spec.clone())
+            .partition(ToolSpec::is_native);
+        native.sort_by(|a, b| a.name.cmp(&b.name));
+        mcp.sort_by(|a, b| a.name.cmp(&b.name));
+        native.extend(mcp);
+        native
+    }
+
     pub fn tools(&self) -> impl Iterator<Item = &ToolSpec> {
         self.head.iter().chain(self.tail.iter())
     }

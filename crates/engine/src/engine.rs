@@ -99,6 +99,11 @@ impl Engine {
         Catalog::for_session(&self.registry, &self.lifecycle, audience, session)
     }
 
+    /// Every tool the session may load (see [`Catalog::deferrable`]).
+    pub fn session_deferrable(&self, audience: &Audience, session: &Session) -> Vec<crate::ToolSpec> {
+        Catalog::deferrable(&self.registry, &self.lifecycle, audience, session)
+    }
+
     /// Ranked registered tools for `query` (see [`discovery::search`]).
     pub fn search_tools(
         &self,

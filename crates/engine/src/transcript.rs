@@ -92,6 +92,11 @@ pub enum Event {
         /// The provider's usage for this request (tokens, cache hits), when it answered.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         usage: Option<Value>,
+        /// The order the provider's prefix cache reads a request in, which
+        /// `bytes` and `shared_prefix_bytes` follow (e.g. Anthropic's
+        /// `tools(not deferred)>system>messages`); absent in older transcripts.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        cache_order: Option<String>,
     },
 }
 

@@ -6,6 +6,12 @@
 //! `cache_control` breakpoint sits on the last head tool, so the head is one
 //! cached prefix and tools loaded later extend it without invalidating it
 //! (https://docs.anthropic.com/en/docs/build-with-claude/prompt-caching).
+//!
+//! With `deferred_tools = "defer"` (the default) every tool the session may
+//! load goes out with `defer_loading: true`, and a tool result that loaded
+//! tools is made of `tool_reference` blocks only, its text following as a
+//! sibling `text` block after the message's tool results (see
+//! [`crate::deferred`]); the tool list never grows.
 
 use serde_json::{Map, Value, json};
 
@@ -26,13 +32,10 @@ pub fn request_body_streamed(req: &ModelRequest, vision: Option<bool>, stream: b
     if !req.system.is_empty() {
         body.insert("system".into(), json!(req.system));
     }
-    body.insert(
-        "messages".into(),
-        Value::Array(messages(&req.messages, crate::vision::sees_images(&req.model, vision))),
-    );
-    let tools = req.tool_list();
+    body.insert("messages".into(), Value::Array(messages(req, crate::vision::sees_images(&req.model, vision))));
+    let tools = crate::deferred::wire_tools(req);
     if !tools.is_empty() {
-        let mut tools = tools.to_vec();
+        let mut tools = tools;
         if let Some(Value::Object(last_head)) = req.head_len.checked_sub(1).and_then(|i| tools.get_mut(i)) {
             last_head.insert("cache_control".into(), json!({"type": "ephemeral"}));
         }
@@ -42,13 +45,21 @@ pub fn request_body_streamed(req: &ModelRequest, vision: Option<bool>, stream: b
     Value::Object(body)
 }
 
-fn messages(history: &[Message], vision: bool) -> Vec<Value> {
+fn messages(req: &ModelRequest, vision: bool) -> Vec<Value> {
     let mut out: Vec<(&'static str, Vec<Value>)> = Vec::new();
+    // The text of results that are `tool_reference`s: tool results must come
+    // first in a user message, so these follow the run of tool results.
+    let mut after_results: Vec<Value> = Vec::new();
     let mut push = |role: &'static str, block: Value| match out.last_mut() {
         Some((last, blocks)) if *last == role => blocks.push(block),
         _ => out.push((role, vec![block])),
     };
-    for message in history {
+    for message in &req.messages {
+        if !matches!(message, Message::Tool { .. }) {
+            for text in after_results.drain(..) {
+                push("user", text);
+            }
+        }
         match message {
             // No mid-conversation system role exists; the text goes in as user text.
             Message::System { text } | Message::User { text } => push("user", json!({"type": "text", "text": text})),
@@ -68,8 +79,12 @@ fn messages(history: &[Message], vision: bool) -> Vec<Value> {
                     );
                 }
             }
-            Message::Tool { call_id, content, is_error, images } => {
-                let content = if vision && !images.is_empty() {
+            Message::Tool { call_id, content, is_error, images, loaded } => {
+                let references = crate::deferred::references(req, loaded);
+                let content = if !references.is_empty() {
+                    after_results.push(json!({"type": "text", "text": content}));
+                    Value::Array(references.iter().map(|n| json!({"type": "tool_reference", "tool_name": n})).collect())
+                } else if vision && !images.is_empty() {
                     let mut parts = vec![json!({"type": "text", "text": content})];
                     parts.extend(images.iter().map(|i| {
                         json!({"type": "image", "source": {"type": "base64", "media_type": i.mime_type, "data": i.data}})
@@ -85,6 +100,9 @@ fn messages(history: &[Message], vision: bool) -> Vec<Value> {
                 push("user", block);
             }
         }
+    }
+    for text in after_results {
+        push("user", text);
     }
     out.into_iter().map(|(role, content)| json!({"role": role, "content": content})).collect()
 }

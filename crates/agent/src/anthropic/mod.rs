@@ -5,6 +5,7 @@ mod stream;
 
 use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
 
+use crate::deferred::DeferredTools;
 use crate::http::{HttpOptions, ModelCall, Transport};
 use crate::message::{ModelRequest, ModelResponse};
 use crate::provider::{ApiKey, BoxFuture, Provider, ProviderError, Sink, Wire};
@@ -24,6 +25,8 @@ pub struct AnthropicProvider {
     vision: Option<bool>,
     /// `[providers.NAME] tool_choice` (`auto`, `required`).
     tool_choice: Option<String>,
+    /// `[providers.NAME] deferred_tools` (`defer` unless set to `append`).
+    deferred: DeferredTools,
 }
 
 impl AnthropicProvider {
@@ -34,6 +37,7 @@ impl AnthropicProvider {
             key,
             vision: None,
             tool_choice: None,
+            deferred: DeferredTools::Defer,
         })
     }
 
@@ -58,6 +62,13 @@ impl AnthropicProvider {
         self
     }
 
+    /// `deferred_tools`: `append` for Anthropic-compatible servers that do
+    /// not support `defer_loading` / `tool_reference`.
+    pub fn with_deferred_tools(mut self, mode: Option<DeferredTools>) -> Self {
+        self.deferred = mode.unwrap_or_default();
+        self
+    }
+
     /// Whether tool images are sent (None: decided by the model id).
     pub fn with_vision(mut self, vision: Option<bool>) -> Self {
         self.vision = vision;
@@ -78,6 +89,14 @@ impl AnthropicProvider {
     }
 
     async fn complete_inner(&self, req: &ModelRequest, sink: Sink<'_>) -> Result<ModelResponse, ProviderError> {
+        // Set to append, deferred definitions a caller passed are not sent.
+        let appended;
+        let req = if self.deferred == DeferredTools::Append && !req.deferred_tools.is_empty() {
+            appended = ModelRequest { deferred_tools: Vec::new(), ..req.clone() };
+            &appended
+        } else {
+            req
+        };
         let url = format!("{}/v1/messages", self.base_url);
         let headers = self.headers()?;
         let body = |stream: bool| {
@@ -116,6 +135,10 @@ impl Provider for AnthropicProvider {
 
     fn wire(&self) -> Wire {
         Wire::Anthropic
+    }
+
+    fn defers_tools(&self) -> bool {
+        self.deferred == DeferredTools::Defer
     }
 
     fn complete<'a>(

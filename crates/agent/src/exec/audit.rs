@@ -1,5 +1,8 @@
 //! `quiver audit TRANSCRIPT`: request by request, how much of each request the
-//! previous one already sent (what a provider's prefix cache can serve), whether
+//! previous one already sent (what a provider's prefix cache can serve, with
+//! the request read in the order that provider documents for its cache:
+//! Anthropic's tools, system, messages with deferred tools left out; Chat
+//! Completions' tools, then messages; see `run::prefix::cache_order`), whether
 //! the head changed (it must not), the cache hits the provider reported, and the
 //! tools loaded. A compaction is the one allowed break in prefix growth and is
 //! shown as such. A request whose usage the provider did not report (or that
@@ -23,6 +26,18 @@ pub struct RequestAudit {
     pub input_tokens: Option<u64>,
     pub cache_hit_tokens: Option<u64>,
     pub tail: Vec<String>,
+    /// This request loaded tools the previous one did not have.
+    pub loading: bool,
+    /// The cache order `bytes` follow; `None` in transcripts that predate it.
+    pub cache_order: Option<String>,
+}
+
+impl RequestAudit {
+    /// Whether the cache could serve less than all of the previous request
+    /// (it did not only append to it), a compaction aside.
+    pub fn cache_broke(&self) -> bool {
+        !self.after_compaction && self.shared_prefix_bytes.is_some_and(|shared| shared < self.previous_bytes)
+    }
 }
 
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -45,6 +60,7 @@ pub fn audit(transcript: &Transcript) -> Audit {
     let mut head: Option<&str> = None;
     let mut previous_bytes = 0;
     let mut compacted = false;
+    let mut previous_tail: &[String] = &[];
     for event in &transcript.events {
         match event {
             Event::Compaction { .. } => {
@@ -52,8 +68,18 @@ pub fn audit(transcript: &Transcript) -> Audit {
                 audit.compactions += 1;
             }
             Event::ModelRequest {
-                turn, bytes, shared_prefix_bytes, extends_previous, head_hash, tail, usage, ..
+                turn,
+                bytes,
+                shared_prefix_bytes,
+                extends_previous,
+                head_hash,
+                tail,
+                usage,
+                cache_order,
+                ..
             } => {
+                let loading = tail.iter().any(|t| !previous_tail.contains(t));
+                previous_tail = tail.as_slice();
                 let head_changed = head.is_some_and(|h| h != head_hash.as_str());
                 head = Some(head_hash.as_str());
                 let index = audit.requests.len() + 1;
@@ -74,6 +100,8 @@ pub fn audit(transcript: &Transcript) -> Audit {
                     input_tokens: tokens(usage.as_ref(), "input_tokens"),
                     cache_hit_tokens: tokens(usage.as_ref(), "cache_hit_tokens"),
                     tail: tail.clone(),
+                    loading,
+                    cache_order: cache_order.clone(),
                 });
                 previous_bytes = *bytes;
                 compacted = false;
@@ -110,7 +138,13 @@ impl Audit {
             if r.after_compaction {
                 line.push_str(" (after compaction)");
             }
+            if r.cache_broke() {
+                line.push_str(" (cached prefix BROKE)");
+            }
             lines.push(line);
+        }
+        if let Some(order) = self.requests.iter().rev().find_map(|r| r.cache_order.as_deref()) {
+            lines.push(format!("bytes read in the provider's cache order: {order}"));
         }
         let bytes: u64 = self.requests.iter().map(|r| r.bytes).sum();
         let shared: u64 = self.requests.iter().filter_map(|r| r.shared_prefix_bytes).sum();
@@ -129,12 +163,17 @@ impl Audit {
                 self.requests.len()
             ));
         }
+        let loading: Vec<&RequestAudit> = self.requests.iter().filter(|r| r.loading && r.index > 1).collect();
+        let loading_shared: u64 = loading.iter().filter_map(|r| r.shared_prefix_bytes).sum();
+        let loading_bytes: u64 = loading.iter().map(|r| r.bytes).sum();
         lines.push(format!(
-            "requests={} head_changes={} prefix_breaks={} compactions={} shared_prefix_bytes={shared}/{bytes} {cache}",
+            "requests={} head_changes={} prefix_breaks={} compactions={} cache_breaks={} shared_prefix_bytes={shared}/{bytes} loading_requests={} loading_shared_prefix_bytes={loading_shared}/{loading_bytes} {cache}",
             self.requests.len(),
             self.head_changes,
             self.prefix_breaks,
             self.compactions,
+            self.requests.iter().filter(|r| r.cache_broke()).count(),
+            loading.len(),
         ));
 
         lines

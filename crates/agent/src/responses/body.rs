@@ -228,7 +228,7 @@ fn input_items(req: &ModelRequest, plan: &ToolPlan, vision: bool) -> Vec<Value> 
                     out.push(call_item(call, searches.contains(call.id.as_str())));
                 }
             }
-            Message::Tool { call_id, content, is_error, images } => {
+            Message::Tool { call_id, content, is_error, images, .. } => {
                 if searches.contains(call_id.as_str()) {
                     out.extend(search_output(plan, call_id, content, *is_error));
                 } else {

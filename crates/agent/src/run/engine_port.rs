@@ -37,6 +37,9 @@ pub struct CatalogView {
     pub head_hash: String,
     /// The loaded tools after the head, in load order.
     pub tail: Vec<String>,
+    /// Every tool the session may load, rendered for the wire, in an order
+    /// stable for the session (for wires that send them up front, deferred).
+    pub deferred: Vec<Value>,
 }
 
 /// What a tool call gives back to the model.
@@ -50,6 +53,8 @@ pub struct ToolOutcome {
     pub child_usage: Option<Value>,
     /// Image blocks of the result, for vision-capable models.
     pub images: Vec<crate::message::ToolImage>,
+    /// The tools the call loaded into the session (a `tool_search`), in load order.
+    pub loaded: Vec<String>,
 }
 
 /// Everything the loop needs from a tool engine.
@@ -164,7 +169,13 @@ fn outcome_of(result: &ToolResult) -> ToolOutcome {
     };
     let images =
         result.images().into_iter().map(|(mime_type, data)| crate::message::ToolImage { mime_type, data }).collect();
-    ToolOutcome { content, is_error: result.is_error, child_usage: result.metadata.get("child_usage").cloned(), images }
+    ToolOutcome {
+        content,
+        is_error: result.is_error,
+        child_usage: result.metadata.get("child_usage").cloned(),
+        images,
+        loaded: Vec::new(),
+    }
 }
 
 impl EnginePort {
@@ -189,11 +200,13 @@ impl ToolPort for EnginePort {
         let catalog = self.catalog_now();
         let format = format_for(wire);
         let head = Catalog { head: catalog.head.clone(), tail: Vec::new() };
+        let deferred = self.engine().session_deferrable(&self.ctx.audience, &self.ctx.session);
         CatalogView {
             tools: catalog.render(format),
             head_len: catalog.head.len(),
             head_hash: format!("sha256:{}", head.fingerprint(format).sha256),
             tail: catalog.tail.iter().map(|t| t.name.clone()).collect(),
+            deferred: deferred.iter().map(|t| quiver_engine::render_tool(t, format)).collect(),
         }
     }
 
@@ -216,8 +229,15 @@ impl ToolPort for EnginePort {
 
     fn call<'a>(&'a self, name: &'a str, args: Value) -> BoxFuture<'a, Result<ToolOutcome, String>> {
         Box::pin(async move {
+            // Loads happen only in calls that run alone (`concurrency_safe`
+            // is false for them), so the difference is this call's loads.
+            let before = self.ctx.session.loaded();
             match self.ctx.call(name, args).await {
-                Ok(result) => Ok(outcome_of(&result)),
+                Ok(result) => {
+                    let mut outcome = outcome_of(&result);
+                    outcome.loaded = self.ctx.session.loaded().into_iter().filter(|n| !before.contains(n)).collect();
+                    Ok(outcome)
+                }
                 Err(e) => Err(format!("{e:#}")),
             }
         })
@@ -238,6 +258,7 @@ impl ToolPort for EnginePort {
             tools: r.tools,
             tail: r.tail.clone(),
             usage: r.usage.and_then(|u| serde_json::to_value(u).ok()),
+            cache_order: Some(r.cache_order.to_string()),
         });
     }
 

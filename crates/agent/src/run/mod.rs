@@ -190,11 +190,12 @@ impl AgentLoop<'_> {
                 messages: messages.clone(),
                 tools: catalog.tools,
                 head_len: catalog.head_len,
+                deferred_tools: if self.provider.defers_tools() { catalog.deferred } else { Vec::new() },
                 max_output_tokens: self.max_output_tokens,
                 effort: self.effort,
                 stream: self.stream,
             };
-            let mut linear = prefix::linearize(&request);
+            let mut linear = prefix::linearize(self.provider.wire(), &request);
             let mut tail = catalog.tail;
             if let Some(policy) = self.compaction
                 && prefix::estimate_tokens(linear.len()) > policy.limit()
@@ -208,7 +209,7 @@ impl AgentLoop<'_> {
                         request.tools = catalog.tools;
                         tail = catalog.tail;
                         request.messages = messages.clone();
-                        linear = prefix::linearize(&request);
+                        linear = prefix::linearize(self.provider.wire(), &request);
                     }
                     Ok(None) => {}
                     Err(e) => return Err(self.fail(e.into(), turn, (total, unreported), events)),
@@ -226,6 +227,7 @@ impl AgentLoop<'_> {
                 tools: request.tool_list().len() as u64,
                 tail,
                 usage: None,
+                cache_order: prefix::cache_order(self.provider.wire()),
             };
             last = Some((linear, request.clone()));
             let mut forward = |e: StreamEvent| events(RunEvent::Delta(e));
@@ -272,6 +274,7 @@ impl AgentLoop<'_> {
                     content: outcome.content,
                     is_error: outcome.is_error,
                     images: outcome.images,
+                    loaded: outcome.loaded,
                 });
                 self.record(messages.last());
             }
@@ -314,7 +317,7 @@ impl AgentLoop<'_> {
         events: EventSink<'_>,
     ) -> Result<Option<Vec<Message>>, ProviderError> {
         let ask = compact::summary_request(request);
-        let ask_linear = prefix::linearize(&ask);
+        let ask_linear = prefix::linearize(self.provider.wire(), &ask);
         let head_len = request.head_len.min(request.tool_list().len());
         let mut record = RequestRecord {
             turn,
@@ -326,6 +329,7 @@ impl AgentLoop<'_> {
             tools: ask.tool_list().len() as u64,
             tail: tail.to_vec(),
             usage: None,
+            cache_order: prefix::cache_order(self.provider.wire()),
         };
         let result = compact::summarize(self.provider, &ask).await;
         record.usage = result.as_ref().ok().and_then(|r| r.reported_usage());
@@ -349,7 +353,7 @@ impl AgentLoop<'_> {
             ..request.clone()
         };
         let before_tokens = prefix::estimate_tokens(linear.len());
-        let after_tokens = prefix::estimate_tokens(prefix::linearize(&next).len());
+        let after_tokens = prefix::estimate_tokens(prefix::linearize(self.provider.wire(), &next).len());
         self.tools.compacted(before_tokens, after_tokens);
         self.record(messages.last());
         events(RunEvent::Compacted { turn, before_tokens, after_tokens });
@@ -396,7 +400,13 @@ impl AgentLoop<'_> {
         let started = Instant::now();
         let outcome = match parse_arguments(&call.name, &call.arguments) {
             Ok(args) => self.tools.call(&call.name, args).await,
-            Err(message) => Ok(ToolOutcome { content: message, is_error: true, child_usage: None, images: Vec::new() }),
+            Err(message) => Ok(ToolOutcome {
+                content: message,
+                is_error: true,
+                child_usage: None,
+                images: Vec::new(),
+                loaded: Vec::new(),
+            }),
         };
         (outcome, started.elapsed())
     }

@@ -17,6 +17,7 @@
 //! take a turn from the script, as a real server's model never saw it.
 
 mod anthropic;
+mod messages_rules;
 mod openai;
 mod quirks;
 mod responses;
@@ -133,6 +134,17 @@ pub struct RecordedRequest {
     /// The exact bytes sent.
     pub body: Vec<u8>,
     pub headers: Vec<(String, String)>,
+    /// The bytes the provider's prefix cache keys on (the wire's documented
+    /// order; deferred tools left out), and how many of them the previous
+    /// request's prompt already held: what a prefix cache would serve.
+    /// Both 0 for a request refused before it reached the model.
+    pub prompt_bytes: usize,
+    pub cached_bytes: usize,
+    /// Whether this prompt holds all of the previous one (up to the bracket
+    /// that closed its message list), so a cache of the previous request
+    /// serves it whole: `false` is a broken cached prefix. `None` for the
+    /// first request and for refused ones.
+    pub extends_previous: Option<bool>,
 }
 
 impl RecordedRequest {
@@ -280,6 +292,9 @@ async fn handle(State(shared): State<Shared>, uri: Uri, headers: HeaderMap, body
                 .iter()
                 .map(|(k, v)| (k.as_str().to_string(), String::from_utf8_lossy(v.as_bytes()).into_owned()))
                 .collect(),
+            prompt_bytes: 0,
+            cached_bytes: 0,
+            extends_previous: None,
         });
         if let Some(refusal) = inner.quirks.refusal(route == Route::Chat, &request) {
             return refusal;
@@ -289,6 +304,11 @@ async fn handle(State(shared): State<Shared>, uri: Uri, headers: HeaderMap, body
         {
             let body = serde_json::json!({"error": {"message": message, "type": "invalid_request_error", "param": param, "code": null}});
             return (StatusCode::BAD_REQUEST, [("content-type", "application/json")], body.to_string()).into_response();
+        }
+        if route == Route::Messages
+            && let Some(refusal) = messages_rules::refusal(&request)
+        {
+            return refusal;
         }
         let users = user_messages(&request);
         let routed = inner
@@ -305,6 +325,12 @@ async fn handle(State(shared): State<Shared>, uri: Uri, headers: HeaderMap, body
             return error_response(StatusCode::IM_A_TEAPOT, "scripted server: no turn left in the script", None);
         };
         let prompt = prompt_of(route, &request);
+        let cached = inner.last_prompt.as_deref().map(|last| common_prefix(last, &prompt)).unwrap_or(0);
+        let extends =
+            inner.last_prompt.as_deref().map(|last| prompt.starts_with(last.strip_suffix(']').unwrap_or(last)));
+        if let Some(recorded) = inner.requests.last_mut() {
+            (recorded.prompt_bytes, recorded.cached_bytes, recorded.extends_previous) = (prompt.len(), cached, extends);
+        }
         let usage = turn.usage.unwrap_or_else(|| computed_usage(route, &request, &prompt, &inner, &turn));
         // A FIM request is a separate prompt; a provider's prefix cache keeps
         // the conversation's prefix across it.
@@ -348,12 +374,13 @@ fn user_messages(request: &Value) -> String {
 }
 
 /// What a provider's prefix cache keys on: the tools (rendered before the
-/// conversation in the model's prompt), the system prompt, then the messages.
+/// conversation in the model's prompt), the system prompt, then the messages;
+/// on the Messages API without the deferred tools (see `messages_rules`).
 fn prompt_of(route: Route, request: &Value) -> String {
     let c = |key: &str| request.get(key).map(quiver_engine::canonical::to_string).unwrap_or_default();
     match route {
         Route::Chat => format!("{}{}", c("tools"), c("messages")),
-        Route::Messages => format!("{}{}{}", c("tools"), c("system"), c("messages")),
+        Route::Messages => messages_rules::prompt(request),
         // Loaded tools arrive in `input` (`tool_search_output`): the API
         // injects them at the end of the context, after what is cached.
         Route::Responses => format!("{}{}{}", c("tools"), c("instructions"), c("input")),
@@ -382,7 +409,7 @@ fn computed_usage(route: Route, request: &Value, prompt: &str, inner: &Inner, tu
     };
     if route == Route::Messages {
         // The breakpoint on the last head tool writes the head once.
-        let head = request.get("tools").map(|t| tokens(quiver_engine::canonical::to_string(t).len())).unwrap_or(0);
+        let head = tokens(messages_rules::prompt_tools_bytes(request));
         usage.cache_write_tokens = head.saturating_sub(hit);
     }
     usage

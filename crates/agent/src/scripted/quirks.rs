@@ -25,6 +25,9 @@
 //! - [`Quirk::RequireContent`]: a strict server that wants `content` on every
 //!   message (400 "'content' is a required property", OpenAI's 2023 wording).
 //! - [`Quirk::NoStreamWithTools`]: a server that says it cannot stream with tools.
+//! - [`Quirk::NoDeferLoading`]: an Anthropic-compatible proxy whose schema
+//!   knows no `defer_loading` (a strict validator's 400 "Extra inputs are not
+//!   permitted"; not a capture from a named server).
 
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
@@ -45,6 +48,7 @@ pub enum Quirk {
     SplitToolUseBlocks,
     RequireContent,
     NoStreamWithTools,
+    NoDeferLoading,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -89,6 +93,17 @@ impl Quirks {
                 json!({"error": {"message": message, "type": "invalid_request_error", "param": null, "code": null}});
             return Some(json_error(StatusCode::BAD_REQUEST, &body));
         }
+        if !chat
+            && self.has(Quirk::NoDeferLoading)
+            && let Some(i) = request
+                .get("tools")
+                .and_then(Value::as_array)
+                .and_then(|t| t.iter().position(|t| t.get("defer_loading").is_some()))
+        {
+            let message = format!("tools.{i}.defer_loading: Extra inputs are not permitted");
+            let body = json!({"type": "error", "error": {"type": "invalid_request_error", "message": message}});
+            return Some(json_error(StatusCode::BAD_REQUEST, &body));
+        }
         let stream = request.get("stream").and_then(Value::as_bool).unwrap_or(false);
         let tools = request.get("tools").and_then(Value::as_array).is_some_and(|t| !t.is_empty());
         if stream && tools && self.has(Quirk::NoStreamWithTools) {
@@ -102,7 +117,7 @@ impl Quirks {
     }
 }
 
-fn json_error(status: StatusCode, body: &Value) -> Response {
+pub(super) fn json_error(status: StatusCode, body: &Value) -> Response {
     (status, [("content-type", "application/json")], body.to_string()).into_response()
 }
 

@@ -1,0 +1,147 @@
+//! Deferred tools sent up front (`[providers.NAME] deferred_tools`).
+//!
+//! Appending a loaded tool to `tools` changes the prompt before the
+//! conversation, so every load costs the cached prefix of the messages.
+//! Anthropic's Messages API lets the client send every tool the session may
+//! load with `defer_loading: true` (not part of the prompt) and answer a
+//! search with `tool_reference` blocks, which bring the definition in where
+//! the reference sits in the conversation: the prefix is untouched
+//! ("Tool use with prompt caching" and "Tool search tool" in Anthropic's docs).
+//!
+//! This module decides, from a [`ModelRequest`], which tools go out deferred
+//! and which tool results reference what, so the body builder and the prefix
+//! accounting ([`crate::run::prefix`]) see the same thing.
+
+use std::collections::BTreeSet;
+
+use serde_json::{Value, json};
+
+use crate::message::{Message, ModelRequest};
+
+/// How a session's loaded tools reach the model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum DeferredTools {
+    /// Every loadable tool is sent with `defer_loading: true`; a load is a
+    /// `tool_reference` in the tool result. The Anthropic wire's default.
+    #[default]
+    Defer,
+    /// A loaded tool is appended to `tools` (for Anthropic-compatible proxies
+    /// without `defer_loading`; the only choice on Chat Completions).
+    Append,
+}
+
+impl DeferredTools {
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "defer" => Some(DeferredTools::Defer),
+            "append" => Some(DeferredTools::Append),
+            _ => None,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DeferredTools::Defer => "defer",
+            DeferredTools::Append => "append",
+        }
+    }
+}
+
+fn name_of(tool: &Value) -> Option<&str> {
+    tool.get("name").and_then(Value::as_str)
+}
+
+/// The names of `req.deferred_tools`.
+fn deferred_names(req: &ModelRequest) -> BTreeSet<&str> {
+    req.deferred_tools.iter().filter_map(name_of).collect()
+}
+
+/// Whether this request sends tools deferred at all: it must carry deferred
+/// definitions and at least one tool that is not deferred (the API refuses a
+/// request whose every tool is deferred).
+pub fn defers(req: &ModelRequest) -> bool {
+    !req.deferred_tools.is_empty() && req.head_len > 0
+}
+
+/// Tools referenced by tool results so far (their definitions are in the
+/// conversation), restricted to the deferred set.
+fn referenced(req: &ModelRequest) -> BTreeSet<String> {
+    let deferred = deferred_names(req);
+    req.messages
+        .iter()
+        .filter_map(|m| match m {
+            Message::Tool { loaded, .. } => Some(loaded),
+            _ => None,
+        })
+        .flatten()
+        .filter(|n| deferred.contains(n.as_str()))
+        .cloned()
+        .collect()
+}
+
+/// What a tool result that loaded `loaded` references: the deferred ones
+/// (a tool outside the deferred set cannot be referenced; it is in `tools`).
+pub fn references<'a>(req: &ModelRequest, loaded: &'a [String]) -> Vec<&'a str> {
+    if !defers(req) {
+        return Vec::new();
+    }
+    let deferred = deferred_names(req);
+    loaded.iter().map(String::as_str).filter(|n| deferred.contains(n)).collect()
+}
+
+/// The `tools` array to send, each entry marked whether it is deferred:
+/// the head, then every deferred tool (in the session's stable order), then
+/// loaded tools that are not in the deferred set (an MCP server's newcomers
+/// loaded by the catalog itself). A loaded deferred tool that no tool result
+/// references (the model called it by name before searching) goes out
+/// without the flag, since nothing else would show it to the model.
+pub fn tools_with_deferral(req: &ModelRequest) -> Vec<(Value, bool)> {
+    let tools = req.tool_list();
+    if !defers(req) {
+        return tools.iter().map(|t| (t.clone(), false)).collect();
+    }
+    let head_len = req.head_len.min(tools.len());
+    let (head, tail) = tools.split_at(head_len);
+    let deferred = deferred_names(req);
+    let referenced = referenced(req);
+    let tail_names: BTreeSet<&str> = tail.iter().filter_map(name_of).collect();
+    let head_names: BTreeSet<&str> = head.iter().filter_map(name_of).collect();
+    let mut out: Vec<(Value, bool)> = head.iter().map(|t| (t.clone(), false)).collect();
+    for tool in &req.deferred_tools {
+        let Some(name) = name_of(tool) else { continue };
+        if head_names.contains(name) {
+            continue;
+        }
+        let shown_elsewhere = tail_names.contains(name) && !referenced.contains(name);
+        out.push((tool.clone(), !shown_elsewhere));
+    }
+    for tool in tail {
+        if name_of(tool).is_some_and(|n| !deferred.contains(n) && !head_names.contains(n)) {
+            out.push((tool.clone(), false));
+        }
+    }
+    out
+}
+
+/// The wire's `tools`: deferred entries carry `defer_loading: true`.
+pub fn wire_tools(req: &ModelRequest) -> Vec<Value> {
+    tools_with_deferral(req)
+        .into_iter()
+        .map(|(mut tool, deferred)| {
+            if deferred && let Value::Object(map) = &mut tool {
+                map.insert("defer_loading".into(), json!(true));
+            }
+            tool
+        })
+        .collect()
+}
+
+/// The tools that are part of the prompt (what a prefix cache sees of
+/// `tools`): the deferred ones are not.
+pub fn prompt_tools(req: &ModelRequest) -> Vec<Value> {
+    tools_with_deferral(req).into_iter().filter(|(_, deferred)| !deferred).map(|(t, _)| t).collect()
+}
+
+#[cfg(test)]
+#[path = "deferred_tests.rs"]
+mod tests;
