@@ -63,9 +63,14 @@ impl AnthropicProvider {
     }
 
     /// `deferred_tools`: `append` for Anthropic-compatible servers that do
-    /// not support `defer_loading` / `tool_reference`.
+    /// not support `defer_loading` / `tool_reference`. Unset, only
+    /// Anthropic's own API defers: a proxy that speaks the Messages wire
+    /// (LiteLLM, seen on 1.108.7) hands every deferred definition to its
+    /// backend as an ordinary tool, which overflowed an 8k-token model's
+    /// context in the real-server test.
     pub fn with_deferred_tools(mut self, mode: Option<DeferredTools>) -> Self {
-        self.deferred = mode.unwrap_or_default();
+        self.deferred =
+            mode.unwrap_or(if is_anthropic_api(&self.base_url) { DeferredTools::Defer } else { DeferredTools::Append });
         self
     }
 
@@ -157,5 +162,33 @@ impl Provider for AnthropicProvider {
                 what: "fill-in-the-middle (the Messages API has no FIM endpoint)".into(),
             })
         })
+    }
+}
+
+/// Whether `base_url` is Anthropic's own API (its host `api.anthropic.com`).
+fn is_anthropic_api(base_url: &str) -> bool {
+    url::Url::parse(base_url).ok().and_then(|u| u.host_str().map(str::to_ascii_lowercase)).as_deref()
+        == Some("api.anthropic.com")
+}
+
+#[cfg(test)]
+mod deferred_default_tests {
+    use super::*;
+
+    fn mode(base_url: &str, set: Option<DeferredTools>) -> DeferredTools {
+        let key = ApiKey::new("k");
+        AnthropicProvider::new("p", base_url, key, HttpOptions::default())
+            .map(|p| p.with_deferred_tools(set).deferred)
+            .unwrap_or(DeferredTools::Defer)
+    }
+
+    #[test]
+    fn only_anthropics_own_api_defers_unless_set() {
+        assert_eq!(mode("https://api.anthropic.com", None), DeferredTools::Defer);
+        assert_eq!(mode("https://API.anthropic.com/", None), DeferredTools::Defer);
+        assert_eq!(mode("http://127.0.0.1:4000", None), DeferredTools::Append);
+        assert_eq!(mode("https://api.anthropic.com.evil.example", None), DeferredTools::Append);
+        assert_eq!(mode("http://127.0.0.1:4000", Some(DeferredTools::Defer)), DeferredTools::Defer);
+        assert_eq!(mode("https://api.anthropic.com", Some(DeferredTools::Append)), DeferredTools::Append);
     }
 }
