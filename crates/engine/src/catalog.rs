@@ -95,15 +95,7 @@ impl Catalog {
         session: &Session,
     ) -> Vec<ToolSpec> {
         let head = session.pinned_head().unwrap_or_default();
-        let (mut native, mut mcp): (Vec<ToolSpec>, Vec<ToolSpec>) = registry
-            .iter()
-            .filter(|t| lifecycle.searchable(&t.spec, audience) && !head.contains(&t.spec.name))
-            .map(|t| t.spec.clone())
-            .partition(ToolSpec::is_native);
-        native.sort_by(|a, b| a.name.cmp(&b.name));
-        mcp.sort_by(|a, b| a.name.cmp(&b.name));
-        native.extend(mcp);
-        native
+        native_then_mcp(registry, |spec| lifecycle.searchable(spec, audience) && !head.contains(&spec.name))
     }
 
     pub fn tools(&self) -> impl Iterator<Item = &ToolSpec> {
@@ -135,11 +127,14 @@ impl Catalog {
 
 /// Active tools for the audience: native by name, then MCP by name.
 fn head_specs(registry: &Registry, lifecycle: &Lifecycle, audience: &Audience) -> Vec<ToolSpec> {
-    let (mut native, mut mcp): (Vec<ToolSpec>, Vec<ToolSpec>) = registry
-        .iter()
-        .filter(|t| lifecycle.in_head(&t.spec, audience))
-        .map(|t| t.spec.clone())
-        .partition(ToolSpec::is_native);
+    native_then_mcp(registry, |spec| lifecycle.in_head(spec, audience))
+}
+
+/// The registry's tools that `keep` accepts, native by name then MCP by name:
+/// the one order every byte-stable tool list uses.
+fn native_then_mcp(registry: &Registry, keep: impl Fn(&ToolSpec) -> bool) -> Vec<ToolSpec> {
+    let (mut native, mut mcp): (Vec<ToolSpec>, Vec<ToolSpec>) =
+        registry.iter().filter(|t| keep(&t.spec)).map(|t| t.spec.clone()).partition(ToolSpec::is_native);
     native.sort_by(|a, b| a.name.cmp(&b.name));
     mcp.sort_by(|a, b| a.name.cmp(&b.name));
     native.extend(mcp);
