@@ -3,7 +3,7 @@
 
 use serde_json::{Value, json};
 
-use super::proxy::Force;
+use super::proxy::{Force, is_subagent_request};
 use super::{Outcome, Rig, Via, events, fail};
 
 /// The model calls `todo_list`, the deprecated alias of `checklist_list`
@@ -97,23 +97,12 @@ pub(crate) async fn subagent(rig: &Rig, via: Via) -> Outcome {
     }
     let child_events = events.iter().filter(|e| e["agent_id"] == "agent-1").count();
     let chats = rig.proxy.chats_since(from);
-    let child_chats = chats
-        .iter()
-        .filter(|c| {
-            let system = c.body.pointer("/messages/0/content").and_then(Value::as_str).unwrap_or_default();
-            system.contains("explore sub-agent")
-        })
-        .count();
-    if child_events == 0 || child_chats == 0 {
-        return fail(format!("the child made {child_chats} requests and {child_events} events"), Some(&out));
+    let (child_chats, parent_chats): (Vec<_>, Vec<_>) = chats.iter().partition(|c| is_subagent_request(&c.body));
+    if child_events == 0 || child_chats.is_empty() {
+        return fail(format!("the child made {} requests and {child_events} events", child_chats.len()), Some(&out));
     }
     // The parent's last request holds agent_eval's answer: the child finished.
-    let parent_chats: Vec<_> = chats
-        .iter()
-        .filter(|c| {
-            !c.body.pointer("/messages/0/content").and_then(Value::as_str).unwrap_or_default().contains("sub-agent: ")
-        })
-        .collect();
+
     let evaluated = parent_chats
         .last()
         .and_then(|c| c.body["messages"].as_array().cloned())

@@ -128,6 +128,12 @@ fn tool_names(body: &Value) -> BTreeSet<String> {
         .collect()
 }
 
+/// Whether a chat body is a sub-agent's: its system prompt is a role's
+/// ("You are an explore sub-agent: ...").
+pub fn is_subagent_request(body: &Value) -> bool {
+    body.pointer("/messages/0/content").and_then(Value::as_str).is_some_and(|s| s.contains(" sub-agent: "))
+}
+
 /// The planned change to a chat body.
 fn rewrite(plan: &Mutex<Plan>, body: &mut Value) {
     let mut plan = lock(plan);
@@ -140,9 +146,8 @@ fn rewrite(plan: &Mutex<Plan>, body: &mut Value) {
     }
     // A sub-agent's requests (its own system prompt) answer in text and leave
     // the plan to the parent, whose requests interleave with them.
-    let system = body.pointer("/messages/0/content").and_then(Value::as_str).unwrap_or_default();
     let count = body["messages"].as_array().map_or(0, Vec::len);
-    let force = if system.contains(" sub-agent: ") {
+    let force = if is_subagent_request(body) {
         Force::Text
     } else if let Some((_, again)) = plan.last.as_ref().filter(|(n, _)| *n == count) {
         again.clone()
