@@ -57,6 +57,8 @@ impl Engine {
         if let Some(entry) = alias.filter(|e| e.state == AliasState::Deprecated) {
             tracing::warn!(tool = name, use_instead = %entry.replacement, "deprecated tool name called");
             result.metadata.insert("_deprecation".into(), deprecation_block(name, entry));
+            // The notice is part of the answer now: what the server wrote is no longer all of it.
+            result.verbatim = None;
         }
         Ok(result)
     }
@@ -111,7 +113,9 @@ impl Engine {
             Err(ToolError::Report(output)) => ToolResult { is_error: true, ..ToolResult::ok(output) },
             Err(ToolError::Fatal(e)) => return Err(e.context(format!("tool `{canonical}` failed"))),
         };
-        crate::spill::spill_if_large(&mut result, &tool.spec, ctx).await;
+        if crate::spill::spill_if_large(&mut result, &tool.spec, ctx).await {
+            result.verbatim = None;
+        }
         Ok(result)
     }
 

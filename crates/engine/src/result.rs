@@ -20,6 +20,11 @@ pub struct ToolOutput {
     pub blocks: Vec<Value>,
     /// MCP `structuredContent`, when the tool gave one explicitly.
     pub structured: Option<Value>,
+    /// The whole MCP `CallToolResult` exactly as a downstream server wrote it
+    /// (its bytes, key order and number forms), for a gateway that exposes
+    /// that server directly and must pass it on unchanged. Only a proxied MCP
+    /// tool sets it; dispatch drops it whenever it changes the result.
+    pub verbatim: Option<std::sync::Arc<str>>,
 }
 
 impl ToolOutput {
@@ -80,6 +85,10 @@ pub struct ToolResult {
     pub blocks: Vec<Value>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub structured_content: Option<Value>,
+    /// See [`ToolOutput::verbatim`]. Never recorded: a transcript holds the
+    /// result as quiver read it.
+    #[serde(skip)]
+    pub verbatim: Option<std::sync::Arc<str>>,
 }
 
 impl ToolResult {
@@ -90,6 +99,7 @@ impl ToolResult {
             metadata: output.metadata,
             blocks: output.blocks,
             structured_content: output.structured,
+            verbatim: output.verbatim,
         }
     }
 
@@ -100,6 +110,7 @@ impl ToolResult {
             metadata: Map::new(),
             blocks: Vec::new(),
             structured_content: None,
+            verbatim: None,
         }
     }
 

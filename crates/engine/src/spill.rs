@@ -367,7 +367,13 @@ fn cut_line(line: &str) -> String {
 /// The dispatch hook: spills `result` when its content is over the session's bound.
 /// If the spill file cannot be written the content is cut instead, so an oversized
 /// result never reaches the model whole.
-pub async fn spill_if_large(result: &mut ToolResult, spec: &ToolSpec, ctx: &ToolContext) {
+/// Returns whether it changed the result (spilled or cut something).
+pub async fn spill_if_large(result: &mut ToolResult, spec: &ToolSpec, ctx: &ToolContext) -> bool {
+    spill_in_place(result, spec, ctx).await;
+    result.metadata.contains_key("spilled") || result.metadata.contains_key("truncated")
+}
+
+async fn spill_in_place(result: &mut ToolResult, spec: &ToolSpec, ctx: &ToolContext) {
     // Tools that return bounded windows of spilled data say so: spilling them
     // would only mint handles of handles.
     if spec.capabilities.contains(Capabilities::NEVER_SPILL) {

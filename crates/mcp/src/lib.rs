@@ -12,6 +12,7 @@
 
 pub mod client;
 pub mod config;
+pub(crate) mod lines;
 pub mod relay;
 pub mod server;
 pub mod tools;

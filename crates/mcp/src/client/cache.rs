@@ -37,6 +37,11 @@ pub struct RemoteTool {
     pub output_schema: Option<Value>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub annotations: Option<Value>,
+    /// The tool's `tools/list` entry exactly as the server wrote it, for a
+    /// directly exposed server (the gateway lists it unchanged). Only from a
+    /// live list, never cached.
+    #[serde(skip)]
+    pub verbatim: Option<std::sync::Arc<str>>,
 }
 
 #[derive(Debug, Serialize, Deserialize)]
@@ -185,6 +190,7 @@ mod tests {
             destructive_hint: None,
             output_schema: None,
             annotations: None,
+            verbatim: None,
         }
     }
 

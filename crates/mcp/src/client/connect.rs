@@ -17,9 +17,8 @@ use rmcp::model::{
     Request, RequestNoParam, ServerNotification, ServerRequest,
 };
 use rmcp::service::{NotificationContext, RequestContext, RunningService};
-use rmcp::transport::IntoTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
+use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::{ClientHandler, RoleClient, ServiceExt};
 
 use super::events::DownstreamEvent;
@@ -185,6 +184,9 @@ pub(crate) struct Connection {
     pub service: RunningService<RoleClient, ClientState>,
     pub pid: Option<u32>,
     pub relay: Arc<Relay>,
+    /// A stdio server's raw lane: calls whose answers are passed on as the
+    /// server wrote them (see [`super::child_lane`]).
+    pub raw: Option<Arc<super::child_lane::RawLane>>,
     _job: Option<ServerJob>,
 }
 
@@ -261,22 +263,20 @@ pub(crate) async fn open(
             // Its own process group, so the whole tree (npx → node, a shell
             // wrapper → the real server) dies with the session.
             wrapped.wrap(ProcessGroup::leader()).wrap(KillOnDrop);
-            let (transport, stderr_pipe) = TokioChildProcess::builder(wrapped)
-                .stderr(std::process::Stdio::piped())
-                .spawn()
+            let spawned = super::child_lane::spawn(wrapped, std::process::Stdio::piped())
                 .map_err(|e| format!("could not start `{command}`: {e}"))?;
-            let pid = transport.id();
+            let pid = spawned.pid;
             #[cfg(target_os = "linux")]
             if let (Some(job), Some(pid)) = (&job, pid) {
                 job.0.started(pid);
             }
-            if let Some(pipe) = stderr_pipe {
+            if let Some(pipe) = spawned.stderr {
                 stderr.spawn_reader(config.name.clone(), pipe);
             }
-            let transport = Ordered::new(transport.into_transport(), Arc::clone(&relay));
+            let transport = Ordered::new(spawned.transport, Arc::clone(&relay));
             let service =
                 state.serve(transport).await.map_err(|e| format!("the MCP handshake with `{command}` failed: {e}"))?;
-            Ok(Connection { service, pid, relay, _job: job })
+            Ok(Connection { service, pid, relay, raw: Some(spawned.lane), _job: job })
         }
         Transport::Http { url, headers, bearer_token_env, .. } => {
             super::tls::install_crypto_provider();
@@ -314,7 +314,7 @@ pub(crate) async fn open(
                 Some(_) => super::oauth::login_needed(config),
                 None => format!("could not open an MCP session at {url}: {e}"),
             })?;
-            Ok(Connection { service, pid: None, relay, _job: None })
+            Ok(Connection { service, pid: None, relay, raw: None, _job: None })
         }
         Transport::Unsupported { reason, .. } => Err(reason.clone()),
     }

@@ -12,13 +12,23 @@
 //! - `isError: true` becomes an error result carrying the same blocks, its
 //!   text naming the server and tool.
 
+use std::sync::Arc;
+
 use quiver_engine::{ToolError, ToolOutput, blocks};
-use rmcp::model::CallToolResult;
 use serde_json::{Map, Value, json};
 
-pub fn to_output(server: &str, tool: &str, result: &CallToolResult) -> Result<ToolOutput, ToolError> {
-    let value = serde_json::to_value(result).unwrap_or(Value::Null);
-    from_json(server, tool, &value)
+/// A result's JSON text as a quiver output. With `keep_verbatim` (a server
+/// exposed directly) the text itself rides along, for the gateway to pass on
+/// as the server wrote it.
+pub fn to_output(server: &str, tool: &str, result: &Arc<str>, keep_verbatim: bool) -> Result<ToolOutput, ToolError> {
+    let value: Value = serde_json::from_str(result)
+        .map_err(|e| ToolError::model(format!("MCP server `{server}` answered `{tool}` with JSON quiver cannot read: {e}")))?;
+    let verbatim = keep_verbatim.then(|| Arc::clone(result));
+    match from_json(server, tool, &value) {
+        Ok(output) => Ok(ToolOutput { verbatim, ..output }),
+        Err(ToolError::Report(output)) => Err(ToolError::Report(ToolOutput { verbatim, ..output })),
+        Err(other) => Err(other),
+    }
 }
 
 pub fn from_json(server: &str, tool: &str, result: &Value) -> Result<ToolOutput, ToolError> {
@@ -37,7 +47,13 @@ pub fn from_json(server: &str, tool: &str, result: &Value) -> Result<ToolOutput,
             structured.as_ref().map(|s| s.to_string()).unwrap_or_else(|| "(no details)".into())
         };
         let message = format!("MCP tool `{tool}` on server `{server}` reported an error: {detail}");
-        return Err(ToolError::Report(ToolOutput { content: Value::String(message), metadata, blocks, structured }));
+        return Err(ToolError::Report(ToolOutput {
+            content: Value::String(message),
+            metadata,
+            blocks,
+            structured,
+            verbatim: None,
+        }));
     }
 
     let content = match (&structured, blocks.is_empty()) {
@@ -45,7 +61,7 @@ pub fn from_json(server: &str, tool: &str, result: &Value) -> Result<ToolOutput,
         (None, true) => Value::String("(no output)".into()),
         (_, false) => Value::String(text),
     };
-    Ok(ToolOutput { content, metadata, blocks, structured })
+    Ok(ToolOutput { content, metadata, blocks, structured, verbatim: None })
 }
 
 #[cfg(test)]

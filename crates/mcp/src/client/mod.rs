@@ -11,6 +11,8 @@
 
 pub mod backoff;
 pub mod cache;
+mod calls;
+mod child_lane;
 mod connect;
 pub use connect::LocalAnswers;
 pub mod content;

@@ -15,17 +15,16 @@ use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
-use rmcp::ServiceError;
-use rmcp::model::{CallToolRequestParams, CallToolResponse, CallToolResult, ClientRequest, JsonObject, ServerResult};
+use rmcp::model::{CallToolRequestParams, ClientRequest, JsonObject};
 use serde::Serialize;
 use serde_json::{Value, json};
 
 use super::backoff::{Backoff, Failures};
+use super::calls::{self, Failure};
 use super::cache::{RemoteTool, ToolCache};
 use super::connect::{self, Connection};
 use super::stderr::{self, StderrTail};
 use crate::config::ServerConfig;
-use crate::relay::{self, CancelOnDrop};
 use quiver_engine::names::sanitize_server;
 
 /// After a timed-out call, how long a ping may take before the server is
@@ -247,27 +246,45 @@ impl ServerHandle {
         Ok(self.known_tools().0)
     }
 
-    /// One `tools/call`, bounded by the tool timeout. Errors are model-facing text.
-    pub async fn call(&self, tool: &str, arguments: Option<JsonObject>) -> Result<CallToolResult, String> {
+    /// [`Self::call_json`]'s answer as rmcp's type.
+    pub async fn call(
+        &self,
+        tool: &str,
+        arguments: Option<JsonObject>,
+    ) -> Result<rmcp::model::CallToolResult, String> {
+        let text = self.call_json(tool, arguments).await?;
+        serde_json::from_str(&text)
+            .map_err(|e| format!("MCP server `{}` gave no usable answer to `{tool}`: {e}", self.name()))
+    }
+
+    /// One `tools/call`, bounded by the tool timeout: the `CallToolResult`'s
+    /// JSON as the server wrote it (a stdio server's raw lane) or as rmcp
+    /// read it (HTTP). Errors are model-facing text.
+    pub async fn call_json(&self, tool: &str, arguments: Option<JsonObject>) -> Result<Arc<str>, String> {
         let conn = self.connection().await?;
         let mut params = CallToolRequestParams::new(tool.to_string());
         params.arguments = arguments;
         let timeout = self.config.tool_timeout;
-        let outcome = tokio::time::timeout(timeout, call_relayed(&conn, params)).await;
+        let call = async {
+            match &conn.raw {
+                Some(lane) => calls::raw(&conn, lane, params).await,
+                None => calls::typed(&conn, params).await,
+            }
+        };
+        let outcome = tokio::time::timeout(timeout, call).await;
+        let name = self.name();
         let result = match outcome {
-            Ok(Ok(CallToolResponse::Complete(result))) => Ok(result),
-            Ok(Ok(_)) => Err(format!(
-                "MCP server `{}` answered `{tool}` with a multi-round or task result, which quiver does not drive",
-                self.name()
-            )),
+            Ok(Ok(json)) => Ok(json),
             Err(_) => Err(self.after_timeout(&conn, tool, timeout).await),
-            Ok(Err(e)) if conn.is_closed() || matches!(e, ServiceError::TransportClosed) => {
-                Err(self.after_crash(&conn, &format!("while running `{tool}`")).await)
+            Ok(Err(Failure::Closed)) => Err(self.after_crash(&conn, &format!("while running `{tool}`")).await),
+            Ok(Err(_)) if conn.is_closed() => Err(self.after_crash(&conn, &format!("while running `{tool}`")).await),
+            Ok(Err(Failure::NotComplete)) => Err(format!(
+                "MCP server `{name}` answered `{tool}` with a multi-round or task result, which quiver does not drive"
+            )),
+            Ok(Err(Failure::Rejected(message))) => {
+                Err(format!("MCP server `{name}` rejected the call to `{tool}`: {message}"))
             }
-            Ok(Err(ServiceError::McpError(e))) => {
-                Err(format!("MCP server `{}` rejected the call to `{tool}`: {}", self.name(), e.message))
-            }
-            Ok(Err(e)) => Err(format!("MCP server `{}` gave no usable answer to `{tool}`: {e}", self.name())),
+            Ok(Err(Failure::Unusable(e))) => Err(format!("MCP server `{name}` gave no usable answer to `{tool}`: {e}")),
         };
         // Refresh now so the next engine build sees the new list; a failure
         // here must not cost the caller the result it already has.
@@ -491,40 +508,20 @@ impl ServerHandle {
     }
 }
 
-/// One `tools/call` with the relay wired: the upstream call this task serves
-/// (if any) gets the downstream progress, and a call dropped before its answer
-/// (upstream cancel, tool timeout) is cancelled downstream.
-async fn call_relayed(conn: &Connection, params: CallToolRequestParams) -> Result<CallToolResponse, ServiceError> {
-    let peer = conn.service.peer().clone();
-    let request = ClientRequest::CallToolRequest(rmcp::model::CallToolRequest::new(params));
-    // In flight before the request goes out: the server may ask the client
-    // something (elicitation, sampling) or report progress before this task
-    // runs again, and must find the call it belongs to.
-    let mut in_flight = relay::current().map(|up| conn.relay.enter(up, None));
-    let handle = peer.send_cancellable_request(request, rmcp::service::PeerRequestOptions::no_options()).await?;
-    if let Some(guard) = in_flight.as_mut() {
-        guard.track_progress(handle.progress_token.clone());
-    }
-    let mut cancel = CancelOnDrop { peer, id: handle.id.clone(), done: false };
-    let response = handle.await_response().await;
-    cancel.done = true;
-    // Progress and log messages the server sent before its answer go up first.
-    conn.relay.forwards_settled().await;
-    match response? {
-        ServerResult::CallToolResult(result) => Ok(CallToolResponse::Complete(result)),
-        ServerResult::InputRequiredResult(result) => Ok(CallToolResponse::InputRequired(result)),
-        ServerResult::CreateTaskResult(result) => Ok(CallToolResponse::Task(result)),
-        _ => Err(ServiceError::UnexpectedResponse),
-    }
-}
-
 /// `tools/list` (all pages), cleaned up: a server may send anything, and what
 /// it sends ends up in quiver's registry and search index. A direct server's
 /// schemas keep their `$schema` dialect: its client sees them as sent.
 async fn list_tools(conn: &Connection, direct: bool) -> Result<Vec<RemoteTool>, String> {
-    let tools = conn.service.peer().list_all_tools().await.map_err(|e| format!("tools/list failed: {e}"))?;
+    // A direct server's entries are kept as it wrote them, to be listed unchanged.
+    let tools: Vec<(rmcp::model::Tool, Option<Arc<str>>)> = match (&conn.raw, direct) {
+        (Some(lane), true) => calls::list_tools_raw(lane, MAX_TOOLS).await?,
+        _ => {
+            let tools = conn.service.peer().list_all_tools().await.map_err(|e| format!("tools/list failed: {e}"))?;
+            tools.into_iter().map(|tool| (tool, None)).collect()
+        }
+    };
     let mut out: Vec<RemoteTool> = Vec::new();
-    for tool in tools.into_iter().take(MAX_TOOLS) {
+    for (tool, verbatim) in tools.into_iter().take(MAX_TOOLS) {
         let name = tool.name.to_string();
         if name.is_empty() || out.iter().any(|t| t.name == name) {
             continue;
@@ -556,6 +553,7 @@ async fn list_tools(conn: &Connection, direct: bool) -> Result<Vec<RemoteTool>, 
             destructive_hint: annotations.and_then(|a| a.destructive_hint),
             output_schema: tool.output_schema.as_ref().map(|s| Value::Object((**s).clone())),
             annotations: annotations.and_then(|a| serde_json::to_value(a).ok()),
+            verbatim,
         });
     }
     Ok(out)

@@ -85,7 +85,7 @@ impl DynTool for McpTool {
                     )));
                 }
             };
-            let result = self.server.call(&self.remote_name, arguments).await.map_err(|message| {
+            let result = self.server.call_json(&self.remote_name, arguments).await.map_err(|message| {
                 // A tool registered from an old cache may be gone; say so
                 // instead of passing on a bare "unknown tool".
                 let (tools, origin) = self.server.known_tools();
@@ -101,7 +101,7 @@ impl DynTool for McpTool {
                     ToolError::model(message)
                 }
             })?;
-            content::to_output(self.server.name(), &self.remote_name, &result)
+            content::to_output(self.server.name(), &self.remote_name, &result, self.server.config().expose.is_direct())
         })
     }
 }
@@ -122,6 +122,7 @@ mod tests {
             destructive_hint: destructive,
             output_schema: None,
             annotations: None,
+            verbatim: None,
         }
     }
 

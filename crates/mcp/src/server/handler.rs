@@ -141,6 +141,9 @@ pub struct QuiverServer {
     announced: Arc<Mutex<Announced>>,
     /// Resource URIs (as this client knows them) it subscribed to.
     subscribed: Arc<Mutex<std::collections::HashSet<String>>>,
+    /// Set when the transport writes verbatim results (stdio): a directly
+    /// exposed server's answers then reach the client as that server wrote them.
+    verbatim: Option<Arc<super::stdio_line::VerbatimResults>>,
 }
 
 #[derive(Default)]
@@ -160,7 +163,38 @@ impl QuiverServer {
         let n = NEXT_SESSION.fetch_add(1, Ordering::Relaxed);
         let session = Arc::new(Session::new(format!("mcp-{}-{n}", std::process::id())));
         let transcript = surface.transcript_dir.as_deref().and_then(|dir| open_transcript(dir, &surface, &session));
-        QuiverServer { surface, session, transcript, announced: Arc::default(), subscribed: Arc::default() }
+        QuiverServer {
+            surface,
+            session,
+            transcript,
+            announced: Arc::default(),
+            subscribed: Arc::default(),
+            verbatim: None,
+        }
+    }
+
+    /// This handler's transport writes the results in `verbatim` as their text.
+    pub fn with_verbatim_results(mut self, verbatim: Arc<super::stdio_line::VerbatimResults>) -> Self {
+        self.verbatim = Some(verbatim);
+        self
+    }
+
+    /// What the client gets for a dispatch result. A directly exposed
+    /// server's answer that quiver left alone goes on as the server wrote it
+    /// (no `_meta` or `isError` added, every field and number kept): verbatim
+    /// where the transport can write bytes, else as rmcp reads it.
+    fn call_result(&self, result: &quiver_engine::ToolResult) -> rmcp::model::CallToolResult {
+        if let Some(text) = &result.verbatim {
+            match &self.verbatim {
+                Some(slots) => return slots.placeholder(Arc::clone(text)),
+                None => {
+                    if let Ok(typed) = serde_json::from_str(text) {
+                        return typed;
+                    }
+                }
+            }
+        }
+        convert::call_result(result)
     }
 
     pub fn session(&self) -> &Arc<Session> {
@@ -507,13 +541,16 @@ impl ServerHandler for QuiverServer {
         let remote = self.surface.remote_tools();
         // One tool that cannot be rendered (a downstream server's odd schema)
         // must not empty the whole list.
+        let mut verbatim_entries = Vec::new();
         let tools: Vec<_> = catalog
             .tools()
             .filter_map(|spec| match convert::mcp_tool(spec) {
                 Ok(mut tool) => {
-                    if let Some(remote) = remote.get(&spec.name) {
+                    let remote = remote.get(&spec.name);
+                    if let Some(remote) = remote {
                         convert::forward_remote_fields(&mut tool, remote);
                     }
+                    verbatim_entries.push(remote.and_then(|r| r.verbatim.clone()));
                     Some(tool)
                 }
                 Err(e) => {
@@ -527,7 +564,13 @@ impl ServerHandler for QuiverServer {
         announced.loaded = announced.loaded.max(self.session.loaded().len());
         announced.fingerprint = catalog.fingerprint(CatalogFormat::Mcp).sha256;
         announced.engine = Some(engine);
-        Ok(ListToolsResult::with_all_items(tools))
+        drop(announced);
+        let result = ListToolsResult::with_all_items(tools);
+        // A directly exposed server's entries go out as it wrote them.
+        Ok(match &self.verbatim {
+            Some(slots) if verbatim_entries.iter().any(Option::is_some) => slots.tools_placeholder(result, verbatim_entries),
+            _ => result,
+        })
     }
 
     async fn call_tool(
@@ -556,7 +599,7 @@ impl ServerHandler for QuiverServer {
             }
         };
         let result = match dispatched {
-            Ok(result) => convert::call_result(&result),
+            Ok(result) => self.call_result(&result),
             // A fatal tool failure breaks that call, not the connection.
             Err(e) => {
                 tracing::error!(tool = %name, error = %format!("{e:#}"), "tool failed");

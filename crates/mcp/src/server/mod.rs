@@ -16,7 +16,9 @@
 //! - [`http`]: the streamable HTTP transport and its guards;
 //! - [`call_streams`]: the HTTP session layer that puts what the gateway
 //!   relays during a call on that call's own SSE stream;
-//! - [`stdio`]: stdin/stdout through the event loop when they are pipes or sockets.
+//! - [`stdio`]: stdin/stdout through the event loop when they are pipes or sockets;
+//! - [`stdio_line`]: the line transport over them, which writes a directly
+//!   exposed server's results verbatim.
 
 pub mod approver;
 pub mod call_streams;
@@ -25,6 +27,7 @@ pub mod handler;
 pub mod http;
 pub mod passthrough;
 pub mod stdio;
+pub mod stdio_line;
 
 use std::sync::Arc;
 
@@ -36,8 +39,13 @@ pub use http::{HttpOptions, HttpServer, MCP_PATH};
 
 /// Serves one session over stdin/stdout until the client disconnects.
 pub async fn serve_stdio(surface: Arc<Surface>) -> anyhow::Result<()> {
-    let server =
-        QuiverServer::new(surface).serve(stdio::transport()).await.context("MCP handshake over stdio failed")?;
+    let (read, write) = stdio::transport();
+    let verbatim = Arc::new(stdio_line::VerbatimResults::default());
+    let server = QuiverServer::new(surface)
+        .with_verbatim_results(Arc::clone(&verbatim))
+        .serve(stdio_line::StdioLine::new(read, write, verbatim))
+        .await
+        .context("MCP handshake over stdio failed")?;
     server.waiting().await.context("MCP stdio session ended with an error")?;
     Ok(())
 }
@@ -48,7 +56,12 @@ where
     R: tokio::io::AsyncRead + Send + Unpin + 'static,
     W: tokio::io::AsyncWrite + Send + Unpin + 'static,
 {
-    let server = QuiverServer::new(surface).serve((read, write)).await.context("MCP handshake failed")?;
+    let verbatim = Arc::new(stdio_line::VerbatimResults::default());
+    let server = QuiverServer::new(surface)
+        .with_verbatim_results(Arc::clone(&verbatim))
+        .serve(stdio_line::StdioLine::new(read, write, verbatim))
+        .await
+        .context("MCP handshake failed")?;
     server.waiting().await.context("MCP session ended with an error")?;
     Ok(())
 }

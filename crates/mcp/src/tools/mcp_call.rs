@@ -66,6 +66,7 @@ impl Tool for McpCall {
             metadata: result.metadata,
             blocks: result.blocks,
             structured: result.structured_content,
+            verbatim: None,
         };
         if result.is_error {
             return Err(ToolError::Report(output));

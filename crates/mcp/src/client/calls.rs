@@ -1,0 +1,166 @@
+//! One downstream `tools/call`, with the relay wired: the upstream call this
+//! task serves (if any) gets the downstream progress, and a call dropped
+//! before its answer (upstream cancel, tool timeout) is cancelled downstream.
+//!
+//! Two ways to make it: through rmcp ([`typed`], for HTTP servers), or on a
+//! stdio server's raw lane ([`raw`]), whose answer is the server's own JSON
+//! text, passed on without a parse into rmcp's types and a re-serialization.
+
+use std::sync::Arc;
+
+use rmcp::ServiceError;
+use rmcp::model::{
+    CallToolRequestParams, ClientRequest, NumberOrString, ProgressToken, RequestParamsMeta, ServerResult, Tool,
+};
+use serde::Deserialize;
+use serde_json::value::RawValue;
+
+use super::child_lane::{RawAnswer, RawLane};
+use super::connect::Connection;
+use crate::relay::{self, CancelOnDrop};
+
+/// Why a call has no result.
+pub(crate) enum Failure {
+    /// The server's connection closed (it exited, or its pipe broke).
+    Closed,
+    /// A JSON-RPC error answer: its message.
+    Rejected(String),
+    /// A multi-round (`input_required`) or task answer, which quiver does not drive.
+    NotComplete,
+    /// Anything else that is not a `CallToolResult`.
+    Unusable(String),
+}
+
+/// Through rmcp: the result as rmcp read it, serialized back to JSON text.
+pub(crate) async fn typed(conn: &Connection, params: CallToolRequestParams) -> Result<Arc<str>, Failure> {
+    let peer = conn.service.peer().clone();
+    let request = ClientRequest::CallToolRequest(rmcp::model::CallToolRequest::new(params));
+    // In flight before the request goes out: the server may ask the client
+    // something (elicitation, sampling) or report progress before this task
+    // runs again, and must find the call it belongs to.
+    let mut in_flight = relay::current().map(|up| conn.relay.enter(up, None));
+    let handle = peer
+        .send_cancellable_request(request, rmcp::service::PeerRequestOptions::no_options())
+        .await
+        .map_err(failure)?;
+    if let Some(guard) = in_flight.as_mut() {
+        guard.track_progress(handle.progress_token.clone());
+    }
+    let mut cancel = CancelOnDrop { peer, id: handle.id.clone(), done: false };
+    let response = handle.await_response().await;
+    cancel.done = true;
+    // Progress and log messages the server sent before its answer go up first.
+    conn.relay.forwards_settled().await;
+    match response.map_err(failure)? {
+        ServerResult::CallToolResult(result) => {
+            serde_json::to_string(&result).map(Arc::from).map_err(|e| Failure::Unusable(e.to_string()))
+        }
+        ServerResult::InputRequiredResult(_) | ServerResult::CreateTaskResult(_) => Err(Failure::NotComplete),
+        _ => Err(Failure::Unusable(ServiceError::UnexpectedResponse.to_string())),
+    }
+}
+
+fn failure(e: ServiceError) -> Failure {
+    match e {
+        ServiceError::TransportClosed => Failure::Closed,
+        ServiceError::McpError(e) => Failure::Rejected(e.message.to_string()),
+        other => Failure::Unusable(other.to_string()),
+    }
+}
+
+/// On the raw lane: the request is written as rmcp would write it, with the
+/// raw id as its progress token; the answer is the server's `result` text.
+pub(crate) async fn raw(
+    conn: &Connection,
+    lane: &Arc<RawLane>,
+    mut params: CallToolRequestParams,
+) -> Result<Arc<str>, Failure> {
+    let id = lane.new_id();
+    params.set_progress_token(ProgressToken(NumberOrString::String(id.as_str().into())));
+    let mut in_flight = relay::current().map(|up| conn.relay.enter(up, None));
+    if let Some(guard) = in_flight.as_mut() {
+        guard.track_progress(ProgressToken(NumberOrString::String(id.as_str().into())));
+    }
+    let call = lane.request(id, "tools/call", &params).await.map_err(|_| Failure::Closed)?;
+    let mut cancel = CancelOnDrop {
+        peer: conn.service.peer().clone(),
+        id: NumberOrString::String(call.id().into()),
+        done: false,
+    };
+    let answer = call.answer().await;
+    cancel.done = true;
+    conn.relay.forwards_settled().await;
+    match answer {
+        None => Err(Failure::Closed),
+        Some(RawAnswer::Error(error)) => Err(Failure::Rejected(
+            error.get("message").and_then(serde_json::Value::as_str).unwrap_or("(no message)").to_string(),
+        )),
+        Some(RawAnswer::Result(result)) => {
+            check_complete(result.get())?;
+            Ok(Arc::from(result.get()))
+        }
+    }
+}
+
+/// A raw result must be a complete `CallToolResult`: an object, not a
+/// multi-round or task answer.
+fn check_complete(result: &str) -> Result<(), Failure> {
+    #[derive(Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Shape {
+        #[serde(default)]
+        result_type: Option<String>,
+        #[serde(default)]
+        task: Option<serde::de::IgnoredAny>,
+    }
+    let shape: Shape =
+        serde_json::from_str(result).map_err(|e| Failure::Unusable(format!("the result is not an object: {e}")))?;
+    if shape.task.is_some() || shape.result_type.as_deref().is_some_and(|t| t != "complete") {
+        return Err(Failure::NotComplete);
+    }
+    Ok(())
+}
+
+/// `tools/list`, every page, on the raw lane: each tool as rmcp reads it and
+/// as the server wrote it. An entry rmcp cannot read is left out (as rmcp
+/// would fail the whole list); at most `max` tools, at most 100 pages (a
+/// server that keeps answering with a cursor must not hold this forever).
+pub(crate) async fn list_tools_raw(lane: &Arc<RawLane>, max: usize) -> Result<Vec<(Tool, Option<Arc<str>>)>, String> {
+    #[derive(serde::Serialize)]
+    struct Params<'a> {
+        #[serde(skip_serializing_if = "Option::is_none")]
+        cursor: Option<&'a str>,
+    }
+    #[derive(Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Page {
+        tools: Vec<Box<RawValue>>,
+        #[serde(default)]
+        next_cursor: Option<String>,
+    }
+    let mut out = Vec::new();
+    let mut cursor: Option<String> = None;
+    for _ in 0..100 {
+        let call = lane
+            .request(lane.new_id(), "tools/list", &Params { cursor: cursor.as_deref() })
+            .await
+            .map_err(|e| format!("tools/list failed: {e}"))?;
+        let page = match call.answer().await {
+            Some(RawAnswer::Result(page)) => page,
+            Some(RawAnswer::Error(error)) => return Err(format!("tools/list failed: {error}")),
+            None => return Err("tools/list failed: the server closed its output".into()),
+        };
+        let page: Page = serde_json::from_str(page.get()).map_err(|e| format!("tools/list failed: {e}"))?;
+        for raw in page.tools {
+            match serde_json::from_str::<Tool>(raw.get()) {
+                Ok(tool) => out.push((tool, Some(Arc::from(raw.get())))),
+                Err(e) => tracing::warn!(error = %e, "a tool entry quiver cannot read was left out"),
+            }
+        }
+        cursor = page.next_cursor;
+        if cursor.is_none() || out.len() >= max {
+            break;
+        }
+    }
+    Ok(out)
+}

@@ -1,0 +1,275 @@
+//! The transport to a stdio MCP server, with a raw lane beside rmcp's.
+//!
+//! rmcp's service reads and writes the child's newline-delimited JSON-RPC
+//! through [`ChildLine`] as through any transport. Beside it, [`RawLane`]
+//! sends requests quiver writes itself and hands back their answers as the
+//! bytes the server wrote. Those answers are never parsed into rmcp's types,
+//! which re-order keys, write `1` as `1.0` and drop fields they do not know:
+//! a gateway exposing the server directly passes them on as they came, and
+//! skips a parse and a re-serialization per call.
+//!
+//! A raw request's id is a string with [`RAW_ID_PREFIX`]; rmcp numbers its
+//! own requests, so the answer to each is recognized by its id alone. Every
+//! line goes out in one write, so the server reads whole messages.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use process_wrap::tokio::{ChildWrapper, CommandWrap};
+use rmcp::RoleClient;
+use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
+use rmcp::transport::Transport;
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use tokio::io::AsyncWriteExt;
+use tokio::process::{ChildStderr, ChildStdin, ChildStdout};
+use tokio::sync::oneshot;
+
+use crate::lines::LineReader;
+
+/// What every raw request's id starts with.
+pub const RAW_ID_PREFIX: &str = "quiver-raw-";
+
+/// How long a closing server gets to exit after its stdin closes.
+const EXIT_GRACE: std::time::Duration = std::time::Duration::from_secs(3);
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// The answer to a raw request.
+#[derive(Debug)]
+pub enum RawAnswer {
+    /// The `result` member, as the server wrote it.
+    Result(Box<RawValue>),
+    /// The `error` member (a JSON-RPC error object).
+    Error(serde_json::Value),
+}
+
+type Waiter = oneshot::Sender<RawAnswer>;
+
+/// Writes to the child and matches raw answers to their requests.
+pub struct RawLane {
+    stdin: tokio::sync::Mutex<Option<ChildStdin>>,
+    next: AtomicU64,
+    waiting: Mutex<HashMap<String, Waiter>>,
+    closed: AtomicBool,
+}
+
+/// A raw request in flight; dropping it forgets the request (its answer, if
+/// one comes, is dropped).
+pub struct RawCall {
+    lane: Arc<RawLane>,
+    id: String,
+    answer: oneshot::Receiver<RawAnswer>,
+}
+
+impl RawCall {
+    /// The request's JSON-RPC id (a string).
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// Waits for the answer; `None` when the server closed first.
+    pub async fn answer(mut self) -> Option<RawAnswer> {
+        (&mut self.answer).await.ok()
+    }
+}
+
+impl Drop for RawCall {
+    fn drop(&mut self) {
+        lock(&self.lane.waiting).remove(&self.id);
+    }
+}
+
+impl RawLane {
+    /// A fresh request id (known before the request goes out, e.g. to use
+    /// as its progress token).
+    pub fn new_id(&self) -> String {
+        format!("{RAW_ID_PREFIX}{}", self.next.fetch_add(1, Ordering::Relaxed))
+    }
+
+    /// Sends `{"jsonrpc":"2.0","id":<id>,"method":<method>,"params":<params>}`
+    /// (`id` from [`Self::new_id`]); `params` is written as it serializes.
+    pub async fn request(
+        self: &Arc<Self>,
+        id: String,
+        method: &str,
+        params: &impl serde::Serialize,
+    ) -> Result<RawCall, std::io::Error> {
+        if self.closed.load(Ordering::SeqCst) {
+            return Err(std::io::Error::new(std::io::ErrorKind::BrokenPipe, "the server's output closed"));
+        }
+        #[derive(serde::Serialize)]
+        struct Request<'a, P> {
+            jsonrpc: &'static str,
+            id: &'a str,
+            method: &'a str,
+            params: &'a P,
+        }
+        let mut line = serde_json::to_vec(&Request { jsonrpc: "2.0", id: &id, method, params })?;
+        line.push(b'\n');
+        let (tx, rx) = oneshot::channel();
+        // Registered before the write: the answer may be read before this
+        // task runs again.
+        lock(&self.waiting).insert(id.clone(), tx);
+        let call = RawCall { lane: Arc::clone(self), id, answer: rx };
+        self.write_line(&line).await?;
+        Ok(call)
+    }
+
+    async fn write_line(&self, line: &[u8]) -> Result<(), std::io::Error> {
+        let mut stdin = self.stdin.lock().await;
+        match stdin.as_mut() {
+            Some(stdin) => stdin.write_all(line).await,
+            None => Err(std::io::Error::new(std::io::ErrorKind::BrokenPipe, "the server's input is closed")),
+        }
+    }
+
+    /// A line read from the server that answers a raw request: delivered, and
+    /// `None` returned; any other line comes back for rmcp.
+    fn take_answer<'l>(&self, line: &'l [u8]) -> Option<&'l [u8]> {
+        #[derive(Deserialize)]
+        struct Peek<'a> {
+            #[serde(borrow, default)]
+            id: Option<&'a RawValue>,
+            #[serde(borrow, default)]
+            method: Option<&'a RawValue>,
+            #[serde(borrow, default)]
+            result: Option<&'a RawValue>,
+            #[serde(default)]
+            error: Option<serde_json::Value>,
+        }
+        // Cheap test first: most lines are rmcp's, and those never carry the prefix.
+        if !contains(line, RAW_ID_PREFIX.as_bytes()) {
+            return Some(line);
+        }
+        let Ok(peek) = serde_json::from_slice::<Peek<'_>>(line) else { return Some(line) };
+        let id = match peek.id.map(|raw| serde_json::from_str::<String>(raw.get())) {
+            Some(Ok(id)) if peek.method.is_none() && id.starts_with(RAW_ID_PREFIX) => id,
+            _ => return Some(line),
+        };
+        let answer = match (peek.result, peek.error) {
+            (Some(result), _) => RawAnswer::Result(result.to_owned()),
+            (None, Some(error)) => RawAnswer::Error(error),
+            (None, None) => RawAnswer::Error(serde_json::json!({"code": -32603, "message": "an answer with neither result nor error"})),
+        };
+        if let Some(waiter) = lock(&self.waiting).remove(&id) {
+            let _ = waiter.send(answer);
+        }
+        None
+    }
+
+    fn close(&self) {
+        self.closed.store(true, Ordering::SeqCst);
+        // Dropping the senders wakes every waiter with "closed".
+        lock(&self.waiting).clear();
+    }
+}
+
+fn contains(haystack: &[u8], needle: &[u8]) -> bool {
+    haystack.windows(needle.len()).any(|w| w == needle)
+}
+
+/// rmcp's side of the child's pipes. Owns the child: dropping it kills the
+/// server's whole process group.
+pub struct ChildLine {
+    read: LineReader<ChildStdout>,
+    lane: Arc<RawLane>,
+    child: Option<Box<dyn ChildWrapper>>,
+}
+
+/// The spawned server: its transport for rmcp, its raw lane, its pid and its
+/// stderr (when piped).
+pub struct Spawned {
+    pub transport: ChildLine,
+    pub lane: Arc<RawLane>,
+    pub pid: Option<u32>,
+    pub stderr: Option<ChildStderr>,
+}
+
+/// Starts `command` with piped stdin/stdout and stderr as given.
+pub fn spawn(mut command: CommandWrap, stderr: std::process::Stdio) -> std::io::Result<Spawned> {
+    command.command_mut().stdin(std::process::Stdio::piped()).stdout(std::process::Stdio::piped()).stderr(stderr);
+    let mut child = command.spawn()?;
+    let stdin = child.inner_mut().stdin().take().ok_or_else(|| std::io::Error::other("the server's stdin was not piped"))?;
+    let stdout =
+        child.inner_mut().stdout().take().ok_or_else(|| std::io::Error::other("the server's stdout was not piped"))?;
+    let stderr = child.inner_mut().stderr().take();
+    let pid = child.id();
+    let lane = Arc::new(RawLane {
+        stdin: tokio::sync::Mutex::new(Some(stdin)),
+        next: AtomicU64::new(0),
+        waiting: Mutex::new(HashMap::new()),
+        closed: AtomicBool::new(false),
+    });
+    let transport = ChildLine {
+        read: LineReader::new(stdout),
+        lane: Arc::clone(&lane),
+        child: Some(child),
+    };
+    Ok(Spawned { transport, lane, pid, stderr })
+}
+
+impl Transport<RoleClient> for ChildLine {
+    type Error = std::io::Error;
+
+    fn send(
+        &mut self,
+        item: TxJsonRpcMessage<RoleClient>,
+    ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+        let lane = Arc::clone(&self.lane);
+        let line = serde_json::to_vec(&item).map(|mut line| {
+            line.push(b'\n');
+            line
+        });
+        async move { lane.write_line(&line?).await }
+    }
+
+    async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleClient>> {
+        loop {
+            let Some(line) = self.read.next_line().await else {
+                self.lane.close();
+                return None;
+            };
+            let Some(line) = self.lane.take_answer(&line) else { continue };
+            if let Some(message) = crate::lines::parse(line) {
+                return Some(message);
+            }
+        }
+    }
+
+    async fn close(&mut self) -> Result<(), Self::Error> {
+        // The MCP stdio shutdown: close the server's input, give it a moment
+        // to exit, then kill its process group.
+        self.lane.stdin.lock().await.take();
+        self.lane.close();
+        if let Some(mut child) = self.child.take() {
+            if tokio::time::timeout(EXIT_GRACE, child.wait()).await.is_err() {
+                Box::into_pin(child.kill()).await?;
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Drop for ChildLine {
+    fn drop(&mut self) {
+        self.lane.close();
+        if let Some(mut child) = self.child.take()
+            && let Ok(runtime) = tokio::runtime::Handle::try_current()
+        {
+            // Killed and reaped (no zombie), the whole group.
+            runtime.spawn(async move {
+                if let Err(e) = Box::into_pin(child.kill()).await {
+                    tracing::debug!(error = %e, "could not kill an MCP server");
+                }
+            });
+        }
+    }
+}
+
+#[cfg(test)]
+#[path = "child_lane_tests.rs"]
+mod tests;

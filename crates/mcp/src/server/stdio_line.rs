@@ -1,0 +1,234 @@
+//! The transport to the client in front over stdio: rmcp's service reads and
+//! writes typed messages through it, except for a result the handler passes
+//! on verbatim (a directly exposed server's `tools/call` answer, see
+//! [`VerbatimResults`]), which goes out as the bytes that server wrote.
+//!
+//! rmcp's types cannot carry bytes: the handler hands rmcp a placeholder
+//! result naming a slot, and [`StdioLine::send`] writes the slot's text in
+//! its place; a `tools/list` answer likewise gets such a server's entries as
+//! it wrote them. Each message goes out in one write.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use rmcp::RoleServer;
+use rmcp::model::{CallToolResult, JsonObject, JsonRpcMessage, ListToolsResult, MetaObject, ServerResult};
+use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
+use rmcp::transport::Transport;
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
+
+use crate::lines::LineReader;
+
+/// The `_meta` key of a placeholder result. Never leaves quiver: the
+/// transport replaces the whole result.
+const SLOT_KEY: &str = "io.quiver/verbatim-slot";
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// What a slot holds.
+enum Verbatim {
+    /// A whole `CallToolResult`.
+    Call(Arc<str>),
+    /// For each tool of a `tools/list` answer, in order, its entry's text
+    /// when it has one; the others are written as rmcp would.
+    Tools(Vec<Option<Arc<str>>>),
+}
+
+/// Results waiting to be written verbatim, by slot.
+#[derive(Default)]
+pub struct VerbatimResults {
+    next: AtomicU64,
+    slots: Mutex<HashMap<u64, Verbatim>>,
+}
+
+fn slot_meta(slot: u64) -> MetaObject {
+    let mut meta = JsonObject::new();
+    meta.insert(SLOT_KEY.into(), slot.into());
+    MetaObject(meta)
+}
+
+fn slot_of(meta: Option<&MetaObject>) -> Option<u64> {
+    meta?.0.get(SLOT_KEY)?.as_u64()
+}
+
+impl VerbatimResults {
+    /// A placeholder for `verbatim` (a `CallToolResult`'s JSON text); the
+    /// transport writes `verbatim` where the placeholder would go.
+    pub fn placeholder(&self, verbatim: Arc<str>) -> CallToolResult {
+        let slot = self.next.fetch_add(1, Ordering::Relaxed);
+        lock(&self.slots).insert(slot, Verbatim::Call(verbatim));
+        let mut result = CallToolResult::success(Vec::new());
+        result.meta = Some(slot_meta(slot));
+        result
+    }
+
+    /// `list` marked so that the transport writes the tools that have an
+    /// entry in `entries` (same order) as that text.
+    pub fn tools_placeholder(&self, mut list: ListToolsResult, entries: Vec<Option<Arc<str>>>) -> ListToolsResult {
+        if list.meta.is_some() || entries.len() != list.tools.len() {
+            return list;
+        }
+        let slot = self.next.fetch_add(1, Ordering::Relaxed);
+        lock(&self.slots).insert(slot, Verbatim::Tools(entries));
+        list.meta = Some(slot_meta(slot));
+        list
+    }
+
+    /// The line's `result` text for a placeholder (taken: each is written once).
+    fn take(&self, result: &ServerResult) -> Option<Result<Vec<u8>, serde_json::Error>> {
+        match result {
+            ServerResult::CallToolResult(call) => match lock(&self.slots).remove(&slot_of(call.meta.as_ref())?)? {
+                Verbatim::Call(text) => Some(Ok(text.as_bytes().to_vec())),
+                Verbatim::Tools(_) => None,
+            },
+            ServerResult::ListToolsResult(list) => match lock(&self.slots).remove(&slot_of(list.meta.as_ref())?)? {
+                Verbatim::Tools(entries) => Some(tools_text(list, &entries)),
+                Verbatim::Call(_) => None,
+            },
+            _ => None,
+        }
+    }
+}
+
+/// `{"tools":[...], <the list's other members>}` with each entry's text
+/// where it has one.
+fn tools_text(list: &ListToolsResult, entries: &[Option<Arc<str>>]) -> Result<Vec<u8>, serde_json::Error> {
+    let mut out = b"{\"tools\":[".to_vec();
+    for (i, (tool, entry)) in list.tools.iter().zip(entries).enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        match entry {
+            Some(text) => out.extend_from_slice(text.as_bytes()),
+            None => serde_json::to_writer(&mut out, tool)?,
+        }
+    }
+    out.push(b']');
+    let mut rest = list.clone();
+    rest.tools.clear();
+    rest.meta = None;
+    if let serde_json::Value::Object(members) = serde_json::to_value(&rest)? {
+        for (key, value) in members.iter().filter(|(k, _)| k.as_str() != "tools") {
+            out.push(b',');
+            serde_json::to_writer(&mut out, key)?;
+            out.push(b':');
+            serde_json::to_writer(&mut out, value)?;
+        }
+    }
+    out.push(b'}');
+    Ok(out)
+}
+
+pub struct StdioLine<R, W> {
+    read: LineReader<R>,
+    write: Arc<tokio::sync::Mutex<W>>,
+    verbatim: Arc<VerbatimResults>,
+}
+
+impl<R: AsyncRead + Unpin, W> StdioLine<R, W> {
+    pub fn new(read: R, write: W, verbatim: Arc<VerbatimResults>) -> Self {
+        StdioLine { read: LineReader::new(read), write: Arc::new(tokio::sync::Mutex::new(write)), verbatim }
+    }
+}
+
+/// The line for one outgoing message: serialized by serde, except a
+/// placeholder's, which is the verbatim text in the response envelope.
+fn encode(item: &TxJsonRpcMessage<RoleServer>, verbatim: &VerbatimResults) -> Result<Vec<u8>, serde_json::Error> {
+    let mut line = match item {
+        JsonRpcMessage::Response(response) => match verbatim.take(&response.result) {
+            Some(text) => {
+                let text = text?;
+                let mut line = Vec::with_capacity(text.len() + 64);
+                line.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":");
+                serde_json::to_writer(&mut line, &response.id)?;
+                line.extend_from_slice(b",\"result\":");
+                line.extend_from_slice(&text);
+                line.push(b'}');
+                line
+            }
+            None => serde_json::to_vec(item)?,
+        },
+        other => serde_json::to_vec(other)?,
+    };
+    line.push(b'\n');
+    Ok(line)
+}
+
+impl<R, W> Transport<RoleServer> for StdioLine<R, W>
+where
+    R: AsyncRead + Send + Unpin + 'static,
+    W: AsyncWrite + Send + Unpin + 'static,
+{
+    type Error = std::io::Error;
+
+    fn send(
+        &mut self,
+        item: TxJsonRpcMessage<RoleServer>,
+    ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+        let line = encode(&item, &self.verbatim);
+        let write = Arc::clone(&self.write);
+        async move {
+            let line = line?;
+            let mut write = write.lock().await;
+            write.write_all(&line).await?;
+            write.flush().await
+        }
+    }
+
+    async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleServer>> {
+        loop {
+            let line = self.read.next_line().await?;
+            if let Some(message) = crate::lines::parse(&line) {
+                return Some(message);
+            }
+        }
+    }
+
+    async fn close(&mut self) -> Result<(), Self::Error> {
+        self.write.lock().await.shutdown().await
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use rmcp::model::{JsonRpcResponse, JsonRpcVersion2_0, NumberOrString};
+
+    use super::*;
+
+    fn response(result: CallToolResult) -> TxJsonRpcMessage<RoleServer> {
+        JsonRpcMessage::Response(JsonRpcResponse {
+            jsonrpc: JsonRpcVersion2_0,
+            id: NumberOrString::String("a\"b".into()),
+            result: ServerResult::CallToolResult(result),
+        })
+    }
+
+    #[test]
+    fn a_placeholder_goes_out_as_the_verbatim_text_once() {
+        let verbatim = VerbatimResults::default();
+        let text: Arc<str> = Arc::from(r#"{"content":[{"type":"text","text":"x","annotations":{"priority":1}}],"execution":{}}"#);
+        let placeholder = verbatim.placeholder(Arc::clone(&text));
+        let line = encode(&response(placeholder.clone()), &verbatim).unwrap();
+        assert_eq!(
+            String::from_utf8(line).unwrap(),
+            format!("{{\"jsonrpc\":\"2.0\",\"id\":\"a\\\"b\",\"result\":{text}}}\n")
+        );
+        // Taken: a second write of the same placeholder is an ordinary result.
+        let again = String::from_utf8(encode(&response(placeholder), &verbatim).unwrap()).unwrap();
+        assert!(again.contains(SLOT_KEY), "{again}");
+    }
+
+    #[test]
+    fn other_messages_are_serialized_as_rmcp_would() {
+        let verbatim = VerbatimResults::default();
+        let message = response(CallToolResult::success(Vec::new()));
+        let line = encode(&message, &verbatim).unwrap();
+        let mut expected = serde_json::to_vec(&message).unwrap();
+        expected.push(b'\n');
+        assert_eq!(line, expected);
+    }
+}
