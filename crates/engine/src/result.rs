@@ -21,9 +21,9 @@ pub struct ToolOutput {
     /// MCP `structuredContent`, when the tool gave one explicitly.
     pub structured: Option<Value>,
     /// The whole MCP `CallToolResult` exactly as a downstream server wrote it
-    /// (its bytes, key order and number forms), for a gateway that exposes
-    /// that server directly and must pass it on unchanged. Only a proxied MCP
-    /// tool sets it; dispatch drops it whenever it changes the result.
+    /// (its bytes, key order and number forms), for a gateway to pass on
+    /// unchanged. Only a proxied MCP tool sets it; dispatch drops it whenever
+    /// it changes the result (a deprecation notice, a spill).
     pub verbatim: Option<std::sync::Arc<str>>,
 }
 

@@ -17,13 +17,13 @@ use std::sync::Arc;
 use quiver_engine::{ToolError, ToolOutput, blocks};
 use serde_json::{Map, Value, json};
 
-/// A result's JSON text as a quiver output. With `keep_verbatim` (a server
-/// exposed directly) the text itself rides along, for the gateway to pass on
-/// as the server wrote it.
-pub fn to_output(server: &str, tool: &str, result: &Arc<str>, keep_verbatim: bool) -> Result<ToolOutput, ToolError> {
+/// A result's JSON text as a quiver output. The text itself rides along
+/// ([`ToolOutput::verbatim`]): a gateway passes the answer on as the server
+/// wrote it unless dispatch changed it.
+pub fn to_output(server: &str, tool: &str, result: &Arc<str>) -> Result<ToolOutput, ToolError> {
     let value: Value = serde_json::from_str(result)
         .map_err(|e| ToolError::model(format!("MCP server `{server}` answered `{tool}` with JSON quiver cannot read: {e}")))?;
-    let verbatim = keep_verbatim.then(|| Arc::clone(result));
+    let verbatim = Some(Arc::clone(result));
     match from_json(server, tool, &value) {
         Ok(output) => Ok(ToolOutput { verbatim, ..output }),
         Err(ToolError::Report(output)) => Err(ToolError::Report(ToolOutput { verbatim, ..output })),

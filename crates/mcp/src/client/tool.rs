@@ -101,7 +101,7 @@ impl DynTool for McpTool {
                     ToolError::model(message)
                 }
             })?;
-            content::to_output(self.server.name(), &self.remote_name, &result, self.server.config().expose.is_direct())
+            content::to_output(self.server.name(), &self.remote_name, &result)
         })
     }
 }

@@ -179,10 +179,11 @@ impl QuiverServer {
         self
     }
 
-    /// What the client gets for a dispatch result. A directly exposed
-    /// server's answer that quiver left alone goes on as the server wrote it
-    /// (no `_meta` or `isError` added, every field and number kept): verbatim
-    /// where the transport can write bytes, else as rmcp reads it.
+    /// What the client gets for a dispatch result. A downstream server's
+    /// answer that quiver left alone (no deprecation notice, nothing spilled)
+    /// goes on as the server wrote it (no `_meta` or `isError` added, every
+    /// field and number kept): verbatim where the transport can write bytes
+    /// (stdio), else as rmcp reads it (HTTP).
     fn call_result(&self, result: &quiver_engine::ToolResult) -> rmcp::model::CallToolResult {
         if let Some(text) = &result.verbatim {
             match &self.verbatim {
