@@ -24,7 +24,9 @@ pub struct ToolOutput {
     /// (its bytes, key order and number forms), for a gateway to pass on
     /// unchanged. Only a proxied MCP tool sets it; dispatch drops it whenever
     /// it changes the result (a deprecation notice, a spill).
-    pub verbatim: Option<std::sync::Arc<str>>,
+    // An `Arc<String>`, not `Arc<str>`: one word, so `ToolError::Report`
+    // (which holds a `ToolOutput`) stays small.
+    pub verbatim: Option<std::sync::Arc<String>>,
 }
 
 impl ToolOutput {
@@ -88,7 +90,7 @@ pub struct ToolResult {
     /// See [`ToolOutput::verbatim`]. Never recorded: a transcript holds the
     /// result as quiver read it.
     #[serde(skip)]
-    pub verbatim: Option<std::sync::Arc<str>>,
+    pub verbatim: Option<std::sync::Arc<String>>,
 }
 
 impl ToolResult {

@@ -54,7 +54,10 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
                 Ok(_) => {
                     if self.line.len() > self.max {
                         if !self.discarding {
-                            tracing::warn!(max = self.max, "an MCP peer wrote a line over the size bound; it is skipped");
+                            tracing::warn!(
+                                max = self.max,
+                                "an MCP peer wrote a line over the size bound; it is skipped"
+                            );
                         }
                         self.discarding = true;
                         self.line.clear();

@@ -1,7 +1,7 @@
 //! A server exposed directly (`expose = "direct"`) is transparent to the
 //! byte: over stdio, what `quiver mcp serve` answers to a `tools/call` is
 //! what `@modelcontextprotocol/server-everything` answers to the same call
-//! made directly: no `_meta` or `isError` added, every field kept, keys in
+//! made directly, over stdio and over streamable HTTP: no `_meta` or `isError` added, every field kept, keys in
 //! the server's order and numbers as it wrote them (`1`, not `1.0`). Both
 //! sides are read as raw JSON-RPC lines, never parsed into rmcp's types.
 //! Skips without the npm packages (fails under `QUIVER_REQUIRE_ALL`).
@@ -52,7 +52,8 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> LineClient<R, W> {
     }
 
     async fn initialize(&mut self) {
-        let params = json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}});
+        let params =
+            json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}});
         let answer = self.request("initialize", params).await;
         assert!(answer.contains("\"result\""), "{answer}");
         self.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).await;
@@ -136,7 +137,7 @@ async fn a_direct_servers_results_pass_through_byte_for_byte() {
         ("get-resource-links", json!({"count": 2})),
         ("get-resource-reference", json!({"resourceType": "Text", "resourceId": 2})),
     ];
-    for (tool, args) in cases {
+    for (tool, args) in &cases {
         let params = json!({"name": tool, "arguments": args});
         let want = result_text(&direct.request("tools/call", params.clone()).await);
         let got = result_text(&gateway.request("tools/call", params).await);
@@ -161,11 +162,78 @@ async fn a_direct_servers_results_pass_through_byte_for_byte() {
     let got_entries: Vec<&str> = got_tools.tools.iter().map(|t| t.get()).collect();
     assert!(want_tools.tools.len() >= 10, "{want}");
     for entry in &want_tools.tools {
-        assert!(got_entries.contains(&entry.get()), "the gateway's list lacks {} as written; it has {got}", entry.get());
+        assert!(
+            got_entries.contains(&entry.get()),
+            "the gateway's list lacks {} as written; it has {got}",
+            entry.get()
+        );
     }
     assert!(got_entries.len() > want_tools.tools.len(), "quiver's own tools are listed too");
+
+    // The same calls over streamable HTTP: each answer's SSE `data:` line
+    // holds the server's bytes too.
+    let options = quiver_mcp::server::HttpOptions { listen: None, allow_remote: false, token: None };
+    let http = quiver_mcp::server::HttpServer::bind(Arc::clone(&surface), options).await.unwrap();
+    let url = http.url();
+    tokio::spawn(http.run());
+    let mut client = HttpLineClient { http: reqwest::Client::new(), url, session: None, next: 0 };
+    client.initialize().await;
+    for (tool, args) in &cases[..3] {
+        let params = json!({"name": tool, "arguments": args});
+        let want = result_text(&direct.request("tools/call", params.clone()).await);
+        let got = result_text(&client.request("tools/call", params).await);
+        assert_eq!(got, want, "{tool} {args} over HTTP: the gateway changed the bytes of the result");
+    }
 
     drop(gateway);
     let _ = tokio::time::timeout(Duration::from_secs(10), serving).await;
     surface.shutdown().await;
+}
+
+/// A streamable-HTTP JSON-RPC client that keeps each answer's `data:` text.
+struct HttpLineClient {
+    http: reqwest::Client,
+    url: String,
+    session: Option<String>,
+    next: u64,
+}
+
+impl HttpLineClient {
+    async fn post(&self, body: Value) -> reqwest::Response {
+        let mut request = self
+            .http
+            .post(&self.url)
+            .header("accept", "application/json, text/event-stream")
+            .header("content-type", "application/json")
+            .header("mcp-protocol-version", "2025-06-18");
+        if let Some(session) = &self.session {
+            request = request.header("mcp-session-id", session);
+        }
+        request.body(body.to_string()).send().await.unwrap()
+    }
+
+    /// The answer's JSON text as it came in its `data:` line (or the body).
+    async fn request(&mut self, method: &str, params: Value) -> String {
+        self.next += 1;
+        let id = self.next;
+        let response = self.post(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})).await;
+        if let Some(session) = response.headers().get("mcp-session-id") {
+            self.session = Some(session.to_str().unwrap().to_string());
+        }
+        let body = response.text().await.unwrap();
+        let answer = body.lines().map(|line| line.strip_prefix("data:").map_or(line, str::trim_start)).find(|data| {
+            serde_json::from_str::<Value>(data)
+                .is_ok_and(|m| m.get("id") == Some(&json!(id)) && m.get("method").is_none())
+        });
+        answer.unwrap_or_else(|| panic!("no answer to {method} in {body}")).to_string()
+    }
+
+    async fn initialize(&mut self) {
+        let params =
+            json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}});
+        let answer = self.request("initialize", params).await;
+        assert!(answer.contains("\"result\""), "{answer}");
+        let response = self.post(json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).await;
+        assert!(response.status().is_success(), "{}", response.status());
+    }
 }

@@ -32,7 +32,7 @@ pub(crate) enum Failure {
 }
 
 /// Through rmcp: the result as rmcp read it, serialized back to JSON text.
-pub(crate) async fn typed(conn: &Connection, params: CallToolRequestParams) -> Result<Arc<str>, Failure> {
+pub(crate) async fn typed(conn: &Connection, params: CallToolRequestParams) -> Result<Arc<String>, Failure> {
     let peer = conn.service.peer().clone();
     let request = ClientRequest::CallToolRequest(rmcp::model::CallToolRequest::new(params));
     // In flight before the request goes out: the server may ask the client
@@ -53,7 +53,7 @@ pub(crate) async fn typed(conn: &Connection, params: CallToolRequestParams) -> R
     conn.relay.forwards_settled().await;
     match response.map_err(failure)? {
         ServerResult::CallToolResult(result) => {
-            serde_json::to_string(&result).map(Arc::from).map_err(|e| Failure::Unusable(e.to_string()))
+            serde_json::to_string(&result).map(Arc::new).map_err(|e| Failure::Unusable(e.to_string()))
         }
         ServerResult::InputRequiredResult(_) | ServerResult::CreateTaskResult(_) => Err(Failure::NotComplete),
         _ => Err(Failure::Unusable(ServiceError::UnexpectedResponse.to_string())),
@@ -74,7 +74,7 @@ pub(crate) async fn raw(
     conn: &Connection,
     lane: &Arc<RawLane>,
     mut params: CallToolRequestParams,
-) -> Result<Arc<str>, Failure> {
+) -> Result<Arc<String>, Failure> {
     let id = lane.new_id();
     params.set_progress_token(ProgressToken(NumberOrString::String(id.as_str().into())));
     let mut in_flight = relay::current().map(|up| conn.relay.enter(up, None));
@@ -82,11 +82,8 @@ pub(crate) async fn raw(
         guard.track_progress(ProgressToken(NumberOrString::String(id.as_str().into())));
     }
     let call = lane.request(id, "tools/call", &params).await.map_err(|_| Failure::Closed)?;
-    let mut cancel = CancelOnDrop {
-        peer: conn.service.peer().clone(),
-        id: NumberOrString::String(call.id().into()),
-        done: false,
-    };
+    let mut cancel =
+        CancelOnDrop { peer: conn.service.peer().clone(), id: NumberOrString::String(call.id().into()), done: false };
     let answer = call.answer().await;
     cancel.done = true;
     conn.relay.forwards_settled().await;
@@ -97,7 +94,7 @@ pub(crate) async fn raw(
         )),
         Some(RawAnswer::Result(result)) => {
             check_complete(result.get())?;
-            Ok(Arc::from(result.get()))
+            Ok(Arc::new(result.get().to_string()))
         }
     }
 }

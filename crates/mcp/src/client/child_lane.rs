@@ -142,7 +142,7 @@ impl RawLane {
             error: Option<serde_json::Value>,
         }
         // Cheap test first: most lines are rmcp's, and those never carry the prefix.
-        if !contains(line, RAW_ID_PREFIX.as_bytes()) {
+        if memchr::memmem::find(line, RAW_ID_PREFIX.as_bytes()).is_none() {
             return Some(line);
         }
         let Ok(peek) = serde_json::from_slice::<Peek<'_>>(line) else { return Some(line) };
@@ -153,7 +153,9 @@ impl RawLane {
         let answer = match (peek.result, peek.error) {
             (Some(result), _) => RawAnswer::Result(result.to_owned()),
             (None, Some(error)) => RawAnswer::Error(error),
-            (None, None) => RawAnswer::Error(serde_json::json!({"code": -32603, "message": "an answer with neither result nor error"})),
+            (None, None) => RawAnswer::Error(
+                serde_json::json!({"code": -32603, "message": "an answer with neither result nor error"}),
+            ),
         };
         if let Some(waiter) = lock(&self.waiting).remove(&id) {
             let _ = waiter.send(answer);
@@ -166,10 +168,6 @@ impl RawLane {
         // Dropping the senders wakes every waiter with "closed".
         lock(&self.waiting).clear();
     }
-}
-
-fn contains(haystack: &[u8], needle: &[u8]) -> bool {
-    haystack.windows(needle.len()).any(|w| w == needle)
 }
 
 /// rmcp's side of the child's pipes. Owns the child: dropping it kills the
@@ -193,7 +191,8 @@ pub struct Spawned {
 pub fn spawn(mut command: CommandWrap, stderr: std::process::Stdio) -> std::io::Result<Spawned> {
     command.command_mut().stdin(std::process::Stdio::piped()).stdout(std::process::Stdio::piped()).stderr(stderr);
     let mut child = command.spawn()?;
-    let stdin = child.inner_mut().stdin().take().ok_or_else(|| std::io::Error::other("the server's stdin was not piped"))?;
+    let stdin =
+        child.inner_mut().stdin().take().ok_or_else(|| std::io::Error::other("the server's stdin was not piped"))?;
     let stdout =
         child.inner_mut().stdout().take().ok_or_else(|| std::io::Error::other("the server's stdout was not piped"))?;
     let stderr = child.inner_mut().stderr().take();
@@ -204,11 +203,7 @@ pub fn spawn(mut command: CommandWrap, stderr: std::process::Stdio) -> std::io::
         waiting: Mutex::new(HashMap::new()),
         closed: AtomicBool::new(false),
     });
-    let transport = ChildLine {
-        read: LineReader::new(stdout),
-        lane: Arc::clone(&lane),
-        child: Some(child),
-    };
+    let transport = ChildLine { read: LineReader::new(stdout), lane: Arc::clone(&lane), child: Some(child) };
     Ok(Spawned { transport, lane, pid, stderr })
 }
 
@@ -245,10 +240,10 @@ impl Transport<RoleClient> for ChildLine {
         // to exit, then kill its process group.
         self.lane.stdin.lock().await.take();
         self.lane.close();
-        if let Some(mut child) = self.child.take() {
-            if tokio::time::timeout(EXIT_GRACE, child.wait()).await.is_err() {
-                Box::into_pin(child.kill()).await?;
-            }
+        if let Some(mut child) = self.child.take()
+            && tokio::time::timeout(EXIT_GRACE, child.wait()).await.is_err()
+        {
+            Box::into_pin(child.kill()).await?;
         }
         Ok(())
     }

@@ -7,7 +7,8 @@ use super::*;
 /// A "server" that answers every request line with the same result, written
 /// the way a JavaScript server would (`result` first, an integer and a float).
 fn echo_server() -> Spawned {
-    let script = r#"s/.*"id":\("[^"]*"\|[0-9][0-9]*\).*/{"result":{"b":1,"a":1.0,"z":[true]},"jsonrpc":"2.0","id":\1}/"#;
+    let script =
+        r#"s/.*"id":\("[^"]*"\|[0-9][0-9]*\).*/{"result":{"b":1,"a":1.0,"z":[true]},"jsonrpc":"2.0","id":\1}/"#;
     let mut command = tokio::process::Command::new("sed");
     command.arg("-u").arg(script);
     spawn(CommandWrap::from(command), std::process::Stdio::null()).expect("sed runs")
@@ -65,7 +66,10 @@ async fn a_server_that_exits_wakes_its_raw_callers() {
     let call = lane.request(lane.new_id(), "tools/call", &serde_json::json!({})).await.unwrap();
     let answer = tokio::time::timeout(std::time::Duration::from_secs(10), call.answer()).await.unwrap();
     assert!(answer.is_none(), "{answer:?}");
-    assert!(lane.request(lane.new_id(), "tools/call", &serde_json::json!({})).await.is_err(), "a closed lane refuses new requests");
+    assert!(
+        lane.request(lane.new_id(), "tools/call", &serde_json::json!({})).await.is_err(),
+        "a closed lane refuses new requests"
+    );
 }
 
 #[tokio::test]

@@ -17,8 +17,8 @@ use rmcp::model::{
     Request, RequestNoParam, ServerNotification, ServerRequest,
 };
 use rmcp::service::{NotificationContext, RequestContext, RunningService};
-use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::{ClientHandler, RoleClient, ServiceExt};
 
 use super::events::DownstreamEvent;

@@ -20,9 +20,10 @@ use serde_json::{Map, Value, json};
 /// A result's JSON text as a quiver output. The text itself rides along
 /// ([`ToolOutput::verbatim`]): a gateway passes the answer on as the server
 /// wrote it unless dispatch changed it.
-pub fn to_output(server: &str, tool: &str, result: &Arc<str>) -> Result<ToolOutput, ToolError> {
-    let value: Value = serde_json::from_str(result)
-        .map_err(|e| ToolError::model(format!("MCP server `{server}` answered `{tool}` with JSON quiver cannot read: {e}")))?;
+pub fn to_output(server: &str, tool: &str, result: &Arc<String>) -> Result<ToolOutput, ToolError> {
+    let value: Value = serde_json::from_str(result).map_err(|e| {
+        ToolError::model(format!("MCP server `{server}` answered `{tool}` with JSON quiver cannot read: {e}"))
+    })?;
     let verbatim = Some(Arc::clone(result));
     match from_json(server, tool, &value) {
         Ok(output) => Ok(ToolOutput { verbatim, ..output }),

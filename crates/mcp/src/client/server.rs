@@ -20,8 +20,8 @@ use serde::Serialize;
 use serde_json::{Value, json};
 
 use super::backoff::{Backoff, Failures};
-use super::calls::{self, Failure};
 use super::cache::{RemoteTool, ToolCache};
+use super::calls::{self, Failure};
 use super::connect::{self, Connection};
 use super::stderr::{self, StderrTail};
 use crate::config::ServerConfig;
@@ -247,11 +247,7 @@ impl ServerHandle {
     }
 
     /// [`Self::call_json`]'s answer as rmcp's type.
-    pub async fn call(
-        &self,
-        tool: &str,
-        arguments: Option<JsonObject>,
-    ) -> Result<rmcp::model::CallToolResult, String> {
+    pub async fn call(&self, tool: &str, arguments: Option<JsonObject>) -> Result<rmcp::model::CallToolResult, String> {
         let text = self.call_json(tool, arguments).await?;
         serde_json::from_str(&text)
             .map_err(|e| format!("MCP server `{}` gave no usable answer to `{tool}`: {e}", self.name()))
@@ -260,7 +256,7 @@ impl ServerHandle {
     /// One `tools/call`, bounded by the tool timeout: the `CallToolResult`'s
     /// JSON as the server wrote it (a stdio server's raw lane) or as rmcp
     /// read it (HTTP). Errors are model-facing text.
-    pub async fn call_json(&self, tool: &str, arguments: Option<JsonObject>) -> Result<Arc<str>, String> {
+    pub async fn call_json(&self, tool: &str, arguments: Option<JsonObject>) -> Result<Arc<String>, String> {
         let conn = self.connection().await?;
         let mut params = CallToolRequestParams::new(tool.to_string());
         params.arguments = arguments;

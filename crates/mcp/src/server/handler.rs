@@ -141,8 +141,9 @@ pub struct QuiverServer {
     announced: Arc<Mutex<Announced>>,
     /// Resource URIs (as this client knows them) it subscribed to.
     subscribed: Arc<Mutex<std::collections::HashSet<String>>>,
-    /// Set when the transport writes verbatim results (stdio): a directly
-    /// exposed server's answers then reach the client as that server wrote them.
+    /// Set when the transport writes verbatim results (quiver's stdio
+    /// transport, its HTTP layer): downstream answers then reach the client
+    /// as their server wrote them.
     verbatim: Option<Arc<super::stdio_line::VerbatimResults>>,
 }
 
@@ -182,8 +183,8 @@ impl QuiverServer {
     /// What the client gets for a dispatch result. A downstream server's
     /// answer that quiver left alone (no deprecation notice, nothing spilled)
     /// goes on as the server wrote it (no `_meta` or `isError` added, every
-    /// field and number kept): verbatim where the transport can write bytes
-    /// (stdio), else as rmcp reads it (HTTP).
+    /// field and number kept): verbatim where the transport writes the slots
+    /// (quiver's stdio transport, its HTTP layer), else as rmcp reads it.
     fn call_result(&self, result: &quiver_engine::ToolResult) -> rmcp::model::CallToolResult {
         if let Some(text) = &result.verbatim {
             match &self.verbatim {
@@ -569,7 +570,9 @@ impl ServerHandler for QuiverServer {
         let result = ListToolsResult::with_all_items(tools);
         // A directly exposed server's entries go out as it wrote them.
         Ok(match &self.verbatim {
-            Some(slots) if verbatim_entries.iter().any(Option::is_some) => slots.tools_placeholder(result, verbatim_entries),
+            Some(slots) if verbatim_entries.iter().any(Option::is_some) => {
+                slots.tools_placeholder(result, verbatim_entries)
+            }
             _ => result,
         })
     }

@@ -13,7 +13,8 @@
 //! - [`approver`]: approvals over MCP elicitation;
 //! - [`passthrough`]: resources, prompts and completion of the servers behind,
 //!   and how their names and URIs are prefixed;
-//! - [`http`]: the streamable HTTP transport and its guards;
+//! - [`http`]: the streamable HTTP transport and its guards (`http_verbatim`:
+//!   the layer that writes verbatim results into its responses);
 //! - [`call_streams`]: the HTTP session layer that puts what the gateway
 //!   relays during a call on that call's own SSE stream;
 //! - [`stdio`]: stdin/stdout through the event loop when they are pipes or sockets;
@@ -25,6 +26,7 @@ pub mod call_streams;
 pub mod convert;
 pub mod handler;
 pub mod http;
+mod http_verbatim;
 pub mod passthrough;
 pub mod stdio;
 pub mod stdio_line;
@@ -40,14 +42,7 @@ pub use http::{HttpOptions, HttpServer, MCP_PATH};
 /// Serves one session over stdin/stdout until the client disconnects.
 pub async fn serve_stdio(surface: Arc<Surface>) -> anyhow::Result<()> {
     let (read, write) = stdio::transport();
-    let verbatim = Arc::new(stdio_line::VerbatimResults::default());
-    let server = QuiverServer::new(surface)
-        .with_verbatim_results(Arc::clone(&verbatim))
-        .serve(stdio_line::StdioLine::new(read, write, verbatim))
-        .await
-        .context("MCP handshake over stdio failed")?;
-    server.waiting().await.context("MCP stdio session ended with an error")?;
-    Ok(())
+    serve_io(surface, read, write).await
 }
 
 /// Serves one session over any byte stream pair (tests, embedding).

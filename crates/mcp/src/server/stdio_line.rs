@@ -22,7 +22,7 @@ use crate::lines::LineReader;
 
 /// The `_meta` key of a placeholder result. Never leaves quiver: the
 /// transport replaces the whole result.
-const SLOT_KEY: &str = "io.quiver/verbatim-slot";
+pub(crate) const SLOT_KEY: &str = "io.quiver/verbatim-slot";
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
@@ -31,7 +31,7 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 /// What a slot holds.
 enum Verbatim {
     /// A whole `CallToolResult`.
-    Call(Arc<str>),
+    Call(Arc<String>),
     /// For each tool of a `tools/list` answer, in order, its entry's text
     /// when it has one; the others are written as rmcp would.
     Tools(Vec<Option<Arc<str>>>),
@@ -57,7 +57,7 @@ fn slot_of(meta: Option<&MetaObject>) -> Option<u64> {
 impl VerbatimResults {
     /// A placeholder for `verbatim` (a `CallToolResult`'s JSON text); the
     /// transport writes `verbatim` where the placeholder would go.
-    pub fn placeholder(&self, verbatim: Arc<str>) -> CallToolResult {
+    pub fn placeholder(&self, verbatim: Arc<String>) -> CallToolResult {
         let slot = self.next.fetch_add(1, Ordering::Relaxed);
         lock(&self.slots).insert(slot, Verbatim::Call(verbatim));
         let mut result = CallToolResult::success(Vec::new());
@@ -136,7 +136,10 @@ impl<R: AsyncRead + Unpin, W> StdioLine<R, W> {
 
 /// The line for one outgoing message: serialized by serde, except a
 /// placeholder's, which is the verbatim text in the response envelope.
-fn encode(item: &TxJsonRpcMessage<RoleServer>, verbatim: &VerbatimResults) -> Result<Vec<u8>, serde_json::Error> {
+pub(crate) fn encode(
+    item: &TxJsonRpcMessage<RoleServer>,
+    verbatim: &VerbatimResults,
+) -> Result<Vec<u8>, serde_json::Error> {
     let mut line = match item {
         JsonRpcMessage::Response(response) => match verbatim.take(&response.result) {
             Some(text) => {
@@ -210,7 +213,9 @@ mod tests {
     #[test]
     fn a_placeholder_goes_out_as_the_verbatim_text_once() {
         let verbatim = VerbatimResults::default();
-        let text: Arc<str> = Arc::from(r#"{"content":[{"type":"text","text":"x","annotations":{"priority":1}}],"execution":{}}"#);
+        let text = Arc::new(
+            r#"{"content":[{"type":"text","text":"x","annotations":{"priority":1}}],"execution":{}}"#.to_string(),
+        );
         let placeholder = verbatim.placeholder(Arc::clone(&text));
         let line = encode(&response(placeholder.clone()), &verbatim).unwrap();
         assert_eq!(
