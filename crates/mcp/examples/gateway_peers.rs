@@ -98,7 +98,7 @@ fn options() -> anyhow::Result<Options> {
 }
 
 /// One way to reach server-everything.
-struct Path {
+struct Route {
     label: &'static str,
     client: Arc<Client>,
     /// The gateway process (or server-everything itself when direct), then
@@ -372,7 +372,7 @@ async fn start_all(o: &Options, dir: &std::path::Path) -> anyhow::Result<Vec<Set
     Ok(setups)
 }
 
-/// Paths of `a` and `b` that differ (object keys, array positions), at most `limit`.
+/// The JSON paths at which `a` and `b` differ (object keys, array positions).
 fn differences(a: &Value, b: &Value, at: &str, out: &mut Vec<String>) {
     match (a, b) {
         (Value::Object(x), Value::Object(y)) => {
@@ -397,7 +397,7 @@ fn differences(a: &Value, b: &Value, at: &str, out: &mut Vec<String>) {
 }
 
 /// How this path's `tools/list` and results compare with direct stdio's.
-async fn transparency(path: &Path, reference: &Path, reference_tools: &[Value]) -> anyhow::Result<String> {
+async fn transparency(path: &Route, reference: &Route, reference_tools: &[Value]) -> anyhow::Result<String> {
     let tools = tools_of(&path.client).await?;
     let mut diffs = Vec::new();
     let mut missing = 0;
@@ -434,7 +434,7 @@ fn percentile(sorted: &[Duration], p: f64) -> f64 {
     sorted.get(rank).map_or(0.0, |d| d.as_secs_f64() * 1e6)
 }
 
-async fn throughput(path: &Path, concurrency: usize, seconds: u64) -> anyhow::Result<(f64, Vec<f64>)> {
+async fn throughput(path: &Route, concurrency: usize, seconds: u64) -> anyhow::Result<(f64, Vec<f64>)> {
     let before: Vec<f64> = path.pids.iter().map(|p| cpu_seconds(*p)).collect();
     let deadline = Instant::now() + Duration::from_secs(seconds);
     let start = Instant::now();
@@ -476,7 +476,7 @@ async fn main() -> anyhow::Result<()> {
         let echo = resolve(&tools, "echo").with_context(|| format!("{}: no echo tool", setup.label))?;
         let image = resolve(&tools, "get-tiny-image").with_context(|| format!("{}: no get-tiny-image", setup.label))?;
         println!("{:13} pids {:?}, tools `{echo}`, `{image}`", setup.label, setup.pids);
-        paths.push(Path {
+        paths.push(Route {
             label: setup.label,
             client: Arc::new(setup.client),
             pids: setup.pids,
