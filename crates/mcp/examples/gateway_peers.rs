@@ -291,6 +291,8 @@ async fn start_all(o: &Options, dir: &std::path::Path) -> anyhow::Result<Vec<Set
         .arg(&everything)
         .arg("streamableHttp")
         .env("PORT", port.to_string())
+        // It logs every request on stdout.
+        .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .kill_on_drop(true)
         .spawn()?;
