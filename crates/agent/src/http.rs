@@ -124,14 +124,7 @@ pub(crate) struct ModelCall<'a> {
 
 impl Transport {
     pub fn new(provider: &str, base_url: &str, options: HttpOptions) -> Result<Self, ProviderError> {
-        install_crypto();
-        let mut builder = Client::builder().user_agent(concat!("quiver/", env!("CARGO_PKG_VERSION")));
-        // An HTTP(S)_PROXY from the environment cannot reach this machine's
-        // loopback (a local model server, the scripted test server).
-        if is_loopback(base_url) {
-            builder = builder.no_proxy();
-        }
-        let client = builder
+        let client = client_builder(base_url)
             .build()
             .map_err(|e| ProviderError::Transport { provider: provider.to_string(), detail: error_chain(&e) })?;
         Ok(Transport { client, provider: provider.to_string(), options, streaming: Arc::default() })
@@ -391,6 +384,19 @@ pub(crate) fn install_crypto() {
     CRYPTO.call_once(|| {
         let _ = rustls::crypto::ring::default_provider().install_default();
     });
+}
+
+/// The builder of every model client (requests and probes): quiver's user
+/// agent, and `TCP_NODELAY` on so that a small request or SSE frame does not
+/// wait for the peer's delayed ACK (Nagle's algorithm; reqwest 0.13 defaults
+/// to it, and `http_tests::model_clients_set_nodelay` reads it back from the
+/// socket in case that default changes).
+pub(crate) fn client_builder(base_url: &str) -> reqwest::ClientBuilder {
+    install_crypto();
+    let builder = Client::builder().user_agent(concat!("quiver/", env!("CARGO_PKG_VERSION"))).tcp_nodelay(true);
+    // An HTTP(S)_PROXY from the environment cannot reach this machine's
+    // loopback (a local model server, the scripted test server).
+    if is_loopback(base_url) { builder.no_proxy() } else { builder }
 }
 
 pub(crate) fn is_loopback(base_url: &str) -> bool {

@@ -44,3 +44,19 @@ fn backoff_grows_is_capped_and_jittered() {
         assert!(late >= Duration::from_millis(500) && late <= Duration::from_secs(1), "{late:?}");
     }
 }
+
+/// Read back from the client's own socket while its request is open.
+#[tokio::test]
+async fn model_clients_set_nodelay() {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let client = super::client_builder(&format!("http://{addr}")).build().unwrap();
+    let request = tokio::spawn(async move { client.get(format!("http://{addr}/v1/models")).send().await });
+    let (mut accepted, _) = listener.accept().await.unwrap();
+    // The connector sets the option after the connect completes: once the
+    // request arrives it has.
+    let mut head = [0u8; 16];
+    tokio::io::AsyncReadExt::read_exact(&mut accepted, &mut head).await.unwrap();
+    assert_eq!(quiver_testkit::sockets::client_nodelay(addr), Ok(true));
+    request.abort();
+}

@@ -146,7 +146,9 @@ fn hub() -> String {
 
 fn download(repo: &str, to: &Path) -> anyhow::Result<()> {
     let _ = rustls::crypto::ring::default_provider().install_default();
+    // TCP_NODELAY as on every client quiver builds (reqwest's default, stated).
     let client = reqwest::Client::builder()
+        .tcp_nodelay(true)
         .connect_timeout(Duration::from_secs(15))
         .timeout(Duration::from_secs(600))
         .build()

@@ -92,3 +92,18 @@ async fn missing_token_env_and_dead_urls_are_clear_errors() {
     assert!(e.contains("MCP server `dead`") && e.contains("127.0.0.1:9"), "{e}");
     assert_eq!(m.server("dead").unwrap().status().state, ConnState::Failed);
 }
+
+/// The downstream HTTP connection quiver opens has TCP_NODELAY, read back
+/// from its socket: without it a kept-alive JSON-RPC exchange can wait out
+/// the server's delayed ACK.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_http_transport_sets_nodelay() {
+    let (_child, url) = http_server().await;
+    let cache = tempfile::tempdir().unwrap();
+    let m = manager(vec![http_config("web", &url, None)], cache.path());
+    discover(&m, "web").await.unwrap_or_else(|e| panic!("discover: {e}"));
+    let authority = url.strip_prefix("http://").unwrap().split('/').next().unwrap();
+    let server: std::net::SocketAddr = authority.parse().unwrap();
+    assert_eq!(quiver_testkit::sockets::client_nodelay(server), Ok(true));
+    m.shutdown().await;
+}

@@ -19,6 +19,7 @@ mod gateway_everything;
 mod gateway_passthrough;
 mod gateway_relay;
 mod gateway_verbatim;
+mod server_capacity;
 mod server_http;
 mod server_session;
 mod server_support;

@@ -7,6 +7,8 @@
 //!   skips with a message on a machine without it, and fails instead when
 //!   `QUIVER_REQUIRE_ALL` is set (CI sets it, so nothing is skipped there).
 //! - `mcp` feature: the recording MCP test client and the raw-HTTP probe.
+//! - `sockets` feature (Linux): socket options read back from the sockets a
+//!   client library opened in this process.
 // Test support fails by panicking, like the tests it serves.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -17,6 +19,8 @@ use std::path::{Path, PathBuf};
 pub mod mcp_client;
 #[cfg(feature = "mcp")]
 pub mod raw_http;
+#[cfg(all(feature = "sockets", target_os = "linux"))]
+pub mod sockets;
 
 /// The variable under which every skip is a failure. `QUIVER_REQUIRE_NODE`,
 /// its name before it covered more than the npm packages, is still honoured.

@@ -84,12 +84,7 @@ pub(crate) struct Client {
 
 impl Client {
     pub fn new(target: &Target) -> Result<Self, String> {
-        crate::http::install_crypto();
-        let mut builder = reqwest::Client::builder().user_agent(concat!("quiver/", env!("CARGO_PKG_VERSION")));
-        if crate::http::is_loopback(&target.base_url) {
-            builder = builder.no_proxy();
-        }
-        let http = builder.build().map_err(|e| error_chain(&e))?;
+        let http = crate::http::client_builder(&target.base_url).build().map_err(|e| error_chain(&e))?;
         Ok(Client {
             http,
             base: target.base_url.trim_end_matches('/').to_string(),

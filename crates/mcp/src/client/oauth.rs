@@ -203,7 +203,10 @@ pub async fn authorized_client_with(
     if !ready {
         return Ok(None);
     }
-    Ok(Some(AuthClient::new(reqwest::Client::default(), manager)))
+    let http = super::tls::client_builder()
+        .build()
+        .map_err(|e| format!("OAuth for server `{}`: cannot build an HTTP client: {e}", config.name))?;
+    Ok(Some(AuthClient::new(http, manager)))
 }
 
 /// The message for a server that answered 401 to a connection without a token.
@@ -235,7 +238,11 @@ impl Browser {
                 tokio::spawn(async move {
                     // The redirect chain ends at the loopback listener, which
                     // completes the login; the response itself is not needed.
-                    if let Err(e) = reqwest::Client::new().get(&url).send().await {
+                    let sent = match super::tls::client_builder().build() {
+                        Ok(client) => client.get(&url).send().await.map(drop),
+                        Err(e) => Err(e),
+                    };
+                    if let Err(e) = sent {
                         tracing::warn!(error = %e, "headless authorization request failed");
                     }
                 });
@@ -370,7 +377,9 @@ async fn probe_challenge(url: &str) -> Option<String> {
         "jsonrpc": "2.0", "id": 0, "method": "initialize",
         "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "quiver", "version": quiver_engine::VERSION}}
     });
-    let response = reqwest::Client::new()
+    let response = super::tls::client_builder()
+        .build()
+        .ok()?
         .post(url)
         .header("accept", "application/json, text/event-stream")
         .header("content-type", "application/json")

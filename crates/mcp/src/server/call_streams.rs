@@ -76,6 +76,12 @@ impl<M> CallStreams<M> {
         lock(&self.sessions).get(id).and_then(Weak::upgrade)
     }
 
+    /// Sessions alive now: created, and neither closed nor ended by rmcp
+    /// (expired, its worker gone). The HTTP listener's session cap reads it.
+    pub fn live_sessions(&self) -> usize {
+        lock(&self.sessions).values().filter(|r| r.strong_count() > 0).count()
+    }
+
     fn track(&self, id: &SessionId, routes: &Arc<Routes>) {
         let mut sessions = lock(&self.sessions);
         sessions.retain(|_, r| r.strong_count() > 0);

@@ -35,6 +35,9 @@ mod conn;
 pub use conn::HttpLimits;
 use conn::{Admission, Ticket};
 
+/// The header naming a request's MCP session (streamable HTTP).
+const SESSION_ID_HEADER: &str = "mcp-session-id";
+
 /// The path the MCP endpoint is served at.
 pub const MCP_PATH: &str = "/mcp";
 
@@ -93,6 +96,7 @@ impl HttpServer {
         }
         let token = config.cancellation_token.clone();
         let end_sessions = Box::new(move || token.cancel());
+<<<<<<< HEAD
         // One set of verbatim slots for every session: the layer below fills
         // them into whichever response carries their placeholder.
         let verbatim = Arc::new(super::stdio_line::VerbatimResults::default());
@@ -108,6 +112,15 @@ impl HttpServer {
             .route_service(MCP_PATH, service)
             .layer(middleware::from_fn_with_state(verbatim, super::http_verbatim::substitute))
             .layer(middleware::from_fn_with_state(guard, check_request));
+=======
+        let sessions = Arc::new(CallStreams::new(LocalSessionManager::default()));
+        let service =
+            StreamableHttpService::new(move || Ok(QuiverServer::new(surface.clone())), sessions.clone(), config);
+        let admission = Admission::new(limits);
+        let guard = Arc::new(Guard { token: options.token, admission: admission.clone(), sessions });
+        let router =
+            Router::new().route_service(MCP_PATH, service).layer(middleware::from_fn_with_state(guard, check_request));
+>>>>>>> gateway-s30
         Ok(HttpServer { listener, router, addr, end_sessions, admission })
     }
 
@@ -150,6 +163,7 @@ async fn resolve(listen: &str) -> anyhow::Result<SocketAddr> {
 struct Guard {
     token: Option<String>,
     admission: Arc<Admission>,
+    sessions: Arc<CallStreams<LocalSessionManager>>,
 }
 
 async fn check_request(State(guard): State<Arc<Guard>>, request: Request, next: Next) -> Response {
@@ -174,6 +188,20 @@ async fn check_request(State(guard): State<Arc<Guard>>, request: Request, next: 
     if request.method() != axum::http::Method::POST {
         return next.run(request).await;
     }
+    // A POST without a session id starts one (`initialize`). Checked here,
+    // not in rmcp, so the client gets a status it can act on; concurrent
+    // starts that pass together may overshoot the cap by their number.
+    let max_sessions = guard.admission.limits().max_sessions;
+    if !request.headers().contains_key(SESSION_ID_HEADER) && guard.sessions.live_sessions() >= max_sessions {
+        let peer = request_peer(request.extensions());
+        guard.admission.note_refusal("refused a new MCP session (503): the session cap is reached", peer);
+        return (
+            StatusCode::SERVICE_UNAVAILABLE,
+            [(header::RETRY_AFTER, "1")],
+            format!("{max_sessions} MCP sessions are open, the most this server keeps; retry when one ends\n"),
+        )
+            .into_response();
+    }
     // The whole body within the deadline, however it trickles; rmcp then
     // parses it from memory (and still enforces its own size limit).
     let (parts, body) = request.into_parts();
@@ -181,7 +209,7 @@ async fn check_request(State(guard): State<Arc<Guard>>, request: Request, next: 
         Some(Ok(bytes)) => next.run(Request::from_parts(parts, axum::body::Body::from(bytes))).await,
         Some(Err(_)) => (StatusCode::BAD_REQUEST, "the request body could not be read\n").into_response(),
         None => {
-            let peer = request_peer(&parts);
+            let peer = request_peer(&parts.extensions);
             guard.admission.note_refusal("cut a request body that did not arrive within the body timeout", peer);
             (StatusCode::REQUEST_TIMEOUT, [(header::CONNECTION, "close")], "the request body arrived too slowly\n")
                 .into_response()
@@ -190,8 +218,8 @@ async fn check_request(State(guard): State<Arc<Guard>>, request: Request, next: 
 }
 
 /// The client address of a request, for logs (unspecified when unknown).
-fn request_peer(parts: &axum::http::request::Parts) -> std::net::IpAddr {
-    parts.extensions.get::<Arc<Ticket>>().map_or(std::net::IpAddr::from([0, 0, 0, 0]), |t| t.peer())
+fn request_peer(extensions: &axum::http::Extensions) -> std::net::IpAddr {
+    extensions.get::<Arc<Ticket>>().map_or(std::net::IpAddr::from([0, 0, 0, 0]), |t| t.peer())
 }
 
 /// No `Origin` (non-browser clients) passes; otherwise only an `http`/`https`

@@ -7,12 +7,17 @@
 //!
 //! - Every connection is *pending* until one of its requests passes the
 //!   Origin and token checks. Pending connections are capped per client
-//!   address and overall; when a cap is reached the **oldest pending**
-//!   connection is closed to admit the new one, so a flood can never lock out
-//!   the legitimate client that connects after it (on loopback every client
-//!   shares one address, so refusing new connections would).
-//! - When every slot is held by authenticated connections, new ones are
-//!   refused (closed at once).
+//!   address and overall; when a cap is reached the oldest pending connection
+//!   that has **sent nothing for longer than the first-byte grace** is closed
+//!   to admit the new one, so an idle flood cannot lock out the legitimate
+//!   client that connects after it (on loopback every client shares one
+//!   address, so refusing new connections would).
+//! - A connection that has sent bytes is never closed to make room (closing
+//!   it dropped legitimate session starts mid-request, with no answer), nor
+//!   is one younger than the grace (its request may be on its way). With no
+//!   such victim, the *new* connection is answered and closed: `429` with
+//!   `Retry-After` at the per-address cap, `503` with `Retry-After` at the
+//!   connection cap. A client never sees a silent close for lack of a slot.
 //! - hyper's header-read timeout closes a connection that does not complete
 //!   its request head in time, idle keep-alive connections included; the
 //!   request body has a total deadline (see `read_body`), not a per-read one,
@@ -45,8 +50,18 @@ pub struct HttpLimits {
     pub body_timeout: Duration,
     /// Open connections at once (kept well below the usual 1024 fd limit).
     pub max_connections: usize,
-    /// Connections from one address that have not yet passed the token check.
+    /// Connections from one address that have not yet passed the token check
+    /// (on loopback: every client's; so it bounds how many session starts
+    /// may be under way at once).
     pub max_pending_per_address: usize,
+    /// How long a new connection may stay silent before a newer one may take
+    /// its slot: a client's request follows its connect within milliseconds,
+    /// a flood's never comes.
+    pub first_byte_grace: Duration,
+    /// Live MCP sessions at once (each is a quiver session with its own
+    /// state; rmcp ends one after 5 minutes without a request). At the cap an
+    /// `initialize` is answered `503` with `Retry-After`.
+    pub max_sessions: usize,
 }
 
 impl Default for HttpLimits {
@@ -55,7 +70,9 @@ impl Default for HttpLimits {
             header_timeout: Duration::from_secs(10),
             body_timeout: Duration::from_secs(30),
             max_connections: 512,
-            max_pending_per_address: 64,
+            max_pending_per_address: 256,
+            first_byte_grace: Duration::from_secs(1),
+            max_sessions: 256,
         }
     }
 }
@@ -82,12 +99,29 @@ struct State {
     next_id: u64,
     open: usize,
     /// Pending connections by admission order (oldest first).
-    /// With whether the connection has sent anything yet (see [`Watched`]).
-    pending: BTreeMap<u64, (IpAddr, Arc<Notify>, Arc<AtomicBool>)>,
+    pending: BTreeMap<u64, Pending>,
     pending_per_address: HashMap<IpAddr, usize>,
     /// Evicted connections whose task has not yet dropped its ticket.
     evicted: HashSet<u64>,
     log: RefusalLog,
+}
+
+struct Pending {
+    peer: IpAddr,
+    admitted: Instant,
+    evicted: Arc<Notify>,
+    /// Whether the connection has sent anything yet (see [`Watched`]).
+    active: Arc<AtomicBool>,
+}
+
+/// Why a connection got no slot: what the client is told before the close.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Refusal {
+    /// Its address holds `max_pending_per_address` connections that are
+    /// mid-request or newer than the grace: 429.
+    AddressBusy,
+    /// Every slot is authenticated, mid-request or newer than the grace: 503.
+    Full,
 }
 
 #[derive(Default)]
@@ -136,28 +170,36 @@ impl Admission {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// A slot for a new connection from `peer`, evicting the oldest pending
-    /// connection when a cap is reached; `None` when every slot is authenticated.
-    pub(super) fn admit(self: &Arc<Self>, peer: IpAddr, active: Arc<AtomicBool>) -> Option<Ticket> {
+    /// A slot for a new connection from `peer`, closing the oldest idle
+    /// pending connection past its grace when a cap is reached; `Err` when
+    /// there is none to close.
+    pub(super) fn admit(self: &Arc<Self>, peer: IpAddr, active: Arc<AtomicBool>) -> Result<Ticket, Refusal> {
         let mut state = self.lock();
+        let now = Instant::now();
+        let grace = self.limits.first_byte_grace;
         let per_address = state.pending_per_address.get(&peer).copied().unwrap_or(0);
         if per_address >= self.limits.max_pending_per_address {
-            let oldest = state.victim(|ip| ip == peer);
-            if let Some(id) = oldest {
-                state.evict(id);
-                state.log.note("closed the oldest unauthenticated connection of a client at its cap", peer);
+            match state.victim(|ip| ip == peer, now, grace) {
+                Some(id) => {
+                    state.evict(id);
+                    state.log.note("closed the oldest idle unauthenticated connection of a client at its cap", peer);
+                }
+                None => {
+                    state.log.note("refused a connection (429): its address has no idle pending one to close", peer);
+                    return Err(Refusal::AddressBusy);
+                }
             }
         }
         let closing = state.evicted.len();
         if state.open.saturating_sub(closing) >= self.limits.max_connections {
-            match state.victim(|_| true) {
+            match state.victim(|_| true, now, grace) {
                 Some(id) => {
                     state.evict(id);
-                    state.log.note("closed the oldest unauthenticated connection at the connection cap", peer);
+                    state.log.note("closed the oldest idle unauthenticated connection at the connection cap", peer);
                 }
                 None => {
-                    state.log.note("refused a connection: every slot is held by an authenticated client", peer);
-                    return None;
+                    state.log.note("refused a connection (503): no idle pending connection to close", peer);
+                    return Err(Refusal::Full);
                 }
             }
         }
@@ -165,9 +207,9 @@ impl Admission {
         state.next_id += 1;
         state.open += 1;
         let evicted = Arc::new(Notify::new());
-        state.pending.insert(id, (peer, evicted.clone(), active.clone()));
+        state.pending.insert(id, Pending { peer, admitted: now, evicted: evicted.clone(), active });
         *state.pending_per_address.entry(peer).or_default() += 1;
-        Some(Ticket { id, peer, evicted, admission: self.clone() })
+        Ok(Ticket { id, peer, evicted, admission: self.clone() })
     }
 
     pub(super) fn note_refusal(&self, what: &str, peer: IpAddr) {
@@ -180,30 +222,25 @@ impl State {
     /// is freed when the task drops the ticket, a moment later: until then
     /// `open` may exceed the cap by the connections being closed.
     fn evict(&mut self, id: u64) {
-        if let Some((peer, notify, _)) = self.pending.remove(&id) {
-            self.unpend(peer);
+        if let Some(pending) = self.pending.remove(&id) {
+            self.unpend(pending.peer);
             self.evicted.insert(id);
-            notify.notify_one();
+            pending.evicted.notify_one();
         }
     }
 
     /// The pending connection of a matching peer to close for a new one: the
-    /// oldest that has sent nothing (a flood's idle connection), else the
-    /// oldest. A client whose request is on its way keeps its slot while
-    /// idle connections remain: under a flood, closing pending connections
-    /// oldest-first dropped legitimate session starts mid-request.
-    fn victim(&self, matches: impl Fn(IpAddr) -> bool) -> Option<u64> {
-        let mut oldest = None;
-        for (id, (ip, _, active)) in &self.pending {
-            if !matches(*ip) {
-                continue;
-            }
-            if !active.load(Ordering::Relaxed) {
-                return Some(*id);
-            }
-            oldest.get_or_insert(*id);
-        }
-        oldest
+    /// oldest that has sent nothing for longer than `grace` (a flood's idle
+    /// connection). None other: closing a connection whose request is on its
+    /// way (sent, or about to be) drops it with no answer, so the new
+    /// connection is refused with a status instead.
+    fn victim(&self, matches: impl Fn(IpAddr) -> bool, now: Instant, grace: Duration) -> Option<u64> {
+        self.pending
+            .iter()
+            .find(|(_, p)| {
+                matches(p.peer) && !p.active.load(Ordering::Relaxed) && now.duration_since(p.admitted) >= grace
+            })
+            .map(|(id, _)| *id)
     }
 
     fn unpend(&mut self, peer: IpAddr) {
@@ -275,14 +312,21 @@ pub(super) async fn accept(listener: &TcpListener) -> std::io::Result<(tokio::ne
     Ok((stream, peer))
 }
 
-/// What a client refused for lack of a slot reads before the close: a 503 it
-/// can act on (retry later), never a silent reset. Best effort and without
-/// waiting: the few bytes fit any fresh socket's send buffer.
-const BUSY_RESPONSE: &[u8] = b"HTTP/1.1 503 Service Unavailable\r\nRetry-After: 1\r\nContent-Type: text/plain\r\n\
-Content-Length: 58\r\nConnection: close\r\n\r\nevery connection slot is held by an authenticated client\r\n";
+/// What a client refused for lack of a slot reads before the close: a status
+/// it can act on (retry after a second), never a silent reset. Best effort
+/// and without waiting: the few bytes fit any fresh socket's send buffer.
+const FULL_RESPONSE: &[u8] = b"HTTP/1.1 503 Service Unavailable\r\nRetry-After: 1\r\nContent-Type: text/plain\r\n\
+Content-Length: 60\r\nConnection: close\r\n\r\nevery connection slot is held by a client that is using it\r\n";
+const ADDRESS_BUSY_RESPONSE: &[u8] =
+    b"HTTP/1.1 429 Too Many Requests\r\nRetry-After: 1\r\nContent-Type: text/plain\r\n\
+Content-Length: 56\r\nConnection: close\r\n\r\ntoo many connections from your address are mid-request\r\n";
 
-fn refuse_busy(stream: &tokio::net::TcpStream) {
-    let _ = stream.try_write(BUSY_RESPONSE);
+fn refuse(stream: &tokio::net::TcpStream, why: Refusal) {
+    let response = match why {
+        Refusal::Full => FULL_RESPONSE,
+        Refusal::AddressBusy => ADDRESS_BUSY_RESPONSE,
+    };
+    let _ = stream.try_write(response);
 }
 
 /// Serves connections until `shutdown` completes, then waits (bounded) for
@@ -317,10 +361,13 @@ pub(super) async fn serve(
         // A client that sent its request with the connect has bytes waiting
         // already; one whose request comes later is marked on its first read.
         let active = Arc::new(AtomicBool::new(has_bytes_waiting(&stream)));
-        let Some(ticket) = admission.admit(peer.ip(), active.clone()) else {
-            refuse_busy(&stream);
-            drop(stream);
-            continue;
+        let ticket = match admission.admit(peer.ip(), active.clone()) {
+            Ok(ticket) => ticket,
+            Err(why) => {
+                refuse(&stream, why);
+                drop(stream);
+                continue;
+            }
         };
         let ticket = Arc::new(ticket);
         let stream = Watched { inner: stream, active };

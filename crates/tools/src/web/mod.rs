@@ -80,7 +80,8 @@ pub fn client_for(url: &Url) -> Result<Client, ToolError> {
             attempt.follow()
         }
     });
-    let mut builder = Client::builder().user_agent(USER_AGENT).redirect(policy);
+    // TCP_NODELAY as on every client quiver builds (reqwest's default, stated).
+    let mut builder = Client::builder().user_agent(USER_AGENT).redirect(policy).tcp_nodelay(true);
     // An HTTP(S)_PROXY from the environment cannot reach this machine's loopback.
     if is_loopback(url) {
         builder = builder.no_proxy();
