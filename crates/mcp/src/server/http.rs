@@ -96,31 +96,22 @@ impl HttpServer {
         }
         let token = config.cancellation_token.clone();
         let end_sessions = Box::new(move || token.cancel());
-<<<<<<< HEAD
         // One set of verbatim slots for every session: the layer below fills
         // them into whichever response carries their placeholder.
         let verbatim = Arc::new(super::stdio_line::VerbatimResults::default());
         let slots = Arc::clone(&verbatim);
+        let sessions = Arc::new(CallStreams::new(LocalSessionManager::default()));
         let service = StreamableHttpService::new(
             move || Ok(QuiverServer::new(surface.clone()).with_verbatim_results(Arc::clone(&slots))),
-            Arc::new(CallStreams::new(LocalSessionManager::default())),
+            sessions.clone(),
             config,
         );
         let admission = Admission::new(limits);
-        let guard = Arc::new(Guard { token: options.token, admission: admission.clone() });
+        let guard = Arc::new(Guard { token: options.token, admission: admission.clone(), sessions });
         let router = Router::new()
             .route_service(MCP_PATH, service)
             .layer(middleware::from_fn_with_state(verbatim, super::http_verbatim::substitute))
             .layer(middleware::from_fn_with_state(guard, check_request));
-=======
-        let sessions = Arc::new(CallStreams::new(LocalSessionManager::default()));
-        let service =
-            StreamableHttpService::new(move || Ok(QuiverServer::new(surface.clone())), sessions.clone(), config);
-        let admission = Admission::new(limits);
-        let guard = Arc::new(Guard { token: options.token, admission: admission.clone(), sessions });
-        let router =
-            Router::new().route_service(MCP_PATH, service).layer(middleware::from_fn_with_state(guard, check_request));
->>>>>>> gateway-s30
         Ok(HttpServer { listener, router, addr, end_sessions, admission })
     }
 
