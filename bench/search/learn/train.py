@@ -26,8 +26,8 @@ FEATURES = ['lexical', 'lexical_shared', 'share', 'semantic', 'semantic_leaned',
 HAND = {'lexical_shared': 0.5, 'semantic_leaned': 0.2}
 L2 = float(os.environ.get('LEARN_L2', 0.02))
 # softmax temperature: fused scores live in [0, ~1]
-SCALE = float(os.environ.get('LEARN_SCALE', 20))
-EPOCHS = int(os.environ.get('LEARN_EPOCHS', 120))
+SCALE = float(os.environ.get('LEARN_SCALE', 50))
+EPOCHS = int(os.environ.get('LEARN_EPOCHS', 80))
 RATE = 0.01  # Adam's step
 
 
@@ -106,7 +106,7 @@ def train(data):
     for s, qs in data.items():
         if s not in DEV:
             continue
-        sw = 1.0 / len(qs)
+        sw = len(qs) ** -float(os.environ.get('LEARN_SET_POW', 1))
         for expected, cands in qs:
             idx = [i for i, (n, _) in enumerate(cands) if is_hit(n, expected)]
             if idx:

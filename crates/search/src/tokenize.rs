@@ -388,6 +388,16 @@ pub fn is_stopword(word: &str) -> bool {
     STOPWORDS.contains(&word)
 }
 
+/// Two-word fillers whose second word is a content word elsewhere: "so far"
+/// means "until now" (it says when, not which tool), but "far" alone matched
+/// a tool whose text mentions "the conversation so far".
+const FILLER_PAIRS: &[(&str, &str)] = &[("so", "far")];
+
+/// True when `word`, following `previous` (both lowercased), closes a filler pair.
+pub fn closes_filler(previous: Option<&str>, word: &str) -> bool {
+    previous.is_some_and(|p| FILLER_PAIRS.contains(&(p, word)))
+}
+
 /// Nouns the stemmer would fold into a common action verb (`settings` ->
 /// `set`), which tool names use with a different meaning.
 const STEM_EXCEPTIONS: &[(&str, &str)] = &[("setting", "setting"), ("settings", "setting")];

@@ -94,3 +94,10 @@ fn snake_case_identifiers_are_literal_values() {
     // an underscore at an edge alone is no identifier join
     assert!(literals("a _private or trailing_ name").is_empty());
 }
+
+#[test]
+fn so_far_is_filler_but_far_alone_is_not() {
+    assert!(closes_filler(Some("so"), "far"));
+    assert!(!closes_filler(None, "far"));
+    assert!(!closes_filler(Some("how"), "far"));
+}
