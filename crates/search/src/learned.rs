@@ -46,8 +46,10 @@ impl LearnedWeights {
         }
         let mut weights = [0f32; FEATURES.len()];
         for (w, name) in weights.iter_mut().zip(FEATURES) {
-            *w = map.get(name).and_then(serde_json::Value::as_f64).ok_or(format!("learned fusion weights: no {name:?}"))?
-                as f32;
+            *w = map
+                .get(name)
+                .and_then(serde_json::Value::as_f64)
+                .ok_or(format!("learned fusion weights: no {name:?}"))? as f32;
         }
         let temperature = v["temperature"].as_f64().ok_or("learned fusion weights: no \"temperature\"")? as f32;
         Ok(LearnedWeights { weights, temperature })

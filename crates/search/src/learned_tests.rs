@@ -12,7 +12,8 @@ fn the_embedded_weights_parse_and_name_every_feature() {
 fn a_weights_file_missing_or_adding_a_feature_is_refused_by_name() {
     let err = LearnedWeights::parse(r#"{"temperature": 20, "weights": {"lexical": 1}}"#).unwrap_err();
     assert!(err.contains("\"lexical_shared\""), "{err}");
-    let mut all: serde_json::Map<String, serde_json::Value> = FEATURES.iter().map(|f| (f.to_string(), 0.5.into())).collect();
+    let mut all: serde_json::Map<String, serde_json::Value> =
+        FEATURES.iter().map(|f| (f.to_string(), 0.5.into())).collect();
     all.insert("typo".into(), 1.into());
     let text = serde_json::json!({"temperature": 20, "weights": all}).to_string();
     assert!(LearnedWeights::parse(&text).unwrap_err().contains("\"typo\""));

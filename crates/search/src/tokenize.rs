@@ -176,7 +176,8 @@ fn path_like(token: &[char]) -> bool {
 fn snake_identifier(t: &str) -> bool {
     let c: Vec<char> = t.chars().collect();
     c.iter().all(|&x| x.is_alphanumeric() || x == '_')
-        && (1..c.len().saturating_sub(1)).any(|i| c[i] == '_' && c[i - 1].is_alphanumeric() && c[i + 1].is_alphanumeric())
+        && (1..c.len().saturating_sub(1))
+            .any(|i| c[i] == '_' && c[i - 1].is_alphanumeric() && c[i + 1].is_alphanumeric())
 }
 
 fn emit_run(run: &[char], pos: &mut u32, flags: Flags, out: &mut Vec<Word>) {
