@@ -4,6 +4,7 @@
 
 use std::cmp::Ordering;
 
+use crate::learned::{LearnedWeights, fuse_learned};
 use crate::{Hit, SearchIndex};
 
 /// Which ranking produced a result list; a search reports it so a caller (and
@@ -34,6 +35,9 @@ pub enum FusionMethod {
     Score,
     /// Weighted reciprocal-rank fusion: `w / (k + rank)`.
     Rrf,
+    /// A linear ranker trained on the dev sets (see [`crate::learned`]); the
+    /// hand-set weights of [`FusionMethod::Score`] are not used.
+    Learned,
 }
 
 /// Fusion weights, chosen on the dev sets with the both-halves rule
@@ -91,6 +95,7 @@ impl FusionParams {
             "share_lean" => self.share_lean = value,
             "semantic_pow" => self.semantic_pow = value,
             "rrf" => self.method = if value > 0.0 { FusionMethod::Rrf } else { FusionMethod::Score },
+            "learned" => self.method = if value > 0.0 { FusionMethod::Learned } else { FusionMethod::Score },
             _ => return Err(format!("unknown fusion parameter {key:?}")),
         }
         Ok(())
@@ -129,10 +134,20 @@ pub fn fuse(
     }
     sem.sort_by(by_score);
     let lex: Vec<&Hit> = lexical.iter().filter(|h| h.doc < n && keep(h.doc)).take(pool).collect();
+    if params.method == FusionMethod::Learned
+        && let Some(w) = LearnedWeights::embedded()
+    {
+        let mut hits = fuse_learned(index, query, &lex, &sem, semantic, w);
+        hits.sort_by(by_score);
+        hits.truncate(limit);
+        return hits;
+    }
     let mut fused = vec![0f32; n];
     let mut seen = vec![false; n];
     match params.method {
-        FusionMethod::Score => {
+        // `Learned` here only if the embedded weights failed to parse (a unit
+        // test rules that out): the hand-set fusion rather than no ranking
+        FusionMethod::Score | FusionMethod::Learned => {
             let top = lex.first().map_or(0.0, |h| h.score);
             let shares = if top > 0.0 && (params.share_pow > 0.0 || params.share_lean > 0.0) {
                 index.match_share(query, &lex.iter().map(|h| h.doc).collect::<Vec<_>>())

@@ -13,6 +13,7 @@ pub mod bench;
 mod fusion;
 mod index;
 mod intent;
+mod learned;
 mod meaning;
 mod params;
 #[cfg(test)]
@@ -29,6 +30,7 @@ mod tokenize;
 
 pub use fusion::{FusionMethod, FusionParams, Ranking, confident, confident_margin, fuse};
 pub use index::{SearchDoc, SearchIndex};
+pub use learned::{FEATURES as LEARNED_FEATURES, LearnedWeights};
 pub use meaning::{CatalogMeaning, MeaningModel, MeaningState};
 pub use params::{FIELD_NAMES, Field, NFIELDS, RankParams};
 pub use rank::Hit;

@@ -79,7 +79,10 @@ const FLOOR_BFCL: (f64, f64, f64) = (0.589, 0.884, 0.703);
 // The frozen Seal-Tools check set (bench/search/frozen): 0.963 / 0.997 / 0.978
 // lexical when it was frozen; a floor only, never a reason for a change.
 const FLOOR_SEAL: (f64, f64, f64) = (0.955, 0.99, 0.97);
-const FLOOR_AUTHORED: (f64, f64, f64) = (0.755, 0.950, 0.832);
+// authored lowered 0.755 / 0.832 -> 0.754 / 0.831 by the snake_case literal
+// rule (issue 26): lexical top-1 0.756 -> 0.755 (1 of 1000), while azure and
+// mixed gained one each; fused authored unchanged (0.790 / 0.969).
+const FLOOR_AUTHORED: (f64, f64, f64) = (0.754, 0.950, 0.831);
 const FLOOR_MULTITURN: (f64, f64, f64) = (0.559, 0.868, 0.682);
 const FLOOR_AZURE_ODD: (f64, f64, f64) = (0.932, 0.984, 0.953);
 const FLOOR_AZURE_EVEN: (f64, f64, f64) = (0.936, 0.988, 0.959);

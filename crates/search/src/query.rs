@@ -8,7 +8,7 @@
 
 use super::index::{SearchIndex, decompound};
 use super::intent::{Intent, shape};
-use super::tokenize::{Word, WordKind, is_stopword, split_words};
+use super::tokenize::{Word, WordKind, closes_filler, is_stopword, split_words};
 
 /// Words inside placeholders that name the kind of value, not the thing.
 const PLACEHOLDER_NOISE: &[&str] = &["name", "id", "value"];
@@ -167,8 +167,12 @@ impl SearchIndex {
         let shape = shape(&words, &known);
         let mut content: Vec<Content> = Vec::with_capacity(words.len());
         let mut joined_known = false;
-        for w in &words {
-            if is_stopword(&w.text) || (w.placeholder && PLACEHOLDER_NOISE.contains(&w.text.as_str())) {
+        for (i, w) in words.iter().enumerate() {
+            let previous = i.checked_sub(1).and_then(|j| words.get(j)).filter(|p| p.pos + 1 == w.pos);
+            if is_stopword(&w.text)
+                || closes_filler(previous.map(|p| p.text.as_str()), &w.text)
+                || (w.placeholder && PLACEHOLDER_NOISE.contains(&w.text.as_str()))
+            {
                 continue;
             }
             let stem = self.stem_word(&w.text);

@@ -148,8 +148,11 @@ fn literal_chars(chars: &[char]) -> Vec<bool> {
 }
 
 /// A token shaped like a path (`src/main.rs`, `./build`, `a/b/c`), a file
-/// name with an extension (`server.toml`) or a URL. One slash between two
-/// words (`CI/CD`, `OGG/Opus`) is prose, not a path.
+/// name with an extension (`server.toml`), a URL, or a code identifier joined
+/// by underscores (`parse_args`, `MAX_RETRIES`): people quote their own
+/// symbols by name, and the parts (`args`, `url`) say nothing about which
+/// tool they want. One slash between two words (`CI/CD`, `OGG/Opus`) is
+/// prose, not a path.
 fn path_like(token: &[char]) -> bool {
     let t: String = token.iter().collect();
     let t = t.trim_end_matches([',', '.', ';', ':', '!', '?', ')', ']', '\'', '"']);
@@ -165,7 +168,16 @@ fn path_like(token: &[char]) -> bool {
             && ext.chars().all(|c| c.is_ascii_alphanumeric())
             && ext.chars().any(|c| c.is_ascii_alphabetic())
     });
-    slashes >= 2 || extension || (slashes == 1 && t.len() > 1 && t.starts_with('/'))
+    slashes >= 2 || extension || (slashes == 1 && t.len() > 1 && t.starts_with('/')) || snake_identifier(t)
+}
+
+/// `parse_args`, `DATABASE_URL`: word characters with an underscore between two
+/// of them (a leading or trailing underscore alone, as in `_private`, is not enough).
+fn snake_identifier(t: &str) -> bool {
+    let c: Vec<char> = t.chars().collect();
+    c.iter().all(|&x| x.is_alphanumeric() || x == '_')
+        && (1..c.len().saturating_sub(1))
+            .any(|i| c[i] == '_' && c[i - 1].is_alphanumeric() && c[i + 1].is_alphanumeric())
 }
 
 fn emit_run(run: &[char], pos: &mut u32, flags: Flags, out: &mut Vec<Word>) {
@@ -375,6 +387,16 @@ const STOPWORDS: &[&str] = &[
 /// True for words that should not be searched for.
 pub fn is_stopword(word: &str) -> bool {
     STOPWORDS.contains(&word)
+}
+
+/// Two-word fillers whose second word is a content word elsewhere: "so far"
+/// means "until now" (it says when, not which tool), but "far" alone matched
+/// a tool whose text mentions "the conversation so far".
+const FILLER_PAIRS: &[(&str, &str)] = &[("so", "far")];
+
+/// True when `word`, following `previous` (both lowercased), closes a filler pair.
+pub fn closes_filler(previous: Option<&str>, word: &str) -> bool {
+    previous.is_some_and(|p| FILLER_PAIRS.contains(&(p, word)))
 }
 
 /// Nouns the stemmer would fold into a common action verb (`settings` ->

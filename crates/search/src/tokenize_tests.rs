@@ -86,3 +86,18 @@ fn apostrophes_prose_slashes_and_versions_are_not_literal() {
     // one slash between words is prose; versions and abbreviations are not file names
     assert!(literals("set up CI/CD and OGG/Opus audio, e.g. v1.2 or 3.14").is_empty());
 }
+
+#[test]
+fn snake_case_identifiers_are_literal_values() {
+    assert_eq!(literals("where do we call parse_args?"), ["parse", "args"]);
+    assert_eq!(literals("which files mention DATABASE_URL"), ["database", "url"]);
+    // an underscore at an edge alone is no identifier join
+    assert!(literals("a _private or trailing_ name").is_empty());
+}
+
+#[test]
+fn so_far_is_filler_but_far_alone_is_not() {
+    assert!(closes_filler(Some("so"), "far"));
+    assert!(!closes_filler(None, "far"));
+    assert!(!closes_filler(Some("how"), "far"));
+}
