@@ -303,6 +303,9 @@ struct Row {
     eager_prompt: usize,
     overhead: Vec<f64>,
     audit_summary: String,
+    /// Per request: (prompt bytes, bytes a cache could serve, bytes shared
+    /// with the previous prompt, whether it follows a load).
+    per_request: Vec<(usize, usize, usize, bool)>,
 }
 
 fn share((cached, total): (usize, usize)) -> f64 {
@@ -393,6 +396,7 @@ async fn measure(variant: Variant, catalogs: &[String]) -> anyhow::Result<Row> {
         eager_prompt: 0,
         overhead,
         audit_summary: report.lines().last().cloned().unwrap_or_default(),
+        per_request: Vec::new(),
     };
     for (i, r) in requests.iter().enumerate() {
         row.run.0 += r.cached_bytes;
@@ -401,7 +405,9 @@ async fn measure(variant: Variant, catalogs: &[String]) -> anyhow::Result<Row> {
             row.cache_breaks += 1;
         }
         // The audit's requests line up with the server's (one each).
-        if report.requests.get(i).is_some_and(|a| a.loading) {
+        let loading = report.requests.get(i).is_some_and(|a| a.loading);
+        row.per_request.push((r.prompt_bytes, r.cached_bytes, r.shared_bytes, loading));
+        if loading {
             row.loading_requests += 1;
             row.loading.0 += r.cached_bytes;
             row.loading.1 += r.prompt_bytes;
@@ -438,7 +444,9 @@ async fn measure(variant: Variant, catalogs: &[String]) -> anyhow::Result<Row> {
 }
 
 async fn bench() -> anyhow::Result<()> {
-    let catalogs: Vec<String> = std::env::args().skip(1).collect();
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let per_request = args.iter().any(|a| a == "--requests");
+    let catalogs: Vec<String> = args.into_iter().filter(|a| a != "--requests").collect();
     let (_, _, native, mcp) = registry(&catalogs)?;
     println!("catalog: {native} native and agent tools + {mcp} MCP tools from {} catalog file(s)", catalogs.len());
     let mut rows = Vec::new();
@@ -465,6 +473,21 @@ async fn bench() -> anyhow::Result<()> {
             r.eager_body,
             r.eager_prompt,
         );
+    }
+    if per_request {
+        for r in &rows {
+            println!(
+                "{}: request prompt_bytes cached_bytes shared_with_previous new_bytes missed_bytes loading",
+                r.variant.label()
+            );
+            for (i, (prompt, cached, shared, loading)) in r.per_request.iter().enumerate() {
+                let (new, missed) = (prompt - shared, shared.saturating_sub(*cached));
+                println!(
+                    "  {i:>2} {prompt:>6} {cached:>6} {shared:>6} {new:>6} {missed:>6} {}",
+                    if *loading { "loading" } else { "" }
+                );
+            }
+        }
     }
     for r in &rows {
         println!(
