@@ -118,7 +118,7 @@ async fn computed_usage_reads_the_previous_conversation_from_cache() {
     server.script([ScriptedTurn::text("one"), ScriptedTurn::text("two")]);
     let provider = anthropic(&server);
     // Over the 1024 tokens Sonnet caches at least.
-    let mut history = vec![Message::user(&format!("first{}", " and more".repeat(600)))];
+    let mut history = vec![Message::user(format!("first{}", " and more".repeat(600)))];
     let first = complete(&provider, &request("claude-sonnet-4-5", anthropic_tools(), 3, history.clone(), true))
         .await
         .0

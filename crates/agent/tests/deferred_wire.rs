@@ -27,7 +27,7 @@ fn after_search(tail: bool) -> ModelRequest {
     let call = ToolCall { id: "toolu_1".into(), name: "tool_search".into(), arguments: r#"{"query":"log"}"#.into() };
     let messages = vec![
         // Over the 1024 tokens the Messages API caches at least.
-        Message::user(&format!("show the log{}", " please".repeat(800))),
+        Message::user(format!("show the log{}", " please".repeat(800))),
         Message::Assistant { text: String::new(), reasoning: None, reasoning_signature: None, tool_calls: vec![call] },
         search,
     ];
