@@ -142,6 +142,26 @@ pub fn prompt_tools(req: &ModelRequest) -> Vec<Value> {
     tools_with_deferral(req).into_iter().filter(|(_, deferred)| !deferred).map(|(t, _)| t).collect()
 }
 
+/// The text that goes with a result's `tool_reference` blocks. The
+/// references bring each loaded tool's whole definition in, so repeating
+/// the search's matches (descriptions, schema previews) would send the same
+/// bytes twice, on the one request where nothing new can come from the
+/// cache; what only the search knows is its `nextInstruction` (what it
+/// loaded, what else matched and how to load that). A result that is not a
+/// search's JSON goes whole.
+pub fn reference_note(content: &str) -> String {
+    let parsed = serde_json::from_str::<Value>(content).ok();
+    // The engine's port wraps a result with metadata (`loaded`) as
+    // `{content, is_error, metadata}`.
+    let next = parsed.as_ref().and_then(|v| {
+        v.pointer("/content/nextInstruction").or_else(|| v.get("nextInstruction")).and_then(Value::as_str)
+    });
+    match next {
+        Some(next) => next.to_string(),
+        None => content.to_string(),
+    }
+}
+
 #[cfg(test)]
 #[path = "deferred_tests.rs"]
 mod tests;

@@ -81,3 +81,11 @@ fn the_setting_parses_its_two_values_only() {
     assert_eq!(DeferredTools::parse("Append"), None);
     assert_eq!(DeferredTools::Append.as_str(), "append");
 }
+
+#[test]
+fn the_text_beside_references_is_the_searchs_next_instruction() {
+    let wrapped = r#"{"content":{"matches":[{"description":"long"}],"nextInstruction":"Loaded `git_log`."},"is_error":false,"metadata":{"loaded":["git_log"]}}"#;
+    assert_eq!(reference_note(wrapped), "Loaded `git_log`.");
+    assert_eq!(reference_note(r#"{"nextInstruction":"Loaded `a`."}"#), "Loaded `a`.");
+    assert_eq!(reference_note("loaded: git_log"), "loaded: git_log", "not a search's JSON: whole");
+}

@@ -26,7 +26,8 @@ fn after_search(tail: bool) -> ModelRequest {
     }
     let call = ToolCall { id: "toolu_1".into(), name: "tool_search".into(), arguments: r#"{"query":"log"}"#.into() };
     let messages = vec![
-        Message::user("show the log"),
+        // Over the 1024 tokens the Messages API caches at least.
+        Message::user(format!("show the log{}", " please".repeat(800))),
         Message::Assistant { text: String::new(), reasoning: None, reasoning_signature: None, tool_calls: vec![call] },
         search,
     ];
@@ -51,9 +52,11 @@ async fn a_load_by_reference_keeps_the_whole_previous_prompt_cached() {
     assert_eq!(requests[0].json()["tools"], body["tools"], "the load did not touch `tools`");
     let user = &body["messages"][2]["content"];
     assert_eq!(user[0]["content"], json!([{"type": "tool_reference", "tool_name": "git_log"}]));
-    assert_eq!(user[1], json!({"type": "text", "text": "loaded: git_log"}));
-    // The deferred tools are not in the prompt; the previous prompt is all served.
-    assert_eq!(requests[1].cached_bytes + 1, requests[0].prompt_bytes, "all but the closing bracket");
+    let breakpoint = json!({"type": "ephemeral"});
+    assert_eq!(user[1], json!({"type": "text", "text": "loaded: git_log", "cache_control": breakpoint}));
+    // The deferred tools are not in the prompt; the previous prompt is all
+    // served (the conversation's breakpoint wrote it).
+    assert_eq!(requests[1].cached_bytes, requests[0].prompt_bytes);
     assert_eq!(requests[1].extends_previous, Some(true));
     assert!(requests[1].prompt_bytes > requests[0].prompt_bytes);
 }

@@ -44,7 +44,8 @@ async fn text_and_calls_streamed_or_not_with_cached_tokens() {
             ScriptedTurn::tool_call("c1", "read_file", r#"{"path":"a.rs"}"#).with_reasoning("Look first."),
             ScriptedTurn::text("Done."),
         ]);
-        let mut messages = vec![Message::user("Read a.rs.")];
+        // Long enough to cache: OpenAI caches prompts of 1024 tokens or more.
+        let mut messages = vec![Message::user(format!("Read a.rs.{}", " Carefully.".repeat(400)))];
         let first = complete(&p, &req(messages.clone(), stream)).await.0.unwrap();
         assert_eq!(first.finish_reason, FinishReason::ToolCalls);
         assert_eq!(first.tool_calls[0].arguments, r#"{"path":"a.rs"}"#);

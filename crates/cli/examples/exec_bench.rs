@@ -297,12 +297,22 @@ struct Row {
     /// (cached, prompt) bytes as the scripted server keys its cache.
     loading: (usize, usize),
     run: (usize, usize),
+    /// Bytes each prompt shares with the previous one, over the run: what a
+    /// cache holding every earlier prompt whole would serve (all but each
+    /// request's new bytes and the cold first request).
+    ideal: usize,
+    /// The first request of a second session on the same server, after the
+    /// first session (cached, prompt): what the head's cache gives a new session.
+    warm_first: (usize, usize),
     first_body: usize,
     first_prompt: usize,
     eager_body: usize,
     eager_prompt: usize,
     overhead: Vec<f64>,
     audit_summary: String,
+    /// Per request: (prompt bytes, bytes a cache could serve, bytes shared
+    /// with the previous prompt, whether it follows a load).
+    per_request: Vec<(usize, usize, usize, bool)>,
 }
 
 fn share((cached, total): (usize, usize)) -> f64 {
@@ -387,21 +397,27 @@ async fn measure(variant: Variant, catalogs: &[String]) -> anyhow::Result<Row> {
         loading_requests: 0,
         loading: (0, 0),
         run: (0, 0),
+        ideal: 0,
+        warm_first: (0, 0),
         first_body: requests.first().map_or(0, |r| r.body.len()),
         first_prompt: requests.first().map_or(0, |r| r.prompt_bytes),
         eager_body: 0,
         eager_prompt: 0,
         overhead,
         audit_summary: report.lines().last().cloned().unwrap_or_default(),
+        per_request: Vec::new(),
     };
     for (i, r) in requests.iter().enumerate() {
         row.run.0 += r.cached_bytes;
+        row.ideal += r.shared_bytes;
         row.run.1 += r.prompt_bytes;
         if r.extends_previous == Some(false) {
             row.cache_breaks += 1;
         }
         // The audit's requests line up with the server's (one each).
-        if report.requests.get(i).is_some_and(|a| a.loading) {
+        let loading = report.requests.get(i).is_some_and(|a| a.loading);
+        row.per_request.push((r.prompt_bytes, r.cached_bytes, r.shared_bytes, loading));
+        if loading {
             row.loading_requests += 1;
             row.loading.0 += r.cached_bytes;
             row.loading.1 += r.prompt_bytes;
@@ -431,6 +447,16 @@ async fn measure(variant: Variant, catalogs: &[String]) -> anyhow::Result<Row> {
         .filter(|t| t.get("defer_loading") != Some(&Value::Bool(true)))
         .collect();
     let prompt_tools = quiver_engine::canonical::to_string(&serde_json::json!(in_prompt)).len();
+    // A new session (its own state, another task) on the same server.
+    let mut ctx = host.context(Workspace::new(&ws)?, audience.clone());
+    ctx.transcript = Some(Arc::new(TranscriptWriter::open(dir.path().join("second.jsonl"))?));
+    let second_port = EnginePort::hosted(Arc::clone(&host), ctx);
+    server.push(ScriptedTurn::text("Nothing to do."));
+    let second = AgentLoop { tools: &second_port, ..agent };
+    second.run(Vec::new(), "Which license does this crate use?", &mut |_| {}).await?;
+    if let Some(first) = server.requests().get(requests.len()) {
+        row.warm_first = (first.cached_bytes, first.prompt_bytes);
+    }
     row.head_tools = eager.head.len();
     row.eager_body = row.first_body - sent_tools.len() + eager_tools;
     row.eager_prompt = row.first_prompt - prompt_tools + eager_tools;
@@ -438,7 +464,9 @@ async fn measure(variant: Variant, catalogs: &[String]) -> anyhow::Result<Row> {
 }
 
 async fn bench() -> anyhow::Result<()> {
-    let catalogs: Vec<String> = std::env::args().skip(1).collect();
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let per_request = args.iter().any(|a| a == "--requests");
+    let catalogs: Vec<String> = args.into_iter().filter(|a| a != "--requests").collect();
     let (_, _, native, mcp) = registry(&catalogs)?;
     println!("catalog: {native} native and agent tools + {mcp} MCP tools from {} catalog file(s)", catalogs.len());
     let mut rows = Vec::new();
@@ -446,12 +474,12 @@ async fn bench() -> anyhow::Result<()> {
         rows.push(measure(variant, &catalogs).await?);
     }
     println!(
-        "| wire | turns | head tools | head changes | cache breaks | loading requests | cacheable on loading requests | cacheable over the run | first request body / prompt bytes | eager first request body / prompt bytes |"
+        "| wire | turns | head tools | head changes | cache breaks | loading requests | cacheable on loading requests | cacheable over the run | ideal cache over the run | a new session's first request | first request body / prompt bytes | eager first request body / prompt bytes |"
     );
-    println!("|---|---|---|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|");
     for r in &rows {
         println!(
-            "| {} | {} | {} | {} | {} | {} | {:.1}% | {:.1}% | {} / {} | {} / {} |",
+            "| {} | {} | {} | {} | {} | {} | {:.1}% | {:.1}% | {:.1}% | {:.1}% | {} / {} | {} / {} |",
             r.variant.label(),
             r.turns,
             r.head_tools,
@@ -460,11 +488,28 @@ async fn bench() -> anyhow::Result<()> {
             r.loading_requests,
             share(r.loading),
             share(r.run),
+            share((r.ideal, r.run.1)),
+            share(r.warm_first),
             r.first_body,
             r.first_prompt,
             r.eager_body,
             r.eager_prompt,
         );
+    }
+    if per_request {
+        for r in &rows {
+            println!(
+                "{}: request prompt_bytes cached_bytes shared_with_previous new_bytes missed_bytes loading",
+                r.variant.label()
+            );
+            for (i, (prompt, cached, shared, loading)) in r.per_request.iter().enumerate() {
+                let (new, missed) = (prompt - shared, shared.saturating_sub(*cached));
+                println!(
+                    "  {i:>2} {prompt:>6} {cached:>6} {shared:>6} {new:>6} {missed:>6} {}",
+                    if *loading { "loading" } else { "" }
+                );
+            }
+        }
     }
     for r in &rows {
         println!(

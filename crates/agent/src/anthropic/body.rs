@@ -2,9 +2,11 @@
 //!
 //! The system prompt is top-level; tool calls are `tool_use` blocks; tool
 //! results are `tool_result` blocks, and consecutive ones (with any user text
-//! that follows) share one user message, since roles must alternate. A
-//! `cache_control` breakpoint sits on the last head tool, so the head is one
-//! cached prefix and tools loaded later extend it without invalidating it
+//! that follows) share one user message, since roles must alternate. Two
+//! `cache_control` breakpoints: on the last head tool, so the head is one
+//! cached prefix any session with the same tools reads (tools loaded later
+//! extend it without invalidating it), and on the last block of the
+//! conversation, so each request reads everything the previous one sent
 //! (https://docs.anthropic.com/en/docs/build-with-claude/prompt-caching).
 //!
 //! With `deferred_tools = "defer"` (the default) every tool the session may
@@ -32,7 +34,9 @@ pub fn request_body_streamed(req: &ModelRequest, vision: Option<bool>, stream: b
     if !req.system.is_empty() {
         body.insert("system".into(), json!(req.system));
     }
-    body.insert("messages".into(), Value::Array(messages(req, crate::vision::sees_images(&req.model, vision))));
+    let mut messages = messages(req, crate::vision::sees_images(&req.model, vision));
+    mark_conversation_end(&mut messages);
+    body.insert("messages".into(), Value::Array(messages));
     let tools = crate::deferred::wire_tools(req);
     if !tools.is_empty() {
         let mut tools = tools;
@@ -43,6 +47,22 @@ pub fn request_body_streamed(req: &ModelRequest, vision: Option<bool>, stream: b
     }
     body.insert("stream".into(), json!(stream));
     Value::Object(body)
+}
+
+/// A breakpoint on the last block of the last message: the request writes
+/// the whole conversation to the cache and the next one, which repeats it
+/// and adds a turn (a few blocks, well inside the 20-block lookback), reads
+/// it all. Without it only the tools up to the head's breakpoint are ever
+/// served. The marker is not part of the cache key, so moving it forward
+/// each turn costs nothing. Thinking blocks cannot carry one; a
+/// conversation ending in one (never sent by the loop) goes unmarked.
+fn mark_conversation_end(messages: &mut [Value]) {
+    let last = messages.last_mut().and_then(|m| m.get_mut("content")).and_then(Value::as_array_mut);
+    if let Some(Value::Object(block)) = last.and_then(|blocks| blocks.last_mut())
+        && !matches!(block.get("type").and_then(Value::as_str), Some("thinking" | "redacted_thinking"))
+    {
+        block.insert("cache_control".into(), json!({"type": "ephemeral"}));
+    }
 }
 
 fn messages(req: &ModelRequest, vision: bool) -> Vec<Value> {
@@ -82,7 +102,7 @@ fn messages(req: &ModelRequest, vision: bool) -> Vec<Value> {
             Message::Tool { call_id, content, is_error, images, loaded } => {
                 let references = crate::deferred::references(req, loaded);
                 let content = if !references.is_empty() {
-                    after_results.push(json!({"type": "text", "text": content}));
+                    after_results.push(json!({"type": "text", "text": crate::deferred::reference_note(content)}));
                     Value::Array(references.iter().map(|n| json!({"type": "tool_reference", "tool_name": n})).collect())
                 } else if vision && !images.is_empty() {
                     let mut parts = vec![json!({"type": "text", "text": content})];

@@ -7,6 +7,7 @@
 //! and the head is checked to stay byte-identical, so the provider's prefix
 //! cache holds across the whole run.
 
+pub mod cache_key;
 pub mod compact;
 pub mod engine_port;
 pub mod prefix;

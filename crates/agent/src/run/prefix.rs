@@ -37,7 +37,9 @@ pub struct RequestRecord {
 pub fn cache_order(wire: Wire) -> &'static str {
     match wire {
         // "Tool use with prompt caching": tools, then system, then messages;
-        // deferred tools are not in the prompt.
+        // deferred tools are not in the prompt, a `tool_reference` brings its
+        // definition in where it sits. Served up to the conversation's end
+        // because the wire puts a breakpoint there (`anthropic::body`).
         Wire::Anthropic => "tools(not deferred)>system>messages",
         // Chat templates render the tool list into the prompt ahead of the
         // conversation (DeepSeek, llama.cpp, vLLM), so a changed list changes
@@ -54,9 +56,17 @@ pub fn cache_order(wire: Wire) -> &'static str {
 /// request that only appends shares every byte of the previous one).
 pub fn linearize(wire: Wire, request: &ModelRequest) -> String {
     match wire {
-        Wire::Anthropic | Wire::OpenAi => tools_system_messages(request),
+        Wire::OpenAi => tools_system_messages(request),
+        Wire::Anthropic => messages_body_blocks(request),
         Wire::Responses => responses_body_lines(request),
     }
+}
+
+/// The Messages body as the wire builds it (a loaded tool's definition
+/// comes in by reference, the search's text shortened beside it), as its
+/// cache keys it ([`super::cache_key`]).
+fn messages_body_blocks(request: &ModelRequest) -> String {
+    super::cache_key::Keyed::of_messages(&crate::anthropic::request_body(request, None)).text
 }
 
 /// The Responses body as the wire builds it (where a loaded tool goes

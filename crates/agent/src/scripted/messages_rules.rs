@@ -9,7 +9,7 @@
 //! - deferred tools are not part of the prompt: the cache reads the other
 //!   tools, then `system`, then `messages` (where a `tool_reference` brings a
 //!   definition in). So the deferred set may change without costing the
-//!   cache, and is left out of the key.
+//!   cache, and is left out of the key (see `prefix_cache`).
 
 use axum::http::StatusCode;
 use axum::response::Response;
@@ -62,20 +62,4 @@ fn broken_rule(request: &Value) -> Option<String> {
         }
     }
     None
-}
-
-/// The bytes the prefix cache keys on, in the documented order: the tools
-/// that are in the prompt, then `system`, then `messages`.
-pub(super) fn prompt(request: &Value) -> String {
-    let c = |key: &str| request.get(key).map(quiver_engine::canonical::to_string).unwrap_or_default();
-    let in_prompt: Vec<Value> = tools(request).iter().filter(|t| !deferred(t)).cloned().collect();
-    let tools =
-        if in_prompt.is_empty() { String::new() } else { quiver_engine::canonical::to_string(&json!(in_prompt)) };
-    format!("{tools}{}{}", c("system"), c("messages"))
-}
-
-/// The tools in the prompt, for what the head's breakpoint writes.
-pub(super) fn prompt_tools_bytes(request: &Value) -> usize {
-    let in_prompt: Vec<&Value> = tools(request).iter().filter(|t| !deferred(t)).collect();
-    if in_prompt.is_empty() { 0 } else { quiver_engine::canonical::to_string(&json!(in_prompt)).len() }
 }

@@ -8,8 +8,9 @@
 //! takes the next scripted turn; faults (error statuses with `Retry-After`,
 //! cut streams, garbage lines, stalls) are turns too. Every request body is
 //! recorded byte for byte, and unless a turn fixes its usage, cache-hit tokens
-//! are computed from the prompt prefix shared with the previous request, the
-//! way a provider's prefix cache would see it.
+//! are what the wire's documented prefix cache would serve (`prefix_cache`:
+//! Anthropic's breakpoints and lookback, OpenAI's 128-token blocks; the
+//! prefix shared with the previous request on Chat Completions).
 //!
 //! [`Quirk`]s switch on behaviours of real servers the project does not write
 //! (llama-cpp-python, LiteLLM, legacy function calling), server-wide: see
@@ -19,6 +20,7 @@
 mod anthropic;
 mod messages_rules;
 mod openai;
+mod prefix_cache;
 mod quirks;
 mod responses;
 
@@ -140,6 +142,11 @@ pub struct RecordedRequest {
     /// Both 0 for a request refused before it reached the model.
     pub prompt_bytes: usize,
     pub cached_bytes: usize,
+    /// How many bytes of the prompt the previous request's prompt began
+    /// with: what a cache holding the whole previous prompt would serve.
+    /// `cached_bytes` is less where the wire's documented cache serves less
+    /// (Anthropic's breakpoints, OpenAI's 128-token blocks).
+    pub shared_bytes: usize,
     /// Whether this prompt holds all of the previous one (up to the bracket
     /// that closed its message list), so a cache of the previous request
     /// serves it whole: `false` is a broken cached prefix. `None` for the
@@ -171,6 +178,8 @@ struct Inner {
     models: Vec<String>,
     /// Responses: each `tool_search_output`'s tools as first sent, by call id.
     search_outputs: BTreeMap<String, String>,
+    /// What Messages breakpoints have written.
+    breakpoints: prefix_cache::BreakpointCache,
 }
 
 #[derive(Clone, Default)]
@@ -294,6 +303,7 @@ async fn handle(State(shared): State<Shared>, uri: Uri, headers: HeaderMap, body
                 .collect(),
             prompt_bytes: 0,
             cached_bytes: 0,
+            shared_bytes: 0,
             extends_previous: None,
         });
         if let Some(refusal) = inner.quirks.refusal(route == Route::Chat, &request) {
@@ -324,14 +334,29 @@ async fn handle(State(shared): State<Shared>, uri: Uri, headers: HeaderMap, body
             // Not retryable on purpose: a test that runs out of script fails fast.
             return error_response(StatusCode::IM_A_TEAPOT, "scripted server: no turn left in the script", None);
         };
-        let prompt = prompt_of(route, &request);
-        let cached = inner.last_prompt.as_deref().map(|last| common_prefix(last, &prompt)).unwrap_or(0);
+        let keyed = (route == Route::Messages).then(|| prefix_cache::Keyed::of_messages(&request));
+        let prompt = match &keyed {
+            Some(keyed) => keyed.text.clone(),
+            None => prompt_of(route, &request),
+        };
+        let shared = inner.last_prompt.as_deref().map(|last| common_prefix(last, &prompt)).unwrap_or(0);
+        // What the wire's documented cache serves of what an ideal one would.
+        let (cached, written) = match (route, &keyed) {
+            (Route::Messages, Some(keyed)) => {
+                let model = request.get("model").and_then(Value::as_str).unwrap_or_default();
+                let served = inner.breakpoints.serve(keyed, model);
+                (served.read, served.written)
+            }
+            (Route::Responses, _) => (prefix_cache::openai_served(shared), 0),
+            _ => (shared, 0),
+        };
         let extends =
             inner.last_prompt.as_deref().map(|last| prompt.starts_with(last.strip_suffix(']').unwrap_or(last)));
         if let Some(recorded) = inner.requests.last_mut() {
             (recorded.prompt_bytes, recorded.cached_bytes, recorded.extends_previous) = (prompt.len(), cached, extends);
+            recorded.shared_bytes = shared;
         }
-        let usage = turn.usage.unwrap_or_else(|| computed_usage(route, &request, &prompt, &inner, &turn));
+        let usage = turn.usage.unwrap_or_else(|| computed_usage(prompt.len(), cached, written, &turn));
         // A FIM request is a separate prompt; a provider's prefix cache keeps
         // the conversation's prefix across it.
         if route != Route::Fim {
@@ -375,12 +400,13 @@ fn user_messages(request: &Value) -> String {
 
 /// What a provider's prefix cache keys on: the tools (rendered before the
 /// conversation in the model's prompt), the system prompt, then the messages;
-/// on the Messages API without the deferred tools (see `messages_rules`).
+/// on the Messages API block by block, without the deferred tools (see
+/// `prefix_cache`).
 fn prompt_of(route: Route, request: &Value) -> String {
     let c = |key: &str| request.get(key).map(quiver_engine::canonical::to_string).unwrap_or_default();
     match route {
         Route::Chat => format!("{}{}", c("tools"), c("messages")),
-        Route::Messages => messages_rules::prompt(request),
+        Route::Messages => prefix_cache::Keyed::of_messages(request).text,
         // Loaded tools arrive in `input` (`tool_search_output`): the API
         // injects them at the end of the context, after what is cached.
         Route::Responses => format!("{}{}{}", c("tools"), c("instructions"), c("input")),
@@ -393,26 +419,21 @@ fn tokens(bytes: usize) -> u64 {
     bytes.div_ceil(4) as u64
 }
 
-fn computed_usage(route: Route, request: &Value, prompt: &str, inner: &Inner, turn: &ScriptedTurn) -> Usage {
-    let shared = inner.last_prompt.as_deref().map(|last| common_prefix(last, prompt)).unwrap_or(0);
-    let input = tokens(prompt.len());
-    let hit = (shared / 4) as u64;
+/// Usage as the provider would report it: `cached` bytes read from the
+/// cache, and on the Messages API the bytes past them that a breakpoint wrote.
+fn computed_usage(prompt: usize, cached: usize, written: usize, turn: &ScriptedTurn) -> Usage {
+    let input = tokens(prompt);
+    let hit = (cached / 4) as u64;
     let produced = turn.text.len()
         + turn.reasoning.as_ref().map_or(0, String::len)
         + turn.tool_calls.iter().map(|c| c.name.len() + c.arguments.len()).sum::<usize>();
-    let mut usage = Usage {
+    Usage {
         input_tokens: input,
         output_tokens: tokens(produced),
         cache_hit_tokens: hit,
         cache_miss_tokens: input - hit.min(input),
-        cache_write_tokens: 0,
-    };
-    if route == Route::Messages {
-        // The breakpoint on the last head tool writes the head once.
-        let head = tokens(messages_rules::prompt_tools_bytes(request));
-        usage.cache_write_tokens = head.saturating_sub(hit);
+        cache_write_tokens: (written.saturating_sub(cached) / 4) as u64,
     }
-    usage
 }
 
 fn common_prefix(a: &str, b: &str) -> usize {
