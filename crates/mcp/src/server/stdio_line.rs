@@ -8,7 +8,7 @@
 //! its place; a `tools/list` answer likewise gets such a server's entries as
 //! it wrote them. Each message goes out in one write.
 
-use std::collections::HashMap;
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -41,8 +41,14 @@ enum Verbatim {
 #[derive(Default)]
 pub struct VerbatimResults {
     next: AtomicU64,
-    slots: Mutex<HashMap<u64, Verbatim>>,
+    slots: Mutex<BTreeMap<u64, Verbatim>>,
 }
+
+/// Slots kept at most. A slot is taken as soon as its answer is written, so
+/// the map is nearly empty; what stays is an answer never written (an HTTP
+/// client that left mid-call), and a client leaving over and over must not
+/// grow it without bound. The oldest goes first.
+const MAX_SLOTS: usize = 1024;
 
 fn slot_meta(slot: u64) -> MetaObject {
     let mut meta = JsonObject::new();
@@ -59,7 +65,7 @@ impl VerbatimResults {
     /// transport writes `verbatim` where the placeholder would go.
     pub fn placeholder(&self, verbatim: Arc<String>) -> CallToolResult {
         let slot = self.next.fetch_add(1, Ordering::Relaxed);
-        lock(&self.slots).insert(slot, Verbatim::Call(verbatim));
+        self.keep(slot, Verbatim::Call(verbatim));
         let mut result = CallToolResult::success(Vec::new());
         result.meta = Some(slot_meta(slot));
         result
@@ -72,9 +78,17 @@ impl VerbatimResults {
             return list;
         }
         let slot = self.next.fetch_add(1, Ordering::Relaxed);
-        lock(&self.slots).insert(slot, Verbatim::Tools(entries));
+        self.keep(slot, Verbatim::Tools(entries));
         list.meta = Some(slot_meta(slot));
         list
+    }
+
+    fn keep(&self, slot: u64, verbatim: Verbatim) {
+        let mut slots = lock(&self.slots);
+        slots.insert(slot, verbatim);
+        while slots.len() > MAX_SLOTS {
+            slots.pop_first();
+        }
     }
 
     /// The line's `result` text for a placeholder (taken: each is written once).
@@ -225,6 +239,18 @@ mod tests {
         // Taken: a second write of the same placeholder is an ordinary result.
         let again = String::from_utf8(encode(&response(placeholder), &verbatim).unwrap()).unwrap();
         assert!(again.contains(SLOT_KEY), "{again}");
+    }
+
+    #[test]
+    fn answers_never_written_do_not_pile_up() {
+        let verbatim = VerbatimResults::default();
+        let first = verbatim.placeholder(Arc::new("{}".into()));
+        for _ in 0..MAX_SLOTS + 10 {
+            let _ = verbatim.placeholder(Arc::new("{}".into()));
+        }
+        assert_eq!(lock(&verbatim.slots).len(), MAX_SLOTS);
+        let line = String::from_utf8(encode(&response(first), &verbatim).unwrap()).unwrap();
+        assert!(line.contains(SLOT_KEY), "the oldest slot went first: {line}");
     }
 
     #[test]
