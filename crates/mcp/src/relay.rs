@@ -97,7 +97,16 @@ pub(crate) struct Relay {
     /// Signalled when a call's downstream progress token becomes known (it
     /// is only after the request went out, and the server may be faster).
     tokens: tokio::sync::Notify,
+    /// Forwarding tickets: the next to hand out (in read order) and the one
+    /// whose turn it is; signalled when the turn moves.
+    tickets: AtomicU64,
+    turn: AtomicU64,
+    turned: tokio::sync::Notify,
 }
+
+/// A forwarded notification's place in the order the server sent it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct ForwardTicket(u64);
 
 impl Relay {
     /// Records a downstream call serving `upstream`; forgotten when the guard drops.
@@ -126,9 +135,46 @@ impl Relay {
         })
     }
 
-    /// A notification to forward was read from the server.
-    pub(crate) fn forward_started(&self) {
+    /// A notification to forward was read from the server: its ticket.
+    pub(crate) fn forward_started(&self) -> ForwardTicket {
         self.forwarding.fetch_add(1, Ordering::SeqCst);
+        ForwardTicket(self.tickets.fetch_add(1, Ordering::SeqCst))
+    }
+
+    /// A place after every notification read so far, for a server request
+    /// that must reach the client after them ([`Self::forward_turn`] on it
+    /// waits for them; it is nobody's turn to give back).
+    pub(crate) fn after_forwards(&self) -> ForwardTicket {
+        ForwardTicket(self.tickets.load(Ordering::SeqCst))
+    }
+
+    /// Waits until every notification read before the one holding `ticket`
+    /// was forwarded. Bounded like [`Self::forwards_settled`]: a notification
+    /// rmcp never handed to a handler must not stall the ones after it.
+    pub(crate) async fn forward_turn(&self, ticket: Option<ForwardTicket>) {
+        let Some(ForwardTicket(mine)) = ticket else { return };
+        let turn = async {
+            loop {
+                let signal = self.turned.notified();
+                tokio::pin!(signal);
+                signal.as_mut().enable();
+                if self.turn.load(Ordering::SeqCst) >= mine {
+                    return;
+                }
+                signal.await;
+            }
+        };
+        if tokio::time::timeout(FORWARD_BOUND, turn).await.is_err() {
+            tracing::debug!("an earlier notification was not forwarded in time; forwarding this one anyway");
+        }
+    }
+
+    /// The notification holding `ticket` was forwarded: the next one's turn.
+    pub(crate) fn forward_turn_done(&self, ticket: Option<ForwardTicket>) {
+        if let Some(ForwardTicket(mine)) = ticket {
+            self.turn.fetch_max(mine + 1, Ordering::SeqCst);
+            self.turned.notify_waiters();
+        }
     }
 
     /// That notification was forwarded (or had nowhere to go).

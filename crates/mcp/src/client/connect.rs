@@ -25,7 +25,7 @@ use super::events::DownstreamEvent;
 use super::ordered::Ordered;
 use super::stderr::StderrTail;
 use crate::config::{ServerConfig, Transport};
-use crate::relay::Relay;
+use crate::relay::{ForwardTicket, Relay};
 
 /// quiver's side of one downstream session: `tools/list_changed` marks the
 /// server's list for a refresh; progress, logging and the server's own
@@ -113,16 +113,21 @@ impl ClientHandler for ClientState {
         self.announce(DownstreamEvent::ResourceUpdated { server: self.server.clone(), uri: params.uri });
     }
 
-    async fn on_progress(&self, params: ProgressNotificationParam, _context: NotificationContext<RoleClient>) {
+    async fn on_progress(&self, params: ProgressNotificationParam, context: NotificationContext<RoleClient>) {
+        let ticket = context.extensions.get::<ForwardTicket>().copied();
+        self.relay.forward_turn(ticket).await;
         self.relay.forward_progress(params).await;
+        self.relay.forward_turn_done(ticket);
         self.relay.forward_done();
     }
 
     async fn on_logging_message(
         &self,
         params: LoggingMessageNotificationParam,
-        _context: NotificationContext<RoleClient>,
+        context: NotificationContext<RoleClient>,
     ) {
+        let ticket = context.extensions.get::<ForwardTicket>().copied();
+        self.relay.forward_turn(ticket).await;
         match self.relay.log_target() {
             Some(upstream) => {
                 let notification = ServerNotification::LoggingMessageNotification(Notification::new(params));
@@ -132,14 +137,16 @@ impl ClientHandler for ClientState {
             }
             None => tracing::info!(server = %self.server, level = ?params.level, data = %params.data, "MCP server log"),
         }
+        self.relay.forward_turn_done(ticket);
         self.relay.forward_done();
     }
 
     async fn create_message(
         &self,
         params: CreateMessageRequestParams,
-        _context: RequestContext<RoleClient>,
+        context: RequestContext<RoleClient>,
     ) -> Result<CreateMessageResult, ErrorData> {
+        self.relay.forward_turn(context.extensions.get::<ForwardTicket>().copied()).await;
         let upstream = self.relay.upstream_for(&self.server, "sampling/createMessage", |c| c.sampling.is_some())?;
         match upstream.request(ServerRequest::CreateMessageRequest(Request::new(params))).await.map_err(relayed)? {
             ClientResult::CreateMessageResult(result) => Ok(*result),
@@ -147,7 +154,8 @@ impl ClientHandler for ClientState {
         }
     }
 
-    async fn list_roots(&self, _context: RequestContext<RoleClient>) -> Result<ListRootsResult, ErrorData> {
+    async fn list_roots(&self, context: RequestContext<RoleClient>) -> Result<ListRootsResult, ErrorData> {
+        self.relay.forward_turn(context.extensions.get::<ForwardTicket>().copied()).await;
         let upstream = self.relay.upstream_for(&self.server, "roots/list", |c| c.roots.is_some())?;
         let request = ServerRequest::ListRootsRequest(RequestNoParam {
             method: Default::default(),
@@ -162,8 +170,9 @@ impl ClientHandler for ClientState {
     async fn create_elicitation(
         &self,
         request: ElicitRequestParams,
-        _context: RequestContext<RoleClient>,
+        context: RequestContext<RoleClient>,
     ) -> Result<ElicitResult, ErrorData> {
+        self.relay.forward_turn(context.extensions.get::<ForwardTicket>().copied()).await;
         if self.relay.newest().is_none()
             && let Some(answer) = self.local.as_ref().and_then(|local| local.elicit(&request))
         {

@@ -8,13 +8,16 @@
 //! notification the gateway forwards at the moment it is read, in the order
 //! the server sent it; the handler settles the count once forwarded, and a
 //! call waits for the count to settle before it returns its answer
-//! ([`Relay::forwards_settled`]).
+//! ([`Relay::forwards_settled`]). Each counted notification also gets a
+//! ticket in read order, and its handler forwards it only on its turn
+//! ([`Relay::forward_turn`]), so two of them (a progress report, then a log
+//! message) reach the client in the order the server sent them.
 
 use std::future::Future;
 use std::sync::Arc;
 
 use rmcp::RoleClient;
-use rmcp::model::{JsonRpcMessage, ServerNotification};
+use rmcp::model::{GetExtensions, JsonRpcMessage, ServerNotification};
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 
@@ -53,11 +56,20 @@ impl<T: Transport<RoleClient> + 'static> Transport<RoleClient> for Ordered<T> {
         let relay = Arc::clone(&self.relay);
         let received = self.inner.receive();
         async move {
-            let message = received.await;
-            if let Some(JsonRpcMessage::Notification(n)) = &message
+            let mut message = received.await;
+            if let Some(JsonRpcMessage::Notification(n)) = &mut message
                 && is_forwarded(&n.notification)
             {
-                relay.forward_started();
+                // The ticket rides in the notification's extensions, which
+                // rmcp hands to the handler's context.
+                let ticket = relay.forward_started();
+                n.notification.extensions_mut().insert(ticket);
+            } else if let Some(JsonRpcMessage::Request(r)) = &mut message {
+                // A server's own request (roots, sampling, elicitation) goes
+                // up after the notifications read before it; it takes no
+                // turn of its own, so what follows never waits on its answer.
+                let after = relay.after_forwards();
+                r.request.extensions_mut().insert(after);
             }
             message
         }
