@@ -29,6 +29,11 @@ use rmcp::service::{RoleClient, RunningService};
 use rmcp::transport::TokioChildProcess;
 use serde_json::{Map, Value, json};
 
+#[path = "support/proc_stats.rs"]
+mod proc_stats;
+
+use proc_stats::{children, cpu_seconds};
+
 type Client = RunningService<RoleClient, ()>;
 
 struct Options {
@@ -78,27 +83,6 @@ async fn spawn(cmd: tokio::process::Command) -> anyhow::Result<(Client, u32)> {
     let (transport, _) = TokioChildProcess::builder(cmd).stderr(std::process::Stdio::null()).spawn()?;
     let pid = transport.id().context("the child has no pid")?;
     Ok((().serve(transport).await?, pid))
-}
-
-/// CPU time (user + system) a process has used, in seconds; `/proc` counts in
-/// USER_HZ ticks, which Linux fixes at 100 for userspace.
-fn cpu_seconds(pid: u32) -> f64 {
-    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else { return 0.0 };
-    // The command name (field 2) may hold spaces; fields after it are plain.
-    let after = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
-    let fields: Vec<&str> = after.split_whitespace().collect();
-    let tick = |i: usize| fields.get(i).and_then(|f| f.parse::<f64>().ok()).unwrap_or(0.0);
-    (tick(11) + tick(12)) / 100.0
-}
-
-/// The pids of a process's children (all its threads').
-fn children(pid: u32) -> Vec<u32> {
-    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else { return Vec::new() };
-    tasks
-        .flatten()
-        .filter_map(|t| std::fs::read_to_string(t.path().join("children")).ok())
-        .flat_map(|c| c.split_whitespace().filter_map(|p| p.parse().ok()).collect::<Vec<u32>>())
-        .collect()
 }
 
 async fn call(client: &Client, tool: &str, args: Value) -> anyhow::Result<CallToolResult> {

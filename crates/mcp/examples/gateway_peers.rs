@@ -46,6 +46,11 @@ use serde_json::{Value, json};
 use tokio::io::AsyncBufReadExt;
 use tokio::process::{Child, Command};
 
+#[path = "support/proc_stats.rs"]
+mod proc_stats;
+
+use proc_stats::{children, cpu_seconds, rss_mib};
+
 type Client = RunningService<RoleClient, ()>;
 
 struct Options {
@@ -126,6 +131,15 @@ async fn wait_for_port(port: u16) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Starts `command` (its output discarded, killed with the bench) and waits
+/// until it listens on `port`.
+async fn spawn_listening(command: &mut Command, port: u16) -> anyhow::Result<Child> {
+    let child =
+        command.stdout(std::process::Stdio::null()).stderr(std::process::Stdio::null()).kill_on_drop(true).spawn()?;
+    wait_for_port(port).await?;
+    Ok(child)
+}
+
 fn http_client() -> anyhow::Result<reqwest::Client> {
     let _ = rustls::crypto::ring::default_provider().install_default();
     Ok(reqwest::Client::builder().no_proxy().tcp_nodelay(true).build()?)
@@ -183,15 +197,6 @@ async fn legacy_sse(base: &str, path: &str) -> anyhow::Result<Client> {
     Ok(().serve((to_server, from_server)).await?)
 }
 
-fn children(pid: u32) -> Vec<u32> {
-    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else { return Vec::new() };
-    tasks
-        .flatten()
-        .filter_map(|t| std::fs::read_to_string(t.path().join("children")).ok())
-        .flat_map(|c| c.split_whitespace().filter_map(|p| p.parse().ok()).collect::<Vec<u32>>())
-        .collect()
-}
-
 /// The server-everything process under `pid` (a child, or a grandchild when
 /// a wrapper script sits between).
 async fn everything_under(pid: u32) -> anyhow::Result<u32> {
@@ -210,22 +215,6 @@ async fn everything_under(pid: u32) -> anyhow::Result<u32> {
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-}
-
-fn cpu_seconds(pid: u32) -> f64 {
-    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else { return 0.0 };
-    let after = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
-    let fields: Vec<&str> = after.split_whitespace().collect();
-    let tick = |i: usize| fields.get(i).and_then(|f| f.parse::<f64>().ok()).unwrap_or(0.0);
-    (tick(11) + tick(12)) / 100.0
-}
-
-fn rss_mib(pid: u32) -> f64 {
-    std::fs::read_to_string(format!("/proc/{pid}/status"))
-        .ok()
-        .and_then(|s| s.lines().find(|l| l.starts_with("VmRSS:")).map(str::to_string))
-        .and_then(|l| l.split_whitespace().nth(1).and_then(|n| n.parse::<f64>().ok()))
-        .map_or(0.0, |kib| kib / 1024.0)
 }
 
 async fn call_value(client: &Client, tool: &str, args: Value) -> anyhow::Result<Value> {
@@ -287,16 +276,12 @@ async fn start_all(o: &Options, dir: &std::path::Path) -> anyhow::Result<Vec<Set
     setups.push(Setup { label: "direct stdio", client: ().serve(transport).await?, pids: vec![pid], children: vec![] });
 
     let port = free_port()?;
-    let child = Command::new("node")
-        .arg(&everything)
-        .arg("streamableHttp")
-        .env("PORT", port.to_string())
-        // It logs every request on stdout.
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .kill_on_drop(true)
-        .spawn()?;
-    wait_for_port(port).await?;
+    // It logs every request on stdout (discarded).
+    let child = spawn_listening(
+        Command::new("node").arg(&everything).arg("streamableHttp").env("PORT", port.to_string()),
+        port,
+    )
+    .await?;
     let pid = child.id().context("no pid")?;
     let client = streamable(format!("http://127.0.0.1:{port}/mcp")).await?;
     setups.push(Setup { label: "direct http", client, pids: vec![pid], children: vec![child] });
@@ -333,13 +318,20 @@ async fn start_all(o: &Options, dir: &std::path::Path) -> anyhow::Result<Vec<Set
     setups.push(Setup { label: "quiver http", client, pids, children: vec![child] });
 
     let port = free_port()?;
-    let child = Command::new(o.peers.join("venv/bin/mcp-proxy"))
-        .args(["--port", &port.to_string(), "--host", "127.0.0.1", "--", "node", &everything, "stdio"])
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .kill_on_drop(true)
-        .spawn()?;
-    wait_for_port(port).await?;
+    let child = spawn_listening(
+        Command::new(o.peers.join("venv/bin/mcp-proxy")).args([
+            "--port",
+            &port.to_string(),
+            "--host",
+            "127.0.0.1",
+            "--",
+            "node",
+            &everything,
+            "stdio",
+        ]),
+        port,
+    )
+    .await?;
     let pid = child.id().context("no pid")?;
     let client = streamable(format!("http://127.0.0.1:{port}/mcp")).await?;
     let pids = vec![pid, everything_under(pid).await?];
@@ -351,14 +343,13 @@ async fn start_all(o: &Options, dir: &std::path::Path) -> anyhow::Result<Vec<Set
         &config,
         json!({"mcpServers": {"everything": {"command": "node", "args": [everything, "stdio"]}}}).to_string(),
     )?;
-    let child = Command::new(o.peers.join("node_modules/.bin/mcp-hub"))
-        .args(["--port", &port.to_string(), "--config"])
-        .arg(&config)
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .kill_on_drop(true)
-        .spawn()?;
-    wait_for_port(port).await?;
+    let child = spawn_listening(
+        Command::new(o.peers.join("node_modules/.bin/mcp-hub"))
+            .args(["--port", &port.to_string(), "--config"])
+            .arg(&config),
+        port,
+    )
+    .await?;
     let pid = child.id().context("no pid")?;
     let downstream = everything_under(pid).await?;
     // The hub connects its servers after it listens; its tool list fills then.

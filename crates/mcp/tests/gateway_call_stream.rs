@@ -30,14 +30,15 @@ async fn gateway(dirs: &[tempfile::TempDir]) -> (Arc<Surface>, String) {
     (surface, url)
 }
 
-struct RawClient {
-    http: reqwest::Client,
-    url: String,
-    session: Option<String>,
+/// A streamable-HTTP client of raw POSTs (also `gateway_verbatim`'s).
+pub(crate) struct RawClient {
+    pub http: reqwest::Client,
+    pub url: String,
+    pub session: Option<String>,
 }
 
 impl RawClient {
-    async fn post(&self, body: Value) -> reqwest::Response {
+    pub async fn post(&self, body: Value) -> reqwest::Response {
         let mut request = self
             .http
             .post(&self.url)

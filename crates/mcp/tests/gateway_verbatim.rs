@@ -18,6 +18,7 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 
 use crate::client_support::{full_host, manager, stdio_server};
+use crate::gateway_call_stream::RawClient;
 
 /// A JSON-RPC client that writes and reads lines.
 struct LineClient<R, W> {
@@ -176,7 +177,7 @@ async fn a_direct_servers_results_pass_through_byte_for_byte() {
     let http = quiver_mcp::server::HttpServer::bind(Arc::clone(&surface), options).await.unwrap();
     let url = http.url();
     tokio::spawn(http.run());
-    let mut client = HttpLineClient { http: reqwest::Client::new(), url, session: None, next: 0 };
+    let mut client = HttpLineClient { raw: RawClient { http: reqwest::Client::new(), url, session: None }, next: 0 };
     client.initialize().await;
     for (tool, args) in &cases[..3] {
         let params = json!({"name": tool, "arguments": args});
@@ -192,24 +193,13 @@ async fn a_direct_servers_results_pass_through_byte_for_byte() {
 
 /// A streamable-HTTP JSON-RPC client that keeps each answer's `data:` text.
 struct HttpLineClient {
-    http: reqwest::Client,
-    url: String,
-    session: Option<String>,
+    raw: RawClient,
     next: u64,
 }
 
 impl HttpLineClient {
     async fn post(&self, body: Value) -> reqwest::Response {
-        let mut request = self
-            .http
-            .post(&self.url)
-            .header("accept", "application/json, text/event-stream")
-            .header("content-type", "application/json")
-            .header("mcp-protocol-version", "2025-06-18");
-        if let Some(session) = &self.session {
-            request = request.header("mcp-session-id", session);
-        }
-        request.body(body.to_string()).send().await.unwrap()
+        self.raw.post(body).await
     }
 
     /// The answer's JSON text as it came in its `data:` line (or the body).
@@ -218,7 +208,7 @@ impl HttpLineClient {
         let id = self.next;
         let response = self.post(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})).await;
         if let Some(session) = response.headers().get("mcp-session-id") {
-            self.session = Some(session.to_str().unwrap().to_string());
+            self.raw.session = Some(session.to_str().unwrap().to_string());
         }
         let body = response.text().await.unwrap();
         let answer = body.lines().map(|line| line.strip_prefix("data:").map_or(line, str::trim_start)).find(|data| {
