@@ -128,11 +128,18 @@ async fn session_starts_and_requests_are_all_answered_during_an_idle_flood() {
     let said = futures::future::join_all(flood.iter_mut().map(|s| said_within(s, Duration::from_secs(1)))).await;
     let held = said.iter().filter(|s| s.is_none()).count();
     let refused: Vec<&String> = said.iter().flatten().collect();
+    // A newcomer finds the address at its cap (429); on a loaded machine the
+    // flood may take longer than the grace to open, and then its oldest idle
+    // connections are closed for the newest ones (503). Either way a status.
     for answer in &refused {
-        assert!(answer.starts_with("HTTP/1.1 429 Too Many Requests\r\n"), "a flood connection saw: {answer:?}");
+        assert!(
+            answer.starts_with("HTTP/1.1 429 Too Many Requests\r\n")
+                || answer.starts_with("HTTP/1.1 503 Service Unavailable\r\n"),
+            "a flood connection saw: {answer:?}"
+        );
         assert!(answer.contains("\r\nRetry-After: 1\r\n"), "{answer}");
     }
-    eprintln!("idle flood of {flood_size}: {held} held pending, {} refused with 429", refused.len());
+    eprintln!("idle flood of {flood_size}: {held} held pending, {} refused with a status", refused.len());
     assert_eq!(held, limits.max_pending_per_address);
     // A flood that holds its connections: by now they are past the grace.
     tokio::time::sleep(limits.first_byte_grace + Duration::from_millis(100)).await;
@@ -179,6 +186,31 @@ async fn session_starts_and_requests_are_all_answered_during_an_idle_flood() {
     eprintln!("{SEQUENTIAL} sequential requests in {elapsed:?} ({:.0}/s)", SEQUENTIAL as f64 / elapsed.as_secs_f64());
     drop(flooding.await.unwrap());
     drop(flood);
+}
+
+/// An idle connection past the first-byte grace gives its slot to a
+/// newcomer, and reads why before the close: `503` with `Retry-After`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_idle_connection_closed_for_a_newcomer_reads_503_first() {
+    let (surface, _dir) = surface(Mode::Agent);
+    let limits = HttpLimits {
+        max_pending_per_address: 2,
+        first_byte_grace: Duration::from_millis(200),
+        ..HttpLimits::default()
+    };
+    let (_, addr) = serve(surface, limits.clone()).await;
+    let mut idle = open_idle(addr, 2).await;
+    tokio::time::sleep(limits.first_byte_grace + Duration::from_millis(100)).await;
+    let mut newcomer = TcpStream::connect(addr).await.unwrap();
+
+    let oldest = said_within(&mut idle[0], Duration::from_secs(5)).await;
+    let oldest = oldest.expect("the oldest idle connection was neither answered nor closed");
+    assert!(oldest.starts_with("HTTP/1.1 503 Service Unavailable\r\n"), "the evicted connection saw: {oldest:?}");
+    assert!(oldest.contains("\r\nRetry-After: 1\r\n"), "{oldest}");
+    assert!(oldest.ends_with("sent no request while others waited for a slot\r\n"), "{oldest}");
+    // The other idle one and the newcomer keep their slots.
+    assert_eq!(said_within(&mut idle[1], Duration::from_millis(300)).await, None);
+    assert_eq!(said_within(&mut newcomer, Duration::from_millis(300)).await, None);
 }
 
 /// At the session cap a new session is refused with 503 and Retry-After;

@@ -14,7 +14,9 @@
 //!   address, so refusing new connections would).
 //! - A connection that has sent bytes is never closed to make room (closing
 //!   it dropped legitimate session starts mid-request, with no answer), nor
-//!   is one younger than the grace (its request may be on its way). With no
+//!   is one younger than the grace (its request may be on its way). The idle
+//!   connection that is closed reads `503` with `Retry-After` first: hyper
+//!   hands its socket back, and nothing was ever written on it. With no
 //!   such victim, the *new* connection is answered and closed: `429` with
 //!   `Retry-After` at the per-address cap, `503` with `Retry-After` at the
 //!   connection cap. A client never sees a silent close for lack of a slot.
@@ -36,9 +38,8 @@ use axum::body::{Body, Bytes};
 use http_body_util::BodyExt;
 use hyper::server::conn::http1;
 use hyper_util::rt::{TokioIo, TokioTimer};
-use hyper_util::server::graceful::GracefulShutdown;
 use tokio::net::TcpListener;
-use tokio::sync::Notify;
+use tokio::sync::{Notify, mpsc, watch};
 
 /// Limits of the HTTP listener. The defaults suit a local tool server.
 #[derive(Debug, Clone)]
@@ -321,12 +322,64 @@ const ADDRESS_BUSY_RESPONSE: &[u8] =
     b"HTTP/1.1 429 Too Many Requests\r\nRetry-After: 1\r\nContent-Type: text/plain\r\n\
 Content-Length: 56\r\nConnection: close\r\n\r\ntoo many connections from your address are mid-request\r\n";
 
+/// What an idle connection closed to make room reads: it sent nothing for
+/// longer than the first-byte grace while another client needed its slot.
+const EVICTED_RESPONSE: &[u8] = b"HTTP/1.1 503 Service Unavailable\r\nRetry-After: 1\r\nContent-Type: text/plain\r\n\
+Content-Length: 64\r\nConnection: close\r\n\r\nthis connection sent no request while others waited for a slot\r\n";
+
 fn refuse(stream: &tokio::net::TcpStream, why: Refusal) {
     let response = match why {
         Refusal::Full => FULL_RESPONSE,
         Refusal::AddressBusy => ADDRESS_BUSY_RESPONSE,
     };
     let _ = stream.try_write(response);
+}
+
+/// How a connection's task ended its wait.
+enum Ended {
+    /// hyper finished with the connection (closed, timed out, or done).
+    Served,
+    /// Its slot was given to a newer connection.
+    Evicted,
+    /// The server is shutting down.
+    Shutdown,
+}
+
+/// Serves one admitted connection until it ends, its slot is taken for a
+/// newer one, or the server shuts down (then in-flight requests finish and
+/// keep-alive stops).
+async fn serve_connection(
+    builder: http1::Builder,
+    stream: Watched,
+    service: impl hyper::service::Service<
+        hyper::Request<hyper::body::Incoming>,
+        Response = axum::response::Response,
+        Error = std::convert::Infallible,
+        Future = impl Future<Output = Result<axum::response::Response, std::convert::Infallible>> + Send,
+    > + Send,
+    ticket: Arc<Ticket>,
+    mut shutdown: watch::Receiver<bool>,
+) {
+    let mut conn = builder.serve_connection(TokioIo::new(stream), service);
+    let ended = tokio::select! {
+        _ = &mut conn => Ended::Served,
+        () = ticket.evicted.notified() => Ended::Evicted,
+        _ = shutdown.wait_for(|stop| *stop) => Ended::Shutdown,
+    };
+    match ended {
+        Ended::Served => {}
+        Ended::Evicted => {
+            // Only a connection that has sent nothing is evicted, so hyper has
+            // written nothing on it: the status is the first and only answer.
+            let parts = conn.into_parts();
+            let _ = parts.io.inner().inner.try_write(EVICTED_RESPONSE);
+        }
+        Ended::Shutdown => {
+            std::pin::Pin::new(&mut conn).graceful_shutdown();
+            let _ = conn.await;
+        }
+    }
+    drop(ticket);
 }
 
 /// Serves connections until `shutdown` completes, then waits (bounded) for
@@ -337,7 +390,10 @@ pub(super) async fn serve(
     admission: Arc<Admission>,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) {
-    let graceful = GracefulShutdown::new();
+    // Each connection's task holds a clone of `alive`: when every clone is
+    // gone, `all_closed` reports it (the shutdown waits for that, bounded).
+    let (alive, mut all_closed) = mpsc::channel::<()>(1);
+    let (stop, stopping) = watch::channel(false);
     let mut builder = http1::Builder::new();
     builder
         .timer(TokioTimer::new())
@@ -371,21 +427,19 @@ pub(super) async fn serve(
         };
         let ticket = Arc::new(ticket);
         let stream = Watched { inner: stream, active };
-        let conn = builder.serve_connection(TokioIo::new(stream), connection_service(router.clone(), ticket.clone()));
-        let conn = graceful.watch(conn);
+        let service = connection_service(router.clone(), ticket.clone());
+        let (builder, stopping, alive) = (builder.clone(), stopping.clone(), alive.clone());
         tokio::spawn(async move {
-            let evicted = ticket.evicted.clone();
-            tokio::select! {
-                _ = conn => {}
-                () = evicted.notified() => {}
-            }
-            drop(ticket);
+            serve_connection(builder, stream, service, ticket, stopping).await;
+            drop(alive);
         });
     }
     drop(listener);
+    let _ = stop.send(true);
+    drop(alive);
     // SSE streams end with their sessions (the caller cancels them); a
     // connection stuck in a request gets a bounded grace period.
-    let _ = tokio::time::timeout(Duration::from_secs(10), graceful.shutdown()).await;
+    let _ = tokio::time::timeout(Duration::from_secs(10), all_closed.recv()).await;
 }
 
 /// Whether `stream` has bytes to read right now (a peek, without waiting).
@@ -468,3 +522,7 @@ fn connection_service(
         async move { tower::ServiceExt::oneshot(router, request.map(Body::new)).await }
     })
 }
+
+#[cfg(test)]
+#[path = "http_conn_tests.rs"]
+mod tests;
