@@ -112,13 +112,12 @@ impl Relay {
     /// Records a downstream call serving `upstream`; forgotten when the guard drops.
     pub(crate) fn enter(self: &Arc<Self>, upstream: Upstream, downstream_token: Option<ProgressToken>) -> CallGuard {
         let number = self.next.fetch_add(1, Ordering::SeqCst);
-        if let Some(down) = &downstream_token
-            && upstream.progress_token.is_some()
-        {
-            lock(&self.progress).insert(down.clone(), upstream.clone());
-        }
         lock(&self.active).push((number, upstream.clone()));
-        CallGuard { relay: Arc::clone(self), number, upstream, downstream_token }
+        let mut guard = CallGuard { relay: Arc::clone(self), number, upstream, downstream_token: None };
+        if let Some(token) = downstream_token {
+            guard.track_progress(token);
+        }
+        guard
     }
 
     /// The upstream client of the newest call in flight.
@@ -281,12 +280,15 @@ pub(crate) struct CallGuard {
 impl CallGuard {
     /// The downstream request went out under progress `token`: its progress
     /// goes to this call's upstream client (when that client asked for progress).
+    ///
+    /// Only then is the token remembered: forgetting it takes a timer task
+    /// (see `Drop`), which a call nobody follows the progress of must not pay.
     pub(crate) fn track_progress(&mut self, token: ProgressToken) {
         if self.upstream.progress_token.is_some() {
             lock(&self.relay.progress).insert(token.clone(), self.upstream.clone());
             self.relay.tokens.notify_waiters();
+            self.downstream_token = Some(token);
         }
-        self.downstream_token = Some(token);
     }
 }
 

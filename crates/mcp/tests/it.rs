@@ -18,6 +18,7 @@ mod gateway_conformance;
 mod gateway_everything;
 mod gateway_passthrough;
 mod gateway_relay;
+mod gateway_stdio_calls;
 mod gateway_verbatim;
 mod server_capacity;
 mod server_http;

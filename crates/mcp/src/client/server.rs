@@ -80,6 +80,9 @@ fn is_zero(n: &u32) -> bool {
     *n == 0
 }
 
+/// How long [`ServerHandle::disconnect`] waits for a connection to close.
+const DISCONNECT_WAIT: std::time::Duration = std::time::Duration::from_secs(3);
+
 pub struct ServerHandle {
     config: ServerConfig,
     prefix: String,
@@ -327,7 +330,17 @@ impl ServerHandle {
     pub async fn disconnect(&self) {
         let conn = self.conn.lock().await.take();
         if let Some(conn) = conn {
-            conn.service.cancellation_token().cancel();
+            match Arc::try_unwrap(conn) {
+                // Nobody else holds it: wait (bounded) for its loop to end, so
+                // what closing does (an HTTP server's session DELETE, which
+                // may refresh and store a token) is done when this returns. A
+                // `quiver mcp logout` right after must not see a token written
+                // back behind it.
+                Ok(mut conn) => {
+                    let _ = conn.service.close_with_timeout(DISCONNECT_WAIT).await;
+                }
+                Err(shared) => shared.service.cancellation_token().cancel(),
+            }
         }
         *self.connected_pid.lock().unwrap_or_else(|p| p.into_inner()) = None;
     }

@@ -132,6 +132,9 @@ const DIRECT_DISCOVERY_WAIT: std::time::Duration = std::time::Duration::from_sec
 
 static NEXT_SESSION: AtomicU64 = AtomicU64::new(1);
 
+/// A handle on one client's session: clones share it (the stdio transport
+/// answers `tools/call` through a clone, see `stdio_calls`).
+#[derive(Clone)]
 pub struct QuiverServer {
     surface: Arc<Surface>,
     session: Arc<Session>,

@@ -19,7 +19,9 @@
 //!   relays during a call on that call's own SSE stream;
 //! - [`stdio`]: stdin/stdout through the event loop when they are pipes or sockets;
 //! - [`stdio_line`]: the line transport over them, which writes a directly
-//!   exposed server's results verbatim.
+//!   exposed server's results verbatim;
+//! - [`stdio_calls`]: `tools/call` over stdio answered beside rmcp's service
+//!   loop (one task per call, no hop through the loop).
 
 pub mod approver;
 pub mod call_streams;
@@ -29,6 +31,7 @@ pub mod http;
 mod http_verbatim;
 pub mod passthrough;
 pub mod stdio;
+pub mod stdio_calls;
 pub mod stdio_line;
 
 use std::sync::Arc;
@@ -52,11 +55,14 @@ where
     W: tokio::io::AsyncWrite + Send + Unpin + 'static,
 {
     let verbatim = Arc::new(stdio_line::VerbatimResults::default());
-    let server = QuiverServer::new(surface)
-        .with_verbatim_results(Arc::clone(&verbatim))
-        .serve(stdio_line::StdioLine::new(read, write, verbatim))
+    let calls = Arc::new(stdio_calls::DirectCalls::default());
+    let handler = QuiverServer::new(surface).with_verbatim_results(Arc::clone(&verbatim));
+    let server = handler
+        .clone()
+        .serve(stdio_line::StdioLine::new(read, write, verbatim, Arc::clone(&calls)))
         .await
         .context("MCP handshake failed")?;
+    calls.arm(handler, server.peer().clone());
     server.waiting().await.context("MCP session ended with an error")?;
     Ok(())
 }

@@ -18,6 +18,7 @@ use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 
+use super::stdio_calls::{DirectCalls, Respond};
 use crate::lines::LineReader;
 
 /// The `_meta` key of a placeholder result. Never leaves quiver: the
@@ -140,12 +141,40 @@ pub struct StdioLine<R, W> {
     read: LineReader<R>,
     write: Arc<tokio::sync::Mutex<W>>,
     verbatim: Arc<VerbatimResults>,
+    /// `tools/call` answered beside rmcp's loop, once armed, and how its
+    /// answers are written.
+    calls: Arc<DirectCalls>,
+    respond: Respond,
 }
 
-impl<R: AsyncRead + Unpin, W> StdioLine<R, W> {
-    pub fn new(read: R, write: W, verbatim: Arc<VerbatimResults>) -> Self {
-        StdioLine { read: LineReader::new(read), write: Arc::new(tokio::sync::Mutex::new(write)), verbatim }
+impl<R: AsyncRead + Unpin, W: AsyncWrite + Send + Unpin + 'static> StdioLine<R, W> {
+    pub fn new(read: R, write: W, verbatim: Arc<VerbatimResults>, calls: Arc<DirectCalls>) -> Self {
+        let write = Arc::new(tokio::sync::Mutex::new(write));
+        let respond: Respond = {
+            let (write, verbatim) = (Arc::clone(&write), Arc::clone(&verbatim));
+            Arc::new(move |message| {
+                let line = encode(&message, &verbatim);
+                let write = Arc::clone(&write);
+                Box::pin(async move {
+                    if let Err(e) = write_message(&write, line).await {
+                        tracing::debug!(error = %e, "could not write a tool call's answer to the client");
+                    }
+                })
+            })
+        };
+        StdioLine { read: LineReader::new(read), write, verbatim, calls, respond }
     }
+}
+
+/// Writes one message as one line (see [`encode`]), under the writer's lock.
+async fn write_message<W: AsyncWrite + Unpin>(
+    write: &tokio::sync::Mutex<W>,
+    line: Result<Vec<u8>, serde_json::Error>,
+) -> Result<(), std::io::Error> {
+    let line = line?;
+    let mut write = write.lock().await;
+    write.write_all(&line).await?;
+    write.flush().await
 }
 
 /// The line for one outgoing message: serialized by serde, except a
@@ -187,18 +216,18 @@ where
     ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
         let line = encode(&item, &self.verbatim);
         let write = Arc::clone(&self.write);
-        async move {
-            let line = line?;
-            let mut write = write.lock().await;
-            write.write_all(&line).await?;
-            write.flush().await
-        }
+        async move { write_message(&write, line).await }
     }
 
     async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleServer>> {
         loop {
-            let line = self.read.next_line().await?;
-            if let Some(message) = crate::lines::parse(&line) {
+            let Some(line) = self.read.next_line().await else {
+                self.calls.cancel_all();
+                return None;
+            };
+            if let Some(message) = crate::lines::parse(&line)
+                && let Some(message) = self.calls.take(message, &self.respond)
+            {
                 return Some(message);
             }
         }

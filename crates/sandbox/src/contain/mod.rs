@@ -247,27 +247,50 @@ impl Job {
     /// Live members in `table`: descendants of the leader, and descendants of
     /// quiver carrying this job's marker (orphans reparented to quiver).
     fn members(&self, table: &std::collections::HashMap<i32, procfs::Proc>) -> Vec<i32> {
+        self.walk(table).0
+    }
+
+    /// [`Self::members`], and how many of quiver's other live descendants
+    /// had an environment that could not be read (one may be a member
+    /// caught mid-`execve`).
+    fn walk(&self, table: &std::collections::HashMap<i32, procfs::Proc>) -> (Vec<i32>, usize) {
         let me = std::process::id() as i32;
         let leader = self.leader();
-        table
-            .iter()
-            .filter(|(pid, p)| **pid != me && !p.zombie)
-            .filter(|(pid, _)| {
-                leader.is_some_and(|l| procfs::descends_from(table, **pid, l))
-                    || (procfs::descends_from(table, **pid, me)
-                        && procfs::environ_var(**pid, JOB_MARKER).as_deref() == Some(self.inner.marker.as_str()))
-            })
-            .map(|(pid, _)| *pid)
-            .collect()
+        let mut unsure = 0;
+        let mut members = Vec::new();
+        for (&pid, p) in table {
+            if pid == me || p.zombie {
+                continue;
+            }
+            if leader.is_some_and(|l| procfs::descends_from(table, pid, l)) {
+                members.push(pid);
+            } else if procfs::descends_from(table, pid, me) {
+                match procfs::environ_lookup(pid, JOB_MARKER) {
+                    procfs::Environ::Set(marker) if marker == self.inner.marker => members.push(pid),
+                    procfs::Environ::Unreadable => unsure += 1,
+                    _ => {}
+                }
+            }
+        }
+        (members, unsure)
     }
 
     fn kill_by_walk(&self) -> io::Result<usize> {
         let mut seen = HashSet::new();
+        let mut unsure_rounds = 0;
         // Each round kills what it finds; a process killed cannot fork again,
         // so only children forked during the round remain for the next one.
         for _ in 0..200 {
             let table = procfs::table();
-            let members = self.members(&table);
+            let (members, unsure) = self.walk(&table);
+            // An orphan caught mid-exec shows no environment, so no marker:
+            // look again a few times before calling the job empty (bounded,
+            // as a process that cleared its environment never shows one).
+            if members.is_empty() && unsure > 0 && unsure_rounds < UNSURE_ROUNDS {
+                unsure_rounds += 1;
+                std::thread::sleep(Duration::from_millis(2));
+                continue;
+            }
             if members.is_empty() {
                 reap(&seen);
                 return Ok(seen.len());
@@ -282,6 +305,10 @@ impl Job {
         Err(io::Error::other("job processes kept appearing after 200 rounds of SIGKILL"))
     }
 }
+
+/// How many more rounds (2 ms apart) a kill looks when only processes with
+/// an unreadable environment are left: an `execve` takes well under that.
+const UNSURE_ROUNDS: usize = 25;
 
 /// Reaps those of `pids` that became zombie children of quiver (orphans
 /// reparented to the subreaper). The leader is left to its `Child` owner.

@@ -61,11 +61,33 @@ pub(crate) fn descends_from(table: &HashMap<i32, Proc>, mut pid: i32, ancestor: 
 
 /// The value of `name` in the environment `pid` was started with.
 pub(crate) fn environ_var(pid: i32, name: &str) -> Option<String> {
-    let raw = std::fs::read(Path::new("/proc").join(pid.to_string()).join("environ")).ok()?;
+    match environ_lookup(pid, name) {
+        Environ::Set(value) => Some(value),
+        Environ::Unset | Environ::Unreadable => None,
+    }
+}
+
+/// What a process's environment says of one variable.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Environ {
+    Set(String),
+    Unset,
+    /// Nothing could be read: the process is gone, or in the middle of an
+    /// `execve` (between the new memory map and its environment being laid
+    /// out, the kernel shows an empty environment), or it cleared its
+    /// environment (`env -i`). Only a later look can tell.
+    Unreadable,
+}
+
+pub(crate) fn environ_lookup(pid: i32, name: &str) -> Environ {
+    let raw = match std::fs::read(Path::new("/proc").join(pid.to_string()).join("environ")) {
+        Ok(raw) if !raw.is_empty() => raw,
+        _ => return Environ::Unreadable,
+    };
     let prefix = format!("{name}=");
     raw.split(|b| *b == 0)
         .find_map(|kv| kv.strip_prefix(prefix.as_bytes()))
-        .map(|v| String::from_utf8_lossy(v).into_owned())
+        .map_or(Environ::Unset, |v| Environ::Set(String::from_utf8_lossy(v).into_owned()))
 }
 
 /// The start time of this process (part of every marker and cgroup name).
