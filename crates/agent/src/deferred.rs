@@ -26,8 +26,12 @@ pub enum DeferredTools {
     #[default]
     Defer,
     /// A loaded tool is appended to `tools` (for Anthropic-compatible proxies
-    /// without `defer_loading`; the only choice on Chat Completions).
+    /// without `defer_loading`; Chat Completions' default).
     Append,
+    /// Chat Completions only: `tools` is the head and a `call_tool`
+    /// dispatcher for the whole session; a loading result carries the loaded
+    /// definitions (see [`crate::dispatch`]).
+    Dispatch,
 }
 
 impl DeferredTools {
@@ -35,6 +39,7 @@ impl DeferredTools {
         match s {
             "defer" => Some(DeferredTools::Defer),
             "append" => Some(DeferredTools::Append),
+            "dispatch" => Some(DeferredTools::Dispatch),
             _ => None,
         }
     }
@@ -43,6 +48,7 @@ impl DeferredTools {
         match self {
             DeferredTools::Defer => "defer",
             DeferredTools::Append => "append",
+            DeferredTools::Dispatch => "dispatch",
         }
     }
 }
