@@ -91,7 +91,8 @@ fn wrap(call: &ToolCall) -> ToolCall {
 }
 
 /// A loading result followed by the loaded tools' definitions (the
-/// function objects, in load order), which the model calls through `call_tool`.
+/// function objects, in load order), which the model calls through
+/// `call_tool`; a search's own result shortened to what it did not load.
 fn with_definitions(content: &str, loaded: &[String], tail: &[Value]) -> String {
     let definitions: Vec<&Value> = loaded
         .iter()
@@ -101,8 +102,10 @@ fn with_definitions(content: &str, loaded: &[String], tail: &[Value]) -> String 
     if definitions.is_empty() {
         return content.to_string();
     }
+    // The loaded matches' entries would repeat what the definitions say.
+    let said = crate::deferred::unloaded_matches(content, loaded).unwrap_or_else(|| content.to_string());
     format!(
-        "{content}\n\nLoaded tool definitions; call each through `{CALL_TOOL}` with its name and arguments:\n{}",
+        "{said}\n\nLoaded tool definitions; call each through `{CALL_TOOL}` with its name and arguments:\n{}",
         quiver_engine::canonical::to_string(&json!(definitions))
     )
 }

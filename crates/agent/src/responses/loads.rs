@@ -14,7 +14,7 @@
 
 use std::collections::BTreeSet;
 
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
 use quiver_engine::names;
 
@@ -71,20 +71,11 @@ pub fn output_tools(loaded: &[(String, Value)]) -> Vec<Value> {
     out
 }
 
-/// The search's result without the matches it loaded (their definitions are
-/// in the `tool_search_output`), so the model still learns what else matched
-/// and how to load it; `None` when the result is not a search's JSON.
+/// The search's text beside its output: what it matched but did not load
+/// (see [`crate::deferred::unloaded_matches`]); `None` when the result is not
+/// a search's JSON.
 pub fn unloaded_note(content: &str, loaded: &[String]) -> Option<String> {
-    let parsed = serde_json::from_str::<Value>(content).ok()?;
-    // The engine's port wraps a result with metadata as `{content, is_error, metadata}`.
-    let mut search = match parsed.get("content") {
-        Some(inner @ Value::Object(_)) => inner.clone(),
-        _ => parsed,
-    };
-    let object: &mut Map<String, Value> = search.as_object_mut()?;
-    let matches = object.get_mut("matches")?.as_array_mut()?;
-    matches.retain(|m| m.get("name").and_then(Value::as_str).is_none_or(|n| !loaded.iter().any(|l| l == n)));
-    Some(format!("tool_search result: {}", quiver_engine::canonical::to_string(&search)))
+    crate::deferred::unloaded_matches(content, loaded).map(|text| format!("tool_search result: {text}"))
 }
 
 #[cfg(test)]
