@@ -172,9 +172,10 @@ pub fn reference_note(content: &str) -> String {
 /// Responses `tool_search_output`, the `call_tool` dispatcher's definitions):
 /// the matches it did not load, each its name and description (the model
 /// learns what else exists without reading the loaded tools twice), and the
-/// search's `nextInstruction` (what it loaded, how to load the rest). `None`
-/// when the result is not a search's JSON.
-pub fn unloaded_matches(content: &str, loaded: &[String]) -> Option<String> {
+/// search's `nextInstruction` (what it loaded, how to load the rest), with
+/// how many matches it did not load. `None` when the result is not a
+/// search's JSON.
+pub fn unloaded_matches(content: &str, loaded: &[String]) -> Option<(usize, String)> {
     let parsed = serde_json::from_str::<Value>(content).ok()?;
     // The engine's port wraps a result with metadata as `{content, is_error, metadata}`.
     let search = match parsed.get("content") {
@@ -187,12 +188,13 @@ pub fn unloaded_matches(content: &str, loaded: &[String]) -> Option<String> {
         .filter(|m| m.get("name").and_then(Value::as_str).is_none_or(|n| !loaded.iter().any(|l| l == n)))
         .map(|m| json!({"name": m.get("name"), "description": m.get("description")}))
         .collect();
+    let count = rest.len();
     let mut out = serde_json::Map::new();
     out.insert("matches_not_loaded".into(), Value::Array(rest));
     if let Some(next) = search.get("nextInstruction") {
         out.insert("nextInstruction".into(), next.clone());
     }
-    Some(quiver_engine::canonical::to_string(&Value::Object(out)))
+    Some((count, quiver_engine::canonical::to_string(&Value::Object(out))))
 }
 
 #[cfg(test)]

@@ -103,7 +103,7 @@ fn with_definitions(content: &str, loaded: &[String], tail: &[Value]) -> String 
         return content.to_string();
     }
     // The loaded matches' entries would repeat what the definitions say.
-    let said = crate::deferred::unloaded_matches(content, loaded).unwrap_or_else(|| content.to_string());
+    let said = crate::deferred::unloaded_matches(content, loaded).map_or_else(|| content.to_string(), |(_, text)| text);
     format!(
         "{said}\n\nLoaded tool definitions; call each through `{CALL_TOOL}` with its name and arguments:\n{}",
         quiver_engine::canonical::to_string(&json!(definitions))

@@ -72,10 +72,13 @@ pub fn output_tools(loaded: &[(String, Value)]) -> Vec<Value> {
 }
 
 /// The search's text beside its output: what it matched but did not load
-/// (see [`crate::deferred::unloaded_matches`]); `None` when the result is not
-/// a search's JSON.
+/// (see [`crate::deferred::unloaded_matches`]); `None` when it loaded every
+/// match (the output says it all) or the result is not a search's JSON.
 pub fn unloaded_note(content: &str, loaded: &[String]) -> Option<String> {
-    crate::deferred::unloaded_matches(content, loaded).map(|text| format!("tool_search result: {text}"))
+    match crate::deferred::unloaded_matches(content, loaded)? {
+        (0, _) => None,
+        (_, text) => Some(format!("tool_search result: {text}")),
+    }
 }
 
 #[cfg(test)]

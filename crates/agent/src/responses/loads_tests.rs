@@ -58,4 +58,6 @@ fn the_note_keeps_what_matched_but_was_not_loaded() {
         r#"tool_search result: {"matches_not_loaded":[{"description":null,"name":"git_blame"}],"nextInstruction":"Loaded `git_log`. Also matching, not loaded: `git_blame`."}"#
     );
     assert_eq!(unloaded_note("plain text", &[]), None);
+    // Every match loaded: the output says it all.
+    assert_eq!(unloaded_note(&content, &["git_log".to_string(), "git_blame".to_string()]), None);
 }
