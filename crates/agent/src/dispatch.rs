@@ -110,9 +110,17 @@ fn with_definitions(content: &str, loaded: &[String], tail: &[Value]) -> String 
     )
 }
 
+/// Why a `call_tool` call could not be made (it names no tool): the error
+/// result the model reads instead, so it can retry.
+pub fn malformed(arguments: &str) -> String {
+    format!(
+        "`{CALL_TOOL}` needs `name` (a loaded tool's name, as in its definition) and `arguments` (an object following its parameters); got: {arguments}"
+    )
+}
+
 /// The model's `call_tool` calls as calls of the tools they name. A call
-/// without a usable `name` stays a `call_tool` call, which the engine answers
-/// as an unknown tool (the model sees why and can retry).
+/// without a usable `name` stays a `call_tool` call, which the loop answers
+/// with [`malformed`].
 pub fn unwrap_calls(calls: &mut [ToolCall]) {
     for call in calls.iter_mut().filter(|c| c.name == CALL_TOOL) {
         let Ok(Value::Object(mut wrapped)) = serde_json::from_str::<Value>(&call.arguments) else { continue };

@@ -59,6 +59,7 @@ async fn loaded_tools_are_called_through_call_tool_and_validated_against_their_s
         ScriptedTurn::tool_call("c1", "tool_search", r#"{"query":"select:git_diff"}"#),
         ScriptedTurn::tool_call("c2", "git_diff", r#"{"path":"src"}"#),
         ScriptedTurn::tool_call("c3", "git_diff", r#"{"path":5}"#),
+        ScriptedTurn::tool_call("c4", "call_tool", r#"{"arguments":{"path":"src"}}"#),
         ScriptedTurn::text("Done."),
     ]);
     let provider = deepseek(&server).with_deferred_tools(Some(DeferredTools::Dispatch));
@@ -77,7 +78,7 @@ async fn loaded_tools_are_called_through_call_tool_and_validated_against_their_s
     assert_eq!(outcome.status, RunStatus::Done);
 
     let requests: Vec<Value> = server.requests().iter().map(|r| r.json()).collect();
-    assert_eq!(requests.len(), 4);
+    assert_eq!(requests.len(), 5);
     let tools_bytes = |r: &Value| quiver_engine::canonical::to_string(&r["tools"]);
     for request in &requests[1..] {
         assert_eq!(tools_bytes(request), tools_bytes(&requests[0]), "`tools` never changes");
@@ -94,7 +95,7 @@ async fn loaded_tools_are_called_through_call_tool_and_validated_against_their_s
         assert!(b.starts_with(&a[..a.len() - 1]), "not a prefix:\n{a}\n{b}");
     }
     // The search's result carries git_diff's definition; the call goes through call_tool.
-    let last = requests[3]["messages"].as_array().unwrap();
+    let last = requests[4]["messages"].as_array().unwrap();
     let search = last.iter().find(|m| m["tool_call_id"] == "c1").unwrap()["content"].as_str().unwrap();
     assert!(search.contains("Loaded tool definitions") && search.contains(r#""required":["path"]"#), "{search}");
     let call = last.iter().find_map(|m| m["tool_calls"].as_array().and_then(|c| c.first()).filter(|c| c["id"] == "c2"));
@@ -112,6 +113,9 @@ async fn loaded_tools_are_called_through_call_tool_and_validated_against_their_s
     assert_eq!(result("c2").unwrap(), (r#"git_diff ran with {"path":"src"}"#.to_string(), false));
     let (refusal, is_error) = result("c3").unwrap();
     assert!(is_error && refusal.contains("path"), "{refusal}");
+    // A dispatcher call naming no tool is an error the model can act on.
+    let (nameless, is_error) = result("c4").unwrap();
+    assert!(is_error && nameless.starts_with("`call_tool` needs `name`"), "{nameless}");
     let Some(Message::Assistant { tool_calls, .. }) = outcome.messages.get(3) else { panic!() };
     assert_eq!(tool_calls[0].name, "git_diff");
 }

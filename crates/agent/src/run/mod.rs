@@ -409,7 +409,13 @@ impl AgentLoop<'_> {
 
     async fn run_call(&self, call: &ToolCall) -> (Result<ToolOutcome, String>, Duration) {
         let started = Instant::now();
-        let outcome = match parse_arguments(&call.name, &call.arguments) {
+        // A `call_tool` the wire could not unwrap (no tool name in it).
+        let arguments = if self.provider.dispatches_tools() && call.name == crate::dispatch::CALL_TOOL {
+            Err(crate::dispatch::malformed(&call.arguments))
+        } else {
+            parse_arguments(&call.name, &call.arguments)
+        };
+        let outcome = match arguments {
             Ok(args) => self.tools.call(&call.name, args).await,
             Err(message) => Ok(ToolOutcome {
                 content: message,
