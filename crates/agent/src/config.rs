@@ -46,6 +46,8 @@ pub struct ProviderConfig {
     /// `deferred_tools` (Anthropic wire): `defer` (unset) sends every loadable
     /// tool with `defer_loading` and loads by `tool_reference`; `append` adds
     /// loaded tools to `tools`, for Anthropic-compatible servers without it.
+    /// On Chat Completions: `append` (unset) or `dispatch` (loaded tools are
+    /// called through a `call_tool` head tool, `tools` never changes).
     pub deferred_tools: Option<DeferredTools>,
 }
 
@@ -246,6 +248,13 @@ impl AgentConfig {
         options: HttpOptions,
     ) -> Result<Box<dyn Provider>, ConfigError> {
         let p = self.selected()?;
+        if p.deferred_tools == Some(DeferredTools::Dispatch) && p.wire != Wire::OpenAi {
+            return Err(ConfigError::Invalid {
+                path: format!("[providers.{}]", p.name),
+                key: "deferred_tools".into(),
+                message: "`dispatch` is for Chat Completions providers (wire = \"openai\"); this wire loads tools without touching `tools`".into(),
+            });
+        }
         let key = env(&p.api_key_env)
             .filter(|k| !k.trim().is_empty())
             .ok_or_else(|| ConfigError::MissingKey { provider: p.name.clone(), var: p.api_key_env.clone() })?;
@@ -268,6 +277,7 @@ impl AgentConfig {
                 };
                 Box::new(
                     OpenAiProvider::new(&p.name, &p.base_url, key, dialect, options)?
+                        .with_deferred_tools(p.deferred_tools)
                         .with_streaming(p.stream)
                         .with_learned(&learned),
                 )
@@ -400,7 +410,7 @@ fn apply_provider(
         let parsed = DeferredTools::parse(&mode).ok_or_else(|| ConfigError::Invalid {
             path: layer.path.into(),
             key: key("deferred_tools"),
-            message: format!("`{mode}` is not one of defer, append"),
+            message: format!("`{mode}` is not one of defer, append, dispatch"),
         })?;
         entry.deferred_tools = Some(parsed);
     }

@@ -26,8 +26,12 @@ pub enum DeferredTools {
     #[default]
     Defer,
     /// A loaded tool is appended to `tools` (for Anthropic-compatible proxies
-    /// without `defer_loading`; the only choice on Chat Completions).
+    /// without `defer_loading`; Chat Completions' default).
     Append,
+    /// Chat Completions only: `tools` is the head and a `call_tool`
+    /// dispatcher for the whole session; a loading result carries the loaded
+    /// definitions (see [`crate::dispatch`]).
+    Dispatch,
 }
 
 impl DeferredTools {
@@ -35,6 +39,7 @@ impl DeferredTools {
         match s {
             "defer" => Some(DeferredTools::Defer),
             "append" => Some(DeferredTools::Append),
+            "dispatch" => Some(DeferredTools::Dispatch),
             _ => None,
         }
     }
@@ -43,6 +48,7 @@ impl DeferredTools {
         match self {
             DeferredTools::Defer => "defer",
             DeferredTools::Append => "append",
+            DeferredTools::Dispatch => "dispatch",
         }
     }
 }
@@ -160,6 +166,35 @@ pub fn reference_note(content: &str) -> String {
         Some(next) => next.to_string(),
         None => content.to_string(),
     }
+}
+
+/// A loading search's result as it goes beside the loaded definitions (a
+/// Responses `tool_search_output`, the `call_tool` dispatcher's definitions):
+/// the matches it did not load, each its name and description (the model
+/// learns what else exists without reading the loaded tools twice), and the
+/// search's `nextInstruction` (what it loaded, how to load the rest), with
+/// how many matches it did not load. `None` when the result is not a
+/// search's JSON.
+pub fn unloaded_matches(content: &str, loaded: &[String]) -> Option<(usize, String)> {
+    let parsed = serde_json::from_str::<Value>(content).ok()?;
+    // The engine's port wraps a result with metadata as `{content, is_error, metadata}`.
+    let search = match parsed.get("content") {
+        Some(inner @ Value::Object(_)) => inner,
+        _ => &parsed,
+    };
+    let matches = search.get("matches")?.as_array()?;
+    let rest: Vec<Value> = matches
+        .iter()
+        .filter(|m| m.get("name").and_then(Value::as_str).is_none_or(|n| !loaded.iter().any(|l| l == n)))
+        .map(|m| json!({"name": m.get("name"), "description": m.get("description")}))
+        .collect();
+    let count = rest.len();
+    let mut out = serde_json::Map::new();
+    out.insert("matches_not_loaded".into(), Value::Array(rest));
+    if let Some(next) = search.get("nextInstruction") {
+        out.insert("nextInstruction".into(), next.clone());
+    }
+    Some((count, quiver_engine::canonical::to_string(&Value::Object(out))))
 }
 
 #[cfg(test)]

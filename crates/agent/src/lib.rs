@@ -18,6 +18,7 @@ pub mod anthropic;
 mod calls;
 pub mod config;
 pub mod deferred;
+pub mod dispatch;
 pub mod exec;
 mod http;
 pub mod learned;
@@ -39,5 +40,6 @@ pub use config::{AgentConfig, CliOverrides, ConfigError, ConfigLayer, ProviderCo
 pub use http::{HttpOptions, RetryPolicy};
 pub use message::{
     Effort, FinishReason, Message, ModelRequest, ModelResponse, StreamEvent, ToolCall, ToolImage, Usage,
+    prompt_cache_key,
 };
 pub use provider::{ApiKey, BoxFuture, Provider, ProviderError, Sink, Wire};

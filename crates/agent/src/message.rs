@@ -144,6 +144,22 @@ pub struct ModelRequest {
     pub max_output_tokens: Option<u32>,
     pub effort: Option<Effort>,
     pub stream: bool,
+    /// A key stable for the session, for providers that route requests to
+    /// their prefix caches by one (the Responses API's `prompt_cache_key`);
+    /// see [`prompt_cache_key`].
+    pub cache_key: Option<String>,
+}
+
+/// The cache-routing key of a session: OpenAI routes a request by a hash of
+/// its first ~256 tokens combined with `prompt_cache_key`, so one key per
+/// session keeps its requests (whose conversations share ever longer
+/// prefixes) on the machines holding them. A digest of the session id, not
+/// the id itself (nothing that identifies the session leaves the machine),
+/// and shorter than the API's 64-character limit.
+pub fn prompt_cache_key(session_id: &str) -> String {
+    use sha2::{Digest, Sha256};
+    let digest = hex::encode(Sha256::digest(session_id.as_bytes()));
+    format!("quiver-{}", &digest[..32])
 }
 
 impl ModelRequest {
@@ -158,6 +174,7 @@ impl ModelRequest {
             max_output_tokens: None,
             effort: None,
             stream: true,
+            cache_key: None,
         }
     }
 

@@ -58,6 +58,14 @@ pub trait Provider: Send + Sync {
         false
     }
 
+    /// Whether loaded tools are called through a `call_tool` head tool
+    /// (Chat Completions' `deferred_tools = "dispatch"`): the request goes
+    /// out as [`crate::dispatch::dispatched`] makes it, and the loop records
+    /// its prefix that way.
+    fn dispatches_tools(&self) -> bool {
+        false
+    }
+
     /// One model call. Streams through `sink` when `req.stream`; either way the
     /// result has the same shape.
     fn complete<'a>(

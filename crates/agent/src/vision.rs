@@ -75,6 +75,7 @@ mod tests {
             max_output_tokens: None,
             effort: None,
             stream: false,
+            cache_key: None,
         }
     }
 

@@ -196,3 +196,21 @@ fn a_project_file_that_does_not_parse_is_left_out_but_the_users_is_an_error() {
     let e = AgentConfig::load(&[user("[model\n")], &CliOverrides::default()).unwrap_err();
     assert!(matches!(e, ConfigError::Parse { .. }), "{e}");
 }
+
+#[test]
+fn dispatch_is_a_chat_completions_setting() {
+    let env = |_: &str| Some("sk-test".to_string());
+    let chat = user("[providers.deepseek]\ndeferred_tools = \"dispatch\"\n");
+    let config = AgentConfig::load(&[chat], &CliOverrides::default()).unwrap();
+    assert!(config.build_provider(&env, HttpOptions::default()).unwrap().dispatches_tools());
+    let plain = AgentConfig::load(&[], &CliOverrides::default()).unwrap();
+    assert!(!plain.build_provider(&env, HttpOptions::default()).unwrap().dispatches_tools(), "append unless set");
+
+    let messages = user("[model]\nprovider = \"anthropic\"\n[providers.anthropic]\ndeferred_tools = \"dispatch\"\n");
+    let config = AgentConfig::load(&[messages], &CliOverrides::default()).unwrap();
+    let err = config.build_provider(&env, HttpOptions::default()).err().unwrap();
+    assert!(err.to_string().contains("`dispatch` is for Chat Completions providers"), "{err}");
+    let typo = user("[providers.deepseek]\ndeferred_tools = \"dispatched\"\n");
+    let err = AgentConfig::load(&[typo], &CliOverrides::default()).unwrap_err();
+    assert!(err.to_string().contains("not one of defer, append, dispatch"), "{err}");
+}

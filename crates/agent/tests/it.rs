@@ -10,6 +10,7 @@ mod support;
 mod anthropic_wire;
 mod config;
 mod deferred_wire;
+mod dispatch_wire;
 mod exec;
 mod fixtures;
 mod openai_wire;

@@ -158,3 +158,97 @@ async fn a_tool_search_output_must_not_change_between_requests() {
     server.push(ScriptedTurn::text("never sent"));
     assert!(refused(&server, &changed).await.contains("carries other tools than in an earlier request"));
 }
+
+#[tokio::test]
+async fn a_prompt_cache_key_over_the_api_limit_is_refused() {
+    let server = ScriptedServer::start().await.unwrap();
+    let p = provider(&server);
+    server.script([ScriptedTurn::text("Hi."), ScriptedTurn::text("Hi again.")]);
+    let mut request = req(vec![Message::user("Hello.")], false);
+    request.cache_key = Some(quiver_agent::prompt_cache_key("session-1"));
+    complete(&p, &request).await.0.unwrap();
+    assert_eq!(server.requests()[0].json()["prompt_cache_key"], json!(quiver_agent::prompt_cache_key("session-1")));
+    request.cache_key = Some("k".repeat(65));
+    let refused = complete(&p, &request).await.0.unwrap_err();
+    assert!(refused.to_string().contains("maximum length 64"), "{refused}");
+}
+
+/// A search that loaded the MCP tool `mcp__github__create_issue` and the native
+/// `git_log`, and listed `mcp__github__close_issue` without loading it.
+fn mcp_search_history() -> Vec<Message> {
+    let result = json!({"content": {"matches": [
+            {"name": "mcp__github__create_issue", "status": "loaded", "description": "Open an issue."},
+            {"name": "git_log", "status": "loaded", "description": "Show the log."},
+            {"name": "mcp__github__close_issue", "status": "available_lazy", "description": "Close an issue."}],
+        "nextInstruction": "Loaded `mcp__github__create_issue`, `git_log`. Also matching, not loaded: `mcp__github__close_issue`; load one with `select:mcp__github__close_issue`."},
+        "is_error": false, "metadata": {"loaded": ["mcp__github__create_issue", "git_log"]}});
+    vec![
+        Message::user("File an issue about the log."),
+        assistant(
+            None,
+            vec![ToolCall { id: "s1".into(), name: "tool_search".into(), arguments: r#"{"query":"issue"}"#.into() }],
+        ),
+        Message::tool_result("s1", quiver_engine::canonical::to_string(&result), false),
+    ]
+}
+
+fn mcp_tools() -> Value {
+    let mut list = tools().as_array().unwrap().clone();
+    list.push(json!({"type": "function", "function": {"name": "mcp__github__create_issue",
+        "description": "Open an issue.", "parameters": {"type": "object", "properties": {"title": {"type": "string"}}}}}));
+    Value::Array(list)
+}
+
+#[tokio::test]
+async fn mcp_tools_load_as_a_namespace_and_are_called_through_it() {
+    let server = ScriptedServer::start().await.unwrap();
+    let p = provider(&server);
+    let mut history = mcp_search_history();
+    server.push(ScriptedTurn::tool_call("i1", "mcp__github__create_issue", r#"{"title":"log"}"#));
+    let first = complete(&p, &request("gpt-5.4", mcp_tools(), 2, history.clone(), true)).await.0.unwrap();
+    // The model called `create_issue` in the namespace `mcp__github`: quiver's name again.
+    assert_eq!(first.tool_calls[0].name, "mcp__github__create_issue");
+    let body = server.requests().last().unwrap().json();
+    let head = |b: &Value| quiver_engine::canonical::to_string(&b["tools"]);
+    let before = complete_head(&server, &p).await;
+    assert_eq!(head(&body), before, "loading by namespace leaves `tools` byte-identical");
+    insta::assert_json_snapshot!("search_output_with_a_namespace", &body["input"].as_array().unwrap()[2..]);
+
+    history.push(Message::from_response(&first));
+    history.push(Message::tool_result("i1", "issue #7", false));
+    server.push(ScriptedTurn::text("Filed #7."));
+    complete(&p, &request("gpt-5.4", mcp_tools(), 2, history, true)).await.0.unwrap();
+    let body = server.requests().last().unwrap().json();
+    let call = body["input"].as_array().unwrap().iter().find(|i| i["type"] == "function_call").unwrap().clone();
+    assert_eq!((call["namespace"].as_str(), call["name"].as_str()), (Some("mcp__github"), Some("create_issue")));
+}
+
+/// The `tools` of a request with nothing loaded yet (the head alone), as sent.
+async fn complete_head(server: &ScriptedServer, p: &ResponsesProvider) -> String {
+    server.push(ScriptedTurn::text("Hi."));
+    let head = Value::Array(tools().as_array().unwrap()[..2].to_vec());
+    complete(p, &request("gpt-5.4", head, 2, vec![Message::user("hi")], true)).await.0.unwrap();
+    quiver_engine::canonical::to_string(&server.requests().last().unwrap().json()["tools"])
+}
+
+#[tokio::test]
+async fn an_mcp_tool_no_search_delivered_stays_a_flat_function() {
+    let server = ScriptedServer::start().await.unwrap();
+    server.push(ScriptedTurn::text("never sent"));
+    let mut history = mcp_search_history();
+    history.push(assistant(
+        None,
+        vec![ToolCall { id: "x1".into(), name: "mcp__jira__search".into(), arguments: "{}".into() }],
+    ));
+    history.push(Message::tool_result("x1", "none", false));
+    let mut tools = mcp_tools();
+    tools.as_array_mut().unwrap().push(json!({"type": "function", "function": {"name": "mcp__jira__search",
+        "description": "Search Jira.", "parameters": {"type": "object"}}}));
+    // `mcp__jira__search` was never loaded by a search: it is appended to `tools`, flat, and callable.
+    let (result, _) = complete(&provider(&server), &request("gpt-5.4", tools, 2, history, true)).await;
+    assert_eq!(result.unwrap().text, "never sent");
+    let body = server.requests().last().unwrap().json();
+    assert_eq!(body["tools"].as_array().unwrap().last().unwrap()["name"], "mcp__jira__search");
+    let call = body["input"].as_array().unwrap().iter().find(|i| i["call_id"] == "x1").unwrap().clone();
+    assert_eq!((call["name"].as_str(), call.get("namespace")), (Some("mcp__jira__search"), None));
+}

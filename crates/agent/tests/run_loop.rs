@@ -375,3 +375,40 @@ async fn a_call_split_over_tool_use_blocks_runs_once_and_goes_back_once() {
     assert_eq!(results.len(), 1);
     assert_eq!(results[0]["tool_use_id"], "toolu_1");
 }
+
+#[tokio::test]
+async fn a_responses_session_routes_every_request_by_one_prompt_cache_key() {
+    use quiver_agent::responses::{ResponsesDialect, ResponsesProvider};
+    use quiver_agent::run::ToolPort;
+    let dir = tempfile::tempdir().unwrap();
+    let flight = Arc::new(Flight::default());
+    let server = ScriptedServer::start().await.unwrap();
+    let provider = ResponsesProvider::new(
+        "openai",
+        &server.base_url(),
+        quiver_agent::ApiKey::new("sk-test"),
+        ResponsesDialect::default(),
+        crate::support::fast_options(),
+    )
+    .unwrap();
+    let mut keys = Vec::new();
+    for _session in 0..2 {
+        let tools = port(&flight, dir.path());
+        server.script([ScriptedTurn::tool_call("c1", "read_file", r#"{"path":"a.rs"}"#), ScriptedTurn::text("Done.")]);
+        let before = server.requests().len();
+        let outcome = AgentLoop { model: "gpt-5.4".into(), ..agent(&provider, &tools) }
+            .run(Vec::new(), "read a.rs", &mut |_| {})
+            .await
+            .unwrap();
+        assert_eq!(outcome.status, RunStatus::Done);
+        let sent: Vec<Value> =
+            server.requests()[before..].iter().map(|r| r.json()["prompt_cache_key"].clone()).collect();
+        assert_eq!(sent.len(), 2);
+        assert_eq!(sent[0], sent[1], "one key for the whole session");
+        let key = sent[0].as_str().unwrap().to_string();
+        assert!(key.len() <= 64 && key.starts_with("quiver-"), "{key}");
+        assert!(!key.contains(&tools.session_id()), "a digest, not the session id");
+        keys.push(key);
+    }
+    assert_ne!(keys[0], keys[1], "each session its own key");
+}

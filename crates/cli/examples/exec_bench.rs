@@ -1,9 +1,10 @@
 //! Measures the agent loop on the scripted model server: the same 20-turn
 //! session that loads tools on several turns, with the native and agent tools
 //! registered (what `quiver exec` has), once per way of sending loaded tools
-//! (Chat Completions appending; Anthropic appending; Anthropic with
-//! `defer_loading` and `tool_reference`; Responses with the client-executed
-//! tool search and `tool_search_output`), side by side:
+//! (Chat Completions appending; Chat Completions through the `call_tool`
+//! dispatcher; Anthropic appending; Anthropic with `defer_loading` and
+//! `tool_reference`; Responses with the client-executed tool search and
+//! `tool_search_output`), side by side:
 //! - head changes, and requests whose cached prefix breaks (the server's
 //!   cache could not serve all of the previous request's prompt);
 //! - the share of prompt bytes a prefix cache could serve on the requests
@@ -11,6 +12,8 @@
 //!   (the wire's documented order, deferred tools left out);
 //! - first-request bytes (body, and what is in the prompt) against an eager
 //!   catalog of the same tools;
+//! - tool calls that came back as errors (a call that did not reach its tool
+//!   well-formed: unknown name, arguments its schema refuses);
 //! - the loop's own time per turn (wall time minus model and tool time), p50/p99.
 //!
 //! Run: `cargo run --release -p quiver-cli --example exec_bench [-- CATALOG.json ...]`
@@ -62,6 +65,9 @@ impl Provider for Timed<'_> {
     }
     fn defers_tools(&self) -> bool {
         self.inner.defers_tools()
+    }
+    fn dispatches_tools(&self) -> bool {
+        self.inner.dispatches_tools()
     }
     fn complete<'a>(
         &'a self,
@@ -169,18 +175,23 @@ async fn timed_run(
     agent: &AgentLoop<'_>,
     prompt: &str,
     model_time: &Mutex<Vec<Duration>>,
-) -> anyhow::Result<(quiver_agent::run::RunOutcome, Vec<f64>)> {
+) -> anyhow::Result<(quiver_agent::run::RunOutcome, Vec<f64>, usize)> {
     model_time.lock().unwrap_or_else(|p| p.into_inner()).clear();
     // (turn start, tool time) per turn, and the run's end.
     let marks: Arc<Mutex<Vec<(Instant, Duration)>>> = Arc::default();
     let sink_marks = Arc::clone(&marks);
+    let errors = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let sink_errors = Arc::clone(&errors);
     let mut sink = move |event: RunEvent| {
         let mut marks = sink_marks.lock().unwrap_or_else(|p| p.into_inner());
         match event {
             RunEvent::TurnStarted { .. } | RunEvent::SessionEnded { .. } => {
                 marks.push((Instant::now(), Duration::ZERO))
             }
-            RunEvent::ToolCallEnded { duration, .. } => {
+            RunEvent::ToolCallEnded { duration, error, .. } => {
+                if error.is_some() {
+                    sink_errors.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                }
                 if let Some(last) = marks.last_mut() {
                     last.1 += duration;
                 }
@@ -196,7 +207,7 @@ async fn timed_run(
         .zip(&model)
         .map(|(w, m)| (w[1].0 - w[0].0).saturating_sub(*m).saturating_sub(w[0].1).as_secs_f64() * 1e6)
         .collect();
-    Ok((outcome, overhead))
+    Ok((outcome, overhead, errors.load(std::sync::atomic::Ordering::Relaxed)))
 }
 
 /// The loop's overhead per turn against a real server: `runs` short sessions.
@@ -226,7 +237,7 @@ async fn real(url: &str, model: &str, runs: usize) -> anyhow::Result<()> {
             limits: RunLimits { max_turns: 3, token_budget: None },
             compaction: None,
         };
-        let (outcome, per_turn) =
+        let (outcome, per_turn, _) =
             timed_run(&agent, "Read src/lib.rs and say what answer() returns.", &provider.model_time).await?;
         turns += outcome.turns;
         model_ms.extend(
@@ -256,6 +267,9 @@ async fn real(url: &str, model: &str, runs: usize) -> anyhow::Result<()> {
 enum Variant {
     /// Chat Completions (DeepSeek): loaded tools appended to `tools`.
     ChatAppend,
+    /// Chat Completions with `deferred_tools = "dispatch"`: `tools` is the head
+    /// and `call_tool`; a search's result carries the loaded definitions.
+    ChatDispatch,
     /// Anthropic Messages with `deferred_tools = "append"` (today's behaviour).
     AnthropicAppend,
     /// Anthropic Messages with `defer_loading` and `tool_reference` (the default).
@@ -269,6 +283,7 @@ impl Variant {
     fn label(self) -> &'static str {
         match self {
             Variant::ChatAppend => "chat completions, append",
+            Variant::ChatDispatch => "chat completions, call_tool dispatch",
             Variant::AnthropicAppend => "anthropic, append",
             Variant::AnthropicDefer => "anthropic, defer_loading",
             Variant::Responses => "responses, tool_search_output",
@@ -277,7 +292,7 @@ impl Variant {
 
     fn wire(self) -> Wire {
         match self {
-            Variant::ChatAppend => Wire::OpenAi,
+            Variant::ChatAppend | Variant::ChatDispatch => Wire::OpenAi,
             Variant::AnthropicAppend | Variant::AnthropicDefer => Wire::Anthropic,
             Variant::Responses => Wire::Responses,
         }
@@ -288,6 +303,8 @@ impl Variant {
 struct Row {
     variant: Variant,
     turns: u32,
+    /// Tool calls that ended in an error.
+    tool_errors: usize,
     head_tools: usize,
     head_changes: usize,
     /// Requests whose prompt the server's prefix cache could not serve whole
@@ -353,9 +370,13 @@ async fn measure(variant: Variant, catalogs: &[String]) -> anyhow::Result<Row> {
     server.script(script());
     let key = ApiKey::new("sk-bench");
     let inner: Box<dyn Provider> = match variant {
-        Variant::ChatAppend => {
+        Variant::ChatAppend | Variant::ChatDispatch => {
             let dialect = OpenAiDialect::default();
-            Box::new(OpenAiProvider::new(provider_name, &server.base_url(), key, dialect, HttpOptions::default())?)
+            let mode = (variant == Variant::ChatDispatch).then_some(DeferredTools::Dispatch);
+            Box::new(
+                OpenAiProvider::new(provider_name, &server.base_url(), key, dialect, HttpOptions::default())?
+                    .with_deferred_tools(mode),
+            )
         }
         Variant::AnthropicAppend | Variant::AnthropicDefer => {
             let mode = if variant == Variant::AnthropicDefer { DeferredTools::Defer } else { DeferredTools::Append };
@@ -383,7 +404,7 @@ async fn measure(variant: Variant, catalogs: &[String]) -> anyhow::Result<Row> {
         compaction: None,
     };
     let prompt = "Look around the project, map it and note what you find.";
-    let (outcome, mut overhead) = timed_run(&agent, prompt, &provider.model_time).await?;
+    let (outcome, mut overhead, tool_errors) = timed_run(&agent, prompt, &provider.model_time).await?;
     overhead.sort_by(f64::total_cmp);
 
     let requests = server.requests();
@@ -391,6 +412,7 @@ async fn measure(variant: Variant, catalogs: &[String]) -> anyhow::Result<Row> {
     let mut row = Row {
         variant,
         turns: outcome.turns,
+        tool_errors,
         head_tools: 0,
         head_changes: report.head_changes,
         cache_breaks: 0,
@@ -470,18 +492,26 @@ async fn bench() -> anyhow::Result<()> {
     let (_, _, native, mcp) = registry(&catalogs)?;
     println!("catalog: {native} native and agent tools + {mcp} MCP tools from {} catalog file(s)", catalogs.len());
     let mut rows = Vec::new();
-    for variant in [Variant::ChatAppend, Variant::AnthropicAppend, Variant::AnthropicDefer, Variant::Responses] {
+    let variants = [
+        Variant::ChatAppend,
+        Variant::ChatDispatch,
+        Variant::AnthropicAppend,
+        Variant::AnthropicDefer,
+        Variant::Responses,
+    ];
+    for variant in variants {
         rows.push(measure(variant, &catalogs).await?);
     }
     println!(
-        "| wire | turns | head tools | head changes | cache breaks | loading requests | cacheable on loading requests | cacheable over the run | ideal cache over the run | a new session's first request | first request body / prompt bytes | eager first request body / prompt bytes |"
+        "| wire | turns | tool errors | head tools | head changes | cache breaks | loading requests | cacheable on loading requests | cacheable over the run | ideal cache over the run | a new session's first request | first request body / prompt bytes | eager first request body / prompt bytes |"
     );
-    println!("|---|---|---|---|---|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|");
     for r in &rows {
         println!(
-            "| {} | {} | {} | {} | {} | {} | {:.1}% | {:.1}% | {:.1}% | {:.1}% | {} / {} | {} / {} |",
+            "| {} | {} | {} | {} | {} | {} | {} | {:.1}% | {:.1}% | {:.1}% | {:.1}% | {} / {} | {} / {} |",
             r.variant.label(),
             r.turns,
+            r.tool_errors,
             r.head_tools,
             r.head_changes,
             r.cache_breaks,

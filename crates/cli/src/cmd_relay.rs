@@ -98,6 +98,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         max_output_tokens: config.max_output_tokens,
         effort: None,
         stream: true,
+        cache_key: None,
     };
     let runtime = tokio::runtime::Runtime::new()?;
     let response = runtime.block_on(async {

@@ -43,6 +43,9 @@ pub struct OpenAiProvider {
     dialect: OpenAiDialect,
     /// The [`ToolTurnContent`] this server accepts, as learned this session.
     tool_turns: AtomicU8,
+    /// Loaded tools called through the `call_tool` head tool instead of
+    /// appended (`deferred_tools = "dispatch"`, see [`crate::dispatch`]).
+    dispatch: bool,
 }
 
 const TOOL_TURNS: [ToolTurnContent; 3] = [ToolTurnContent::Omit, ToolTurnContent::Empty, ToolTurnContent::Null];
@@ -61,7 +64,15 @@ impl OpenAiProvider {
             key,
             dialect,
             tool_turns: AtomicU8::new(0),
+            dispatch: false,
         })
+    }
+
+    /// `[providers.NAME] deferred_tools`: `dispatch` calls loaded tools
+    /// through a stable head tool; anything else appends them (the default).
+    pub fn with_deferred_tools(mut self, mode: Option<crate::deferred::DeferredTools>) -> Self {
+        self.dispatch = mode == Some(crate::deferred::DeferredTools::Dispatch);
+        self
     }
 
     /// `[providers.NAME] stream`: `Some(false)` never streams.
@@ -118,6 +129,8 @@ impl OpenAiProvider {
     }
 
     async fn complete_inner(&self, req: &ModelRequest, sink: Sink<'_>) -> Result<ModelResponse, ProviderError> {
+        let dispatched = self.dispatch.then(|| crate::dispatch::dispatched(req));
+        let req = dispatched.as_ref().unwrap_or(req);
         let url = format!("{}/chat/completions", self.base_url);
         let headers = self.headers()?;
         let body = |stream: bool| {
@@ -132,7 +145,11 @@ impl OpenAiProvider {
             parse: parse_response,
             repair: &|said: &ErrorBody| self.repair(said),
         };
-        self.transport.complete::<ChatStreamAssembler>(call, sink).await
+        let mut response = self.transport.complete::<ChatStreamAssembler>(call, sink).await?;
+        if self.dispatch {
+            crate::dispatch::unwrap_calls(&mut response.tool_calls);
+        }
+        Ok(response)
     }
 
     async fn fim_inner(&self, prefix: &str, suffix: &str, max_tokens: u32) -> Result<String, ProviderError> {
@@ -167,6 +184,10 @@ impl Provider for OpenAiProvider {
 
     fn wire(&self) -> Wire {
         Wire::OpenAi
+    }
+
+    fn dispatches_tools(&self) -> bool {
+        self.dispatch
     }
 
     fn complete<'a>(

@@ -18,12 +18,15 @@
 //! injects those at the end of the context, so `tools` (the head) never
 //! changes and the cached prefix holds. A tool loaded another way (a direct
 //! call to a deferred tool, `mcp_discover`) has no search call to answer and
-//! is appended to `tools`, today's behaviour.
+//! is appended to `tools`, today's behaviour. MCP tools go out grouped in
+//! their server's `namespace`, and the search's text for what it matched but
+//! did not load follows the output (see `loads.rs`).
 
 use std::collections::BTreeSet;
 
 use serde_json::{Map, Value, json};
 
+use super::loads;
 use crate::message::{Message, ModelRequest, ToolCall};
 
 /// The engine's search tool, answered client-side on this wire.
@@ -88,6 +91,11 @@ pub fn request_body(req: &ModelRequest, dialect: &ResponsesDialect, stream: bool
         body.insert("reasoning".into(), Value::Object(reasoning));
         body.insert("include".into(), json!(["reasoning.encrypted_content"]));
     }
+    // Routing only: it picks where the request goes, never what it matches
+    // (the prefix still has to be the same bytes). Stable for the session.
+    if let Some(key) = &req.cache_key {
+        body.insert("prompt_cache_key".into(), json!(key));
+    }
     body.insert("store".into(), json!(false));
     body.insert("stream".into(), json!(stream));
     Value::Object(body)
@@ -101,6 +109,9 @@ struct ToolPlan {
     client_search: bool,
     /// Tail tools by name, in Responses shape with `defer_loading: true`.
     deferred: Vec<(String, Value)>,
+    /// The MCP tools a search delivered inside their server's namespace
+    /// (their calls carry `namespace`).
+    namespaced: BTreeSet<String>,
 }
 
 impl ToolPlan {
@@ -129,7 +140,7 @@ impl ToolPlan {
                 (name, flat)
             })
             .collect();
-        let mut plan = ToolPlan { tools, client_search, deferred };
+        let mut plan = ToolPlan { tools, client_search, deferred, namespaced: BTreeSet::new() };
         // A loaded tool no search answered (or every loaded tool, when the
         // head has no `tool_search`) is declared the old way, after the head.
         let answered = if client_search { plan.searched_names(req) } else { BTreeSet::new() };
@@ -140,6 +151,7 @@ impl ToolPlan {
                 plan.tools.push(flat);
             }
         }
+        plan.namespaced = answered.into_iter().filter(|n| loads::in_namespace(n)).collect();
         plan
     }
 
@@ -225,7 +237,7 @@ fn input_items(req: &ModelRequest, plan: &ToolPlan, vision: bool) -> Vec<Value> 
                     out.push(message_item("assistant", "output_text", text));
                 }
                 for call in tool_calls {
-                    out.push(call_item(call, searches.contains(call.id.as_str())));
+                    out.push(call_item(call, searches.contains(call.id.as_str()), &plan.namespaced));
                 }
             }
             Message::Tool { call_id, content, is_error, images, .. } => {
@@ -253,7 +265,7 @@ pub fn reasoning_items(kept: Option<&str>) -> Vec<Value> {
     }
 }
 
-fn call_item(call: &ToolCall, search: bool) -> Value {
+fn call_item(call: &ToolCall, search: bool, namespaced: &BTreeSet<String>) -> Value {
     if search {
         // The API sends a search call's arguments as an object; the history
         // keeps their canonical text.
@@ -263,7 +275,11 @@ fn call_item(call: &ToolCall, search: bool) -> Value {
             "status": "completed", "arguments": arguments,
         });
     }
-    json!({"type": "function_call", "call_id": call.id, "name": call.name, "arguments": call.arguments})
+    match loads::call_name(&call.name, namespaced) {
+        (Some(namespace), name) => json!({"type": "function_call", "call_id": call.id, "namespace": namespace,
+            "name": name, "arguments": call.arguments}),
+        (None, name) => json!({"type": "function_call", "call_id": call.id, "name": name, "arguments": call.arguments}),
+    }
 }
 
 fn function_output(call_id: &str, content: &str, images: &[crate::message::ToolImage]) -> Value {
@@ -277,18 +293,26 @@ fn function_output(call_id: &str, content: &str, images: &[crate::message::ToolI
     json!({"type": "function_call_output", "call_id": call_id, "output": parts})
 }
 
-/// A `tool_search` result: the loaded definitions as `tool_search_output`;
-/// when the search failed or loaded nothing, the model also reads why (the
-/// engine's result text) as a developer message right after it.
+/// A `tool_search` result: the loaded definitions as `tool_search_output`
+/// (MCP tools in their server's namespace). When the search failed or loaded
+/// nothing the model reads its whole text as a developer message right
+/// after; when it loaded something, the text without the loaded matches
+/// (what else matched, and how to load it).
 fn search_output(plan: &ToolPlan, call_id: &str, content: &str, is_error: bool) -> Vec<Value> {
-    let loaded = loaded_by(content);
-    let tools: Vec<Value> = loaded.iter().filter_map(|name| plan.definition(name)).cloned().collect();
+    let loaded: Vec<(String, Value)> =
+        loaded_by(content).into_iter().filter_map(|name| plan.definition(&name).cloned().map(|d| (name, d))).collect();
     let mut items = vec![json!({
         "type": "tool_search_output", "call_id": call_id, "execution": "client",
-        "status": "completed", "tools": tools,
+        "status": "completed", "tools": loads::output_tools(&loaded),
     })];
-    if is_error || tools.is_empty() {
-        items.push(message_item("developer", "input_text", &format!("tool_search result: {content}")));
+    let names: Vec<String> = loaded.into_iter().map(|(name, _)| name).collect();
+    let note = if is_error || names.is_empty() {
+        Some(format!("tool_search result: {content}"))
+    } else {
+        loads::unloaded_note(content, &names)
+    };
+    if let Some(note) = note {
+        items.push(message_item("developer", "input_text", &note));
     }
     items
 }

@@ -5,6 +5,7 @@
 //! (see `body.rs` for both choices).
 
 mod body;
+pub mod loads;
 mod stream;
 
 use reqwest::header::{AUTHORIZATION, CONTENT_TYPE, HeaderMap, HeaderValue};

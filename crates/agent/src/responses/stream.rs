@@ -53,10 +53,11 @@ impl Output {
                 self.reasoning_items.push(item.clone());
             }
             "function_call" => {
-                let name = item.get("name").and_then(Value::as_str).ok_or("a function_call item has no name")?;
+                // A function inside a namespace (an MCP server's) is quiver's `namespace__name`.
+                let name = super::loads::qualified_name(item).ok_or("a function_call item has no name")?;
                 self.calls.push(ToolCall {
                     id: call_id(item)?,
-                    name: name.to_string(),
+                    name,
                     arguments: item.get("arguments").and_then(Value::as_str).unwrap_or_default().to_string(),
                 });
             }
@@ -251,12 +252,15 @@ impl ResponsesStreamAssembler {
         if kind != "function_call" && !client_search {
             return;
         }
-        let name =
-            if client_search { TOOL_SEARCH } else { item.get("name").and_then(Value::as_str).unwrap_or_default() };
+        let name = if client_search {
+            TOOL_SEARCH.to_string()
+        } else {
+            super::loads::qualified_name(item).unwrap_or_default()
+        };
         let index = self.calls_begun;
         self.calls_begun += 1;
         let id = item.get("call_id").and_then(Value::as_str).unwrap_or_default().to_string();
-        sink(StreamEvent::ToolCallBegin { index, id, name: name.to_string() });
+        sink(StreamEvent::ToolCallBegin { index, id, name });
         if let Some(item_id) = item.get("id").and_then(Value::as_str) {
             self.open.insert(item_id.to_string(), OpenCall { index, shown: false });
         }

@@ -169,6 +169,7 @@ impl AgentLoop<'_> {
         let mut final_text = String::new();
         let mut turn = 0u32;
         let mut last: Option<(String, ModelRequest)> = None;
+        let cache_key = crate::message::prompt_cache_key(&self.tools.session_id());
         let status = loop {
             if turn >= self.limits.max_turns {
                 break RunStatus::MaxTurns;
@@ -195,6 +196,7 @@ impl AgentLoop<'_> {
                 max_output_tokens: self.max_output_tokens,
                 effort: self.effort,
                 stream: self.stream,
+                cache_key: Some(cache_key.clone()),
             };
             let mut linear = prefix::linearize(self.provider.wire(), &request);
             let mut tail = catalog.tail;
@@ -216,8 +218,16 @@ impl AgentLoop<'_> {
                     Err(e) => return Err(self.fail(e.into(), turn, (total, unreported), events)),
                 }
             }
+            // What the provider's cache sees: the request as the wire sends it.
+            let sent = if self.provider.dispatches_tools() {
+                let sent = crate::dispatch::dispatched(&request);
+                linear = prefix::linearize(self.provider.wire(), &sent);
+                sent
+            } else {
+                request.clone()
+            };
             let shared = last.as_ref().map(|(l, _)| prefix::shared_prefix(l, &linear) as u64);
-            let extends_previous = last.as_ref().map(|(_, before)| prefix::extends(before, &request));
+            let extends_previous = last.as_ref().map(|(_, before)| prefix::extends(before, &sent));
             let mut record = RequestRecord {
                 turn,
                 request_hash: prefix::sha256(&linear),
@@ -225,12 +235,12 @@ impl AgentLoop<'_> {
                 shared_prefix_bytes: shared,
                 extends_previous,
                 head_hash: catalog.head_hash.clone(),
-                tools: request.tool_list().len() as u64,
+                tools: sent.tool_list().len() as u64,
                 tail,
                 usage: None,
                 cache_order: prefix::cache_order(self.provider.wire()),
             };
-            last = Some((linear, request.clone()));
+            last = Some((linear, sent));
             let mut forward = |e: StreamEvent| events(RunEvent::Delta(e));
             let mut response = match self.provider.complete(&request, &mut forward).await {
                 Ok(r) => r,
@@ -399,7 +409,13 @@ impl AgentLoop<'_> {
 
     async fn run_call(&self, call: &ToolCall) -> (Result<ToolOutcome, String>, Duration) {
         let started = Instant::now();
-        let outcome = match parse_arguments(&call.name, &call.arguments) {
+        // A `call_tool` the wire could not unwrap (no tool name in it).
+        let arguments = if self.provider.dispatches_tools() && call.name == crate::dispatch::CALL_TOOL {
+            Err(crate::dispatch::malformed(&call.arguments))
+        } else {
+            parse_arguments(&call.name, &call.arguments)
+        };
+        let outcome = match arguments {
             Ok(args) => self.tools.call(&call.name, args).await,
             Err(message) => Ok(ToolOutcome {
                 content: message,

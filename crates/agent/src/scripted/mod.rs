@@ -364,6 +364,10 @@ async fn handle(State(shared): State<Shared>, uri: Uri, headers: HeaderMap, body
         }
         (turn, usage, inner.quirks.clone())
     };
+    let mut turn = turn;
+    if route == Route::Chat {
+        openai::through_dispatcher(&mut turn.tool_calls, &request);
+    }
     if let Some(delay) = turn.delay {
         tokio::time::sleep(delay).await;
     }

@@ -12,6 +12,25 @@ use crate::message::Usage;
 
 const CREATED: u64 = 1_700_000_000;
 
+/// What a model reading this request would call: when `tools` declares the
+/// `call_tool` dispatcher (`deferred_tools = "dispatch"`), a scripted call of
+/// a function the request does not declare (a loaded tool, whose definition
+/// is in a search's result) goes through `call_tool {name, arguments}`.
+pub(super) fn through_dispatcher(calls: &mut [crate::message::ToolCall], request: &Value) {
+    let tools = request.get("tools").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
+    let declared: Vec<&str> =
+        tools.iter().filter_map(|t| t.pointer("/function/name").and_then(Value::as_str)).collect();
+    let dispatcher = crate::dispatch::CALL_TOOL;
+    if !declared.contains(&dispatcher) {
+        return;
+    }
+    for call in calls.iter_mut().filter(|c| !declared.contains(&c.name.as_str())) {
+        let arguments = serde_json::from_str::<Value>(&call.arguments).unwrap_or_else(|_| json!(call.arguments));
+        call.arguments = json!({"name": call.name, "arguments": arguments}).to_string();
+        call.name = dispatcher.to_string();
+    }
+}
+
 fn finish_reason(answer: &Answer<'_>) -> String {
     let turn = answer.turn;
     turn.finish_reason.clone().unwrap_or_else(|| match (turn.tool_calls.is_empty(), legacy(answer)) {

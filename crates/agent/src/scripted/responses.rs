@@ -11,7 +11,11 @@
 //!   in the input has its output ("No tool output found for function call");
 //! - a reasoning item sent back with `store: false` carries its
 //!   `encrypted_content` (the API has nothing stored to look it up by id);
-//! - `defer_loading` needs a `tool_search` tool.
+//! - `defer_loading` needs a `tool_search` tool;
+//! - `prompt_cache_key` is a string of at most 64 characters;
+//! - a `namespace` tool has a name, a description and its `tools`, and
+//!   `defer_loading` goes on its functions, never on the namespace itself;
+//!   a `function_call` with a `namespace` names a function of that namespace.
 //!
 //! Two rules are the scripted server's own, stricter than the API as
 //! documented: a `tool_search_output` must carry the same tools in every
@@ -41,6 +45,22 @@ pub(super) fn validate(request: &Value, outputs: &mut BTreeMap<String, String>) 
         }
         if let Some(name) = tool.get("name").and_then(Value::as_str) {
             callable.insert(name.to_string());
+        }
+    }
+    match request.get("prompt_cache_key") {
+        None | Some(Value::Null) => {}
+        Some(Value::String(key)) if key.chars().count() > 64 => {
+            return Err((
+                format!(
+                    "Invalid 'prompt_cache_key': string too long. Expected a string with maximum length 64, but got a string with length {} instead.",
+                    key.chars().count()
+                ),
+                "prompt_cache_key".into(),
+            ));
+        }
+        Some(Value::String(_)) => {}
+        Some(_) => {
+            return Err(("Invalid type for 'prompt_cache_key': expected a string.".into(), "prompt_cache_key".into()));
         }
     }
     let store = request.get("store").and_then(Value::as_bool).unwrap_or(true);
@@ -82,7 +102,11 @@ pub(super) fn validate(request: &Value, outputs: &mut BTreeMap<String, String>) 
             }
             "function_call" => {
                 let name = item.get("name").and_then(Value::as_str).unwrap_or_default();
-                if !tools.is_empty() && !callable.contains(name) {
+                let name = match item.get("namespace").and_then(Value::as_str) {
+                    Some(namespace) => format!("{namespace}.{name}"),
+                    None => name.to_string(),
+                };
+                if !tools.is_empty() && !callable.contains(&name) {
                     return Err((format!("function_call `{name}` names no declared or loaded function"), param));
                 }
                 calls.insert(call_id, i);
@@ -110,14 +134,8 @@ pub(super) fn validate(request: &Value, outputs: &mut BTreeMap<String, String>) 
                     .get("tools")
                     .and_then(Value::as_array)
                     .ok_or((format!("{param}.tools is required"), param.clone()))?;
-                for tool in loaded {
-                    let names = tool
-                        .get("tools")
-                        .and_then(Value::as_array)
-                        .map(|t| t.iter().collect())
-                        .unwrap_or_else(|| vec![tool]);
-                    callable
-                        .extend(names.iter().filter_map(|t| t.get("name").and_then(Value::as_str)).map(str::to_string));
+                for (j, tool) in loaded.iter().enumerate() {
+                    callable.extend(callable_names(tool, &format!("{param}.tools[{j}]"))?);
                 }
                 let bytes = quiver_engine::canonical::to_string(&Value::Array(loaded.clone()));
                 match outputs.get(&call_id) {
@@ -150,6 +168,51 @@ pub(super) fn validate(request: &Value, outputs: &mut BTreeMap<String, String>) 
         return Err((format!("No tool output found for function call {id}."), "input".into()));
     }
     Ok(())
+}
+
+/// The functions a loaded tool makes callable: a function by its name, a
+/// namespace's functions as `namespace.name`; a malformed namespace is refused.
+fn callable_names(tool: &Value, param: &str) -> Result<Vec<String>, (String, String)> {
+    let name = tool.get("name").and_then(Value::as_str).unwrap_or_default();
+    if tool.get("type").and_then(Value::as_str) != Some("namespace") {
+        return Ok(vec![name.to_string()]);
+    }
+    if name.is_empty() || tool.get("description").and_then(Value::as_str).is_none() {
+        return Err(("a namespace needs a `name` and a `description`".into(), param.to_string()));
+    }
+    if tool.get("defer_loading").is_some() {
+        return Err((
+            "`defer_loading` applies to the functions inside a namespace, not to the namespace".into(),
+            format!("{param}.defer_loading"),
+        ));
+    }
+    let members =
+        tool.get("tools").and_then(Value::as_array).ok_or((format!("{param}.tools is required"), param.to_string()))?;
+    Ok(members
+        .iter()
+        .filter_map(|m| m.get("name").and_then(Value::as_str))
+        .map(|member| format!("{name}.{member}"))
+        .collect())
+}
+
+/// The namespace and function a scripted call to quiver's `mcp__server__tool`
+/// is made as, when an earlier `tool_search_output` delivered it in a namespace
+/// (what a model that read that output would call).
+fn namespaced(request: &Value, name: &str) -> Option<(String, String)> {
+    let items = request.get("input").and_then(Value::as_array)?;
+    let outputs = items.iter().filter(|i| i.get("type").and_then(Value::as_str) == Some("tool_search_output"));
+    let loaded = outputs.filter_map(|o| o.get("tools").and_then(Value::as_array)).flatten();
+    let namespaces = loaded.filter(|t| t.get("type").and_then(Value::as_str) == Some("namespace"));
+    for namespace in namespaces {
+        let ns = namespace.get("name").and_then(Value::as_str).unwrap_or_default();
+        let members = namespace.get("tools").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
+        for member in members.iter().filter_map(|m| m.get("name").and_then(Value::as_str)) {
+            if format!("{ns}__{member}") == name {
+                return Some((ns.to_string(), member.to_string()));
+            }
+        }
+    }
+    None
 }
 
 /// Whether the request's `tool_search` is client-executed (then a scripted
@@ -190,8 +253,13 @@ fn output_items(answer: &Answer<'_>, request: &Value) -> Vec<Value> {
             items.push(json!({"type": "tool_search_call", "id": format!("ts_{i}"), "call_id": call.id,
                 "execution": "client", "status": "completed", "arguments": arguments}));
         } else {
-            items.push(json!({"type": "function_call", "id": format!("fc_{i}"), "call_id": call.id,
-                "name": call.name, "arguments": call.arguments, "status": "completed"}));
+            let mut item = json!({"type": "function_call", "id": format!("fc_{i}"), "call_id": call.id,
+                "name": call.name, "arguments": call.arguments, "status": "completed"});
+            if let Some((namespace, name)) = namespaced(request, &call.name) {
+                item["name"] = json!(name);
+                item["namespace"] = json!(namespace);
+            }
+            items.push(item);
         }
     }
     items
@@ -287,4 +355,43 @@ pub(super) fn stream_pieces(answer: &Answer<'_>, request: &Value) -> Vec<Piece> 
     let kind = if status(answer) == "incomplete" { "response.incomplete" } else { "response.completed" };
     events.push(event(kind, json!({"response": response_object(answer, items, status(answer))}), &mut n));
     frame(events, answer.turn.fault.as_ref())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn with_output(tools: Value) -> Value {
+        json!({"tools": [{"type": "tool_search", "execution": "client"}], "store": false, "input": [
+            {"type": "tool_search_call", "call_id": "s1", "execution": "client", "arguments": {}},
+            {"type": "tool_search_output", "call_id": "s1", "execution": "client", "tools": tools}]})
+    }
+
+    #[test]
+    fn a_namespace_needs_its_parts_and_no_defer_loading_of_its_own() {
+        let member = json!({"type": "function", "name": "create_issue", "defer_loading": true});
+        let good = json!([{"type": "namespace", "name": "mcp__github", "description": "GitHub.", "tools": [member]}]);
+        assert!(validate(&with_output(good), &mut BTreeMap::new()).is_ok());
+        let deferred = json!([{"type": "namespace", "name": "mcp__github", "description": "GitHub.",
+            "defer_loading": true, "tools": [member]}]);
+        let err = validate(&with_output(deferred), &mut BTreeMap::new()).unwrap_err();
+        assert!(err.0.contains("not to the namespace"), "{err:?}");
+        let nameless = json!([{"type": "namespace", "description": "GitHub.", "tools": [member]}]);
+        assert!(validate(&with_output(nameless), &mut BTreeMap::new()).is_err());
+    }
+
+    #[test]
+    fn a_namespaced_call_must_name_a_delivered_function() {
+        let member = json!({"type": "function", "name": "create_issue", "defer_loading": true});
+        let mut request = with_output(
+            json!([{"type": "namespace", "name": "mcp__github", "description": "GitHub.", "tools": [member]}]),
+        );
+        let items = request["input"].as_array_mut().unwrap();
+        items.push(json!({"type": "function_call", "call_id": "c1", "namespace": "mcp__github", "name": "create_issue", "arguments": "{}"}));
+        items.push(json!({"type": "function_call_output", "call_id": "c1", "output": "ok"}));
+        assert!(validate(&request, &mut BTreeMap::new()).is_ok());
+        request["input"][2]["name"] = json!("close_issue");
+        let err = validate(&request, &mut BTreeMap::new()).unwrap_err();
+        assert!(err.0.contains("names no declared or loaded function"), "{err:?}");
+    }
 }
