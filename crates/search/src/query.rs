@@ -111,6 +111,37 @@ const VIEW_WORDS: &[&str] = &[
     "show", "print", "cat", "open", "view", "display", "see", "inside", "contents", "content", "head", "peek", "look",
 ];
 
+/// Words that ask rather than describe before a subject pronoun ("can you",
+/// "did I", "should we"): no relative clause starts there.
+const NOT_RELATIVE: &[&str] = &[
+    "can", "could", "would", "should", "will", "shall", "do", "did", "does", "have", "has", "had", "must", "may",
+    "might", "is", "are", "was", "were", "am", "and", "or", "but", "if", "when", "so", "then", "what", "where", "how",
+    "why", "who", "which", "that", "once", "before", "after", "until", "while", "because", "as",
+];
+
+/// Where a relative clause that describes the object starts: "restart the
+/// automation I paused", "kill the job you started" (the word after the
+/// pronoun). Its verb says which item is meant, not what to do with it, so
+/// its words weigh like a scope's. Returns the word position, from
+/// [`split_words`] over the text before it.
+fn relative_clause(query: &str) -> Option<u32> {
+    let tokens: Vec<(usize, &str)> =
+        query.split_whitespace().map(|t| (t.as_ptr() as usize - query.as_ptr() as usize, t)).collect();
+    let k = (1..tokens.len().saturating_sub(1)).find(|&k| {
+        let (_, t) = tokens[k];
+        let prev = tokens[k - 1].1.to_lowercase();
+        let next = tokens[k + 1].1;
+        (t == "I" || t.eq_ignore_ascii_case("you") || t.eq_ignore_ascii_case("we"))
+            && prev.chars().all(char::is_alphabetic)
+            && !is_stopword(&prev)
+            && !NOT_RELATIVE.contains(&prev.as_str())
+            && next.chars().all(char::is_alphabetic)
+    })?;
+    let mut before = Vec::new();
+    split_words(&query[..tokens[k + 1].0], &mut before);
+    Some(before.last().map_or(0, |w| w.pos + 1))
+}
+
 struct Content {
     raw: String,
     stem: String,
@@ -189,6 +220,7 @@ impl SearchIndex {
         // a command line's words are its argument, and its verb is "run"
         let command = command_line(query);
         let in_command = |w: &str| command.as_ref().is_some_and(|c| c.iter().any(|x| x == w));
+        let relative = relative_clause(query);
         let mut content: Vec<Content> = Vec::with_capacity(words.len());
         let mut joined_known = false;
         for (i, w) in words.iter().enumerate() {
@@ -211,7 +243,10 @@ impl SearchIndex {
                 shape.instrument_pos.is_some_and(|i| w.pos > i) && shape.purpose_pos.is_none_or(|end| w.pos < end);
             if instrument {
                 weight *= p.w_instrument;
-            } else if shape.scope_pos.is_some_and(|s| w.pos >= s) || shape.purpose_pos.is_some_and(|e| w.pos > e) {
+            } else if shape.scope_pos.is_some_and(|s| w.pos >= s)
+                || shape.purpose_pos.is_some_and(|e| w.pos > e)
+                || relative.is_some_and(|r| w.pos >= r)
+            {
                 weight *= p.w_scope;
             }
             match w.kind {
