@@ -119,14 +119,14 @@ const NOT_RELATIVE: &[&str] = &[
     "why", "who", "which", "that", "once", "before", "after", "until", "while", "because", "as",
 ];
 
-/// Where a relative clause that describes the object starts: "restart the
-/// automation I paused", "kill the job you started" (the word after the
-/// pronoun). Its verb says which item is meant, not what to do with it, so
-/// its words weigh like a scope's. Returns the word position, from
-/// [`split_words`] over the text before it.
-fn relative_clause(query: &str) -> Option<u32> {
-    let tokens: Vec<(usize, &str)> =
-        query.split_whitespace().map(|t| (t.as_ptr() as usize - query.as_ptr() as usize, t)).collect();
+/// Where a relative clause that describes the object starts and ends:
+/// "restart the automation I paused", "kill the job you started, then ..."
+/// (from the word after the pronoun to the end of its clause). Its verb says
+/// which item is meant, not what to do with it, so its words weigh like a
+/// scope's. Word positions, from [`split_words`] over the text before each end.
+fn relative_clause(query: &str) -> Option<(u32, u32)> {
+    let base = query.as_ptr() as usize;
+    let tokens: Vec<(usize, &str)> = query.split_whitespace().map(|t| (t.as_ptr() as usize - base, t)).collect();
     let k = (1..tokens.len().saturating_sub(1)).find(|&k| {
         let (_, t) = tokens[k];
         let prev = tokens[k - 1].1.to_lowercase();
@@ -135,11 +135,17 @@ fn relative_clause(query: &str) -> Option<u32> {
             && prev.chars().all(char::is_alphabetic)
             && !is_stopword(&prev)
             && !NOT_RELATIVE.contains(&prev.as_str())
-            && next.chars().all(char::is_alphabetic)
+            && next.chars().next().is_some_and(char::is_alphabetic)
     })?;
-    let mut before = Vec::new();
-    split_words(&query[..tokens[k + 1].0], &mut before);
-    Some(before.last().map_or(0, |w| w.pos + 1))
+    let ends = |t: &str| t.ends_with([',', '.', '?', '!', ';', ':']);
+    let last = (k + 1..tokens.len()).find(|&j| ends(tokens[j].1)).unwrap_or(tokens.len() - 1);
+    let position_after = |byte: usize| {
+        let mut before = Vec::new();
+        split_words(&query[..byte], &mut before);
+        before.last().map_or(0, |w| w.pos + 1)
+    };
+    let (end_at, end_token) = tokens[last];
+    Some((position_after(tokens[k + 1].0), position_after(end_at + end_token.len())))
 }
 
 struct Content {
@@ -245,7 +251,7 @@ impl SearchIndex {
                 weight *= p.w_instrument;
             } else if shape.scope_pos.is_some_and(|s| w.pos >= s)
                 || shape.purpose_pos.is_some_and(|e| w.pos > e)
-                || relative.is_some_and(|r| w.pos >= r)
+                || relative.is_some_and(|(a, b)| (a..b).contains(&w.pos))
             {
                 weight *= p.w_scope;
             }
