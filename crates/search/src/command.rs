@@ -161,11 +161,11 @@ pub(super) fn command_line(query: &str) -> Option<Vec<String>> {
     }
     // a backticked command anywhere: "what does `uname -a` print"
     for (i, t) in tokens.iter().enumerate() {
-        if let Some(inner) = t.strip_prefix('`') {
-            if PROGRAMS.contains(&bare(inner).to_ascii_lowercase().as_str()) {
-                let end = tokens[i..].iter().position(|x| x.ends_with('`')).map_or(i + 1, |p| i + p + 1);
-                return Some(words_of(&tokens[i..end]));
-            }
+        if let Some(inner) = t.strip_prefix('`')
+            && PROGRAMS.contains(&bare(inner).to_ascii_lowercase().as_str())
+        {
+            let end = tokens[i..].iter().position(|x| x.ends_with('`')).map_or(i + 1, |p| i + p + 1);
+            return Some(words_of(&tokens[i..end]));
         }
     }
     first_shaped.map(|i| {

@@ -37,3 +37,41 @@ fn prose_is_no_command_line() {
         assert_eq!(command_line(q), None, "{q}");
     }
 }
+
+fn doc(name: &str, description: &str) -> crate::SearchDoc {
+    crate::SearchDoc { name: name.into(), description: description.into(), ..Default::default() }
+}
+
+fn top(idx: &crate::SearchIndex, q: &str) -> String {
+    idx.search(q, 5, &|_| true).first().map(|h| idx.docs()[h.doc].name.clone()).unwrap_or_default()
+}
+
+#[test]
+fn a_command_line_ranks_the_tool_that_runs_commands() {
+    let idx = crate::SearchIndex::build(vec![
+        doc("exec_shell", "Run a shell command; output is stdout and stderr."),
+        doc("write_file", "Create or make a new file with content; a clean start."),
+        doc("run_tests", "Run the test suite and build a pass/fail summary."),
+    ]);
+    for q in ["run make", "make clean && make", "df -h", "cargo build", "what does `uname -a` print?"] {
+        assert_eq!(top(&idx, q), "exec_shell", "{q}");
+    }
+    // "make" as an English verb is no command line
+    assert_eq!(top(&idx, "make a new file with the notes"), "write_file");
+}
+
+#[test]
+fn a_relative_clause_names_the_item_not_the_action() {
+    let idx = crate::SearchIndex::build(vec![
+        doc("automation_pause", "Pause a scheduled automation."),
+        doc("automation_resume", "Resume or restart a scheduled automation."),
+    ]);
+    assert_eq!(top(&idx, "restart the automation I paused last week"), "automation_resume");
+    assert_eq!(top(&idx, "pause the automation you started"), "automation_pause");
+}
+
+#[test]
+fn an_issue_number_is_a_github_reference() {
+    assert_eq!(crate::query::value_kinds("comment on #231, it's fixed"), ["github"]);
+    assert!(crate::query::value_kinds("item # 2 and C#").is_empty());
+}
