@@ -99,7 +99,8 @@ fn native_check_set_lexical_floor() {
 // Measured 0.690 / 0.920 / 0.782 when the set was added (plain BM25 0.430 /
 // 0.640), 0.750 / 0.930 / 0.822 after the everyday phrasings chosen on the
 // dev set; a loss of two queries fails.
-const NATIVE_CHECK_FLOOR: (f64, f64, f64) = (0.74, 0.92, 0.81);
+// Session 31: 0.780 / 0.950 / 0.852 (measured once, after the last change).
+const NATIVE_CHECK_FLOOR: (f64, f64, f64) = (0.76, 0.93, 0.83);
 
 /// The native daily sets (`bench/search/queries/native-daily-*.jsonl`, issue
 /// 26: 165 everyday requests across every tool family, written from the
@@ -144,8 +145,11 @@ const DAILY_DEV_FLOOR_FUSED: (f64, f64, f64) = (0.92, 0.97, 0.95);
 // floor is that less two queries.
 const DAILY_DEV2_FLOOR_LEXICAL: (f64, f64, f64) = (0.78, 0.97, 0.86);
 const DAILY_DEV2_FLOOR_FUSED: (f64, f64, f64) = (0.84, 0.975, 0.90);
-const DAILY_CHECK_FLOOR_LEXICAL: (f64, f64, f64) = (0.77, 0.91, 0.83);
-const DAILY_CHECK_FLOOR_FUSED: (f64, f64, f64) = (0.80, 0.92, 0.85);
+// Check half, session 31 (measured once, after the last change): lexical
+// 0.786 / 0.964 / 0.857, fused 0.821 / 0.976 / 0.889. Top-5 and MRR floors
+// raised to that less about two queries; the top-1 floors stay (0.77, 0.80).
+const DAILY_CHECK_FLOOR_LEXICAL: (f64, f64, f64) = (0.77, 0.94, 0.83);
+const DAILY_CHECK_FLOOR_FUSED: (f64, f64, f64) = (0.80, 0.95, 0.87);
 
 /// Phrasings are search text: a manifest laid over the built-in one (bench
 /// `--manifest`) changes what finds a tool, and none of it reaches the catalog.
