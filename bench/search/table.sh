@@ -2,7 +2,8 @@
 # The issue-13 measurement table: plain BM25 (--baseline), lexical, semantic and
 # fused on every set, with latency and tail bytes (confident loads / all --limit).
 # usage: QUIVER_SEARCH_MODEL=DIR bench/search/table.sh [extra bench args]
-# Without a model only the bm25 and lexical columns run. Needs a release build:
+# Without a model only the bm25 and lexical columns run. Needs a release build
+# (or QUIVER=a debug build with quiver-search at opt-level 3: same rankings):
 #   CARGO_INCREMENTAL=0 cargo build --release -p quiver-cli
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
@@ -36,6 +37,7 @@ r native   --native --queries "$B/queries/native.jsonl" "$@"
 r native.ev --native --queries "$here/dev/native-everyday.jsonl" "$@"
 r native.ck --native --queries "$here/queries/native-check.jsonl" "$@"
 r daily.dev --native --queries "$here/queries/native-daily-dev.jsonl" "$@"
+r daily.dev2 --native --queries "$here/queries/native-daily-dev2.jsonl" "$@"
 r daily.ck --native --queries "$here/queries/native-daily-check.jsonl" "$@"
 r authored --catalog "$here/dev/bfcl-authored.json" --queries "$here/dev/bfcl-authored.jsonl" "$@"
 r turns    --catalog "$here/dev/bfcl-multiturn.json" --queries "$here/dev/bfcl-multiturn.jsonl" "$@"

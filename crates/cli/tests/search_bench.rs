@@ -79,9 +79,11 @@ fn native_quality_floors_lexical_and_fused() {
 // (bench/search/dev/native-everyday.jsonl: lexical top-1 0.59 -> 0.71, check
 // set 0.69 -> 0.75) cost this set one query lexically (`which files have
 // uncommitted changes` now ranks git_diff over git_status by 2%) and gained
-// one fused. A loss of two queries fails.
+// one fused. A loss of two queries fails. Session 31: lexical 0.942 / 1.000 /
+// 0.966, fused 0.962 / 1.000 / 0.978; the fused floor raised to that less one
+// query (52).
 const NATIVE_FLOOR_LEXICAL: (f64, f64, f64) = (0.88, 0.98, 0.91);
-const NATIVE_FLOOR_FUSED: (f64, f64, f64) = (0.92, 0.98, 0.94);
+const NATIVE_FLOOR_FUSED: (f64, f64, f64) = (0.94, 0.98, 0.96);
 
 /// The native *check* set (`bench/search/queries/native-check.jsonl`: 100
 /// everyday requests written by a helper who saw only the tools' names and
@@ -97,18 +99,21 @@ fn native_check_set_lexical_floor() {
 // Measured 0.690 / 0.920 / 0.782 when the set was added (plain BM25 0.430 /
 // 0.640), 0.750 / 0.930 / 0.822 after the everyday phrasings chosen on the
 // dev set; a loss of two queries fails.
-const NATIVE_CHECK_FLOOR: (f64, f64, f64) = (0.74, 0.92, 0.81);
+// Session 31: 0.780 / 0.950 / 0.852 (measured once, after the last change).
+const NATIVE_CHECK_FLOOR: (f64, f64, f64) = (0.76, 0.93, 0.83);
 
 /// The native daily sets (`bench/search/queries/native-daily-*.jsonl`, issue
 /// 26: 165 everyday requests across every tool family, written from the
 /// tools' one-line descriptions in other words than the dev sets, split into
-/// a dev half and a check half nothing is tuned on), lexical and fused.
+/// a dev half and a check half nothing is tuned on; and a second dev set of
+/// 166 written from the tools' snippets), lexical and fused.
 #[test]
 fn native_daily_sets_lexical_and_fused_floors() {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../bench/search/queries");
     let model = quiver_search::semantic::test_model_dir();
     for (set, lexical, fused) in [
         ("native-daily-dev.jsonl", DAILY_DEV_FLOOR_LEXICAL, DAILY_DEV_FLOOR_FUSED),
+        ("native-daily-dev2.jsonl", DAILY_DEV2_FLOOR_LEXICAL, DAILY_DEV2_FLOOR_FUSED),
         ("native-daily-check.jsonl", DAILY_CHECK_FLOOR_LEXICAL, DAILY_CHECK_FLOOR_FUSED),
     ] {
         let q = dir.join(set);
@@ -128,10 +133,23 @@ fn native_daily_sets_lexical_and_fused_floors() {
 // 0.786 / 0.940): lexical 0.827 / 0.975 / 0.896 dev, 0.798 / 0.940 / 0.853
 // check; fused 0.889 / 1.000 / 0.937 dev, 0.833 / 0.952 / 0.882 check. Each
 // floor is that less two queries (of 81 and 84).
-const DAILY_DEV_FLOOR_LEXICAL: (f64, f64, f64) = (0.80, 0.95, 0.87);
-const DAILY_DEV_FLOOR_FUSED: (f64, f64, f64) = (0.86, 0.97, 0.91);
-const DAILY_CHECK_FLOOR_LEXICAL: (f64, f64, f64) = (0.77, 0.91, 0.83);
-const DAILY_CHECK_FLOOR_FUSED: (f64, f64, f64) = (0.80, 0.92, 0.85);
+// Raised in session 31 (command lines, named files, pause/resume, relative
+// clauses; debug build with quiver-search at opt-level 3, same rankings):
+// dev lexical 0.889 / 0.988 / 0.929, fused 0.951 / 1.000 / 0.972; each floor
+// that less two queries.
+const DAILY_DEV_FLOOR_LEXICAL: (f64, f64, f64) = (0.86, 0.96, 0.90);
+const DAILY_DEV_FLOOR_FUSED: (f64, f64, f64) = (0.92, 0.97, 0.95);
+// The second everyday dev set (native-daily-dev2.jsonl, 166 requests, session
+// 31): before the session's rules lexical 0.753 / 0.928, fused 0.813 / 0.964;
+// after them lexical 0.795 / 0.982 / 0.871, fused 0.855 / 0.988 / 0.911. Each
+// floor is that less two queries.
+const DAILY_DEV2_FLOOR_LEXICAL: (f64, f64, f64) = (0.78, 0.97, 0.86);
+const DAILY_DEV2_FLOOR_FUSED: (f64, f64, f64) = (0.84, 0.975, 0.90);
+// Check half, session 31 (measured once, after the last change): lexical
+// 0.786 / 0.964 / 0.857, fused 0.821 / 0.976 / 0.889. Top-5 and MRR floors
+// raised to that less about two queries; the top-1 floors stay (0.77, 0.80).
+const DAILY_CHECK_FLOOR_LEXICAL: (f64, f64, f64) = (0.77, 0.94, 0.83);
+const DAILY_CHECK_FLOOR_FUSED: (f64, f64, f64) = (0.80, 0.95, 0.87);
 
 /// Phrasings are search text: a manifest laid over the built-in one (bench
 /// `--manifest`) changes what finds a tool, and none of it reaches the catalog.

@@ -10,6 +10,7 @@
 
 #[cfg(feature = "bench")]
 pub mod bench;
+mod command;
 mod fusion;
 mod index;
 mod intent;

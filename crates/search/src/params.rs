@@ -75,6 +75,15 @@ pub struct RankParams {
     /// Weight of the word `file` added when a request names a file
     /// (`Cargo.toml`, `src/lib.rs`, `Makefile`) without saying "file".
     pub w_file_kind: f32,
+    /// Weight of the word `command` added when a request carries a command
+    /// line (`make`, `cargo build`, `uname -a`) without saying "command".
+    pub w_command_kind: f32,
+    /// Weight of the word `read` added when a request names a file and asks
+    /// to see it (`cat Cargo.toml`, `what's inside package.json`).
+    pub w_file_read: f32,
+    /// A tool with the word `file` accounts for a named file's words in the
+    /// match share (`SearchIndex::match_share`).
+    pub file_share: bool,
     /// Weight of camelCase/digit pieces whose joined form is a known word.
     pub w_part: f32,
     /// Multiplicative bonus for the share of the name covered by the query.
@@ -129,6 +138,9 @@ impl Default for RankParams {
             w_literal: 0.4,
             w_value_kind: 1.0,
             w_file_kind: 0.5,
+            w_command_kind: 0.7,
+            w_file_read: 0.5,
+            file_share: true,
             w_part: 0.3,
             coverage: 1.0,
             coverage_idf: 0.0,
@@ -172,6 +184,9 @@ impl RankParams {
             w_literal: 1.0,
             w_value_kind: 0.0,
             w_file_kind: 0.0,
+            w_command_kind: 0.0,
+            w_file_read: 0.0,
+            file_share: false,
             w_part: 1.0,
             coverage: 0.0,
             coverage_idf: 0.0,
@@ -212,6 +227,8 @@ impl RankParams {
             "w_literal" => &mut self.w_literal,
             "w_value_kind" => &mut self.w_value_kind,
             "w_file_kind" => &mut self.w_file_kind,
+            "w_command_kind" => &mut self.w_command_kind,
+            "w_file_read" => &mut self.w_file_read,
             "w_part" => &mut self.w_part,
             "coverage" => &mut self.coverage,
             "coverage_idf" => &mut self.coverage_idf,
@@ -239,6 +256,10 @@ impl RankParams {
             }
             "primary_idf" => {
                 self.primary_idf = value != 0.0;
+                return Ok(());
+            }
+            "file_share" => {
+                self.file_share = value != 0.0;
                 return Ok(());
             }
             "join_pairs" => {

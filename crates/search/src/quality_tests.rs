@@ -83,9 +83,13 @@ const FLOOR_SEAL: (f64, f64, f64) = (0.955, 0.99, 0.97);
 // rule (issue 26): lexical top-1 0.756 -> 0.755 (1 of 1000), while azure and
 // mixed gained one each; fused authored unchanged (0.790 / 0.969).
 const FLOOR_AUTHORED: (f64, f64, f64) = (0.754, 0.950, 0.831);
-const FLOOR_MULTITURN: (f64, f64, f64) = (0.559, 0.868, 0.682);
-const FLOOR_AZURE_ODD: (f64, f64, f64) = (0.932, 0.984, 0.953);
-const FLOOR_AZURE_EVEN: (f64, f64, f64) = (0.936, 0.988, 0.959);
-const FLOOR_MIXED: (f64, f64, f64) = (0.934, 0.978, 0.953);
+// Session 31 (command lines, relative clauses ...): multi-turn 0.560 / 0.880 /
+// 0.686, azure odd 0.940 / 0.988 / 0.959, even 0.944 / 0.992 / 0.965, mixed
+// 0.942 / 0.982 / 0.959, live.mix 0.568 / 0.811 / 0.663; raised to those less
+// about one query (multi-turn's top-1 floor stays).
+const FLOOR_MULTITURN: (f64, f64, f64) = (0.559, 0.877, 0.684);
+const FLOOR_AZURE_ODD: (f64, f64, f64) = (0.936, 0.984, 0.955);
+const FLOOR_AZURE_EVEN: (f64, f64, f64) = (0.940, 0.988, 0.961);
+const FLOOR_MIXED: (f64, f64, f64) = (0.940, 0.980, 0.957);
 const FLOOR_GH: (f64, f64, f64) = (0.714, 0.857, 0.785);
-const FLOOR_LIVE: (f64, f64, f64) = (0.54, 0.783, 0.624);
+const FLOOR_LIVE: (f64, f64, f64) = (0.54, 0.783, 0.636);

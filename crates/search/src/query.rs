@@ -6,6 +6,7 @@
 //! (`cosmosdb` -> `cosmos` `db`), and prefix variants (`postgresql` ~
 //! `postgres`). A term reached several ways keeps its highest weight.
 
+use super::command::command_line;
 use super::index::{SearchIndex, decompound};
 use super::intent::{Intent, shape};
 use super::tokenize::{Word, WordKind, closes_filler, is_stopword, split_words};
@@ -56,13 +57,26 @@ impl QueryPlan {
 }
 
 /// The kinds of value a request carries, as the word a tool's text uses for
-/// a parameter of that kind: a URL (`https://...`, `www.example.com`).
+/// a parameter of that kind: a URL (`https://...`, `www.example.com`), a
+/// GitHub issue or pull request number (`#231`).
 pub(super) fn value_kinds(query: &str) -> Vec<&'static str> {
     let url = query.split_whitespace().any(|t| {
         let t = t.trim_start_matches(['(', '[', '<', '\'', '"', '`']);
         t.contains("://") || t.starts_with("www.")
     });
-    if url { vec!["url"] } else { Vec::new() }
+    // `#231`: how GitHub names an issue or a pull request
+    let reference = query.split_whitespace().any(|t| {
+        let t = t.trim_end_matches([',', '.', ';', ':', '!', '?', ')']);
+        t.strip_prefix('#').is_some_and(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()))
+    });
+    let mut kinds = Vec::new();
+    if url {
+        kinds.push("url");
+    }
+    if reference {
+        kinds.push("github");
+    }
+    kinds
 }
 
 /// Whether a request names a file (`Cargo.toml`, `src/lib.rs`, `.env.example`,
@@ -88,6 +102,50 @@ pub(super) fn names_a_file(query: &str) -> bool {
         let stem_ok = stem.is_empty() || stem.chars().all(|c| c.is_alphanumeric() || "._-".contains(c));
         ext_ok && stem_ok && (stem.is_empty() || stem.chars().any(|c| c.is_alphanumeric()))
     })
+}
+
+/// Words that ask to see what a named file says: "cat Cargo.toml", "what's
+/// inside package.json", "head of CHANGELOG.md". With a file named, the file
+/// is the object and reading it is the request.
+const VIEW_WORDS: &[&str] = &[
+    "show", "print", "cat", "open", "view", "display", "see", "inside", "contents", "content", "head", "peek", "look",
+];
+
+/// Words that ask rather than describe before a subject pronoun ("can you",
+/// "did I", "should we"): no relative clause starts there.
+const NOT_RELATIVE: &[&str] = &[
+    "can", "could", "would", "should", "will", "shall", "do", "did", "does", "have", "has", "had", "must", "may",
+    "might", "is", "are", "was", "were", "am", "and", "or", "but", "if", "when", "so", "then", "what", "where", "how",
+    "why", "who", "which", "that", "once", "before", "after", "until", "while", "because", "as",
+];
+
+/// Where a relative clause that describes the object starts and ends:
+/// "restart the automation I paused", "kill the job you started, then ..."
+/// (from the word after the pronoun to the end of its clause). Its verb says
+/// which item is meant, not what to do with it, so its words weigh like a
+/// scope's. Word positions, from [`split_words`] over the text before each end.
+fn relative_clause(query: &str) -> Option<(u32, u32)> {
+    let base = query.as_ptr() as usize;
+    let tokens: Vec<(usize, &str)> = query.split_whitespace().map(|t| (t.as_ptr() as usize - base, t)).collect();
+    let k = (1..tokens.len().saturating_sub(1)).find(|&k| {
+        let (_, t) = tokens[k];
+        let prev = tokens[k - 1].1.to_lowercase();
+        let next = tokens[k + 1].1;
+        (t == "I" || t.eq_ignore_ascii_case("you") || t.eq_ignore_ascii_case("we"))
+            && prev.chars().all(char::is_alphabetic)
+            && !is_stopword(&prev)
+            && !NOT_RELATIVE.contains(&prev.as_str())
+            && next.chars().next().is_some_and(char::is_alphabetic)
+    })?;
+    let ends = |t: &str| t.ends_with([',', '.', '?', '!', ';', ':']);
+    let last = (k + 1..tokens.len()).find(|&j| ends(tokens[j].1)).unwrap_or(tokens.len() - 1);
+    let position_after = |byte: usize| {
+        let mut before = Vec::new();
+        split_words(&query[..byte], &mut before);
+        before.last().map_or(0, |w| w.pos + 1)
+    };
+    let (end_at, end_token) = tokens[last];
+    Some((position_after(tokens[k + 1].0), position_after(end_at + end_token.len())))
 }
 
 struct Content {
@@ -165,6 +223,10 @@ impl SearchIndex {
         split_words(query, &mut words);
         let known = |w: &str| self.words.contains_key(w);
         let shape = shape(&words, &known);
+        // a command line's words are its argument, and its verb is "run"
+        let command = command_line(query);
+        let in_command = |w: &str| command.as_ref().is_some_and(|c| c.iter().any(|x| x == w));
+        let relative = relative_clause(query);
         let mut content: Vec<Content> = Vec::with_capacity(words.len());
         let mut joined_known = false;
         for (i, w) in words.iter().enumerate() {
@@ -177,7 +239,7 @@ impl SearchIndex {
             }
             let stem = self.stem_word(&w.text);
             let mut weight = if w.placeholder { p.w_placeholder } else { 1.0 };
-            if w.literal {
+            if w.literal || in_command(&w.text) {
                 weight *= p.w_literal;
             }
             if shape.read_opener_pos == Some(w.pos) {
@@ -187,7 +249,10 @@ impl SearchIndex {
                 shape.instrument_pos.is_some_and(|i| w.pos > i) && shape.purpose_pos.is_none_or(|end| w.pos < end);
             if instrument {
                 weight *= p.w_instrument;
-            } else if shape.scope_pos.is_some_and(|s| w.pos >= s) || shape.purpose_pos.is_some_and(|e| w.pos > e) {
+            } else if shape.scope_pos.is_some_and(|s| w.pos >= s)
+                || shape.purpose_pos.is_some_and(|e| w.pos > e)
+                || relative.is_some_and(|(a, b)| (a..b).contains(&w.pos))
+            {
                 weight *= p.w_scope;
             }
             match w.kind {
@@ -239,9 +304,32 @@ impl SearchIndex {
                 add(&mut terms, self.term_id(&self.stem_word(kind)), p.w_value_kind);
             }
         }
-        if names_a_file(query) && !words.iter().any(|w| w.text == "file") {
-            add(&mut terms, self.term_id(&self.stem_word("file")), p.w_file_kind);
+        // the kind of a command line: what a tool that runs one says it takes
+        let mut command_kind = Vec::new();
+        if command.is_some() {
+            for kind in ["command", "shell"] {
+                let t = self.term_id(&self.stem_word(kind));
+                if !words.iter().any(|w| w.text == kind) {
+                    add(&mut terms, t, p.w_command_kind);
+                    command_kind.extend(t.filter(|_| p.w_command_kind > 0.0));
+                }
+            }
         }
+        // the kind of a named file: a tool that takes a file accounts for
+        // the file name's words
+        let mut file_kind = Vec::new();
+        if command.is_none() && names_a_file(query) {
+            if !words.iter().any(|w| w.text == "file") {
+                let t = self.term_id(&self.stem_word("file"));
+                add(&mut terms, t, p.w_file_kind);
+                file_kind.extend(t.filter(|_| p.w_file_kind > 0.0 && p.file_share));
+            }
+            let view = words.iter().any(|w| !w.literal && VIEW_WORDS.contains(&w.text.as_str()));
+            if view && !words.iter().any(|w| w.text == "read") {
+                add(&mut terms, self.term_id(&self.stem_word("read")), p.w_file_read);
+            }
+        }
+        let literal_words: Vec<&str> = words.iter().filter(|w| w.literal).map(|w| w.text.as_str()).collect();
         let rarest = self.rarest_idf();
         let mut word_terms = Vec::with_capacity(content.len());
         for c in &content {
@@ -282,8 +370,15 @@ impl SearchIndex {
                     add(&mut terms, Some(t), c.weight * p.w_fuzzy * ratio);
                 }
             }
+            let mut reached: Vec<u32> = terms[before..].iter().map(|x| x.0).collect();
+            if in_command(&c.raw) {
+                // a tool that runs commands accounts for the command's words
+                reached.extend(&command_kind);
+            } else if literal_words.contains(&c.raw.as_str()) {
+                reached.extend(&file_kind);
+            }
             word_terms.push(WordTerms {
-                terms: terms[before..].iter().map(|x| x.0).collect(),
+                terms: reached,
                 weight: c.weight,
                 idf: direct.map_or(rarest, |t| self.idf[t as usize]),
             });
@@ -313,7 +408,8 @@ impl SearchIndex {
         terms.dedup_by_key(|(t, _, _)| *t);
         let idf = terms.iter().map(|&(t, _, c)| self.idf[t as usize].min(c)).collect();
         let terms = terms.into_iter().map(|(t, w, _)| (t, w)).collect();
-        let action = shape.opener.map_or(0, |o| self.thesaurus.action(&self.stemmer.stem(o)));
+        let opener = if command.is_some() { Some("run") } else { shape.opener };
+        let action = opener.map_or(0, |o| self.thesaurus.action(&self.stemmer.stem(o)));
         QueryPlan { terms, idf, action, pairs, words: word_terms }
     }
 }

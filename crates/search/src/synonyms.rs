@@ -26,6 +26,8 @@ const GROUPS: &[&[&str]] = &[
     &["search", "find", "query", "lookup", "look", "locate"],
     &["run", "execute", "invoke", "trigger", "launch", "start"],
     &["stop", "cancel", "terminate", "kill", "halt", "abort"],
+    &["pause", "suspend"],
+    &["resume", "unpause"],
     &["send", "post", "publish", "emit", "dispatch", "deliver"],
     &["upload", "import"],
     &["download", "export"],
@@ -225,10 +227,10 @@ const ACTIONS: &[&[&str]] = &[
     &["delete", "remove", "destroy", "drop", "erase", "purge", "unregister", "clear"],
     // update
     &["update", "modify", "change", "edit", "set", "alter", "patch", "configure", "rename", "scale", "assign", "move"],
-    // run
-    &["run", "execute", "invoke", "trigger", "launch", "start", "restart"],
-    // stop
-    &["stop", "cancel", "terminate", "kill", "halt", "abort"],
+    // run (resuming something paused starts it again)
+    &["run", "execute", "exec", "invoke", "trigger", "launch", "start", "restart", "resume", "unpause"],
+    // stop (pausing stops something for now)
+    &["stop", "cancel", "terminate", "kill", "halt", "abort", "pause", "suspend"],
     // send
     &["send", "post", "publish", "emit", "dispatch", "notify", "reply"],
 ];
