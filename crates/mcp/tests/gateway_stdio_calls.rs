@@ -3,16 +3,12 @@
 //! `notifications/cancelled` stops one (it gets no answer, the others go on),
 //! and everything else still goes through rmcp.
 
-use std::sync::Arc;
 use std::time::Duration;
 
-use quiver_engine::{Audience, Mode, Workspace};
-use quiver_mcp::config::Expose;
-use quiver_mcp::server::Surface;
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, ReadHalf, WriteHalf};
 
-use crate::client_support::{full_host, manager, test_server};
+use crate::client_support::{direct_surface, test_server};
 
 /// A raw JSON-RPC client on quiver's stdio (an in-process duplex pipe).
 struct Client {
@@ -59,13 +55,7 @@ impl Client {
 async fn gateway() -> (Client, tempfile::TempDir, tempfile::TempDir) {
     let cache = tempfile::tempdir().unwrap();
     let ws = tempfile::tempdir().unwrap();
-    let mut config = test_server("t", &[]);
-    config.expose = Expose::Direct;
-    let m = manager(vec![config], cache.path());
-    let host = full_host(&m);
-    let workspace = Workspace::new(ws.path()).unwrap();
-    let audience = Audience { mode: Mode::Yolo, ..Audience::default() };
-    let surface = Arc::new(Surface::hosted(host, Arc::clone(&m), workspace, audience));
+    let surface = direct_surface(vec![test_server("t", &[])], cache.path(), ws.path());
     let (client_end, server_end) = tokio::io::duplex(1 << 20);
     let (server_read, server_write) = tokio::io::split(server_end);
     tokio::spawn(quiver_mcp::server::serve_io(surface, server_read, server_write));

@@ -11,13 +11,10 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use quiver_engine::{Audience, Mode, Workspace};
-use quiver_mcp::config::Expose;
-use quiver_mcp::server::Surface;
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 
-use crate::client_support::{full_host, manager, stdio_server};
+use crate::client_support::{direct_surface, stdio_server};
 use crate::gateway_call_stream::RawClient;
 
 /// A JSON-RPC client that writes and reads lines.
@@ -101,13 +98,8 @@ async fn a_direct_servers_results_pass_through_byte_for_byte() {
     let script = script.to_string_lossy().to_string();
     let cache = tempfile::tempdir().unwrap();
     let ws = tempfile::tempdir().unwrap();
-    let mut config = stdio_server("everything", "node", &[&script, "stdio"], &[]);
-    config.expose = Expose::Direct;
-    let m = manager(vec![config], cache.path());
-    let host = full_host(&m);
-    let workspace = Workspace::new(ws.path()).unwrap();
-    let audience = Audience { mode: Mode::Yolo, ..Audience::default() };
-    let surface = Arc::new(Surface::hosted(host, Arc::clone(&m), workspace, audience));
+    let config = stdio_server("everything", "node", &[&script, "stdio"], &[]);
+    let surface = direct_surface(vec![config], cache.path(), ws.path());
 
     let (client_end, server_end) = tokio::io::duplex(1 << 20);
     let (server_read, server_write) = tokio::io::split(server_end);

@@ -105,6 +105,18 @@ pub fn full_host(manager: &Arc<McpManager>) -> Arc<EngineHost> {
         .unwrap_or_else(|e| panic!("host: {e}"))
 }
 
+/// A yolo-mode gateway surface over `servers`, each exposed directly, with
+/// every native tool (what `quiver mcp serve` builds for such a config).
+pub fn direct_surface(servers: Vec<ServerConfig>, cache: &Path, workspace: &Path) -> Arc<quiver_mcp::server::Surface> {
+    let servers =
+        servers.into_iter().map(|config| ServerConfig { expose: quiver_mcp::config::Expose::Direct, ..config });
+    let m = manager(servers.collect(), cache);
+    let host = full_host(&m);
+    let workspace = Workspace::new(workspace).unwrap_or_else(|e| panic!("workspace: {e}"));
+    let audience = Audience { mode: Mode::Yolo, ..Audience::default() };
+    Arc::new(quiver_mcp::server::Surface::hosted(host, m, workspace, audience))
+}
+
 /// `McpManager::discover` with a throwaway agent-mode context (the servers
 /// these tests configure are the user's own, so the command gate lets them start).
 pub async fn discover(
