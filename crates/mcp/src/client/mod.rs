@@ -216,9 +216,8 @@ impl McpManager {
 
     /// Stops every running server (child processes, HTTP sessions).
     pub async fn shutdown(&self) {
-        for server in self.servers.values() {
-            server.disconnect().await;
-        }
+        // Side by side: each waits (bounded) for its connection to close.
+        futures::future::join_all(self.servers.values().map(|server| server.disconnect())).await;
     }
 }
 
