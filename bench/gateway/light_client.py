@@ -1,0 +1,144 @@
+#!/usr/bin/env python3
+"""A light MCP client over stdio: what quiver's gateway costs a relayed call.
+
+One client process, no dependencies, that keeps `--inflight` `tools/call`
+requests outstanding on one session (a new one goes out as each answer
+comes in) against server-everything called directly and through
+`quiver mcp serve` (the same server behind it, exposed directly), in
+alternating rounds. Reports per round: sequential p50/p99 latency, calls/s
+with `--inflight` outstanding, and the CPU per call of each process (from
+/proc: quiver, and the server behind it). The client is lighter than an
+rmcp client, so it keeps more calls in flight per wake-up, but it is one
+Python process: its own speed caps the calls/s of both paths alike.
+
+    npm ci --prefix crates/mcp/tests/node
+    cargo build --profile bench-fast -p quiver-cli --bin quiver
+    python3 bench/gateway/light_client.py --quiver target/bench-fast/quiver [--rounds 3] [--seconds 5] [--inflight 8]
+"""
+import argparse
+import json
+import os
+import subprocess
+import tempfile
+import time
+
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+EVERYTHING = os.path.join(ROOT, "crates/mcp/tests/node/node_modules/@modelcontextprotocol/server-everything/dist/index.js")
+
+
+def cpu_seconds(pid):
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def children(pid):
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as f:
+                    if int(f.read().rsplit(")", 1)[1].split()[1]) == pid:
+                        found.append(int(entry))
+            except OSError:
+                pass
+    return found
+
+
+class Session:
+    def __init__(self, command):
+        self.proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=subprocess.DEVNULL, bufsize=0)
+        self.buf = b""
+        self.next_id = 0
+
+    def send(self, message):
+        self.proc.stdin.write((json.dumps(message) + "\n").encode())
+
+    def lines(self):
+        while b"\n" not in self.buf:
+            chunk = os.read(self.proc.stdout.fileno(), 1 << 16)
+            if not chunk:
+                raise SystemExit("the server closed its output")
+            self.buf += chunk
+        *whole, self.buf = self.buf.split(b"\n")
+        return whole
+
+    def request(self, method, params):
+        self.next_id += 1
+        self.send({"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params})
+        return self.next_id
+
+    def answer(self, wanted):
+        while True:
+            for line in self.lines():
+                message = json.loads(line)
+                if message.get("id") == wanted and "method" not in message:
+                    return message
+
+    def close(self):
+        self.proc.stdin.close()
+        self.proc.kill()
+        self.proc.wait()
+
+
+def measure(command, sequential, seconds, inflight):
+    s = Session(command)
+    s.answer(s.request("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
+                                      "clientInfo": {"name": "light", "version": "1"}}))
+    s.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+    call = {"name": "echo", "arguments": {"message": "hi"}}
+    first = s.answer(s.request("tools/call", call))  # starts the server behind a gateway
+    assert "result" in first, first
+    time.sleep(0.5)
+    pids = [s.proc.pid] + children(s.proc.pid)
+    before = [cpu_seconds(p) for p in pids]
+    latencies = []
+    for _ in range(sequential):
+        started = time.perf_counter()
+        s.answer(s.request("tools/call", call))
+        latencies.append(time.perf_counter() - started)
+    latencies.sort()
+    started = time.perf_counter()
+    for _ in range(inflight):
+        s.request("tools/call", call)
+    answered = 0
+    while time.perf_counter() - started < seconds:
+        for line in s.lines():
+            if b'"result"' in line or b'"error"' in line:
+                answered += 1
+                s.request("tools/call", call)
+    elapsed = time.perf_counter() - started
+    after = [cpu_seconds(p) for p in pids]
+    s.close()
+    per_call = [(a - b) * 1e6 / (answered + sequential) for a, b in zip(after, before)]
+    return {"p50": latencies[len(latencies) // 2] * 1e6, "p99": latencies[int(len(latencies) * 0.99)] * 1e6,
+            "rate": answered / elapsed, "cpu": per_call[0], "behind": sum(per_call[1:])}
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--quiver", default=os.path.join(ROOT, "target/bench-fast/quiver"))
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--seconds", type=float, default=5)
+    ap.add_argument("--inflight", type=int, default=8)
+    ap.add_argument("--sequential", type=int, default=500)
+    o = ap.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        config = os.path.join(tmp, "gateway.toml")
+        with open(config, "w") as f:
+            f.write(f'[mcp_servers.everything]\ncommand = "node"\nargs = [{json.dumps(EVERYTHING)}, "stdio"]\n'
+                    'expose = "direct"\n')
+        gateway = [o.quiver, "mcp", "serve", "--mode", "yolo", "--config", config, "--workspace", tmp]
+        print("| round | path | p50 us | +p50 us | p99 us | calls/s | of direct | CPU us/call | server behind us/call |")
+        print("|---|---|---|---|---|---|---|---|---|")
+        for n in range(1, o.rounds + 1):
+            d = measure(["node", EVERYTHING, "stdio"], o.sequential, o.seconds, o.inflight)
+            q = measure(gateway, o.sequential, o.seconds, o.inflight)
+            print(f"| {n} | direct | {d['p50']:.0f} | 0 | {d['p99']:.0f} | {d['rate']:.0f} | 100% | {d['cpu']:.1f} | |")
+            print(f"| {n} | quiver | {q['p50']:.0f} | {q['p50'] - d['p50']:.0f} | {q['p99']:.0f} | {q['rate']:.0f} | "
+                  f"{100 * q['rate'] / d['rate']:.0f}% | {q['cpu']:.1f} | {q['behind']:.1f} |")
+
+
+if __name__ == "__main__":
+    main()
