@@ -87,13 +87,7 @@ async fn loaded_tools_are_called_through_call_tool_and_validated_against_their_s
         requests[0]["tools"].as_array().unwrap().iter().filter_map(|t| t["function"]["name"].as_str()).collect();
     assert_eq!(names.last(), Some(&"call_tool"));
     assert!(!names.contains(&"git_diff"));
-    for pair in requests.windows(2) {
-        let (a, b) = (
-            quiver_engine::canonical::to_string(&pair[0]["messages"]),
-            quiver_engine::canonical::to_string(&pair[1]["messages"]),
-        );
-        assert!(b.starts_with(&a[..a.len() - 1]), "not a prefix:\n{a}\n{b}");
-    }
+    crate::support::assert_messages_only_grow(&requests);
     // The search's result carries git_diff's definition; the call goes through call_tool.
     let last = requests[4]["messages"].as_array().unwrap();
     let search = last.iter().find(|m| m["tool_call_id"] == "c1").unwrap()["content"].as_str().unwrap();

@@ -134,13 +134,7 @@ async fn search_load_call_deprecated_alias_then_answer() {
         );
     }
     // Each request's messages extend the previous request's, byte for byte.
-    for pair in requests.windows(2) {
-        let (a, b) = (
-            quiver_engine::canonical::to_string(&pair[0]["messages"]),
-            quiver_engine::canonical::to_string(&pair[1]["messages"]),
-        );
-        assert!(b.starts_with(&a[..a.len() - 1]), "not a prefix:\n{a}\n{b}");
-    }
+    crate::support::assert_messages_only_grow(&requests);
     let last = requests[4]["messages"].as_array().unwrap();
     let tool_text =
         |id: &str| last.iter().find(|m| m["tool_call_id"] == id).unwrap()["content"].as_str().unwrap().to_string();

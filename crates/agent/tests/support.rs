@@ -85,3 +85,15 @@ pub async fn complete(
     let result = provider.complete(req, &mut sink).await;
     (result, events)
 }
+
+/// Each request's `messages` extend the previous request's, byte for byte
+/// (canonical JSON; the closing bracket of the shorter list aside).
+pub fn assert_messages_only_grow(requests: &[Value]) {
+    for pair in requests.windows(2) {
+        let (a, b) = (
+            quiver_engine::canonical::to_string(&pair[0]["messages"]),
+            quiver_engine::canonical::to_string(&pair[1]["messages"]),
+        );
+        assert!(b.starts_with(&a[..a.len() - 1]), "not a prefix:\n{a}\n{b}");
+    }
+}
