@@ -25,17 +25,22 @@ pub fn to_output(server: &str, tool: &str, result: &Arc<String>) -> Result<ToolO
         ToolError::model(format!("MCP server `{server}` answered `{tool}` with JSON quiver cannot read: {e}"))
     })?;
     let verbatim = Some(Arc::clone(result));
-    match from_json(server, tool, &value) {
+    match from_json(server, tool, value) {
         Ok(output) => Ok(ToolOutput { verbatim, ..output }),
         Err(ToolError::Report(output)) => Err(ToolError::Report(ToolOutput { verbatim, ..output })),
         Err(other) => Err(other),
     }
 }
 
-pub fn from_json(server: &str, tool: &str, result: &Value) -> Result<ToolOutput, ToolError> {
-    let blocks = result.get("content").and_then(Value::as_array).cloned().unwrap_or_default();
+/// Takes the parsed result by value: its blocks and structured content move
+/// into the output rather than being copied (this runs on every relayed call).
+pub fn from_json(server: &str, tool: &str, mut result: Value) -> Result<ToolOutput, ToolError> {
+    let blocks = match result.get_mut("content").map(Value::take) {
+        Some(Value::Array(blocks)) => blocks,
+        _ => Vec::new(),
+    };
     let text = blocks::render_text(&blocks);
-    let structured = result.get("structuredContent").filter(|v| !v.is_null()).cloned();
+    let structured = result.get_mut("structuredContent").map(Value::take).filter(|v| !v.is_null());
 
     let mut metadata = Map::new();
     metadata.insert("mcp_server".into(), json!(server));
@@ -70,7 +75,7 @@ mod tests {
     use super::*;
 
     fn ok(v: Value) -> ToolOutput {
-        match from_json("srv", "t", &v) {
+        match from_json("srv", "t", v) {
             Ok(out) => out,
             Err(e) => panic!("unexpected error: {e}"),
         }
@@ -114,7 +119,7 @@ mod tests {
 
     #[test]
     fn is_error_is_an_error_result_with_the_blocks() {
-        let err = from_json("srv", "t", &json!({"content": [{"type": "text", "text": "bad input"}], "isError": true}));
+        let err = from_json("srv", "t", json!({"content": [{"type": "text", "text": "bad input"}], "isError": true}));
         match err {
             Err(ToolError::Report(out)) => {
                 let m = out.content.as_str().unwrap_or_default();

@@ -62,7 +62,7 @@ impl McpManager {
                 let eligible = config.enabled
                     && config.trust == Source::User
                     && !matches!(config.transport, Transport::Unsupported { .. })
-                    && server.known_tools().1 == ToolOrigin::None;
+                    && server.tool_origin() == ToolOrigin::None;
                 let entry = if eligible { Discovery::Running } else { Discovery::Skipped };
                 if eligible {
                     todo.push(Arc::clone(server));

@@ -197,6 +197,13 @@ impl ServerHandle {
         self.tools.read().unwrap_or_else(|p| p.into_inner()).clone()
     }
 
+    /// Where the known tool list came from, without copying it: asked on
+    /// every relayed call (a copy of a server's schemas was a third of the
+    /// gateway's CPU per call).
+    pub fn tool_origin(&self) -> ToolOrigin {
+        self.tools.read().unwrap_or_else(|p| p.into_inner()).1
+    }
+
     pub fn status(&self) -> ServerStatus {
         // A process that died between calls is only noticed at the next call;
         // a listing should not claim it is connected meanwhile. (If a start is
@@ -434,6 +441,11 @@ impl ServerHandle {
 
     /// Re-lists the tools if the server said they changed since the last list.
     async fn relist_if_changed(&self, conn: &Connection) -> Result<(), String> {
+        // Asked after every call: without a change, no lock to wait for (a
+        // relist already running finishes on its own).
+        if !self.list_changed.load(Ordering::SeqCst) {
+            return Ok(());
+        }
         let _one_at_a_time = self.relisting.lock().await;
         if self.list_changed.swap(false, Ordering::SeqCst) {
             self.relist(conn).await?;

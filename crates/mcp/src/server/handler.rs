@@ -95,7 +95,7 @@ impl Surface {
             let config = s.config();
             config.enabled
                 && config.expose.is_direct()
-                && s.known_tools().1 == crate::client::ToolOrigin::None
+                && s.tool_origin() == crate::client::ToolOrigin::None
                 && s.status().state != crate::client::ConnState::Failed
         });
         if pending {

@@ -225,6 +225,9 @@ where
                 self.calls.cancel_all();
                 return None;
             };
+            if self.calls.take_line(&line, &self.respond) {
+                continue;
+            }
             if let Some(message) = crate::lines::parse(&line)
                 && let Some(message) = self.calls.take(message, &self.respond)
             {

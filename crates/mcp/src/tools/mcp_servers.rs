@@ -45,7 +45,7 @@ impl Tool for McpServers {
             .servers()
             .map(|server| {
                 let status = server.status();
-                let (_, origin) = server.known_tools();
+                let origin = server.tool_origin();
                 let exposed = self.manager.exposed_tools(server).len();
                 let mut entry = json!({
                     "name": server.name(),

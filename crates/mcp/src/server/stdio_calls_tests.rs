@@ -1,0 +1,62 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use rmcp::model::{ClientRequest, GetMeta, JsonRpcMessage};
+use rmcp::service::RxJsonRpcMessage;
+
+use super::*;
+
+/// What rmcp's own reading makes of `line`, as the request the fast path
+/// must match.
+fn rmcp_reading(line: &str) -> (RequestId, ClientRequest) {
+    match crate::lines::parse::<RxJsonRpcMessage<RoleServer>>(line.as_bytes()) {
+        Some(JsonRpcMessage::Request(request)) => (request.id, request.request),
+        other => panic!("rmcp did not read a request from {line}: {other:?}"),
+    }
+}
+
+fn call_parts(request: &ClientRequest) -> (serde_json::Value, serde_json::Value) {
+    let ClientRequest::CallToolRequest(call) = request else { panic!("not a call: {request:?}") };
+    (serde_json::to_value(&call.params).unwrap(), serde_json::to_value(request.get_meta()).unwrap())
+}
+
+#[test]
+fn a_call_reads_as_rmcp_reads_it() {
+    let lines = [
+        r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","arguments":{"message":"hi"}}}"#,
+        r#"{"method":"tools/call","params":{"arguments":{"a":[1,2.5,"x"]},"name":"get-sum"},"id":"s-1","jsonrpc":"2.0"}"#,
+        r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"slow","_meta":{"progressToken":"p9","other":{"k":1}}}}"#,
+        r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"noargs"},"extra":true}"#,
+        "\u{feff}{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\",\"params\":{\"name\":\"bom\"}}",
+    ];
+    for line in lines {
+        let (id, request) = call_of(line.as_bytes()).unwrap_or_else(|| panic!("not read as a call: {line}"));
+        let (rmcp_id, rmcp_request) = rmcp_reading(line);
+        assert_eq!(id, rmcp_id, "{line}");
+        assert_eq!(call_parts(&request), call_parts(&rmcp_request), "{line}");
+    }
+    // The progress token is where the handler's context looks for it.
+    let (_, request) = call_of(lines[2].as_bytes()).unwrap();
+    assert_eq!(request.get_meta().get_progress_token(), rmcp_reading(lines[2]).1.get_meta().get_progress_token());
+    assert!(request.get_meta().get_progress_token().is_some());
+}
+
+#[test]
+fn anything_but_a_plain_call_is_left_to_rmcp() {
+    for line in [
+        // other methods, whatever their params
+        r#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}"#,
+        r#"{"jsonrpc":"2.0","id":1,"method":"prompts/get","params":{"name":"p"}}"#,
+        // a notification, an answer, a wrong version, no params, bad params
+        r#"{"jsonrpc":"2.0","method":"tools/call","params":{"name":"echo"}}"#,
+        r#"{"jsonrpc":"2.0","id":1,"result":{}}"#,
+        r#"{"jsonrpc":"1.0","id":1,"method":"tools/call","params":{"name":"echo"}}"#,
+        r#"{"jsonrpc":"2.0","id":1,"method":"tools/call"}"#,
+        r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"arguments":{}}}"#,
+        r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":[1]}}"#,
+        // not JSON, or cut short
+        "not json",
+        r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"ec"#,
+    ] {
+        assert!(call_of(line.as_bytes()).is_none(), "read as a call: {line}");
+    }
+}
