@@ -1,8 +1,12 @@
 //! Newline-delimited JSON-RPC, read a line at a time: what both of quiver's
 //! own stdio transports (to a downstream server, and to the client in front)
 //! read with. They keep each line's bytes, which rmcp's transport does not.
+//! Both write with [`LineWriter`], which joins lines that are ready at once
+//! into one write.
 
-use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, BufReader};
+use std::sync::{Mutex, MutexGuard};
+
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader};
 
 /// rmcp's own bound on a line (16 MiB, as its HTTP transport's SSE events):
 /// a peer that never sends a newline must not grow a buffer forever.
@@ -88,6 +92,92 @@ pub fn parse<T: serde::de::DeserializeOwned>(line: &[u8]) -> Option<T> {
     }
 }
 
+/// Writes whole lines to a pipe, joining the lines that are ready while a
+/// write is under way into the next write.
+///
+/// With several calls in flight their answers (or requests) become ready in
+/// bursts; one write per line cost a system call each here, and the peer a
+/// read each (a downstream server behind quiver spent more CPU per call than
+/// when called directly). The first writer writes; whoever has a line while
+/// it writes appends it and returns; the writer goes on until nothing is
+/// left. A lone line is written at once, with no task or channel between.
+pub struct LineWriter<W> {
+    pending: Mutex<Pending>,
+    out: tokio::sync::Mutex<Option<W>>,
+}
+
+#[derive(Default)]
+struct Pending {
+    lines: Vec<u8>,
+    /// A writer is draining `lines`.
+    writing: bool,
+}
+
+fn lock(m: &Mutex<Pending>) -> MutexGuard<'_, Pending> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Hands the writer's role back if the writer stops early: a failed write,
+/// or its future dropped mid-write (a call timed out or was cancelled). The
+/// lines still pending then go out with the next writer rather than never.
+struct WriterRole<'a>(&'a Mutex<Pending>);
+
+impl Drop for WriterRole<'_> {
+    fn drop(&mut self) {
+        lock(self.0).writing = false;
+    }
+}
+
+impl<W: AsyncWrite + Unpin> LineWriter<W> {
+    pub fn new(out: W) -> Self {
+        LineWriter { pending: Mutex::new(Pending::default()), out: tokio::sync::Mutex::new(Some(out)) }
+    }
+
+    /// Writes `line` (which ends in `\n`), now or with the write under way.
+    /// An error is the write's that failed, for whoever was writing.
+    pub async fn write_line(&self, line: &[u8]) -> std::io::Result<()> {
+        {
+            let mut pending = lock(&self.pending);
+            pending.lines.extend_from_slice(line);
+            if pending.writing {
+                return Ok(());
+            }
+            pending.writing = true;
+        }
+        let role = WriterRole(&self.pending);
+        let mut out = self.out.lock().await;
+        loop {
+            let lines = {
+                let mut pending = lock(&self.pending);
+                if pending.lines.is_empty() {
+                    // Handed back under the lock: a line appended after
+                    // this finds no writer and writes itself (and no
+                    // later drop may take the role from that writer).
+                    pending.writing = false;
+                    drop(pending);
+                    std::mem::forget(role);
+                    return Ok(());
+                }
+                std::mem::take(&mut pending.lines)
+            };
+            let Some(out) = out.as_mut() else {
+                lock(&self.pending).lines.clear();
+                return Err(std::io::Error::new(std::io::ErrorKind::BrokenPipe, "the pipe is closed"));
+            };
+            out.write_all(&lines).await?;
+            out.flush().await?;
+        }
+    }
+
+    /// Closes the pipe (after any write under way); later writes fail.
+    pub async fn shutdown(&self) -> std::io::Result<()> {
+        match self.out.lock().await.take() {
+            Some(mut out) => out.shutdown().await,
+            None => Ok(()),
+        }
+    }
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
@@ -105,6 +195,64 @@ mod tests {
     #[tokio::test]
     async fn lines_split_on_newlines_and_lose_carriage_returns() {
         assert_eq!(lines(b"a\r\nbb\n\nlast", 100).await, vec![b"a".to_vec(), b"bb".to_vec(), vec![], b"last".to_vec()]);
+    }
+
+    #[tokio::test]
+    async fn lines_written_together_arrive_whole_and_in_order() {
+        let (write, read) = tokio::io::duplex(64);
+        let writer = std::sync::Arc::new(LineWriter::new(write));
+        let mut tasks = Vec::new();
+        for task in 0..8 {
+            let writer = std::sync::Arc::clone(&writer);
+            tasks.push(tokio::spawn(async move {
+                for n in 0..50 {
+                    writer.write_line(format!("{task}:{n:03}:{}\n", "x".repeat(40)).as_bytes()).await.unwrap();
+                }
+            }));
+        }
+        let reader = tokio::spawn(async move {
+            let mut reader = LineReader::new(read);
+            let mut got = Vec::new();
+            while let Some(line) = reader.next_line().await {
+                got.push(String::from_utf8(line).unwrap());
+            }
+            got
+        });
+        for task in tasks {
+            task.await.unwrap();
+        }
+        writer.shutdown().await.unwrap();
+        let got = reader.await.unwrap();
+        assert_eq!(got.len(), 400);
+        for task in 0..8 {
+            let mine: Vec<&String> = got.iter().filter(|l| l.starts_with(&format!("{task}:"))).collect();
+            let expected: Vec<String> = (0..50).map(|n| format!("{task}:{n:03}:{}", "x".repeat(40))).collect();
+            assert_eq!(mine, expected.iter().collect::<Vec<_>>(), "task {task}'s lines, whole and in order");
+        }
+        assert!(writer.write_line(b"late\n").await.is_err(), "a write after shutdown fails");
+    }
+
+    #[tokio::test]
+    async fn a_writer_dropped_mid_write_leaves_the_next_one_to_write() {
+        // A pipe with room for one short line: the second write blocks.
+        let (write, mut read) = tokio::io::duplex(8);
+        let writer = LineWriter::new(write);
+        writer.write_line(b"first\n").await.unwrap();
+        let stuck = tokio::time::timeout(std::time::Duration::from_millis(50), writer.write_line(b"second-line\n"));
+        assert!(stuck.await.is_err(), "the pipe is full: the write waits");
+        let mut buf = vec![0; 64];
+        let n = tokio::io::AsyncReadExt::read(&mut read, &mut buf).await.unwrap();
+        assert!(n > 0);
+        // The role was handed back: this write goes out (not appended for a writer that is gone).
+        let reading = tokio::spawn(async move {
+            let mut all = Vec::new();
+            let _ = tokio::io::AsyncReadExt::read_to_end(&mut read, &mut all).await;
+            all
+        });
+        writer.write_line(b"third\n").await.unwrap();
+        writer.shutdown().await.unwrap();
+        let rest = String::from_utf8(reading.await.unwrap()).unwrap();
+        assert!(rest.ends_with("third\n"), "{rest:?}");
     }
 
     #[tokio::test]

@@ -22,11 +22,10 @@ use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 use serde::Deserialize;
 use serde_json::value::RawValue;
-use tokio::io::AsyncWriteExt;
 use tokio::process::{ChildStderr, ChildStdin, ChildStdout};
 use tokio::sync::oneshot;
 
-use crate::lines::LineReader;
+use crate::lines::{LineReader, LineWriter};
 
 /// What every raw request's id starts with.
 pub const RAW_ID_PREFIX: &str = "quiver-raw-";
@@ -51,7 +50,7 @@ type Waiter = oneshot::Sender<RawAnswer>;
 
 /// Writes to the child and matches raw answers to their requests.
 pub struct RawLane {
-    stdin: tokio::sync::Mutex<Option<ChildStdin>>,
+    stdin: LineWriter<ChildStdin>,
     next: AtomicU64,
     waiting: Mutex<HashMap<String, Waiter>>,
     closed: AtomicBool,
@@ -120,11 +119,7 @@ impl RawLane {
     }
 
     async fn write_line(&self, line: &[u8]) -> Result<(), std::io::Error> {
-        let mut stdin = self.stdin.lock().await;
-        match stdin.as_mut() {
-            Some(stdin) => stdin.write_all(line).await,
-            None => Err(std::io::Error::new(std::io::ErrorKind::BrokenPipe, "the server's input is closed")),
-        }
+        self.stdin.write_line(line).await
     }
 
     /// A line read from the server that answers a raw request: delivered, and
@@ -198,7 +193,7 @@ pub fn spawn(mut command: CommandWrap, stderr: std::process::Stdio) -> std::io::
     let stderr = child.inner_mut().stderr().take();
     let pid = child.id();
     let lane = Arc::new(RawLane {
-        stdin: tokio::sync::Mutex::new(Some(stdin)),
+        stdin: LineWriter::new(stdin),
         next: AtomicU64::new(0),
         waiting: Mutex::new(HashMap::new()),
         closed: AtomicBool::new(false),
@@ -238,7 +233,8 @@ impl Transport<RoleClient> for ChildLine {
     async fn close(&mut self) -> Result<(), Self::Error> {
         // The MCP stdio shutdown: close the server's input, give it a moment
         // to exit, then kill its process group.
-        self.lane.stdin.lock().await.take();
+        // (Dropping the pipe closes it; a shutdown error changes nothing.)
+        let _ = self.lane.stdin.shutdown().await;
         self.lane.close();
         if let Some(mut child) = self.child.take()
             && tokio::time::timeout(EXIT_GRACE, child.wait()).await.is_err()

@@ -441,9 +441,10 @@ impl ServerHandle {
 
     /// Re-lists the tools if the server said they changed since the last list.
     async fn relist_if_changed(&self, conn: &Connection) -> Result<(), String> {
-        // Asked after every call: without a change, no lock to wait for (a
-        // relist already running finishes on its own).
-        if !self.list_changed.load(Ordering::SeqCst) {
+        // Asked after every call: with no change seen and no relist under
+        // way, nothing to wait for (`try_lock` costs no wake-up). A relist
+        // under way is waited for, so the caller sees its list.
+        if !self.list_changed.load(Ordering::SeqCst) && self.relisting.try_lock().is_ok() {
             return Ok(());
         }
         let _one_at_a_time = self.relisting.lock().await;

@@ -120,7 +120,10 @@ impl DirectCalls {
         lock(&self.in_flight).insert(id.clone(), context.ct.clone());
         let server = armed.server.clone();
         let calls = Arc::clone(self);
-        tokio::spawn(async move {
+        // Boxed: rmcp's `handle_request` future is sized for its largest
+        // request, and tokio copies a task's future whole as it spawns it
+        // and again as it finishes; behind a box each copy is a pointer.
+        tokio::spawn(Box::pin(async move {
             let answer = match server.handle_request(request, context).await {
                 Ok(result) => JsonRpcMessage::response(result, id.clone()),
                 Err(error) => JsonRpcMessage::error(error, Some(id.clone())),
@@ -130,7 +133,7 @@ impl DirectCalls {
             if !cancelled {
                 respond(answer).await;
             }
-        });
+        }));
     }
 
     /// The client closed its side: nothing in flight will be read.

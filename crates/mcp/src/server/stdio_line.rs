@@ -16,10 +16,10 @@ use rmcp::RoleServer;
 use rmcp::model::{CallToolResult, JsonObject, JsonRpcMessage, ListToolsResult, MetaObject, ServerResult};
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
-use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
+use tokio::io::{AsyncRead, AsyncWrite};
 
 use super::stdio_calls::{DirectCalls, Respond};
-use crate::lines::LineReader;
+use crate::lines::{LineReader, LineWriter};
 
 /// The `_meta` key of a placeholder result. Never leaves quiver: the
 /// transport replaces the whole result.
@@ -139,7 +139,7 @@ fn tools_text(list: &ListToolsResult, entries: &[Option<Arc<str>>]) -> Result<Ve
 
 pub struct StdioLine<R, W> {
     read: LineReader<R>,
-    write: Arc<tokio::sync::Mutex<W>>,
+    write: Arc<LineWriter<W>>,
     verbatim: Arc<VerbatimResults>,
     /// `tools/call` answered beside rmcp's loop, once armed, and how its
     /// answers are written.
@@ -149,7 +149,7 @@ pub struct StdioLine<R, W> {
 
 impl<R: AsyncRead + Unpin, W: AsyncWrite + Send + Unpin + 'static> StdioLine<R, W> {
     pub fn new(read: R, write: W, verbatim: Arc<VerbatimResults>, calls: Arc<DirectCalls>) -> Self {
-        let write = Arc::new(tokio::sync::Mutex::new(write));
+        let write = Arc::new(LineWriter::new(write));
         let respond: Respond = {
             let (write, verbatim) = (Arc::clone(&write), Arc::clone(&verbatim));
             Arc::new(move |message| {
@@ -166,15 +166,12 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Send + Unpin + 'static> StdioLine<R, 
     }
 }
 
-/// Writes one message as one line (see [`encode`]), under the writer's lock.
+/// Writes one message as one line (see [`encode`]), with any others ready.
 async fn write_message<W: AsyncWrite + Unpin>(
-    write: &tokio::sync::Mutex<W>,
+    write: &LineWriter<W>,
     line: Result<Vec<u8>, serde_json::Error>,
 ) -> Result<(), std::io::Error> {
-    let line = line?;
-    let mut write = write.lock().await;
-    write.write_all(&line).await?;
-    write.flush().await
+    write.write_line(&line?).await
 }
 
 /// The line for one outgoing message: serialized by serde, except a
@@ -237,7 +234,7 @@ where
     }
 
     async fn close(&mut self) -> Result<(), Self::Error> {
-        self.write.lock().await.shutdown().await
+        self.write.shutdown().await
     }
 }
 
