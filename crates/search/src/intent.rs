@@ -101,6 +101,8 @@ const PHRASAL: &[(&str, &str, &str)] = &[
     ("find", "out", "find"),
     ("turn", "off", "stop"),
     ("turn", "on", "start"),
+    ("look", "at", "read"),
+    ("look", "for", "find"),
 ];
 
 /// True if `word` looks like an English plural of a known word.
