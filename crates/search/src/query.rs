@@ -164,14 +164,14 @@ fn relative_clause(query: &str) -> Option<(u32, u32)> {
     Some((position_after(tokens[k + 1].0), position_after(end_at + end_token.len())))
 }
 
-/// Where a request's payload starts: the words after a label that ends in a
+/// Where a request's payload starts and ends: the words after a label that ends in a
 /// colon ("note to self: the flaky test ...", "make a checklist: fix bug,
 /// add test", "create a task: migrate the schema", "run this in the repl:
 /// print(x)"). The label says what to do; the payload is the text the tool
 /// is given, so its words weigh like a scope's. A label is one to eight
 /// words ending in a letter or `)`, its colon followed by a space or a line
 /// break (not `https://`, `9:30` or `path:12`).
-fn payload_start(query: &str) -> Option<u32> {
+fn payload_span(query: &str) -> Option<(u32, u32)> {
     let bytes = query.as_bytes();
     let colon = (1..bytes.len()).find(|&i| {
         bytes[i] == b':'
@@ -184,8 +184,25 @@ fn payload_start(query: &str) -> Option<u32> {
     }
     let mut before = Vec::new();
     split_words(label, &mut before);
-    let after = before.last().map_or(0, |w| w.pos + 1);
-    (after > 0).then_some(after)
+    let start = before.last().map_or(0, |w| w.pos + 1);
+    // the payload ends with its sentence: "You have four lists: [..]. Can
+    // you sort them?" asks its question after it
+    let rest = &query[colon + 1..];
+    let end = rest
+        .char_indices()
+        .find(|&(i, c)| {
+            ".?!".contains(c) && {
+                let mut next = rest[i + 1..].chars();
+                next.next().is_some_and(char::is_whitespace)
+                    && next.find(|c| !c.is_whitespace()).is_some_and(char::is_uppercase)
+            }
+        })
+        .map_or(u32::MAX, |(i, _)| {
+            let mut upto = Vec::new();
+            split_words(&query[..colon + 1 + i + 1], &mut upto);
+            upto.last().map_or(start, |w| w.pos + 1)
+        });
+    (start > 0).then_some((start, end))
 }
 
 struct Content {
@@ -267,7 +284,7 @@ impl SearchIndex {
         let command = command_line(query);
         let in_command = |w: &str| command.as_ref().is_some_and(|c| c.iter().any(|x| x == w));
         let relative = relative_clause(query);
-        let payload = if p.w_payload < 1.0 { payload_start(query) } else { None };
+        let payload = if p.w_payload < 1.0 { payload_span(query) } else { None };
         let mut content: Vec<Content> = Vec::with_capacity(words.len());
         let mut joined_known = false;
         for (i, w) in words.iter().enumerate() {
@@ -296,7 +313,7 @@ impl SearchIndex {
             {
                 weight *= p.w_scope;
             }
-            if payload.is_some_and(|start| w.pos >= start) {
+            if payload.is_some_and(|(a, b)| (a..b).contains(&w.pos)) {
                 weight *= p.w_payload;
             }
             match w.kind {

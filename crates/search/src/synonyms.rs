@@ -27,7 +27,6 @@ const GROUPS: &[&[&str]] = &[
     &["run", "execute", "invoke", "trigger", "launch", "start"],
     &["stop", "cancel", "terminate", "kill", "halt", "abort"],
     &["pause", "suspend", "hold"],
-    &["name", "named", "called"],
     &["resume", "unpause"],
     &["send", "post", "publish", "emit", "dispatch", "deliver"],
     &["upload", "import"],
