@@ -474,3 +474,7 @@ impl SearchIndex {
         QueryPlan { terms, idf, action, pairs, words: word_terms }
     }
 }
+
+#[cfg(test)]
+#[path = "query_tests.rs"]
+mod tests;
