@@ -95,6 +95,9 @@ pub struct RankParams {
     /// Weight of a request's payload: the words after a label ending in a
     /// colon ("note: ...", "make a checklist: ...").
     pub w_payload: f32,
+    /// Weight of the two words of an opening phrasal verb ("shut down",
+    /// "set up"), whose meaning (stop, create) counts in their place.
+    pub w_phrasal: f32,
     /// Weight of words after `using` / `via` (the means of the request).
     pub w_instrument: f32,
     /// Weight of a generic read verb opening the request (`show me ...`).
@@ -149,6 +152,7 @@ impl Default for RankParams {
             coverage_idf: 0.0,
             w_scope: 0.5,
             w_payload: 0.5,
+            w_phrasal: 0.3,
             w_instrument: 1.0,
             w_intent: 1.0,
             w_opener: 0.5,
@@ -196,6 +200,7 @@ impl RankParams {
             coverage_idf: 0.0,
             w_scope: 1.0,
             w_payload: 1.0,
+            w_phrasal: 1.0,
             w_instrument: 1.0,
             w_intent: 0.0,
             w_opener: 1.0,
@@ -242,6 +247,7 @@ impl RankParams {
             "name_bonus" => &mut self.name_bonus,
             "w_scope" => &mut self.w_scope,
             "w_payload" => &mut self.w_payload,
+            "w_phrasal" => &mut self.w_phrasal,
             "w_instrument" => &mut self.w_instrument,
             "w_intent" => &mut self.w_intent,
             "w_opener" => &mut self.w_opener,

@@ -303,6 +303,9 @@ impl SearchIndex {
             if shape.read_opener_pos == Some(w.pos) {
                 weight *= p.w_opener;
             }
+            if shape.phrasal_pos.is_some_and(|v| w.pos == v || w.pos == v + 1) {
+                weight *= p.w_phrasal;
+            }
             let instrument =
                 shape.instrument_pos.is_some_and(|i| w.pos > i) && shape.purpose_pos.is_none_or(|end| w.pos < end);
             if instrument {

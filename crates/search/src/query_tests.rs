@@ -55,3 +55,20 @@ fn look_at_is_a_read_and_look_for_a_search() {
     assert_eq!(top(&idx, "can you look at src/lib.rs for me"), "read_file");
     assert_eq!(top(&idx, "look for the routes file"), "file_search");
 }
+
+#[test]
+fn an_opening_phrasal_verb_counts_by_its_meaning() {
+    let idx = SearchIndex::build(vec![
+        doc("agent_close", "Cancel a sub-agent: shut it down when it is done."),
+        doc("rlm_close", "Stop an RLM session's runtime."),
+    ]);
+    assert_eq!(top(&idx, "shut down rlm"), "rlm_close");
+    // the words "shut" and "down" alone favour the tool that uses them
+    let lead = |idx: &SearchIndex| {
+        let hits = idx.search("shut down rlm", 5, &|_| true);
+        let score = |n: &str| hits.iter().find(|h| idx.docs()[h.doc].name == n).map_or(0.0, |h| h.score);
+        score("rlm_close") / score("agent_close")
+    };
+    let off = SearchIndex::build_with(idx.docs().to_vec(), crate::RankParams { w_phrasal: 1.0, ..Default::default() });
+    assert!(lead(&idx) > lead(&off), "{} {}", lead(&idx), lead(&off));
+}
