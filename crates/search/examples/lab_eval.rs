@@ -121,8 +121,10 @@ fn main() -> anyhow::Result<()> {
     let keep = |_: usize| true;
     let limit = 5;
     for (key, docs) in catalogs {
-        let mine: Vec<_> =
-            sets.iter().filter(|(s, c, _)| *c == key && only.as_ref().is_none_or(|o| o.iter().any(|x| x == s))).collect();
+        let mine: Vec<_> = sets
+            .iter()
+            .filter(|(s, c, _)| *c == key && only.as_ref().is_none_or(|o| o.iter().any(|x| x == s)))
+            .collect();
         if mine.is_empty() {
             continue;
         }

@@ -32,7 +32,10 @@ pub fn load_catalog_sized(path: &Path) -> anyhow::Result<Vec<(SearchDoc, usize)>
         let server = t.get("server").and_then(Value::as_str).map(str::to_string);
         let bytes = tool_bytes(name, t.get("description").and_then(Value::as_str).unwrap_or(""), t.get("inputSchema"));
         let strings = |key: &str| -> Vec<String> {
-            t.get(key).and_then(Value::as_array).map(|a| a.iter().filter_map(Value::as_str).map(str::to_string).collect()).unwrap_or_default()
+            t.get(key)
+                .and_then(Value::as_array)
+                .map(|a| a.iter().filter_map(Value::as_str).map(str::to_string).collect())
+                .unwrap_or_default()
         };
         // `params` as [name, description] pairs (an exported search document,
         // see `docs_json`) is taken as is; otherwise they come from the schema.
@@ -201,5 +204,24 @@ mod tests {
         assert!(!is_hit("mcp__gh__xcreate_issue", &["create_issue".into()]));
         let m = Metrics::from_ranks(&[Some(0), Some(2), None, Some(0)], vec![5, 1, 9, 3], 10);
         assert_eq!(m.line(), "top1=0.500 top5=0.750 mrr=0.583 p50_us=5 p99_us=9 n=4 tools=10");
+    }
+
+    #[test]
+    fn exported_docs_read_back_unchanged() {
+        let docs = vec![SearchDoc {
+            name: "read_file".into(),
+            aliases: vec!["cat".into()],
+            domain: "file".into(),
+            description: "Read a file.".into(),
+            prompt_snippet: Some("read one file".into()),
+            phrasings: vec!["what's in Cargo.toml".into()],
+            params: vec![("path".into(), "File path.".into())],
+            server: None,
+        }];
+        let path = std::env::temp_dir().join(format!("quiver-docs-{}.json", std::process::id()));
+        std::fs::write(&path, docs_json(&docs).to_string()).unwrap();
+        let back = load_catalog(&path).unwrap();
+        std::fs::remove_file(&path).unwrap();
+        assert_eq!(back, docs);
     }
 }

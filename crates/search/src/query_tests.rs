@@ -28,7 +28,9 @@ fn the_payload_after_a_label_ends_with_its_sentence() {
     assert_eq!(payload_span("note to self: the flaky test is slow"), Some((3, u32::MAX)));
     // a question after the data is the request again
     assert_eq!(payload_span("You have two lists: [1, 2]. Can you sort them?"), Some((4, 6)));
-    for q in ["at 9:30 run it", "see https://x.dev", "grep for path:12", ": nothing before", "a b c d e f g h i: too long"] {
+    for q in
+        ["at 9:30 run it", "see https://x.dev", "grep for path:12", ": nothing before", "a b c d e f g h i: too long"]
+    {
         assert_eq!(payload_span(q), None, "{q}");
     }
     let idx = SearchIndex::build(vec![
