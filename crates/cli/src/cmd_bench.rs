@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
 
-use anyhow::bail;
+use anyhow::{Context, bail};
 use quiver_search::bench::{self as bench_data, Metrics};
 use quiver_search::{FusionParams, RankParams, Ranking, SearchDoc, SearchIndex, confident, confident_margin};
 
@@ -65,6 +65,11 @@ pub struct SearchArgs {
     /// studying fusion offline.
     #[arg(long, value_name = "FILE")]
     dump: Option<PathBuf>,
+    /// Write the searched tools' documents (with `--native`: quiver's own
+    /// surface, phrasings and snippets included) as a catalog FILE that
+    /// `--catalog` and the search crate's `lab_eval` example read back.
+    #[arg(long, value_name = "FILE")]
+    export_docs: Option<PathBuf>,
     /// Grow the catalog to N tools with renamed copies (latency at scale).
     #[arg(long)]
     replicate: Option<usize>,
@@ -120,6 +125,10 @@ fn load_docs(args: &SearchArgs) -> anyhow::Result<(Vec<SearchDoc>, Vec<usize>)> 
 
 fn search(args: SearchArgs) -> anyhow::Result<ExitCode> {
     let (docs, bytes) = load_docs(&args)?;
+    if let Some(path) = &args.export_docs {
+        std::fs::write(path, bench_data::docs_json(&docs).to_string())
+            .with_context(|| format!("writing {}", path.display()))?;
+    }
     let queries: Vec<_> = bench_data::load_queries(&args.queries)?
         .into_iter()
         .enumerate()

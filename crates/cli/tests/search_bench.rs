@@ -100,13 +100,16 @@ fn native_check_set_lexical_floor() {
 // 0.640), 0.750 / 0.930 / 0.822 after the everyday phrasings chosen on the
 // dev set; a loss of two queries fails.
 // Session 31: 0.780 / 0.950 / 0.852 (measured once, after the last change).
-const NATIVE_CHECK_FLOOR: (f64, f64, f64) = (0.76, 0.93, 0.83);
+// Session 32: 0.800 / 0.940 / 0.860 (once, after the last change); the top-1
+// and MRR floors raised to that less one query.
+const NATIVE_CHECK_FLOOR: (f64, f64, f64) = (0.79, 0.93, 0.85);
 
 /// The native daily sets (`bench/search/queries/native-daily-*.jsonl`, issue
 /// 26: 165 everyday requests across every tool family, written from the
 /// tools' one-line descriptions in other words than the dev sets, split into
-/// a dev half and a check half nothing is tuned on; and a second dev set of
-/// 166 written from the tools' snippets), lexical and fused.
+/// a dev half and a check half nothing is tuned on; a second dev set of 166
+/// written from the tools' snippets; a third of 160 written blind from the
+/// names and one-line descriptions), lexical and fused.
 #[test]
 fn native_daily_sets_lexical_and_fused_floors() {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../bench/search/queries");
@@ -114,6 +117,7 @@ fn native_daily_sets_lexical_and_fused_floors() {
     for (set, lexical, fused) in [
         ("native-daily-dev.jsonl", DAILY_DEV_FLOOR_LEXICAL, DAILY_DEV_FLOOR_FUSED),
         ("native-daily-dev2.jsonl", DAILY_DEV2_FLOOR_LEXICAL, DAILY_DEV2_FLOOR_FUSED),
+        ("native-daily-dev3.jsonl", DAILY_DEV3_FLOOR_LEXICAL, DAILY_DEV3_FLOOR_FUSED),
         ("native-daily-check.jsonl", DAILY_CHECK_FLOOR_LEXICAL, DAILY_CHECK_FLOOR_FUSED),
     ] {
         let q = dir.join(set);
@@ -136,20 +140,32 @@ fn native_daily_sets_lexical_and_fused_floors() {
 // Raised in session 31 (command lines, named files, pause/resume, relative
 // clauses; debug build with quiver-search at opt-level 3, same rankings):
 // dev lexical 0.889 / 0.988 / 0.929, fused 0.951 / 1.000 / 0.972; each floor
-// that less two queries.
-const DAILY_DEV_FLOOR_LEXICAL: (f64, f64, f64) = (0.86, 0.96, 0.90);
+// that less two queries. Session 32: lexical 0.901 / 0.988 / 0.936 (fused
+// unchanged); the lexical floor raised to that less one query.
+const DAILY_DEV_FLOOR_LEXICAL: (f64, f64, f64) = (0.88, 0.97, 0.92);
 const DAILY_DEV_FLOOR_FUSED: (f64, f64, f64) = (0.92, 0.97, 0.95);
 // The second everyday dev set (native-daily-dev2.jsonl, 166 requests, session
 // 31): before the session's rules lexical 0.753 / 0.928, fused 0.813 / 0.964;
 // after them lexical 0.795 / 0.982 / 0.871, fused 0.855 / 0.988 / 0.911. Each
-// floor is that less two queries.
-const DAILY_DEV2_FLOOR_LEXICAL: (f64, f64, f64) = (0.78, 0.97, 0.86);
-const DAILY_DEV2_FLOOR_FUSED: (f64, f64, f64) = (0.84, 0.975, 0.90);
+// floor is that less two queries. Session 32 (payload after a colon, camelCase
+// and scheme-less URL literals, phrasal verbs): lexical 0.807 / 0.982 /
+// 0.880, fused 0.867 / 0.988 / 0.920; raised to that less one query.
+const DAILY_DEV2_FLOOR_LEXICAL: (f64, f64, f64) = (0.80, 0.975, 0.87);
+const DAILY_DEV2_FLOOR_FUSED: (f64, f64, f64) = (0.86, 0.975, 0.91);
+// The third everyday dev set (native-daily-dev3.jsonl, 160 requests written
+// blind from the tools' names and one-line descriptions, session 32): before
+// the session's rules lexical 0.831 / 0.981, fused 0.856 / 0.988; after them
+// lexical 0.856 / 0.981 / 0.906, fused 0.881 / 0.988 / 0.930. Each floor is
+// that less two queries.
+const DAILY_DEV3_FLOOR_LEXICAL: (f64, f64, f64) = (0.84, 0.96, 0.88);
+const DAILY_DEV3_FLOOR_FUSED: (f64, f64, f64) = (0.86, 0.97, 0.91);
 // Check half, session 31 (measured once, after the last change): lexical
 // 0.786 / 0.964 / 0.857, fused 0.821 / 0.976 / 0.889. Top-5 and MRR floors
 // raised to that less about two queries; the top-1 floors stay (0.77, 0.80).
-const DAILY_CHECK_FLOOR_LEXICAL: (f64, f64, f64) = (0.77, 0.94, 0.83);
-const DAILY_CHECK_FLOOR_FUSED: (f64, f64, f64) = (0.80, 0.95, 0.87);
+// Session 32 (measured once, after the last change): lexical 0.810 / 0.964 /
+// 0.871, fused 0.845 / 0.976 / 0.903; each floor that less one query.
+const DAILY_CHECK_FLOOR_LEXICAL: (f64, f64, f64) = (0.79, 0.95, 0.86);
+const DAILY_CHECK_FLOOR_FUSED: (f64, f64, f64) = (0.83, 0.96, 0.89);
 
 /// Phrasings are search text: a manifest laid over the built-in one (bench
 /// `--manifest`) changes what finds a tool, and none of it reaches the catalog.

@@ -31,24 +31,63 @@ pub fn load_catalog_sized(path: &Path) -> anyhow::Result<Vec<(SearchDoc, usize)>
         };
         let server = t.get("server").and_then(Value::as_str).map(str::to_string);
         let bytes = tool_bytes(name, t.get("description").and_then(Value::as_str).unwrap_or(""), t.get("inputSchema"));
+        let strings = |key: &str| -> Vec<String> {
+            t.get(key)
+                .and_then(Value::as_array)
+                .map(|a| a.iter().filter_map(Value::as_str).map(str::to_string).collect())
+                .unwrap_or_default()
+        };
+        // `params` as [name, description] pairs (an exported search document,
+        // see `docs_json`) is taken as is; otherwise they come from the schema.
+        let params = match t.get("params").and_then(Value::as_array) {
+            Some(pairs) => pairs
+                .iter()
+                .filter_map(|p| Some((p.get(0)?.as_str()?.to_string(), p.get(1)?.as_str()?.to_string())))
+                .collect(),
+            None => t.get("inputSchema").map(params_from_schema).unwrap_or_default(),
+        };
         docs.push((
             SearchDoc {
-                name: match &server {
-                    Some(s) => format!("mcp__{s}__{name}"),
-                    None => name.to_string(),
+                name: match (&server, t.get("native").and_then(Value::as_bool)) {
+                    (Some(s), None | Some(false)) => format!("mcp__{s}__{name}"),
+                    _ => name.to_string(),
                 },
-                aliases: Vec::new(),
-                domain: "mcp".into(),
+                aliases: strings("aliases"),
+                domain: t.get("domain").and_then(Value::as_str).unwrap_or("mcp").to_string(),
                 description: t.get("description").and_then(Value::as_str).unwrap_or("").to_string(),
-                prompt_snippet: None,
-                phrasings: Vec::new(),
-                params: t.get("inputSchema").map(params_from_schema).unwrap_or_default(),
+                prompt_snippet: t.get("prompt_snippet").and_then(Value::as_str).map(str::to_string),
+                phrasings: strings("phrasings"),
+                params,
                 server,
             },
             bytes,
         ));
     }
     Ok(docs)
+}
+
+/// Search documents as a catalog `load_catalog` reads back unchanged (name,
+/// aliases, domain, description, snippet, phrasings, params): quiver's own
+/// surface exported once by `quiver bench search --native --export-docs`, so
+/// `examples/lab_eval.rs` ranks it without the engine.
+pub fn docs_json(docs: &[SearchDoc]) -> Value {
+    let tools: Vec<Value> = docs
+        .iter()
+        .map(|d| {
+            serde_json::json!({
+                "name": d.name,
+                "native": true,
+                "aliases": d.aliases,
+                "domain": d.domain,
+                "description": d.description,
+                "prompt_snippet": d.prompt_snippet,
+                "phrasings": d.phrasings,
+                "params": d.params,
+                "server": d.server,
+            })
+        })
+        .collect();
+    serde_json::json!({ "tools": tools })
 }
 
 /// Bytes of a tool definition as compact JSON `{name, description, inputSchema}`.
@@ -165,5 +204,24 @@ mod tests {
         assert!(!is_hit("mcp__gh__xcreate_issue", &["create_issue".into()]));
         let m = Metrics::from_ranks(&[Some(0), Some(2), None, Some(0)], vec![5, 1, 9, 3], 10);
         assert_eq!(m.line(), "top1=0.500 top5=0.750 mrr=0.583 p50_us=5 p99_us=9 n=4 tools=10");
+    }
+
+    #[test]
+    fn exported_docs_read_back_unchanged() {
+        let docs = vec![SearchDoc {
+            name: "read_file".into(),
+            aliases: vec!["cat".into()],
+            domain: "file".into(),
+            description: "Read a file.".into(),
+            prompt_snippet: Some("read one file".into()),
+            phrasings: vec!["what's in Cargo.toml".into()],
+            params: vec![("path".into(), "File path.".into())],
+            server: None,
+        }];
+        let path = std::env::temp_dir().join(format!("quiver-docs-{}.json", std::process::id()));
+        std::fs::write(&path, docs_json(&docs).to_string()).unwrap();
+        let back = load_catalog(&path).unwrap();
+        std::fs::remove_file(&path).unwrap();
+        assert_eq!(back, docs);
     }
 }

@@ -36,6 +36,9 @@ pub(super) struct Shape<'a> {
     /// Position of the `to` that ends a `use X to ...` means: what follows
     /// is the purpose, which the means serves.
     pub purpose_pos: Option<u32>,
+    /// Position of an opening phrasal verb ("shut down", "set up"): its
+    /// meaning is `opener`; its two words say it less well.
+    pub phrasal_pos: Option<u32>,
 }
 
 /// Prepositions that introduce a scope qualifier.
@@ -101,6 +104,8 @@ const PHRASAL: &[(&str, &str, &str)] = &[
     ("find", "out", "find"),
     ("turn", "off", "stop"),
     ("turn", "on", "start"),
+    ("look", "at", "read"),
+    ("look", "for", "find"),
 ];
 
 /// True if `word` looks like an English plural of a known word.
@@ -128,10 +133,17 @@ pub(super) fn shape<'a>(words: &'a [Word], known: &dyn Fn(&str) -> bool) -> Shap
     let mut seen_content = false;
     let mut prev_singular = false;
     let first = words.iter().position(|w| !FILLER.contains(&w.text.as_str()));
+    let mut phrasal_pos = None;
     let opener = first.map(|i| {
         let t = words[i].text.as_str();
         let next = words.get(i + 1).map(|w| w.text.as_str());
-        PHRASAL.iter().find(|(a, b, _)| *a == t && Some(*b) == next).map_or(t, |(_, _, v)| *v)
+        match PHRASAL.iter().find(|(a, b, _)| *a == t && Some(*b) == next) {
+            Some((_, _, v)) => {
+                phrasal_pos = Some(words[i].pos);
+                *v
+            }
+            None => t,
+        }
     });
     let read = opener.is_some_and(|t| READ_OPENERS.contains(&t));
     let read_opener_pos = if read { first.map(|i| words[i].pos) } else { None };
@@ -177,7 +189,7 @@ pub(super) fn shape<'a>(words: &'a [Word], known: &dyn Fn(&str) -> bool) -> Shap
         Intent::None
     };
     let (instrument_pos, purpose_pos) = means(words, first);
-    Shape { intent, opener, read_opener_pos, scope_pos, instrument_pos, purpose_pos }
+    Shape { intent, opener, read_opener_pos, scope_pos, instrument_pos, purpose_pos, phrasal_pos }
 }
 
 /// The means of a request: `using X` / `via X` to the end, or `use X to Y`

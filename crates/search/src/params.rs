@@ -92,6 +92,12 @@ pub struct RankParams {
     pub coverage_idf: f32,
     /// Weight of words in the scope part of a request ("in resource group X").
     pub w_scope: f32,
+    /// Weight of a request's payload: the words after a label ending in a
+    /// colon ("note: ...", "make a checklist: ...").
+    pub w_payload: f32,
+    /// Weight of the two words of an opening phrasal verb ("shut down",
+    /// "set up"), whose meaning (stop, create) counts in their place.
+    pub w_phrasal: f32,
     /// Weight of words after `using` / `via` (the means of the request).
     pub w_instrument: f32,
     /// Weight of a generic read verb opening the request (`show me ...`).
@@ -145,6 +151,8 @@ impl Default for RankParams {
             coverage: 1.0,
             coverage_idf: 0.0,
             w_scope: 0.5,
+            w_payload: 0.5,
+            w_phrasal: 0.3,
             w_instrument: 1.0,
             w_intent: 1.0,
             w_opener: 0.5,
@@ -191,6 +199,8 @@ impl RankParams {
             coverage: 0.0,
             coverage_idf: 0.0,
             w_scope: 1.0,
+            w_payload: 1.0,
+            w_phrasal: 1.0,
             w_instrument: 1.0,
             w_intent: 0.0,
             w_opener: 1.0,
@@ -236,6 +246,8 @@ impl RankParams {
             "bigram_gap" => &mut self.bigram_gap,
             "name_bonus" => &mut self.name_bonus,
             "w_scope" => &mut self.w_scope,
+            "w_payload" => &mut self.w_payload,
+            "w_phrasal" => &mut self.w_phrasal,
             "w_instrument" => &mut self.w_instrument,
             "w_intent" => &mut self.w_intent,
             "w_opener" => &mut self.w_opener,

@@ -56,18 +56,34 @@ impl QueryPlan {
     }
 }
 
+/// A URL without its scheme: `docs.rs/serde`, `github.com/acme/api/pull/9`,
+/// `docs.python.org/3/library/asyncio.html` (a host, dotted, ending in a
+/// 2-6 letter top-level label, then a path). A directory is never named
+/// like a host, so `src/lib.rs` and `v1.x/notes` are not URLs.
+fn bare_url(t: &str) -> bool {
+    let Some((host, _)) = t.split_once('/') else { return false };
+    let labels: Vec<&str> = host.split('.').collect();
+    labels.len() >= 2
+        && labels.iter().all(|l| !l.is_empty() && l.chars().all(|c| c.is_ascii_alphanumeric() || c == '-'))
+        && labels.last().is_some_and(|l| (2..=6).contains(&l.len()) && l.chars().all(|c| c.is_ascii_alphabetic()))
+}
+
+fn is_url(t: &str) -> bool {
+    let t = t.trim_start_matches(['(', '[', '<', '\'', '"', '`']);
+    t.contains("://") || t.starts_with("www.") || bare_url(t)
+}
+
 /// The kinds of value a request carries, as the word a tool's text uses for
-/// a parameter of that kind: a URL (`https://...`, `www.example.com`), a
-/// GitHub issue or pull request number (`#231`).
+/// a parameter of that kind: a URL (`https://...`, `www.example.com`,
+/// `docs.rs/serde`), a GitHub issue or pull request (`#231`, or a
+/// `github.com/OWNER/REPO/pull/N` or `/issues/N` URL: the page of one).
 pub(super) fn value_kinds(query: &str) -> Vec<&'static str> {
-    let url = query.split_whitespace().any(|t| {
-        let t = t.trim_start_matches(['(', '[', '<', '\'', '"', '`']);
-        t.contains("://") || t.starts_with("www.")
-    });
+    let url = query.split_whitespace().any(is_url);
     // `#231`: how GitHub names an issue or a pull request
     let reference = query.split_whitespace().any(|t| {
         let t = t.trim_end_matches([',', '.', ';', ':', '!', '?', ')']);
         t.strip_prefix('#').is_some_and(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()))
+            || (is_url(t) && t.contains("github.com/") && (t.contains("/pull/") || t.contains("/issues/")))
     });
     let mut kinds = Vec::new();
     if url {
@@ -87,7 +103,7 @@ pub(super) fn names_a_file(query: &str) -> bool {
     const BARE: &[&str] = &["makefile", "dockerfile", "readme", "license", "justfile", "gemfile", "rakefile"];
     query.split_whitespace().any(|t| {
         let t = t.trim_matches(|c: char| "()[]<>'\"`,;:!?".contains(c)).trim_end_matches('.');
-        if t.contains("://") || t.starts_with("www.") || t.contains('@') {
+        if is_url(t) || t.contains('@') {
             return false;
         }
         let last = t.rsplit('/').next().unwrap_or(t);
@@ -146,6 +162,47 @@ fn relative_clause(query: &str) -> Option<(u32, u32)> {
     };
     let (end_at, end_token) = tokens[last];
     Some((position_after(tokens[k + 1].0), position_after(end_at + end_token.len())))
+}
+
+/// Where a request's payload starts and ends: the words after a label that ends in a
+/// colon ("note to self: the flaky test ...", "make a checklist: fix bug,
+/// add test", "create a task: migrate the schema", "run this in the repl:
+/// print(x)"). The label says what to do; the payload is the text the tool
+/// is given, so its words weigh like a scope's. A label is one to eight
+/// words ending in a letter or `)`, its colon followed by a space or a line
+/// break (not `https://`, `9:30` or `path:12`).
+fn payload_span(query: &str) -> Option<(u32, u32)> {
+    let bytes = query.as_bytes();
+    let colon = (1..bytes.len()).find(|&i| {
+        bytes[i] == b':'
+            && (bytes[i - 1].is_ascii_alphabetic() || bytes[i - 1] == b')')
+            && bytes.get(i + 1).is_some_and(u8::is_ascii_whitespace)
+    })?;
+    let label = &query[..colon];
+    if !(1..=8).contains(&label.split_whitespace().count()) {
+        return None;
+    }
+    let mut before = Vec::new();
+    split_words(label, &mut before);
+    let start = before.last().map_or(0, |w| w.pos + 1);
+    // the payload ends with its sentence: "You have four lists: [..]. Can
+    // you sort them?" asks its question after it
+    let rest = &query[colon + 1..];
+    let end = rest
+        .char_indices()
+        .find(|&(i, c)| {
+            ".?!".contains(c) && {
+                let mut next = rest[i + 1..].chars();
+                next.next().is_some_and(char::is_whitespace)
+                    && next.find(|c| !c.is_whitespace()).is_some_and(char::is_uppercase)
+            }
+        })
+        .map_or(u32::MAX, |(i, _)| {
+            let mut upto = Vec::new();
+            split_words(&query[..colon + 1 + i + 1], &mut upto);
+            upto.last().map_or(start, |w| w.pos + 1)
+        });
+    (start > 0).then_some((start, end))
 }
 
 struct Content {
@@ -227,6 +284,7 @@ impl SearchIndex {
         let command = command_line(query);
         let in_command = |w: &str| command.as_ref().is_some_and(|c| c.iter().any(|x| x == w));
         let relative = relative_clause(query);
+        let payload = if p.w_payload < 1.0 { payload_span(query) } else { None };
         let mut content: Vec<Content> = Vec::with_capacity(words.len());
         let mut joined_known = false;
         for (i, w) in words.iter().enumerate() {
@@ -245,6 +303,9 @@ impl SearchIndex {
             if shape.read_opener_pos == Some(w.pos) {
                 weight *= p.w_opener;
             }
+            if shape.phrasal_pos.is_some_and(|v| w.pos == v || w.pos == v + 1) {
+                weight *= p.w_phrasal;
+            }
             let instrument =
                 shape.instrument_pos.is_some_and(|i| w.pos > i) && shape.purpose_pos.is_none_or(|end| w.pos < end);
             if instrument {
@@ -254,6 +315,9 @@ impl SearchIndex {
                 || relative.is_some_and(|(a, b)| (a..b).contains(&w.pos))
             {
                 weight *= p.w_scope;
+            }
+            if payload.is_some_and(|(a, b)| (a..b).contains(&w.pos)) {
+                weight *= p.w_payload;
             }
             match w.kind {
                 WordKind::Joined => joined_known = self.terms.contains_key(&stem),
@@ -413,3 +477,7 @@ impl SearchIndex {
         QueryPlan { terms, idf, action, pairs, words: word_terms }
     }
 }
+
+#[cfg(test)]
+#[path = "query_tests.rs"]
+mod tests;

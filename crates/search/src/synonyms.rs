@@ -26,7 +26,7 @@ const GROUPS: &[&[&str]] = &[
     &["search", "find", "query", "lookup", "look", "locate"],
     &["run", "execute", "invoke", "trigger", "launch", "start"],
     &["stop", "cancel", "terminate", "kill", "halt", "abort"],
-    &["pause", "suspend"],
+    &["pause", "suspend", "hold"],
     &["resume", "unpause"],
     &["send", "post", "publish", "emit", "dispatch", "deliver"],
     &["upload", "import"],

@@ -168,7 +168,23 @@ fn path_like(token: &[char]) -> bool {
             && ext.chars().all(|c| c.is_ascii_alphanumeric())
             && ext.chars().any(|c| c.is_ascii_alphabetic())
     });
-    slashes >= 2 || extension || (slashes == 1 && t.len() > 1 && t.starts_with('/')) || snake_identifier(t)
+    slashes >= 2
+        || extension
+        || (slashes == 1 && t.len() > 1 && t.starts_with('/'))
+        || snake_identifier(t)
+        || camel_identifier(t)
+}
+
+/// `fetchData`, `handleRetry`, `getUserById`: a code identifier in lower
+/// camelCase, quoted by name like a snake_case one (its parts, `fetch`,
+/// `data`, say nothing about the tool). A word opening in capitals (`MySQL`,
+/// `GitHub`, `PowerShell`) is a product name, not an identifier.
+fn camel_identifier(t: &str) -> bool {
+    let c: Vec<char> = t.chars().collect();
+    c.first().is_some_and(char::is_ascii_lowercase)
+        && c.iter().all(char::is_ascii_alphanumeric)
+        && (1..c.len().saturating_sub(1))
+            .any(|i| c[i].is_ascii_uppercase() && c[i - 1].is_ascii_lowercase() && c[i + 1].is_ascii_lowercase())
 }
 
 /// `parse_args`, `DATABASE_URL`: word characters with an underscore between two

@@ -101,3 +101,11 @@ fn so_far_is_filler_but_far_alone_is_not() {
     assert!(!closes_filler(None, "far"));
     assert!(!closes_filler(Some("how"), "far"));
 }
+
+#[test]
+fn camel_case_identifiers_are_literal_values() {
+    assert_eq!(literals("rename fetchData"), ["fetchdata", "fetch", "data"]);
+    assert_eq!(literals("who wrote handleRetry?"), ["handleretry", "handle", "retry"]);
+    // a word opening in capitals is a product name, not an identifier
+    assert!(literals("connect MySQL to GitHub from PowerShell on macOS").is_empty());
+}

@@ -1,0 +1,184 @@
+//! Every dev set, lexical and fused, in one process (issue 26's fast loop):
+//! `cargo run -p quiver-search --features semantic,bench --example lab_eval --
+//! --native-docs FILE [--model DIR] [--only a,b] [--misses a,b] [--set KEY=VALUE ...]`.
+//!
+//! `FILE` is quiver's own surface exported once by `quiver bench search
+//! --native --export-docs FILE` (the engine builds it; this crate cannot), so
+//! a ranking change is measured on the native dev sets without rebuilding the
+//! CLI. With `--model` the fused ranking runs too, as `quiver bench search`
+//! does it (lexical pool, then `fuse`); query vectors are kept in
+//! `--qcache FILE` between runs. Check sets are not listed here: they are run
+//! once, by `table.sh`. Prints per set the top-1 / top-5 counts.
+
+#![allow(clippy::print_stdout)]
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+
+use quiver_search::bench::{self as b, BenchQuery};
+use quiver_search::semantic::{Encoder, SemanticIndex};
+use quiver_search::{FusionParams, RankParams, SearchDoc, SearchIndex, fuse};
+
+struct QueryVectors {
+    path: Option<PathBuf>,
+    known: HashMap<String, Vec<f32>>,
+    added: bool,
+}
+
+impl QueryVectors {
+    fn load(path: Option<PathBuf>) -> QueryVectors {
+        let mut known = HashMap::new();
+        if let Some(text) = path.as_ref().and_then(|p| std::fs::read_to_string(p).ok()) {
+            for line in text.lines() {
+                if let Ok((q, v)) = serde_json::from_str::<(String, Vec<f32>)>(line) {
+                    known.insert(q, v);
+                }
+            }
+        }
+        QueryVectors { path, known, added: false }
+    }
+
+    fn get(&mut self, enc: &Encoder, q: &str) -> anyhow::Result<Vec<f32>> {
+        if let Some(v) = self.known.get(q) {
+            return Ok(v.clone());
+        }
+        let v = enc.encode_query(q)?;
+        self.known.insert(q.to_string(), v.clone());
+        self.added = true;
+        Ok(v)
+    }
+
+    fn save(&self) -> anyhow::Result<()> {
+        if let (Some(p), true) = (&self.path, self.added) {
+            let mut out = String::new();
+            for (q, v) in &self.known {
+                out.push_str(&serde_json::to_string(&(q, v))?);
+                out.push('\n');
+            }
+            std::fs::write(p, out)?;
+        }
+        Ok(())
+    }
+}
+
+fn main() -> anyhow::Result<()> {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let data = root.join("bench/search/data");
+    let here = root.join("bench/search");
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let opt = |flag: &str| args.windows(2).find(|w| w[0] == flag).map(|w| w[1].clone());
+    let list = |flag: &str| opt(flag).map(|v| v.split(',').map(str::to_string).collect::<Vec<_>>());
+    let native_docs = opt("--native-docs").ok_or_else(|| anyhow::anyhow!("--native-docs FILE is required"))?;
+    let only = list("--only");
+    let misses = list("--misses").unwrap_or_default();
+    let explain = args.iter().any(|a| a == "--explain");
+    let mut params = RankParams::default();
+    let mut fusion = FusionParams::default();
+    for pair in args.windows(2).filter(|w| w[0] == "--set") {
+        let (k, v) = pair[1].split_once('=').ok_or_else(|| anyhow::anyhow!("--set {}: expected KEY=VALUE", pair[1]))?;
+        let v: f32 = v.parse()?;
+        match k.strip_prefix("fuse.") {
+            Some(f) => fusion.set(f, v),
+            None => params.set(k, v),
+        }
+        .map_err(|e| anyhow::anyhow!("--set {k}={v}: {e}"))?;
+    }
+    let encoder = opt("--model").map(|d| Encoder::load(&PathBuf::from(d))).transpose()?;
+    let mut qv = QueryVectors::load(opt("--qcache").map(PathBuf::from));
+    let vectors = std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache/quiver/vectors"));
+
+    let cat = |n: &str| b::load_catalog(&data.join("catalogs").join(n));
+    let native = b::load_catalog(&PathBuf::from(&native_docs))?;
+    let azure = cat("azure-mcp.json")?;
+    let mut mixed: Vec<SearchDoc> = azure.clone();
+    mixed.extend(cat("github-mcp.json")?);
+    mixed.extend(cat("livemcp.json")?);
+    let q = |p: PathBuf| b::load_queries(&p);
+    let aq = q(data.join("queries/azure-mcp.jsonl"))?;
+    // (set, catalog, queries): catalogs by key, built once each.
+    let catalogs: Vec<(&str, Vec<SearchDoc>)> = vec![
+        ("native", native),
+        ("azure", azure),
+        ("mixed", mixed),
+        ("authored", b::load_catalog(&here.join("dev/bfcl-authored.json"))?),
+        ("turns", b::load_catalog(&here.join("dev/bfcl-multiturn.json"))?),
+        ("bfcl", b::load_catalog(&here.join("generalization/bfcl-live.json"))?),
+    ];
+    let sets: Vec<(&str, &str, Vec<BenchQuery>)> = vec![
+        ("native", "native", q(data.join("queries/native.jsonl"))?),
+        ("native.ev", "native", q(here.join("dev/native-everyday.jsonl"))?),
+        ("daily.dev", "native", q(here.join("queries/native-daily-dev.jsonl"))?),
+        ("daily.dev2", "native", q(here.join("queries/native-daily-dev2.jsonl"))?),
+        ("daily.dev3", "native", q(here.join("queries/native-daily-dev3.jsonl"))?),
+        ("azure", "azure", aq.clone()),
+        ("mixed", "mixed", aq),
+        ("gh.mix", "mixed", q(here.join("queries/github-sanity.jsonl"))?),
+        ("live.mix", "mixed", q(here.join("queries/livemcp-sanity.jsonl"))?),
+        ("authored", "authored", q(here.join("dev/bfcl-authored.jsonl"))?),
+        ("turns", "turns", q(here.join("dev/bfcl-multiturn.jsonl"))?),
+        ("bfcl", "bfcl", q(here.join("generalization/bfcl-live.jsonl"))?),
+    ];
+    let keep = |_: usize| true;
+    let limit = 5;
+    for (key, docs) in catalogs {
+        let mine: Vec<_> = sets
+            .iter()
+            .filter(|(s, c, _)| *c == key && only.as_ref().is_none_or(|o| o.iter().any(|x| x == s)))
+            .collect();
+        if mine.is_empty() {
+            continue;
+        }
+        let sem = match &encoder {
+            Some(e) => Some(SemanticIndex::build(e, &docs, vectors.as_deref())?),
+            None => None,
+        };
+        let index = SearchIndex::build_with(docs, params.clone());
+        for (name, _, queries) in mine {
+            let (mut l1, mut l5, mut f1, mut f5) = (0, 0, 0, 0);
+            let show = misses.iter().any(|m| m == name);
+            for bq in queries {
+                let names = |hits: &[quiver_search::Hit]| -> Vec<String> {
+                    hits.iter().map(|h| index.docs()[h.doc].name.clone()).collect()
+                };
+                let lex = names(&index.search(&bq.query, limit, &keep));
+                let lr = lex.iter().position(|n| b::is_hit(n, &bq.expected));
+                l1 += usize::from(lr == Some(0));
+                l5 += usize::from(lr.is_some());
+                let mut fused = None;
+                if let (Some(s), Some(e)) = (&sem, &encoder) {
+                    let scores = s.scores(&qv.get(e, &bq.query)?);
+                    let pool = index.search(&bq.query, limit.max(fusion.pool), &keep);
+                    let f = names(&fuse(&index, &bq.query, &pool, &scores, &fusion, limit, &keep));
+                    let fr = f.iter().position(|n| b::is_hit(n, &bq.expected));
+                    f1 += usize::from(fr == Some(0));
+                    f5 += usize::from(fr.is_some());
+                    fused = Some((fr, f));
+                }
+                if show {
+                    let (r, top) = match &fused {
+                        Some((r, f)) => (*r, f),
+                        None => (lr, &lex),
+                    };
+                    if r != Some(0) {
+                        println!(
+                            "  miss {name}: {:?} expected {:?} got {:?} (lexical {:?})",
+                            bq.query,
+                            bq.expected,
+                            &top[..top.len().min(3)],
+                            &lex[..lex.len().min(3)]
+                        );
+                        if explain {
+                            for n in bq.expected.iter().take(1).chain(lex.first()) {
+                                println!("   {n}:\n{}", index.explain(&bq.query, n).trim_end());
+                            }
+                        }
+                    }
+                }
+            }
+            let n = queries.len();
+            let fl = if sem.is_some() { format!("  fused {f1:4} {f5:4}") } else { String::new() };
+            println!("{name:10} n={n:4}  lexical {l1:4} {l5:4}{fl}");
+        }
+    }
+    qv.save()
+}

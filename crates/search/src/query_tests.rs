@@ -1,0 +1,76 @@
+use super::{names_a_file, payload_span, value_kinds};
+use crate::{SearchDoc, SearchIndex};
+
+fn doc(name: &str, description: &str) -> SearchDoc {
+    SearchDoc { name: name.into(), description: description.into(), domain: "x".into(), ..SearchDoc::default() }
+}
+
+fn top(idx: &SearchIndex, q: &str) -> String {
+    let hits = idx.search(q, 5, &|_| true);
+    hits.first().map(|h| idx.docs()[h.doc].name.clone()).unwrap_or_default()
+}
+
+#[test]
+fn a_url_without_its_scheme_is_a_url_and_a_github_page_a_reference() {
+    assert_eq!(value_kinds("read the page at docs.python.org/3/library/asyncio.html"), ["url"]);
+    assert_eq!(value_kinds("what does docs.rs/serde say"), ["url"]);
+    assert_eq!(value_kinds("get the diff of https://github.com/acme/web/pull/9"), ["url", "github"]);
+    assert_eq!(value_kinds("who is on github.com/acme/api/issues/15?"), ["url", "github"]);
+    // a path, a version directory or a blob page is no such thing
+    assert!(value_kinds("show src/lib.rs and v1.x/notes").is_empty());
+    assert_eq!(value_kinds("https://github.com/acme/app/blob/main/README.md"), ["url"]);
+    assert!(!names_a_file("fetch docs.python.org/3/library/asyncio.html"));
+}
+
+#[test]
+fn the_payload_after_a_label_ends_with_its_sentence() {
+    // "note to self:" is words 0-2; the payload runs to the end
+    assert_eq!(payload_span("note to self: the flaky test is slow"), Some((3, u32::MAX)));
+    // a question after the data is the request again
+    assert_eq!(payload_span("You have two lists: [1, 2]. Can you sort them?"), Some((4, 6)));
+    for q in
+        ["at 9:30 run it", "see https://x.dev", "grep for path:12", ": nothing before", "a b c d e f g h i: too long"]
+    {
+        assert_eq!(payload_span(q), None, "{q}");
+    }
+    let idx = SearchIndex::build(vec![
+        doc("note", "Keep a short session note."),
+        doc("run_tests", "Run the test suite and report failing tests."),
+    ]);
+    assert_eq!(top(&idx, "note: the flaky test is timing related"), "note");
+    // the payload's words count less than the label's
+    let lead = |idx: &SearchIndex| {
+        let hits = idx.search("note: the test suite fails", 5, &|_| true);
+        let score = |n: &str| hits.iter().find(|h| idx.docs()[h.doc].name == n).map_or(0.0, |h| h.score);
+        score("note") / score("run_tests")
+    };
+    let off = SearchIndex::build_with(idx.docs().to_vec(), crate::RankParams { w_payload: 1.0, ..Default::default() });
+    assert!(lead(&idx) > lead(&off), "{} {}", lead(&idx), lead(&off));
+}
+
+#[test]
+fn look_at_is_a_read_and_look_for_a_search() {
+    let idx = SearchIndex::build(vec![
+        doc("read_file", "Read a file with line numbers."),
+        doc("file_search", "Find files by fuzzy name match; look up a path."),
+    ]);
+    assert_eq!(top(&idx, "can you look at src/lib.rs for me"), "read_file");
+    assert_eq!(top(&idx, "look for the routes file"), "file_search");
+}
+
+#[test]
+fn an_opening_phrasal_verb_counts_by_its_meaning() {
+    let idx = SearchIndex::build(vec![
+        doc("agent_close", "Cancel a sub-agent: shut it down when it is done."),
+        doc("rlm_close", "Stop an RLM session's runtime."),
+    ]);
+    assert_eq!(top(&idx, "shut down rlm"), "rlm_close");
+    // the words "shut" and "down" alone favour the tool that uses them
+    let lead = |idx: &SearchIndex| {
+        let hits = idx.search("shut down rlm", 5, &|_| true);
+        let score = |n: &str| hits.iter().find(|h| idx.docs()[h.doc].name == n).map_or(0.0, |h| h.score);
+        score("rlm_close") / score("agent_close")
+    };
+    let off = SearchIndex::build_with(idx.docs().to_vec(), crate::RankParams { w_phrasal: 1.0, ..Default::default() });
+    assert!(lead(&idx) > lead(&off), "{} {}", lead(&idx), lead(&off));
+}
