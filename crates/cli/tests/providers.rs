@@ -5,6 +5,7 @@
 
 use std::process::Output;
 
+use quiver_agent::Usage;
 use quiver_agent::scripted::{Quirk, ScriptedServer, ScriptedTurn};
 use serde_json::Value;
 
@@ -19,9 +20,9 @@ fn probe_turns(fim: bool) -> Vec<ScriptedTurn> {
 }
 
 /// On the Messages wire: the turns of [`probe_turns`], then the deferred
-/// tools check's pair (the request without and with a deferred tool);
-/// `answered`: how many of the pair the server answers (a refusal takes no
-/// turn).
+/// tools check's requests (without and with a deferred tool, then, when it
+/// added next to nothing, the same tool as an ordinary one); `answered`: how
+/// many of them the server answers (a refusal takes no turn).
 fn messages_probe_turns(answered: usize) -> Vec<ScriptedTurn> {
     let mut turns = probe_turns(false);
     turns.extend(std::iter::repeat_with(|| ScriptedTurn::text("hello")).take(answered));
@@ -145,7 +146,7 @@ async fn anthropic_wire_behind_a_proxy_that_splits_tool_use_blocks() {
     let server = ScriptedServer::start().await.unwrap();
     server.quirk(Quirk::SplitToolUseBlocks);
     server.list_models(&["claude-sonnet-4-5"]);
-    server.script(messages_probe_turns(2));
+    server.script(messages_probe_turns(3));
     let out = check(&env, "anthropic", &server, &["--json"]).await;
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     insta::assert_snapshot!("check_anthropic_split_blocks", stable(&json_of(&out)));
@@ -175,10 +176,24 @@ async fn deferred_row(env: &Env, server: &ScriptedServer) -> Value {
     serde_json::json!({"row": row, "learned": report["learned"], "works_around": report["works_around"]})
 }
 
-/// The check's last two requests: without and with the deferred tool.
-fn deferred_pair(server: &ScriptedServer) -> (Value, Value) {
+/// A deferred tools verdict as the snapshots keep it (no time).
+fn verdict(found: &Value) -> String {
+    let row = &found["row"];
+    format!(
+        "{} {}\nworks around: {}\nlearned: {}",
+        row["status"].as_str().unwrap(),
+        row["detail"].as_str().unwrap(),
+        found["works_around"],
+        found["learned"]
+    )
+}
+
+/// The deferred tools check's requests: without and with the deferred
+/// tool, and the control (the tool as an ordinary one) when it was sent.
+fn deferred_requests(server: &ScriptedServer, control: bool) -> (Value, Value) {
     let requests = server.requests();
-    let [.., without, with] = requests.as_slice() else { panic!("fewer than two requests") };
+    let pair = &requests[..requests.len() - usize::from(control)];
+    let [.., without, with] = pair else { panic!("fewer than two requests") };
     (without.json(), with.json())
 }
 
@@ -187,21 +202,45 @@ async fn a_messages_server_that_keeps_deferred_tools_out_is_ok() {
     let env = Env::new();
     let server = ScriptedServer::start().await.unwrap();
     server.list_models(&["claude-sonnet-4-5"]);
-    server.script(messages_probe_turns(2));
+    server.script(messages_probe_turns(3));
     let found = deferred_row(&env, &server).await;
+    insta::assert_snapshot!("deferred_kept_out", verdict(&found));
     assert_eq!(found["row"]["status"], "ok", "{found}");
     let detail = found["row"]["detail"].as_str().unwrap();
     assert!(detail.starts_with("kept out of the prompt: +0 input tokens for a ~"), "{detail}");
     assert_eq!(found["learned"]["deferred_tools"], true, "{found}");
     assert_eq!(found["works_around"], serde_json::json!([]), "{found}");
     // The pair differs by the deferred tool only, sent by the wire's own body builder.
-    let (without, mut with) = deferred_pair(&server);
+    let (without, mut with) = deferred_requests(&server, true);
     let tools = with["tools"].as_array_mut().unwrap();
     let deferred = tools.pop().unwrap();
     assert_eq!(deferred["defer_loading"], true, "{deferred}");
     let bytes = deferred.to_string().len();
     assert!((2500..4000).contains(&bytes), "a ~3 KB tool, not {bytes} bytes");
     assert_eq!(without, with);
+    // The control: the same tool, as an ordinary one.
+    let mut control = server.requests().last().unwrap().json();
+    let ordinary = control["tools"].as_array_mut().unwrap().pop().unwrap();
+    assert!(ordinary.get("defer_loading").is_none() && ordinary["name"] == deferred["name"], "{ordinary}");
+    assert_eq!(control, without);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_server_that_counts_no_tools_cannot_tell() {
+    // A backend whose chat template drops tools (llama-cpp-python's
+    // chatml-function-calling without `tool_choice`) reports the same prompt
+    // whatever the tools: adding nothing for the deferred tool proves nothing.
+    let env = Env::new();
+    let server = ScriptedServer::start().await.unwrap();
+    server.list_models(&["claude-sonnet-4-5"]);
+    let same = Usage { input_tokens: 40, output_tokens: 1, ..Usage::default() };
+    let mut turns = probe_turns(false);
+    turns.extend(std::iter::repeat_with(|| ScriptedTurn::text("hello").with_usage(same)).take(3));
+    server.script(turns);
+    let found = deferred_row(&env, &server).await;
+    insta::assert_snapshot!("deferred_tools_not_counted", verdict(&found));
+    assert_eq!(found["row"]["status"], "n/a", "{found}");
+    assert!(found["learned"].get("deferred_tools").is_none(), "{found}");
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -212,6 +251,7 @@ async fn a_refused_defer_loading_is_no_learned_and_the_next_run_appends() {
     server.list_models(&["claude-sonnet-4-5"]);
     server.script(messages_probe_turns(1));
     let found = deferred_row(&env, &server).await;
+    insta::assert_snapshot!("deferred_refused", verdict(&found));
     assert_eq!(found["row"]["status"], "no", "{found}");
     let detail = found["row"]["detail"].as_str().unwrap();
     assert!(detail.starts_with("`defer_loading` is refused: HTTP 400"), "{detail}");
@@ -261,12 +301,13 @@ async fn deferred_tools_counted_as_prompt_are_no_and_learned() {
     server.list_models(&["claude-sonnet-4-5"]);
     server.script(messages_probe_turns(2));
     let found = deferred_row(&env, &server).await;
+    insta::assert_snapshot!("deferred_counted_as_prompt", verdict(&found));
     assert_eq!(found["row"]["status"], "no", "{found}");
     let detail = found["row"]["detail"].as_str().unwrap();
     assert!(detail.starts_with("accepted, but counted as prompt: +"), "{detail}");
     assert!(detail.ends_with("it reaches the model as an ordinary tool"), "{detail}");
     // The server counts four bytes a token, as the estimate does: the whole tool was added.
-    let (_, with) = deferred_pair(&server);
+    let (_, with) = deferred_requests(&server, false);
     let mut tool = with["tools"].as_array().unwrap().last().unwrap().clone();
     tool.as_object_mut().unwrap().remove("defer_loading");
     let estimate = quiver_engine::canonical::to_string(&tool).len() / 4;
@@ -283,6 +324,7 @@ async fn without_usage_the_deferred_tools_row_cannot_tell() {
     server.list_models(&["claude-sonnet-4-5"]);
     server.script(messages_probe_turns(2));
     let found = deferred_row(&env, &server).await;
+    insta::assert_snapshot!("deferred_no_usage", verdict(&found));
     assert_eq!(found["row"]["status"], "n/a", "{found}");
     assert!(found["row"]["detail"].as_str().unwrap().starts_with("cannot tell"), "{found}");
     assert!(found["learned"].get("deferred_tools").is_none(), "{found}");

@@ -5,7 +5,9 @@
 //! and the cache saving is lost. So the check measures: the same request
 //! twice, the second with one large deferred tool, and compares the prompt
 //! tokens each reports (`input_tokens` plus the cache's read and written
-//! tokens: everything the prompt held).
+//! tokens: everything the prompt held). When the deferred tool added next to
+//! nothing, a third request sends it as an ordinary tool: only a server that
+//! counts that one has shown it keeps the deferred one out.
 
 use serde_json::{Value, json};
 
@@ -140,12 +142,44 @@ pub(super) async fn deferred_tools(p: &mut Probe<'_>) {
     };
     let added = after.saturating_sub(before);
     let numbers = format!("+{added} input tokens for a ~{estimate}-token deferred tool ({before} → {after})");
-    if added.saturating_mul(100) < estimate.saturating_mul(KEPT_OUT_PERCENT) {
-        p.learned.deferred_tools = Some(true);
-        p.set(row, Status::Ok, format!("kept out of the prompt: {numbers}"), took);
-    } else {
+    let counted = |added: u64| added.saturating_mul(100) >= estimate.saturating_mul(KEPT_OUT_PERCENT);
+    if counted(added) {
         p.learned.deferred_tools = Some(false);
         let detail = format!("accepted, but counted as prompt: {numbers}; it reaches the model as an ordinary tool");
-        p.set(row, Status::No, detail, took);
+        return p.set(row, Status::No, detail, took);
+    }
+    // Nothing added proves something only if the server counts tools at all
+    // (a backend whose template drops tools counts neither): the same tool
+    // as an ordinary one is the control.
+    let mut ordinary = plain.clone();
+    if let (Value::Array(tools), Some(tool)) = (&mut ordinary.tools, with_deferred.deferred_tools.first()) {
+        tools.push(tool.clone());
+    }
+    let body = render(p.target, &ordinary, false, ToolTurnContent::default());
+    let control = match p.client.post(path, &body).await {
+        Ok(reply) => reply,
+        Err(e) => return p.set(row, Status::No, format!("POST {path}: {}", one_line(&e, 200)), took),
+    };
+    let took = took.map(|t| t + control.elapsed);
+    let control_added = reported(&control, p.target.wire).filter(|_| control.ok()).map(|n| n.saturating_sub(before));
+    match control_added {
+        Some(control_added) if counted(control_added) => {
+            p.learned.deferred_tools = Some(true);
+            let detail = format!("kept out of the prompt: {numbers}; as an ordinary tool it added +{control_added}");
+            p.set(row, Status::Ok, detail, took);
+        }
+        Some(control_added) => {
+            let detail = format!(
+                "cannot tell: {numbers}, but as an ordinary tool it added +{control_added} too (the server does not count tools as prompt)"
+            );
+            p.set(row, Status::NotApplicable, detail, took);
+        }
+        None => {
+            let detail = format!(
+                "cannot tell: {numbers}, and the same tool sent as an ordinary one got no usage back ({})",
+                if control.ok() { "no input tokens".to_string() } else { control.refusal() }
+            );
+            p.set(row, Status::NotApplicable, detail, took);
+        }
     }
 }
