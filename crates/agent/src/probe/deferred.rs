@@ -27,14 +27,38 @@ const KEPT_OUT_PERCENT: u64 = 25;
 
 /// What the fields of the deferred tool's schema are, and say.
 const FIELDS: [(&str, &str); 8] = [
-    ("repository", "The repository to report on, as owner/name. The report reads its default branch unless `ref` names another branch, tag or commit."),
-    ("ref", "A branch, tag or commit of the repository. Unset: the default branch. A commit may be abbreviated to seven or more hexadecimal digits."),
-    ("since", "The earliest date included, as YYYY-MM-DD in UTC. Unset: thirty days before `until`. Dates before the repository's first commit are clamped."),
-    ("until", "The latest date included, as YYYY-MM-DD in UTC. Unset: today. A date in the future is refused rather than clamped, to catch swapped ranges."),
-    ("paths", "Only changes under these paths count (each a directory or file, relative to the repository root, no globs). Unset or empty: the whole tree."),
-    ("authors", "Only commits by these authors count, each an email address or a login. Matching is case-insensitive; co-authors named in trailers count too."),
-    ("group_by", "How the report's rows are grouped: `day`, `week`, `author` or `path` (the top-level directory). Each row carries commits, files touched and lines changed."),
-    ("limit", "At most this many rows, the largest first (by lines changed). Unset: 50. The totals always cover every row, including those left out."),
+    (
+        "repository",
+        "The repository to report on, as owner/name. The report reads its default branch unless `ref` names another branch, tag or commit.",
+    ),
+    (
+        "ref",
+        "A branch, tag or commit of the repository. Unset: the default branch. A commit may be abbreviated to seven or more hexadecimal digits.",
+    ),
+    (
+        "since",
+        "The earliest date included, as YYYY-MM-DD in UTC. Unset: thirty days before `until`. Dates before the repository's first commit are clamped.",
+    ),
+    (
+        "until",
+        "The latest date included, as YYYY-MM-DD in UTC. Unset: today. A date in the future is refused rather than clamped, to catch swapped ranges.",
+    ),
+    (
+        "paths",
+        "Only changes under these paths count (each a directory or file, relative to the repository root, no globs). Unset or empty: the whole tree.",
+    ),
+    (
+        "authors",
+        "Only commits by these authors count, each an email address or a login. Matching is case-insensitive; co-authors named in trailers count too.",
+    ),
+    (
+        "group_by",
+        "How the report's rows are grouped: `day`, `week`, `author` or `path` (the top-level directory). Each row carries commits, files touched and lines changed.",
+    ),
+    (
+        "limit",
+        "At most this many rows, the largest first (by lines changed). Unset: 50. The totals always cover every row, including those left out.",
+    ),
 ];
 
 /// A realistic large tool (about 3 KB), the same bytes on every run.
