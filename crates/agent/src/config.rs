@@ -290,7 +290,7 @@ impl AgentConfig {
                 AnthropicProvider::new(&p.name, &p.base_url, key, options)?
                     .with_vision(vision)
                     .with_tool_choice(p.tool_choice.clone())
-                    .with_deferred_tools(p.deferred_tools)
+                    .with_deferred_tools(learned.deferred_mode(p.deferred_tools))
                     .with_streaming(p.stream)
                     .with_learned(&learned),
             ),

@@ -9,6 +9,8 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
+use crate::deferred::DeferredTools;
+
 /// What the `content` of an assistant turn that only calls tools is sent as.
 ///
 /// The OpenAI spec makes `content` "required unless `tool_calls` or
@@ -56,6 +58,12 @@ pub struct Learned {
     /// `Some(false)`: a request with an image is refused.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub vision: Option<bool>,
+    /// Messages wire: `Some(false)`: `defer_loading` is refused, or accepted
+    /// and the deferred definition counted as prompt (measured by the input
+    /// tokens); `Some(true)`: it was kept out (kept for the record: unset,
+    /// only Anthropic's own API defers, see `AnthropicProvider::with_deferred_tools`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deferred_tools: Option<bool>,
 }
 
 impl Learned {
@@ -75,7 +83,20 @@ impl Learned {
         if self.vision == Some(false) {
             out.push("tool images reach the model as text stand-ins".to_string());
         }
+        if self.deferred_tools == Some(false) {
+            out.push(
+                "loaded tools are appended to `tools` (the server does not keep deferred tools out of the prompt)"
+                    .to_string(),
+            );
+        }
         out
+    }
+
+    /// The Messages wire's `deferred_tools` mode: the setting when there is
+    /// one, else `append` when the check found the server does not keep
+    /// deferred tools out, else unset (the wire's default by base URL).
+    pub fn deferred_mode(&self, setting: Option<DeferredTools>) -> Option<DeferredTools> {
+        setting.or((self.deferred_tools == Some(false)).then_some(DeferredTools::Append))
     }
 }
 

@@ -214,3 +214,18 @@ fn dispatch_is_a_chat_completions_setting() {
     let err = AgentConfig::load(&[typo], &CliOverrides::default()).unwrap_err();
     assert!(err.to_string().contains("not one of defer, append, dispatch"), "{err}");
 }
+
+#[test]
+fn a_learned_deferred_tools_no_appends_unless_a_setting_says_otherwise() {
+    use quiver_agent::deferred::DeferredTools;
+    use quiver_agent::learned::Learned;
+    let refused = Learned { deferred_tools: Some(false), ..Learned::default() };
+    assert_eq!(refused.deferred_mode(None), Some(DeferredTools::Append));
+    assert_eq!(refused.deferred_mode(Some(DeferredTools::Defer)), Some(DeferredTools::Defer), "a setting wins");
+    // Kept out, or never checked: the wire's default by base URL.
+    let kept_out = Learned { deferred_tools: Some(true), ..Learned::default() };
+    assert_eq!(kept_out.deferred_mode(None), None);
+    assert_eq!(Learned::default().deferred_mode(None), None);
+    assert!(refused.describe().iter().any(|d| d.contains("loaded tools are appended to `tools`")));
+    assert!(kept_out.describe().is_empty());
+}

@@ -19,7 +19,7 @@ use crate::setup;
 
 #[derive(clap::Subcommand)]
 pub enum Providers {
-    /// Probe a provider: reachable, key, model, chat, streaming, tool calls, usage, vision, FIM.
+    /// Probe a provider: reachable, key, model, chat, streaming, tool calls, usage, deferred tools, vision, FIM.
     Check(CheckArgs),
 }
 

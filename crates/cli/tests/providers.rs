@@ -5,6 +5,7 @@
 
 use std::process::Output;
 
+use quiver_agent::Usage;
 use quiver_agent::scripted::{Quirk, ScriptedServer, ScriptedTurn};
 use serde_json::Value;
 
@@ -16,6 +17,16 @@ use crate::exec::{Env, events, of_type, stderr, stdout};
 /// middle (OpenAI wire only).
 fn probe_turns(fim: bool) -> Vec<ScriptedTurn> {
     probe_turns_with(fim, true)
+}
+
+/// On the Messages wire: the turns of [`probe_turns`], then the deferred
+/// tools check's requests (without and with a deferred tool, then, when it
+/// added next to nothing, the same tool as an ordinary one); `answered`: how
+/// many of them the server answers (a refusal takes no turn).
+fn messages_probe_turns(answered: usize) -> Vec<ScriptedTurn> {
+    let mut turns = probe_turns(false);
+    turns.extend(std::iter::repeat_with(|| ScriptedTurn::text("hello")).take(answered));
+    turns
 }
 
 fn probe_turns_with(fim: bool, streams_with_tools: bool) -> Vec<ScriptedTurn> {
@@ -135,7 +146,7 @@ async fn anthropic_wire_behind_a_proxy_that_splits_tool_use_blocks() {
     let server = ScriptedServer::start().await.unwrap();
     server.quirk(Quirk::SplitToolUseBlocks);
     server.list_models(&["claude-sonnet-4-5"]);
-    server.script(probe_turns(false));
+    server.script(messages_probe_turns(3));
     let out = check(&env, "anthropic", &server, &["--json"]).await;
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     insta::assert_snapshot!("check_anthropic_split_blocks", stable(&json_of(&out)));
@@ -152,5 +163,169 @@ async fn a_server_that_is_not_there_is_one_no_and_exit_1() {
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     let table = stdout(&out);
     assert!(table.lines().any(|l| l.trim_start().starts_with("reachable") && l.contains(" no ")), "{table}");
-    assert_eq!(table.matches(" n/a ").count(), 11, "{table}");
+    assert_eq!(table.matches(" n/a ").count(), 12, "{table}");
+}
+
+/// The deferred tools row of an Anthropic-wire check against `server`.
+async fn deferred_row(env: &Env, server: &ScriptedServer) -> Value {
+    let out = check(env, "anthropic", server, &["--json"]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let report = json_of(&out);
+    assert_eq!(server.remaining(), 0, "every probe request was made");
+    let row = report["rows"].as_array().unwrap().iter().find(|r| r["check"] == "deferred_tools").unwrap().clone();
+    serde_json::json!({"row": row, "learned": report["learned"], "works_around": report["works_around"]})
+}
+
+/// A deferred tools verdict as the snapshots keep it (no time).
+fn verdict(found: &Value) -> String {
+    let row = &found["row"];
+    format!(
+        "{} {}\nworks around: {}\nlearned: {}",
+        row["status"].as_str().unwrap(),
+        row["detail"].as_str().unwrap(),
+        found["works_around"],
+        found["learned"]
+    )
+}
+
+/// The deferred tools check's requests: without and with the deferred
+/// tool, and the control (the tool as an ordinary one) when it was sent.
+fn deferred_requests(server: &ScriptedServer, control: bool) -> (Value, Value) {
+    let requests = server.requests();
+    let pair = &requests[..requests.len() - usize::from(control)];
+    let [.., without, with] = pair else { panic!("fewer than two requests") };
+    (without.json(), with.json())
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_messages_server_that_keeps_deferred_tools_out_is_ok() {
+    let env = Env::new();
+    let server = ScriptedServer::start().await.unwrap();
+    server.list_models(&["claude-sonnet-4-5"]);
+    server.script(messages_probe_turns(3));
+    let found = deferred_row(&env, &server).await;
+    insta::assert_snapshot!("deferred_kept_out", verdict(&found));
+    assert_eq!(found["row"]["status"], "ok", "{found}");
+    let detail = found["row"]["detail"].as_str().unwrap();
+    assert!(detail.starts_with("kept out of the prompt: +0 input tokens for a ~"), "{detail}");
+    assert_eq!(found["learned"]["deferred_tools"], true, "{found}");
+    assert_eq!(found["works_around"], serde_json::json!([]), "{found}");
+    // The pair differs by the deferred tool only, sent by the wire's own body builder.
+    let (without, mut with) = deferred_requests(&server, true);
+    let tools = with["tools"].as_array_mut().unwrap();
+    let deferred = tools.pop().unwrap();
+    assert_eq!(deferred["defer_loading"], true, "{deferred}");
+    let bytes = deferred.to_string().len();
+    assert!((2500..4000).contains(&bytes), "a ~3 KB tool, not {bytes} bytes");
+    assert_eq!(without, with);
+    // The control: the same tool, as an ordinary one.
+    let mut control = server.requests().last().unwrap().json();
+    let ordinary = control["tools"].as_array_mut().unwrap().pop().unwrap();
+    assert!(ordinary.get("defer_loading").is_none() && ordinary["name"] == deferred["name"], "{ordinary}");
+    assert_eq!(control, without);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_server_that_counts_no_tools_cannot_tell() {
+    // A backend whose chat template drops tools (llama-cpp-python's
+    // chatml-function-calling without `tool_choice`) reports the same prompt
+    // whatever the tools: adding nothing for the deferred tool proves nothing.
+    let env = Env::new();
+    let server = ScriptedServer::start().await.unwrap();
+    server.list_models(&["claude-sonnet-4-5"]);
+    let same = Usage { input_tokens: 40, output_tokens: 1, ..Usage::default() };
+    let mut turns = probe_turns(false);
+    turns.extend(std::iter::repeat_with(|| ScriptedTurn::text("hello").with_usage(same)).take(3));
+    server.script(turns);
+    let found = deferred_row(&env, &server).await;
+    insta::assert_snapshot!("deferred_tools_not_counted", verdict(&found));
+    assert_eq!(found["row"]["status"], "n/a", "{found}");
+    assert!(found["learned"].get("deferred_tools").is_none(), "{found}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_refused_defer_loading_is_no_learned_and_the_next_run_appends() {
+    let env = Env::new();
+    let server = ScriptedServer::start().await.unwrap();
+    server.quirk(Quirk::NoDeferLoading);
+    server.list_models(&["claude-sonnet-4-5"]);
+    server.script(messages_probe_turns(1));
+    let found = deferred_row(&env, &server).await;
+    insta::assert_snapshot!("deferred_refused", verdict(&found));
+    assert_eq!(found["row"]["status"], "no", "{found}");
+    let detail = found["row"]["detail"].as_str().unwrap();
+    assert!(detail.starts_with("`defer_loading` is refused: HTTP 400"), "{detail}");
+    assert!(detail.contains("Extra inputs are not permitted"), "{detail}");
+    assert_eq!(found["learned"]["deferred_tools"], false, "{found}");
+    let around = found["works_around"].to_string();
+    assert!(around.contains("loaded tools are appended to `tools`"), "{around}");
+
+    // The next run on that server appends: no `defer_loading` from the first request.
+    let exec = |server: &ScriptedServer| {
+        let mut cmd = env.command(None);
+        cmd.env("ANTHROPIC_API_KEY", "sk-ant-test")
+            .args(["exec", "--provider", "anthropic", "--model", "claude-sonnet-4-5", "--base-url"])
+            .arg(server.base_url())
+            .arg("--workspace")
+            .arg(env.ws.path())
+            .arg("Read notes.txt");
+        cmd.output()
+    };
+    let probed = server.requests().len();
+    server.script([ScriptedTurn::tool_call("c1", "read_file", r#"{"path":"notes.txt"}"#), ScriptedTurn::text("hello")]);
+    let out = exec(&server).await.unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let run: Vec<Value> = server.requests()[probed..].iter().map(|r| r.json()).collect();
+    assert_eq!(run.len(), 2, "{}", stdout(&out));
+    for body in &run {
+        assert!(!body["tools"].to_string().contains("defer_loading"), "{body}");
+    }
+
+    // A setting wins over what the check learned.
+    let config = "[providers.anthropic]\ndeferred_tools = \"defer\"\n";
+    std::fs::write(env.config.path().join("config.toml"), config).unwrap();
+    server.clear_quirks();
+    let probed = server.requests().len();
+    server.script([ScriptedTurn::text("hello")]);
+    let out = exec(&server).await.unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let first = server.requests()[probed].json();
+    assert!(first["tools"].to_string().contains("\"defer_loading\":true"), "{first}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn deferred_tools_counted_as_prompt_are_no_and_learned() {
+    let env = Env::new();
+    let server = ScriptedServer::start().await.unwrap();
+    server.quirk(Quirk::DeferredAsPrompt);
+    server.list_models(&["claude-sonnet-4-5"]);
+    server.script(messages_probe_turns(2));
+    let found = deferred_row(&env, &server).await;
+    insta::assert_snapshot!("deferred_counted_as_prompt", verdict(&found));
+    assert_eq!(found["row"]["status"], "no", "{found}");
+    let detail = found["row"]["detail"].as_str().unwrap();
+    assert!(detail.starts_with("accepted, but counted as prompt: +"), "{detail}");
+    assert!(detail.ends_with("it reaches the model as an ordinary tool"), "{detail}");
+    // The server counts four bytes a token, as the estimate does: the whole tool was added.
+    let (_, with) = deferred_requests(&server, false);
+    let mut tool = with["tools"].as_array().unwrap().last().unwrap().clone();
+    tool.as_object_mut().unwrap().remove("defer_loading");
+    let estimate = quiver_engine::canonical::to_string(&tool).len() / 4;
+    assert!(detail.contains(&format!("~{estimate}-token deferred tool")), "{detail}");
+    assert_eq!(found["learned"]["deferred_tools"], false, "{found}");
+    assert!(found["works_around"].to_string().contains("loaded tools are appended"), "{found}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn without_usage_the_deferred_tools_row_cannot_tell() {
+    let env = Env::new();
+    let server = ScriptedServer::start().await.unwrap();
+    server.quirk(Quirk::NoUsage);
+    server.list_models(&["claude-sonnet-4-5"]);
+    server.script(messages_probe_turns(2));
+    let found = deferred_row(&env, &server).await;
+    insta::assert_snapshot!("deferred_no_usage", verdict(&found));
+    assert_eq!(found["row"]["status"], "n/a", "{found}");
+    assert!(found["row"]["detail"].as_str().unwrap().starts_with("cannot tell"), "{found}");
+    assert!(found["learned"].get("deferred_tools").is_none(), "{found}");
 }

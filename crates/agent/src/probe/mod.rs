@@ -2,7 +2,8 @@
 //! does, found by asking it, one table row per capability the agent relies on
 //! (reachable, key accepted, model listed, plain chat, streaming, a forced
 //! tool call, the tool result accepted back, streaming with tools, usage,
-//! cached-token fields, vision, fill in the middle).
+//! cached-token fields, deferred tools kept out of the prompt, vision, fill
+//! in the middle).
 //!
 //! Each row is `ok`, `no` or `n/a` with a short detail. The requests are the
 //! wires' own bodies (see `requests.rs`), sent once each with no retry: a
@@ -17,11 +18,13 @@
 //! - `endpoint.rs`: reachable, key, model list.
 //! - `chat.rs`: plain chat, streaming, usage, cached-token fields.
 //! - `tools.rs`: forced call, result back, streaming with tools.
+//! - `deferred.rs`: deferred tools kept out (measured by the input tokens).
 //! - `extras.rs`: vision, fill in the middle.
 
 mod cache;
 mod chat;
 mod client;
+mod deferred;
 mod endpoint;
 mod extras;
 mod requests;
@@ -73,12 +76,13 @@ pub(crate) enum Check {
     StreamingWithTools,
     UsageReported,
     CachedTokenFields,
+    DeferredTools,
     Vision,
     Fim,
 }
 
 impl Check {
-    const ALL: [Check; 12] = [
+    const ALL: [Check; 13] = [
         Check::Reachable,
         Check::KeyAccepted,
         Check::ModelListed,
@@ -89,6 +93,7 @@ impl Check {
         Check::StreamingWithTools,
         Check::UsageReported,
         Check::CachedTokenFields,
+        Check::DeferredTools,
         Check::Vision,
         Check::Fim,
     ];
@@ -106,6 +111,7 @@ impl Check {
             Check::StreamingWithTools => "streaming_with_tools",
             Check::UsageReported => "usage_reported",
             Check::CachedTokenFields => "cached_token_fields",
+            Check::DeferredTools => "deferred_tools",
             Check::Vision => "vision",
             Check::Fim => "fim",
         }
@@ -125,6 +131,7 @@ pub fn label(id: &str) -> &str {
         "streaming_with_tools" => "streaming with tools",
         "usage_reported" => "usage reported",
         "cached_token_fields" => "cached-token fields",
+        "deferred_tools" => "deferred tools kept out",
         "vision" => "vision",
         "fim" => "fill in the middle",
         other => other,
@@ -172,7 +179,10 @@ impl Report {
 #[derive(Debug, Clone)]
 pub struct Target {
     pub provider: String,
+    /// The wire the checks speak (Chat Completions for a Responses provider).
     pub wire: Wire,
+    /// The provider is configured with `wire = "responses"`.
+    pub responses: bool,
     pub base_url: String,
     pub model: String,
     /// `None`: the key variable is not set (requests go without a key).
@@ -202,6 +212,7 @@ impl Target {
         Ok(Target {
             provider: p.name.clone(),
             wire,
+            responses: p.wire == Wire::Responses,
             base_url: p.base_url.trim_end_matches('/').to_string(),
             model: config.model.clone(),
             key,
@@ -290,6 +301,7 @@ pub async fn check(target: &Target) -> Report {
     chat::usage_rows(&mut p);
     extras::vision(&mut p).await;
     extras::fim(&mut p).await;
+    deferred::deferred_tools(&mut p).await;
     let Probe { rows, learned, .. } = p;
     finish(target, rows, learned)
 }

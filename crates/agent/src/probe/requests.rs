@@ -61,6 +61,11 @@ pub(crate) fn with_tool(target: &Target) -> ModelRequest {
     request(target, vec![Message::user(ask)], true, TOOL_TOKENS)
 }
 
+/// A question with the probe's tool beside it (not asked to call it).
+pub(crate) fn with_tool_asking(target: &Target, ask: &str, max_tokens: u32) -> ModelRequest {
+    request(target, vec![Message::user(ask)], true, max_tokens)
+}
+
 /// The conversation after `call`: its result follows, for the model to answer.
 pub(crate) fn result_back(target: &Target, call: ToolCall) -> ModelRequest {
     let ask = format!("Call the {TOOL} tool with the word \"{WORD}\".");

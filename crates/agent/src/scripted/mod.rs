@@ -334,7 +334,8 @@ async fn handle(State(shared): State<Shared>, uri: Uri, headers: HeaderMap, body
             // Not retryable on purpose: a test that runs out of script fails fast.
             return error_response(StatusCode::IM_A_TEAPOT, "scripted server: no turn left in the script", None);
         };
-        let keyed = (route == Route::Messages).then(|| prefix_cache::Keyed::of_messages(&request));
+        let keyed = (route == Route::Messages)
+            .then(|| prefix_cache::Keyed::of_messages(&inner.quirks.prompt_request(&request)));
         let prompt = match &keyed {
             Some(keyed) => keyed.text.clone(),
             None => prompt_of(route, &request),

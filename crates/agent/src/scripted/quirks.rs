@@ -28,6 +28,13 @@
 //! - [`Quirk::NoDeferLoading`]: an Anthropic-compatible proxy whose schema
 //!   knows no `defer_loading` (a strict validator's 400 "Extra inputs are not
 //!   permitted"; not a capture from a named server).
+//! - [`Quirk::DeferredAsPrompt`]: LiteLLM's proxy (1.108.7) on the Messages
+//!   wire in front of a server that is not Anthropic's: it accepts
+//!   `defer_loading` and hands every deferred definition to its backend as an
+//!   ordinary tool, so the usage it reports counts them as prompt (and its
+//!   prefix cache keys on them).
+
+use std::borrow::Cow;
 
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
@@ -49,6 +56,7 @@ pub enum Quirk {
     RequireContent,
     NoStreamWithTools,
     NoDeferLoading,
+    DeferredAsPrompt,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -63,6 +71,21 @@ impl Quirks {
 
     pub fn has(&self, quirk: Quirk) -> bool {
         self.0.contains(&quirk)
+    }
+
+    /// The request as the server's prompt holds it: under
+    /// [`Quirk::DeferredAsPrompt`], deferred tools as ordinary ones.
+    pub fn prompt_request<'a>(&self, request: &'a Value) -> Cow<'a, Value> {
+        if !self.has(Quirk::DeferredAsPrompt) {
+            return Cow::Borrowed(request);
+        }
+        let mut request = request.clone();
+        if let Some(tools) = request.get_mut("tools").and_then(Value::as_array_mut) {
+            for tool in tools.iter_mut().filter_map(Value::as_object_mut) {
+                tool.remove("defer_loading");
+            }
+        }
+        Cow::Owned(request)
     }
 
     /// The answer a quirky server gives instead of running the model, if any.
