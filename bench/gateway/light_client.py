@@ -14,6 +14,10 @@ Python process: its own speed caps the calls/s of both paths alike.
     npm ci --prefix crates/mcp/tests/node
     cargo build --profile bench-fast -p quiver-cli --bin quiver
     python3 bench/gateway/light_client.py --quiver target/bench-fast/quiver [--rounds 3] [--seconds 5] [--inflight 8]
+
+`--quiver` may be given more than once (say, the binary before a change and
+after it): each round then measures direct and every binary in turn, so they
+are compared under the same machine load.
 """
 import argparse
 import json
@@ -118,26 +122,31 @@ def measure(command, sequential, seconds, inflight):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--quiver", default=os.path.join(ROOT, "target/bench-fast/quiver"))
+    ap.add_argument("--quiver", action="append", help="a quiver binary (repeat to compare binaries in one run)")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--seconds", type=float, default=5)
     ap.add_argument("--inflight", type=int, default=8)
     ap.add_argument("--sequential", type=int, default=500)
     o = ap.parse_args()
+    binaries = o.quiver or [os.path.join(ROOT, "target/bench-fast/quiver")]
     with tempfile.TemporaryDirectory() as tmp:
         config = os.path.join(tmp, "gateway.toml")
         with open(config, "w") as f:
             f.write(f'[mcp_servers.everything]\ncommand = "node"\nargs = [{json.dumps(EVERYTHING)}, "stdio"]\n'
                     'expose = "direct"\n')
-        gateway = [o.quiver, "mcp", "serve", "--mode", "yolo", "--config", config, "--workspace", tmp]
+        def gateway(binary):
+            return [binary, "mcp", "serve", "--mode", "yolo", "--config", config, "--workspace", tmp]
         print("| round | path | p50 us | +p50 us | p99 us | calls/s | of direct | CPU us/call | server behind us/call |")
         print("|---|---|---|---|---|---|---|---|---|")
         for n in range(1, o.rounds + 1):
             d = measure(["node", EVERYTHING, "stdio"], o.sequential, o.seconds, o.inflight)
-            q = measure(gateway, o.sequential, o.seconds, o.inflight)
-            print(f"| {n} | direct | {d['p50']:.0f} | 0 | {d['p99']:.0f} | {d['rate']:.0f} | 100% | {d['cpu']:.1f} | |")
-            print(f"| {n} | quiver | {q['p50']:.0f} | {q['p50'] - d['p50']:.0f} | {q['p99']:.0f} | {q['rate']:.0f} | "
-                  f"{100 * q['rate'] / d['rate']:.0f}% | {q['cpu']:.1f} | {q['behind']:.1f} |")
+            print(f"| {n} | direct | {d['p50']:.0f} | 0 | {d['p99']:.0f} | {d['rate']:.0f} | 100% | {d['cpu']:.1f} | |",
+                  flush=True)
+            for binary in binaries:
+                q = measure(gateway(binary), o.sequential, o.seconds, o.inflight)
+                path = "quiver" if len(binaries) == 1 else binary
+                print(f"| {n} | {path} | {q['p50']:.0f} | {q['p50'] - d['p50']:.0f} | {q['p99']:.0f} | {q['rate']:.0f} | "
+                      f"{100 * q['rate'] / d['rate']:.0f}% | {q['cpu']:.1f} | {q['behind']:.1f} |", flush=True)
 
 
 if __name__ == "__main__":
