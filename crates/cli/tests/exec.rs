@@ -51,6 +51,18 @@ impl Env {
         cmd.args(args).output().await.unwrap()
     }
 
+    /// `quiver exec PROMPT` against `server` on the Anthropic wire.
+    pub(crate) async fn exec_anthropic(&self, server: &ScriptedServer, prompt: &str) -> Output {
+        let mut cmd = self.command(None);
+        cmd.env("ANTHROPIC_API_KEY", "sk-ant-test")
+            .args(["exec", "--provider", "anthropic", "--model", "claude-sonnet-4-5", "--base-url"])
+            .arg(server.base_url())
+            .arg("--workspace")
+            .arg(self.ws.path())
+            .arg(prompt);
+        cmd.output().await.unwrap()
+    }
+
     fn sessions(&self) -> Vec<PathBuf> {
         let dir = self.state.path().join("sessions");
         let mut files: Vec<PathBuf> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).collect();
@@ -392,14 +404,7 @@ async fn tool_images_reach_vision_models_and_text_models_read_a_stand_in() {
 
     let server = ScriptedServer::start().await.unwrap();
     server.script(script());
-    let mut cmd = env.command(None);
-    cmd.env("ANTHROPIC_API_KEY", "sk-ant-test")
-        .args(["exec", "--provider", "anthropic", "--model", "claude-sonnet-4-5", "--base-url"])
-        .arg(server.base_url())
-        .arg("--workspace")
-        .arg(env.ws.path())
-        .arg("Describe shot.png");
-    let out = cmd.output().await.unwrap();
+    let out = env.exec_anthropic(&server, "Describe shot.png").await;
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let second = server.requests()[1].json();
     let result = second["messages"]

@@ -261,19 +261,9 @@ async fn a_refused_defer_loading_is_no_learned_and_the_next_run_appends() {
     assert!(around.contains("loaded tools are appended to `tools`"), "{around}");
 
     // The next run on that server appends: no `defer_loading` from the first request.
-    let exec = |server: &ScriptedServer| {
-        let mut cmd = env.command(None);
-        cmd.env("ANTHROPIC_API_KEY", "sk-ant-test")
-            .args(["exec", "--provider", "anthropic", "--model", "claude-sonnet-4-5", "--base-url"])
-            .arg(server.base_url())
-            .arg("--workspace")
-            .arg(env.ws.path())
-            .arg("Read notes.txt");
-        cmd.output()
-    };
     let probed = server.requests().len();
     server.script([ScriptedTurn::tool_call("c1", "read_file", r#"{"path":"notes.txt"}"#), ScriptedTurn::text("hello")]);
-    let out = exec(&server).await.unwrap();
+    let out = env.exec_anthropic(&server, "Read notes.txt").await;
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let run: Vec<Value> = server.requests()[probed..].iter().map(|r| r.json()).collect();
     assert_eq!(run.len(), 2, "{}", stdout(&out));
@@ -287,7 +277,7 @@ async fn a_refused_defer_loading_is_no_learned_and_the_next_run_appends() {
     server.clear_quirks();
     let probed = server.requests().len();
     server.script([ScriptedTurn::text("hello")]);
-    let out = exec(&server).await.unwrap();
+    let out = env.exec_anthropic(&server, "Read notes.txt").await;
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let first = server.requests()[probed].json();
     assert!(first["tools"].to_string().contains("\"defer_loading\":true"), "{first}");

@@ -76,10 +76,15 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
     }
 }
 
+/// `line` without a leading UTF-8 byte order mark (some peers write one).
+pub fn without_bom(line: &[u8]) -> &[u8] {
+    line.strip_prefix(b"\xEF\xBB\xBF".as_slice()).unwrap_or(line)
+}
+
 /// A line as a JSON-RPC message, or `None` for what is not one (a stray log
 /// line, a blank line), which rmcp's own transport skips too.
 pub fn parse<T: serde::de::DeserializeOwned>(line: &[u8]) -> Option<T> {
-    let line = line.strip_prefix(b"\xEF\xBB\xBF".as_slice()).unwrap_or(line);
+    let line = without_bom(line);
     if line.iter().all(u8::is_ascii_whitespace) {
         return None;
     }

@@ -160,8 +160,7 @@ struct CallLine<'a> {
 /// `line` as a `tools/call` request with its `_meta` where rmcp puts it (the
 /// request's extensions), or `None` when it is not one.
 pub(crate) fn call_of(line: &[u8]) -> Option<(RequestId, ClientRequest)> {
-    let line = line.strip_prefix(b"\xEF\xBB\xBF".as_slice()).unwrap_or(line);
-    let CallLine { id, method, mut params, .. } = serde_json::from_slice(line).ok()?;
+    let CallLine { id, method, mut params, .. } = serde_json::from_slice(crate::lines::without_bom(line)).ok()?;
     if method != "tools/call" {
         return None;
     }
