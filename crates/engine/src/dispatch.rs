@@ -119,6 +119,33 @@ impl Engine {
         Ok(result)
     }
 
+    /// The spec of the tool a call by `name` with `args` reaches, when
+    /// dispatch would hand it to the tool unchanged and ask nobody: the name
+    /// is the tool's own (no alias, nothing deprecated), the arguments are an
+    /// object with no `null` to drop and pass the schema, the mode allows the
+    /// tool outright, and calling it loads nothing. `None` means the call
+    /// needs [`Engine::dispatch`]. A gateway relays such a call to the server
+    /// behind as the client wrote it (see quiver-mcp's stdio call path); what
+    /// the result may still need (spilling) is the caller's to check.
+    pub fn passes_unchanged(&self, name: &str, args: &Value, audience: &crate::Audience) -> Option<&crate::ToolSpec> {
+        let lifecycle = self.lifecycle();
+        match lifecycle.resolve(name, self.registry()) {
+            Resolution::Canonical(canonical) if canonical == name => {}
+            _ => return None,
+        }
+        let tool = self.registry().get(name)?;
+        let Value::Object(map) = args else { return None };
+        if map.values().any(Value::is_null) || tool.validator.check(name, args).is_err() {
+            return None;
+        }
+        if permissions::check(audience.mode, &tool.spec) != Decision::Allow {
+            return None;
+        }
+        let loads = lifecycle.canonical_state(&tool.spec, audience) == LifecycleState::Deferred
+            && lifecycle.visible(name, audience);
+        (!loads).then_some(&tool.spec)
+    }
+
     /// An unknown name: the closest names the model could have meant.
     fn unknown_message(&self, name: &str, ctx: &ToolContext) -> String {
         let lifecycle = self.lifecycle();

@@ -61,6 +61,12 @@ impl Session {
         self.turn.fetch_add(1, Ordering::SeqCst) + 1
     }
 
+    /// Whether a catalog was built for this session yet (see [`Self::pinned_head`]),
+    /// without copying the names: asked on every call.
+    pub fn is_head_pinned(&self) -> bool {
+        lock(&self.head).is_some()
+    }
+
     /// The head names this session was first given, if a catalog was built yet.
     pub fn pinned_head(&self) -> Option<Vec<String>> {
         lock(&self.head).clone()

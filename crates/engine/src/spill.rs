@@ -118,6 +118,11 @@ impl SpillStore {
         lock(&self.inner).config = Some(config);
     }
 
+    /// Outputs larger than this many bytes are spilled.
+    pub fn threshold_bytes(&self) -> usize {
+        lock(&self.inner).config.get_or_insert_with(SpillConfig::from_env).threshold_bytes
+    }
+
     pub fn config(&self) -> SpillConfig {
         lock(&self.inner).config.get_or_insert_with(SpillConfig::from_env).clone()
     }

@@ -53,9 +53,14 @@ impl Client {
 
 /// quiver serving one session on a pipe, with the test server exposed directly.
 async fn gateway() -> (Client, tempfile::TempDir, tempfile::TempDir) {
+    gateway_with(&[]).await
+}
+
+/// [`gateway`] with the test server's environment set to `env`.
+async fn gateway_with(env: &[(&str, &str)]) -> (Client, tempfile::TempDir, tempfile::TempDir) {
     let cache = tempfile::tempdir().unwrap();
     let ws = tempfile::tempdir().unwrap();
-    let surface = direct_surface(vec![test_server("t", &[])], cache.path(), ws.path());
+    let surface = direct_surface(vec![test_server("t", env)], cache.path(), ws.path());
     let (client_end, server_end) = tokio::io::duplex(1 << 20);
     let (server_read, server_write) = tokio::io::split(server_end);
     tokio::spawn(quiver_mcp::server::serve_io(surface, server_read, server_write));
@@ -125,4 +130,80 @@ async fn bad_calls_get_the_same_answers_as_through_rmcp() {
     let answer = client.answer(23, &mut seen).await;
     assert_eq!(answer["result"]["isError"], true, "{answer}");
     assert!(answer["result"]["content"][0]["text"].as_str().unwrap().contains("unknown tool"), "{answer}");
+}
+
+/// A call with a progress token, which quiver dispatches (it maps the token):
+/// the general path, to compare a relayed call with.
+fn dispatched_call(id: u64, name: &str, arguments: Value) -> Value {
+    let mut call = Client::call(id, name, arguments);
+    call["params"]["_meta"] = json!({"progressToken": format!("p{id}")});
+    call
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_plain_call_to_a_direct_server_is_relayed_as_the_client_wrote_it() {
+    let (mut client, _cache, _ws) = gateway_with(&[("QUIVER_TEST_MCP_ECHO_META", "1")]).await;
+    let echo = listed(&mut client, "echo").await;
+    let mut seen = Vec::new();
+    // Relayed: the server gets the call with nothing added (no progress token of quiver's).
+    client.send(Client::call(30, &echo, json!({"text": "plain"}))).await;
+    let relayed = client.answer(30, &mut seen).await;
+    assert_eq!(relayed["result"]["content"][0]["text"], "plain", "{relayed}");
+    let meta = relayed["result"]["content"][1]["text"].as_str().unwrap();
+    assert!(!meta.contains("progressToken"), "the relayed call gained a progress token: {meta}");
+    // A call with a progress token goes the general way: quiver maps the token.
+    client.send(dispatched_call(31, &echo, json!({"text": "with progress"}))).await;
+    let dispatched = client.answer(31, &mut seen).await;
+    assert_eq!(dispatched["result"]["content"][0]["text"], "with progress", "{dispatched}");
+    let meta = dispatched["result"]["content"][1]["text"].as_str().unwrap();
+    assert!(meta.contains("quiver-raw-"), "the general path maps the client's token: {meta}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn relayed_calls_answer_as_dispatched_ones_do() {
+    let (mut client, _cache, _ws) = gateway().await;
+    let mut seen = Vec::new();
+    let cases = [
+        ("echo", json!({"text": "same \"bytes\" \u{e9}"})),
+        ("add", json!({"a": 2, "b": 40})),
+        ("fail", json!({})),
+        ("image", json!({})),
+        // Fails the schema: the general path answers (the relay declines).
+        ("echo", json!({"text": 5})),
+        // A null argument is dropped by dispatch: the relay declines it too.
+        ("echo", json!({"text": "nulls", "other": null})),
+        // Too large to pass unchecked: spilled the same way on both paths.
+        ("big", json!({"bytes": 200_000})),
+    ];
+    for (n, (tool, arguments)) in cases.iter().enumerate() {
+        let name = listed(&mut client, tool).await;
+        let id = 40 + 2 * n as u64;
+        client.send(Client::call(id, &name, arguments.clone())).await;
+        let relayed = client.answer(id, &mut seen).await;
+        client.send(dispatched_call(id + 1, &name, arguments.clone())).await;
+        let dispatched = client.answer(id + 1, &mut seen).await;
+        let unspilled = |v: &Value| v["result"].to_string().replace("out_1", "out_N").replace("out_2", "out_N");
+        assert_eq!(unspilled(&relayed), unspilled(&dispatched), "{tool} {arguments}");
+    }
+    // A call without arguments: relayed as `{}`, as dispatch sends it.
+    let pid = listed(&mut client, "pid").await;
+    client.send(json!({"jsonrpc": "2.0", "id": 60, "method": "tools/call", "params": {"name": pid}})).await;
+    let answer = client.answer(60, &mut seen).await;
+    assert!(answer["result"]["content"][0]["text"].as_str().unwrap().parse::<u32>().is_ok(), "{answer}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_dies_during_a_relayed_call_is_reported_and_restarted() {
+    let (mut client, _cache, _ws) = gateway().await;
+    let (crash, echo) = (listed(&mut client, "crash").await, listed(&mut client, "echo").await);
+    let mut seen = Vec::new();
+    client.send(Client::call(70, &crash, json!({"code": 4}))).await;
+    let answer = client.answer(70, &mut seen).await;
+    assert_eq!(answer["result"]["isError"], true, "{answer}");
+    let text = answer["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(text.contains("while running `crash`") && text.contains("boom"), "{text}");
+    // The next call starts it again (the general path, as the session is gone).
+    client.send(Client::call(71, &echo, json!({"text": "back"}))).await;
+    let answer = client.answer(71, &mut seen).await;
+    assert_eq!(answer["result"]["content"][0]["text"], "back", "{answer}");
 }

@@ -145,6 +145,13 @@ impl ServerHandler for Misbehaver {
     ) -> Result<CallToolResponse, ErrorData> {
         let args = request.arguments.clone().unwrap_or_default();
         match request.name.as_ref() {
+            // With QUIVER_TEST_MCP_ECHO_META set, a second block shows the
+            // request's `_meta` as this server got it (what a gateway added).
+            "echo" if std::env::var_os("QUIVER_TEST_MCP_ECHO_META").is_some() => {
+                let echoed = args.get("text").and_then(Value::as_str).unwrap_or("").to_string();
+                let meta = serde_json::to_string(&context.meta).unwrap_or_default();
+                Ok(CallToolResult::success(vec![ContentBlock::text(echoed), ContentBlock::text(meta)]).into())
+            }
             "echo" => Ok(text(args.get("text").and_then(Value::as_str).unwrap_or(""))),
             "add" => {
                 let sum = args.get("a").and_then(Value::as_i64).unwrap_or(0)

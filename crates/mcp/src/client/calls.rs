@@ -76,12 +76,46 @@ pub(crate) async fn raw(
     mut params: CallToolRequestParams,
 ) -> Result<Arc<String>, Failure> {
     let id = lane.new_id();
-    params.set_progress_token(ProgressToken(NumberOrString::String(id.as_str().into())));
-    let mut in_flight = relay::current().map(|up| conn.relay.enter(up, None));
-    if let Some(guard) = in_flight.as_mut() {
-        guard.track_progress(ProgressToken(NumberOrString::String(id.as_str().into())));
-    }
-    let call = lane.request(id, "tools/call", &params).await.map_err(|_| Failure::Closed)?;
+    let token = ProgressToken(NumberOrString::String(id.as_str().into()));
+    params.set_progress_token(token.clone());
+    let line = RawLane::request_line(&id, "tools/call", &params).map_err(|e| Failure::Unusable(e.to_string()))?;
+    exchange(conn, lane, id, line, Some(token)).await
+}
+
+/// On the raw lane, the client's arguments as it wrote them (`arguments`:
+/// a JSON object's text): what a gateway relays unchanged. No progress
+/// token goes down (the client asked for none).
+pub(crate) async fn raw_arguments(
+    conn: &Connection,
+    lane: &Arc<RawLane>,
+    tool: &str,
+    arguments: &str,
+) -> Result<Arc<String>, Failure> {
+    let id = lane.new_id();
+    let mut line = Vec::with_capacity(arguments.len() + tool.len() + 96);
+    line.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":\"");
+    // A raw id is the prefix and a number: nothing to escape.
+    line.extend_from_slice(id.as_bytes());
+    line.extend_from_slice(b"\",\"method\":\"tools/call\",\"params\":{\"name\":");
+    serde_json::to_writer(&mut line, tool).map_err(|e| Failure::Unusable(e.to_string()))?;
+    line.extend_from_slice(b",\"arguments\":");
+    line.extend_from_slice(arguments.as_bytes());
+    line.extend_from_slice(b"}}\n");
+    exchange(conn, lane, id, line, None).await
+}
+
+/// Sends `line` (request `id`) and waits for its answer, with the relay
+/// wired for the upstream call this task serves.
+async fn exchange(
+    conn: &Connection,
+    lane: &Arc<RawLane>,
+    id: String,
+    line: Vec<u8>,
+    progress: Option<ProgressToken>,
+) -> Result<Arc<String>, Failure> {
+    // In flight before the request goes out (see `typed`).
+    let _in_flight = relay::current().map(|up| conn.relay.enter(up, progress));
+    let call = lane.send(id, &line).await.map_err(|_| Failure::Closed)?;
     let mut cancel =
         CancelOnDrop { peer: conn.service.peer().clone(), id: NumberOrString::String(call.id().into()), done: false };
     let answer = call.answer().await;

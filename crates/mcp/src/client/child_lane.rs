@@ -97,9 +97,12 @@ impl RawLane {
         method: &str,
         params: &impl serde::Serialize,
     ) -> Result<RawCall, std::io::Error> {
-        if self.closed.load(Ordering::SeqCst) {
-            return Err(std::io::Error::new(std::io::ErrorKind::BrokenPipe, "the server's output closed"));
-        }
+        let line = Self::request_line(&id, method, params)?;
+        self.send(id, &line).await
+    }
+
+    /// The line of a request (newline included).
+    pub fn request_line(id: &str, method: &str, params: &impl serde::Serialize) -> Result<Vec<u8>, serde_json::Error> {
         #[derive(serde::Serialize)]
         struct Request<'a, P> {
             jsonrpc: &'static str,
@@ -107,14 +110,24 @@ impl RawLane {
             method: &'a str,
             params: &'a P,
         }
-        let mut line = serde_json::to_vec(&Request { jsonrpc: "2.0", id: &id, method, params })?;
+        let mut line = serde_json::to_vec(&Request { jsonrpc: "2.0", id, method, params })?;
         line.push(b'\n');
+        Ok(line)
+    }
+
+    /// Sends `line`, a whole request line whose id is `id` (from
+    /// [`Self::new_id`]), and waits for nothing: the answer comes through
+    /// the returned call.
+    pub async fn send(self: &Arc<Self>, id: String, line: &[u8]) -> Result<RawCall, std::io::Error> {
+        if self.closed.load(Ordering::SeqCst) {
+            return Err(std::io::Error::new(std::io::ErrorKind::BrokenPipe, "the server's output closed"));
+        }
         let (tx, rx) = oneshot::channel();
         // Registered before the write: the answer may be read before this
         // task runs again.
         lock(&self.waiting).insert(id.clone(), tx);
         let call = RawCall { lane: Arc::clone(self), id, answer: rx };
-        self.write_line(&line).await?;
+        self.write_line(line).await?;
         Ok(call)
     }
 

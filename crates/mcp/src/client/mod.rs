@@ -12,8 +12,8 @@
 pub mod backoff;
 pub mod cache;
 mod calls;
-mod child_lane;
-mod connect;
+pub(crate) mod child_lane;
+pub(crate) mod connect;
 pub use connect::LocalAnswers;
 pub mod content;
 pub mod discovery;
@@ -40,6 +40,7 @@ pub use events::DownstreamEvent;
 pub use provider::McpProvider;
 pub use server::{ConnState, ServerHandle, ServerStatus, ToolOrigin};
 pub use tool::McpTool;
+pub(crate) use tool::explain_failure;
 
 use crate::config::McpConfig;
 

@@ -22,6 +22,7 @@ use serde_json::{Value, json};
 use super::backoff::{Backoff, Failures};
 use super::cache::{RemoteTool, ToolCache};
 use super::calls::{self, Failure};
+use super::child_lane::RawLane;
 use super::connect::{self, Connection};
 use super::stderr::{self, StderrTail};
 use crate::config::ServerConfig;
@@ -270,13 +271,48 @@ impl ServerHandle {
         let conn = self.connection().await?;
         let mut params = CallToolRequestParams::new(tool.to_string());
         params.arguments = arguments;
-        let timeout = self.config.tool_timeout;
         let call = async {
             match &conn.raw {
                 Some(lane) => calls::raw(&conn, lane, params).await,
                 None => calls::typed(&conn, params).await,
             }
         };
+        self.bounded(&conn, tool, call).await
+    }
+
+    /// The live stdio session and its raw lane, if the server is running
+    /// now (nothing is started, nothing waited for: a start under way or a
+    /// closed session answer `None`, and the caller takes the general path,
+    /// which starts or restarts the server).
+    pub(crate) fn live_raw(&self) -> Option<(Arc<Connection>, Arc<RawLane>)> {
+        let slot = self.conn.try_lock().ok()?;
+        let conn = slot.as_ref().filter(|c| !c.is_closed())?;
+        let lane = conn.raw.as_ref()?;
+        Some((Arc::clone(conn), Arc::clone(lane)))
+    }
+
+    /// [`Self::call_json`] on a session from [`Self::live_raw`], with the
+    /// client's arguments passed on as the client wrote them (`arguments`,
+    /// a JSON object's text).
+    pub(crate) async fn call_raw_arguments(
+        &self,
+        conn: &Arc<Connection>,
+        lane: &Arc<RawLane>,
+        tool: &str,
+        arguments: &str,
+    ) -> Result<Arc<String>, String> {
+        self.bounded(conn, tool, calls::raw_arguments(conn, lane, tool, arguments)).await
+    }
+
+    /// A call's outcome, bounded by the tool timeout, as the model reads it;
+    /// after a result, the tool list is refreshed if the server said it changed.
+    async fn bounded(
+        &self,
+        conn: &Arc<Connection>,
+        tool: &str,
+        call: impl Future<Output = Result<Arc<String>, Failure>>,
+    ) -> Result<Arc<String>, String> {
+        let timeout = self.config.tool_timeout;
         let outcome = tokio::time::timeout(timeout, call).await;
         let name = self.name();
         let result = match outcome {

@@ -85,24 +85,29 @@ impl DynTool for McpTool {
                     )));
                 }
             };
-            let result = self.server.call_json(&self.remote_name, arguments).await.map_err(|message| {
-                // A tool registered from an old cache may be gone; say so
-                // instead of passing on a bare "unknown tool".
-                let (tools, origin) = self.server.known_tools();
-                if origin == ToolOrigin::Live && !tools.iter().any(|t| t.name == self.remote_name) {
-                    ToolError::model(format!(
-                        "MCP server `{}` no longer offers `{}` (its tool list changed); \
-                         call mcp_discover {{\"server\": \"{}\"}} to see what it has now. ({message})",
-                        self.server.name(),
-                        self.remote_name,
-                        self.server.name()
-                    ))
-                } else {
-                    ToolError::model(message)
-                }
-            })?;
+            let result = self
+                .server
+                .call_json(&self.remote_name, arguments)
+                .await
+                .map_err(|message| ToolError::model(explain_failure(&self.server, &self.remote_name, message)))?;
             content::to_output(self.server.name(), &self.remote_name, &result)
         })
+    }
+}
+
+/// A failed call's message for the model. A tool registered from an old
+/// cache may be gone: that is said, instead of passing on a bare "unknown tool".
+pub(crate) fn explain_failure(server: &ServerHandle, remote_name: &str, message: String) -> String {
+    let (tools, origin) = server.known_tools();
+    if origin == ToolOrigin::Live && !tools.iter().any(|t| t.name == remote_name) {
+        format!(
+            "MCP server `{}` no longer offers `{remote_name}` (its tool list changed); \
+             call mcp_discover {{\"server\": \"{}\"}} to see what it has now. ({message})",
+            server.name(),
+            server.name()
+        )
+    } else {
+        message
     }
 }
 

@@ -188,7 +188,7 @@ impl QuiverServer {
     /// goes on as the server wrote it (no `_meta` or `isError` added, every
     /// field and number kept): verbatim where the transport writes the slots
     /// (quiver's stdio transport, its HTTP layer), else as rmcp reads it.
-    fn call_result(&self, result: &quiver_engine::ToolResult) -> rmcp::model::CallToolResult {
+    pub(crate) fn call_result(&self, result: &quiver_engine::ToolResult) -> rmcp::model::CallToolResult {
         if let Some(text) = &result.verbatim {
             match &self.verbatim {
                 Some(slots) => return slots.placeholder(Arc::clone(text)),
@@ -204,6 +204,70 @@ impl QuiverServer {
 
     pub fn session(&self) -> &Arc<Session> {
         &self.session
+    }
+
+    /// Where a `tools/call` of `name` with `arguments` (a JSON object's text,
+    /// or none) can be relayed as the client wrote it: a directly exposed
+    /// stdio server that is running now, when dispatch would pass the call on
+    /// unchanged (see [`Engine::passes_unchanged`]) and nothing is recorded.
+    /// `None` sends the call the general way, which does all the rest
+    /// (starting the server, settling the first list, asking, deprecation
+    /// notices, the transcript).
+    pub(crate) fn relay_route(&self, name: &str, arguments: Option<&str>) -> Option<RelayRoute> {
+        if self.transcript.is_some() || !self.session.is_head_pinned() {
+            return None;
+        }
+        let Engines::Hosted { manager, .. } = &self.surface.engines else { return None };
+        let engine = self.surface.engine();
+        let args = match arguments {
+            Some(text) => serde_json::from_str(text).ok()?,
+            None => Value::Object(serde_json::Map::new()),
+        };
+        let spec = engine.passes_unchanged(name, &args, &self.surface.audience)?;
+        let quiver_engine::ToolSource::Mcp { server, direct: true } = &spec.source else { return None };
+        let handle = manager.server(server)?;
+        let (conn, lane) = handle.live_raw()?;
+        Some(RelayRoute { server: Arc::clone(handle), conn, lane })
+    }
+
+    /// What the client gets for a call relayed on `route`: the server's text
+    /// as it wrote it when it is too small to spill (`Ok(Some)`), else the
+    /// result dispatch would have made of the same outcome.
+    pub(crate) async fn relayed_result(
+        &self,
+        name: &str,
+        outcome: Result<Arc<String>, String>,
+        request: &RequestContext<RoleServer>,
+        route: &RelayRoute,
+    ) -> Result<Arc<String>, rmcp::model::CallToolResult> {
+        let text = match outcome {
+            // Every rendering of a block is shorter than its JSON: a result
+            // under half the threshold cannot be spilled or cut.
+            Ok(text)
+                if text.len() * 2 <= self.session.state::<quiver_engine::spill::SpillStore>().threshold_bytes() =>
+            {
+                return Ok(text);
+            }
+            Ok(text) => text,
+            Err(message) => {
+                let message = crate::client::explain_failure(&route.server, name, message);
+                return Err(self.call_result(&quiver_engine::ToolResult::error(message)));
+            }
+        };
+        let mut result = match crate::client::content::to_output(route.server.name(), name, &text) {
+            Ok(output) => quiver_engine::ToolResult::ok(output),
+            Err(quiver_engine::ToolError::Report(output)) => {
+                quiver_engine::ToolResult { is_error: true, ..quiver_engine::ToolResult::ok(output) }
+            }
+            Err(other) => quiver_engine::ToolResult::error(other.to_string()),
+        };
+        let engine = self.surface.engine();
+        if let Some(tool) = engine.registry().get(name)
+            && quiver_engine::spill::spill_if_large(&mut result, &tool.spec, &self.context(request)).await
+        {
+            result.verbatim = None;
+        }
+        Err(self.call_result(&result))
     }
 
     fn announced(&self) -> MutexGuard<'_, Announced> {
@@ -248,6 +312,14 @@ impl QuiverServer {
             tracing::debug!(error = %e, "could not send tools/list_changed");
         }
     }
+}
+
+/// A directly exposed server's live stdio session, for calls relayed as
+/// the client wrote them (see [`QuiverServer::relay_route`]).
+pub(crate) struct RelayRoute {
+    pub server: Arc<crate::client::ServerHandle>,
+    pub conn: Arc<crate::client::connect::Connection>,
+    pub lane: Arc<crate::client::child_lane::RawLane>,
 }
 
 /// Plain bookkeeping, consistent between statements: a panic elsewhere must
@@ -586,7 +658,7 @@ impl ServerHandler for QuiverServer {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
         let ctx = self.context(&context);
-        if self.session.pinned_head().is_none() {
+        if !self.session.is_head_pinned() {
             self.surface.settle_direct(&ctx).await;
         }
         self.session.advance_turn();

@@ -24,17 +24,28 @@ use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, ClientNotification, ClientRequest, GetExtensions, GetMeta, JsonRpcMessage,
-    JsonRpcVersion2_0, RequestId,
+    JsonRpcVersion2_0, RequestId, ServerResult,
 };
 use rmcp::service::{RequestContext, RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::{Peer, RoleServer, Service};
+use serde_json::value::RawValue;
 use tokio_util::sync::CancellationToken;
 
 use super::QuiverServer;
+use super::handler::RelayRoute;
 
-/// Writes one message to the client (the transport's own writer).
-pub(crate) type Respond =
-    Arc<dyn Fn(TxJsonRpcMessage<RoleServer>) -> Pin<Box<dyn Future<Output = ()> + Send>> + Send + Sync>;
+/// What goes to the client for a call.
+pub(crate) enum Reply {
+    Message(TxJsonRpcMessage<RoleServer>),
+    /// A result as a downstream server wrote it (the `result` member's text).
+    Result {
+        id: RequestId,
+        text: Arc<String>,
+    },
+}
+
+/// Writes one reply to the client (the transport's own writer).
+pub(crate) type Respond = Arc<dyn Fn(Reply) -> Pin<Box<dyn Future<Output = ()> + Send>> + Send + Sync>;
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
@@ -52,13 +63,18 @@ pub struct DirectCalls {
 struct Armed {
     server: QuiverServer,
     peer: Peer<RoleServer>,
+    /// The client opened with `initialize` (a session on the inline
+    /// lifecycle stores no peer info, and every request of it must carry
+    /// its own `_meta`, which rmcp checks): its calls may be relayed.
+    initialized: bool,
 }
 
 impl DirectCalls {
     /// From now on `tools/call` is answered here, by `server` (a handle on
     /// the same session rmcp serves), with `peer` as the client.
     pub fn arm(&self, server: QuiverServer, peer: Peer<RoleServer>) {
-        let _ = self.armed.set(Armed { server, peer });
+        let initialized = peer.peer_info().is_some();
+        let _ = self.armed.set(Armed { server, peer, initialized });
     }
 
     /// Starts `line` when it is a `tools/call` answered here, read straight
@@ -71,6 +87,14 @@ impl DirectCalls {
     /// malformed message) gets rmcp's reading and its answers, unchanged.
     pub(crate) fn take_line(self: &Arc<Self>, line: &[u8], respond: &Respond) -> bool {
         let Some(armed) = self.armed.get() else { return false };
+        if armed.initialized
+            && let Some(call) = relayable_call_of(line)
+            && let Some(route) = armed.server.relay_route(&call.name, call.arguments.map(RawValue::get))
+        {
+            let arguments = call.arguments.map_or_else(|| "{}".to_string(), |a| a.get().to_string());
+            self.relay(armed, call.id, call.name.into_owned(), arguments, route, Arc::clone(respond));
+            return true;
+        }
         let Some((id, request)) = call_of(line) else { return false };
         if request.get_meta().protocol_version().is_some() {
             return false;
@@ -112,6 +136,46 @@ impl DirectCalls {
         }
     }
 
+    /// Relays a call on `route` as the client wrote it: the arguments'
+    /// text goes down unchanged and the server's result text comes back
+    /// unchanged (unless it is large enough to spill, or the call fails:
+    /// then the client gets what dispatch would have made of it).
+    fn relay(
+        self: &Arc<Self>,
+        armed: &Armed,
+        id: RequestId,
+        name: String,
+        arguments: String,
+        route: RelayRoute,
+        respond: Respond,
+    ) {
+        let context = RequestContext::new(id.clone(), armed.peer.clone());
+        lock(&self.in_flight).insert(id.clone(), context.ct.clone());
+        let server = armed.server.clone();
+        let calls = Arc::clone(self);
+        tokio::spawn(async move {
+            server.session().advance_turn();
+            // Downstream requests and notifications during the call reach
+            // this client, as for any call (the relay).
+            let upstream =
+                crate::relay::Upstream { peer: context.peer.clone(), request_id: id.clone(), progress_token: None };
+            let call = route.server.call_raw_arguments(&route.conn, &route.lane, &name, &arguments);
+            let outcome = tokio::select! {
+                outcome = crate::relay::with_upstream(upstream, call) => outcome,
+                // Dropping the call cancels it downstream; the client gets no answer.
+                () = context.ct.cancelled() => return,
+            };
+            let reply = match server.relayed_result(&name, outcome, &context, &route).await {
+                Ok(text) => Reply::Result { id: id.clone(), text },
+                Err(result) => Reply::Message(JsonRpcMessage::response(as_rmcp_answers(result, &context), id.clone())),
+            };
+            // A call cancelled meanwhile gets no answer (the client stopped waiting for it).
+            if lock(&calls.in_flight).remove(&id).is_some() {
+                respond(reply).await;
+            }
+        });
+    }
+
     fn start(self: &Arc<Self>, armed: &Armed, id: RequestId, mut request: ClientRequest, respond: Respond) {
         // As rmcp's loop does: the request's _meta and extensions move to the context.
         let mut context = RequestContext::new(id.clone(), armed.peer.clone());
@@ -131,7 +195,7 @@ impl DirectCalls {
             let cancelled = lock(&calls.in_flight).remove(&id).is_none();
             // A cancelled call gets no answer (the client stopped waiting for it).
             if !cancelled {
-                respond(answer).await;
+                respond(Reply::Message(answer)).await;
             }
         }));
     }
@@ -170,6 +234,62 @@ pub(crate) fn call_of(line: &[u8]) -> Option<(RequestId, ClientRequest)> {
         *request.get_meta_mut() = meta;
     }
     Some((id, request))
+}
+
+/// `result` as rmcp's request handling finishes a handler's result for the
+/// version the session negotiated: `resultType` and the caching hints from
+/// 2026-07-28 on, the older shape (no `resultType: "complete"`) before.
+fn as_rmcp_answers(result: rmcp::model::CallToolResult, context: &RequestContext<RoleServer>) -> ServerResult {
+    let mut result = ServerResult::CallToolResult(result);
+    let current =
+        context.protocol_version().is_some_and(|v| v.as_str() >= rmcp::model::ProtocolVersion::V_2026_07_28.as_str());
+    if current {
+        result.fill_missing_cache_hints();
+    } else {
+        result.strip_result_type_for_legacy_peer();
+    }
+    result
+}
+
+/// A `tools/call` line as a relay needs it: the name and the arguments'
+/// text, borrowed from the line.
+pub(crate) struct RelayableCall<'a> {
+    pub id: RequestId,
+    pub name: std::borrow::Cow<'a, str>,
+    pub arguments: Option<&'a RawValue>,
+}
+
+/// `line` when it is a `tools/call` with nothing but a name and arguments
+/// (no `_meta`: no progress token, no protocol version; no task): what a
+/// relay passes on unchanged. Other members of `params` are ignored, as
+/// rmcp's reading ignores them.
+pub(crate) fn relayable_call_of(line: &[u8]) -> Option<RelayableCall<'_>> {
+    #[derive(serde::Deserialize)]
+    struct Line<'a> {
+        #[serde(rename = "jsonrpc")]
+        _jsonrpc: JsonRpcVersion2_0,
+        id: RequestId,
+        #[serde(borrow)]
+        method: std::borrow::Cow<'a, str>,
+        #[serde(borrow)]
+        params: Params<'a>,
+    }
+    #[derive(serde::Deserialize)]
+    struct Params<'a> {
+        #[serde(borrow)]
+        name: std::borrow::Cow<'a, str>,
+        #[serde(borrow, default)]
+        arguments: Option<&'a RawValue>,
+        #[serde(rename = "_meta", default)]
+        meta: Option<serde::de::IgnoredAny>,
+        #[serde(default)]
+        task: Option<serde::de::IgnoredAny>,
+    }
+    let Line { id, method, params, .. } = serde_json::from_slice(crate::lines::without_bom(line)).ok()?;
+    if method != "tools/call" || params.meta.is_some() || params.task.is_some() {
+        return None;
+    }
+    Some(RelayableCall { id, name: params.name, arguments: params.arguments })
 }
 
 #[cfg(test)]

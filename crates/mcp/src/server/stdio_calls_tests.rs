@@ -60,3 +60,32 @@ fn anything_but_a_plain_call_is_left_to_rmcp() {
         assert!(call_of(line.as_bytes()).is_none(), "read as a call: {line}");
     }
 }
+
+#[test]
+fn a_plain_call_is_relayable_with_its_arguments_as_written() {
+    let line = r#"{"jsonrpc":"2.0","id":"a\"1","method":"tools/call","params":{"arguments":{"b":1.50,"a":"\u00e9"},"name":"e\u0063ho","other":1}}"#;
+    let call = relayable_call_of(line.as_bytes()).unwrap();
+    assert_eq!(call.id, rmcp_reading(line).0);
+    assert_eq!(call.name, "echo");
+    assert_eq!(call.arguments.unwrap().get(), r#"{"b":1.50,"a":"\u00e9"}"#);
+    let bare = relayable_call_of(br#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"pid"}}"#).unwrap();
+    assert!(bare.arguments.is_none());
+    let null = br#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"pid","arguments":null}}"#;
+    assert!(relayable_call_of(null).unwrap().arguments.is_none());
+}
+
+#[test]
+fn a_call_with_meta_or_a_task_is_not_relayable() {
+    for line in [
+        r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"slow","_meta":{"progressToken":"p9"}}}"#,
+        r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"slow","_meta":{}}}"#,
+        r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"slow","task":{"ttl":1000}}}"#,
+        r#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"name":"x"}}"#,
+        r#"{"jsonrpc":"2.0","method":"tools/call","params":{"name":"echo"}}"#,
+        r#"{"jsonrpc":"1.0","id":1,"method":"tools/call","params":{"name":"echo"}}"#,
+        r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"arguments":{}}}"#,
+        r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"ec"#,
+    ] {
+        assert!(relayable_call_of(line.as_bytes()).is_none(), "relayable: {line}");
+    }
+}

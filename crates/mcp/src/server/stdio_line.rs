@@ -13,12 +13,12 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use rmcp::RoleServer;
-use rmcp::model::{CallToolResult, JsonObject, JsonRpcMessage, ListToolsResult, MetaObject, ServerResult};
+use rmcp::model::{CallToolResult, JsonObject, JsonRpcMessage, ListToolsResult, MetaObject, RequestId, ServerResult};
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 use tokio::io::{AsyncRead, AsyncWrite};
 
-use super::stdio_calls::{DirectCalls, Respond};
+use super::stdio_calls::{DirectCalls, Reply, Respond};
 use crate::lines::{LineReader, LineWriter};
 
 /// The `_meta` key of a placeholder result. Never leaves quiver: the
@@ -152,8 +152,11 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Send + Unpin + 'static> StdioLine<R, 
         let write = Arc::new(LineWriter::new(write));
         let respond: Respond = {
             let (write, verbatim) = (Arc::clone(&write), Arc::clone(&verbatim));
-            Arc::new(move |message| {
-                let line = encode(&message, &verbatim);
+            Arc::new(move |reply| {
+                let line = match reply {
+                    Reply::Message(message) => encode(&message, &verbatim),
+                    Reply::Result { id, text } => result_line(&id, text.as_bytes()),
+                };
                 let write = Arc::clone(&write);
                 Box::pin(async move {
                     if let Err(e) = write_message(&write, line).await {
@@ -182,21 +185,23 @@ pub(crate) fn encode(
 ) -> Result<Vec<u8>, serde_json::Error> {
     let mut line = match item {
         JsonRpcMessage::Response(response) => match verbatim.take(&response.result) {
-            Some(text) => {
-                let text = text?;
-                let mut line = Vec::with_capacity(text.len() + 64);
-                line.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":");
-                serde_json::to_writer(&mut line, &response.id)?;
-                line.extend_from_slice(b",\"result\":");
-                line.extend_from_slice(&text);
-                line.push(b'}');
-                line
-            }
+            Some(text) => return result_line(&response.id, &text?),
             None => serde_json::to_vec(item)?,
         },
         other => serde_json::to_vec(other)?,
     };
     line.push(b'\n');
+    Ok(line)
+}
+
+/// The answer line to request `id` whose `result` is `text` (JSON, as is).
+pub(crate) fn result_line(id: &RequestId, text: &[u8]) -> Result<Vec<u8>, serde_json::Error> {
+    let mut line = Vec::with_capacity(text.len() + 64);
+    line.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":");
+    serde_json::to_writer(&mut line, id)?;
+    line.extend_from_slice(b",\"result\":");
+    line.extend_from_slice(text);
+    line.extend_from_slice(b"}\n");
     Ok(line)
 }
 
