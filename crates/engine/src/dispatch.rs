@@ -193,3 +193,7 @@ fn removed_message(name: &str, entry: &AliasEntry) -> String {
         .unwrap_or_default();
     format!("Tool '{name}' was removed{when}; use '{}' instead.", entry.replacement)
 }
+
+#[cfg(test)]
+#[path = "dispatch_tests.rs"]
+mod tests;

@@ -1,0 +1,89 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::sync::Arc;
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::json;
+
+use crate::permissions::Mode;
+use crate::{Audience, Capabilities, Domain, Engine, Manifest, Registry, Risk, Tool, ToolContext, ToolError, ToolOutput};
+
+#[derive(Deserialize, JsonSchema)]
+struct NoteInput {
+    text: String,
+    #[serde(default)]
+    #[allow(dead_code)] // in the schema: a null for it is what dispatch drops
+    tag: Option<String>,
+}
+
+/// Declared as `checklist_write` (which the built-in manifest gives a
+/// deprecated alias) or as an outside tool with the given risk.
+struct Note<const DESTRUCTIVE: bool>;
+
+impl<const DESTRUCTIVE: bool> Tool for Note<DESTRUCTIVE> {
+    type Input = NoteInput;
+    const NAME: &'static str = if DESTRUCTIVE { "wipe_notes" } else { "checklist_write" };
+    const DOMAIN: Domain = Domain::File;
+    const RISK: Risk = if DESTRUCTIVE { Risk::Destructive } else { Risk::Read };
+    const CAPABILITIES: Capabilities = Capabilities::NONE;
+
+    fn description(&self) -> String {
+        "test tool".into()
+    }
+
+    async fn run(&self, input: NoteInput, _ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        Ok(ToolOutput::text(input.text))
+    }
+}
+
+fn engine() -> Engine {
+    let mut registry = Registry::new();
+    registry.register(Note::<false>).unwrap();
+    registry.register(Note::<true>).unwrap();
+    Engine::new(registry, Manifest::builtin().unwrap())
+}
+
+fn audience(mode: Mode) -> Audience {
+    Audience { mode, ..Audience::default() }
+}
+
+#[test]
+fn a_call_by_the_tools_own_name_with_good_arguments_passes_unchanged() {
+    let engine = engine();
+    let spec = engine.passes_unchanged("checklist_write", &json!({"text": "a"}), &audience(Mode::Agent));
+    assert_eq!(spec.map(|s| s.name.as_str()), Some("checklist_write"));
+}
+
+#[test]
+fn anything_dispatch_would_change_or_ask_about_does_not() {
+    let engine = engine();
+    let agent = audience(Mode::Agent);
+    // A deprecated alias (dispatch adds its notice), an unknown name.
+    assert!(engine.passes_unchanged("todo_write", &json!({"text": "a"}), &agent).is_none());
+    assert!(engine.passes_unchanged("no_such_tool", &json!({}), &agent).is_none());
+    // Arguments the schema refuses, not an object, or a null dispatch drops.
+    assert!(engine.passes_unchanged("checklist_write", &json!({"text": 5}), &agent).is_none());
+    assert!(engine.passes_unchanged("checklist_write", &json!(["a"]), &agent).is_none());
+    assert!(engine.passes_unchanged("checklist_write", &json!({"text": "a", "tag": null}), &agent).is_none());
+    // A destructive tool asks in agent mode and is refused in plan mode.
+    assert!(engine.passes_unchanged("wipe_notes", &json!({"text": "a"}), &agent).is_none());
+    assert!(engine.passes_unchanged("wipe_notes", &json!({"text": "a"}), &audience(Mode::Plan)).is_none());
+    // Yolo allows it, but it is deferred (no manifest entry): calling it loads it.
+    let yolo = audience(Mode::Yolo);
+    let spec = &engine.registry().get("wipe_notes").unwrap().spec;
+    assert_eq!(crate::permissions::check(Mode::Yolo, spec), crate::permissions::Decision::Allow);
+    assert_eq!(engine.lifecycle().canonical_state(spec, &yolo), crate::LifecycleState::Deferred);
+    assert!(engine.passes_unchanged("wipe_notes", &json!({"text": "a"}), &yolo).is_none());
+}
+
+#[tokio::test]
+async fn what_passes_unchanged_dispatches_to_the_same_tool() {
+    let engine = Arc::new(engine());
+    let dir = tempfile::tempdir().unwrap();
+    let ctx = engine.context(crate::Workspace::new(dir.path()).unwrap(), audience(Mode::Yolo));
+    let args = json!({"text": "same"});
+    assert!(engine.passes_unchanged("checklist_write", &args, &ctx.audience).is_some());
+    let result = engine.dispatch("checklist_write", args, &ctx).await.unwrap();
+    assert!(!result.is_error && result.metadata.get("_deprecation").is_none(), "{result:?}");
+}
