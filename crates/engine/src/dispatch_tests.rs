@@ -7,7 +7,9 @@ use serde::Deserialize;
 use serde_json::json;
 
 use crate::permissions::Mode;
-use crate::{Audience, Capabilities, Domain, Engine, Manifest, Registry, Risk, Tool, ToolContext, ToolError, ToolOutput};
+use crate::{
+    Audience, Capabilities, Domain, Engine, Manifest, Registry, Risk, Tool, ToolContext, ToolError, ToolOutput,
+};
 
 #[derive(Deserialize, JsonSchema)]
 struct NoteInput {

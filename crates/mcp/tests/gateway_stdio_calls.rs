@@ -132,11 +132,11 @@ async fn bad_calls_get_the_same_answers_as_through_rmcp() {
     assert!(answer["result"]["content"][0]["text"].as_str().unwrap().contains("unknown tool"), "{answer}");
 }
 
-/// A call with a progress token, which quiver dispatches (it maps the token):
-/// the general path, to compare a relayed call with.
+/// A call whose `_meta` carries more than a progress token, which quiver
+/// dispatches: the general path, to compare a relayed call with.
 fn dispatched_call(id: u64, name: &str, arguments: Value) -> Value {
     let mut call = Client::call(id, name, arguments);
-    call["params"]["_meta"] = json!({"progressToken": format!("p{id}")});
+    call["params"]["_meta"] = json!({"progressToken": format!("p{id}"), "io.quiver.test/any": true});
     call
 }
 
@@ -151,12 +151,20 @@ async fn a_plain_call_to_a_direct_server_is_relayed_as_the_client_wrote_it() {
     assert_eq!(relayed["result"]["content"][0]["text"], "plain", "{relayed}");
     let meta = relayed["result"]["content"][1]["text"].as_str().unwrap();
     assert!(!meta.contains("progressToken"), "the relayed call gained a progress token: {meta}");
-    // A call with a progress token goes the general way: quiver maps the token.
-    client.send(dispatched_call(31, &echo, json!({"text": "with progress"}))).await;
+    // A call with other `_meta` goes the general way: quiver sends a token of its own.
+    client.send(dispatched_call(31, &echo, json!({"text": "with meta"}))).await;
     let dispatched = client.answer(31, &mut seen).await;
-    assert_eq!(dispatched["result"]["content"][0]["text"], "with progress", "{dispatched}");
+    assert_eq!(dispatched["result"]["content"][0]["text"], "with meta", "{dispatched}");
     let meta = dispatched["result"]["content"][1]["text"].as_str().unwrap();
     assert!(meta.contains("quiver-raw-"), "the general path maps the client's token: {meta}");
+    // A progress token alone is relayed, mapped the same way.
+    let mut call = Client::call(32, &echo, json!({"text": "with progress"}));
+    call["params"]["_meta"] = json!({"progressToken": 5});
+    client.send(call).await;
+    let relayed = client.answer(32, &mut seen).await;
+    assert_eq!(relayed["result"]["content"][0]["text"], "with progress", "{relayed}");
+    let meta = relayed["result"]["content"][1]["text"].as_str().unwrap();
+    assert!(meta.contains("\"progressToken\":\"quiver-raw-") && !meta.contains(":5"), "{meta}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -83,25 +83,34 @@ pub(crate) async fn raw(
 }
 
 /// On the raw lane, the client's arguments as it wrote them (`arguments`:
-/// a JSON object's text): what a gateway relays unchanged. No progress
-/// token goes down (the client asked for none).
+/// a JSON object's text): what a gateway relays unchanged. With `progress`
+/// the raw id goes down as the progress token (as [`raw`] sends it), else
+/// no `_meta` at all (the client asked for no progress).
 pub(crate) async fn raw_arguments(
     conn: &Connection,
     lane: &Arc<RawLane>,
     tool: &str,
     arguments: &str,
+    progress: bool,
 ) -> Result<Arc<String>, Failure> {
     let id = lane.new_id();
-    let mut line = Vec::with_capacity(arguments.len() + tool.len() + 96);
-    line.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":\"");
+    let mut line = Vec::with_capacity(arguments.len() + tool.len() + 2 * id.len() + 128);
     // A raw id is the prefix and a number: nothing to escape.
+    line.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":\"");
     line.extend_from_slice(id.as_bytes());
-    line.extend_from_slice(b"\",\"method\":\"tools/call\",\"params\":{\"name\":");
+    line.extend_from_slice(b"\",\"method\":\"tools/call\",\"params\":{");
+    if progress {
+        line.extend_from_slice(b"\"_meta\":{\"progressToken\":\"");
+        line.extend_from_slice(id.as_bytes());
+        line.extend_from_slice(b"\"},");
+    }
+    line.extend_from_slice(b"\"name\":");
     serde_json::to_writer(&mut line, tool).map_err(|e| Failure::Unusable(e.to_string()))?;
     line.extend_from_slice(b",\"arguments\":");
     line.extend_from_slice(arguments.as_bytes());
     line.extend_from_slice(b"}}\n");
-    exchange(conn, lane, id, line, None).await
+    let token = progress.then(|| ProgressToken(NumberOrString::String(id.as_str().into())));
+    exchange(conn, lane, id, line, token).await
 }
 
 /// Sends `line` (request `id`) and waits for its answer, with the relay

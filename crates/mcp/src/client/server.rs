@@ -293,15 +293,17 @@ impl ServerHandle {
 
     /// [`Self::call_json`] on a session from [`Self::live_raw`], with the
     /// client's arguments passed on as the client wrote them (`arguments`,
-    /// a JSON object's text).
+    /// a JSON object's text), and a progress token of quiver's if the
+    /// client asked for progress.
     pub(crate) async fn call_raw_arguments(
         &self,
         conn: &Arc<Connection>,
         lane: &Arc<RawLane>,
         tool: &str,
         arguments: &str,
+        progress: bool,
     ) -> Result<Arc<String>, String> {
-        self.bounded(conn, tool, calls::raw_arguments(conn, lane, tool, arguments)).await
+        self.bounded(conn, tool, calls::raw_arguments(conn, lane, tool, arguments, progress)).await
     }
 
     /// A call's outcome, bounded by the tool timeout, as the model reads it;

@@ -24,7 +24,7 @@ use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, ClientNotification, ClientRequest, GetExtensions, GetMeta, JsonRpcMessage,
-    JsonRpcVersion2_0, RequestId, ServerResult,
+    JsonRpcVersion2_0, ProgressToken, RequestId, ServerResult,
 };
 use rmcp::service::{RequestContext, RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::{Peer, RoleServer, Service};
@@ -92,7 +92,8 @@ impl DirectCalls {
             && let Some(route) = armed.server.relay_route(&call.name, call.arguments.map(RawValue::get))
         {
             let arguments = call.arguments.map_or_else(|| "{}".to_string(), |a| a.get().to_string());
-            self.relay(armed, call.id, call.name.into_owned(), arguments, route, Arc::clone(respond));
+            let call = Relayed { id: call.id, name: call.name.into_owned(), arguments, progress: call.progress };
+            self.relay(armed, call, route, Arc::clone(respond));
             return true;
         }
         let Some((id, request)) = call_of(line) else { return false };
@@ -140,15 +141,8 @@ impl DirectCalls {
     /// text goes down unchanged and the server's result text comes back
     /// unchanged (unless it is large enough to spill, or the call fails:
     /// then the client gets what dispatch would have made of it).
-    fn relay(
-        self: &Arc<Self>,
-        armed: &Armed,
-        id: RequestId,
-        name: String,
-        arguments: String,
-        route: RelayRoute,
-        respond: Respond,
-    ) {
+    fn relay(self: &Arc<Self>, armed: &Armed, call: Relayed, route: RelayRoute, respond: Respond) {
+        let Relayed { id, name, arguments, progress } = call;
         let context = RequestContext::new(id.clone(), armed.peer.clone());
         lock(&self.in_flight).insert(id.clone(), context.ct.clone());
         let server = armed.server.clone();
@@ -157,9 +151,10 @@ impl DirectCalls {
             server.session().advance_turn();
             // Downstream requests and notifications during the call reach
             // this client, as for any call (the relay).
+            let wants_progress = progress.is_some();
             let upstream =
-                crate::relay::Upstream { peer: context.peer.clone(), request_id: id.clone(), progress_token: None };
-            let call = route.server.call_raw_arguments(&route.conn, &route.lane, &name, &arguments);
+                crate::relay::Upstream { peer: context.peer.clone(), request_id: id.clone(), progress_token: progress };
+            let call = route.server.call_raw_arguments(&route.conn, &route.lane, &name, &arguments, wants_progress);
             let outcome = tokio::select! {
                 outcome = crate::relay::with_upstream(upstream, call) => outcome,
                 // Dropping the call cancels it downstream; the client gets no answer.
@@ -236,6 +231,15 @@ pub(crate) fn call_of(line: &[u8]) -> Option<(RequestId, ClientRequest)> {
     Some((id, request))
 }
 
+/// A call taken for the relay, owned.
+struct Relayed {
+    id: RequestId,
+    name: String,
+    /// The arguments' text (`{}` when the client sent none).
+    arguments: String,
+    progress: Option<ProgressToken>,
+}
+
 /// `result` as rmcp's request handling finishes a handler's result for the
 /// version the session negotiated: `resultType` and the caching hints from
 /// 2026-07-28 on, the older shape (no `resultType: "complete"`) before.
@@ -257,12 +261,15 @@ pub(crate) struct RelayableCall<'a> {
     pub id: RequestId,
     pub name: std::borrow::Cow<'a, str>,
     pub arguments: Option<&'a RawValue>,
+    /// The client's progress token, if it asked for progress.
+    pub progress: Option<ProgressToken>,
 }
 
-/// `line` when it is a `tools/call` with nothing but a name and arguments
-/// (no `_meta`: no progress token, no protocol version; no task): what a
-/// relay passes on unchanged. Other members of `params` are ignored, as
-/// rmcp's reading ignores them.
+/// `line` when it is a `tools/call` with nothing but a name, arguments and
+/// perhaps a progress token (no other `_meta`, such as a protocol version;
+/// no task): what a relay passes on unchanged. Other members of `params` are
+/// ignored, as rmcp's reading ignores them. (rmcp's client puts a progress
+/// token on every request.)
 pub(crate) fn relayable_call_of(line: &[u8]) -> Option<RelayableCall<'_>> {
     #[derive(serde::Deserialize)]
     struct Line<'a> {
@@ -281,15 +288,23 @@ pub(crate) fn relayable_call_of(line: &[u8]) -> Option<RelayableCall<'_>> {
         #[serde(borrow, default)]
         arguments: Option<&'a RawValue>,
         #[serde(rename = "_meta", default)]
-        meta: Option<serde::de::IgnoredAny>,
+        meta: Option<Meta>,
         #[serde(default)]
         task: Option<serde::de::IgnoredAny>,
     }
+    /// `_meta` with a progress token and nothing else.
+    #[derive(serde::Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct Meta {
+        #[serde(rename = "progressToken")]
+        progress_token: ProgressToken,
+    }
     let Line { id, method, params, .. } = serde_json::from_slice(crate::lines::without_bom(line)).ok()?;
-    if method != "tools/call" || params.meta.is_some() || params.task.is_some() {
+    if method != "tools/call" || params.task.is_some() {
         return None;
     }
-    Some(RelayableCall { id, name: params.name, arguments: params.arguments })
+    let progress = params.meta.map(|meta| meta.progress_token);
+    Some(RelayableCall { id, name: params.name, arguments: params.arguments, progress })
 }
 
 #[cfg(test)]

@@ -72,13 +72,30 @@ fn a_plain_call_is_relayable_with_its_arguments_as_written() {
     assert!(bare.arguments.is_none());
     let null = br#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"pid","arguments":null}}"#;
     assert!(relayable_call_of(null).unwrap().arguments.is_none());
+    // A progress token alone (rmcp's client sends one with every request).
+    for (line, token) in [
+        (
+            &br#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"_meta":{"progressToken":7},"name":"pid"}}"#[..],
+            "7",
+        ),
+        (
+            &br#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"_meta":{"progressToken":"t"},"name":"pid"}}"#
+                [..],
+            "\"t\"",
+        ),
+    ] {
+        let call = relayable_call_of(line).unwrap();
+        assert_eq!(serde_json::to_string(&call.progress.unwrap()).unwrap(), token);
+    }
 }
 
 #[test]
 fn a_call_with_meta_or_a_task_is_not_relayable() {
     for line in [
-        r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"slow","_meta":{"progressToken":"p9"}}}"#,
+        r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"slow","_meta":{"progressToken":"p9","x":1}}}"#,
+        r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"slow","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}"#,
         r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"slow","_meta":{}}}"#,
+        r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"slow","_meta":{"progressToken":[1]}}}"#,
         r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"slow","task":{"ttl":1000}}}"#,
         r#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"name":"x"}}"#,
         r#"{"jsonrpc":"2.0","method":"tools/call","params":{"name":"echo"}}"#,
