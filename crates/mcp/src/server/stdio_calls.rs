@@ -12,6 +12,11 @@
 //! itself. Everything else — `initialize`, lists, notifications, the client's
 //! answers to quiver's requests — still goes through rmcp.
 //!
+//! A plain call to a directly exposed server that dispatch would pass on
+//! unchanged goes further: it is relayed ([`DirectCalls::relay`]), its
+//! arguments' text sent down as the client wrote it and the server's result
+//! text sent back, with no handler, no dispatch and no parse of the result.
+//!
 //! What rmcp's loop does for a request that matters here is kept: the
 //! request's `_meta` (progress token, protocol version) and extensions go to
 //! the handler's context, and `notifications/cancelled` for a call cancels
