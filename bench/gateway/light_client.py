@@ -86,11 +86,14 @@ class Session:
         self.proc.wait()
 
 
-def measure(command, sequential, seconds, inflight):
+def measure(command, sequential, seconds, inflight, list_first=True):
     s = Session(command)
     s.answer(s.request("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
                                       "clientInfo": {"name": "light", "version": "1"}}))
     s.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+    if list_first:
+        # As MCP clients do before they call (Claude Code, Codex, the inspector).
+        assert "result" in s.answer(s.request("tools/list", {}))
     call = {"name": "echo", "arguments": {"message": "hi"}}
     first = s.answer(s.request("tools/call", call))  # starts the server behind a gateway
     assert "result" in first, first
@@ -127,6 +130,8 @@ def main():
     ap.add_argument("--seconds", type=float, default=5)
     ap.add_argument("--inflight", type=int, default=8)
     ap.add_argument("--sequential", type=int, default=500)
+    ap.add_argument("--no-list", action="store_true",
+                    help="call without listing tools first (what session 32's figures did)")
     o = ap.parse_args()
     binaries = o.quiver or [os.path.join(ROOT, "target/bench-fast/quiver")]
     with tempfile.TemporaryDirectory() as tmp:
@@ -139,11 +144,11 @@ def main():
         print("| round | path | p50 us | +p50 us | p99 us | calls/s | of direct | CPU us/call | server behind us/call |")
         print("|---|---|---|---|---|---|---|---|---|")
         for n in range(1, o.rounds + 1):
-            d = measure(["node", EVERYTHING, "stdio"], o.sequential, o.seconds, o.inflight)
+            d = measure(["node", EVERYTHING, "stdio"], o.sequential, o.seconds, o.inflight, not o.no_list)
             print(f"| {n} | direct | {d['p50']:.0f} | 0 | {d['p99']:.0f} | {d['rate']:.0f} | 100% | {d['cpu']:.1f} | |",
                   flush=True)
             for binary in binaries:
-                q = measure(gateway(binary), o.sequential, o.seconds, o.inflight)
+                q = measure(gateway(binary), o.sequential, o.seconds, o.inflight, not o.no_list)
                 path = "quiver" if len(binaries) == 1 else binary
                 print(f"| {n} | {path} | {q['p50']:.0f} | {q['p50'] - d['p50']:.0f} | {q['p99']:.0f} | {q['rate']:.0f} | "
                       f"{100 * q['rate'] / d['rate']:.0f}% | {q['cpu']:.1f} | {q['behind']:.1f} |", flush=True)

@@ -189,6 +189,10 @@ impl Relay {
     /// notification rmcp never handed to the handler must not hold up every
     /// later answer, so past the bound the count is cleared.
     pub(crate) async fn forwards_settled(&self) {
+        // Nearly always nothing is being forwarded: no timer, no waiter.
+        if self.forwarding.load(Ordering::SeqCst) == 0 {
+            return;
+        }
         let settled = async {
             loop {
                 let signal = self.forwarded.notified();

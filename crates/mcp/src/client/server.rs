@@ -319,9 +319,13 @@ impl ServerHandle {
         let name = self.name();
         let result = match outcome {
             Ok(Ok(json)) => Ok(json),
-            Err(_) => Err(self.after_timeout(&conn, tool, timeout).await),
-            Ok(Err(Failure::Closed)) => Err(self.after_crash(&conn, &format!("while running `{tool}`")).await),
-            Ok(Err(_)) if conn.is_closed() => Err(self.after_crash(&conn, &format!("while running `{tool}`")).await),
+            // The rare ends are boxed: awaited inline, their futures would
+            // size every call's future (copied whole as its task starts and ends).
+            Err(_) => Err(Box::pin(self.after_timeout(conn, tool, timeout)).await),
+            Ok(Err(Failure::Closed)) => Err(Box::pin(self.after_crash(conn, &format!("while running `{tool}`"))).await),
+            Ok(Err(_)) if conn.is_closed() => {
+                Err(Box::pin(self.after_crash(conn, &format!("while running `{tool}`"))).await)
+            }
             Ok(Err(Failure::NotComplete)) => Err(format!(
                 "MCP server `{name}` answered `{tool}` with a multi-round or task result, which quiver does not drive"
             )),
@@ -333,7 +337,8 @@ impl ServerHandle {
         // Refresh now so the next engine build sees the new list; a failure
         // here must not cost the caller the result it already has.
         if result.is_ok()
-            && let Err(e) = self.relist_if_changed(&conn).await
+            && self.relist_due()
+            && let Err(e) = Box::pin(self.relist_if_changed(conn)).await
         {
             tracing::warn!(server = %self.name(), error = %e, "could not refresh the tool list");
         }
@@ -475,6 +480,11 @@ impl ServerHandle {
         let message = format!("{failure}{}", stderr::describe(&self.stderr));
         self.fail(message.clone());
         Err(message)
+    }
+
+    /// Whether [`Self::relist_if_changed`] has anything to do or wait for.
+    fn relist_due(&self) -> bool {
+        self.list_changed.load(Ordering::SeqCst) || self.relisting.try_lock().is_err()
     }
 
     /// Re-lists the tools if the server said they changed since the last list.

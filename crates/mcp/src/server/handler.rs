@@ -262,8 +262,9 @@ impl QuiverServer {
             Err(other) => quiver_engine::ToolResult::error(other.to_string()),
         };
         let engine = self.surface.engine();
+        // Boxed: the spill's future would otherwise size every relayed call's.
         if let Some(tool) = engine.registry().get(name)
-            && quiver_engine::spill::spill_if_large(&mut result, &tool.spec, &self.context(request)).await
+            && Box::pin(quiver_engine::spill::spill_if_large(&mut result, &tool.spec, &self.context(request))).await
         {
             result.verbatim = None;
         }

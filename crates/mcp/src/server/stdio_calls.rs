@@ -152,7 +152,9 @@ impl DirectCalls {
         lock(&self.in_flight).insert(id.clone(), context.ct.clone());
         let server = armed.server.clone();
         let calls = Arc::clone(self);
-        tokio::spawn(async move {
+        // Boxed, as in `start`: tokio copies a task's future whole as it
+        // spawns it and as it finishes; behind a box each copy is a pointer.
+        tokio::spawn(Box::pin(async move {
             server.session().advance_turn();
             // Downstream requests and notifications during the call reach
             // this client, as for any call (the relay).
@@ -173,7 +175,7 @@ impl DirectCalls {
             if lock(&calls.in_flight).remove(&id).is_some() {
                 respond(reply).await;
             }
-        });
+        }));
     }
 
     fn start(self: &Arc<Self>, armed: &Armed, id: RequestId, mut request: ClientRequest, respond: Respond) {
