@@ -299,7 +299,7 @@ impl AgentConfig {
                 let dialect = ResponsesDialect {
                     vision,
                     tool_choice: p.tool_choice.clone(),
-                    client_tool_search: None,
+                    client_tool_search: learned.client_tool_search(),
                     unloaded_matches: p.unloaded_matches.unwrap_or_default(),
                 };
                 Box::new(ResponsesProvider::new(&p.name, &p.base_url, key, dialect, options)?.with_streaming(p.stream))

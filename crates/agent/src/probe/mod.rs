@@ -18,7 +18,9 @@
 //! - `endpoint.rs`: reachable, key, model list.
 //! - `chat.rs`: plain chat, streaming, usage, cached-token fields.
 //! - `tools.rs`: forced call, result back, streaming with tools.
-//! - `deferred.rs`: deferred tools kept out (measured by the input tokens).
+//! - `deferred.rs`: deferred tools kept out (measured by the input tokens);
+//!   on a Responses provider, `tool_search.rs`: the client-executed
+//!   `tool_search` and its `tool_search_output`.
 //! - `extras.rs`: vision, fill in the middle.
 
 mod cache;
@@ -28,6 +30,7 @@ mod deferred;
 mod endpoint;
 mod extras;
 mod requests;
+mod tool_search;
 mod tools;
 
 use std::collections::BTreeMap;

@@ -9,7 +9,8 @@
 //! repeats each name three times. So the note is plain text, each name
 //! once, and by default without descriptions: the model knows the names
 //! (as on the Anthropic wire, where the result's text is the search's
-//! `nextInstruction`), and `select:NAME` loads one. `describe` adds each
+//! `nextInstruction`), and `tool_search`'s description says `select:NAME`
+//! loads one. `describe` adds each
 //! match's first clause, bounded, for models that pick better with it.
 //!
 //! Every byte follows from the search's result, so a repeated note is
@@ -75,7 +76,8 @@ pub fn note(content: &str, loaded: &[String], mode: UnloadedMatches) -> Option<S
         .collect();
     let mut parts: Vec<String> = Vec::new();
     if !rest.is_empty() {
-        let head = "tool_search also matched, not loaded (`select:NAME` loads one)";
+        // How to load one (`select:NAME`) is in `tool_search`'s own description.
+        let head = "tool_search also matched, not loaded";
         parts.push(match mode {
             UnloadedMatches::Describe => {
                 let lines: Vec<String> = rest.iter().map(|(n, d)| format!("- {n}: {}", one_line(d))).collect();

@@ -27,13 +27,11 @@ fn each_mode_says_what_matched_but_was_not_loaded_once() {
     let content = search(json!({}));
     assert_eq!(
         note(&content, &loaded(), UnloadedMatches::Name).as_deref(),
-        Some("tool_search also matched, not loaded (`select:NAME` loads one): git_blame.")
+        Some("tool_search also matched, not loaded: git_blame.")
     );
     assert_eq!(
         note(&content, &loaded(), UnloadedMatches::Describe).as_deref(),
-        Some(
-            "tool_search also matched, not loaded (`select:NAME` loads one):\n- git_blame: Line-by-line authorship of a file"
-        )
+        Some("tool_search also matched, not loaded:\n- git_blame: Line-by-line authorship of a file")
     );
     assert_eq!(note(&content, &loaded(), UnloadedMatches::Omit), None);
 }
