@@ -110,9 +110,6 @@ fn reported(reply: &Reply, wire: Wire) -> Option<u64> {
 
 pub(super) async fn deferred_tools(p: &mut Probe<'_>) {
     let row = Check::DeferredTools;
-    if p.target.responses {
-        return super::tool_search::tool_search(p).await;
-    }
     if p.target.wire != Wire::Anthropic {
         return p.set(
             row,

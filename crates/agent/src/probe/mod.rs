@@ -304,7 +304,12 @@ pub async fn check(target: &Target) -> Report {
     chat::usage_rows(&mut p);
     extras::vision(&mut p).await;
     extras::fim(&mut p).await;
-    deferred::deferred_tools(&mut p).await;
+    // The same row on every wire: what keeps a load out of the cached prefix.
+    if target.responses {
+        tool_search::tool_search(&mut p).await;
+    } else {
+        deferred::deferred_tools(&mut p).await;
+    }
     let Probe { rows, learned, .. } = p;
     finish(target, rows, learned)
 }
