@@ -17,11 +17,14 @@ use serde_json::{Value, json};
 use super::client::one_line;
 use super::deferred::deferred_tool;
 use super::{Check, Probe, Status};
-use crate::message::{Message, ModelRequest, ToolCall};
-use crate::responses::{ResponsesDialect, TOOL_SEARCH, client_tool_search, parse_response, request_body};
+use crate::message::{Effort, Message, ModelRequest, ToolCall};
+use crate::responses::{ResponsesDialect, TOOL_SEARCH, client_tool_search, parse_response, reasons, request_body};
 
 /// The path of the Responses API, beside the base URL's `/chat/completions`.
 const PATH: &str = "/responses";
+
+/// The answer's `max_output_tokens`.
+const REASONING_TOKENS: u32 = 512;
 
 /// The search call's id in the probe's conversation.
 const SEARCH_CALL: &str = "probe_search_1";
@@ -63,7 +66,13 @@ pub(super) fn request(model: &str) -> Value {
         },
         Message::tool_result(SEARCH_CALL, quiver_engine::canonical::to_string(&result), false),
     ];
-    req.max_output_tokens = Some(super::requests::TOOL_TOKENS);
+    // A reasoning model spends output tokens before it calls: room for a
+    // short reasoning at low effort, so an unfinished answer is not read as
+    // a model that would not call.
+    req.max_output_tokens = Some(REASONING_TOKENS);
+    if reasons(model) {
+        req.effort = Some(Effort::Low);
+    }
     let dialect = ResponsesDialect { client_tool_search: Some(true), ..ResponsesDialect::default() };
     request_body(&req, &dialect, false)
 }
