@@ -19,7 +19,7 @@ use crate::http::HttpOptions;
 use crate::message::Effort;
 use crate::openai::{OpenAiDialect, OpenAiProvider};
 use crate::provider::{ApiKey, Provider, ProviderError, Wire};
-use crate::responses::{ResponsesDialect, ResponsesProvider};
+use crate::responses::{ResponsesDialect, ResponsesProvider, UnloadedMatches};
 
 pub const DEFAULT_PROVIDER: &str = "deepseek";
 
@@ -49,6 +49,10 @@ pub struct ProviderConfig {
     /// On Chat Completions: `append` (unset) or `dispatch` (loaded tools are
     /// called through a `call_tool` head tool, `tools` never changes).
     pub deferred_tools: Option<DeferredTools>,
+    /// `unloaded_matches` (Responses wire): what a loading search says beside
+    /// its `tool_search_output` about the matches it did not load: `name`
+    /// (unset), `describe` (and a one-line description each) or `omit`.
+    pub unloaded_matches: Option<UnloadedMatches>,
 }
 
 /// The resolved settings: every layer applied.
@@ -138,6 +142,7 @@ struct ProviderTable {
     stream: Option<bool>,
     tool_choice: Option<String>,
     deferred_tools: Option<String>,
+    unloaded_matches: Option<String>,
 }
 
 fn builtin_providers() -> BTreeMap<String, ProviderConfig> {
@@ -153,6 +158,7 @@ fn builtin_providers() -> BTreeMap<String, ProviderConfig> {
             stream: None,
             tool_choice: None,
             deferred_tools: None,
+            unloaded_matches: None,
         };
         (name.to_string(), config)
     };
@@ -255,6 +261,13 @@ impl AgentConfig {
                 message: "`dispatch` is for Chat Completions providers (wire = \"openai\"); this wire loads tools without touching `tools`".into(),
             });
         }
+        if p.unloaded_matches.is_some() && p.wire != Wire::Responses {
+            return Err(ConfigError::Invalid {
+                path: format!("[providers.{}]", p.name),
+                key: "unloaded_matches".into(),
+                message: "`unloaded_matches` is for Responses providers (wire = \"responses\"), whose searches load through `tool_search_output`".into(),
+            });
+        }
         let key = env(&p.api_key_env)
             .filter(|k| !k.trim().is_empty())
             .ok_or_else(|| ConfigError::MissingKey { provider: p.name.clone(), var: p.api_key_env.clone() })?;
@@ -283,7 +296,12 @@ impl AgentConfig {
                 )
             }
             Wire::Responses => {
-                let dialect = ResponsesDialect { vision, tool_choice: p.tool_choice.clone(), client_tool_search: None };
+                let dialect = ResponsesDialect {
+                    vision,
+                    tool_choice: p.tool_choice.clone(),
+                    client_tool_search: learned.client_tool_search(),
+                    unloaded_matches: p.unloaded_matches.unwrap_or_default(),
+                };
                 Box::new(ResponsesProvider::new(&p.name, &p.base_url, key, dialect, options)?.with_streaming(p.stream))
             }
             Wire::Anthropic => Box::new(
@@ -372,6 +390,7 @@ fn apply_provider(
                 stream: None,
                 tool_choice: None,
                 deferred_tools: None,
+                unloaded_matches: None,
             })
         }
     };
@@ -413,6 +432,14 @@ fn apply_provider(
             message: format!("`{mode}` is not one of defer, append, dispatch"),
         })?;
         entry.deferred_tools = Some(parsed);
+    }
+    if let Some(mode) = table.unloaded_matches {
+        let parsed = UnloadedMatches::parse(&mode).ok_or_else(|| ConfigError::Invalid {
+            path: layer.path.into(),
+            key: key("unloaded_matches"),
+            message: format!("`{mode}` is not one of name, describe, omit"),
+        })?;
+        entry.unloaded_matches = Some(parsed);
     }
     Ok(())
 }

@@ -64,6 +64,12 @@ pub struct Learned {
     /// only Anthropic's own API defers, see `AnthropicProvider::with_deferred_tools`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub deferred_tools: Option<bool>,
+    /// Responses wire: `Some(false)`: the client-executed `tool_search` tool
+    /// (or its `tool_search_output`) is refused; `Some(true)`: a tool only
+    /// its output delivered was called (kept for the record: the model id
+    /// decides, see `responses::client_tool_search`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_search: Option<bool>,
 }
 
 impl Learned {
@@ -89,7 +95,20 @@ impl Learned {
                     .to_string(),
             );
         }
+        if self.tool_search == Some(false) {
+            out.push(
+                "`tool_search` is sent as an ordinary function and loaded tools are appended to `tools` (the server \
+                 refused the client-executed tool search)"
+                    .to_string(),
+            );
+        }
         out
+    }
+
+    /// The Responses wire's client tool search: off when the check found
+    /// the server refuses it, else the model decides.
+    pub fn client_tool_search(&self) -> Option<bool> {
+        (self.tool_search == Some(false)).then_some(false)
     }
 
     /// The Messages wire's `deferred_tools` mode: the setting when there is

@@ -229,3 +229,32 @@ fn a_learned_deferred_tools_no_appends_unless_a_setting_says_otherwise() {
     assert!(refused.describe().iter().any(|d| d.contains("loaded tools are appended to `tools`")));
     assert!(kept_out.describe().is_empty());
 }
+
+#[test]
+fn unloaded_matches_is_a_responses_setting() {
+    use quiver_agent::responses::UnloadedMatches;
+    let env = |_: &str| Some("sk-test".to_string());
+    let set = user("[model]\nprovider = \"openai\"\n[providers.openai]\nunloaded_matches = \"describe\"\n");
+    let config = AgentConfig::load(&[set], &CliOverrides::default()).unwrap();
+    assert_eq!(config.selected().unwrap().unloaded_matches, Some(UnloadedMatches::Describe));
+    assert!(config.build_provider(&env, HttpOptions::default()).is_ok());
+
+    let chat = user("[providers.deepseek]\nunloaded_matches = \"omit\"\n");
+    let config = AgentConfig::load(&[chat], &CliOverrides::default()).unwrap();
+    let err = config.build_provider(&env, HttpOptions::default()).err().unwrap();
+    assert!(err.to_string().contains("`unloaded_matches` is for Responses providers"), "{err}");
+    let typo = user("[providers.openai]\nunloaded_matches = \"full\"\n");
+    let err = AgentConfig::load(&[typo], &CliOverrides::default()).unwrap_err();
+    assert!(err.to_string().contains("not one of name, describe, omit"), "{err}");
+}
+
+#[test]
+fn a_refused_client_tool_search_turns_it_off_and_says_so() {
+    use quiver_agent::learned::Learned;
+    let refused = Learned { tool_search: Some(false), ..Learned::default() };
+    assert_eq!(refused.client_tool_search(), Some(false));
+    assert!(refused.describe().iter().any(|d| d.contains("`tool_search` is sent as an ordinary function")));
+    // Taken, or never checked: the model id decides.
+    assert_eq!(Learned { tool_search: Some(true), ..Learned::default() }.client_tool_search(), None);
+    assert_eq!(Learned::default().client_tool_search(), None);
+}

@@ -38,6 +38,7 @@ use quiver_agent::anthropic::AnthropicProvider;
 use quiver_agent::deferred::DeferredTools;
 use quiver_agent::exec::audit;
 use quiver_agent::openai::{OpenAiDialect, OpenAiProvider};
+use quiver_agent::responses::UnloadedMatches;
 use quiver_agent::run::{AgentLoop, EnginePort, RunEvent, RunLimits};
 use quiver_agent::scripted::{ScriptedServer, ScriptedTurn};
 use quiver_agent::subagent::AgentHub;
@@ -275,8 +276,9 @@ enum Variant {
     /// Anthropic Messages with `defer_loading` and `tool_reference` (the default).
     AnthropicDefer,
     /// OpenAI Responses with a tool-search model: loads travel as
-    /// `tool_search_output` items, `tools` never changes.
-    Responses,
+    /// `tool_search_output` items, `tools` never changes; the note on what
+    /// a search matched but did not load as `unloaded_matches` says.
+    Responses(UnloadedMatches),
 }
 
 impl Variant {
@@ -286,7 +288,9 @@ impl Variant {
             Variant::ChatDispatch => "chat completions, call_tool dispatch",
             Variant::AnthropicAppend => "anthropic, append",
             Variant::AnthropicDefer => "anthropic, defer_loading",
-            Variant::Responses => "responses, tool_search_output",
+            Variant::Responses(UnloadedMatches::Name) => "responses, tool_search_output (unloaded: name)",
+            Variant::Responses(UnloadedMatches::Describe) => "responses, tool_search_output (unloaded: describe)",
+            Variant::Responses(UnloadedMatches::Omit) => "responses, tool_search_output (unloaded: omit)",
         }
     }
 
@@ -294,7 +298,7 @@ impl Variant {
         match self {
             Variant::ChatAppend | Variant::ChatDispatch => Wire::OpenAi,
             Variant::AnthropicAppend | Variant::AnthropicDefer => Wire::Anthropic,
-            Variant::Responses => Wire::Responses,
+            Variant::Responses(_) => Wire::Responses,
         }
     }
 }
@@ -347,7 +351,7 @@ fn registry(catalogs: &[String]) -> anyhow::Result<(Registry, Arc<AgentHub>, usi
     Ok((registry, hub, native, mcp))
 }
 
-async fn measure(variant: Variant, catalogs: &[String]) -> anyhow::Result<Row> {
+async fn measure(variant: Variant, catalogs: &[String], bodies: Option<&str>) -> anyhow::Result<Row> {
     let dir = tempfile::tempdir()?;
     let ws = dir.path().join("ws");
     std::fs::create_dir_all(ws.join("src"))?;
@@ -385,9 +389,9 @@ async fn measure(variant: Variant, catalogs: &[String]) -> anyhow::Result<Row> {
                     .with_deferred_tools(Some(mode)),
             )
         }
-        Variant::Responses => {
+        Variant::Responses(unloaded_matches) => {
             use quiver_agent::responses::{ResponsesDialect, ResponsesProvider};
-            let dialect = ResponsesDialect::default();
+            let dialect = ResponsesDialect { unloaded_matches, ..ResponsesDialect::default() };
             Box::new(ResponsesProvider::new(provider_name, &server.base_url(), key, dialect, HttpOptions::default())?)
         }
     };
@@ -408,6 +412,13 @@ async fn measure(variant: Variant, catalogs: &[String]) -> anyhow::Result<Row> {
     overhead.sort_by(f64::total_cmp);
 
     let requests = server.requests();
+    if let Some(dir) = bodies {
+        let dir = std::path::Path::new(dir).join(format!("{variant:?}"));
+        std::fs::create_dir_all(&dir)?;
+        for (i, r) in requests.iter().enumerate() {
+            std::fs::write(dir.join(format!("{i:02}.json")), &r.body)?;
+        }
+    }
     let report = audit::audit(&Transcript::read(&transcript_path)?);
     let mut row = Row {
         variant,
@@ -488,7 +499,16 @@ async fn measure(variant: Variant, catalogs: &[String]) -> anyhow::Result<Row> {
 async fn bench() -> anyhow::Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let per_request = args.iter().any(|a| a == "--requests");
-    let catalogs: Vec<String> = args.into_iter().filter(|a| a != "--requests").collect();
+    // `--bodies DIR`: every request's body, one file each, per variant.
+    let bodies = args.iter().position(|a| a == "--bodies").and_then(|i| args.get(i + 1)).cloned();
+    let catalogs: Vec<String> = args
+        .iter()
+        .enumerate()
+        .filter(|(i, a)| {
+            *a != "--requests" && *a != "--bodies" && args.get(i.wrapping_sub(1)).is_none_or(|p| p != "--bodies")
+        })
+        .map(|(_, a)| a.clone())
+        .collect();
     let (_, _, native, mcp) = registry(&catalogs)?;
     println!("catalog: {native} native and agent tools + {mcp} MCP tools from {} catalog file(s)", catalogs.len());
     let mut rows = Vec::new();
@@ -497,10 +517,12 @@ async fn bench() -> anyhow::Result<()> {
         Variant::ChatDispatch,
         Variant::AnthropicAppend,
         Variant::AnthropicDefer,
-        Variant::Responses,
+        Variant::Responses(UnloadedMatches::Name),
+        Variant::Responses(UnloadedMatches::Describe),
+        Variant::Responses(UnloadedMatches::Omit),
     ];
     for variant in variants {
-        rows.push(measure(variant, &catalogs).await?);
+        rows.push(measure(variant, &catalogs, bodies.as_deref()).await?);
     }
     println!(
         "| wire | turns | tool errors | head tools | head changes | cache breaks | loading requests | cacheable on loading requests | cacheable over the run | ideal cache over the run | a new session's first request | first request body / prompt bytes | eager first request body / prompt bytes |"

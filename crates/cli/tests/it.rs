@@ -19,6 +19,7 @@ mod mcp_node;
 mod mcp_stdio;
 mod mcp_support;
 mod providers;
+mod providers_responses;
 mod real_servers;
 mod relay;
 mod sandbox_cmd;

@@ -175,7 +175,7 @@ impl Tool for ToolSearch {
             next.push(' ');
             next.push_str(note);
         }
-        let body = json!({
+        let mut body = json!({
             "query": query,
             "ranking": ranking,
             "loadedBefore": loaded_before,
@@ -183,6 +183,16 @@ impl Tool for ToolSearch {
             "loadedAfter": loaded_after,
             "nextInstruction": next,
         });
+        // The same facts as `nextInstruction`'s last sentences, for a client
+        // that renders the result itself (the Responses wire's note beside a
+        // `tool_search_output`); present only when there is something to say,
+        // so an ordinary result's bytes do not change.
+        if !not_found.is_empty() {
+            body["notFound"] = json!(not_found);
+        }
+        if !pending.is_empty() {
+            body["notes"] = json!(pending);
+        }
         // Canonical key order so identical searches give identical bytes.
         Ok(ToolOutput::json(canonical::sorted(&body)).with_meta("loaded", json!(newly)))
     }

@@ -110,15 +110,6 @@ fn reported(reply: &Reply, wire: Wire) -> Option<u64> {
 
 pub(super) async fn deferred_tools(p: &mut Probe<'_>) {
     let row = Check::DeferredTools;
-    if p.target.responses {
-        return p.set(
-            row,
-            Status::NotApplicable,
-            "not probed on the Responses wire (the checks speak Chat Completions for it; its client-executed \
-             `tool_search` is covered by the scripted server's tests)",
-            None,
-        );
-    }
     if p.target.wire != Wire::Anthropic {
         return p.set(
             row,

@@ -18,7 +18,9 @@
 //! - `endpoint.rs`: reachable, key, model list.
 //! - `chat.rs`: plain chat, streaming, usage, cached-token fields.
 //! - `tools.rs`: forced call, result back, streaming with tools.
-//! - `deferred.rs`: deferred tools kept out (measured by the input tokens).
+//! - `deferred.rs`: deferred tools kept out (measured by the input tokens);
+//!   on a Responses provider, `tool_search.rs`: the client-executed
+//!   `tool_search` and its `tool_search_output`.
 //! - `extras.rs`: vision, fill in the middle.
 
 mod cache;
@@ -28,6 +30,7 @@ mod deferred;
 mod endpoint;
 mod extras;
 mod requests;
+mod tool_search;
 mod tools;
 
 use std::collections::BTreeMap;
@@ -301,7 +304,12 @@ pub async fn check(target: &Target) -> Report {
     chat::usage_rows(&mut p);
     extras::vision(&mut p).await;
     extras::fim(&mut p).await;
-    deferred::deferred_tools(&mut p).await;
+    // The same row on every wire: what keeps a load out of the cached prefix.
+    if target.responses {
+        tool_search::tool_search(&mut p).await;
+    } else {
+        deferred::deferred_tools(&mut p).await;
+    }
     let Probe { rows, learned, .. } = p;
     finish(target, rows, learned)
 }

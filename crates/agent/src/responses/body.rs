@@ -19,14 +19,15 @@
 //! changes and the cached prefix holds. A tool loaded another way (a direct
 //! call to a deferred tool, `mcp_discover`) has no search call to answer and
 //! is appended to `tools`, today's behaviour. MCP tools go out grouped in
-//! their server's `namespace`, and the search's text for what it matched but
-//! did not load follows the output (see `loads.rs`).
+//! their server's `namespace` (see `loads.rs`), and a note on what the search
+//! matched but did not load follows the output (see `unloaded.rs`).
 
 use std::collections::BTreeSet;
 
 use serde_json::{Map, Value, json};
 
 use super::loads;
+use super::unloaded::{self, UnloadedMatches};
 use crate::message::{Message, ModelRequest, ToolCall};
 
 /// The engine's search tool, answered client-side on this wire.
@@ -42,6 +43,9 @@ pub struct ResponsesDialect {
     /// Whether `tool_search` runs as the client-executed search tool (unset:
     /// [`client_tool_search`] decides by model).
     pub client_tool_search: Option<bool>,
+    /// What a loading search says beside its output about the matches it
+    /// did not load (`[providers.NAME] unloaded_matches`; see `unloaded.rs`).
+    pub unloaded_matches: UnloadedMatches,
 }
 
 /// Whether the model supports the `tool_search` tool: OpenAI's guide names
@@ -73,7 +77,7 @@ pub fn request_body(req: &ModelRequest, dialect: &ResponsesDialect, stream: bool
         body.insert("instructions".into(), json!(req.system));
     }
     let vision = crate::vision::sees_images(&req.model, dialect.vision);
-    body.insert("input".into(), Value::Array(input_items(req, &plan, vision)));
+    body.insert("input".into(), Value::Array(input_items(req, &plan, vision, dialect.unloaded_matches)));
     if !plan.tools.is_empty() {
         body.insert("tools".into(), Value::Array(plan.tools.clone()));
         body.insert("tool_choice".into(), json!(dialect.tool_choice.as_deref().unwrap_or("auto")));
@@ -224,7 +228,7 @@ fn search_tool(flat: &Value) -> Value {
     Value::Object(tool)
 }
 
-fn input_items(req: &ModelRequest, plan: &ToolPlan, vision: bool) -> Vec<Value> {
+fn input_items(req: &ModelRequest, plan: &ToolPlan, vision: bool, unloaded: UnloadedMatches) -> Vec<Value> {
     let searches = if plan.client_search { search_call_ids(&req.messages) } else { BTreeSet::new() };
     let mut out = Vec::with_capacity(req.messages.len() * 2);
     for message in &req.messages {
@@ -242,7 +246,7 @@ fn input_items(req: &ModelRequest, plan: &ToolPlan, vision: bool) -> Vec<Value> 
             }
             Message::Tool { call_id, content, is_error, images, .. } => {
                 if searches.contains(call_id.as_str()) {
-                    out.extend(search_output(plan, call_id, content, *is_error));
+                    out.extend(search_output(plan, call_id, content, *is_error, unloaded));
                 } else {
                     out.push(function_output(call_id, content, if vision { images } else { &[] }));
                 }
@@ -296,9 +300,15 @@ fn function_output(call_id: &str, content: &str, images: &[crate::message::ToolI
 /// A `tool_search` result: the loaded definitions as `tool_search_output`
 /// (MCP tools in their server's namespace). When the search failed or loaded
 /// nothing the model reads its whole text as a developer message right
-/// after; when it loaded something, the text without the loaded matches
-/// (what else matched, and how to load it).
-fn search_output(plan: &ToolPlan, call_id: &str, content: &str, is_error: bool) -> Vec<Value> {
+/// after; when it loaded something, what `unloaded` says of the rest (see
+/// `unloaded.rs`).
+fn search_output(
+    plan: &ToolPlan,
+    call_id: &str,
+    content: &str,
+    is_error: bool,
+    unloaded: UnloadedMatches,
+) -> Vec<Value> {
     let loaded: Vec<(String, Value)> =
         loaded_by(content).into_iter().filter_map(|name| plan.definition(&name).cloned().map(|d| (name, d))).collect();
     let mut items = vec![json!({
@@ -309,7 +319,7 @@ fn search_output(plan: &ToolPlan, call_id: &str, content: &str, is_error: bool) 
     let note = if is_error || names.is_empty() {
         Some(format!("tool_search result: {content}"))
     } else {
-        loads::unloaded_note(content, &names)
+        unloaded::note(content, &names, unloaded)
     };
     if let Some(note) = note {
         items.push(message_item("developer", "input_text", &note));

@@ -1,8 +1,8 @@
 //! What a client-executed `tool_search` sends back on the Responses wire:
-//! the `tool_search_output` item carrying the loaded definitions, an MCP
+//! the `tool_search_output` item carrying the loaded definitions, and an MCP
 //! server's tools grouped as a `namespace` (OpenAI's "Tool search" guide:
-//! the models were trained mostly on namespaces and MCP servers), and the
-//! search's own text for what it matched but did not load.
+//! the models were trained mostly on namespaces and MCP servers). What the
+//! search matched but did not load is `unloaded.rs`.
 //!
 //! A loaded MCP tool `mcp__<server>__<tool>` goes out as the function
 //! `<tool>` inside the namespace `mcp__<server>` (`defer_loading` on the
@@ -69,16 +69,6 @@ pub fn output_tools(loaded: &[(String, Value)]) -> Vec<Value> {
         }
     }
     out
-}
-
-/// The search's text beside its output: what it matched but did not load
-/// (see [`crate::deferred::unloaded_matches`]); `None` when it loaded every
-/// match (the output says it all) or the result is not a search's JSON.
-pub fn unloaded_note(content: &str, loaded: &[String]) -> Option<String> {
-    match crate::deferred::unloaded_matches(content, loaded)? {
-        (0, _) => None,
-        (_, text) => Some(format!("tool_search result: {text}")),
-    }
 }
 
 #[cfg(test)]

@@ -45,19 +45,3 @@ fn a_namespaced_call_maps_to_the_quiver_name_and_back() {
     // An MCP tool appended to `tools` (no search delivered it) keeps its full name.
     assert_eq!(call_name("mcp__github__list_prs", &namespaced), (None, "mcp__github__list_prs"));
 }
-
-#[test]
-fn the_note_keeps_what_matched_but_was_not_loaded() {
-    let content = quiver_engine::canonical::to_string(&json!({"content": {
-        "matches": [{"name": "git_log", "status": "loaded"}, {"name": "git_blame", "status": "available_lazy"}],
-        "nextInstruction": "Loaded `git_log`. Also matching, not loaded: `git_blame`."},
-        "is_error": false, "metadata": {"loaded": ["git_log"]}}));
-    let note = unloaded_note(&content, &["git_log".to_string()]).unwrap();
-    assert_eq!(
-        note,
-        r#"tool_search result: {"matches_not_loaded":[{"description":null,"name":"git_blame"}],"nextInstruction":"Loaded `git_log`. Also matching, not loaded: `git_blame`."}"#
-    );
-    assert_eq!(unloaded_note("plain text", &[]), None);
-    // Every match loaded: the output says it all.
-    assert_eq!(unloaded_note(&content, &["git_log".to_string(), "git_blame".to_string()]), None);
-}

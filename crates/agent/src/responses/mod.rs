@@ -7,6 +7,7 @@
 mod body;
 pub mod loads;
 mod stream;
+pub mod unloaded;
 
 use reqwest::header::{AUTHORIZATION, CONTENT_TYPE, HeaderMap, HeaderValue};
 
@@ -18,6 +19,7 @@ pub use body::{
     ResponsesDialect, TOOL_SEARCH, client_tool_search, flat_function, loaded_by, reasoning_items, reasons, request_body,
 };
 pub use stream::{ResponsesStreamAssembler, parse_response, parse_usage};
+pub use unloaded::UnloadedMatches;
 
 #[derive(Debug)]
 pub struct ResponsesProvider {

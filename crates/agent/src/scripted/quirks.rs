@@ -33,6 +33,11 @@
 //!   `defer_loading` and hands every deferred definition to its backend as an
 //!   ordinary tool, so the usage it reports counts them as prompt (and its
 //!   prefix cache keys on them).
+//! - [`Quirk::NoToolSearch`]: a Responses server without tool search (a
+//!   model before gpt-5.4, or a Responses-compatible proxy): a `tool_search`
+//!   tool is refused with 400, param `tools`, in the words OpenAI uses for a
+//!   hosted tool a model lacks ("Tool '…' is not supported with …"; not a
+//!   capture of this tool's refusal).
 
 use std::borrow::Cow;
 
@@ -57,6 +62,7 @@ pub enum Quirk {
     NoStreamWithTools,
     NoDeferLoading,
     DeferredAsPrompt,
+    NoToolSearch,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -125,6 +131,18 @@ impl Quirks {
         {
             let message = format!("tools.{i}.defer_loading: Extra inputs are not permitted");
             let body = json!({"type": "error", "error": {"type": "invalid_request_error", "message": message}});
+            return Some(json_error(StatusCode::BAD_REQUEST, &body));
+        }
+        if !chat
+            && self.has(Quirk::NoToolSearch)
+            && let Some(i) = request
+                .get("tools")
+                .and_then(Value::as_array)
+                .and_then(|t| t.iter().position(|t| t.get("type") == Some(&json!("tool_search"))))
+        {
+            let model = request.get("model").and_then(Value::as_str).unwrap_or_default();
+            let message = format!("Tool 'tool_search' is not supported with {model}.");
+            let body = json!({"error": {"message": message, "type": "invalid_request_error", "param": format!("tools[{i}]"), "code": null}});
             return Some(json_error(StatusCode::BAD_REQUEST, &body));
         }
         let stream = request.get("stream").and_then(Value::as_bool).unwrap_or(false);

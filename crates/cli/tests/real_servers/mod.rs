@@ -2,7 +2,10 @@
 //! nobody in this project wrote (issue 23): llama-cpp-python's server over
 //! SmolLM2-135M on the OpenAI wire, and LiteLLM's proxy in front of it on the
 //! Anthropic Messages wire and the OpenAI wire. Real child processes on
-//! loopback, started here; `proxy.rs` is the one test-side piece.
+//! loopback, started here; `proxy.rs` is the one test-side piece in front
+//! of llama, and the scripted server stands behind LiteLLM as a backend
+//! that counts the tool bytes it receives (what LiteLLM does with
+//! `defer_loading`).
 //!
 //! One test runs every scenario in order on one set of servers (starting
 //! LiteLLM takes seconds, and the model is the slow part on 2 cores): each
@@ -19,6 +22,7 @@ use std::path::PathBuf;
 use std::process::Output;
 use std::time::{Duration, Instant};
 
+use quiver_agent::scripted::ScriptedServer;
 use serde_json::Value;
 
 use crate::exec::{Env, stderr, stdout};
@@ -34,6 +38,8 @@ pub(crate) enum Via {
     LiteLlmAnthropic,
     /// LiteLLM's OpenAI wire.
     LiteLlmOpenAi,
+    /// LiteLLM's Anthropic Messages wire in front of the counting backend.
+    LiteLlmCounting,
 }
 
 impl Via {
@@ -42,6 +48,7 @@ impl Via {
             Via::Llama => "llama",
             Via::LiteLlmAnthropic => "litellm",
             Via::LiteLlmOpenAi => "litellm-openai",
+            Via::LiteLlmCounting => "litellm-counting",
         }
     }
 }
@@ -52,6 +59,9 @@ pub(crate) struct Rig {
     pub llama: Server,
     pub litellm: Server,
     pub litellm_key: String,
+    /// Behind LiteLLM's `counting` model: the scripted server, whose usage
+    /// counts the bytes of `tools` and `messages` it receives (four a token).
+    pub counting: ScriptedServer,
     /// The servers' logs and LiteLLM's config (kept until the end).
     pub _logs: tempfile::TempDir,
 }
@@ -84,6 +94,11 @@ wire = "anthropic"
 base_url = "{litellm}/v1"
 api_key_env = "LITELLM_API_KEY"
 wire = "openai"
+
+[providers.litellm-counting]
+base_url = "{litellm}"
+api_key_env = "LITELLM_API_KEY"
+wire = "anthropic"
 "#
         )
     }
@@ -137,11 +152,12 @@ async fn real_servers_llama_cpp_python_and_litellm() {
     let proxy = Proxy::start(&llama.url()).await;
     // LiteLLM boots slowly: it starts while the llama server loads.
     let litellm_key = servers::litellm_key();
-    let mut litellm = servers::litellm(&installed, logs.path(), &proxy.url(), &litellm_key);
+    let counting = ScriptedServer::start().await.unwrap();
+    let mut litellm = servers::litellm(&installed, logs.path(), &proxy.url(), &counting.base_url(), &litellm_key);
     let llama_ready = llama.ready("/v1/models", Duration::from_secs(120)).await;
     let litellm_ready = litellm.ready("/health/liveliness", Duration::from_secs(180)).await;
     eprintln!("real servers: llama ready in {llama_ready:.1?}, litellm in {litellm_ready:.1?}");
-    let rig = Rig { env: Env::new(), proxy, llama, litellm, litellm_key, _logs: logs };
+    let rig = Rig { env: Env::new(), proxy, llama, litellm, litellm_key, counting, _logs: logs };
     std::fs::write(rig.env.config.path().join("config.toml"), rig.config_text()).unwrap();
 
     let mut failures = Vec::new();

@@ -1,5 +1,6 @@
 //! Scenarios beyond the basic runs: compaction with a small context window,
-//! and an RLM `sub_query` answered by the real server.
+//! an RLM `sub_query` answered by the real server, and LiteLLM's Messages
+//! route in front of a backend that counts the tools it receives.
 
 use std::sync::Arc;
 
@@ -95,4 +96,51 @@ pub(crate) async fn rlm_sub_query(rig: &Rig) -> Outcome {
         );
     }
     Ok(())
+}
+
+/// `providers check` on LiteLLM's Messages route in front of the counting
+/// backend: LiteLLM accepts `defer_loading` and hands the deferred tool to
+/// its backend as an ordinary function, whose bytes the backend's usage
+/// counts, so the deferred tools row is `no` ("counted as prompt") and the
+/// next runs append. (In front of llama-cpp-python the row is `n/a`: its
+/// template drops tools, so neither request counts them.)
+pub(crate) async fn deferred_counted_behind_litellm(rig: &Rig) -> Outcome {
+    let backend = &rig.counting;
+    let from = backend.requests().len();
+    // Every probe request gets a word back (a forced call is not answered
+    // with one: that row's `no` is not this scenario's business).
+    backend.script(std::iter::repeat_with(|| quiver_agent::scripted::ScriptedTurn::text("hello")).take(40));
+    let mut cmd = rig.command();
+    cmd.args(["providers", "check", Via::LiteLlmCounting.provider(), "--model", super::servers::COUNTING]);
+    let out = tokio::time::timeout(super::PATIENCE, cmd.args(["--recheck", "--json"]).output())
+        .await
+        .expect("the check finishes")
+        .unwrap();
+    let report: Value = match serde_json::from_str(crate::exec::stdout(&out).trim()) {
+        Ok(report) => report,
+        Err(e) => return fail(format!("not JSON ({e})"), Some(&out)),
+    };
+    let rows = report["rows"].as_array().cloned().unwrap_or_default();
+    let Some(row) = rows.iter().find(|r| r["check"] == "deferred_tools") else {
+        return fail("no deferred_tools row", Some(&out));
+    };
+    let detail = row["detail"].as_str().unwrap_or_default();
+    eprintln!("providers check litellm-counting: deferred_tools {} {detail}", row["status"]);
+    if row["status"] != "no" || !detail.contains("counted as prompt") {
+        return fail(format!("expected `no`, counted as prompt: {row}"), Some(&out));
+    }
+    if report["learned"]["deferred_tools"] != false {
+        return fail(format!("not learned: {}", report["learned"]), Some(&out));
+    }
+    // What reached the backend: the deferred tool as an ordinary function.
+    let bodies: Vec<Value> = backend.requests()[from..].iter().map(|r| r.json()).collect();
+    let delivered = bodies
+        .iter()
+        .flat_map(|b| b["tools"].as_array().cloned().unwrap_or_default())
+        .find(|t| t.pointer("/function/name").and_then(Value::as_str) == Some("probe_deferred_report"));
+    match delivered {
+        Some(tool) if tool.get("defer_loading").is_none() && tool["function"].get("defer_loading").is_none() => Ok(()),
+        Some(tool) => fail(format!("the backend got `defer_loading`: {tool}"), None),
+        None => fail(format!("the backend never got the deferred tool ({} requests)", bodies.len()), Some(&out)),
+    }
 }

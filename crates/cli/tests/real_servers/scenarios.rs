@@ -42,6 +42,10 @@ pub(crate) async fn run_all(rig: &Rig) -> (Vec<(String, Outcome)>, Vec<(&'static
         checks = found;
         outcome
     });
+    scenario!(
+        "deferred tools counted behind LiteLLM (counting backend)".into(),
+        super::more::deferred_counted_behind_litellm(rig)
+    );
     for via in WIRES {
         scenario!(format!("plain answer ({via:?})"), plain(rig, via));
         scenario!(format!("resume ({via:?})"), resume(rig, via));

@@ -123,15 +123,24 @@ pub fn litellm_key() -> String {
     format!("sk-{:032x}{:08x}", nanos.wrapping_mul(0x9e37_79b9_7f4a_7c15), std::process::id())
 }
 
-/// LiteLLM's proxy with one model, `hosted_vllm/smollm2` at `api_base`
-/// (the pass-through in front of the llama server). It serves the OpenAI
+/// The model id LiteLLM serves from the counting backend (see
+/// `scenarios::deferred_counted_behind_litellm`).
+pub const COUNTING: &str = "counting";
+
+/// LiteLLM's proxy with two models: `hosted_vllm/smollm2` at `api_base`
+/// (the pass-through in front of the llama server) and
+/// `hosted_vllm/counting` at `counting_base` (a backend whose usage counts
+/// every byte of `tools` and `messages` it receives). It serves the OpenAI
 /// wire (`/v1/chat/completions`) and Anthropic's (`/v1/messages`).
-pub fn litellm(installed: &Installed, dir: &Path, api_base: &str, key: &str) -> Server {
+pub fn litellm(installed: &Installed, dir: &Path, api_base: &str, counting_base: &str, key: &str) -> Server {
     let port = free_port();
     let config = dir.join("litellm.yaml");
-    let yaml = format!(
-        "model_list:\n  - model_name: {MODEL}\n    litellm_params:\n      model: hosted_vllm/{MODEL}\n      api_base: {api_base}/v1\n      api_key: sk-none\n"
-    );
+    let entry = |name: &str, base: &str| {
+        format!(
+            "  - model_name: {name}\n    litellm_params:\n      model: hosted_vllm/{name}\n      api_base: {base}/v1\n      api_key: sk-none\n"
+        )
+    };
+    let yaml = format!("model_list:\n{}{}", entry(MODEL, api_base), entry(COUNTING, counting_base));
     std::fs::write(&config, yaml).unwrap();
     let args = ["--config".to_string(), config.display().to_string(), "--host".into(), "127.0.0.1".into()];
     let args = [&args[..], &["--port".to_string(), port.to_string()]].concat();

@@ -1,0 +1,130 @@
+//! What goes beside a loading search's `tool_search_output` about the
+//! matches it did not load (`[providers.NAME] unloaded_matches`).
+//!
+//! The output carries only the loaded definitions, so a model that sees
+//! nothing else cannot know what else matched; but every byte beside it is
+//! new on the one request whose prefix the search was meant to keep. Whole
+//! descriptions cost ~1.1 KB a search on a 15-tool head, 4.6 points of the
+//! loading requests' cacheable share (`exec_bench`); the search's own JSON
+//! repeats each name three times. So the note is plain text, each name
+//! once, and by default without descriptions: the model knows the names
+//! (as on the Anthropic wire, where the result's text is the search's
+//! `nextInstruction`), and `tool_search`'s description says `select:NAME`
+//! loads one. `describe` adds each
+//! match's first clause, bounded, for models that pick better with it.
+//!
+//! Every byte follows from the search's result, so a repeated note is
+//! identical.
+
+use serde_json::Value;
+
+/// How much a loading search says about the matches it did not load.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum UnloadedMatches {
+    /// Each one's name and the first clause of its description (at most
+    /// [`LINE_CHARS`] characters).
+    Describe,
+    /// Their names.
+    #[default]
+    Name,
+    /// Nothing (a `select:` name that was not found and discovery notes
+    /// still go: the output cannot say them).
+    Omit,
+}
+
+impl UnloadedMatches {
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "describe" => Some(UnloadedMatches::Describe),
+            "name" => Some(UnloadedMatches::Name),
+            "omit" => Some(UnloadedMatches::Omit),
+            _ => None,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            UnloadedMatches::Describe => "describe",
+            UnloadedMatches::Name => "name",
+            UnloadedMatches::Omit => "omit",
+        }
+    }
+}
+
+/// The longest description line `describe` sends, in characters.
+pub const LINE_CHARS: usize = 80;
+
+/// The note beside a search's `tool_search_output` that loaded `loaded`:
+/// `None` when it has nothing to say (every match loaded, `omit` with no
+/// missing names or notes) or `content` is not a search's JSON.
+pub fn note(content: &str, loaded: &[String], mode: UnloadedMatches) -> Option<String> {
+    let parsed = serde_json::from_str::<Value>(content).ok()?;
+    // The engine's port wraps a result with metadata as `{content, is_error, metadata}`.
+    let search = match parsed.get("content") {
+        Some(inner @ Value::Object(_)) => inner,
+        _ => &parsed,
+    };
+    let matches = search.get("matches")?.as_array()?;
+    let rest: Vec<(&str, &str)> = matches
+        .iter()
+        .filter(|m| m.get("status").and_then(Value::as_str) != Some("loaded"))
+        .filter_map(|m| {
+            let name = m.get("name").and_then(Value::as_str)?;
+            let description = m.get("description").and_then(Value::as_str).unwrap_or_default();
+            (!loaded.iter().any(|l| l == name)).then_some((name, description))
+        })
+        .collect();
+    let mut parts: Vec<String> = Vec::new();
+    if !rest.is_empty() {
+        // How to load one (`select:NAME`) is in `tool_search`'s own description.
+        let head = "tool_search also matched, not loaded";
+        parts.push(match mode {
+            UnloadedMatches::Describe => {
+                let lines: Vec<String> = rest.iter().map(|(n, d)| format!("- {n}: {}", one_line(d))).collect();
+                format!("{head}:\n{}", lines.join("\n"))
+            }
+            UnloadedMatches::Name => {
+                format!("{head}: {}.", rest.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", "))
+            }
+            UnloadedMatches::Omit => String::new(),
+        });
+    }
+    let strings = |key: &str| -> Vec<String> {
+        let list = search.get(key).and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
+        list.iter().filter_map(Value::as_str).map(str::to_string).collect()
+    };
+    let not_found = strings("notFound");
+    if !not_found.is_empty() {
+        parts.push(format!("Not found: {}.", not_found.join(", ")));
+    }
+    parts.extend(strings("notes"));
+    let text = parts.into_iter().filter(|p| !p.is_empty()).collect::<Vec<_>>().join("\n");
+    (!text.is_empty()).then_some(text)
+}
+
+/// A description's first clause: its first sentence, cut before a colon or
+/// semicolon that opens a list (when what comes before says enough), then
+/// bounded to [`LINE_CHARS`] at a word boundary.
+pub fn one_line(description: &str) -> String {
+    let text = description.lines().next().unwrap_or_default().trim();
+    let sentence_end = text
+        .match_indices(". ")
+        .find(|(i, _)| text[i + 2..].chars().next().is_some_and(char::is_uppercase))
+        .map_or(text.len(), |(i, _)| i);
+    let sentence = &text[..sentence_end];
+    // A clause long enough to say what the tool is for (shorter ones, "Git:",
+    // are labels).
+    const CLAUSE_MIN: usize = 24;
+    let cut = [": ", "; "].iter().filter_map(|sep| sentence.find(sep)).filter(|&i| i >= CLAUSE_MIN).min();
+    let clause = cut.map_or(sentence, |i| &sentence[..i]).trim_end_matches('.');
+    if clause.chars().count() <= LINE_CHARS {
+        return clause.to_string();
+    }
+    let limit = clause.char_indices().nth(LINE_CHARS - 1).map_or(clause.len(), |(i, _)| i);
+    let at_word = clause[..limit].rfind(' ').filter(|&i| i > 0).unwrap_or(limit);
+    format!("{}…", clause[..at_word].trim_end_matches([',', ';', ':', ' ']))
+}
+
+#[cfg(test)]
+#[path = "unloaded_tests.rs"]
+mod tests;
