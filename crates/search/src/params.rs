@@ -106,6 +106,9 @@ pub struct RankParams {
     pub w_intent: f32,
     /// Factor for tools whose name verb disagrees with the request's verb.
     pub action_penalty: f32,
+    /// Further factor when a sibling of the tool (same server, same name
+    /// words besides the verb) has a name verb that agrees with the request's.
+    pub sibling_penalty: f32,
     /// Additive bonus for name-IDF mass of matched name terms.
     pub name_bonus: f32,
     /// Bonus per adjacent query word pair found adjacent in name/description.
@@ -157,6 +160,7 @@ impl Default for RankParams {
             w_intent: 1.0,
             w_opener: 0.5,
             action_penalty: 0.75,
+            sibling_penalty: 0.65,
             name_bonus: 1.0,
             bigram: 0.3,
             bigram_gap: 2.0,
@@ -205,6 +209,7 @@ impl RankParams {
             w_intent: 0.0,
             w_opener: 1.0,
             action_penalty: 1.0,
+            sibling_penalty: 1.0,
             name_bonus: 0.0,
             bigram: 0.0,
             bigram_gap: 1.0,
@@ -254,6 +259,7 @@ impl RankParams {
             "boiler_share" => &mut self.boiler_share,
             "share_pow" => &mut self.share_pow,
             "action_penalty" => &mut self.action_penalty,
+            "sibling_penalty" => &mut self.sibling_penalty,
             "stem" => {
                 self.stem = value != 0.0;
                 return Ok(());
