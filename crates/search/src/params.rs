@@ -84,6 +84,9 @@ pub struct RankParams {
     /// A tool with the word `file` accounts for a named file's words in the
     /// match share (`SearchIndex::match_share`).
     pub file_share: bool,
+    /// Weight of the word `wait` added when a request asks whether something
+    /// has finished ("is the npm install done"); 0 = the rule is off.
+    pub w_completion: f32,
     /// Weight of camelCase/digit pieces whose joined form is a known word.
     pub w_part: f32,
     /// Multiplicative bonus for the share of the name covered by the query.
@@ -150,6 +153,7 @@ impl Default for RankParams {
             w_command_kind: 0.7,
             w_file_read: 0.5,
             file_share: true,
+            w_completion: 0.5,
             w_part: 0.3,
             coverage: 1.0,
             coverage_idf: 0.0,
@@ -199,6 +203,7 @@ impl RankParams {
             w_command_kind: 0.0,
             w_file_read: 0.0,
             file_share: false,
+            w_completion: 0.0,
             w_part: 1.0,
             coverage: 0.0,
             coverage_idf: 0.0,
@@ -260,6 +265,7 @@ impl RankParams {
             "share_pow" => &mut self.share_pow,
             "action_penalty" => &mut self.action_penalty,
             "sibling_penalty" => &mut self.sibling_penalty,
+            "w_completion" => &mut self.w_completion,
             "stem" => {
                 self.stem = value != 0.0;
                 return Ok(());

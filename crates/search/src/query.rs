@@ -205,6 +205,28 @@ fn payload_span(query: &str) -> Option<(u32, u32)> {
     (start > 0).then_some((start, end))
 }
 
+/// Words that open a yes/no question about a state ("is the build ...").
+const STATE_QUESTION: &[&str] = &["is", "are", "has", "have", "did", "was", "were"];
+/// Words that say a job has ended.
+const COMPLETION: &[&str] =
+    &["finished", "finish", "done", "complete", "completed", "over", "exited", "ended", "through"];
+
+/// A question whether something has finished: "is the npm install finished",
+/// "has the reviewer agent completed", "did the build finish yet". Returns
+/// the subject's positions (between the opening word and the completion
+/// word): they say which job, not what to do; the request is to wait for it
+/// or read its status. Only an opening question counts, and the completion
+/// word must come within eight words of it.
+fn completion_question(words: &[Word]) -> Option<(u32, u32)> {
+    let skip = ["hey", "so", "ok", "okay", "and", "but", "quick", "question"];
+    let first = words.iter().position(|w| !skip.contains(&w.text.as_str()))?;
+    if !STATE_QUESTION.contains(&words[first].text.as_str()) {
+        return None;
+    }
+    let done = words[first + 1..].iter().take(8).position(|w| COMPLETION.contains(&w.text.as_str()))?;
+    (done > 0).then(|| (words[first].pos + 1, words[first + 1 + done].pos))
+}
+
 struct Content {
     raw: String,
     stem: String,
@@ -285,6 +307,7 @@ impl SearchIndex {
         let in_command = |w: &str| command.as_ref().is_some_and(|c| c.iter().any(|x| x == w));
         let relative = relative_clause(query);
         let payload = if p.w_payload < 1.0 { payload_span(query) } else { None };
+        let completion = if p.w_completion > 0.0 { completion_question(&words) } else { None };
         let mut content: Vec<Content> = Vec::with_capacity(words.len());
         let mut joined_known = false;
         for (i, w) in words.iter().enumerate() {
@@ -313,6 +336,7 @@ impl SearchIndex {
             } else if shape.scope_pos.is_some_and(|s| w.pos >= s)
                 || shape.purpose_pos.is_some_and(|e| w.pos > e)
                 || relative.is_some_and(|(a, b)| (a..b).contains(&w.pos))
+                || completion.is_some_and(|(a, b)| (a..b).contains(&w.pos))
             {
                 weight *= p.w_scope;
             }
@@ -367,6 +391,10 @@ impl SearchIndex {
             if !words.iter().any(|w| w.text == kind) {
                 add(&mut terms, self.term_id(&self.stem_word(kind)), p.w_value_kind);
             }
+        }
+        // "is X finished": a request to wait for X or read its status
+        if completion.is_some() && !words.iter().any(|w| w.text == "wait") {
+            add(&mut terms, self.term_id(&self.stem_word("wait")), p.w_completion);
         }
         // the kind of a command line: what a tool that runs one says it takes
         let mut command_kind = Vec::new();
