@@ -87,6 +87,9 @@ pub struct RankParams {
     /// Weight of the word `wait` added when a request asks whether something
     /// has finished ("is the npm install done"); 0 = the rule is off.
     pub w_completion: f32,
+    /// Weight of the word `name` added when a request looks a file up by its
+    /// name ("the file called routes", "where is package.json"); 0 = off.
+    pub w_file_name: f32,
     /// Weight of camelCase/digit pieces whose joined form is a known word.
     pub w_part: f32,
     /// Multiplicative bonus for the share of the name covered by the query.
@@ -154,6 +157,7 @@ impl Default for RankParams {
             w_file_read: 0.5,
             file_share: true,
             w_completion: 0.5,
+            w_file_name: 0.5,
             w_part: 0.3,
             coverage: 1.0,
             coverage_idf: 0.0,
@@ -204,6 +208,7 @@ impl RankParams {
             w_file_read: 0.0,
             file_share: false,
             w_completion: 0.0,
+            w_file_name: 0.0,
             w_part: 1.0,
             coverage: 0.0,
             coverage_idf: 0.0,
@@ -266,6 +271,7 @@ impl RankParams {
             "action_penalty" => &mut self.action_penalty,
             "sibling_penalty" => &mut self.sibling_penalty,
             "w_completion" => &mut self.w_completion,
+            "w_file_name" => &mut self.w_file_name,
             "stem" => {
                 self.stem = value != 0.0;
                 return Ok(());

@@ -227,6 +227,38 @@ fn completion_question(words: &[Word]) -> Option<(u32, u32)> {
     (done > 0).then(|| (words[first].pos + 1, words[first + 1 + done].pos))
 }
 
+/// Words that name the kind of thing looked up by its name.
+const FILE_WORDS: &[&str] = &["file", "files", "folder", "folders", "directory", "dir", "script", "module"];
+
+/// Words that ask where something is.
+const FIND_WORDS: &[&str] = &["find", "where", "wheres", "locate", "search", "look", "which", "path"];
+
+/// A request to find a file by its name: "the file called routes", "a
+/// folder named something like userctrl", "where is package.json". The
+/// request is about the name, not the contents: returns the position of the
+/// naming word (`called`, `named`; it says how the file is known, not what
+/// to do with it), or `u32::MAX` for a bare "where is FILE".
+fn file_name_lookup(words: &[Word]) -> Option<u32> {
+    // a lookup, not "make a folder named X"
+    let find = words.iter().any(|w| FIND_WORDS.contains(&w.text.as_str()));
+    let named = words.windows(2).find(|p| {
+        FILE_WORDS.contains(&p[0].text.as_str()) && (p[1].text == "called" || p[1].text == "named")
+    });
+    if let Some(p) = named.filter(|_| find) {
+        return Some(p[1].pos);
+    }
+    // "where is package.json": nothing but the file after the question
+    let first = words.iter().position(|w| w.text == "where" || w.text == "wheres")?;
+    if first > 2 {
+        return None;
+    }
+    let rest: Vec<&Word> = words[first + 1..]
+        .iter()
+        .filter(|w| !["is", "are", "s", "the", "my", "our", "that", "this"].contains(&w.text.as_str()))
+        .collect();
+    (!rest.is_empty() && rest.iter().all(|w| w.literal)).then_some(u32::MAX)
+}
+
 struct Content {
     raw: String,
     stem: String,
@@ -308,6 +340,7 @@ impl SearchIndex {
         let relative = relative_clause(query);
         let payload = if p.w_payload < 1.0 { payload_span(query) } else { None };
         let completion = if p.w_completion > 0.0 { completion_question(&words) } else { None };
+        let name_lookup = if p.w_file_name > 0.0 { file_name_lookup(&words) } else { None };
         let mut content: Vec<Content> = Vec::with_capacity(words.len());
         let mut joined_known = false;
         for (i, w) in words.iter().enumerate() {
@@ -316,6 +349,9 @@ impl SearchIndex {
                 || closes_filler(previous.map(|p| p.text.as_str()), &w.text)
                 || (w.placeholder && PLACEHOLDER_NOISE.contains(&w.text.as_str()))
             {
+                continue;
+            }
+            if name_lookup == Some(w.pos) {
                 continue;
             }
             let stem = self.stem_word(&w.text);
@@ -395,6 +431,10 @@ impl SearchIndex {
         // "is X finished": a request to wait for X or read its status
         if completion.is_some() && !words.iter().any(|w| w.text == "wait") {
             add(&mut terms, self.term_id(&self.stem_word("wait")), p.w_completion);
+        }
+        // "the file called X": a lookup by name
+        if name_lookup.is_some() && !words.iter().any(|w| w.text == "name") {
+            add(&mut terms, self.term_id(&self.stem_word("name")), p.w_file_name);
         }
         // the kind of a command line: what a tool that runs one says it takes
         let mut command_kind = Vec::new();
