@@ -114,11 +114,18 @@ pub(super) fn names_a_file(query: &str) -> bool {
         let ext_ok = (1..=8).contains(&ext.len())
             && ext.chars().all(|c| c.is_ascii_alphanumeric())
             && ext.chars().any(|c| c.is_ascii_alphabetic());
+        // `D.C.`, `A.D`, `U.S`: an abbreviation; `foodnetwork.com`: a site
+        if (stem.chars().count() == 1 && ext.len() == 1) || HOST_ENDINGS.contains(&ext.to_ascii_lowercase().as_str()) {
+            return false;
+        }
         // `.env`, `.gitignore`: a dotfile's whole name is its "extension"
         let stem_ok = stem.is_empty() || stem.chars().all(|c| c.is_alphanumeric() || "._-".contains(c));
         ext_ok && stem_ok && (stem.is_empty() || stem.chars().any(|c| c.is_alphanumeric()))
     })
 }
+
+/// Endings of a host name, not of a file (`example.com`, `python.org`).
+const HOST_ENDINGS: &[&str] = &["com", "org", "net", "io", "dev", "edu", "gov"];
 
 /// Words that ask to see what a named file says: "cat Cargo.toml", "what's
 /// inside package.json", "head of CHANGELOG.md". With a file named, the file
@@ -267,6 +274,25 @@ struct Content {
 }
 
 impl SearchIndex {
+    /// Per doc, whether its text has a word for the kind of value the request
+    /// carries (`url` for a URL, `github` for `#231`, `command` or `shell`
+    /// for a command line, `file` for a named file); `None` when the request
+    /// carries none. A tool without such a word takes no such argument.
+    pub fn value_kind_fit(&self, query: &str, docs: &[usize]) -> Option<Vec<bool>> {
+        let mut kinds: Vec<&str> = value_kinds(query);
+        let command = command_line(query).is_some();
+        if command {
+            kinds.extend(["command", "shell"]);
+        } else if names_a_file(query) {
+            kinds.push("file");
+        }
+        let terms: Vec<u32> = kinds.iter().filter_map(|k| self.term_id(&self.stem_word(k))).collect();
+        if terms.is_empty() {
+            return None;
+        }
+        Some(docs.iter().map(|&d| terms.iter().any(|&t| self.contains(t, d))).collect())
+    }
+
     fn term_id(&self, stem: &str) -> Option<u32> {
         self.terms.get(stem).copied()
     }

@@ -151,7 +151,7 @@ impl SearchIndex {
     }
 
     /// Whether `doc` has a posting for `term` (postings are in doc order).
-    fn contains(&self, term: u32, doc: usize) -> bool {
+    pub(super) fn contains(&self, term: u32, doc: usize) -> bool {
         self.postings[term as usize].binary_search_by_key(&(doc as u32), |p| p.doc).is_ok()
     }
 
