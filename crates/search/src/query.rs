@@ -248,9 +248,9 @@ const FIND_WORDS: &[&str] = &["find", "where", "wheres", "locate", "search", "lo
 fn file_name_lookup(words: &[Word]) -> Option<u32> {
     // a lookup, not "make a folder named X"
     let find = words.iter().any(|w| FIND_WORDS.contains(&w.text.as_str()));
-    let named = words.windows(2).find(|p| {
-        FILE_WORDS.contains(&p[0].text.as_str()) && (p[1].text == "called" || p[1].text == "named")
-    });
+    let named = words
+        .windows(2)
+        .find(|p| FILE_WORDS.contains(&p[0].text.as_str()) && (p[1].text == "called" || p[1].text == "named"));
     if let Some(p) = named.filter(|_| find) {
         return Some(p[1].pos);
     }

@@ -93,7 +93,8 @@ fn a_question_whether_a_job_finished_asks_to_wait_for_it() {
         doc("shell_wait", "Wait for a background command: its new output and whether it finished."),
     ]);
     assert_eq!(top(&idx, "is the npm install finished"), "shell_wait");
-    let off = SearchIndex::build_with(idx.docs().to_vec(), crate::RankParams { w_completion: 0.0, ..Default::default() });
+    let off =
+        SearchIndex::build_with(idx.docs().to_vec(), crate::RankParams { w_completion: 0.0, ..Default::default() });
     assert_eq!(top(&off, "is the npm install finished"), "shell_run");
 }
 
@@ -115,7 +116,8 @@ fn a_file_looked_up_by_its_name_asks_for_a_name_search() {
         doc("grep_files", "Search file contents for a pattern: where is this function called."),
     ]);
     assert_eq!(top(&idx, "find the file called routes"), "file_search");
-    let off = SearchIndex::build_with(idx.docs().to_vec(), crate::RankParams { w_file_name: 0.0, ..Default::default() });
+    let off =
+        SearchIndex::build_with(idx.docs().to_vec(), crate::RankParams { w_file_name: 0.0, ..Default::default() });
     assert_eq!(top(&off, "find the file called routes"), "grep_files");
 }
 
