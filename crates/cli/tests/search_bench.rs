@@ -141,31 +141,41 @@ fn native_daily_sets_lexical_and_fused_floors() {
 // clauses; debug build with quiver-search at opt-level 3, same rankings):
 // dev lexical 0.889 / 0.988 / 0.929, fused 0.951 / 1.000 / 0.972; each floor
 // that less two queries. Session 32: lexical 0.901 / 0.988 / 0.936 (fused
-// unchanged); the lexical floor raised to that less one query.
-const DAILY_DEV_FLOOR_LEXICAL: (f64, f64, f64) = (0.88, 0.97, 0.92);
-const DAILY_DEV_FLOOR_FUSED: (f64, f64, f64) = (0.92, 0.97, 0.95);
+// unchanged); the lexical floor raised to that less one query. Session 33
+// (sibling penalty, completion questions, file-name lookups, value kinds in
+// fusion): lexical 0.914 / 0.988 / 0.943, fused 0.963 / 1.000 / 0.978; each
+// floor that less about one query.
+const DAILY_DEV_FLOOR_LEXICAL: (f64, f64, f64) = (0.90, 0.97, 0.93);
+const DAILY_DEV_FLOOR_FUSED: (f64, f64, f64) = (0.95, 0.98, 0.96);
 // The second everyday dev set (native-daily-dev2.jsonl, 166 requests, session
 // 31): before the session's rules lexical 0.753 / 0.928, fused 0.813 / 0.964;
 // after them lexical 0.795 / 0.982 / 0.871, fused 0.855 / 0.988 / 0.911. Each
 // floor is that less two queries. Session 32 (payload after a colon, camelCase
 // and scheme-less URL literals, phrasal verbs): lexical 0.807 / 0.982 /
 // 0.880, fused 0.867 / 0.988 / 0.920; raised to that less one query.
-const DAILY_DEV2_FLOOR_LEXICAL: (f64, f64, f64) = (0.80, 0.975, 0.87);
-const DAILY_DEV2_FLOOR_FUSED: (f64, f64, f64) = (0.86, 0.975, 0.91);
+// Session 33: lexical 0.837 / 0.982 / 0.899, fused 0.904 / 0.988 / 0.940;
+// raised to that less about one query.
+const DAILY_DEV2_FLOOR_LEXICAL: (f64, f64, f64) = (0.83, 0.975, 0.89);
+const DAILY_DEV2_FLOOR_FUSED: (f64, f64, f64) = (0.895, 0.98, 0.93);
 // The third everyday dev set (native-daily-dev3.jsonl, 160 requests written
 // blind from the tools' names and one-line descriptions, session 32): before
 // the session's rules lexical 0.831 / 0.981, fused 0.856 / 0.988; after them
 // lexical 0.856 / 0.981 / 0.906, fused 0.881 / 0.988 / 0.930. Each floor is
 // that less two queries.
-const DAILY_DEV3_FLOOR_LEXICAL: (f64, f64, f64) = (0.84, 0.96, 0.88);
-const DAILY_DEV3_FLOOR_FUSED: (f64, f64, f64) = (0.86, 0.97, 0.91);
+// Session 33: lexical 0.856 / 0.988 / 0.909, fused 0.887 / 0.988 / 0.932;
+// raised to that less one or two queries.
+const DAILY_DEV3_FLOOR_LEXICAL: (f64, f64, f64) = (0.845, 0.98, 0.90);
+const DAILY_DEV3_FLOOR_FUSED: (f64, f64, f64) = (0.875, 0.98, 0.92);
 // Check half, session 31 (measured once, after the last change): lexical
 // 0.786 / 0.964 / 0.857, fused 0.821 / 0.976 / 0.889. Top-5 and MRR floors
 // raised to that less about two queries; the top-1 floors stay (0.77, 0.80).
 // Session 32 (measured once, after the last change): lexical 0.810 / 0.964 /
 // 0.871, fused 0.845 / 0.976 / 0.903; each floor that less one query.
+// Session 33 (once, after the last change): lexical unchanged, fused 0.833 /
+// 0.976 / 0.897 (one query fewer at top-1 than session 32); the fused top-1
+// and MRR floors set to that less one query.
 const DAILY_CHECK_FLOOR_LEXICAL: (f64, f64, f64) = (0.79, 0.95, 0.86);
-const DAILY_CHECK_FLOOR_FUSED: (f64, f64, f64) = (0.83, 0.96, 0.89);
+const DAILY_CHECK_FLOOR_FUSED: (f64, f64, f64) = (0.82, 0.96, 0.885);
 
 /// Phrasings are search text: a manifest laid over the built-in one (bench
 /// `--manifest`) changes what finds a tool, and none of it reaches the catalog.

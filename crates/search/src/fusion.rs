@@ -66,6 +66,10 @@ pub struct FusionParams {
     /// the semantic list counts nearly in full, its middle much less (cosines
     /// of unrelated tools crowd just under the best ones).
     pub semantic_pow: f32,
+    /// A semantic match counts this much when the request carries a value
+    /// (a URL, a named file, a command line) and the tool's text has no word
+    /// for that kind of value: it takes no such argument (1 = off).
+    pub kind_miss: f32,
 }
 
 impl Default for FusionParams {
@@ -79,6 +83,7 @@ impl Default for FusionParams {
             share_pow: 0.25,
             share_lean: 1.5,
             semantic_pow: 1.5,
+            kind_miss: 0.5,
         }
     }
 }
@@ -94,6 +99,7 @@ impl FusionParams {
             "share_pow" => self.share_pow = value,
             "share_lean" => self.share_lean = value,
             "semantic_pow" => self.semantic_pow = value,
+            "kind_miss" => self.kind_miss = value,
             "rrf" => self.method = if value > 0.0 { FusionMethod::Rrf } else { FusionMethod::Score },
             "learned" => self.method = if value > 0.0 { FusionMethod::Learned } else { FusionMethod::Score },
             _ => return Err(format!("unknown fusion parameter {key:?}")),
@@ -168,11 +174,17 @@ pub fn fuse(
             } else {
                 params.w_semantic
             };
+            let fit = if params.kind_miss < 1.0 {
+                index.value_kind_fit(query, &sem.iter().map(|h| h.doc).collect::<Vec<_>>())
+            } else {
+                None
+            };
             if let (Some(best), Some(floor)) = (sem.first(), sem.last()) {
                 let span = best.score - floor.score;
-                for h in &sem {
+                for (i, h) in sem.iter().enumerate() {
                     let s = if span > 0.0 { (h.score - floor.score) / span } else { 1.0 };
-                    fused[h.doc] += w_semantic * s.powf(params.semantic_pow);
+                    let kind = if fit.as_ref().is_some_and(|f| !f[i]) { params.kind_miss } else { 1.0 };
+                    fused[h.doc] += kind * w_semantic * s.powf(params.semantic_pow);
                     seen[h.doc] = true;
                 }
             }

@@ -135,3 +135,25 @@ fn fusion_params_set_by_name() {
     assert!(p.set("nope", 1.0).is_err());
     assert_eq!(Ranking::Fused.as_str(), "fused");
 }
+
+#[test]
+fn a_semantic_match_counts_less_when_the_tool_takes_no_value_of_the_requests_kind() {
+    let idx = SearchIndex::build(vec![
+        SearchDoc { name: "edit_file".into(), description: "Replace text in a file.".into(), ..SearchDoc::default() },
+        SearchDoc { name: "configure".into(), description: "Set the runtime timeout.".into(), ..SearchDoc::default() },
+    ]);
+    let q = "bump the timeout in settings.py";
+    let lexical = idx.search(q, 30, &|_| true);
+    // meaning prefers the tool without a file
+    let semantic = [0.50, 0.60];
+    let p = FusionParams { pool: 2, ..FusionParams::default() };
+    let score = |p: &FusionParams, d: usize| {
+        fuse(&idx, q, &lexical, &semantic, p, 2, &|_| true).iter().find(|h| h.doc == d).map_or(0.0, |h| h.score)
+    };
+    let off = FusionParams { kind_miss: 1.0, ..p };
+    assert!(score(&p, 1) < score(&off, 1), "{} {}", score(&p, 1), score(&off, 1));
+    assert_eq!(score(&p, 0), score(&off, 0));
+    // no value in the request: no change
+    assert_eq!(idx.value_kind_fit("bump the timeout", &[0, 1]), None);
+    assert_eq!(idx.value_kind_fit(q, &[0, 1]), Some(vec![true, false]));
+}

@@ -81,6 +81,10 @@ pub struct SearchIndex {
     pub(super) name_terms: Vec<Vec<u32>>,
     /// action classes (bitmask) of the verbs in each doc's name
     pub(super) name_action: Vec<u8>,
+    /// per doc, the action classes of its family: the tools of its server
+    /// whose names have the same words besides the verbs (`automation_create`,
+    /// `automation_resume`, `automation_pause`)
+    pub(super) family_action: Vec<u8>,
     /// IDF of each term computed over names only
     pub(super) name_idf: Vec<f32>,
     /// adjacent stemmed term pairs in name/description -> docs (sorted, unique)
@@ -322,6 +326,7 @@ impl SearchIndex {
         let mut doc_terms: Vec<[Vec<u32>; NFIELDS]> = Vec::with_capacity(docs.len());
         let mut name_terms = Vec::with_capacity(docs.len());
         let mut name_action = Vec::with_capacity(docs.len());
+        let mut family_key: Vec<Option<(Option<&str>, Vec<String>)>> = Vec::with_capacity(docs.len());
         let mut bigrams: HashMap<(u32, u32), Vec<u32>> = HashMap::new();
         for (d, fields) in per_doc.iter().enumerate() {
             let mut ids: [Vec<u32>; NFIELDS] = Default::default();
@@ -367,6 +372,12 @@ impl SearchIndex {
                 action |= leading_actions(first_sentence(&docs[d].description), &stemmer, &thesaurus);
             }
             name_action.push(action);
+            let object: Vec<String> = fields[Field::Name as usize]
+                .iter()
+                .map(|w| stemmer.stem(&w.text))
+                .filter(|s| thesaurus.action(s) == 0)
+                .collect();
+            family_key.push((action != 0 && !object.is_empty()).then(|| (docs[d].server.as_deref(), object)));
             let mut nt = ids[Field::Name as usize].clone();
             nt.sort_unstable();
             nt.dedup();
@@ -471,6 +482,17 @@ impl SearchIndex {
             name_rank[d] = r as u32;
         }
 
+        let mut families: HashMap<&(Option<&str>, Vec<String>), u8> = HashMap::new();
+        for (key, &action) in family_key.iter().zip(&name_action) {
+            if let Some(k) = key {
+                *families.entry(k).or_insert(0) |= action;
+            }
+        }
+        let family_action: Vec<u8> =
+            family_key.iter().map(|k| k.as_ref().and_then(|k| families.get(k)).copied().unwrap_or(0)).collect();
+        drop(families);
+        drop(family_key);
+
         SearchIndex {
             docs,
             params,
@@ -484,6 +506,7 @@ impl SearchIndex {
             idf,
             name_terms,
             name_action,
+            family_action,
             name_idf,
             bigrams,
             name_rank,

@@ -84,6 +84,12 @@ pub struct RankParams {
     /// A tool with the word `file` accounts for a named file's words in the
     /// match share (`SearchIndex::match_share`).
     pub file_share: bool,
+    /// Weight of the word `wait` added when a request asks whether something
+    /// has finished ("is the npm install done"); 0 = the rule is off.
+    pub w_completion: f32,
+    /// Weight of the word `name` added when a request looks a file up by its
+    /// name ("the file called routes", "where is package.json"); 0 = off.
+    pub w_file_name: f32,
     /// Weight of camelCase/digit pieces whose joined form is a known word.
     pub w_part: f32,
     /// Multiplicative bonus for the share of the name covered by the query.
@@ -106,6 +112,9 @@ pub struct RankParams {
     pub w_intent: f32,
     /// Factor for tools whose name verb disagrees with the request's verb.
     pub action_penalty: f32,
+    /// Further factor when a sibling of the tool (same server, same name
+    /// words besides the verb) has a name verb that agrees with the request's.
+    pub sibling_penalty: f32,
     /// Additive bonus for name-IDF mass of matched name terms.
     pub name_bonus: f32,
     /// Bonus per adjacent query word pair found adjacent in name/description.
@@ -147,6 +156,8 @@ impl Default for RankParams {
             w_command_kind: 0.7,
             w_file_read: 0.5,
             file_share: true,
+            w_completion: 0.5,
+            w_file_name: 0.5,
             w_part: 0.3,
             coverage: 1.0,
             coverage_idf: 0.0,
@@ -157,6 +168,7 @@ impl Default for RankParams {
             w_intent: 1.0,
             w_opener: 0.5,
             action_penalty: 0.75,
+            sibling_penalty: 0.65,
             name_bonus: 1.0,
             bigram: 0.3,
             bigram_gap: 2.0,
@@ -195,6 +207,8 @@ impl RankParams {
             w_command_kind: 0.0,
             w_file_read: 0.0,
             file_share: false,
+            w_completion: 0.0,
+            w_file_name: 0.0,
             w_part: 1.0,
             coverage: 0.0,
             coverage_idf: 0.0,
@@ -205,6 +219,7 @@ impl RankParams {
             w_intent: 0.0,
             w_opener: 1.0,
             action_penalty: 1.0,
+            sibling_penalty: 1.0,
             name_bonus: 0.0,
             bigram: 0.0,
             bigram_gap: 1.0,
@@ -254,6 +269,9 @@ impl RankParams {
             "boiler_share" => &mut self.boiler_share,
             "share_pow" => &mut self.share_pow,
             "action_penalty" => &mut self.action_penalty,
+            "sibling_penalty" => &mut self.sibling_penalty,
+            "w_completion" => &mut self.w_completion,
+            "w_file_name" => &mut self.w_file_name,
             "stem" => {
                 self.stem = value != 0.0;
                 return Ok(());

@@ -114,11 +114,18 @@ pub(super) fn names_a_file(query: &str) -> bool {
         let ext_ok = (1..=8).contains(&ext.len())
             && ext.chars().all(|c| c.is_ascii_alphanumeric())
             && ext.chars().any(|c| c.is_ascii_alphabetic());
+        // `D.C.`, `A.D`, `U.S`: an abbreviation; `foodnetwork.com`: a site
+        if (stem.chars().count() == 1 && ext.len() == 1) || HOST_ENDINGS.contains(&ext.to_ascii_lowercase().as_str()) {
+            return false;
+        }
         // `.env`, `.gitignore`: a dotfile's whole name is its "extension"
         let stem_ok = stem.is_empty() || stem.chars().all(|c| c.is_alphanumeric() || "._-".contains(c));
         ext_ok && stem_ok && (stem.is_empty() || stem.chars().any(|c| c.is_alphanumeric()))
     })
 }
+
+/// Endings of a host name, not of a file (`example.com`, `python.org`).
+const HOST_ENDINGS: &[&str] = &["com", "org", "net", "io", "dev", "edu", "gov"];
 
 /// Words that ask to see what a named file says: "cat Cargo.toml", "what's
 /// inside package.json", "head of CHANGELOG.md". With a file named, the file
@@ -205,6 +212,60 @@ fn payload_span(query: &str) -> Option<(u32, u32)> {
     (start > 0).then_some((start, end))
 }
 
+/// Words that open a yes/no question about a state ("is the build ...").
+const STATE_QUESTION: &[&str] = &["is", "are", "has", "have", "did", "was", "were"];
+/// Words that say a job has ended.
+const COMPLETION: &[&str] =
+    &["finished", "finish", "done", "complete", "completed", "over", "exited", "ended", "through"];
+
+/// A question whether something has finished: "is the npm install finished",
+/// "has the reviewer agent completed", "did the build finish yet". Returns
+/// the subject's positions (between the opening word and the completion
+/// word): they say which job, not what to do; the request is to wait for it
+/// or read its status. Only an opening question counts, and the completion
+/// word must come within eight words of it.
+fn completion_question(words: &[Word]) -> Option<(u32, u32)> {
+    let skip = ["hey", "so", "ok", "okay", "and", "but", "quick", "question"];
+    let first = words.iter().position(|w| !skip.contains(&w.text.as_str()))?;
+    if !STATE_QUESTION.contains(&words[first].text.as_str()) {
+        return None;
+    }
+    let done = words[first + 1..].iter().take(8).position(|w| COMPLETION.contains(&w.text.as_str()))?;
+    (done > 0).then(|| (words[first].pos + 1, words[first + 1 + done].pos))
+}
+
+/// Words that name the kind of thing looked up by its name.
+const FILE_WORDS: &[&str] = &["file", "files", "folder", "folders", "directory", "dir", "script", "module"];
+
+/// Words that ask where something is.
+const FIND_WORDS: &[&str] = &["find", "where", "wheres", "locate", "search", "look", "which", "path"];
+
+/// A request to find a file by its name: "the file called routes", "a
+/// folder named something like userctrl", "where is package.json". The
+/// request is about the name, not the contents: returns the position of the
+/// naming word (`called`, `named`; it says how the file is known, not what
+/// to do with it), or `u32::MAX` for a bare "where is FILE".
+fn file_name_lookup(words: &[Word]) -> Option<u32> {
+    // a lookup, not "make a folder named X"
+    let find = words.iter().any(|w| FIND_WORDS.contains(&w.text.as_str()));
+    let named = words
+        .windows(2)
+        .find(|p| FILE_WORDS.contains(&p[0].text.as_str()) && (p[1].text == "called" || p[1].text == "named"));
+    if let Some(p) = named.filter(|_| find) {
+        return Some(p[1].pos);
+    }
+    // "where is package.json": nothing but the file after the question
+    let first = words.iter().position(|w| w.text == "where" || w.text == "wheres")?;
+    if first > 2 {
+        return None;
+    }
+    let rest: Vec<&Word> = words[first + 1..]
+        .iter()
+        .filter(|w| !["is", "are", "s", "the", "my", "our", "that", "this"].contains(&w.text.as_str()))
+        .collect();
+    (!rest.is_empty() && rest.iter().all(|w| w.literal)).then_some(u32::MAX)
+}
+
 struct Content {
     raw: String,
     stem: String,
@@ -213,6 +274,25 @@ struct Content {
 }
 
 impl SearchIndex {
+    /// Per doc, whether its text has a word for the kind of value the request
+    /// carries (`url` for a URL, `github` for `#231`, `command` or `shell`
+    /// for a command line, `file` for a named file); `None` when the request
+    /// carries none. A tool without such a word takes no such argument.
+    pub fn value_kind_fit(&self, query: &str, docs: &[usize]) -> Option<Vec<bool>> {
+        let mut kinds: Vec<&str> = value_kinds(query);
+        let command = command_line(query).is_some();
+        if command {
+            kinds.extend(["command", "shell"]);
+        } else if names_a_file(query) {
+            kinds.push("file");
+        }
+        let terms: Vec<u32> = kinds.iter().filter_map(|k| self.term_id(&self.stem_word(k))).collect();
+        if terms.is_empty() {
+            return None;
+        }
+        Some(docs.iter().map(|&d| terms.iter().any(|&t| self.contains(t, d))).collect())
+    }
+
     fn term_id(&self, stem: &str) -> Option<u32> {
         self.terms.get(stem).copied()
     }
@@ -285,6 +365,8 @@ impl SearchIndex {
         let in_command = |w: &str| command.as_ref().is_some_and(|c| c.iter().any(|x| x == w));
         let relative = relative_clause(query);
         let payload = if p.w_payload < 1.0 { payload_span(query) } else { None };
+        let completion = if p.w_completion > 0.0 { completion_question(&words) } else { None };
+        let name_lookup = if p.w_file_name > 0.0 { file_name_lookup(&words) } else { None };
         let mut content: Vec<Content> = Vec::with_capacity(words.len());
         let mut joined_known = false;
         for (i, w) in words.iter().enumerate() {
@@ -293,6 +375,9 @@ impl SearchIndex {
                 || closes_filler(previous.map(|p| p.text.as_str()), &w.text)
                 || (w.placeholder && PLACEHOLDER_NOISE.contains(&w.text.as_str()))
             {
+                continue;
+            }
+            if name_lookup == Some(w.pos) {
                 continue;
             }
             let stem = self.stem_word(&w.text);
@@ -313,6 +398,7 @@ impl SearchIndex {
             } else if shape.scope_pos.is_some_and(|s| w.pos >= s)
                 || shape.purpose_pos.is_some_and(|e| w.pos > e)
                 || relative.is_some_and(|(a, b)| (a..b).contains(&w.pos))
+                || completion.is_some_and(|(a, b)| (a..b).contains(&w.pos))
             {
                 weight *= p.w_scope;
             }
@@ -367,6 +453,14 @@ impl SearchIndex {
             if !words.iter().any(|w| w.text == kind) {
                 add(&mut terms, self.term_id(&self.stem_word(kind)), p.w_value_kind);
             }
+        }
+        // "is X finished": a request to wait for X or read its status
+        if completion.is_some() && !words.iter().any(|w| w.text == "wait") {
+            add(&mut terms, self.term_id(&self.stem_word("wait")), p.w_completion);
+        }
+        // "the file called X": a lookup by name
+        if name_lookup.is_some() && !words.iter().any(|w| w.text == "name") {
+            add(&mut terms, self.term_id(&self.stem_word("name")), p.w_file_name);
         }
         // the kind of a command line: what a tool that runs one says it takes
         let mut command_kind = Vec::new();

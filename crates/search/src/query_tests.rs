@@ -74,3 +74,58 @@ fn an_opening_phrasal_verb_counts_by_its_meaning() {
     let off = SearchIndex::build_with(idx.docs().to_vec(), crate::RankParams { w_phrasal: 1.0, ..Default::default() });
     assert!(lead(&idx) > lead(&off), "{} {}", lead(&idx), lead(&off));
 }
+
+#[test]
+fn a_question_whether_a_job_finished_asks_to_wait_for_it() {
+    let words = |q: &str| {
+        let mut w = Vec::new();
+        crate::tokenize::split_words(q, &mut w);
+        w
+    };
+    // "npm install" is words 2-3, between "is" and "finished"
+    assert_eq!(super::completion_question(&words("is the npm install finished")), Some((1, 4)));
+    assert!(super::completion_question(&words("has the build completed?")).is_some());
+    for q in ["finish the report", "is it raining", "what is done in this file", "is finished"] {
+        assert_eq!(super::completion_question(&words(q)), None, "{q}");
+    }
+    let idx = SearchIndex::build(vec![
+        doc("shell_run", "Run a shell command: npm install, make, cargo build."),
+        doc("shell_wait", "Wait for a background command: its new output and whether it finished."),
+    ]);
+    assert_eq!(top(&idx, "is the npm install finished"), "shell_wait");
+    let off =
+        SearchIndex::build_with(idx.docs().to_vec(), crate::RankParams { w_completion: 0.0, ..Default::default() });
+    assert_eq!(top(&off, "is the npm install finished"), "shell_run");
+}
+
+#[test]
+fn a_file_looked_up_by_its_name_asks_for_a_name_search() {
+    let words = |q: &str| {
+        let mut w = Vec::new();
+        crate::tokenize::split_words(q, &mut w);
+        w
+    };
+    assert!(super::file_name_lookup(&words("find the file called routes something")).is_some());
+    assert_eq!(super::file_name_lookup(&words("where is package.json")), Some(u32::MAX));
+    // making a folder with a name, or asking where a name is used, is not
+    for q in ["set up a new directory named Projects", "where is parse_args called in main.rs", "where do we log"] {
+        assert_eq!(super::file_name_lookup(&words(q)), None, "{q}");
+    }
+    let idx = SearchIndex::build(vec![
+        doc("file_search", "Find files by fuzzy name match."),
+        doc("grep_files", "Search file contents for a pattern: where is this function called."),
+    ]);
+    assert_eq!(top(&idx, "find the file called routes"), "file_search");
+    let off =
+        SearchIndex::build_with(idx.docs().to_vec(), crate::RankParams { w_file_name: 0.0, ..Default::default() });
+    assert_eq!(top(&off, "find the file called routes"), "grep_files");
+}
+
+#[test]
+fn abbreviations_and_host_names_are_not_files() {
+    for q in ["the distance to Washington, D.C. in miles", "from 100 A.D to 1500", "the recipe from Foodnetwork.com"] {
+        assert!(!names_a_file(q), "{q}");
+    }
+    assert!(names_a_file("open a.out"));
+    assert!(names_a_file("edit src/main.c"));
+}

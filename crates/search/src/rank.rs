@@ -73,6 +73,11 @@ impl SearchIndex {
                 let action = self.name_action[d];
                 if plan.action != 0 && action != 0 && plan.action & action == 0 {
                     score *= p.action_penalty;
+                    // a sibling does what the request says: this one is the
+                    // family's wrong verb, not merely another verb
+                    if self.family_action[d] & plan.action != 0 {
+                        score *= p.sibling_penalty;
+                    }
                 }
                 if let Some(&mask) = found.get(d) {
                     // a doc reached only by implied terms (the shape's `list`)
@@ -146,7 +151,7 @@ impl SearchIndex {
     }
 
     /// Whether `doc` has a posting for `term` (postings are in doc order).
-    fn contains(&self, term: u32, doc: usize) -> bool {
+    pub(super) fn contains(&self, term: u32, doc: usize) -> bool {
         self.postings[term as usize].binary_search_by_key(&(doc as u32), |p| p.doc).is_ok()
     }
 

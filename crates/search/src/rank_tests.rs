@@ -244,3 +244,19 @@ fn a_file_name_in_the_request_counts_as_the_word_file() {
     let off = SearchIndex::build_with(docs, RankParams { w_file_kind: 0.0, ..RankParams::default() });
     assert!(off.search("Cargo.toml please", 5, &|_| true).is_empty());
 }
+
+#[test]
+fn a_sibling_that_does_what_the_request_says_outranks_the_familys_other_verbs() {
+    let docs = vec![
+        doc("automation_create", "Create a scheduled automation: a weekly digest, a nightly report."),
+        doc("automation_resume", "Resume a paused automation."),
+        doc("cache_delete", "Delete the build cache."),
+    ];
+    let idx = SearchIndex::build(docs.clone());
+    assert_eq!(top(&idx, "unpause the weekly digest"), "automation_resume");
+    // the family's create tool is penalised, a tool of another family is not
+    assert_ne!(idx.family_action[0] & idx.name_action[1], 0);
+    assert_eq!(idx.family_action[2], idx.name_action[2]);
+    let off = SearchIndex::build_with(docs, RankParams { sibling_penalty: 1.0, ..RankParams::default() });
+    assert_eq!(top(&off, "unpause the weekly digest"), "automation_create");
+}
