@@ -172,10 +172,11 @@ const DAILY_DEV3_FLOOR_FUSED: (f64, f64, f64) = (0.875, 0.98, 0.92);
 // Session 32 (measured once, after the last change): lexical 0.810 / 0.964 /
 // 0.871, fused 0.845 / 0.976 / 0.903; each floor that less one query.
 // Session 33 (once, after the last change): lexical unchanged, fused 0.833 /
-// 0.976 / 0.897 (one query fewer at top-1 than session 32); the fused top-1
-// and MRR floors set to that less one query.
+// 0.976 / 0.897 (one query fewer at top-1 than session 32). The floors stay
+// where they were (the measurement is deterministic, and a check set's floor
+// is not lowered to let a change through).
 const DAILY_CHECK_FLOOR_LEXICAL: (f64, f64, f64) = (0.79, 0.95, 0.86);
-const DAILY_CHECK_FLOOR_FUSED: (f64, f64, f64) = (0.82, 0.96, 0.885);
+const DAILY_CHECK_FLOOR_FUSED: (f64, f64, f64) = (0.83, 0.96, 0.89);
 
 /// Phrasings are search text: a manifest laid over the built-in one (bench
 /// `--manifest`) changes what finds a tool, and none of it reaches the catalog.
