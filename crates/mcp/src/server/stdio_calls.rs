@@ -41,7 +41,7 @@ use super::handler::RelayRoute;
 
 /// What goes to the client for a call.
 pub(crate) enum Reply {
-    Message(TxJsonRpcMessage<RoleServer>),
+    Message(Box<TxJsonRpcMessage<RoleServer>>),
     /// A result as a downstream server wrote it (the `result` member's text).
     Result {
         id: RequestId,
@@ -169,7 +169,9 @@ impl DirectCalls {
             };
             let reply = match server.relayed_result(&name, outcome, &context, &route).await {
                 Ok(text) => Reply::Result { id: id.clone(), text },
-                Err(result) => Reply::Message(JsonRpcMessage::response(as_rmcp_answers(result, &context), id.clone())),
+                Err(result) => {
+                    Reply::Message(Box::new(JsonRpcMessage::response(as_rmcp_answers(result, &context), id.clone())))
+                }
             };
             // A call cancelled meanwhile gets no answer (the client stopped waiting for it).
             if lock(&calls.in_flight).remove(&id).is_some() {
@@ -197,7 +199,7 @@ impl DirectCalls {
             let cancelled = lock(&calls.in_flight).remove(&id).is_none();
             // A cancelled call gets no answer (the client stopped waiting for it).
             if !cancelled {
-                respond(Reply::Message(answer)).await;
+                respond(Reply::Message(Box::new(answer))).await;
             }
         }));
     }
