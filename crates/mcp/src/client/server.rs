@@ -578,6 +578,14 @@ impl ServerHandle {
     }
 }
 
+/// A directly exposed server's live stdio session, for calls relayed as
+/// the client wrote them (see `QuiverServer::relay_route`).
+pub(crate) struct RelayRoute {
+    pub server: Arc<ServerHandle>,
+    pub conn: Arc<Connection>,
+    pub lane: Arc<RawLane>,
+}
+
 /// `tools/list` (all pages), cleaned up: a server may send anything, and what
 /// it sends ends up in quiver's registry and search index. A direct server's
 /// schemas keep their `$schema` dialect: its client sees them as sent.

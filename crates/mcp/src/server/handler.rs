@@ -22,6 +22,7 @@ use super::approver::ElicitationApprover;
 use super::convert;
 use super::passthrough::Passthrough;
 use crate::client::McpManager;
+use crate::client::server::RelayRoute;
 
 /// What every session of one `quiver mcp serve` shares: the engine (or the
 /// host that rebuilds it when a downstream tool list changes), the workspace
@@ -313,14 +314,6 @@ impl QuiverServer {
             tracing::debug!(error = %e, "could not send tools/list_changed");
         }
     }
-}
-
-/// A directly exposed server's live stdio session, for calls relayed as
-/// the client wrote them (see [`QuiverServer::relay_route`]).
-pub(crate) struct RelayRoute {
-    pub server: Arc<crate::client::ServerHandle>,
-    pub conn: Arc<crate::client::connect::Connection>,
-    pub lane: Arc<crate::client::child_lane::RawLane>,
 }
 
 /// Plain bookkeeping, consistent between statements: a panic elsewhere must

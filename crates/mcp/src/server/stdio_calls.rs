@@ -37,7 +37,7 @@ use serde_json::value::RawValue;
 use tokio_util::sync::CancellationToken;
 
 use super::QuiverServer;
-use super::handler::RelayRoute;
+use crate::client::server::RelayRoute;
 
 /// What goes to the client for a call.
 pub(crate) enum Reply {
