@@ -232,7 +232,7 @@ impl QuiverServer {
     }
 
     /// What the client gets for a call relayed on `route`: the server's text
-    /// as it wrote it when it is too small to spill (`Ok(Some)`), else the
+    /// as it wrote it when it is too small to spill (`Ok`), else (`Err`) the
     /// result dispatch would have made of the same outcome.
     pub(crate) async fn relayed_result(
         &self,
@@ -242,8 +242,9 @@ impl QuiverServer {
         route: &RelayRoute,
     ) -> Result<Arc<String>, rmcp::model::CallToolResult> {
         let text = match outcome {
-            // Every rendering of a block is shorter than its JSON: a result
-            // under half the threshold cannot be spilled or cut.
+            // What spilling measures (a block's text, a short placeholder for
+            // binary data, structured content) is no longer than the result's
+            // JSON: a result under half the threshold is never spilled or cut.
             Ok(text)
                 if text.len() * 2 <= self.session.state::<quiver_engine::spill::SpillStore>().threshold_bytes() =>
             {
