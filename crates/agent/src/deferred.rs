@@ -176,12 +176,7 @@ pub fn reference_note(content: &str) -> String {
 /// how many matches it did not load. `None` when the result is not a
 /// search's JSON.
 pub fn unloaded_matches(content: &str, loaded: &[String]) -> Option<(usize, String)> {
-    let parsed = serde_json::from_str::<Value>(content).ok()?;
-    // The engine's port wraps a result with metadata as `{content, is_error, metadata}`.
-    let search = match parsed.get("content") {
-        Some(inner @ Value::Object(_)) => inner,
-        _ => &parsed,
-    };
+    let search = search_json(content)?;
     let matches = search.get("matches")?.as_array()?;
     let rest: Vec<Value> = matches
         .iter()
@@ -195,6 +190,17 @@ pub fn unloaded_matches(content: &str, loaded: &[String]) -> Option<(usize, Stri
         out.insert("nextInstruction".into(), next.clone());
     }
     Some((count, quiver_engine::canonical::to_string(&Value::Object(out))))
+}
+
+/// A search result's JSON object, parsed from a tool message's text; `None`
+/// when the text is not JSON. The engine's port wraps a result with metadata
+/// as `{content, is_error, metadata}`: the search is then its `content`.
+pub fn search_json(content: &str) -> Option<Value> {
+    let mut parsed = serde_json::from_str::<Value>(content).ok()?;
+    match parsed.get_mut("content") {
+        Some(inner @ Value::Object(_)) => Some(inner.take()),
+        _ => Some(parsed),
+    }
 }
 
 #[cfg(test)]

@@ -58,12 +58,7 @@ pub const LINE_CHARS: usize = 80;
 /// `None` when it has nothing to say (every match loaded, `omit` with no
 /// missing names or notes) or `content` is not a search's JSON.
 pub fn note(content: &str, loaded: &[String], mode: UnloadedMatches) -> Option<String> {
-    let parsed = serde_json::from_str::<Value>(content).ok()?;
-    // The engine's port wraps a result with metadata as `{content, is_error, metadata}`.
-    let search = match parsed.get("content") {
-        Some(inner @ Value::Object(_)) => inner,
-        _ => &parsed,
-    };
+    let search = crate::deferred::search_json(content)?;
     let matches = search.get("matches")?.as_array()?;
     let rest: Vec<(&str, &str)> = matches
         .iter()
