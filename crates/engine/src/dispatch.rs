@@ -123,11 +123,18 @@ impl Engine {
     /// dispatch would hand it to the tool unchanged and ask nobody: the name
     /// is the tool's own (no alias, nothing deprecated), the arguments are an
     /// object with no `null` to drop and pass the schema, the mode allows the
-    /// tool outright, and calling it loads nothing. `None` means the call
+    /// tool outright, and calling it loads nothing (the tool is not deferred,
+    /// or `session` has loaded it already). `None` means the call
     /// needs [`Engine::dispatch`]. A gateway relays such a call to the server
     /// behind as the client wrote it (see quiver-mcp's stdio call path); what
     /// the result may still need (spilling) is the caller's to check.
-    pub fn passes_unchanged(&self, name: &str, args: &Value, audience: &crate::Audience) -> Option<&crate::ToolSpec> {
+    pub fn passes_unchanged(
+        &self,
+        name: &str,
+        args: &Value,
+        audience: &crate::Audience,
+        session: &crate::Session,
+    ) -> Option<&crate::ToolSpec> {
         let lifecycle = self.lifecycle();
         match lifecycle.resolve(name, self.registry()) {
             Resolution::Canonical(canonical) if canonical == name => {}
@@ -142,7 +149,8 @@ impl Engine {
             return None;
         }
         let loads = lifecycle.canonical_state(&tool.spec, audience) == LifecycleState::Deferred
-            && lifecycle.visible(name, audience);
+            && lifecycle.visible(name, audience)
+            && !session.is_loaded(name);
         (!loads).then_some(&tool.spec)
     }
 

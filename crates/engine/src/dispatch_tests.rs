@@ -46,6 +46,10 @@ fn engine() -> Engine {
     Engine::new(registry, Manifest::builtin().unwrap())
 }
 
+fn session() -> crate::Session {
+    crate::Session::new("test")
+}
+
 fn audience(mode: Mode) -> Audience {
     Audience { mode, ..Audience::default() }
 }
@@ -53,7 +57,7 @@ fn audience(mode: Mode) -> Audience {
 #[test]
 fn a_call_by_the_tools_own_name_with_good_arguments_passes_unchanged() {
     let engine = engine();
-    let spec = engine.passes_unchanged("checklist_write", &json!({"text": "a"}), &audience(Mode::Agent));
+    let spec = engine.passes_unchanged("checklist_write", &json!({"text": "a"}), &audience(Mode::Agent), &session());
     assert_eq!(spec.map(|s| s.name.as_str()), Some("checklist_write"));
 }
 
@@ -62,21 +66,25 @@ fn anything_dispatch_would_change_or_ask_about_does_not() {
     let engine = engine();
     let agent = audience(Mode::Agent);
     // A deprecated alias (dispatch adds its notice), an unknown name.
-    assert!(engine.passes_unchanged("todo_write", &json!({"text": "a"}), &agent).is_none());
-    assert!(engine.passes_unchanged("no_such_tool", &json!({}), &agent).is_none());
+    assert!(engine.passes_unchanged("todo_write", &json!({"text": "a"}), &agent, &session()).is_none());
+    assert!(engine.passes_unchanged("no_such_tool", &json!({}), &agent, &session()).is_none());
     // Arguments the schema refuses, not an object, or a null dispatch drops.
-    assert!(engine.passes_unchanged("checklist_write", &json!({"text": 5}), &agent).is_none());
-    assert!(engine.passes_unchanged("checklist_write", &json!(["a"]), &agent).is_none());
-    assert!(engine.passes_unchanged("checklist_write", &json!({"text": "a", "tag": null}), &agent).is_none());
+    assert!(engine.passes_unchanged("checklist_write", &json!({"text": 5}), &agent, &session()).is_none());
+    assert!(engine.passes_unchanged("checklist_write", &json!(["a"]), &agent, &session()).is_none());
+    assert!(engine.passes_unchanged("checklist_write", &json!({"text": "a", "tag": null}), &agent, &session()).is_none());
     // A destructive tool asks in agent mode and is refused in plan mode.
-    assert!(engine.passes_unchanged("wipe_notes", &json!({"text": "a"}), &agent).is_none());
-    assert!(engine.passes_unchanged("wipe_notes", &json!({"text": "a"}), &audience(Mode::Plan)).is_none());
+    assert!(engine.passes_unchanged("wipe_notes", &json!({"text": "a"}), &agent, &session()).is_none());
+    assert!(engine.passes_unchanged("wipe_notes", &json!({"text": "a"}), &audience(Mode::Plan), &session()).is_none());
     // Yolo allows it, but it is deferred (no manifest entry): calling it loads it.
     let yolo = audience(Mode::Yolo);
     let spec = &engine.registry().get("wipe_notes").unwrap().spec;
     assert_eq!(crate::permissions::check(Mode::Yolo, spec), crate::permissions::Decision::Allow);
     assert_eq!(engine.lifecycle().canonical_state(spec, &yolo), crate::LifecycleState::Deferred);
-    assert!(engine.passes_unchanged("wipe_notes", &json!({"text": "a"}), &yolo).is_none());
+    assert!(engine.passes_unchanged("wipe_notes", &json!({"text": "a"}), &yolo, &session()).is_none());
+    // Once this session has loaded it (a search, or a first call), calling it loads nothing more.
+    let loaded = session();
+    loaded.load(&["wipe_notes".to_string()]);
+    assert!(engine.passes_unchanged("wipe_notes", &json!({"text": "a"}), &yolo, &loaded).is_some());
 }
 
 #[tokio::test]
@@ -85,7 +93,7 @@ async fn what_passes_unchanged_dispatches_to_the_same_tool() {
     let dir = tempfile::tempdir().unwrap();
     let ctx = engine.context(crate::Workspace::new(dir.path()).unwrap(), audience(Mode::Yolo));
     let args = json!({"text": "same"});
-    assert!(engine.passes_unchanged("checklist_write", &args, &ctx.audience).is_some());
+    assert!(engine.passes_unchanged("checklist_write", &args, &ctx.audience, &ctx.session).is_some());
     let result = engine.dispatch("checklist_write", args, &ctx).await.unwrap();
     assert!(!result.is_error && result.metadata.get("_deprecation").is_none(), "{result:?}");
 }

@@ -4,7 +4,8 @@
 //! Both write with [`LineWriter`], which joins lines that are ready at once
 //! into one write.
 
-use std::sync::{Mutex, MutexGuard};
+use std::future::Future;
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader};
 
@@ -29,6 +30,14 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
 
     pub fn with_max(read: R, max: usize) -> Self {
         LineReader { read: BufReader::with_capacity(64 * 1024, read), line: Vec::new(), discarding: false, max }
+    }
+
+    /// Whether a whole line is already read and waiting: the next
+    /// [`Self::next_line`] returns without reading. A reader flushes what it
+    /// queued in reply (see [`QueuedLines`]) once this is false, so the
+    /// replies to lines read together go out in one write.
+    pub fn has_line(&self) -> bool {
+        memchr::memchr(b'\n', self.read.buffer()).is_some()
     }
 
     /// The next whole line, without its `\n` (or `\r\n`); `None` at the end
@@ -174,11 +183,70 @@ impl<W: AsyncWrite + Unpin> LineWriter<W> {
         }
     }
 
+    /// Appends `line` (which ends in `\n`) to what goes out with the next
+    /// write, without writing: [`QueuedLines::flush`] (or any later write)
+    /// sends it.
+    fn queue_line(&self, line: &[u8]) {
+        lock(&self.pending).lines.extend_from_slice(line);
+    }
+
     /// Closes the pipe (after any write under way); later writes fail.
     pub async fn shutdown(&self) -> std::io::Result<()> {
         match self.out.lock().await.take() {
             Some(mut out) => out.shutdown().await,
             None => Ok(()),
+        }
+    }
+}
+
+/// A writer that takes lines now and writes them together later: a reader
+/// that answers several lines read in one read (a burst of calls going down,
+/// a burst of answers coming back) queues each reply and flushes once, so the
+/// peer gets one write and one wake-up instead of one per line.
+pub trait QueuedLines: Send + Sync {
+    /// Appends `line` (ending in `\n`); nothing is written yet.
+    fn queue(&self, line: &[u8]);
+    /// Starts writing what was queued. Never waits: the write goes as far
+    /// as the pipe takes it now, and a task finishes it if the pipe is full.
+    fn flush(self: Arc<Self>);
+}
+
+impl<W: AsyncWrite + Send + Unpin + 'static> QueuedLines for LineWriter<W> {
+    fn queue(&self, line: &[u8]) {
+        self.queue_line(line);
+    }
+
+    fn flush(self: Arc<Self>) {
+        {
+            let pending = lock(&self.pending);
+            // Nothing queued, or a writer at work that will take it.
+            if pending.lines.is_empty() || pending.writing {
+                return;
+            }
+        }
+        let mut write = Box::pin(async move {
+            if let Err(e) = self.write_line(b"").await {
+                tracing::debug!(error = %e, "could not write queued lines");
+            }
+        });
+        // Polled once here: a pipe with room takes the lines at once, with no
+        // task. A future is free to be polled again by another task (with its
+        // own waker), so a full pipe's write is finished by one.
+        let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+        if write.as_mut().poll(&mut cx).is_pending() {
+            tokio::spawn(write);
+        }
+    }
+}
+
+/// Flushes each writer once (the readers collect one per reply; most are the same writer).
+pub fn flush_all(writers: &mut Vec<Arc<dyn QueuedLines>>) {
+    let mut flushed: Vec<*const ()> = Vec::with_capacity(writers.len());
+    for writer in writers.drain(..) {
+        let at = Arc::as_ptr(&writer).cast::<()>();
+        if !flushed.contains(&at) {
+            flushed.push(at);
+            writer.flush();
         }
     }
 }
@@ -258,6 +326,29 @@ mod tests {
         writer.shutdown().await.unwrap();
         let rest = String::from_utf8(reading.await.unwrap()).unwrap();
         assert!(rest.ends_with("third\n"), "{rest:?}");
+    }
+
+    #[tokio::test]
+    async fn queued_lines_go_out_together_when_flushed_even_into_a_full_pipe() {
+        // Room for 16 bytes: the flush cannot finish at once, and a task finishes it.
+        let (write, read) = tokio::io::duplex(16);
+        let writer = Arc::new(LineWriter::new(write));
+        for n in 0..3 {
+            QueuedLines::queue(&*writer, format!("line {n} {}\n", "x".repeat(20)).as_bytes());
+        }
+        let mut reader = LineReader::new(read);
+        let early = tokio::time::timeout(std::time::Duration::from_millis(100), reader.next_line()).await;
+        assert!(early.is_err(), "written before the flush");
+        Arc::clone(&writer).flush();
+        for n in 0..3 {
+            let line = reader.next_line().await.unwrap();
+            assert_eq!(String::from_utf8(line).unwrap(), format!("line {n} {}", "x".repeat(20)));
+        }
+        assert!(!reader.has_line());
+        // A flush with nothing queued writes nothing.
+        Arc::clone(&writer).flush();
+        writer.write_line(b"last\n").await.unwrap();
+        assert_eq!(reader.next_line().await.unwrap(), b"last");
     }
 
     #[tokio::test]

@@ -184,6 +184,12 @@ impl Relay {
         }
     }
 
+    /// Whether a notification read from the server is still being forwarded
+    /// (an answer read now must wait for it: [`Self::forwards_settled`]).
+    pub(crate) fn forwarding_now(&self) -> bool {
+        self.forwarding.load(Ordering::SeqCst) != 0
+    }
+
     /// Waits until every notification read so far has been forwarded, so an
     /// answer read after them reaches the client after them. Bounded: a
     /// notification rmcp never handed to the handler must not hold up every

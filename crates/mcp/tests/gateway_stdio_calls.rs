@@ -8,7 +8,9 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, ReadHalf, WriteHalf};
 
-use crate::client_support::{direct_surface, test_server};
+use quiver_mcp::config::{Expose, ServerConfig};
+
+use crate::client_support::{direct_surface, surface_exposing, test_server};
 
 /// A raw JSON-RPC client on quiver's stdio (an in-process duplex pipe).
 struct Client {
@@ -58,9 +60,17 @@ async fn gateway() -> (Client, tempfile::TempDir, tempfile::TempDir) {
 
 /// [`gateway`] with the test server's environment set to `env`.
 async fn gateway_with(env: &[(&str, &str)]) -> (Client, tempfile::TempDir, tempfile::TempDir) {
+    gateway_on(test_server("t", env), Expose::Direct).await
+}
+
+/// quiver serving one session on a pipe, with `server` exposed as `expose` says.
+async fn gateway_on(server: ServerConfig, expose: Expose) -> (Client, tempfile::TempDir, tempfile::TempDir) {
     let cache = tempfile::tempdir().unwrap();
     let ws = tempfile::tempdir().unwrap();
-    let surface = direct_surface(vec![test_server("t", env)], cache.path(), ws.path());
+    let surface = match expose {
+        Expose::Direct => direct_surface(vec![server], cache.path(), ws.path()),
+        other => surface_exposing(vec![ServerConfig { expose: other, ..server }], cache.path(), ws.path()),
+    };
     let (client_end, server_end) = tokio::io::duplex(1 << 20);
     let (server_read, server_write) = tokio::io::split(server_end);
     tokio::spawn(quiver_mcp::server::serve_io(surface, server_read, server_write));
@@ -214,4 +224,53 @@ async fn a_server_that_dies_during_a_relayed_call_is_reported_and_restarted() {
     client.send(Client::call(71, &echo, json!({"text": "back"}))).await;
     let answer = client.answer(71, &mut seen).await;
     assert_eq!(answer["result"]["content"][0]["text"], "back", "{answer}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_relayed_call_past_the_tool_timeout_is_reported_and_the_session_goes_on() {
+    let server = ServerConfig { tool_timeout: Duration::from_millis(400), ..test_server("t", &[]) };
+    let (mut client, _cache, _ws) = gateway_on(server, Expose::Direct).await;
+    let (hang, echo) = (listed(&mut client, "hang").await, listed(&mut client, "echo").await);
+    let mut seen = Vec::new();
+    client.send(Client::call(80, &hang, json!({}))).await;
+    let answer = client.answer(80, &mut seen).await;
+    assert_eq!(answer["result"]["isError"], true, "{answer}");
+    let text = answer["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(text.contains("did not answer `hang` within 400 ms") && text.contains("still responsive"), "{text}");
+    // The same session serves the next calls (relayed again).
+    for id in 81..84 {
+        client.send(Client::call(id, &echo, json!({"text": format!("after {id}")}))).await;
+        let answer = client.answer(id, &mut seen).await;
+        assert_eq!(answer["result"]["content"][0]["text"], format!("after {id}"), "{answer}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_prefixed_tool_is_relayed_under_the_servers_own_name() {
+    let server = test_server("t", &[("QUIVER_TEST_MCP_ECHO_META", "1")]);
+    let (mut client, _cache, _ws) = gateway_on(server, Expose::Search).await;
+    // Behind search, in yolo mode: listed under quiver's prefixed name.
+    let echo = listed(&mut client, "echo").await;
+    assert_eq!(echo, "mcp__t__echo");
+    let mut seen = Vec::new();
+    for id in 91..94 {
+        client.send(Client::call(id, &echo, json!({"text": format!("relayed {id}")}))).await;
+        let answer = client.answer(id, &mut seen).await;
+        assert_eq!(answer["result"]["content"][0]["text"], format!("relayed {id}"), "{answer}");
+        // Relayed: the server got the call as the client wrote it (the
+        // general path sends a progress token of quiver's).
+        let meta = answer["result"]["content"][1]["text"].as_str().unwrap();
+        assert!(!meta.contains("progressToken"), "the relayed call gained a progress token: {meta}");
+    }
+    client.send(dispatched_call(95, &echo, json!({"text": "relayed 91"}))).await;
+    let dispatched = client.answer(95, &mut seen).await;
+    assert!(dispatched["result"]["content"][1]["text"].as_str().unwrap().contains("progressToken"), "{dispatched}");
+    assert_eq!(dispatched["result"]["content"][0], json!({"type": "text", "text": "relayed 91"}), "{dispatched}");
+    // A failure names the tool as the server knows it, on both paths.
+    let fail = listed(&mut client, "fail").await;
+    client.send(Client::call(96, &fail, json!({}))).await;
+    let relayed = client.answer(96, &mut seen).await;
+    client.send(dispatched_call(97, &fail, json!({}))).await;
+    let dispatched = client.answer(97, &mut seen).await;
+    assert_eq!(relayed["result"], dispatched["result"]);
 }

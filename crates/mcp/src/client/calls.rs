@@ -82,18 +82,12 @@ pub(crate) async fn raw(
     exchange(conn, lane, id, line, Some(token)).await
 }
 
-/// On the raw lane, the client's arguments as it wrote them (`arguments`:
-/// a JSON object's text): what a gateway relays unchanged. With `progress`
-/// the raw id goes down as the progress token (as [`raw`] sends it), else
-/// no `_meta` at all (the client asked for no progress).
-pub(crate) async fn raw_arguments(
-    conn: &Connection,
-    lane: &Arc<RawLane>,
-    tool: &str,
-    arguments: &str,
-    progress: bool,
-) -> Result<Arc<String>, Failure> {
-    let id = lane.new_id();
+/// The `tools/call` line for raw request `id` with the client's arguments
+/// as it wrote them (`arguments`, a JSON object's text): what a gateway
+/// relays unchanged. With `progress` the raw id goes down as the progress
+/// token (as [`raw`] sends it), else no `_meta` at all (the client asked
+/// for no progress).
+pub(crate) fn call_line(id: &str, tool: &str, arguments: &str, progress: bool) -> Result<Vec<u8>, Failure> {
     let mut line = Vec::with_capacity(arguments.len() + tool.len() + 2 * id.len() + 128);
     // A raw id is the prefix and a number: nothing to escape.
     line.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":\"");
@@ -109,8 +103,12 @@ pub(crate) async fn raw_arguments(
     line.extend_from_slice(b",\"arguments\":");
     line.extend_from_slice(arguments.as_bytes());
     line.extend_from_slice(b"}}\n");
-    let token = progress.then(|| ProgressToken(NumberOrString::String(id.as_str().into())));
-    exchange(conn, lane, id, line, token).await
+    Ok(line)
+}
+
+/// The progress token a raw request `id` goes down with.
+pub(crate) fn progress_token(id: &str) -> ProgressToken {
+    ProgressToken(NumberOrString::String(id.into()))
 }
 
 /// Sends `line` (request `id`) and waits for its answer, with the relay
@@ -130,6 +128,11 @@ async fn exchange(
     let answer = call.answer().await;
     cancel.done = true;
     conn.relay.forwards_settled().await;
+    outcome_of(answer)
+}
+
+/// A raw answer as a call's outcome (`None`: the server closed first).
+pub(crate) fn outcome_of(answer: Option<RawAnswer>) -> Result<Arc<String>, Failure> {
     match answer {
         None => Err(Failure::Closed),
         Some(RawAnswer::Error(error)) => Err(Failure::Rejected(
@@ -144,7 +147,7 @@ async fn exchange(
 
 /// A raw result must be a complete `CallToolResult`: an object, not a
 /// multi-round or task answer.
-fn check_complete(result: &str) -> Result<(), Failure> {
+pub(crate) fn check_complete(result: &str) -> Result<(), Failure> {
     #[derive(Deserialize)]
     #[serde(rename_all = "camelCase")]
     struct Shape {

@@ -25,7 +25,7 @@ use serde_json::value::RawValue;
 use tokio::process::{ChildStderr, ChildStdin, ChildStdout};
 use tokio::sync::oneshot;
 
-use crate::lines::{LineReader, LineWriter};
+use crate::lines::{LineReader, LineWriter, QueuedLines};
 
 /// What every raw request's id starts with.
 pub const RAW_ID_PREFIX: &str = "quiver-raw-";
@@ -46,14 +46,41 @@ pub enum RawAnswer {
     Error(serde_json::Value),
 }
 
-type Waiter = oneshot::Sender<RawAnswer>;
+/// What becomes of a raw request handed to an [`AnswerSink`].
+#[derive(Debug)]
+pub enum Delivery {
+    Answer(RawAnswer),
+    /// The server's output closed first.
+    Closed,
+    /// No answer by the request's deadline (the request is forgotten; the
+    /// sink says so and cancels it downstream).
+    TimedOut,
+}
+
+/// Takes a raw answer where it is read, in the reader's own task: what a
+/// gateway relaying a call needs, with no task waiting per call. Whatever
+/// takes longer than queueing a line must be spawned by the sink.
+pub trait AnswerSink: Send {
+    /// The writer the sink queued a line on, if any: the reader flushes it
+    /// once the lines read together are handled.
+    fn deliver(self: Box<Self>, delivery: Delivery) -> Option<Arc<dyn QueuedLines>>;
+}
+
+enum Waiter {
+    /// A task waiting on its [`RawCall`].
+    Task(oneshot::Sender<RawAnswer>),
+    /// A sink, and when it stops waiting.
+    Sink(Box<dyn AnswerSink>, tokio::time::Instant),
+}
 
 /// Writes to the child and matches raw answers to their requests.
 pub struct RawLane {
-    stdin: LineWriter<ChildStdin>,
+    stdin: Arc<LineWriter<ChildStdin>>,
     next: AtomicU64,
     waiting: Mutex<HashMap<String, Waiter>>,
     closed: AtomicBool,
+    /// A task is watching the sinks' deadlines.
+    watching: AtomicBool,
 }
 
 /// A raw request in flight; dropping it forgets the request (its answer, if
@@ -125,7 +152,7 @@ impl RawLane {
         let (tx, rx) = oneshot::channel();
         // Registered before the write: the answer may be read before this
         // task runs again.
-        lock(&self.waiting).insert(id.clone(), tx);
+        lock(&self.waiting).insert(id.clone(), Waiter::Task(tx));
         let call = RawCall { lane: Arc::clone(self), id, answer: rx };
         self.write_line(line).await?;
         Ok(call)
@@ -135,9 +162,81 @@ impl RawLane {
         self.stdin.write_line(line).await
     }
 
+    /// Queues `line`, a whole request line whose id is `id` (from
+    /// [`Self::new_id`]), with `sink` to take its answer (or `Closed`, or
+    /// `TimedOut` at `deadline`; every sink on a lane has the same tool
+    /// timeout, so deadlines come in the order sinks are queued). Nothing is
+    /// written until the returned writer is flushed, so requests made
+    /// together go out together. A lane whose server's output has closed
+    /// tells the sink at once.
+    pub fn queue(
+        self: &Arc<Self>,
+        id: String,
+        line: &[u8],
+        sink: Box<dyn AnswerSink>,
+        deadline: tokio::time::Instant,
+    ) -> Option<Arc<dyn QueuedLines>> {
+        if self.closed.load(Ordering::SeqCst) {
+            return sink.deliver(Delivery::Closed);
+        }
+        lock(&self.waiting).insert(id, Waiter::Sink(sink, deadline));
+        self.stdin.queue(line);
+        if !self.watching.swap(true, Ordering::SeqCst) {
+            tokio::spawn(Arc::clone(self).watch_deadlines());
+        }
+        // A close between the check and the insert left this sink behind.
+        if self.closed.load(Ordering::SeqCst) {
+            self.close();
+        }
+        Some(Arc::clone(&self.stdin) as Arc<dyn QueuedLines>)
+    }
+
+    /// Forgets request `id` (its answer, if one comes, is dropped); whether
+    /// it was still waiting.
+    pub fn forget(&self, id: &str) -> bool {
+        lock(&self.waiting).remove(id).is_some()
+    }
+
+    /// Tells each sink whose deadline passed, until no sink waits. One task
+    /// per lane, and it sleeps until the earliest deadline: a call answered
+    /// in time costs no timer of its own.
+    async fn watch_deadlines(self: Arc<Self>) {
+        loop {
+            let now = tokio::time::Instant::now();
+            let (due, next) = {
+                let mut waiting = lock(&self.waiting);
+                let due: Vec<String> = waiting
+                    .iter()
+                    .filter_map(|(id, w)| matches!(w, Waiter::Sink(_, at) if *at <= now).then(|| id.clone()))
+                    .collect();
+                let due: Vec<Waiter> = due.iter().filter_map(|id| waiting.remove(id)).collect();
+                let next = waiting.values().filter_map(|w| if let Waiter::Sink(_, at) = w { Some(*at) } else { None }).min();
+                if next.is_none() {
+                    // Handed back under the lock: a sink queued after this
+                    // finds nobody watching and starts a watcher.
+                    self.watching.store(false, Ordering::SeqCst);
+                }
+                (due, next)
+            };
+            let mut writers = Vec::new();
+            for waiter in due {
+                if let Waiter::Sink(sink, _) = waiter
+                    && let Some(writer) = sink.deliver(Delivery::TimedOut)
+                {
+                    writers.push(writer);
+                }
+            }
+            crate::lines::flush_all(&mut writers);
+            match next {
+                Some(at) => tokio::time::sleep_until(at).await,
+                None => return,
+            }
+        }
+    }
+
     /// A line read from the server that answers a raw request: delivered, and
     /// `None` returned; any other line comes back for rmcp.
-    fn take_answer<'l>(&self, line: &'l [u8]) -> Option<&'l [u8]> {
+    fn take_answer<'l>(&self, line: &'l [u8]) -> Taken<'l> {
         #[derive(Deserialize)]
         struct Peek<'a> {
             #[serde(borrow, default)]
@@ -151,12 +250,12 @@ impl RawLane {
         }
         // Cheap test first: most lines are rmcp's, and those never carry the prefix.
         if memchr::memmem::find(line, RAW_ID_PREFIX.as_bytes()).is_none() {
-            return Some(line);
+            return Taken::No(line);
         }
-        let Ok(peek) = serde_json::from_slice::<Peek<'_>>(line) else { return Some(line) };
+        let Ok(peek) = serde_json::from_slice::<Peek<'_>>(line) else { return Taken::No(line) };
         let id = match peek.id.map(|raw| serde_json::from_str::<String>(raw.get())) {
             Some(Ok(id)) if peek.method.is_none() && id.starts_with(RAW_ID_PREFIX) => id,
-            _ => return Some(line),
+            _ => return Taken::No(line),
         };
         let answer = match (peek.result, peek.error) {
             (Some(result), _) => RawAnswer::Result(result.to_owned()),
@@ -165,17 +264,40 @@ impl RawLane {
                 serde_json::json!({"code": -32603, "message": "an answer with neither result nor error"}),
             ),
         };
-        if let Some(waiter) = lock(&self.waiting).remove(&id) {
-            let _ = waiter.send(answer);
+        let waiter = lock(&self.waiting).remove(&id);
+        match waiter {
+            Some(Waiter::Task(task)) => {
+                let _ = task.send(answer);
+                Taken::Yes(None)
+            }
+            Some(Waiter::Sink(sink, _)) => Taken::Yes(sink.deliver(Delivery::Answer(answer))),
+            None => Taken::Yes(None),
         }
-        None
     }
 
     fn close(&self) {
         self.closed.store(true, Ordering::SeqCst);
-        // Dropping the senders wakes every waiter with "closed".
-        lock(&self.waiting).clear();
+        // Dropping the senders wakes every waiting task with "closed"; each
+        // sink is told.
+        let waiting: Vec<Waiter> = lock(&self.waiting).drain().map(|(_, w)| w).collect();
+        let mut writers = Vec::new();
+        for waiter in waiting {
+            if let Waiter::Sink(sink, _) = waiter
+                && let Some(writer) = sink.deliver(Delivery::Closed)
+            {
+                writers.push(writer);
+            }
+        }
+        crate::lines::flush_all(&mut writers);
     }
+}
+
+/// What [`RawLane::take_answer`] made of a line.
+enum Taken<'l> {
+    /// Not a raw answer: the line, for rmcp.
+    No(&'l [u8]),
+    /// Delivered; the writer a sink queued a reply on, if any.
+    Yes(Option<Arc<dyn QueuedLines>>),
 }
 
 /// rmcp's side of the child's pipes. Owns the child: dropping it kills the
@@ -184,6 +306,9 @@ pub struct ChildLine {
     read: LineReader<ChildStdout>,
     lane: Arc<RawLane>,
     child: Option<Box<dyn ChildWrapper>>,
+    /// Writers that sinks queued replies on, flushed once the lines read
+    /// together are handled.
+    to_flush: Vec<Arc<dyn QueuedLines>>,
 }
 
 /// The spawned server: its transport for rmcp, its raw lane, its pid and its
@@ -206,12 +331,14 @@ pub fn spawn(mut command: CommandWrap, stderr: std::process::Stdio) -> std::io::
     let stderr = child.inner_mut().stderr().take();
     let pid = child.id();
     let lane = Arc::new(RawLane {
-        stdin: LineWriter::new(stdin),
+        stdin: Arc::new(LineWriter::new(stdin)),
         next: AtomicU64::new(0),
         waiting: Mutex::new(HashMap::new()),
         closed: AtomicBool::new(false),
+        watching: AtomicBool::new(false),
     });
-    let transport = ChildLine { read: LineReader::new(stdout), lane: Arc::clone(&lane), child: Some(child) };
+    let transport =
+        ChildLine { read: LineReader::new(stdout), lane: Arc::clone(&lane), child: Some(child), to_flush: Vec::new() };
     Ok(Spawned { transport, lane, pid, stderr })
 }
 
@@ -232,13 +359,25 @@ impl Transport<RoleClient> for ChildLine {
 
     async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleClient>> {
         loop {
+            // Replies to the lines read together go out together, before
+            // anything waits for more input.
+            if !self.to_flush.is_empty() && !self.read.has_line() {
+                crate::lines::flush_all(&mut self.to_flush);
+            }
             let Some(line) = self.read.next_line().await else {
+                crate::lines::flush_all(&mut self.to_flush);
                 self.lane.close();
                 return None;
             };
-            let Some(line) = self.lane.take_answer(&line) else { continue };
-            if let Some(message) = crate::lines::parse(line) {
-                return Some(message);
+            match self.lane.take_answer(&line) {
+                Taken::Yes(writer) => self.to_flush.extend(writer),
+                Taken::No(line) => {
+                    if let Some(message) = crate::lines::parse(line) {
+                        // rmcp may take a while with it: nothing waits meanwhile.
+                        crate::lines::flush_all(&mut self.to_flush);
+                        return Some(message);
+                    }
+                }
             }
         }
     }

@@ -82,3 +82,121 @@ async fn lines_that_are_not_json_rpc_are_skipped() {
     assert!(matches!(message, JsonRpcMessage::Response(r) if r.id == NumberOrString::Number(3)));
     assert!(typed.recv().await.is_none(), "the end of the server's output ends the stream");
 }
+
+/// A sink that reports what it was told on a channel.
+struct Report(tokio::sync::mpsc::UnboundedSender<(String, Delivery)>, String);
+
+impl AnswerSink for Report {
+    fn deliver(self: Box<Self>, delivery: Delivery) -> Option<Arc<dyn QueuedLines>> {
+        let _ = self.0.send((self.1, delivery));
+        None
+    }
+}
+
+fn sink(tx: &tokio::sync::mpsc::UnboundedSender<(String, Delivery)>, id: &str) -> Box<dyn AnswerSink> {
+    Box::new(Report(tx.clone(), id.to_string()))
+}
+
+async fn told(rx: &mut tokio::sync::mpsc::UnboundedReceiver<(String, Delivery)>) -> (String, Delivery) {
+    tokio::time::timeout(std::time::Duration::from_secs(10), rx.recv()).await.expect("told within 10 s").unwrap()
+}
+
+fn far() -> tokio::time::Instant {
+    tokio::time::Instant::now() + std::time::Duration::from_secs(60)
+}
+
+#[tokio::test]
+async fn queued_requests_go_out_when_flushed_and_each_sink_gets_its_answer() {
+    let spawned = echo_server();
+    let lane = Arc::clone(&spawned.lane);
+    let _typed = drive(spawned.transport);
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let mut ids = Vec::new();
+    let mut writer = None;
+    for _ in 0..3 {
+        let id = lane.new_id();
+        let line = RawLane::request_line(&id, "tools/call", &serde_json::json!({"name": "t"})).unwrap();
+        writer = lane.queue(id.clone(), &line, sink(&tx, &id), far());
+        ids.push(id);
+    }
+    // Nothing was written yet: no answer comes.
+    let early = tokio::time::timeout(std::time::Duration::from_millis(200), rx.recv()).await;
+    assert!(early.is_err(), "answered before the flush: {early:?}");
+    writer.expect("the lane's writer").flush();
+    let mut answered = Vec::new();
+    for _ in 0..3 {
+        let (id, delivery) = told(&mut rx).await;
+        match delivery {
+            Delivery::Answer(RawAnswer::Result(raw)) => assert_eq!(raw.get(), r#"{"b":1,"a":1.0,"z":[true]}"#),
+            other => panic!("{id}: {other:?}"),
+        }
+        answered.push(id);
+    }
+    answered.sort();
+    ids.sort();
+    assert_eq!(answered, ids);
+}
+
+#[tokio::test]
+async fn a_sink_past_its_deadline_is_told_and_its_late_answer_dropped() {
+    // Reads one line and answers it only after the deadline.
+    let mut command = tokio::process::Command::new("sh");
+    command.arg("-c").arg(
+        r#"read line; sleep 1; id=$(printf '%s' "$line" | sed 's/.*"id":"\([^"]*\)".*/\1/'); printf '{"jsonrpc":"2.0","id":"%s","result":{}}\n' "$id"; sleep 5"#,
+    );
+    let spawned = spawn(CommandWrap::from(command), std::process::Stdio::null()).unwrap();
+    let lane = Arc::clone(&spawned.lane);
+    let _typed = drive(spawned.transport);
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let id = lane.new_id();
+    let line = RawLane::request_line(&id, "tools/call", &serde_json::json!({})).unwrap();
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_millis(200);
+    lane.queue(id.clone(), &line, sink(&tx, &id), deadline).unwrap().flush();
+    let (told_id, delivery) = told(&mut rx).await;
+    assert_eq!(told_id, id);
+    assert!(matches!(delivery, Delivery::TimedOut), "{delivery:?}");
+    // The answer that comes later finds nobody waiting, and the sink is not told twice.
+    let again = tokio::time::timeout(std::time::Duration::from_millis(1500), rx.recv()).await;
+    assert!(matches!(again, Err(_) | Ok(None)), "{again:?}");
+    assert!(!lane.forget(&id), "forgotten when it timed out");
+}
+
+#[tokio::test]
+async fn a_server_that_exits_tells_its_sinks_and_later_ones_at_once() {
+    let mut command = tokio::process::Command::new("sh");
+    command.arg("-c").arg("read line; exit 0");
+    let spawned = spawn(CommandWrap::from(command), std::process::Stdio::null()).unwrap();
+    let lane = Arc::clone(&spawned.lane);
+    let _typed = drive(spawned.transport);
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let id = lane.new_id();
+    let line = RawLane::request_line(&id, "tools/call", &serde_json::json!({})).unwrap();
+    lane.queue(id.clone(), &line, sink(&tx, &id), far()).unwrap().flush();
+    let (_, delivery) = told(&mut rx).await;
+    assert!(matches!(delivery, Delivery::Closed), "{delivery:?}");
+    // A call queued on the closed lane is told at once, and nothing is written.
+    let late = lane.new_id();
+    assert!(lane.queue(late.clone(), b"{}\n", sink(&tx, &late), far()).is_none());
+    let (told_id, delivery) = told(&mut rx).await;
+    assert_eq!(told_id, late);
+    assert!(matches!(delivery, Delivery::Closed), "{delivery:?}");
+}
+
+#[tokio::test]
+async fn a_forgotten_request_is_never_delivered() {
+    let spawned = echo_server();
+    let lane = Arc::clone(&spawned.lane);
+    let _typed = drive(spawned.transport);
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let (gone, kept) = (lane.new_id(), lane.new_id());
+    for id in [&gone, &kept] {
+        let line = RawLane::request_line(id, "tools/call", &serde_json::json!({})).unwrap();
+        lane.queue(id.clone(), &line, sink(&tx, id), far()).unwrap();
+    }
+    assert!(lane.forget(&gone));
+    Arc::clone(&lane.stdin).flush();
+    let (id, _) = told(&mut rx).await;
+    assert_eq!(id, kept);
+    let more = tokio::time::timeout(std::time::Duration::from_millis(300), rx.recv()).await;
+    assert!(more.is_err(), "the forgotten request was delivered: {more:?}");
+}

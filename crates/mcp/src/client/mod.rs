@@ -11,7 +11,7 @@
 
 pub mod backoff;
 pub mod cache;
-mod calls;
+pub(crate) mod calls;
 pub(crate) mod child_lane;
 pub(crate) mod connect;
 pub use connect::LocalAnswers;
@@ -160,6 +160,7 @@ impl McpManager {
         let mut registered = Vec::new();
         for server in self.servers.values() {
             let mut clashes = Vec::new();
+            let mut remote_names = std::collections::HashMap::new();
             for (qualified, remote) in self.exposed_tools(server) {
                 if server.config().expose.is_direct()
                     && let Some(owner) = registry.get(&qualified)
@@ -177,8 +178,10 @@ impl McpManager {
                 let tool = McpTool::new(Arc::clone(server), qualified.clone(), &remote);
                 let spec = quiver_engine::DynTool::spec(&tool);
                 registry.register_with_spec(spec, Arc::new(tool))?;
+                remote_names.insert(qualified.clone(), remote.name);
                 registered.push(qualified);
             }
+            server.set_remote_names(remote_names);
             for message in &clashes {
                 tracing::error!(server = %server.name(), "{message}");
             }

@@ -112,6 +112,9 @@ pub struct ServerHandle {
     failures: Mutex<Failures>,
     /// Where `quiver mcp login` tokens are read (HTTP servers).
     token_dir: Option<std::path::PathBuf>,
+    /// Each registered tool's name in quiver → its name on the server, as of
+    /// the last engine build (the two differ when the server is prefixed).
+    remote_names: RwLock<Arc<std::collections::HashMap<String, String>>>,
 }
 
 impl ServerHandle {
@@ -145,7 +148,19 @@ impl ServerHandle {
             relisting: tokio::sync::Mutex::new(()),
             failures: Mutex::new(Failures::default()),
             token_dir,
+            remote_names: RwLock::default(),
         }
+    }
+
+    /// Records the names the last engine build registered this server's tools
+    /// under (quiver name → the server's name).
+    pub(crate) fn set_remote_names(&self, names: std::collections::HashMap<String, String>) {
+        *self.remote_names.write().unwrap_or_else(|p| p.into_inner()) = Arc::new(names);
+    }
+
+    /// The server's own name of the tool registered as `name`.
+    pub(crate) fn remote_name(&self, name: &str) -> Option<String> {
+        self.remote_names.read().unwrap_or_else(|p| p.into_inner()).get(name).cloned()
     }
 
     /// Passes the command gate before anything may start this server: deny
@@ -291,21 +306,6 @@ impl ServerHandle {
         Some((Arc::clone(conn), Arc::clone(lane)))
     }
 
-    /// [`Self::call_json`] on a session from [`Self::live_raw`], with the
-    /// client's arguments passed on as the client wrote them (`arguments`,
-    /// a JSON object's text), and a progress token of quiver's if the
-    /// client asked for progress.
-    pub(crate) async fn call_raw_arguments(
-        &self,
-        conn: &Arc<Connection>,
-        lane: &Arc<RawLane>,
-        tool: &str,
-        arguments: &str,
-        progress: bool,
-    ) -> Result<Arc<String>, String> {
-        self.bounded(conn, tool, calls::raw_arguments(conn, lane, tool, arguments, progress)).await
-    }
-
     /// A call's outcome, bounded by the tool timeout, as the model reads it;
     /// after a result, the tool list is refreshed if the server said it changed.
     async fn bounded(
@@ -314,25 +314,41 @@ impl ServerHandle {
         tool: &str,
         call: impl Future<Output = Result<Arc<String>, Failure>>,
     ) -> Result<Arc<String>, String> {
-        let timeout = self.config.tool_timeout;
-        let outcome = tokio::time::timeout(timeout, call).await;
+        let outcome = tokio::time::timeout(self.config.tool_timeout, call).await.ok();
+        self.settle(conn, tool, outcome).await
+    }
+
+    /// What the caller of `tool` reads for a call's outcome (`None`: it
+    /// timed out); after a result, the tool list is refreshed if the server
+    /// said it changed. Shared by calls awaited in a task ([`Self::bounded`])
+    /// and calls relayed without one (`server::stdio_calls`).
+    pub(crate) async fn settle(
+        &self,
+        conn: &Arc<Connection>,
+        tool: &str,
+        outcome: Option<Result<Arc<String>, Failure>>,
+    ) -> Result<Arc<String>, String> {
         let name = self.name();
         let result = match outcome {
-            Ok(Ok(json)) => Ok(json),
+            Some(Ok(json)) => Ok(json),
             // The rare ends are boxed: awaited inline, their futures would
             // size every call's future (copied whole as its task starts and ends).
-            Err(_) => Err(Box::pin(self.after_timeout(conn, tool, timeout)).await),
-            Ok(Err(Failure::Closed)) => Err(Box::pin(self.after_crash(conn, &format!("while running `{tool}`"))).await),
-            Ok(Err(_)) if conn.is_closed() => {
+            None => Err(Box::pin(self.after_timeout(conn, tool, self.config.tool_timeout)).await),
+            Some(Err(Failure::Closed)) => {
                 Err(Box::pin(self.after_crash(conn, &format!("while running `{tool}`"))).await)
             }
-            Ok(Err(Failure::NotComplete)) => Err(format!(
+            Some(Err(_)) if conn.is_closed() => {
+                Err(Box::pin(self.after_crash(conn, &format!("while running `{tool}`"))).await)
+            }
+            Some(Err(Failure::NotComplete)) => Err(format!(
                 "MCP server `{name}` answered `{tool}` with a multi-round or task result, which quiver does not drive"
             )),
-            Ok(Err(Failure::Rejected(message))) => {
+            Some(Err(Failure::Rejected(message))) => {
                 Err(format!("MCP server `{name}` rejected the call to `{tool}`: {message}"))
             }
-            Ok(Err(Failure::Unusable(e))) => Err(format!("MCP server `{name}` gave no usable answer to `{tool}`: {e}")),
+            Some(Err(Failure::Unusable(e))) => {
+                Err(format!("MCP server `{name}` gave no usable answer to `{tool}`: {e}"))
+            }
         };
         // Refresh now so the next engine build sees the new list; a failure
         // here must not cost the caller the result it already has.
@@ -483,7 +499,7 @@ impl ServerHandle {
     }
 
     /// Whether [`Self::relist_if_changed`] has anything to do or wait for.
-    fn relist_due(&self) -> bool {
+    pub(crate) fn relist_due(&self) -> bool {
         self.list_changed.load(Ordering::SeqCst) || self.relisting.try_lock().is_err()
     }
 
@@ -580,10 +596,13 @@ impl ServerHandle {
 
 /// A directly exposed server's live stdio session, for calls relayed as
 /// the client wrote them (see `QuiverServer::relay_route`).
+#[derive(Clone)]
 pub(crate) struct RelayRoute {
     pub server: Arc<ServerHandle>,
     pub conn: Arc<Connection>,
     pub lane: Arc<RawLane>,
+    /// The tool's name on the server (what goes down in `tools/call`).
+    pub remote: String,
 }
 
 /// `tools/list` (all pages), cleaned up: a server may send anything, and what

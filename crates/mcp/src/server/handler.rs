@@ -208,9 +208,11 @@ impl QuiverServer {
     }
 
     /// Where a `tools/call` of `name` with `arguments` (a JSON object's text,
-    /// or none) can be relayed as the client wrote it: a directly exposed
-    /// stdio server that is running now, when dispatch would pass the call on
-    /// unchanged (see [`Engine::passes_unchanged`]) and nothing is recorded.
+    /// or none) can be relayed as the client wrote it (a prefixed tool under
+    /// the server's own name): a stdio server that is running now, when
+    /// dispatch would pass the call on unchanged (see
+    /// [`Engine::passes_unchanged`]: a deferred tool only once this session
+    /// has loaded it) and nothing is recorded.
     /// `None` sends the call the general way, which does all the rest
     /// (starting the server, settling the first list, asking, deprecation
     /// notices, the transcript).
@@ -224,11 +226,13 @@ impl QuiverServer {
             Some(text) => serde_json::from_str(text).ok()?,
             None => Value::Object(serde_json::Map::new()),
         };
-        let spec = engine.passes_unchanged(name, &args, &self.surface.audience)?;
-        let quiver_engine::ToolSource::Mcp { server, direct: true } = &spec.source else { return None };
+        let spec = engine.passes_unchanged(name, &args, &self.surface.audience, &self.session)?;
+        let quiver_engine::ToolSource::Mcp { server, direct } = &spec.source else { return None };
         let handle = manager.server(server)?;
+        // A prefixed tool goes down under its own name; nothing else changes.
+        let remote = if *direct { name.to_string() } else { handle.remote_name(name)? };
         let (conn, lane) = handle.live_raw()?;
-        Some(RelayRoute { server: Arc::clone(handle), conn, lane })
+        Some(RelayRoute { server: Arc::clone(handle), conn, lane, remote })
     }
 
     /// What the client gets for a call relayed on `route`: the server's text
@@ -252,11 +256,11 @@ impl QuiverServer {
             }
             Ok(text) => text,
             Err(message) => {
-                let message = crate::client::explain_failure(&route.server, name, message);
+                let message = crate::client::explain_failure(&route.server, &route.remote, message);
                 return Err(self.call_result(&quiver_engine::ToolResult::error(message)));
             }
         };
-        let mut result = match crate::client::content::to_output(route.server.name(), name, &text) {
+        let mut result = match crate::client::content::to_output(route.server.name(), &route.remote, &text) {
             Ok(output) => quiver_engine::ToolResult::ok(output),
             Err(quiver_engine::ToolError::Report(output)) => {
                 quiver_engine::ToolResult { is_error: true, ..quiver_engine::ToolResult::ok(output) }

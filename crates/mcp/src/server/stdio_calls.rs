@@ -29,15 +29,20 @@ use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, ClientNotification, ClientRequest, GetExtensions, GetMeta, JsonRpcMessage,
-    JsonRpcVersion2_0, ProgressToken, RequestId, ServerResult,
+    JsonRpcVersion2_0, NumberOrString, ProgressToken, RequestId, ServerResult,
 };
 use rmcp::service::{RequestContext, RxJsonRpcMessage, TxJsonRpcMessage};
-use rmcp::{Peer, RoleServer, Service};
+use rmcp::{Peer, RoleClient, RoleServer, Service};
 use serde_json::value::RawValue;
 use tokio_util::sync::CancellationToken;
 
 use super::QuiverServer;
+use super::stdio_line::result_line;
+use crate::client::calls;
+use crate::client::child_lane::{AnswerSink, Delivery, RawAnswer, RawLane};
 use crate::client::server::RelayRoute;
+use crate::lines::QueuedLines;
+use crate::relay::CancelOnDrop;
 
 /// What goes to the client for a call.
 pub(crate) enum Reply {
@@ -62,7 +67,41 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 pub struct DirectCalls {
     armed: OnceLock<Armed>,
     /// Each call's cancellation, until it is answered.
-    in_flight: Mutex<HashMap<RequestId, CancellationToken>>,
+    in_flight: Mutex<HashMap<RequestId, InFlight>>,
+}
+
+/// How a call in flight is cancelled.
+enum InFlight {
+    /// Its task's context is cancelled (the task drops what it awaits).
+    Task(CancellationToken),
+    /// A relayed call has no task: its request is forgotten on the lane and
+    /// cancelled downstream.
+    Relayed { lane: Arc<RawLane>, raw_id: String, downstream: Peer<RoleClient> },
+}
+
+impl InFlight {
+    fn cancel(self) {
+        match self {
+            InFlight::Task(token) => token.cancel(),
+            InFlight::Relayed { lane, raw_id, downstream } => {
+                if lane.forget(&raw_id) {
+                    // Dropped undone: sends `notifications/cancelled` downstream.
+                    drop(CancelOnDrop { peer: downstream, id: NumberOrString::String(raw_id.into()), done: false });
+                }
+            }
+        }
+    }
+}
+
+/// What the transport does with a line it read.
+pub(crate) enum Taken {
+    /// Not answered here: rmcp reads it.
+    No,
+    /// Answered here.
+    Yes,
+    /// Relayed: its request was queued on this writer, which the transport
+    /// flushes once the lines read together are handled.
+    Queued(Arc<dyn QueuedLines>),
 }
 
 struct Armed {
@@ -90,23 +129,23 @@ impl DirectCalls {
     /// that was a tenth of the gateway's CPU per relayed call. A line that is
     /// not plainly a call (another method, other params, an id-less or
     /// malformed message) gets rmcp's reading and its answers, unchanged.
-    pub(crate) fn take_line(self: &Arc<Self>, line: &[u8], respond: &Respond) -> bool {
-        let Some(armed) = self.armed.get() else { return false };
+    pub(crate) fn take_line(self: &Arc<Self>, line: &[u8], respond: &Respond, out: &Arc<dyn QueuedLines>) -> Taken {
+        let Some(armed) = self.armed.get() else { return Taken::No };
         if armed.initialized
             && let Some(call) = relayable_call_of(line)
             && let Some(route) = armed.server.relay_route(&call.name, call.arguments.map(RawValue::get))
         {
-            let arguments = call.arguments.map_or_else(|| "{}".to_string(), |a| a.get().to_string());
-            let call = Relayed { id: call.id, name: call.name.into_owned(), arguments, progress: call.progress };
-            self.relay(armed, call, route, Arc::clone(respond));
-            return true;
+            return match self.relay(armed, &call, route, respond, out) {
+                Some(writer) => Taken::Queued(writer),
+                None => Taken::Yes,
+            };
         }
-        let Some((id, request)) = call_of(line) else { return false };
+        let Some((id, request)) = call_of(line) else { return Taken::No };
         if request.get_meta().protocol_version().is_some() {
-            return false;
+            return Taken::No;
         }
         self.start(armed, id, request, Arc::clone(respond));
-        true
+        Taken::Yes
     }
 
     /// Takes `message` when it is answered here (a `tools/call`, or the
@@ -129,10 +168,13 @@ impl DirectCalls {
                 None
             }
             JsonRpcMessage::Notification(notification) => {
-                if let ClientNotification::CancelledNotification(cancelled) = &notification.notification
-                    && let Some(id) = &cancelled.params.request_id
-                    && let Some(call) = lock(&self.in_flight).remove(id)
-                {
+                let call = match &notification.notification {
+                    ClientNotification::CancelledNotification(cancelled) => {
+                        cancelled.params.request_id.as_ref().and_then(|id| lock(&self.in_flight).remove(id))
+                    }
+                    _ => None,
+                };
+                if let Some(call) = call {
                     call.cancel();
                     return None;
                 }
@@ -146,38 +188,59 @@ impl DirectCalls {
     /// text goes down unchanged and the server's result text comes back
     /// unchanged (unless it is large enough to spill, or the call fails:
     /// then the client gets what dispatch would have made of it).
-    fn relay(self: &Arc<Self>, armed: &Armed, call: Relayed, route: RelayRoute, respond: Respond) {
-        let Relayed { id, name, arguments, progress } = call;
-        let context = RequestContext::new(id.clone(), armed.peer.clone());
-        lock(&self.in_flight).insert(id.clone(), context.ct.clone());
-        let server = armed.server.clone();
-        let calls = Arc::clone(self);
-        // Boxed, as in `start`: tokio copies a task's future whole as it
-        // spawns it and as it finishes; behind a box each copy is a pointer.
-        tokio::spawn(Box::pin(async move {
-            server.session().advance_turn();
-            // Downstream requests and notifications during the call reach
-            // this client, as for any call (the relay).
-            let wants_progress = progress.is_some();
-            let upstream =
-                crate::relay::Upstream { peer: context.peer.clone(), request_id: id.clone(), progress_token: progress };
-            let call = route.server.call_raw_arguments(&route.conn, &route.lane, &name, &arguments, wants_progress);
-            let outcome = tokio::select! {
-                outcome = crate::relay::with_upstream(upstream, call) => outcome,
-                // Dropping the call cancels it downstream; the client gets no answer.
-                () = context.ct.cancelled() => return,
-            };
-            let reply = match server.relayed_result(&name, outcome, &context, &route).await {
-                Ok(text) => Reply::Result { id: id.clone(), text },
-                Err(result) => {
-                    Reply::Message(Box::new(JsonRpcMessage::response(as_rmcp_answers(result, &context), id.clone())))
-                }
-            };
-            // A call cancelled meanwhile gets no answer (the client stopped waiting for it).
-            if lock(&calls.in_flight).remove(&id).is_some() {
-                respond(reply).await;
+    ///
+    /// No task waits for the answer: the request is queued on the server's
+    /// pipe (the returned writer; the transport flushes it once the lines
+    /// read together are handled) and the answer is written to the client
+    /// where the server's output is read ([`RelayedCall`]). `None` when the
+    /// call was answered otherwise (the server's output had closed).
+    fn relay(
+        self: &Arc<Self>,
+        armed: &Armed,
+        call: &RelayableCall<'_>,
+        route: RelayRoute,
+        respond: &Respond,
+        out: &Arc<dyn QueuedLines>,
+    ) -> Option<Arc<dyn QueuedLines>> {
+        armed.server.session().advance_turn();
+        let raw_id = route.lane.new_id();
+        let progress = call.progress.is_some();
+        let arguments = call.arguments.map_or("{}", RawValue::get);
+        let line = calls::call_line(&raw_id, &route.remote, arguments, progress);
+        // Downstream requests and notifications during the call reach this
+        // client, as for any call (the relay).
+        let upstream =
+            crate::relay::Upstream { peer: armed.peer.clone(), request_id: call.id.clone(), progress_token: call.progress.clone() };
+        let guard = route.conn.relay.enter(upstream, progress.then(|| calls::progress_token(&raw_id)));
+        let downstream = route.conn.service.peer().clone();
+        lock(&self.in_flight).insert(
+            call.id.clone(),
+            InFlight::Relayed { lane: Arc::clone(&route.lane), raw_id: raw_id.clone(), downstream },
+        );
+        let deadline = tokio::time::Instant::now() + route.server.config().tool_timeout;
+        let spill_at = armed.server.session().state::<quiver_engine::spill::SpillStore>().threshold_bytes();
+        let relayed = RelayedCall {
+            calls: Arc::clone(self),
+            server: armed.server.clone(),
+            peer: armed.peer.clone(),
+            id: call.id.clone(),
+            name: call.name.clone().into_owned(),
+            route: route.clone(),
+            raw_id,
+            spill_at,
+            _guard: guard,
+            out: Arc::clone(out),
+            respond: Arc::clone(respond),
+        };
+        let line = match line {
+            Ok(line) => line,
+            Err(failure) => {
+                Box::new(relayed).finish_slowly(Some(Err(failure)));
+                return None;
             }
-        }));
+        };
+        let raw_id = relayed.raw_id.clone();
+        route.lane.queue(raw_id, &line, Box::new(relayed), deadline)
     }
 
     fn start(self: &Arc<Self>, armed: &Armed, id: RequestId, mut request: ClientRequest, respond: Respond) {
@@ -185,7 +248,7 @@ impl DirectCalls {
         let mut context = RequestContext::new(id.clone(), armed.peer.clone());
         std::mem::swap(&mut context.meta, request.get_meta_mut());
         std::mem::swap(&mut context.extensions, request.extensions_mut());
-        lock(&self.in_flight).insert(id.clone(), context.ct.clone());
+        lock(&self.in_flight).insert(id.clone(), InFlight::Task(context.ct.clone()));
         let server = armed.server.clone();
         let calls = Arc::clone(self);
         // Boxed: rmcp's `handle_request` future is sized for its largest
@@ -240,13 +303,91 @@ pub(crate) fn call_of(line: &[u8]) -> Option<(RequestId, ClientRequest)> {
     Some((id, request))
 }
 
-/// A call taken for the relay, owned.
-struct Relayed {
+/// A relayed call waiting on its server's lane for the answer.
+struct RelayedCall {
+    calls: Arc<DirectCalls>,
+    server: QuiverServer,
+    /// The client.
+    peer: Peer<RoleServer>,
+    /// The client's id for the call, and the tool's name as the client called it.
     id: RequestId,
     name: String,
-    /// The arguments' text (`{}` when the client sent none).
-    arguments: String,
-    progress: Option<ProgressToken>,
+    route: RelayRoute,
+    raw_id: String,
+    /// A result at least half this long may be spilled: it takes the slow way.
+    spill_at: usize,
+    /// The call is in flight on its connection's relay until this drops.
+    _guard: crate::relay::CallGuard,
+    out: Arc<dyn QueuedLines>,
+    respond: Respond,
+}
+
+impl AnswerSink for RelayedCall {
+    fn deliver(self: Box<Self>, delivery: Delivery) -> Option<Arc<dyn QueuedLines>> {
+        let outcome = match delivery {
+            // The common end, handled where the answer is read: a complete
+            // result too small to spill, with nothing the server sent before
+            // it still being forwarded and no relist due, goes to the client
+            // as the server wrote it.
+            Delivery::Answer(RawAnswer::Result(result))
+                if result.get().len() * 2 <= self.spill_at
+                    && calls::check_complete(result.get()).is_ok()
+                    && !self.route.conn.relay.forwarding_now()
+                    && !self.route.server.relist_due() =>
+            {
+                // Absent: cancelled meanwhile, and the client stopped waiting.
+                lock(&self.calls.in_flight).remove(&self.id)?;
+                match result_line(&self.id, result.get().as_bytes()) {
+                    Ok(line) => {
+                        self.out.queue(&line);
+                        return Some(Arc::clone(&self.out));
+                    }
+                    Err(e) => Some(Err(calls::Failure::Unusable(e.to_string()))),
+                }
+            }
+            Delivery::Answer(answer) => Some(calls::outcome_of(Some(answer))),
+            Delivery::Closed => Some(Err(calls::Failure::Closed)),
+            Delivery::TimedOut => {
+                // Forgotten on the lane already; the server is told too.
+                let id = NumberOrString::String(self.raw_id.as_str().into());
+                drop(CancelOnDrop { peer: self.route.conn.service.peer().clone(), id, done: false });
+                None
+            }
+        };
+        self.finish_slowly(outcome);
+        None
+    }
+}
+
+impl RelayedCall {
+    /// Every other end, in a task: what dispatch would have made of the
+    /// outcome (`None`: timed out) — the timeout's ping, a crash's restart,
+    /// a relist, a spill, an error's explanation — after the notifications
+    /// the server sent before it.
+    fn finish_slowly(self: Box<Self>, outcome: Option<Result<Arc<String>, calls::Failure>>) {
+        // Without a runtime (a lane dropped as the process ends) nobody waits.
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else { return };
+        runtime.spawn(Box::pin(async move {
+            let this = self;
+            let route = &this.route;
+            if matches!(outcome, Some(Ok(_))) {
+                route.conn.relay.forwards_settled().await;
+            }
+            let outcome = route.server.settle(&route.conn, &route.remote, outcome).await;
+            let context = RequestContext::new(this.id.clone(), this.peer.clone());
+            let reply = match this.server.relayed_result(&this.name, outcome, &context, route).await {
+                Ok(text) => Reply::Result { id: this.id.clone(), text },
+                Err(result) => Reply::Message(Box::new(JsonRpcMessage::response(
+                    as_rmcp_answers(result, &context),
+                    this.id.clone(),
+                ))),
+            };
+            // A call cancelled meanwhile gets no answer (the client stopped waiting for it).
+            if lock(&this.calls.in_flight).remove(&this.id).is_some() {
+                (this.respond)(reply).await;
+            }
+        }));
+    }
 }
 
 /// `result` as rmcp's request handling finishes a handler's result for the

@@ -18,8 +18,8 @@ use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 use tokio::io::{AsyncRead, AsyncWrite};
 
-use super::stdio_calls::{DirectCalls, Reply, Respond};
-use crate::lines::{LineReader, LineWriter};
+use super::stdio_calls::{DirectCalls, Reply, Respond, Taken};
+use crate::lines::{LineReader, LineWriter, QueuedLines, flush_all};
 
 /// The `_meta` key of a placeholder result. Never leaves quiver: the
 /// transport replaces the whole result.
@@ -140,11 +140,16 @@ fn tools_text(list: &ListToolsResult, entries: &[Option<Arc<str>>]) -> Result<Ve
 pub struct StdioLine<R, W> {
     read: LineReader<R>,
     write: Arc<LineWriter<W>>,
+    /// The same writer, for answers queued where a server's output is read.
+    out: Arc<dyn QueuedLines>,
     verbatim: Arc<VerbatimResults>,
     /// `tools/call` answered beside rmcp's loop, once armed, and how its
     /// answers are written.
     calls: Arc<DirectCalls>,
     respond: Respond,
+    /// Servers' pipes that relayed calls were queued on, flushed once the
+    /// lines read together are handled.
+    to_flush: Vec<Arc<dyn QueuedLines>>,
 }
 
 impl<R: AsyncRead + Unpin, W: AsyncWrite + Send + Unpin + 'static> StdioLine<R, W> {
@@ -165,7 +170,8 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Send + Unpin + 'static> StdioLine<R, 
                 })
             })
         };
-        StdioLine { read: LineReader::new(read), write, verbatim, calls, respond }
+        let out = Arc::clone(&write) as Arc<dyn QueuedLines>;
+        StdioLine { read: LineReader::new(read), write, out, verbatim, calls, respond, to_flush: Vec::new() }
     }
 }
 
@@ -223,17 +229,28 @@ where
 
     async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleServer>> {
         loop {
+            // Calls read together go down together, before anything waits
+            // for more input.
+            if !self.to_flush.is_empty() && !self.read.has_line() {
+                flush_all(&mut self.to_flush);
+            }
             let Some(line) = self.read.next_line().await else {
+                flush_all(&mut self.to_flush);
                 self.calls.cancel_all();
                 return None;
             };
-            if self.calls.take_line(&line, &self.respond) {
-                continue;
-            }
-            if let Some(message) = crate::lines::parse(&line)
-                && let Some(message) = self.calls.take(message, &self.respond)
-            {
-                return Some(message);
+            match self.calls.take_line(&line, &self.respond, &self.out) {
+                Taken::Queued(writer) => self.to_flush.push(writer),
+                Taken::Yes => {}
+                Taken::No => {
+                    if let Some(message) = crate::lines::parse(&line)
+                        && let Some(message) = self.calls.take(message, &self.respond)
+                    {
+                        // rmcp may take a while with it: nothing waits meanwhile.
+                        flush_all(&mut self.to_flush);
+                        return Some(message);
+                    }
+                }
             }
         }
     }

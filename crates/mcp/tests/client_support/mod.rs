@@ -110,7 +110,16 @@ pub fn full_host(manager: &Arc<McpManager>) -> Arc<EngineHost> {
 pub fn direct_surface(servers: Vec<ServerConfig>, cache: &Path, workspace: &Path) -> Arc<quiver_mcp::server::Surface> {
     let servers =
         servers.into_iter().map(|config| ServerConfig { expose: quiver_mcp::config::Expose::Direct, ..config });
-    let m = manager(servers.collect(), cache);
+    surface_exposing(servers.collect(), cache, workspace)
+}
+
+/// A yolo-mode gateway surface over `servers`, each exposed as its config says.
+pub fn surface_exposing(
+    servers: Vec<ServerConfig>,
+    cache: &Path,
+    workspace: &Path,
+) -> Arc<quiver_mcp::server::Surface> {
+    let m = manager(servers, cache);
     let host = full_host(&m);
     let workspace = Workspace::new(workspace).unwrap_or_else(|e| panic!("workspace: {e}"));
     let audience = Audience { mode: Mode::Yolo, ..Audience::default() };
