@@ -245,32 +245,58 @@ async fn a_relayed_call_past_the_tool_timeout_is_reported_and_the_session_goes_o
     }
 }
 
+/// A prefixed tool's call is relayed once this session has loaded the tool
+/// (before, calling it loads it: the general path), under the server's own
+/// name. Both paths send the server the same call and the client the same
+/// answer, so what is checked here is that they agree.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_prefixed_tool_is_relayed_under_the_servers_own_name() {
+async fn a_prefixed_tool_answers_alike_on_both_paths_before_and_after_it_is_loaded() {
     let server = test_server("t", &[("QUIVER_TEST_MCP_ECHO_META", "1")]);
     let (mut client, _cache, _ws) = gateway_on(server, Expose::Search).await;
-    // Behind search, in yolo mode: listed under quiver's prefixed name.
-    let echo = listed(&mut client, "echo").await;
-    assert_eq!(echo, "mcp__t__echo");
+    client.send(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"})).await;
+    client.answer(1, &mut Vec::new()).await;
     let mut seen = Vec::new();
-    for id in 91..94 {
-        client.send(Client::call(id, &echo, json!({"text": format!("relayed {id}")}))).await;
-        let answer = client.answer(id, &mut seen).await;
-        assert_eq!(answer["result"]["content"][0]["text"], format!("relayed {id}"), "{answer}");
-        // Relayed: the server got the call as the client wrote it (the
-        // general path sends a progress token of quiver's).
-        let meta = answer["result"]["content"][1]["text"].as_str().unwrap();
-        assert!(!meta.contains("progressToken"), "the relayed call gained a progress token: {meta}");
+    // Discovery starts the server and registers its tools (deferred).
+    client.send(Client::call(89, "mcp_discover", json!({"server": "t"}))).await;
+    let found = client.answer(89, &mut seen).await;
+    assert!(found.to_string().contains("mcp__t__echo"), "{found}");
+    let mut id = 90;
+    for tool in ["mcp__t__echo", "mcp__t__fail", "mcp__t__add"] {
+        let arguments = match tool {
+            "mcp__t__echo" => json!({"text": "same"}),
+            "mcp__t__add" => json!({"a": 2, "b": 40}),
+            _ => json!({}),
+        };
+        // First the call that loads the tool, then calls relayed as written
+        // (with and without a progress token), then one dispatched.
+        let mut answers = Vec::new();
+        for variant in 0..4 {
+            let call = match variant {
+                2 => {
+                    let mut call = Client::call(id, tool, arguments.clone());
+                    call["params"]["_meta"] = json!({"progressToken": id});
+                    call
+                }
+                3 => dispatched_call(id, tool, arguments.clone()),
+                _ => Client::call(id, tool, arguments.clone()),
+            };
+            client.send(call).await;
+            let answer = client.answer(id, &mut seen).await;
+            answers.push(answer["result"].clone());
+            id += 1;
+        }
+        // The echo shows the `_meta` the server got: a progress token only where the client gave one.
+        let meta_blind = |v: &Value| {
+            let mut v = v.clone();
+            if let Some(content) = v["content"].as_array_mut() {
+                content.truncate(1);
+            }
+            v
+        };
+        for answer in &answers[1..] {
+            assert_eq!(meta_blind(answer), meta_blind(&answers[0]), "{tool}: {answers:?}");
+        }
+        assert_eq!(answers[1], answers[0], "{tool}: {answers:?}");
+        assert_eq!(answers[0]["isError"], json!(tool == "mcp__t__fail"), "{tool}: {answers:?}");
     }
-    client.send(dispatched_call(95, &echo, json!({"text": "relayed 91"}))).await;
-    let dispatched = client.answer(95, &mut seen).await;
-    assert!(dispatched["result"]["content"][1]["text"].as_str().unwrap().contains("progressToken"), "{dispatched}");
-    assert_eq!(dispatched["result"]["content"][0], json!({"type": "text", "text": "relayed 91"}), "{dispatched}");
-    // A failure names the tool as the server knows it, on both paths.
-    let fail = listed(&mut client, "fail").await;
-    client.send(Client::call(96, &fail, json!({}))).await;
-    let relayed = client.answer(96, &mut seen).await;
-    client.send(dispatched_call(97, &fail, json!({}))).await;
-    let dispatched = client.answer(97, &mut seen).await;
-    assert_eq!(relayed["result"], dispatched["result"]);
 }
