@@ -71,7 +71,9 @@ fn anything_dispatch_would_change_or_ask_about_does_not() {
     // Arguments the schema refuses, not an object, or a null dispatch drops.
     assert!(engine.passes_unchanged("checklist_write", &json!({"text": 5}), &agent, &session()).is_none());
     assert!(engine.passes_unchanged("checklist_write", &json!(["a"]), &agent, &session()).is_none());
-    assert!(engine.passes_unchanged("checklist_write", &json!({"text": "a", "tag": null}), &agent, &session()).is_none());
+    assert!(
+        engine.passes_unchanged("checklist_write", &json!({"text": "a", "tag": null}), &agent, &session()).is_none()
+    );
     // A destructive tool asks in agent mode and is refused in plan mode.
     assert!(engine.passes_unchanged("wipe_notes", &json!({"text": "a"}), &agent, &session()).is_none());
     assert!(engine.passes_unchanged("wipe_notes", &json!({"text": "a"}), &audience(Mode::Plan), &session()).is_none());

@@ -207,10 +207,12 @@ impl RawLane {
                 let mut waiting = lock(&self.waiting);
                 let due: Vec<String> = waiting
                     .iter()
-                    .filter_map(|(id, w)| matches!(w, Waiter::Sink(_, at) if *at <= now).then(|| id.clone()))
+                    .filter(|(_, w)| matches!(w, Waiter::Sink(_, at) if *at <= now))
+                    .map(|(id, _)| id.clone())
                     .collect();
                 let due: Vec<Waiter> = due.iter().filter_map(|id| waiting.remove(id)).collect();
-                let next = waiting.values().filter_map(|w| if let Waiter::Sink(_, at) = w { Some(*at) } else { None }).min();
+                let next =
+                    waiting.values().filter_map(|w| if let Waiter::Sink(_, at) = w { Some(*at) } else { None }).min();
                 if next.is_none() {
                     // Handed back under the lock: a sink queued after this
                     // finds nobody watching and starts a watcher.

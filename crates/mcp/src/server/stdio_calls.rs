@@ -209,8 +209,11 @@ impl DirectCalls {
         let line = calls::call_line(&raw_id, &route.remote, arguments, progress);
         // Downstream requests and notifications during the call reach this
         // client, as for any call (the relay).
-        let upstream =
-            crate::relay::Upstream { peer: armed.peer.clone(), request_id: call.id.clone(), progress_token: call.progress.clone() };
+        let upstream = crate::relay::Upstream {
+            peer: armed.peer.clone(),
+            request_id: call.id.clone(),
+            progress_token: call.progress.clone(),
+        };
         let guard = route.conn.relay.enter(upstream, progress.then(|| calls::progress_token(&raw_id)));
         let downstream = route.conn.service.peer().clone();
         lock(&self.in_flight).insert(
