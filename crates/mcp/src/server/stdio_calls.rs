@@ -37,7 +37,6 @@ use serde_json::value::RawValue;
 use tokio_util::sync::CancellationToken;
 
 use super::QuiverServer;
-use super::stdio_line::result_line;
 use crate::client::calls;
 use crate::client::child_lane::{AnswerSink, Delivery, RawAnswer, RawLane};
 use crate::client::server::RelayRoute;
@@ -458,6 +457,17 @@ pub(crate) fn relayable_call_of(line: &[u8]) -> Option<RelayableCall<'_>> {
     }
     let progress = params.meta.map(|meta| meta.progress_token);
     Some(RelayableCall { id, name: params.name, arguments: params.arguments, progress })
+}
+
+/// The answer line to request `id` whose `result` is `text` (JSON, as is).
+pub(crate) fn result_line(id: &RequestId, text: &[u8]) -> Result<Vec<u8>, serde_json::Error> {
+    let mut line = Vec::with_capacity(text.len() + 64);
+    line.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":");
+    serde_json::to_writer(&mut line, id)?;
+    line.extend_from_slice(b",\"result\":");
+    line.extend_from_slice(text);
+    line.extend_from_slice(b"}\n");
+    Ok(line)
 }
 
 #[cfg(test)]

@@ -18,7 +18,7 @@ use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 use tokio::io::{AsyncRead, AsyncWrite};
 
-use super::stdio_calls::{DirectCalls, Reply, Respond, Taken};
+use super::stdio_calls::{DirectCalls, Reply, Respond, Taken, result_line};
 use crate::lines::{LineReader, LineWriter, QueuedLines, flush_all};
 
 /// The `_meta` key of a placeholder result. Never leaves quiver: the
@@ -197,17 +197,6 @@ pub(crate) fn encode(
         other => serde_json::to_vec(other)?,
     };
     line.push(b'\n');
-    Ok(line)
-}
-
-/// The answer line to request `id` whose `result` is `text` (JSON, as is).
-pub(crate) fn result_line(id: &RequestId, text: &[u8]) -> Result<Vec<u8>, serde_json::Error> {
-    let mut line = Vec::with_capacity(text.len() + 64);
-    line.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":");
-    serde_json::to_writer(&mut line, id)?;
-    line.extend_from_slice(b",\"result\":");
-    line.extend_from_slice(text);
-    line.extend_from_slice(b"}\n");
     Ok(line)
 }
 
