@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use rmcp::RoleServer;
-use rmcp::model::{CallToolResult, JsonObject, JsonRpcMessage, ListToolsResult, MetaObject, RequestId, ServerResult};
+use rmcp::model::{CallToolResult, JsonObject, JsonRpcMessage, ListToolsResult, MetaObject, ServerResult};
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 use tokio::io::{AsyncRead, AsyncWrite};
