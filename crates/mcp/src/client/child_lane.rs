@@ -48,8 +48,12 @@ pub enum RawAnswer {
 
 /// What becomes of a raw request handed to an [`AnswerSink`].
 #[derive(Debug)]
-pub enum Delivery {
-    Answer(RawAnswer),
+pub enum Delivery<'a> {
+    /// The `result` member, as the server wrote it, borrowed from the line
+    /// read (a sink that keeps it copies it).
+    Result(&'a RawValue),
+    /// The `error` member (a JSON-RPC error object).
+    Error(serde_json::Value),
     /// The server's output closed first.
     Closed,
     /// No answer by the request's deadline (the request is forgotten; the
@@ -63,7 +67,7 @@ pub enum Delivery {
 pub trait AnswerSink: Send {
     /// The writer the sink queued a line on, if any: the reader flushes it
     /// once the lines read together are handled.
-    fn deliver(self: Box<Self>, delivery: Delivery) -> Option<Arc<dyn QueuedLines>>;
+    fn deliver(self: Box<Self>, delivery: Delivery<'_>) -> Option<Arc<dyn QueuedLines>>;
 }
 
 enum Waiter {
@@ -113,7 +117,12 @@ impl RawLane {
     /// A fresh request id (known before the request goes out, e.g. to use
     /// as its progress token).
     pub fn new_id(&self) -> String {
-        format!("{RAW_ID_PREFIX}{}", self.next.fetch_add(1, Ordering::Relaxed))
+        let mut number = itoa::Buffer::new();
+        let number = number.format(self.next.fetch_add(1, Ordering::Relaxed));
+        let mut id = String::with_capacity(RAW_ID_PREFIX.len() + number.len());
+        id.push_str(RAW_ID_PREFIX);
+        id.push_str(number);
+        id
     }
 
     /// Sends `{"jsonrpc":"2.0","id":<id>,"method":<method>,"params":<params>}`
@@ -259,20 +268,28 @@ impl RawLane {
             Some(Ok(id)) if peek.method.is_none() && id.starts_with(RAW_ID_PREFIX) => id,
             _ => return Taken::No(line),
         };
-        let answer = match (peek.result, peek.error) {
-            (Some(result), _) => RawAnswer::Result(result.to_owned()),
-            (None, Some(error)) => RawAnswer::Error(error),
-            (None, None) => RawAnswer::Error(
-                serde_json::json!({"code": -32603, "message": "an answer with neither result nor error"}),
-            ),
+        let error = || {
+            peek.error.clone().unwrap_or_else(
+                || serde_json::json!({"code": -32603, "message": "an answer with neither result nor error"}),
+            )
         };
         let waiter = lock(&self.waiting).remove(&id);
         match waiter {
             Some(Waiter::Task(task)) => {
+                let answer = match peek.result {
+                    Some(result) => RawAnswer::Result(result.to_owned()),
+                    None => RawAnswer::Error(error()),
+                };
                 let _ = task.send(answer);
                 Taken::Yes(None)
             }
-            Some(Waiter::Sink(sink, _)) => Taken::Yes(sink.deliver(Delivery::Answer(answer))),
+            Some(Waiter::Sink(sink, _)) => {
+                let delivery = match peek.result {
+                    Some(result) => Delivery::Result(result),
+                    None => Delivery::Error(error()),
+                };
+                Taken::Yes(sink.deliver(delivery))
+            }
             None => Taken::Yes(None),
         }
     }

@@ -84,20 +84,35 @@ async fn lines_that_are_not_json_rpc_are_skipped() {
 }
 
 /// A sink that reports what it was told on a channel.
-struct Report(tokio::sync::mpsc::UnboundedSender<(String, Delivery)>, String);
+struct Report(tokio::sync::mpsc::UnboundedSender<(String, Told)>, String);
+
+/// A [`Delivery`], owned.
+#[derive(Debug)]
+enum Told {
+    Result(String),
+    Error(serde_json::Value),
+    Closed,
+    TimedOut,
+}
 
 impl AnswerSink for Report {
-    fn deliver(self: Box<Self>, delivery: Delivery) -> Option<Arc<dyn QueuedLines>> {
-        let _ = self.0.send((self.1, delivery));
+    fn deliver(self: Box<Self>, delivery: Delivery<'_>) -> Option<Arc<dyn QueuedLines>> {
+        let told = match delivery {
+            Delivery::Result(raw) => Told::Result(raw.get().to_string()),
+            Delivery::Error(error) => Told::Error(error),
+            Delivery::Closed => Told::Closed,
+            Delivery::TimedOut => Told::TimedOut,
+        };
+        let _ = self.0.send((self.1, told));
         None
     }
 }
 
-fn sink(tx: &tokio::sync::mpsc::UnboundedSender<(String, Delivery)>, id: &str) -> Box<dyn AnswerSink> {
+fn sink(tx: &tokio::sync::mpsc::UnboundedSender<(String, Told)>, id: &str) -> Box<dyn AnswerSink> {
     Box::new(Report(tx.clone(), id.to_string()))
 }
 
-async fn told(rx: &mut tokio::sync::mpsc::UnboundedReceiver<(String, Delivery)>) -> (String, Delivery) {
+async fn told(rx: &mut tokio::sync::mpsc::UnboundedReceiver<(String, Told)>) -> (String, Told) {
     tokio::time::timeout(std::time::Duration::from_secs(10), rx.recv()).await.expect("told within 10 s").unwrap()
 }
 
@@ -127,7 +142,7 @@ async fn queued_requests_go_out_when_flushed_and_each_sink_gets_its_answer() {
     for _ in 0..3 {
         let (id, delivery) = told(&mut rx).await;
         match delivery {
-            Delivery::Answer(RawAnswer::Result(raw)) => assert_eq!(raw.get(), r#"{"b":1,"a":1.0,"z":[true]}"#),
+            Told::Result(raw) => assert_eq!(raw, r#"{"b":1,"a":1.0,"z":[true]}"#),
             other => panic!("{id}: {other:?}"),
         }
         answered.push(id);
@@ -154,7 +169,7 @@ async fn a_sink_past_its_deadline_is_told_and_its_late_answer_dropped() {
     lane.queue(id.clone(), &line, sink(&tx, &id), deadline).unwrap().flush();
     let (told_id, delivery) = told(&mut rx).await;
     assert_eq!(told_id, id);
-    assert!(matches!(delivery, Delivery::TimedOut), "{delivery:?}");
+    assert!(matches!(delivery, Told::TimedOut), "{delivery:?}");
     // The answer that comes later finds nobody waiting, and the sink is not told twice.
     let again = tokio::time::timeout(std::time::Duration::from_millis(1500), rx.recv()).await;
     assert!(matches!(again, Err(_) | Ok(None)), "{again:?}");
@@ -173,13 +188,13 @@ async fn a_server_that_exits_tells_its_sinks_and_later_ones_at_once() {
     let line = RawLane::request_line(&id, "tools/call", &serde_json::json!({})).unwrap();
     lane.queue(id.clone(), &line, sink(&tx, &id), far()).unwrap().flush();
     let (_, delivery) = told(&mut rx).await;
-    assert!(matches!(delivery, Delivery::Closed), "{delivery:?}");
+    assert!(matches!(delivery, Told::Closed), "{delivery:?}");
     // A call queued on the closed lane is told at once, and nothing is written.
     let late = lane.new_id();
     assert!(lane.queue(late.clone(), b"{}\n", sink(&tx, &late), far()).is_none());
     let (told_id, delivery) = told(&mut rx).await;
     assert_eq!(told_id, late);
-    assert!(matches!(delivery, Delivery::Closed), "{delivery:?}");
+    assert!(matches!(delivery, Told::Closed), "{delivery:?}");
 }
 
 #[tokio::test]
@@ -199,4 +214,26 @@ async fn a_forgotten_request_is_never_delivered() {
     assert_eq!(id, kept);
     let more = tokio::time::timeout(std::time::Duration::from_millis(300), rx.recv()).await;
     assert!(more.is_err(), "the forgotten request was delivered: {more:?}");
+}
+
+#[tokio::test]
+async fn an_error_answer_reaches_its_sink_as_the_error_object() {
+    let mut command = tokio::process::Command::new("sh");
+    command.arg("-c").arg(
+        r#"read line; id=$(printf '%s' "$line" | sed 's/.*"id":"\([^"]*\)".*/\1/'); printf '{"jsonrpc":"2.0","id":"%s","error":{"code":-32602,"message":"bad"}}\n' "$id"; sleep 5"#,
+    );
+    let spawned = spawn(CommandWrap::from(command), std::process::Stdio::null()).unwrap();
+    let lane = Arc::clone(&spawned.lane);
+    let _typed = drive(spawned.transport);
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let id = lane.new_id();
+    let line = RawLane::request_line(&id, "tools/call", &serde_json::json!({})).unwrap();
+    lane.queue(id.clone(), &line, sink(&tx, &id), far()).unwrap().flush();
+    match told(&mut rx).await {
+        (told_id, Told::Error(error)) => {
+            assert_eq!(told_id, id);
+            assert_eq!(error, serde_json::json!({"code": -32602, "message": "bad"}));
+        }
+        other => panic!("{other:?}"),
+    }
 }

@@ -325,13 +325,13 @@ struct RelayedCall {
 }
 
 impl AnswerSink for RelayedCall {
-    fn deliver(self: Box<Self>, delivery: Delivery) -> Option<Arc<dyn QueuedLines>> {
+    fn deliver(self: Box<Self>, delivery: Delivery<'_>) -> Option<Arc<dyn QueuedLines>> {
         let outcome = match delivery {
             // The common end, handled where the answer is read: a complete
             // result too small to spill, with nothing the server sent before
             // it still being forwarded and no relist due, goes to the client
             // as the server wrote it.
-            Delivery::Answer(RawAnswer::Result(result))
+            Delivery::Result(result)
                 if result.get().len() * 2 <= self.spill_at
                     && calls::check_complete(result.get()).is_ok()
                     && !self.route.conn.relay.forwarding_now()
@@ -347,7 +347,8 @@ impl AnswerSink for RelayedCall {
                     Err(e) => Some(Err(calls::Failure::Unusable(e.to_string()))),
                 }
             }
-            Delivery::Answer(answer) => Some(calls::outcome_of(Some(answer))),
+            Delivery::Result(result) => Some(calls::outcome_of(Some(RawAnswer::Result(result.to_owned())))),
+            Delivery::Error(error) => Some(calls::outcome_of(Some(RawAnswer::Error(error)))),
             Delivery::Closed => Some(Err(calls::Failure::Closed)),
             Delivery::TimedOut => {
                 // Forgotten on the lane already; the server is told too.
