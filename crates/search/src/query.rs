@@ -198,8 +198,7 @@ fn looks_at(words: &[Word]) -> Option<(u32, u32)> {
     let light = words[..i]
         .iter()
         .rev()
-        .skip_while(|w| w.text == "a")
-        .next()
+        .find(|w| w.text != "a")
         .filter(|w| light_verb(w) && w.pos + 2 >= words[i].pos)
         .map_or(u32::MAX, |w| w.pos);
     Some((words[i].pos, light))
