@@ -186,8 +186,10 @@ const DAILY_DEV4_FLOOR_FUSED: (f64, f64, f64) = (0.84, 0.97, 0.895);
 // 0.976 / 0.897 (one query fewer at top-1 than session 32). The floors stay
 // where they were (the measurement is deterministic, and a check set's floor
 // is not lowered to let a change through).
-const DAILY_CHECK_FLOOR_LEXICAL: (f64, f64, f64) = (0.79, 0.95, 0.86);
-const DAILY_CHECK_FLOOR_FUSED: (f64, f64, f64) = (0.83, 0.96, 0.89);
+// Session 34 (once, after the last change): lexical 0.821 / 0.976 / 0.883,
+// fused 0.845 / 0.988 / 0.909; each floor raised to that less about one query.
+const DAILY_CHECK_FLOOR_LEXICAL: (f64, f64, f64) = (0.805, 0.96, 0.87);
+const DAILY_CHECK_FLOOR_FUSED: (f64, f64, f64) = (0.83, 0.975, 0.895);
 
 /// Phrasings are search text: a manifest laid over the built-in one (bench
 /// `--manifest`) changes what finds a tool, and none of it reaches the catalog.
