@@ -19,7 +19,8 @@ Dev sets only decide (DEV below); the check sets are reported, never trained on.
 import json, math, os, sys
 
 POOL = 30
-DEV = ['azure', 'mixed', 'native', 'native.ev', 'daily.dev', 'authored', 'turns', 'bfcl.live']
+DEV = ['azure', 'mixed', 'native', 'native.ev', 'daily.dev', 'daily.dev2', 'daily.dev3', 'daily.dev4', 'authored', 'turns',
+       'bfcl.live']
 REPORT = DEV + ['gh.mix', 'live.mix', 'CK.native', 'CK.daily', 'CK.seal']
 FEATURES = ['lexical', 'lexical_shared', 'share', 'semantic', 'semantic_leaned',
             'cosine_gap', 'lexical_rank', 'semantic_rank', 'lexical_confident', 'semantic_alone']

@@ -118,6 +118,7 @@ fn native_daily_sets_lexical_and_fused_floors() {
         ("native-daily-dev.jsonl", DAILY_DEV_FLOOR_LEXICAL, DAILY_DEV_FLOOR_FUSED),
         ("native-daily-dev2.jsonl", DAILY_DEV2_FLOOR_LEXICAL, DAILY_DEV2_FLOOR_FUSED),
         ("native-daily-dev3.jsonl", DAILY_DEV3_FLOOR_LEXICAL, DAILY_DEV3_FLOOR_FUSED),
+        ("native-daily-dev4.jsonl", DAILY_DEV4_FLOOR_LEXICAL, DAILY_DEV4_FLOOR_FUSED),
         ("native-daily-check.jsonl", DAILY_CHECK_FLOOR_LEXICAL, DAILY_CHECK_FLOOR_FUSED),
     ] {
         let q = dir.join(set);
@@ -144,8 +145,9 @@ fn native_daily_sets_lexical_and_fused_floors() {
 // unchanged); the lexical floor raised to that less one query. Session 33
 // (sibling penalty, completion questions, file-name lookups, value kinds in
 // fusion): lexical 0.914 / 0.988 / 0.943, fused 0.963 / 1.000 / 0.978; each
-// floor that less about one query.
-const DAILY_DEV_FLOOR_LEXICAL: (f64, f64, f64) = (0.90, 0.97, 0.93);
+// floor that less about one query. Session 34 ("yet" a stopword): lexical
+// top-1 0.926; its floor raised to that less one query.
+const DAILY_DEV_FLOOR_LEXICAL: (f64, f64, f64) = (0.91, 0.97, 0.93);
 const DAILY_DEV_FLOOR_FUSED: (f64, f64, f64) = (0.95, 0.98, 0.96);
 // The second everyday dev set (native-daily-dev2.jsonl, 166 requests, session
 // 31): before the session's rules lexical 0.753 / 0.928, fused 0.813 / 0.964;
@@ -154,18 +156,27 @@ const DAILY_DEV_FLOOR_FUSED: (f64, f64, f64) = (0.95, 0.98, 0.96);
 // and scheme-less URL literals, phrasal verbs): lexical 0.807 / 0.982 /
 // 0.880, fused 0.867 / 0.988 / 0.920; raised to that less one query.
 // Session 33: lexical 0.837 / 0.982 / 0.899, fused 0.904 / 0.988 / 0.940;
-// raised to that less about one query.
-const DAILY_DEV2_FLOOR_LEXICAL: (f64, f64, f64) = (0.83, 0.975, 0.89);
-const DAILY_DEV2_FLOOR_FUSED: (f64, f64, f64) = (0.895, 0.98, 0.93);
+// raised to that less about one query. Session 34 (a change inside a named
+// file edits it, "yet" a stopword): lexical 0.843 / 0.994, fused 0.904 /
+// 1.000; top-1 / top-5 floors raised to that less about one query.
+const DAILY_DEV2_FLOOR_LEXICAL: (f64, f64, f64) = (0.835, 0.985, 0.89);
+const DAILY_DEV2_FLOOR_FUSED: (f64, f64, f64) = (0.895, 0.99, 0.93);
 // The third everyday dev set (native-daily-dev3.jsonl, 160 requests written
 // blind from the tools' names and one-line descriptions, session 32): before
 // the session's rules lexical 0.831 / 0.981, fused 0.856 / 0.988; after them
 // lexical 0.856 / 0.981 / 0.906, fused 0.881 / 0.988 / 0.930. Each floor is
 // that less two queries.
 // Session 33: lexical 0.856 / 0.988 / 0.909, fused 0.887 / 0.988 / 0.932;
-// raised to that less one or two queries.
-const DAILY_DEV3_FLOOR_LEXICAL: (f64, f64, f64) = (0.845, 0.98, 0.90);
+// raised to that less one or two queries. Session 34: lexical top-1 0.863;
+// its floor raised to that less one query.
+const DAILY_DEV3_FLOOR_LEXICAL: (f64, f64, f64) = (0.855, 0.98, 0.90);
 const DAILY_DEV3_FLOOR_FUSED: (f64, f64, f64) = (0.875, 0.98, 0.92);
+// The fourth everyday dev set (native-daily-dev4.jsonl, 192 requests written
+// blind by a new voice, session 34): before the session's rules lexical
+// 0.797 / 0.964, fused 0.839 / 0.969; after them lexical 0.807 / 0.969 /
+// 0.875, fused 0.849 / 0.979 / 0.903. Each floor is that less about one query.
+const DAILY_DEV4_FLOOR_LEXICAL: (f64, f64, f64) = (0.80, 0.96, 0.87);
+const DAILY_DEV4_FLOOR_FUSED: (f64, f64, f64) = (0.84, 0.97, 0.895);
 // Check half, session 31 (measured once, after the last change): lexical
 // 0.786 / 0.964 / 0.857, fused 0.821 / 0.976 / 0.889. Top-5 and MRR floors
 // raised to that less about two queries; the top-1 floors stay (0.77, 0.80).
@@ -175,8 +186,10 @@ const DAILY_DEV3_FLOOR_FUSED: (f64, f64, f64) = (0.875, 0.98, 0.92);
 // 0.976 / 0.897 (one query fewer at top-1 than session 32). The floors stay
 // where they were (the measurement is deterministic, and a check set's floor
 // is not lowered to let a change through).
-const DAILY_CHECK_FLOOR_LEXICAL: (f64, f64, f64) = (0.79, 0.95, 0.86);
-const DAILY_CHECK_FLOOR_FUSED: (f64, f64, f64) = (0.83, 0.96, 0.89);
+// Session 34 (once, after the last change): lexical 0.821 / 0.976 / 0.883,
+// fused 0.845 / 0.988 / 0.909; each floor raised to that less about one query.
+const DAILY_CHECK_FLOOR_LEXICAL: (f64, f64, f64) = (0.805, 0.96, 0.87);
+const DAILY_CHECK_FLOOR_FUSED: (f64, f64, f64) = (0.83, 0.975, 0.895);
 
 /// Phrasings are search text: a manifest laid over the built-in one (bench
 /// `--manifest`) changes what finds a tool, and none of it reaches the catalog.

@@ -110,6 +110,7 @@ fn main() -> anyhow::Result<()> {
         ("daily.dev", "native", q(here.join("queries/native-daily-dev.jsonl"))?),
         ("daily.dev2", "native", q(here.join("queries/native-daily-dev2.jsonl"))?),
         ("daily.dev3", "native", q(here.join("queries/native-daily-dev3.jsonl"))?),
+        ("daily.dev4", "native", q(here.join("queries/native-daily-dev4.jsonl"))?),
         ("azure", "azure", aq.clone()),
         ("mixed", "mixed", aq),
         ("gh.mix", "mixed", q(here.join("queries/github-sanity.jsonl"))?),

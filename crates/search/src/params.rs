@@ -90,6 +90,14 @@ pub struct RankParams {
     /// Weight of the word `name` added when a request looks a file up by its
     /// name ("the file called routes", "where is package.json"); 0 = off.
     pub w_file_name: f32,
+    /// Weight of the word `edit` added when a request changes something
+    /// inside a named file ("set timeout = 30 in config.toml", "remove the
+    /// print on line 12 of utils.py"), and of `write` when it puts content
+    /// into one ("dump this json into fixtures/users.json"); 0 = off.
+    pub w_file_edit: f32,
+    /// Weight of the word `read` added for "look at" / "take a look at"
+    /// anywhere in a request (to look at is to view, not to look up); 0 = off.
+    pub w_look_at: f32,
     /// Weight of camelCase/digit pieces whose joined form is a known word.
     pub w_part: f32,
     /// Multiplicative bonus for the share of the name covered by the query.
@@ -158,6 +166,8 @@ impl Default for RankParams {
             file_share: true,
             w_completion: 0.5,
             w_file_name: 0.5,
+            w_file_edit: 0.5,
+            w_look_at: 0.5,
             w_part: 0.3,
             coverage: 1.0,
             coverage_idf: 0.0,
@@ -209,6 +219,8 @@ impl RankParams {
             file_share: false,
             w_completion: 0.0,
             w_file_name: 0.0,
+            w_file_edit: 0.0,
+            w_look_at: 0.0,
             w_part: 1.0,
             coverage: 0.0,
             coverage_idf: 0.0,
@@ -272,6 +284,8 @@ impl RankParams {
             "sibling_penalty" => &mut self.sibling_penalty,
             "w_completion" => &mut self.w_completion,
             "w_file_name" => &mut self.w_file_name,
+            "w_file_edit" => &mut self.w_file_edit,
+            "w_look_at" => &mut self.w_look_at,
             "stem" => {
                 self.stem = value != 0.0;
                 return Ok(());

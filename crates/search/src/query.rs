@@ -100,8 +100,13 @@ pub(super) fn value_kinds(query: &str) -> Vec<&'static str> {
 /// Cargo.toml", so the value's kind stands in for the word `file`. Not a URL,
 /// an e-mail address or a version number (`2.1.0`: the extension needs a letter).
 pub(super) fn names_a_file(query: &str) -> bool {
+    query.split_whitespace().any(is_file_token)
+}
+
+/// Whether one whitespace-separated token names a file (see [`names_a_file`]).
+fn is_file_token(t: &str) -> bool {
     const BARE: &[&str] = &["makefile", "dockerfile", "readme", "license", "justfile", "gemfile", "rakefile"];
-    query.split_whitespace().any(|t| {
+    {
         let t = t.trim_matches(|c: char| "()[]<>'\"`,;:!?".contains(c)).trim_end_matches('.');
         if is_url(t) || t.contains('@') {
             return false;
@@ -121,7 +126,82 @@ pub(super) fn names_a_file(query: &str) -> bool {
         // `.env`, `.gitignore`: a dotfile's whole name is its "extension"
         let stem_ok = stem.is_empty() || stem.chars().all(|c| c.is_alphanumeric() || "._-".contains(c));
         ext_ok && stem_ok && (stem.is_empty() || stem.chars().any(|c| c.is_alphanumeric()))
+    }
+}
+
+/// Verbs that change something: with a named file as their place they
+/// change the file's text.
+const CHANGE_VERBS: &[&str] = &[
+    "change",
+    "set",
+    "tweak",
+    "fix",
+    "remove",
+    "delete",
+    "add",
+    "rename",
+    "replace",
+    "swap",
+    "bump",
+    "update",
+    "insert",
+    "modify",
+    "edit",
+    "drop",
+    "append",
+    "prepend",
+    "increase",
+    "decrease",
+    "raise",
+    "lower",
+    "move",
+    "comment",
+    "uncomment",
+    "correct",
+    "adjust",
+    "strip",
+];
+
+/// What a request does to a named file when the file is a place, not the
+/// object: a change verb with the file after `in` / `of` / `inside` /
+/// `within` ("set timeout = 30 in config.toml", "remove the print on line 12
+/// of utils.py") edits the file's text: `edit`; content put `into` a named
+/// file ("dump this json into fixtures/users.json") writes it: `write`.
+pub(super) fn file_place_verb(query: &str) -> Option<&'static str> {
+    let tokens: Vec<String> =
+        query.split_whitespace().map(|t| t.trim_matches(|c: char| !c.is_alphanumeric()).to_ascii_lowercase()).collect();
+    let raw: Vec<&str> = query.split_whitespace().collect();
+    let change = tokens.iter().any(|t| CHANGE_VERBS.contains(&t.as_str()));
+    (1..raw.len()).find_map(|i| {
+        if !is_file_token(raw[i]) {
+            return None;
+        }
+        match tokens[i - 1].as_str() {
+            "in" | "of" | "inside" | "within" if change => Some("edit"),
+            "into" => Some("write"),
+            _ => None,
+        }
     })
+}
+
+/// "look at X", "take a look at X": to look at a thing is to view it (not
+/// to look it up or look for it). True when "look" / "looks" is followed by
+/// "at" anywhere in the request: returns the positions of "look" and of
+/// the light verb before "a look" ("take", "have"; `u32::MAX` if none): they
+/// say less than the verb they stand for.
+fn looks_at(words: &[Word]) -> Option<(u32, u32)> {
+    let i = words.windows(2).position(|p| {
+        (p[0].text == "look" || p[0].text == "looking") && p[1].text == "at" && p[1].pos == p[0].pos + 1
+    })?;
+    let light_verb = |w: &Word| ["take", "taking", "took", "have", "having", "had", "give"].contains(&w.text.as_str());
+    // "a" may or may not be among the words
+    let light = words[..i]
+        .iter()
+        .rev()
+        .find(|w| w.text != "a")
+        .filter(|w| light_verb(w) && w.pos + 2 >= words[i].pos)
+        .map_or(u32::MAX, |w| w.pos);
+    Some((words[i].pos, light))
 }
 
 /// Endings of a host name, not of a file (`example.com`, `python.org`).
@@ -367,6 +447,8 @@ impl SearchIndex {
         let payload = if p.w_payload < 1.0 { payload_span(query) } else { None };
         let completion = if p.w_completion > 0.0 { completion_question(&words) } else { None };
         let name_lookup = if p.w_file_name > 0.0 { file_name_lookup(&words) } else { None };
+        // "take a look at X" (the opening "look at" is the phrasal verb's)
+        let look_at = if p.w_look_at > 0.0 && shape.phrasal_pos.is_none() { looks_at(&words) } else { None };
         let mut content: Vec<Content> = Vec::with_capacity(words.len());
         let mut joined_known = false;
         for (i, w) in words.iter().enumerate() {
@@ -388,7 +470,9 @@ impl SearchIndex {
             if shape.read_opener_pos == Some(w.pos) {
                 weight *= p.w_opener;
             }
-            if shape.phrasal_pos.is_some_and(|v| w.pos == v || w.pos == v + 1) {
+            if shape.phrasal_pos.is_some_and(|v| w.pos == v || w.pos == v + 1)
+                || look_at.is_some_and(|(l, v)| w.pos == l || w.pos == v)
+            {
                 weight *= p.w_phrasal;
             }
             let instrument =
@@ -486,6 +570,18 @@ impl SearchIndex {
             if view && !words.iter().any(|w| w.text == "read") {
                 add(&mut terms, self.term_id(&self.stem_word("read")), p.w_file_read);
             }
+        }
+        // "set X in config.toml": the file's text changes; "into FILE": it is written
+        if command.is_none()
+            && p.w_file_edit > 0.0
+            && let Some(verb) = file_place_verb(query)
+            && !words.iter().any(|w| w.text == verb)
+        {
+            add(&mut terms, self.term_id(&self.stem_word(verb)), p.w_file_edit);
+        }
+        // "take a look at X": a request to view X (the opener case is the phrasal verb's)
+        if look_at.is_some() && !words.iter().any(|w| w.text == "read") {
+            add(&mut terms, self.term_id(&self.stem_word("read")), p.w_look_at);
         }
         let literal_words: Vec<&str> = words.iter().filter(|w| w.literal).map(|w| w.text.as_str()).collect();
         let rarest = self.rarest_idf();

@@ -129,3 +129,58 @@ fn abbreviations_and_host_names_are_not_files() {
     assert!(names_a_file("open a.out"));
     assert!(names_a_file("edit src/main.c"));
 }
+
+/// How far `a` leads `b` for request `q` (score ratio; 0 when `a` is not listed).
+fn lead(idx: &SearchIndex, q: &str, a: &str, b: &str) -> f32 {
+    let hits = idx.search(q, 5, &|_| true);
+    let score = |n: &str| hits.iter().find(|h| idx.docs()[h.doc].name == n).map_or(1e-6, |h| h.score);
+    score(a) / score(b)
+}
+
+#[test]
+fn a_change_inside_a_named_file_edits_it_and_content_into_one_writes_it() {
+    use super::file_place_verb;
+    assert_eq!(file_place_verb("set timeout = 30 in config.toml"), Some("edit"));
+    assert_eq!(file_place_verb("remove the debug print on line 12 of utils.py"), Some("edit"));
+    assert_eq!(file_place_verb("dump this json into fixtures/users.json"), Some("write"));
+    // the file is the object, the place is no file, or nothing changes
+    for q in
+        ["create .gitignore with target/", "what's in Cargo.toml", "set the timeout in the config", "edit src/main.c"]
+    {
+        assert_eq!(file_place_verb(q), None, "{q}");
+    }
+    let idx = SearchIndex::build(vec![
+        doc("edit_file", "Edit a file: replace exact text."),
+        doc("configure", "Set the session's timeout and limits."),
+        doc("write_file", "Write a whole file."),
+        doc("read_json", "Read part of a JSON payload."),
+    ]);
+    let off =
+        SearchIndex::build_with(idx.docs().to_vec(), crate::RankParams { w_file_edit: 0.0, ..Default::default() });
+    let q = "set timeout = 30 in config.toml";
+    assert!(lead(&idx, q, "edit_file", "configure") > lead(&off, q, "edit_file", "configure"));
+    let q = "dump this json into fixtures/users.json";
+    assert!(lead(&idx, q, "write_file", "read_json") > lead(&off, q, "write_file", "read_json"));
+}
+
+#[test]
+fn taking_a_look_at_a_thing_is_viewing_it() {
+    let words = |q: &str| {
+        let mut w = Vec::new();
+        crate::tokenize::split_words(q, &mut w);
+        w
+    };
+    assert!(super::looks_at(&words("take a look at the logs")).is_some_and(|(_, light)| light != u32::MAX));
+    assert!(super::looks_at(&words("could you look at the logs")).is_some_and(|(_, light)| light == u32::MAX));
+    assert_eq!(super::looks_at(&words("look up the docs")), None);
+    let idx = SearchIndex::build(vec![
+        doc("read_logs", "Read the service logs."),
+        doc("note", "Take a short note; take notes as you go."),
+        doc("web_search", "Search the web: look up anything."),
+    ]);
+    let off = SearchIndex::build_with(idx.docs().to_vec(), crate::RankParams { w_look_at: 0.0, ..Default::default() });
+    let q = "take a look at the logs";
+    assert_eq!(top(&idx, q), "read_logs");
+    assert!(lead(&idx, q, "read_logs", "note") > lead(&off, q, "read_logs", "note"));
+    assert!(lead(&idx, q, "read_logs", "web_search") > lead(&off, q, "read_logs", "web_search"));
+}

@@ -384,6 +384,8 @@ const STOPWORDS: &[&str] = &[
     "give",
     "tell",
     "currently",
+    // "yet" says when, not what: "is the build done yet", "nothing yet"
+    "yet",
     "s",
     "t",
     "re",

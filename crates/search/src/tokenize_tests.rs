@@ -48,6 +48,26 @@ fn stopwords() {
 }
 
 #[test]
+fn yet_says_when_not_what() {
+    assert!(is_stopword("yet"));
+    // a tool whose text says "not yet" is not what "is the build done yet" asks for
+    let idx = crate::SearchIndex::build(vec![
+        crate::SearchDoc {
+            name: "shell_wait".into(),
+            description: "Wait for a background build; says whether it is done.".into(),
+            ..Default::default()
+        },
+        crate::SearchDoc {
+            name: "plan_list".into(),
+            description: "Show the steps not done yet, yet to start.".into(),
+            ..Default::default()
+        },
+    ]);
+    let hits = idx.search("is the build done yet", 2, &|_| true);
+    assert_eq!(idx.docs()[hits[0].doc].name, "shell_wait");
+}
+
+#[test]
 fn stemming_and_exceptions() {
     let s = WordStemmer::new();
     assert_eq!(s.stem("databases"), s.stem("database"));
