@@ -106,27 +106,25 @@ pub(super) fn names_a_file(query: &str) -> bool {
 /// Whether one whitespace-separated token names a file (see [`names_a_file`]).
 fn is_file_token(t: &str) -> bool {
     const BARE: &[&str] = &["makefile", "dockerfile", "readme", "license", "justfile", "gemfile", "rakefile"];
-    {
-        let t = t.trim_matches(|c: char| "()[]<>'\"`,;:!?".contains(c)).trim_end_matches('.');
-        if is_url(t) || t.contains('@') {
-            return false;
-        }
-        let last = t.rsplit('/').next().unwrap_or(t);
-        if BARE.contains(&last.to_ascii_lowercase().as_str()) {
-            return true;
-        }
-        let Some((stem, ext)) = last.rsplit_once('.') else { return false };
-        let ext_ok = (1..=8).contains(&ext.len())
-            && ext.chars().all(|c| c.is_ascii_alphanumeric())
-            && ext.chars().any(|c| c.is_ascii_alphabetic());
-        // `D.C.`, `A.D`, `U.S`: an abbreviation; `foodnetwork.com`: a site
-        if (stem.chars().count() == 1 && ext.len() == 1) || HOST_ENDINGS.contains(&ext.to_ascii_lowercase().as_str()) {
-            return false;
-        }
-        // `.env`, `.gitignore`: a dotfile's whole name is its "extension"
-        let stem_ok = stem.is_empty() || stem.chars().all(|c| c.is_alphanumeric() || "._-".contains(c));
-        ext_ok && stem_ok && (stem.is_empty() || stem.chars().any(|c| c.is_alphanumeric()))
+    let t = t.trim_matches(|c: char| "()[]<>'\"`,;:!?".contains(c)).trim_end_matches('.');
+    if is_url(t) || t.contains('@') {
+        return false;
     }
+    let last = t.rsplit('/').next().unwrap_or(t);
+    if BARE.contains(&last.to_ascii_lowercase().as_str()) {
+        return true;
+    }
+    let Some((stem, ext)) = last.rsplit_once('.') else { return false };
+    let ext_ok = (1..=8).contains(&ext.len())
+        && ext.chars().all(|c| c.is_ascii_alphanumeric())
+        && ext.chars().any(|c| c.is_ascii_alphabetic());
+    // `D.C.`, `A.D`, `U.S`: an abbreviation; `foodnetwork.com`: a site
+    if (stem.chars().count() == 1 && ext.len() == 1) || HOST_ENDINGS.contains(&ext.to_ascii_lowercase().as_str()) {
+        return false;
+    }
+    // `.env`, `.gitignore`: a dotfile's whole name is its "extension"
+    let stem_ok = stem.is_empty() || stem.chars().all(|c| c.is_alphanumeric() || "._-".contains(c));
+    ext_ok && stem_ok && (stem.is_empty() || stem.chars().any(|c| c.is_alphanumeric()))
 }
 
 /// Verbs that change something: with a named file as their place they
