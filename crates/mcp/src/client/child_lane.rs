@@ -229,15 +229,7 @@ impl RawLane {
                 }
                 (due, next)
             };
-            let mut writers = Vec::new();
-            for waiter in due {
-                if let Waiter::Sink(sink, _) = waiter
-                    && let Some(writer) = sink.deliver(Delivery::TimedOut)
-                {
-                    writers.push(writer);
-                }
-            }
-            crate::lines::flush_all(&mut writers);
+            tell_sinks(due, || Delivery::TimedOut);
             match next {
                 Some(at) => tokio::time::sleep_until(at).await,
                 None => return,
@@ -299,16 +291,21 @@ impl RawLane {
         // Dropping the senders wakes every waiting task with "closed"; each
         // sink is told.
         let waiting: Vec<Waiter> = lock(&self.waiting).drain().map(|(_, w)| w).collect();
-        let mut writers = Vec::new();
-        for waiter in waiting {
-            if let Waiter::Sink(sink, _) = waiter
-                && let Some(writer) = sink.deliver(Delivery::Closed)
-            {
-                writers.push(writer);
-            }
-        }
-        crate::lines::flush_all(&mut writers);
+        tell_sinks(waiting, || Delivery::Closed);
     }
+}
+
+/// Tells each sink among `waiters` what became of its request (a waiting
+/// task is woken by its sender's drop), then flushes what they queued.
+fn tell_sinks(waiters: Vec<Waiter>, delivery: impl Fn() -> Delivery<'static>) {
+    let mut writers: Vec<Arc<dyn QueuedLines>> = waiters
+        .into_iter()
+        .filter_map(|waiter| match waiter {
+            Waiter::Sink(sink, _) => sink.deliver(delivery()),
+            Waiter::Task(_) => None,
+        })
+        .collect();
+    crate::lines::flush_all(&mut writers);
 }
 
 /// What [`RawLane::take_answer`] made of a line.

@@ -27,6 +27,15 @@ fn drive(mut transport: ChildLine) -> tokio::sync::mpsc::UnboundedReceiver<RxJso
     rx
 }
 
+/// A lane to a server that runs `script` in `sh`, with rmcp's side polled.
+fn sh_lane(script: &str) -> (Arc<RawLane>, tokio::sync::mpsc::UnboundedReceiver<RxJsonRpcMessage<RoleClient>>) {
+    let mut command = tokio::process::Command::new("sh");
+    command.arg("-c").arg(script);
+    let spawned = spawn(CommandWrap::from(command), std::process::Stdio::null()).unwrap();
+    let lane = Arc::clone(&spawned.lane);
+    (lane, drive(spawned.transport))
+}
+
 #[tokio::test]
 async fn a_raw_answer_is_the_bytes_the_server_wrote() {
     let spawned = echo_server();
@@ -58,11 +67,7 @@ async fn rmcp_messages_still_go_to_rmcp() {
 
 #[tokio::test]
 async fn a_server_that_exits_wakes_its_raw_callers() {
-    let mut command = tokio::process::Command::new("sh");
-    command.arg("-c").arg("read line; exit 0");
-    let spawned = spawn(CommandWrap::from(command), std::process::Stdio::null()).unwrap();
-    let lane = Arc::clone(&spawned.lane);
-    let _typed = drive(spawned.transport);
+    let (lane, _typed) = sh_lane("read line; exit 0");
     let call = lane.request(lane.new_id(), "tools/call", &serde_json::json!({})).await.unwrap();
     let answer = tokio::time::timeout(std::time::Duration::from_secs(10), call.answer()).await.unwrap();
     assert!(answer.is_none(), "{answer:?}");
@@ -155,13 +160,9 @@ async fn queued_requests_go_out_when_flushed_and_each_sink_gets_its_answer() {
 #[tokio::test]
 async fn a_sink_past_its_deadline_is_told_and_its_late_answer_dropped() {
     // Reads one line and answers it only after the deadline.
-    let mut command = tokio::process::Command::new("sh");
-    command.arg("-c").arg(
+    let (lane, _typed) = sh_lane(
         r#"read line; sleep 1; id=$(printf '%s' "$line" | sed 's/.*"id":"\([^"]*\)".*/\1/'); printf '{"jsonrpc":"2.0","id":"%s","result":{}}\n' "$id"; sleep 5"#,
     );
-    let spawned = spawn(CommandWrap::from(command), std::process::Stdio::null()).unwrap();
-    let lane = Arc::clone(&spawned.lane);
-    let _typed = drive(spawned.transport);
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
     let id = lane.new_id();
     let line = RawLane::request_line(&id, "tools/call", &serde_json::json!({})).unwrap();
@@ -178,11 +179,7 @@ async fn a_sink_past_its_deadline_is_told_and_its_late_answer_dropped() {
 
 #[tokio::test]
 async fn a_server_that_exits_tells_its_sinks_and_later_ones_at_once() {
-    let mut command = tokio::process::Command::new("sh");
-    command.arg("-c").arg("read line; exit 0");
-    let spawned = spawn(CommandWrap::from(command), std::process::Stdio::null()).unwrap();
-    let lane = Arc::clone(&spawned.lane);
-    let _typed = drive(spawned.transport);
+    let (lane, _typed) = sh_lane("read line; exit 0");
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
     let id = lane.new_id();
     let line = RawLane::request_line(&id, "tools/call", &serde_json::json!({})).unwrap();
@@ -218,13 +215,9 @@ async fn a_forgotten_request_is_never_delivered() {
 
 #[tokio::test]
 async fn an_error_answer_reaches_its_sink_as_the_error_object() {
-    let mut command = tokio::process::Command::new("sh");
-    command.arg("-c").arg(
+    let (lane, _typed) = sh_lane(
         r#"read line; id=$(printf '%s' "$line" | sed 's/.*"id":"\([^"]*\)".*/\1/'); printf '{"jsonrpc":"2.0","id":"%s","error":{"code":-32602,"message":"bad"}}\n' "$id"; sleep 5"#,
     );
-    let spawned = spawn(CommandWrap::from(command), std::process::Stdio::null()).unwrap();
-    let lane = Arc::clone(&spawned.lane);
-    let _typed = drive(spawned.transport);
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
     let id = lane.new_id();
     let line = RawLane::request_line(&id, "tools/call", &serde_json::json!({})).unwrap();
