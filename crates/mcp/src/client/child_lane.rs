@@ -237,8 +237,9 @@ impl RawLane {
         }
     }
 
-    /// A line read from the server that answers a raw request: delivered, and
-    /// `None` returned; any other line comes back for rmcp.
+    /// A line read from the server that answers a raw request is delivered
+    /// (to its task, or to its sink right here); any other line comes back
+    /// for rmcp.
     fn take_answer<'l>(&self, line: &'l [u8]) -> Taken<'l> {
         #[derive(Deserialize)]
         struct Peek<'a> {
