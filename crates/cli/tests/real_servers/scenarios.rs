@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use super::proxy::Force;
+use super::proxy::{Force, Seen};
 use super::{Outcome, PATIENCE, Rig, Via, events, fail};
 use crate::exec::stdout;
 
@@ -129,8 +129,9 @@ async fn round_trip(rig: &Rig, via: Via) -> Outcome {
     }
     // The server got the result back, paired with the call's id.
     let chats = rig.proxy.chats_since(from);
-    let Some(second) = chats.get(1) else { return fail(format!("{} chat requests", chats.len()), Some(&out)) };
-    let messages = second.body["messages"].as_array().cloned().unwrap_or_default();
+    let Some(messages) = first_with_a_result(&chats) else {
+        return fail(format!("no request carried the tool result ({} chat requests)", chats.len()), Some(&out));
+    };
     let call_id = messages.iter().find_map(|m| m.pointer("/tool_calls/0/id").and_then(Value::as_str));
     let result_id = messages.iter().find(|m| m["role"] == "tool").and_then(|m| m["tool_call_id"].as_str());
     if call_id.is_none() || call_id != result_id {
@@ -177,13 +178,26 @@ async fn refused_round_trip(rig: &Rig) -> Outcome {
     if statuses.first() != Some(&200) || statuses.last() != Some(&500) {
         return fail(format!("expected the call, then refusals: {statuses:?}"), Some(&out));
     }
-    let messages = chats[1].body["messages"].as_array().cloned().unwrap_or_default();
+    let Some(messages) = first_with_a_result(&chats) else {
+        return fail(format!("no request carried the tool result: {statuses:?}"), Some(&out));
+    };
     let results: Vec<&Value> = messages.iter().filter(|m| m["role"] == "tool").collect();
     let call_id = messages.iter().find_map(|m| m.pointer("/tool_calls/0/id").and_then(Value::as_str));
     if results.len() != 1 || results[0]["tool_call_id"].as_str() != call_id {
         return fail(format!("one result paired with the call expected: {messages:?}"), Some(&out));
     }
     audited(rig).map(|_| ())
+}
+
+/// The messages of the first request that carried a tool result back. Not
+/// "the second request": a proxy in between (LiteLLM) repeats a request on
+/// its own when the server is slow to answer it, so the server may see the
+/// first turn twice before the result.
+fn first_with_a_result(chats: &[Seen]) -> Option<Vec<Value>> {
+    chats
+        .iter()
+        .map(|c| c.body["messages"].as_array().cloned().unwrap_or_default())
+        .find(|messages| messages.iter().any(|m| m["role"] == "tool"))
 }
 
 async fn resume(rig: &Rig, via: Via) -> Outcome {
