@@ -139,19 +139,20 @@ fn trust(args: TrustArgs, allow: bool) -> anyhow::Result<ExitCode> {
 
 /// The runtime `mcp serve` runs on. A stdio session is one client whose
 /// calls are mostly waiting on I/O (tools do their heavy work on the blocking
-/// pool), and it shares the machine with the servers it fronts: one worker
-/// thread spares the cross-thread wake-ups that a second one costs on every
+/// pool), and it shares the machine with the servers it fronts: one thread
+/// spares the cross-thread wake-ups that a second worker costs on every
 /// message (measured with `gateway_latency`, 8 concurrent callers on 2 cores:
-/// quiver's CPU per relayed call 131-161 -> 97-110 us, throughput +15-25%).
-/// HTTP serves many sessions and keeps a worker per core; `TOKIO_WORKER_THREADS`
-/// overrides both.
+/// quiver's CPU per relayed call 131-161 -> 97-110 us with one worker,
+/// throughput +15-25%), and the current-thread scheduler spares what the
+/// multi-thread one does on every batch of tasks even with one worker (its
+/// timing statistics, the park/unpark hand-off). HTTP serves many sessions
+/// and keeps a worker per core; `TOKIO_WORKER_THREADS` overrides both (and
+/// selects the multi-thread scheduler for stdio).
 fn serve_runtime(transport: &Transport) -> std::io::Result<tokio::runtime::Runtime> {
-    let mut builder = tokio::runtime::Builder::new_multi_thread();
-    builder.enable_all();
     if matches!(transport, Transport::Stdio) && std::env::var_os("TOKIO_WORKER_THREADS").is_none() {
-        builder.worker_threads(1);
+        return tokio::runtime::Builder::new_current_thread().enable_all().build();
     }
-    builder.build()
+    tokio::runtime::Builder::new_multi_thread().enable_all().build()
 }
 
 fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {

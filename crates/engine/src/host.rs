@@ -85,13 +85,14 @@ impl EngineHost {
     /// provider's tools changed since it was built. Cheap when nothing changed
     /// (one atomic read per provider and a read lock).
     pub fn engine(&self) -> Arc<Engine> {
-        let wanted: Vec<u64> = self.providers.iter().map(|p| p.generation()).collect();
         {
+            // Compared in place: a gateway asks this once per relayed call.
             let current = self.current.read().unwrap_or_else(|p| p.into_inner());
-            if current.0 == wanted {
+            if current.0.iter().zip(&self.providers).all(|(built, p)| *built == p.generation()) {
                 return Arc::clone(&current.1);
             }
         }
+        let wanted: Vec<u64> = self.providers.iter().map(|p| p.generation()).collect();
         let _one_at_a_time = self.rebuilding.lock().unwrap_or_else(|p| p.into_inner());
         let base_engine = {
             let current = self.current.read().unwrap_or_else(|p| p.into_inner());

@@ -93,6 +93,10 @@ impl ArgValidator {
             return Err(format!("invalid arguments for {tool}: expected a JSON object, got {}", json_type_name(args)));
         }
         let Some(validator) = &self.validator else { return Ok(()) };
+        // Valid arguments (nearly every call) skip collecting errors.
+        if validator.is_valid(args) {
+            return Ok(());
+        }
         let problems: Vec<String> = validator
             .iter_errors(args)
             .map(|err| {

@@ -7,7 +7,7 @@
 use std::future::Future;
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader};
 
 /// rmcp's own bound on a line (16 MiB, as its HTTP transport's SSE events):
 /// a peer that never sends a newline must not grow a buffer forever.
@@ -16,11 +16,25 @@ pub const MAX_LINE: usize = 16 * 1024 * 1024;
 pub struct LineReader<R> {
     read: BufReader<R>,
     /// A line read in part: rmcp polls `receive` inside a `select!`, so a read
-    /// can be cancelled and resumes here.
+    /// can be cancelled and resumes here. Also a whole line that did not sit
+    /// in the buffer at once, while it is lent out.
     line: Vec<u8>,
     /// Set while the rest of an oversized line is being skipped.
     discarding: bool,
     max: usize,
+    /// What the line last returned still occupies (it is lent out until the
+    /// next read, which frees it).
+    lent: Lent,
+}
+
+/// Where the line [`LineReader::next_line`] last returned lives.
+#[derive(Clone, Copy)]
+enum Lent {
+    Nothing,
+    /// The first `n` bytes of the read buffer (the line and its newline).
+    Buffer(usize),
+    /// `line`.
+    Line,
 }
 
 impl<R: AsyncRead + Unpin> LineReader<R> {
@@ -29,7 +43,13 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
     }
 
     pub fn with_max(read: R, max: usize) -> Self {
-        LineReader { read: BufReader::with_capacity(64 * 1024, read), line: Vec::new(), discarding: false, max }
+        LineReader {
+            read: BufReader::with_capacity(64 * 1024, read),
+            line: Vec::new(),
+            discarding: false,
+            max,
+            lent: Lent::Nothing,
+        }
     }
 
     /// Whether a whole line is already read and waiting: the next
@@ -37,32 +57,71 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
     /// queued in reply (see [`QueuedLines`]) once this is false, so the
     /// replies to lines read together go out in one write.
     pub fn has_line(&self) -> bool {
-        memchr::memchr(b'\n', self.read.buffer()).is_some()
+        let skip = match self.lent {
+            Lent::Buffer(n) => n,
+            Lent::Nothing | Lent::Line => 0,
+        };
+        memchr::memchr(b'\n', &self.read.buffer()[skip..]).is_some()
     }
 
-    /// The next whole line, without its `\n` (or `\r\n`); `None` at the end
-    /// of the stream or on a read error. Lines over the bound are skipped.
-    pub async fn next_line(&mut self) -> Option<Vec<u8>> {
+    /// Frees what the line last returned occupies.
+    fn release(&mut self) {
+        match std::mem::replace(&mut self.lent, Lent::Nothing) {
+            Lent::Buffer(n) => std::pin::Pin::new(&mut self.read).consume(n),
+            Lent::Line => self.line.clear(),
+            Lent::Nothing => {}
+        }
+    }
+
+    /// The next whole line, without its `\n` (or `\r\n`), lent until the
+    /// next call; `None` at the end of the stream or on a read error. Lines
+    /// over the bound are skipped.
+    ///
+    /// A line that sits whole in the read buffer (nearly every line of a
+    /// busy pipe) is lent from the buffer itself: no copy and no allocation
+    /// per line, which a relayed call paid twice (its request and its answer).
+    pub async fn next_line(&mut self) -> Option<&[u8]> {
+        self.release();
         loop {
+            if self.line.is_empty() && !self.discarding {
+                if let Some(end) = memchr::memchr(b'\n', self.read.buffer())
+                    && end <= self.max
+                {
+                    self.lent = Lent::Buffer(end + 1);
+                    return Some(without_cr(&self.read.buffer()[..end]));
+                }
+                if self.read.buffer().is_empty() {
+                    match self.read.fill_buf().await {
+                        Ok([]) => return None,
+                        Ok(_) => continue,
+                        Err(e) => {
+                            tracing::debug!(error = %e, "reading from an MCP peer failed");
+                            return None;
+                        }
+                    }
+                }
+            }
             let room = (self.max + 1).saturating_sub(self.line.len()) as u64;
             let read = (&mut self.read).take(room).read_until(b'\n', &mut self.line).await;
             match read {
                 Ok(0) if self.line.is_empty() => return None,
                 Ok(_) if self.line.last() == Some(&b'\n') => {
-                    let mut line = std::mem::take(&mut self.line);
-                    line.pop();
-                    if line.last() == Some(&b'\r') {
-                        line.pop();
-                    }
                     if std::mem::take(&mut self.discarding) {
+                        self.line.clear();
                         continue;
                     }
-                    return Some(line);
+                    self.lent = Lent::Line;
+                    let end = self.line.len() - 1;
+                    return Some(without_cr(&self.line[..end]));
                 }
                 Ok(0) => {
                     // The peer closed mid-line: what it wrote is its last message.
-                    let line = std::mem::take(&mut self.line);
-                    return (!std::mem::take(&mut self.discarding)).then_some(line);
+                    if std::mem::take(&mut self.discarding) {
+                        self.line.clear();
+                        return None;
+                    }
+                    self.lent = Lent::Line;
+                    return Some(&self.line);
                 }
                 Ok(_) => {
                     if self.line.len() > self.max {
@@ -85,9 +144,22 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
     }
 }
 
+fn without_cr(line: &[u8]) -> &[u8] {
+    line.strip_suffix(b"\r").unwrap_or(line)
+}
+
 /// `line` without a leading UTF-8 byte order mark (some peers write one).
 pub fn without_bom(line: &[u8]) -> &[u8] {
     line.strip_prefix(b"\xEF\xBB\xBF".as_slice()).unwrap_or(line)
+}
+
+/// The string a JSON string's text holds (`None` for any other value):
+/// borrowed when it has no escapes, as ids nearly never do.
+pub fn json_string(raw: &str) -> Option<std::borrow::Cow<'_, str>> {
+    match raw.strip_prefix('"').and_then(|rest| rest.strip_suffix('"')) {
+        Some(plain) if !plain.contains('\\') => Some(std::borrow::Cow::Borrowed(plain)),
+        _ => serde_json::from_str::<String>(raw).ok().map(std::borrow::Cow::Owned),
+    }
 }
 
 /// A line as a JSON-RPC message, or `None` for what is not one (a stray log
@@ -117,8 +189,19 @@ pub fn parse<T: serde::de::DeserializeOwned>(line: &[u8]) -> Option<T> {
 /// left. A lone line is written at once, with no task or channel between.
 pub struct LineWriter<W> {
     pending: Mutex<Pending>,
-    out: tokio::sync::Mutex<Option<W>>,
+    out: tokio::sync::Mutex<Out<W>>,
 }
+
+/// The writer's side: the pipe (`None` once shut down) and the buffer the
+/// last write emptied, kept so that lines queued next need no allocation.
+struct Out<W> {
+    pipe: Option<W>,
+    spare: Vec<u8>,
+}
+
+/// A buffer this large is not kept for reuse (one burst of large answers
+/// must not hold its memory for the session).
+const SPARE_MAX: usize = 1 << 20;
 
 #[derive(Default)]
 struct Pending {
@@ -144,7 +227,10 @@ impl Drop for WriterRole<'_> {
 
 impl<W: AsyncWrite + Unpin> LineWriter<W> {
     pub fn new(out: W) -> Self {
-        LineWriter { pending: Mutex::new(Pending::default()), out: tokio::sync::Mutex::new(Some(out)) }
+        LineWriter {
+            pending: Mutex::new(Pending::default()),
+            out: tokio::sync::Mutex::new(Out { pipe: Some(out), spare: Vec::new() }),
+        }
     }
 
     /// Writes `line` (which ends in `\n`), now or with the write under way.
@@ -161,7 +247,7 @@ impl<W: AsyncWrite + Unpin> LineWriter<W> {
         let role = WriterRole(&self.pending);
         let mut out = self.out.lock().await;
         loop {
-            let lines = {
+            let mut lines = {
                 let mut pending = lock(&self.pending);
                 if pending.lines.is_empty() {
                     // Handed back under the lock: a line appended after
@@ -172,14 +258,19 @@ impl<W: AsyncWrite + Unpin> LineWriter<W> {
                     std::mem::forget(role);
                     return Ok(());
                 }
-                std::mem::take(&mut pending.lines)
+                let spare = std::mem::take(&mut out.spare);
+                std::mem::replace(&mut pending.lines, spare)
             };
-            let Some(out) = out.as_mut() else {
+            let Some(pipe) = out.pipe.as_mut() else {
                 lock(&self.pending).lines.clear();
                 return Err(std::io::Error::new(std::io::ErrorKind::BrokenPipe, "the pipe is closed"));
             };
-            out.write_all(&lines).await?;
-            out.flush().await?;
+            pipe.write_all(&lines).await?;
+            pipe.flush().await?;
+            if lines.capacity() <= SPARE_MAX {
+                lines.clear();
+                out.spare = lines;
+            }
         }
     }
 
@@ -192,7 +283,7 @@ impl<W: AsyncWrite + Unpin> LineWriter<W> {
 
     /// Closes the pipe (after any write under way); later writes fail.
     pub async fn shutdown(&self) -> std::io::Result<()> {
-        match self.out.lock().await.take() {
+        match self.out.lock().await.pipe.take() {
             Some(mut out) => out.shutdown().await,
             None => Ok(()),
         }
@@ -241,13 +332,10 @@ impl<W: AsyncWrite + Send + Unpin + 'static> QueuedLines for LineWriter<W> {
 
 /// Flushes each writer once (the readers collect one per reply; most are the same writer).
 pub fn flush_all(writers: &mut Vec<Arc<dyn QueuedLines>>) {
-    let mut flushed: Vec<*const ()> = Vec::with_capacity(writers.len());
-    for writer in writers.drain(..) {
+    while let Some(writer) = writers.pop() {
         let at = Arc::as_ptr(&writer).cast::<()>();
-        if !flushed.contains(&at) {
-            flushed.push(at);
-            writer.flush();
-        }
+        writers.retain(|other| Arc::as_ptr(other).cast::<()>() != at);
+        writer.flush();
     }
 }
 
@@ -260,7 +348,7 @@ mod tests {
         let mut reader = LineReader::with_max(input, max);
         let mut out = Vec::new();
         while let Some(line) = reader.next_line().await {
-            out.push(line);
+            out.push(line.to_vec());
         }
         out
     }
@@ -287,7 +375,7 @@ mod tests {
             let mut reader = LineReader::new(read);
             let mut got = Vec::new();
             while let Some(line) = reader.next_line().await {
-                got.push(String::from_utf8(line).unwrap());
+                got.push(String::from_utf8(line.to_vec()).unwrap());
             }
             got
         });
@@ -342,13 +430,79 @@ mod tests {
         Arc::clone(&writer).flush();
         for n in 0..3 {
             let line = reader.next_line().await.unwrap();
-            assert_eq!(String::from_utf8(line).unwrap(), format!("line {n} {}", "x".repeat(20)));
+            assert_eq!(String::from_utf8(line.to_vec()).unwrap(), format!("line {n} {}", "x".repeat(20)));
         }
         assert!(!reader.has_line());
         // A flush with nothing queued writes nothing.
         Arc::clone(&writer).flush();
         writer.write_line(b"last\n").await.unwrap();
         assert_eq!(reader.next_line().await.unwrap(), b"last");
+    }
+
+    #[tokio::test]
+    async fn a_lent_line_is_not_counted_as_waiting_and_lines_across_reads_come_whole() {
+        let (mut write, read) = tokio::io::duplex(64);
+        let mut reader = LineReader::new(read);
+        write.write_all(b"one\r\ntwo\n").await.unwrap();
+        assert_eq!(reader.next_line().await.unwrap(), b"one");
+        assert!(reader.has_line(), "`two` waits behind the lent `one`");
+        assert_eq!(reader.next_line().await.unwrap(), b"two");
+        assert!(!reader.has_line(), "the lent line itself is not waiting");
+        // A line that arrives in pieces is gathered, then lent from the reader's own copy.
+        write.write_all(b"thr").await.unwrap();
+        let pieces = tokio::spawn(async move {
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+            write.write_all(b"ee\nfour\npart").await.unwrap();
+            write
+        });
+        assert_eq!(reader.next_line().await.unwrap(), b"three");
+        assert!(reader.has_line());
+        assert_eq!(reader.next_line().await.unwrap(), b"four");
+        assert!(!reader.has_line());
+        drop(pieces.await.unwrap());
+        // The peer closed mid-line: what it wrote is its last line.
+        assert_eq!(reader.next_line().await.unwrap(), b"part");
+        assert!(reader.next_line().await.is_none());
+    }
+
+    #[tokio::test]
+    async fn a_read_cancelled_mid_line_resumes_where_it_was() {
+        let (mut write, read) = tokio::io::duplex(64);
+        let mut reader = LineReader::new(read);
+        write.write_all(b"half").await.unwrap();
+        let early = tokio::time::timeout(std::time::Duration::from_millis(20), reader.next_line()).await;
+        assert!(early.is_err(), "no whole line yet");
+        write.write_all(b" and half\n").await.unwrap();
+        assert_eq!(reader.next_line().await.unwrap(), b"half and half");
+    }
+
+    #[test]
+    fn flush_all_flushes_each_writer_once() {
+        #[derive(Default)]
+        struct Counting(std::sync::atomic::AtomicUsize);
+        impl QueuedLines for Counting {
+            fn queue(&self, _: &[u8]) {}
+            fn flush(self: Arc<Self>) {
+                self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            }
+        }
+        let (a, b) = (Arc::new(Counting::default()), Arc::new(Counting::default()));
+        let mut writers: Vec<Arc<dyn QueuedLines>> = vec![a.clone(), b.clone(), a.clone(), a.clone()];
+        flush_all(&mut writers);
+        assert!(writers.is_empty());
+        assert_eq!(a.0.load(std::sync::atomic::Ordering::SeqCst), 1);
+        assert_eq!(b.0.load(std::sync::atomic::Ordering::SeqCst), 1);
+    }
+
+    #[test]
+    fn a_json_string_is_read_borrowed_unless_escaped() {
+        use std::borrow::Cow;
+        assert!(matches!(json_string(r#""quiver-raw-7""#), Some(Cow::Borrowed("quiver-raw-7"))));
+        // An escaped id (a server may re-encode it) is still the same id.
+        assert_eq!(json_string(r#""quiver\u002draw-7""#).as_deref(), Some("quiver-raw-7"));
+        assert_eq!(json_string("7"), None);
+        assert_eq!(json_string("null"), None);
+        assert_eq!(json_string(r#"""#), None);
     }
 
     #[tokio::test]

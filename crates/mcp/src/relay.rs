@@ -112,8 +112,9 @@ impl Relay {
     /// Records a downstream call serving `upstream`; forgotten when the guard drops.
     pub(crate) fn enter(self: &Arc<Self>, upstream: Upstream, downstream_token: Option<ProgressToken>) -> CallGuard {
         let number = self.next.fetch_add(1, Ordering::SeqCst);
-        lock(&self.active).push((number, upstream.clone()));
-        let mut guard = CallGuard { relay: Arc::clone(self), number, upstream, downstream_token: None };
+        let asks_progress = upstream.progress_token.is_some();
+        lock(&self.active).push((number, upstream));
+        let mut guard = CallGuard { relay: Arc::clone(self), number, asks_progress, downstream_token: None };
         if let Some(token) = downstream_token {
             guard.track_progress(token);
         }
@@ -283,7 +284,8 @@ impl Relay {
 pub(crate) struct CallGuard {
     relay: Arc<Relay>,
     number: u64,
-    upstream: Upstream,
+    /// The upstream client asked for progress (its side is in `active`).
+    asks_progress: bool,
     downstream_token: Option<ProgressToken>,
 }
 
@@ -294,8 +296,12 @@ impl CallGuard {
     /// Only then is the token remembered: forgetting it takes a timer task
     /// (see `Drop`), which a call nobody follows the progress of must not pay.
     pub(crate) fn track_progress(&mut self, token: ProgressToken) {
-        if self.upstream.progress_token.is_some() {
-            lock(&self.relay.progress).insert(token.clone(), self.upstream.clone());
+        if !self.asks_progress {
+            return;
+        }
+        let upstream = lock(&self.relay.active).iter().find(|(n, _)| *n == self.number).map(|(_, u)| u.clone());
+        if let Some(upstream) = upstream {
+            lock(&self.relay.progress).insert(token.clone(), upstream);
             self.relay.tokens.notify_waiters();
             self.downstream_token = Some(token);
         }

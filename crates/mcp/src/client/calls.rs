@@ -6,7 +6,9 @@
 //! stdio server's raw lane ([`raw`]), whose answer is the server's own JSON
 //! text, passed on without a parse into rmcp's types and a re-serialization.
 
-use std::sync::Arc;
+use std::sync::{Arc, LazyLock};
+
+use memchr::memmem::Finder;
 
 use rmcp::ServiceError;
 use rmcp::model::{
@@ -160,8 +162,10 @@ pub(crate) fn check_complete(result: &str) -> Result<(), Failure> {
         return Err(Failure::Unusable("the result is not an object".into()));
     }
     // Most answers name neither: no second parse of the whole text for them.
-    let names = |key: &str| memchr::memmem::find(result.as_bytes(), key.as_bytes()).is_some();
-    if !names("\"resultType\"") && !names("\"task\"") {
+    // (The finders are built once: building one costs as much as a search.)
+    static RESULT_TYPE: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new("\"resultType\""));
+    static TASK: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new("\"task\""));
+    if RESULT_TYPE.find(result.as_bytes()).is_none() && TASK.find(result.as_bytes()).is_none() {
         return Ok(());
     }
     let shape: Shape =

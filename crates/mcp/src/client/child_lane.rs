@@ -14,7 +14,10 @@
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, LazyLock, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use memchr::memmem::Finder;
 
 use process_wrap::tokio::{ChildWrapper, CommandWrap};
 use rmcp::RoleClient;
@@ -74,7 +77,7 @@ enum Waiter {
     /// A task waiting on its [`RawCall`].
     Task(oneshot::Sender<RawAnswer>),
     /// A sink, and when it stops waiting.
-    Sink(Box<dyn AnswerSink>, tokio::time::Instant),
+    Sink(Box<dyn AnswerSink>, std::time::Instant),
 }
 
 /// Writes to the child and matches raw answers to their requests.
@@ -83,7 +86,7 @@ pub struct RawLane {
     next: AtomicU64,
     waiting: Mutex<HashMap<String, Waiter>>,
     closed: AtomicBool,
-    /// A task is watching the sinks' deadlines.
+    /// A thread is watching the sinks' deadlines.
     watching: AtomicBool,
 }
 
@@ -188,10 +191,10 @@ impl RawLane {
         if self.closed.load(Ordering::SeqCst) {
             return sink.deliver(Delivery::Closed);
         }
-        lock(&self.waiting).insert(id, Waiter::Sink(sink, deadline));
+        lock(&self.waiting).insert(id, Waiter::Sink(sink, deadline.into_std()));
         self.stdin.queue(line);
         if !self.watching.swap(true, Ordering::SeqCst) {
-            tokio::spawn(Arc::clone(self).watch_deadlines());
+            self.start_watching();
         }
         // A close between the check and the insert left this sink behind.
         if self.closed.load(Ordering::SeqCst) {
@@ -206,34 +209,21 @@ impl RawLane {
         lock(&self.waiting).remove(id).is_some()
     }
 
-    /// Tells each sink whose deadline passed, until no sink waits. One task
-    /// per lane, and it sleeps until the earliest deadline: a call answered
-    /// in time costs no timer of its own.
-    async fn watch_deadlines(self: Arc<Self>) {
-        loop {
-            let now = tokio::time::Instant::now();
-            let (due, next) = {
-                let mut waiting = lock(&self.waiting);
-                let due: Vec<String> = waiting
-                    .iter()
-                    .filter(|(_, w)| matches!(w, Waiter::Sink(_, at) if *at <= now))
-                    .map(|(id, _)| id.clone())
-                    .collect();
-                let due: Vec<Waiter> = due.iter().filter_map(|id| waiting.remove(id)).collect();
-                let next =
-                    waiting.values().filter_map(|w| if let Waiter::Sink(_, at) = w { Some(*at) } else { None }).min();
-                if next.is_none() {
-                    // Handed back under the lock: a sink queued after this
-                    // finds nobody watching and starts a watcher.
-                    self.watching.store(false, Ordering::SeqCst);
-                }
-                (due, next)
-            };
-            tell_sinks(due, || Delivery::TimedOut);
-            match next {
-                Some(at) => tokio::time::sleep_until(at).await,
-                None => return,
-            }
+    /// Starts the lane's deadline watcher: a thread, not a task with a tokio
+    /// timer, because a registered timer makes every park of the runtime
+    /// arm and cancel a kernel timer and read the clock twice — on each
+    /// wake-up of a relaying gateway, for a deadline that almost never comes.
+    fn start_watching(self: &Arc<Self>) {
+        let lane = Arc::downgrade(self);
+        // Sinks spawn their slow ends and flush replies on the runtime.
+        let runtime = tokio::runtime::Handle::try_current().ok();
+        let started = std::thread::Builder::new().name("quiver-deadlines".into()).spawn(move || {
+            let _runtime = runtime.as_ref().map(tokio::runtime::Handle::enter);
+            watch_deadlines(lane);
+        });
+        if let Err(e) = started {
+            tracing::warn!(error = %e, "could not start the deadline watcher: relayed calls have no timeout");
+            self.watching.store(false, Ordering::SeqCst);
         }
     }
 
@@ -253,12 +243,13 @@ impl RawLane {
             error: Option<serde_json::Value>,
         }
         // Cheap test first: most lines are rmcp's, and those never carry the prefix.
-        if memchr::memmem::find(line, RAW_ID_PREFIX.as_bytes()).is_none() {
+        static PREFIX: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new(RAW_ID_PREFIX));
+        if PREFIX.find(line).is_none() {
             return Taken::No(line);
         }
         let Ok(peek) = serde_json::from_slice::<Peek<'_>>(line) else { return Taken::No(line) };
-        let id = match peek.id.map(|raw| serde_json::from_str::<String>(raw.get())) {
-            Some(Ok(id)) if peek.method.is_none() && id.starts_with(RAW_ID_PREFIX) => id,
+        let id = match peek.id.and_then(|raw| crate::lines::json_string(raw.get())) {
+            Some(id) if peek.method.is_none() && id.starts_with(RAW_ID_PREFIX) => id,
             _ => return Taken::No(line),
         };
         let error = || {
@@ -266,7 +257,7 @@ impl RawLane {
                 || serde_json::json!({"code": -32603, "message": "an answer with neither result nor error"}),
             )
         };
-        let waiter = lock(&self.waiting).remove(&id);
+        let waiter = lock(&self.waiting).remove(id.as_ref());
         match waiter {
             Some(Waiter::Task(task)) => {
                 let answer = match peek.result {
@@ -293,6 +284,62 @@ impl RawLane {
         // sink is told.
         let waiting: Vec<Waiter> = lock(&self.waiting).drain().map(|(_, w)| w).collect();
         tell_sinks(waiting, || Delivery::Closed);
+    }
+}
+
+/// How long a deadline watcher with nothing to watch waits before it ends.
+const WATCH_IDLE: Duration = Duration::from_secs(30);
+
+/// Tells each sink of `lane` whose deadline passed, sleeping until the
+/// earliest deadline, until the lane is gone or nothing waited for a while.
+///
+/// It is never woken early: every sink on a lane has the server's tool
+/// timeout, so a sink queued while it sleeps has a later deadline than any
+/// waiting, and with none waiting it sleeps at most the timeout (learned
+/// from the deadlines it sees; a short nap until it has seen one).
+fn watch_deadlines(lane: std::sync::Weak<RawLane>) {
+    let mut timeout: Option<Duration> = None;
+    let mut idle_since: Option<Instant> = None;
+    loop {
+        let Some(lane) = lane.upgrade() else { return };
+        let now = Instant::now();
+        let (due, next) = {
+            let mut waiting = lock(&lane.waiting);
+            let mut due_ids = Vec::new();
+            let mut next: Option<Instant> = None;
+            for (id, waiter) in waiting.iter() {
+                let Waiter::Sink(_, at) = waiter else { continue };
+                if *at <= now {
+                    due_ids.push(id.clone());
+                } else {
+                    next = Some(next.map_or(*at, |n| n.min(*at)));
+                    timeout = Some(timeout.map_or(*at - now, |t| t.max(*at - now)));
+                }
+            }
+            let due: Vec<Waiter> = due_ids.iter().filter_map(|id| waiting.remove(id)).collect();
+            if next.is_none() && idle_since.is_some_and(|since| now - since >= WATCH_IDLE) {
+                // Handed back under the lock: a sink queued after this finds
+                // nobody watching and starts a watcher.
+                lane.watching.store(false, Ordering::SeqCst);
+                drop(waiting);
+                tell_sinks(due, || Delivery::TimedOut);
+                return;
+            }
+            (due, next)
+        };
+        tell_sinks(due, || Delivery::TimedOut);
+        drop(lane);
+        let nap = match next {
+            Some(at) => {
+                idle_since = None;
+                at - now
+            }
+            None => {
+                idle_since.get_or_insert(now);
+                timeout.unwrap_or(Duration::from_millis(50))
+            }
+        };
+        std::thread::sleep(nap);
     }
 }
 
@@ -386,7 +433,7 @@ impl Transport<RoleClient> for ChildLine {
                 self.lane.close();
                 return None;
             };
-            match self.lane.take_answer(&line) {
+            match self.lane.take_answer(line) {
                 Taken::Yes(writer) => self.to_flush.extend(writer),
                 Taken::No(line) => {
                     if let Some(message) = crate::lines::parse(line) {

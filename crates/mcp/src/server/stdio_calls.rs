@@ -32,7 +32,7 @@ use rmcp::model::{
     JsonRpcVersion2_0, NumberOrString, ProgressToken, RequestId, ServerResult,
 };
 use rmcp::service::{RequestContext, RxJsonRpcMessage, TxJsonRpcMessage};
-use rmcp::{Peer, RoleClient, RoleServer, Service};
+use rmcp::{Peer, RoleServer, Service};
 use serde_json::value::RawValue;
 use tokio_util::sync::CancellationToken;
 
@@ -75,17 +75,18 @@ enum InFlight {
     Task(CancellationToken),
     /// A relayed call has no task: its request is forgotten on the lane and
     /// cancelled downstream.
-    Relayed { lane: Arc<RawLane>, raw_id: String, downstream: Peer<RoleClient> },
+    Relayed { lane: Arc<RawLane>, raw_id: String, conn: Arc<crate::client::connect::Connection> },
 }
 
 impl InFlight {
     fn cancel(self) {
         match self {
             InFlight::Task(token) => token.cancel(),
-            InFlight::Relayed { lane, raw_id, downstream } => {
+            InFlight::Relayed { lane, raw_id, conn } => {
                 if lane.forget(&raw_id) {
                     // Dropped undone: sends `notifications/cancelled` downstream.
-                    drop(CancelOnDrop { peer: downstream, id: NumberOrString::String(raw_id.into()), done: false });
+                    let peer = conn.service.peer().clone();
+                    drop(CancelOnDrop { peer, id: NumberOrString::String(raw_id.into()), done: false });
                 }
             }
         }
@@ -214,20 +215,18 @@ impl DirectCalls {
             progress_token: call.progress.clone(),
         };
         let guard = route.conn.relay.enter(upstream, progress.then(|| calls::progress_token(&raw_id)));
-        let downstream = route.conn.service.peer().clone();
+        let lane = Arc::clone(&route.lane);
         lock(&self.in_flight).insert(
             call.id.clone(),
-            InFlight::Relayed { lane: Arc::clone(&route.lane), raw_id: raw_id.clone(), downstream },
+            InFlight::Relayed { lane: Arc::clone(&lane), raw_id: raw_id.clone(), conn: Arc::clone(&route.conn) },
         );
         let deadline = tokio::time::Instant::now() + route.server.config().tool_timeout;
         let spill_at = armed.server.session().state::<quiver_engine::spill::SpillStore>().threshold_bytes();
         let relayed = RelayedCall {
             calls: Arc::clone(self),
-            server: armed.server.clone(),
-            peer: armed.peer.clone(),
             id: call.id.clone(),
             name: call.name.clone().into_owned(),
-            route: route.clone(),
+            route,
             raw_id,
             spill_at,
             _guard: guard,
@@ -242,7 +241,7 @@ impl DirectCalls {
             }
         };
         let raw_id = relayed.raw_id.clone();
-        route.lane.queue(raw_id, &line, Box::new(relayed), deadline)
+        lane.queue(raw_id, &line, Box::new(relayed), deadline)
     }
 
     fn start(self: &Arc<Self>, armed: &Armed, id: RequestId, mut request: ClientRequest, respond: Respond) {
@@ -307,10 +306,8 @@ pub(crate) fn call_of(line: &[u8]) -> Option<(RequestId, ClientRequest)> {
 
 /// A relayed call waiting on its server's lane for the answer.
 struct RelayedCall {
+    /// The session's calls (armed: its server and client are there).
     calls: Arc<DirectCalls>,
-    server: QuiverServer,
-    /// The client.
-    peer: Peer<RoleServer>,
     /// The client's id for the call, and the tool's name as the client called it.
     id: RequestId,
     name: String,
@@ -372,13 +369,15 @@ impl RelayedCall {
         let Ok(runtime) = tokio::runtime::Handle::try_current() else { return };
         runtime.spawn(Box::pin(async move {
             let this = self;
+            // Armed before any call was relayed.
+            let Some(armed) = this.calls.armed.get() else { return };
             let route = &this.route;
             if matches!(outcome, Some(Ok(_))) {
                 route.conn.relay.forwards_settled().await;
             }
             let outcome = route.server.settle(&route.conn, &route.remote, outcome).await;
-            let context = RequestContext::new(this.id.clone(), this.peer.clone());
-            let reply = match this.server.relayed_result(&this.name, outcome, &context, route).await {
+            let context = RequestContext::new(this.id.clone(), armed.peer.clone());
+            let reply = match armed.server.relayed_result(&this.name, outcome, &context, route).await {
                 Ok(text) => Reply::Result { id: this.id.clone(), text },
                 Err(result) => Reply::Message(Box::new(JsonRpcMessage::response(
                     as_rmcp_answers(result, &context),
@@ -424,11 +423,14 @@ pub(crate) struct RelayableCall<'a> {
 /// ignored, as rmcp's reading ignores them. (rmcp's client puts a progress
 /// token on every request.)
 pub(crate) fn relayable_call_of(line: &[u8]) -> Option<RelayableCall<'_>> {
+    // The version and the id are read borrowed (rmcp's types read each
+    // through an allocation, the id through a `Value`).
     #[derive(serde::Deserialize)]
     struct Line<'a> {
-        #[serde(rename = "jsonrpc")]
-        _jsonrpc: JsonRpcVersion2_0,
-        id: RequestId,
+        #[serde(borrow)]
+        jsonrpc: std::borrow::Cow<'a, str>,
+        #[serde(borrow)]
+        id: &'a RawValue,
         #[serde(borrow)]
         method: std::borrow::Cow<'a, str>,
         #[serde(borrow)]
@@ -452,12 +454,25 @@ pub(crate) fn relayable_call_of(line: &[u8]) -> Option<RelayableCall<'_>> {
         #[serde(rename = "progressToken")]
         progress_token: ProgressToken,
     }
-    let Line { id, method, params, .. } = serde_json::from_slice(crate::lines::without_bom(line)).ok()?;
-    if method != "tools/call" || params.task.is_some() {
+    let Line { jsonrpc, id, method, params } = serde_json::from_slice(crate::lines::without_bom(line)).ok()?;
+    if jsonrpc != "2.0" || method != "tools/call" || params.task.is_some() {
         return None;
     }
+    let id = request_id(id.get())?;
     let progress = params.meta.map(|meta| meta.progress_token);
     Some(RelayableCall { id, name: params.name, arguments: params.arguments, progress })
+}
+
+/// A request id as rmcp reads it (an integer, possibly written as `1.0`, or
+/// a string), without rmcp's detour through a `Value` for the common forms.
+fn request_id(raw: &str) -> Option<RequestId> {
+    if let Ok(number) = raw.parse::<i64>() {
+        return Some(NumberOrString::Number(number));
+    }
+    if let Some(text) = crate::lines::json_string(raw) {
+        return Some(NumberOrString::String(text.as_ref().into()));
+    }
+    serde_json::from_str(raw).ok()
 }
 
 /// The answer line to request `id` whose `result` is `text` (JSON, as is).

@@ -106,3 +106,17 @@ fn a_call_with_meta_or_a_task_is_not_relayable() {
         assert!(relayable_call_of(line.as_bytes()).is_none(), "relayable: {line}");
     }
 }
+
+#[test]
+fn a_relayed_calls_id_reads_as_rmcp_reads_it() {
+    for id in ["7", "-3", "0", "1.0", "1e2", r#""a""#, r#""quiver-raw-1""#, r#""a\"b""#, r#""\u00e9""#, r#""""#] {
+        let line = format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"echo"}}}}"#);
+        let call = relayable_call_of(line.as_bytes()).unwrap_or_else(|| panic!("not relayable: {line}"));
+        assert_eq!(call.id, rmcp_reading(&line).0, "{line}");
+    }
+    // What rmcp refuses as an id is not relayed either.
+    for id in ["null", "1.5", "99999999999999999999", "[1]", "true"] {
+        let line = format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"echo"}}}}"#);
+        assert!(relayable_call_of(line.as_bytes()).is_none(), "relayable: {line}");
+    }
+}

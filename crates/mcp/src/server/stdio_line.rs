@@ -228,11 +228,11 @@ where
                 self.calls.cancel_all();
                 return None;
             };
-            match self.calls.take_line(&line, &self.respond, &self.out) {
+            match self.calls.take_line(line, &self.respond, &self.out) {
                 Taken::Queued(writer) => self.to_flush.push(writer),
                 Taken::Yes => {}
                 Taken::No => {
-                    if let Some(message) = crate::lines::parse(&line)
+                    if let Some(message) = crate::lines::parse(line)
                         && let Some(message) = self.calls.take(message, &self.respond)
                     {
                         // rmcp may take a while with it: nothing waits meanwhile.
