@@ -191,10 +191,11 @@ impl RawLane {
         if self.closed.load(Ordering::SeqCst) {
             return sink.deliver(Delivery::Closed);
         }
-        lock(&self.waiting).insert(id, Waiter::Sink(sink, deadline.into_std()));
+        let deadline = deadline.into_std();
+        lock(&self.waiting).insert(id, Waiter::Sink(sink, deadline));
         self.stdin.queue(line);
         if !self.watching.swap(true, Ordering::SeqCst) {
-            self.start_watching();
+            self.start_watching(deadline.saturating_duration_since(Instant::now()));
         }
         // A close between the check and the insert left this sink behind.
         if self.closed.load(Ordering::SeqCst) {
@@ -213,13 +214,14 @@ impl RawLane {
     /// timer, because a registered timer makes every park of the runtime
     /// arm and cancel a kernel timer and read the clock twice — on each
     /// wake-up of a relaying gateway, for a deadline that almost never comes.
-    fn start_watching(self: &Arc<Self>) {
+    /// `timeout` is how long a sink waits on this lane (see [`watch_deadlines`]).
+    fn start_watching(self: &Arc<Self>, timeout: Duration) {
         let lane = Arc::downgrade(self);
         // Sinks spawn their slow ends and flush replies on the runtime.
         let runtime = tokio::runtime::Handle::try_current().ok();
         let started = std::thread::Builder::new().name("quiver-deadlines".into()).spawn(move || {
             let _runtime = runtime.as_ref().map(tokio::runtime::Handle::enter);
-            watch_deadlines(lane);
+            watch_deadlines(lane, timeout);
         });
         if let Err(e) = started {
             tracing::warn!(error = %e, "could not start the deadline watcher: relayed calls have no timeout");
@@ -295,10 +297,9 @@ const WATCH_IDLE: Duration = Duration::from_secs(30);
 ///
 /// It is never woken early: every sink on a lane has the server's tool
 /// timeout, so a sink queued while it sleeps has a later deadline than any
-/// waiting, and with none waiting it sleeps at most the timeout (learned
-/// from the deadlines it sees; a short nap until it has seen one).
-fn watch_deadlines(lane: std::sync::Weak<RawLane>) {
-    let mut timeout: Option<Duration> = None;
+/// waiting, and with none waiting it sleeps at most the timeout (the first
+/// sink's, or the longest wait it has seen since).
+fn watch_deadlines(lane: std::sync::Weak<RawLane>, mut timeout: Duration) {
     let mut idle_since: Option<Instant> = None;
     loop {
         let Some(lane) = lane.upgrade() else { return };
@@ -313,7 +314,7 @@ fn watch_deadlines(lane: std::sync::Weak<RawLane>) {
                     due_ids.push(id.clone());
                 } else {
                     next = Some(next.map_or(*at, |n| n.min(*at)));
-                    timeout = Some(timeout.map_or(*at - now, |t| t.max(*at - now)));
+                    timeout = timeout.max(*at - now);
                 }
             }
             let due: Vec<Waiter> = due_ids.iter().filter_map(|id| waiting.remove(id)).collect();
@@ -336,7 +337,8 @@ fn watch_deadlines(lane: std::sync::Weak<RawLane>) {
             }
             None => {
                 idle_since.get_or_insert(now);
-                timeout.unwrap_or(Duration::from_millis(50))
+                // (A zero timeout must not make this spin.)
+                timeout.max(Duration::from_millis(1))
             }
         };
         std::thread::sleep(nap);
