@@ -101,8 +101,10 @@ fn native_check_set_lexical_floor() {
 // dev set; a loss of two queries fails.
 // Session 31: 0.780 / 0.950 / 0.852 (measured once, after the last change).
 // Session 32: 0.800 / 0.940 / 0.860 (once, after the last change); the top-1
-// and MRR floors raised to that less one query.
-const NATIVE_CHECK_FLOOR: (f64, f64, f64) = (0.79, 0.93, 0.85);
+// and MRR floors raised to that less one query. Session 35 (once, after the
+// last change): 0.790 / 0.950 / 0.858; the top-5 floor raised to that less
+// one query.
+const NATIVE_CHECK_FLOOR: (f64, f64, f64) = (0.79, 0.94, 0.85);
 
 /// The native daily sets (`bench/search/queries/native-daily-*.jsonl`, issue
 /// 26: 165 everyday requests across every tool family, written from the
@@ -158,8 +160,10 @@ const DAILY_DEV_FLOOR_FUSED: (f64, f64, f64) = (0.95, 0.98, 0.96);
 // Session 33: lexical 0.837 / 0.982 / 0.899, fused 0.904 / 0.988 / 0.940;
 // raised to that less about one query. Session 34 (a change inside a named
 // file edits it, "yet" a stopword): lexical 0.843 / 0.994, fused 0.904 /
-// 1.000; top-1 / top-5 floors raised to that less about one query.
-const DAILY_DEV2_FLOOR_LEXICAL: (f64, f64, f64) = (0.835, 0.985, 0.89);
+// 1.000; top-1 / top-5 floors raised to that less about one query. Session
+// 35: lexical 0.843 / 1.000 / 0.907; the lexical top-5 floor raised to that
+// less one query.
+const DAILY_DEV2_FLOOR_LEXICAL: (f64, f64, f64) = (0.835, 0.99, 0.89);
 const DAILY_DEV2_FLOOR_FUSED: (f64, f64, f64) = (0.895, 0.99, 0.93);
 // The third everyday dev set (native-daily-dev3.jsonl, 160 requests written
 // blind from the tools' names and one-line descriptions, session 32): before
@@ -168,15 +172,20 @@ const DAILY_DEV2_FLOOR_FUSED: (f64, f64, f64) = (0.895, 0.99, 0.93);
 // that less two queries.
 // Session 33: lexical 0.856 / 0.988 / 0.909, fused 0.887 / 0.988 / 0.932;
 // raised to that less one or two queries. Session 34: lexical top-1 0.863;
-// its floor raised to that less one query.
-const DAILY_DEV3_FLOOR_LEXICAL: (f64, f64, f64) = (0.855, 0.98, 0.90);
-const DAILY_DEV3_FLOOR_FUSED: (f64, f64, f64) = (0.875, 0.98, 0.92);
+// its floor raised to that less one query. Session 35 (a GitHub issue URL
+// names the issue; an identifier looked for is a search pattern): lexical
+// 0.869 / 0.988 / 0.916, fused 0.894 / 0.988 / 0.935; top-1 floors raised to
+// that less one query.
+const DAILY_DEV3_FLOOR_LEXICAL: (f64, f64, f64) = (0.86, 0.98, 0.90);
+const DAILY_DEV3_FLOOR_FUSED: (f64, f64, f64) = (0.885, 0.98, 0.92);
 // The fourth everyday dev set (native-daily-dev4.jsonl, 192 requests written
 // blind by a new voice, session 34): before the session's rules lexical
 // 0.797 / 0.964, fused 0.839 / 0.969; after them lexical 0.807 / 0.969 /
 // 0.875, fused 0.849 / 0.979 / 0.903. Each floor is that less about one query.
-const DAILY_DEV4_FLOOR_LEXICAL: (f64, f64, f64) = (0.80, 0.96, 0.87);
-const DAILY_DEV4_FLOOR_FUSED: (f64, f64, f64) = (0.84, 0.97, 0.895);
+// Session 35: lexical 0.812 / 0.969 / 0.878, fused 0.859 / 0.979 / 0.910;
+// top-1 floors (and the fused MRR floor) raised to that less about one query.
+const DAILY_DEV4_FLOOR_LEXICAL: (f64, f64, f64) = (0.805, 0.96, 0.87);
+const DAILY_DEV4_FLOOR_FUSED: (f64, f64, f64) = (0.85, 0.97, 0.90);
 // Check half, session 31 (measured once, after the last change): lexical
 // 0.786 / 0.964 / 0.857, fused 0.821 / 0.976 / 0.889. Top-5 and MRR floors
 // raised to that less about two queries; the top-1 floors stay (0.77, 0.80).

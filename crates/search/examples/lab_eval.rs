@@ -1,13 +1,14 @@
 //! Every dev set, lexical and fused, in one process (issue 26's fast loop):
 //! `cargo run -p quiver-search --features semantic,bench --example lab_eval --
-//! --native-docs FILE [--model DIR] [--only a,b] [--misses a,b] [--set KEY=VALUE ...]`.
+//! --native-docs FILE [--model DIR] [--only a,b] [--misses a,b] [--halves] [--ranks F] [--set KEY=VALUE ...]`.
 //!
 //! `FILE` is quiver's own surface exported once by `quiver bench search
 //! --native --export-docs FILE` (the engine builds it; this crate cannot), so
 //! a ranking change is measured on the native dev sets without rebuilding the
 //! CLI. With `--model` the fused ranking runs too, as `quiver bench search`
 //! does it (lexical pool, then `fuse`); query vectors are kept in
-//! `--qcache FILE` between runs. Check sets are not listed here: they are run
+//! `--qcache FILE` between runs. `--halves` adds each set's hits (top-1 + top-5)
+//! on its odd and even lines, lexical and fused, for the both-halves rule. Check sets are not listed here: they are run
 //! once, by `table.sh`. Prints per set the top-1 / top-5 counts.
 
 #![allow(clippy::print_stdout)]
@@ -72,6 +73,10 @@ fn main() -> anyhow::Result<()> {
     let only = list("--only");
     let misses = list("--misses").unwrap_or_default();
     let explain = args.iter().any(|a| a == "--explain");
+    let halves_out = args.iter().any(|a| a == "--halves");
+    // `--ranks FILE`: each query's lexical and fused rank of the expected tool (0 = missed)
+    let mut ranks = String::new();
+    let ranks_file = opt("--ranks");
     let mut params = RankParams::default();
     let mut fusion = FusionParams::default();
     for pair in args.windows(2).filter(|w| w[0] == "--set") {
@@ -136,8 +141,11 @@ fn main() -> anyhow::Result<()> {
         let index = SearchIndex::build_with(docs, params.clone());
         for (name, _, queries) in mine {
             let (mut l1, mut l5, mut f1, mut f5) = (0, 0, 0, 0);
+            // hits (top-1 + top-5) on the odd and even lines (1-based), lexical and fused
+            let mut halves = [[0usize; 2]; 2];
             let show = misses.iter().any(|m| m == name);
-            for bq in queries {
+            for (line, bq) in queries.iter().enumerate() {
+                let half = line % 2;
                 let names = |hits: &[quiver_search::Hit]| -> Vec<String> {
                     hits.iter().map(|h| index.docs()[h.doc].name.clone()).collect()
                 };
@@ -145,6 +153,7 @@ fn main() -> anyhow::Result<()> {
                 let lr = lex.iter().position(|n| b::is_hit(n, &bq.expected));
                 l1 += usize::from(lr == Some(0));
                 l5 += usize::from(lr.is_some());
+                halves[0][half] += usize::from(lr == Some(0)) + usize::from(lr.is_some());
                 let mut fused = None;
                 if let (Some(s), Some(e)) = (&sem, &encoder) {
                     let scores = s.scores(&qv.get(e, &bq.query)?);
@@ -153,7 +162,19 @@ fn main() -> anyhow::Result<()> {
                     let fr = f.iter().position(|n| b::is_hit(n, &bq.expected));
                     f1 += usize::from(fr == Some(0));
                     f5 += usize::from(fr.is_some());
+                    halves[1][half] += usize::from(fr == Some(0)) + usize::from(fr.is_some());
                     fused = Some((fr, f));
+                }
+                if ranks_file.is_some() {
+                    let fr = fused.as_ref().map_or(0, |(r, _)| r.map_or(0, |r| r + 1));
+                    let top = fused.as_ref().map_or(lex.first(), |(_, f)| f.first());
+                    ranks.push_str(&format!(
+                        "{name}\t{}\t{}\t{fr}\t{}\t{}\n",
+                        bq.query.replace(['\t', '\n', '\r'], " "),
+                        lr.map_or(0, |r| r + 1),
+                        lex.first().map_or("", String::as_str),
+                        top.map_or("", String::as_str)
+                    ));
                 }
                 if show {
                     let (r, top) = match &fused {
@@ -178,8 +199,17 @@ fn main() -> anyhow::Result<()> {
             }
             let n = queries.len();
             let fl = if sem.is_some() { format!("  fused {f1:4} {f5:4}") } else { String::new() };
-            println!("{name:10} n={n:4}  lexical {l1:4} {l5:4}{fl}");
+            let hv = if halves_out {
+                let [[lo, le], [fo, fe]] = halves;
+                format!("  halves lexical {lo} {le} fused {fo} {fe}")
+            } else {
+                String::new()
+            };
+            println!("{name:10} n={n:4}  lexical {l1:4} {l5:4}{fl}{hv}");
         }
+    }
+    if let Some(f) = ranks_file {
+        std::fs::write(f, ranks)?;
     }
     qv.save()
 }

@@ -138,6 +138,12 @@ pub struct RankParams {
     /// demotes a tool that scores on one rare word while the tool that
     /// accounts for the whole request scores a little lower (0 = off).
     pub share_pow: f32,
+    /// Weight of the word `pattern` added when a request looks for where a
+    /// code identifier occurs ("where do we use tenant_id"); 0 = off.
+    pub w_pattern: f32,
+    /// Factor on the `url` kind's weight when every URL in a request is a
+    /// GitHub issue or pull request's (it names the issue more than a page).
+    pub w_reference_url: f32,
 }
 
 impl Default for RankParams {
@@ -184,6 +190,8 @@ impl Default for RankParams {
             bigram_gap: 2.0,
             boiler_share: 0.7,
             share_pow: 0.25,
+            w_pattern: 0.5,
+            w_reference_url: 0.25,
         }
     }
 }
@@ -237,6 +245,8 @@ impl RankParams {
             bigram_gap: 1.0,
             boiler_share: 0.0,
             share_pow: 0.0,
+            w_pattern: 0.0,
+            w_reference_url: 1.0,
         }
     }
 
@@ -280,6 +290,8 @@ impl RankParams {
             "w_opener" => &mut self.w_opener,
             "boiler_share" => &mut self.boiler_share,
             "share_pow" => &mut self.share_pow,
+            "w_pattern" => &mut self.w_pattern,
+            "w_reference_url" => &mut self.w_reference_url,
             "action_penalty" => &mut self.action_penalty,
             "sibling_penalty" => &mut self.sibling_penalty,
             "w_completion" => &mut self.w_completion,

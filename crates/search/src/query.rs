@@ -9,7 +9,7 @@
 use super::command::command_line;
 use super::index::{SearchIndex, decompound};
 use super::intent::{Intent, shape};
-use super::tokenize::{Word, WordKind, closes_filler, is_stopword, split_words};
+use super::tokenize::{Word, WordKind, camel_identifier, closes_filler, is_stopword, snake_identifier, split_words};
 
 /// Words inside placeholders that name the kind of value, not the thing.
 const PLACEHOLDER_NOISE: &[&str] = &["name", "id", "value"];
@@ -73,6 +73,11 @@ fn is_url(t: &str) -> bool {
     t.contains("://") || t.starts_with("www.") || bare_url(t)
 }
 
+/// A GitHub issue or pull request URL (`github.com/OWNER/REPO/pull/N`, `/issues/N`).
+fn is_github_reference(t: &str) -> bool {
+    t.contains("github.com/") && (t.contains("/pull/") || t.contains("/issues/"))
+}
+
 /// The kinds of value a request carries, as the word a tool's text uses for
 /// a parameter of that kind: a URL (`https://...`, `www.example.com`,
 /// `docs.rs/serde`), a GitHub issue or pull request (`#231`, or a
@@ -83,7 +88,7 @@ pub(super) fn value_kinds(query: &str) -> Vec<&'static str> {
     let reference = query.split_whitespace().any(|t| {
         let t = t.trim_end_matches([',', '.', ';', ':', '!', '?', ')']);
         t.strip_prefix('#').is_some_and(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()))
-            || (is_url(t) && t.contains("github.com/") && (t.contains("/pull/") || t.contains("/issues/")))
+            || (is_url(t) && is_github_reference(t))
     });
     let mut kinds = Vec::new();
     if url {
@@ -93,6 +98,18 @@ pub(super) fn value_kinds(query: &str) -> Vec<&'static str> {
         kinds.push("github");
     }
     kinds
+}
+
+/// Whether every URL in a request is a GitHub issue or pull request's
+/// (`read https://github.com/acme/api/issues/51`): the URL names the issue
+/// more than a page to fetch, so its `url` kind counts for less.
+pub(super) fn only_reference_urls(query: &str) -> bool {
+    let urls: Vec<&str> = query
+        .split_whitespace()
+        .map(|t| t.trim_end_matches([',', '.', ';', ':', '!', '?', ')']))
+        .filter(|t| is_url(t))
+        .collect();
+    !urls.is_empty() && urls.iter().all(|t| is_github_reference(t))
 }
 
 /// Whether a request names a file (`Cargo.toml`, `src/lib.rs`, `.env.example`,
@@ -344,6 +361,39 @@ fn file_name_lookup(words: &[Word]) -> Option<u32> {
     (!rest.is_empty() && rest.iter().all(|w| w.literal)).then_some(u32::MAX)
 }
 
+/// Words that ask where a text occurs.
+const LOOKUP_WORDS: &[&str] = &[
+    "where",
+    "wheres",
+    "find",
+    "search",
+    "grep",
+    "locate",
+    "which",
+    "usages",
+    "uses",
+    "references",
+    "occurrences",
+    "mentions",
+];
+
+/// A request to find where a code identifier occurs: "where do we use
+/// tenant_id", "where do we call parse_args?", "find handleRetry". The
+/// identifier is the text looked for (a search tool's `pattern`), not a
+/// thing of its own.
+pub(super) fn identifier_lookup(query: &str) -> bool {
+    let tokens: Vec<&str> = query.split_whitespace().collect();
+    let ident = tokens.iter().any(|t| {
+        let t = t.trim_matches(|c: char| "()[]<>'\"`,;:!?.".contains(c));
+        snake_identifier(t) || camel_identifier(t)
+    });
+    ident
+        && tokens.iter().any(|t| {
+            let t = t.trim_matches(|c: char| !c.is_alphanumeric()).to_ascii_lowercase();
+            LOOKUP_WORDS.contains(&t.as_str())
+        })
+}
+
 struct Content {
     raw: String,
     stem: String,
@@ -531,9 +581,12 @@ impl SearchIndex {
         for w in intent_words {
             add(&mut terms, self.term_id(&self.stem_word(w)), p.w_intent);
         }
+        let reference_urls = only_reference_urls(query);
         for kind in value_kinds(query) {
             if !words.iter().any(|w| w.text == kind) {
-                add(&mut terms, self.term_id(&self.stem_word(kind)), p.w_value_kind);
+                let w =
+                    if kind == "url" && reference_urls { p.w_value_kind * p.w_reference_url } else { p.w_value_kind };
+                add(&mut terms, self.term_id(&self.stem_word(kind)), w);
             }
         }
         // "is X finished": a request to wait for X or read its status
@@ -576,6 +629,15 @@ impl SearchIndex {
             && !words.iter().any(|w| w.text == verb)
         {
             add(&mut terms, self.term_id(&self.stem_word(verb)), p.w_file_edit);
+        }
+        // "where do we use tenant_id": the identifier is the text a search
+        // tool's `pattern` looks for
+        if p.w_pattern > 0.0
+            && name_lookup.is_none()
+            && identifier_lookup(query)
+            && !words.iter().any(|w| w.text == "pattern")
+        {
+            add(&mut terms, self.term_id(&self.stem_word("pattern")), p.w_pattern);
         }
         // "take a look at X": a request to view X (the opener case is the phrasal verb's)
         if look_at.is_some() && !words.iter().any(|w| w.text == "read") {

@@ -1,4 +1,4 @@
-use super::{names_a_file, payload_span, value_kinds};
+use super::{identifier_lookup, names_a_file, only_reference_urls, payload_span, value_kinds};
 use crate::{SearchDoc, SearchIndex};
 
 fn doc(name: &str, description: &str) -> SearchDoc {
@@ -183,4 +183,53 @@ fn taking_a_look_at_a_thing_is_viewing_it() {
     assert_eq!(top(&idx, q), "read_logs");
     assert!(lead(&idx, q, "read_logs", "note") > lead(&off, q, "read_logs", "note"));
     assert!(lead(&idx, q, "read_logs", "web_search") > lead(&off, q, "read_logs", "web_search"));
+}
+
+#[test]
+fn a_code_identifier_looked_for_is_a_search_pattern() {
+    assert!(identifier_lookup("where do we use tenant_id in the code"));
+    assert!(identifier_lookup("find all uses of getUserById"));
+    assert!(identifier_lookup("which files mention MAX_RETRIES?"));
+    // an identifier without a lookup, or a lookup without an identifier
+    assert!(!identifier_lookup("rename parse_args to parse_argv"));
+    assert!(!identifier_lookup("use the jira MCP's search_issues to look up PROJ-123"));
+    assert!(!identifier_lookup("where do we call the parser"));
+    // a product name is no identifier
+    assert!(!identifier_lookup("where is the GitHub token"));
+
+    let idx = SearchIndex::build(vec![
+        doc("grep_files", "Find a pattern in file contents or code."),
+        doc("run_python", "Run Python code in a session."),
+        doc("read_file", "Read a file."),
+        doc("web_search", "Search the web."),
+    ]);
+    let q = "where do we use tenant_id in the code";
+    assert_eq!(top(&idx, q), "grep_files");
+    // the rule is what lifts the search tool over the one that runs code
+    let off = SearchIndex::build_with(idx.docs().to_vec(), crate::RankParams { w_pattern: 0.0, ..Default::default() });
+    let margin = |i: &SearchIndex| {
+        let hits = i.search(q, 5, &|_| true);
+        let score = |n: &str| hits.iter().find(|h| i.docs()[h.doc].name == n).map_or(0.0, |h| h.score);
+        score("grep_files") - score("run_python")
+    };
+    assert!(margin(&idx) > margin(&off) + 0.1, "{} {}", margin(&idx), margin(&off));
+}
+
+#[test]
+fn an_issue_url_names_the_issue_more_than_a_page() {
+    assert!(only_reference_urls("read https://github.com/acme/api/issues/51"));
+    assert!(only_reference_urls("get the diff of github.com/acme/web/pull/9."));
+    assert!(!only_reference_urls("compare https://github.com/acme/web/pull/9 with https://example.com/spec"));
+    assert!(!only_reference_urls("https://github.com/acme/app/blob/main/README.md"));
+    assert!(!only_reference_urls("read the issue"));
+
+    let idx = SearchIndex::build(vec![
+        doc("fetch_url", "Fetch a web page by URL and return its text."),
+        doc("issue_context", "Read a GitHub issue with its comments."),
+    ]);
+    let q = "read https://github.com/acme/api/issues/51";
+    assert_eq!(top(&idx, q), "issue_context");
+    let off =
+        SearchIndex::build_with(idx.docs().to_vec(), crate::RankParams { w_reference_url: 1.0, ..Default::default() });
+    assert_eq!(top(&off, q), "fetch_url");
 }

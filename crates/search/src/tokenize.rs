@@ -179,7 +179,7 @@ fn path_like(token: &[char]) -> bool {
 /// camelCase, quoted by name like a snake_case one (its parts, `fetch`,
 /// `data`, say nothing about the tool). A word opening in capitals (`MySQL`,
 /// `GitHub`, `PowerShell`) is a product name, not an identifier.
-fn camel_identifier(t: &str) -> bool {
+pub(super) fn camel_identifier(t: &str) -> bool {
     let c: Vec<char> = t.chars().collect();
     c.first().is_some_and(char::is_ascii_lowercase)
         && c.iter().all(char::is_ascii_alphanumeric)
@@ -189,7 +189,7 @@ fn camel_identifier(t: &str) -> bool {
 
 /// `parse_args`, `DATABASE_URL`: word characters with an underscore between two
 /// of them (a leading or trailing underscore alone, as in `_private`, is not enough).
-fn snake_identifier(t: &str) -> bool {
+pub(super) fn snake_identifier(t: &str) -> bool {
     let c: Vec<char> = t.chars().collect();
     c.iter().all(|&x| x.is_alphanumeric() || x == '_')
         && (1..c.len().saturating_sub(1))
