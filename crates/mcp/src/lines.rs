@@ -68,7 +68,13 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
     fn release(&mut self) {
         match std::mem::replace(&mut self.lent, Lent::Nothing) {
             Lent::Buffer(n) => std::pin::Pin::new(&mut self.read).consume(n),
-            Lent::Line => self.line.clear(),
+            Lent::Line => {
+                self.line.clear();
+                // One long line must not hold its memory for the session.
+                if self.line.capacity() > SPARE_MAX {
+                    self.line = Vec::new();
+                }
+            }
             Lent::Nothing => {}
         }
     }
@@ -474,6 +480,17 @@ mod tests {
         assert!(early.is_err(), "no whole line yet");
         write.write_all(b" and half\n").await.unwrap();
         assert_eq!(reader.next_line().await.unwrap(), b"half and half");
+    }
+
+    #[tokio::test]
+    async fn a_long_lines_memory_is_let_go_once_the_next_line_is_read() {
+        let mut input = vec![b'x'; 3 * SPARE_MAX];
+        input.extend_from_slice(b"\nok\n");
+        let input: &'static [u8] = input.leak();
+        let mut reader = LineReader::new(input);
+        assert_eq!(reader.next_line().await.unwrap().len(), 3 * SPARE_MAX);
+        assert_eq!(reader.next_line().await.unwrap(), b"ok");
+        assert!(reader.line.capacity() <= SPARE_MAX, "{}", reader.line.capacity());
     }
 
     #[test]
