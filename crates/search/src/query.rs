@@ -85,8 +85,7 @@ fn is_github_reference(t: &str) -> bool {
 pub(super) fn value_kinds(query: &str) -> Vec<&'static str> {
     let url = query.split_whitespace().any(is_url);
     // `#231`: how GitHub names an issue or a pull request
-    let reference = query.split_whitespace().any(|t| {
-        let t = t.trim_end_matches([',', '.', ';', ':', '!', '?', ')']);
+    let reference = value_tokens(query).any(|t| {
         t.strip_prefix('#').is_some_and(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()))
             || (is_url(t) && is_github_reference(t))
     });
@@ -104,12 +103,14 @@ pub(super) fn value_kinds(query: &str) -> Vec<&'static str> {
 /// (`read https://github.com/acme/api/issues/51`): the URL names the issue
 /// more than a page to fetch, so its `url` kind counts for less.
 pub(super) fn only_reference_urls(query: &str) -> bool {
-    let urls: Vec<&str> = query
-        .split_whitespace()
-        .map(|t| t.trim_end_matches([',', '.', ';', ':', '!', '?', ')']))
-        .filter(|t| is_url(t))
-        .collect();
-    !urls.is_empty() && urls.iter().all(|t| is_github_reference(t))
+    let mut urls = value_tokens(query).filter(|t| is_url(t)).peekable();
+    urls.peek().is_some() && urls.all(is_github_reference)
+}
+
+/// A request's whitespace-separated words without the punctuation that
+/// closes a sentence or a clause after a value (`#231,`, `...issues/51.`).
+fn value_tokens(query: &str) -> impl Iterator<Item = &str> {
+    query.split_whitespace().map(|t| t.trim_end_matches([',', '.', ';', ':', '!', '?', ')']))
 }
 
 /// Whether a request names a file (`Cargo.toml`, `src/lib.rs`, `.env.example`,
