@@ -16,6 +16,11 @@
 //! - server-to-client requests (`sampling/createMessage`, `elicitation/create`,
 //!   `roots/list`) go to the upstream client of the call in flight when it
 //!   declared the capability, and are refused with a reason otherwise;
+//! - one downstream connection serves every client of an HTTP gateway, and
+//!   MCP does not say which call a server's request or log message belongs
+//!   to: while calls from more than one client are in flight on it, requests
+//!   are refused and log messages stay in quiver's log, so nothing one
+//!   client's call caused reaches another client;
 //! - cancellation: dropping the downstream call (the upstream client
 //!   cancelled, or the tool timeout fired) sends `notifications/cancelled`.
 
@@ -37,6 +42,9 @@ tokio::task_local! {
 /// The upstream side of the call being served.
 #[derive(Clone)]
 pub struct Upstream {
+    /// Which client (session) in front this is: calls of one client are
+    /// told apart from another's by it (peers cannot be compared).
+    pub client: u64,
     pub peer: Peer<RoleServer>,
     /// The upstream call's JSON-RPC id: over streamable HTTP, what is relayed
     /// for it rides that call's own SSE stream (see [`CallStream`]).
@@ -121,18 +129,35 @@ impl Relay {
         guard
     }
 
-    /// The upstream client of the newest call in flight.
-    pub(crate) fn newest(&self) -> Option<Upstream> {
-        lock(&self.active).last().map(|(_, u)| u.clone())
+    /// Whether any call is in flight.
+    pub(crate) fn any_in_flight(&self) -> bool {
+        !lock(&self.active).is_empty()
     }
 
-    /// Where a log message goes: the newest call in flight, else the call that
-    /// finished within [`PROGRESS_LINGER`] (rmcp handles each notification as
-    /// its own task, so one sent before the answer may be handled after it).
+    /// Whose calls are in flight: the newest call's upstream when every call
+    /// in flight is one client's.
+    fn callers(&self) -> Callers {
+        let active = lock(&self.active);
+        match active.last() {
+            None => Callers::Nobody,
+            Some((_, newest)) if active.iter().all(|(_, u)| u.client == newest.client) => Callers::One(newest.clone()),
+            Some(_) => Callers::Several,
+        }
+    }
+
+    /// Where a log message goes: the client whose calls are in flight, else
+    /// the call that finished within [`PROGRESS_LINGER`] (rmcp handles each
+    /// notification as its own task, so one sent before the answer may be
+    /// handled after it). `None` (quiver's own log) while several clients'
+    /// calls are in flight: the message may be any of theirs.
     pub(crate) fn log_target(&self) -> Option<Upstream> {
-        self.newest().or_else(|| {
-            lock(&self.finished).as_ref().filter(|(at, _)| at.elapsed() < PROGRESS_LINGER).map(|(_, u)| u.clone())
-        })
+        match self.callers() {
+            Callers::One(upstream) => Some(upstream),
+            Callers::Several => None,
+            Callers::Nobody => {
+                lock(&self.finished).as_ref().filter(|(at, _)| at.elapsed() < PROGRESS_LINGER).map(|(_, u)| u.clone())
+            }
+        }
     }
 
     /// A notification to forward was read from the server: its ticket.
@@ -256,15 +281,29 @@ impl Relay {
         method: &str,
         declared: impl Fn(&rmcp::model::ClientCapabilities) -> bool,
     ) -> Result<Upstream, ErrorData> {
-        let Some(upstream) = self.newest() else {
-            return Err(ErrorData::new(
-                ErrorCode::METHOD_NOT_FOUND,
-                format!(
-                    "quiver cannot answer {method} from server `{server}`: no MCP client is connected through quiver \
-                     for this call"
-                ),
-                None,
-            ));
+        let upstream = match self.callers() {
+            Callers::One(upstream) => upstream,
+            Callers::Nobody => {
+                return Err(ErrorData::new(
+                    ErrorCode::METHOD_NOT_FOUND,
+                    format!(
+                        "quiver cannot answer {method} from server `{server}`: no MCP client is connected through \
+                         quiver for this call"
+                    ),
+                    None,
+                ));
+            }
+            Callers::Several => {
+                return Err(ErrorData::new(
+                    ErrorCode::INTERNAL_ERROR,
+                    format!(
+                        "quiver cannot relay {method} from server `{server}`: calls from more than one client are in \
+                         flight on this server, and MCP does not say which call a request belongs to (retry when \
+                         only one client's calls are running)"
+                    ),
+                    None,
+                ));
+            }
         };
         let capable = upstream.peer.peer_info().is_some_and(|info| declared(&info.capabilities));
         if !capable {
@@ -279,6 +318,14 @@ impl Relay {
         }
         Ok(upstream)
     }
+}
+
+/// Whose calls are in flight on a connection.
+enum Callers {
+    Nobody,
+    /// Every call in flight is this client's (the newest call's upstream).
+    One(Upstream),
+    Several,
 }
 
 pub(crate) struct CallGuard {

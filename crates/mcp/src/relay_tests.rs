@@ -50,3 +50,71 @@ async fn a_notification_never_handled_holds_answers_up_only_once() {
     relay.forwards_settled().await;
     assert!(start.elapsed() < super::FORWARD_BOUND);
 }
+
+/// A real client-side peer (rmcp's `Peer` cannot be built otherwise): a
+/// server with default answers and a client with no capabilities, joined by
+/// an in-memory pipe. The services are returned to keep the peer alive.
+async fn client_peer() -> (rmcp::service::Peer<rmcp::RoleServer>, impl Sized) {
+    use rmcp::ServiceExt;
+    #[derive(Clone)]
+    struct Quiet;
+    impl rmcp::ServerHandler for Quiet {}
+    let (ours, theirs) = tokio::io::duplex(64 * 1024);
+    let server = tokio::spawn(async move { Quiet.serve(ours).await.unwrap() });
+    let client = ().serve(theirs).await.unwrap();
+    let server = server.await.unwrap();
+    (server.peer().clone(), (server, client))
+}
+
+fn upstream(client: u64, peer: &rmcp::service::Peer<rmcp::RoleServer>, id: i64) -> super::Upstream {
+    super::Upstream {
+        client,
+        peer: peer.clone(),
+        request_id: rmcp::model::NumberOrString::Number(id),
+        progress_token: None,
+    }
+}
+
+fn routed(relay: &Relay) -> Result<(), String> {
+    // The test client declares no capability: a request that reaches the
+    // capability check was routed to one client.
+    match relay.upstream_for("srv", "roots/list", |c| c.roots.is_some()) {
+        Ok(_) => Ok(()),
+        Err(e) if e.message.contains("did not declare") => Ok(()),
+        Err(e) => Err(e.message.to_string()),
+    }
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn a_servers_request_never_reaches_a_client_whose_call_it_may_not_be() {
+    let (peer_a, _a) = client_peer().await;
+    let (peer_b, _b) = client_peer().await;
+    let relay = Arc::new(Relay::default());
+
+    let err = routed(&relay).unwrap_err();
+    assert!(err.contains("no MCP client"), "{err}");
+
+    // Two calls of one client: its own.
+    let first = relay.enter(upstream(1, &peer_a, 10), None);
+    let second = relay.enter(upstream(1, &peer_a, 11), None);
+    routed(&relay).unwrap();
+    assert_eq!(
+        relay.log_target().map(|u| (u.client, u.request_id)),
+        Some((1, rmcp::model::NumberOrString::Number(11)))
+    );
+
+    // Another client's call joins: nobody can say whose a request is.
+    let other = relay.enter(upstream(2, &peer_b, 1), None);
+    let err = routed(&relay).unwrap_err();
+    assert!(err.contains("more than one client"), "{err}");
+    assert!(relay.log_target().is_none(), "a log message went to a client it may not belong to");
+
+    // The first client's calls end: the other client's is the only one left.
+    drop(first);
+    drop(second);
+    routed(&relay).unwrap();
+    assert_eq!(relay.log_target().map(|u| u.client), Some(2));
+    drop(other);
+    // A message handled just after the last call ended goes to that call's client.
+    assert_eq!(relay.log_target().map(|u| u.client), Some(2));
+}

@@ -76,17 +76,71 @@ fn describe(message: &Value) -> String {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn everything_a_server_sends_during_a_call_rides_that_calls_stream() {
-    let dirs: Vec<tempfile::TempDir> = (0..2).map(|_| tempfile::tempdir().unwrap()).collect();
-    let (surface, url) = gateway(&dirs).await;
-    let _ = rustls::crypto::ring::default_provider().install_default(); // reqwest is built without a provider
-    let mut client = RawClient { http: reqwest::Client::new(), url, session: None };
+/// What the test client answers to a request the server relays to it.
+fn reply_to(message: &Value) -> Option<Value> {
+    let result = match message["method"].as_str()? {
+        "roots/list" => json!({"roots": [{"uri": "file:///work", "name": "work"}]}),
+        "sampling/createMessage" => json!({"role": "assistant", "model": "test",
+            "content": {"type": "text", "text": "sampled upstream"}}),
+        // quiver's own approval question (a yes/no form), or the server's
+        "elicitation/create" => {
+            let approval = message["params"]["requestedSchema"]["properties"].get("approve").is_some();
+            let content = if approval { json!({"approve": true}) } else { json!({"name": "ada"}) };
+            json!({"action": "accept", "content": content})
+        }
+        _ => return None,
+    };
+    Some(json!({"jsonrpc": "2.0", "id": message["id"], "result": result}))
+}
 
+/// One call's SSE stream as the client reads it.
+struct CallStream {
+    response: reqwest::Response,
+    buffer: String,
+    /// A short name for each message it carried, in order.
+    seen: Vec<String>,
+}
+
+impl CallStream {
+    async fn start(client: &RawClient, id: i64, tool: &str, progress: &str) -> Self {
+        let call = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": {"name": tool, "arguments": {}, "_meta": {"progressToken": progress}}});
+        CallStream { response: client.post(call).await, buffer: String::new(), seen: Vec::new() }
+    }
+
+    /// Reads on, answering each request relayed to the client, until the
+    /// answer to call `id` (returned), or until a request whose method is
+    /// `pause_at` (returned unanswered).
+    async fn run(&mut self, client: &RawClient, id: i64, pause_at: Option<&str>) -> Value {
+        let outcome = tokio::time::timeout(std::time::Duration::from_secs(30), async {
+            loop {
+                let Some(chunk) = self.response.chunk().await.unwrap() else { return Value::Null };
+                self.buffer.push_str(&String::from_utf8_lossy(&chunk));
+                for message in take_events(&mut self.buffer) {
+                    self.seen.push(describe(&message));
+                    if message["id"] == id && message["method"].is_null() {
+                        return message;
+                    }
+                    if pause_at.is_some() && message["method"].as_str() == pause_at {
+                        return message;
+                    }
+                    if let Some(reply) = reply_to(&message) {
+                        assert!(client.post(reply).await.status().is_success());
+                    }
+                }
+            }
+        })
+        .await;
+        outcome.unwrap_or_else(|_| panic!("call {id}: nothing awaited within 30 s; its stream carried {:?}", self.seen))
+    }
+}
+
+async fn open_session(url: &str, name: &str) -> RawClient {
+    let mut client = RawClient { http: reqwest::Client::new(), url: url.to_string(), session: None };
     let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
         "protocolVersion": "2025-06-18",
         "capabilities": {"elicitation": {}, "sampling": {}, "roots": {"listChanged": false}},
-        "clientInfo": {"name": "no-get-stream", "version": "0"}}});
+        "clientInfo": {"name": name, "version": "0"}}});
     let response = client.post(init).await;
     client.session = Some(response.headers()["mcp-session-id"].to_str().unwrap().to_string());
     assert!(response.text().await.unwrap().contains("\"result\""));
@@ -94,59 +148,78 @@ async fn everything_a_server_sends_during_a_call_rides_that_calls_stream() {
     assert!(client.post(initialized).await.status().is_success());
     let level = json!({"jsonrpc": "2.0", "id": 2, "method": "logging/setLevel", "params": {"level": "debug"}});
     assert!(client.post(level).await.text().await.unwrap().contains("\"result\""));
+    client
+}
 
-    let call = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
-        "params": {"name": "ask_client", "arguments": {}, "_meta": {"progressToken": "mine"}}});
-    let mut stream = client.post(call).await;
-    let mut buffer = String::new();
-    let mut seen: Vec<String> = Vec::new();
-    let outcome = tokio::time::timeout(std::time::Duration::from_secs(30), async {
-        while let Some(chunk) = stream.chunk().await.unwrap() {
-            buffer.push_str(&String::from_utf8_lossy(&chunk));
-            for message in take_events(&mut buffer) {
-                seen.push(describe(&message));
-                let result = match message["method"].as_str() {
-                    Some("roots/list") => json!({"roots": [{"uri": "file:///work", "name": "work"}]}),
-                    Some("sampling/createMessage") => json!({"role": "assistant", "model": "test",
-                        "content": {"type": "text", "text": "sampled upstream"}}),
-                    // quiver's own approval question (a yes/no form), or the server's
-                    Some("elicitation/create") => {
-                        let approval = message["params"]["requestedSchema"]["properties"].get("approve").is_some();
-                        let content = if approval { json!({"approve": true}) } else { json!({"name": "ada"}) };
-                        json!({"action": "accept", "content": content})
-                    }
-                    _ if message["id"] == 3 => return message,
-                    _ => continue,
-                };
-                let reply = json!({"jsonrpc": "2.0", "id": message["id"], "result": result});
-                assert!(client.post(reply).await.status().is_success());
-            }
-        }
-        Value::Null
-    })
-    .await;
-    let answer = outcome.unwrap_or_else(|_| panic!("no answer on the call's stream within 30 s; it carried {seen:?}"));
-    let said: Value = serde_json::from_str(answer["result"]["content"][0]["text"].as_str().unwrap()).unwrap();
+/// The messages `ask_client` sends, in order, then its answer (to call 3).
+const ASKED: [&str; 8] = [
+    "log:asking the client",
+    "progress:1.0",
+    "roots/list",
+    "sampling/createMessage",
+    "elicitation/create",
+    "progress:2.0",
+    "log:the client answered",
+    "answer:3",
+];
+
+fn said(answer: &Value) -> Value {
+    serde_json::from_str(answer["result"]["content"][0]["text"].as_str().unwrap()).unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn everything_a_server_sends_during_a_call_rides_that_calls_stream() {
+    let dirs: Vec<tempfile::TempDir> = (0..2).map(|_| tempfile::tempdir().unwrap()).collect();
+    let (surface, url) = gateway(&dirs).await;
+    let _ = rustls::crypto::ring::default_provider().install_default(); // reqwest is built without a provider
+    let client = open_session(&url, "no-get-stream").await;
+
+    let mut call = CallStream::start(&client, 3, "ask_client", "mine").await;
+    let answer = call.run(&client, 3, None).await;
     assert_eq!(
-        said,
-        json!({"roots": 1, "sampled": {"type": "text", "text": "sampled upstream"},
-        "elicited": {"name": "ada"}})
+        said(&answer),
+        json!({"roots": 1, "sampled": {"type": "text", "text": "sampled upstream"}, "elicited": {"name": "ada"}})
     );
-
     // In the order the server sent them (quiver's approval question may come
     // first), every one of them before the answer.
-    let relayed: Vec<&str> = seen.iter().map(String::as_str).collect();
-    let expected = [
-        "log:asking the client",
-        "progress:1.0",
-        "roots/list",
-        "sampling/createMessage",
-        "elicitation/create",
-        "progress:2.0",
-        "log:the client answered",
-        "answer:3",
-    ];
-    let tail = &relayed[relayed.len().saturating_sub(expected.len())..];
-    assert_eq!(tail, expected, "the call's stream carried {seen:?}");
+    let relayed: Vec<&str> = call.seen.iter().map(String::as_str).collect();
+    let tail = &relayed[relayed.len().saturating_sub(ASKED.len())..];
+    assert_eq!(tail, ASKED, "the call's stream carried {:?}", call.seen);
+    surface.shutdown().await;
+}
+
+/// Two clients share the gateway's one connection to a server. While both
+/// have a call in flight on it, a request the server sends cannot be told
+/// apart (MCP does not say which call it belongs to): quiver refuses it,
+/// and keeps the server's log messages in its own log, rather than hand
+/// either to a client whose call it may not be.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_servers_request_is_refused_rather_than_sent_to_another_clients_call() {
+    let dirs: Vec<tempfile::TempDir> = (0..2).map(|_| tempfile::tempdir().unwrap()).collect();
+    let (surface, url) = gateway(&dirs).await;
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let alice = open_session(&url, "alice").await;
+    let bob = open_session(&url, "bob").await;
+
+    // Alice's call is in flight, waiting on her answer to `roots/list`.
+    let mut hers = CallStream::start(&alice, 3, "ask_client", "alice").await;
+    let roots = hers.run(&alice, 3, Some("roots/list")).await;
+
+    // Bob's call asks too: refused, with the reason; none of it reaches Alice.
+    let mut his = CallStream::start(&bob, 3, "ask_client", "bob").await;
+    let answer = his.run(&bob, 3, None).await;
+    let text = answer.to_string();
+    assert!(text.contains("more than one client"), "Bob's call: {text}");
+    assert!(!his.seen.iter().any(|m| m == "roots/list"), "Bob was asked: {:?}", his.seen);
+
+    // Alice answers and gets her own answer; her stream carried only her call's messages.
+    assert!(alice.post(reply_to(&roots).unwrap()).await.status().is_success());
+    let answer = hers.run(&alice, 3, None).await;
+    assert_eq!(said(&answer)["elicited"], json!({"name": "ada"}));
+    let relayed: Vec<&str> = hers.seen.iter().map(String::as_str).collect();
+    let tail = &relayed[relayed.len().saturating_sub(ASKED.len())..];
+    assert_eq!(tail, ASKED, "Alice's stream carried {:?}", hers.seen);
+    let asked = hers.seen.iter().filter(|m| *m == "log:asking the client").count();
+    assert_eq!(asked, 1, "Bob's call's log reached Alice: {:?}", hers.seen);
     surface.shutdown().await;
 }

@@ -173,7 +173,7 @@ impl ClientHandler for ClientState {
         context: RequestContext<RoleClient>,
     ) -> Result<ElicitResult, ErrorData> {
         self.relay.forward_turn(context.extensions.get::<ForwardTicket>().copied()).await;
-        if self.relay.newest().is_none()
+        if !self.relay.any_in_flight()
             && let Some(answer) = self.local.as_ref().and_then(|local| local.elicit(&request))
         {
             return Ok(answer);

@@ -149,6 +149,9 @@ pub struct QuiverServer {
     /// transport, its HTTP layer): downstream answers then reach the client
     /// as their server wrote them.
     verbatim: Option<Arc<super::stdio_line::VerbatimResults>>,
+    /// This client's number (its session's): what a downstream server sends
+    /// during a call goes to the client whose call it is, never another's.
+    client: u64,
 }
 
 #[derive(Default)]
@@ -175,7 +178,13 @@ impl QuiverServer {
             announced: Arc::default(),
             subscribed: Arc::default(),
             verbatim: None,
+            client: n,
         }
+    }
+
+    /// This client's number (see [`crate::relay::Upstream::client`]).
+    pub(crate) fn client(&self) -> u64 {
+        self.client
     }
 
     /// This handler's transport writes the results in `verbatim` as their text.
@@ -666,6 +675,7 @@ impl ServerHandler for QuiverServer {
         // Downstream MCP tools reach this client through the relay: progress
         // under its token, logging, and the server's own requests.
         let upstream = crate::relay::Upstream {
+            client: self.client,
             peer: context.peer.clone(),
             request_id: context.id.clone(),
             progress_token: context.meta.get_progress_token(),

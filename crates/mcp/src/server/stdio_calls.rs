@@ -210,6 +210,7 @@ impl DirectCalls {
         // Downstream requests and notifications during the call reach this
         // client, as for any call (the relay).
         let upstream = crate::relay::Upstream {
+            client: armed.server.client(),
             peer: armed.peer.clone(),
             request_id: call.id.clone(),
             progress_token: call.progress.clone(),
