@@ -5,9 +5,10 @@ One client process, no dependencies, that keeps `--inflight` `tools/call`
 requests outstanding on one session (a new one goes out as each answer
 comes in) against server-everything called directly and through
 `quiver mcp serve` (the same server behind it, exposed directly), in
-alternating rounds. Reports per round: sequential p50/p99 latency, calls/s
-with `--inflight` outstanding, and the CPU per call of each process (from
-/proc: quiver, and the server behind it). The client is lighter than an
+rounds. Reports per round: sequential p50/p99 latency (the paths' calls
+interleaved one by one, so each is timed under the same load), calls/s with
+`--inflight` outstanding, and the CPU per call of each process over that
+phase (from /proc: quiver, and the server behind it). The client is lighter than an
 rmcp client, so it keeps more calls in flight per wake-up, but it is one
 Python process: its own speed caps the calls/s of both paths alike.
 
@@ -86,7 +87,11 @@ class Session:
         self.proc.wait()
 
 
-def measure(command, sequential, seconds, inflight, list_first=True):
+CALL = {"name": "echo", "arguments": {"message": "hi"}}
+
+
+def open_session(command, list_first=True):
+    """A session started as MCP clients start one, its server behind warmed up."""
     s = Session(command)
     s.answer(s.request("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
                                       "clientInfo": {"name": "light", "version": "1"}}))
@@ -94,33 +99,47 @@ def measure(command, sequential, seconds, inflight, list_first=True):
     if list_first:
         # As MCP clients do before they call (Claude Code, Codex, the inspector).
         assert "result" in s.answer(s.request("tools/list", {}))
-    call = {"name": "echo", "arguments": {"message": "hi"}}
-    first = s.answer(s.request("tools/call", call))  # starts the server behind a gateway
+    first = s.answer(s.request("tools/call", CALL))  # starts the server behind a gateway
     assert "result" in first, first
-    time.sleep(0.5)
+    return s
+
+
+def latencies(sessions, sequential):
+    """Sequential calls, interleaved: call i goes to every session in turn
+    (starting with a different one each time), so the paths are timed in the
+    same moments under the same machine load and their difference is the
+    gateway's, not the machine's drift between two measurements."""
+    taken = [[] for _ in sessions]
+    for i in range(sequential):
+        for k in range(len(sessions)):
+            j = (i + k) % len(sessions)
+            started = time.perf_counter()
+            sessions[j].answer(sessions[j].request("tools/call", CALL))
+            taken[j].append(time.perf_counter() - started)
+    for t in taken:
+        t.sort()
+    return [{"p50": t[len(t) // 2] * 1e6, "p99": t[int(len(t) * 0.99)] * 1e6} for t in taken]
+
+
+def throughput(s, seconds, inflight):
+    """Calls/s with `inflight` outstanding, and the CPU per call of the
+    session's process and of the processes it started (over this phase only)."""
     pids = [s.proc.pid] + children(s.proc.pid)
     before = [cpu_seconds(p) for p in pids]
-    latencies = []
-    for _ in range(sequential):
-        started = time.perf_counter()
-        s.answer(s.request("tools/call", call))
-        latencies.append(time.perf_counter() - started)
-    latencies.sort()
     started = time.perf_counter()
     for _ in range(inflight):
-        s.request("tools/call", call)
+        s.request("tools/call", CALL)
     answered = 0
     while time.perf_counter() - started < seconds:
         for line in s.lines():
             if b'"result"' in line or b'"error"' in line:
                 answered += 1
-                s.request("tools/call", call)
+                s.request("tools/call", CALL)
     elapsed = time.perf_counter() - started
     after = [cpu_seconds(p) for p in pids]
-    s.close()
-    per_call = [(a - b) * 1e6 / (answered + sequential) for a, b in zip(after, before)]
-    return {"p50": latencies[len(latencies) // 2] * 1e6, "p99": latencies[int(len(latencies) * 0.99)] * 1e6,
-            "rate": answered / elapsed, "cpu": per_call[0], "behind": sum(per_call[1:])}
+    s.close()  # the calls still out go with it
+    per_call = [(a - b) * 1e6 / answered for a, b in zip(after, before)]
+    return {"rate": answered / elapsed, "cpu": per_call[0], "behind": sum(per_call[1:])}
 
 
 def main():
@@ -144,15 +163,19 @@ def main():
         print("| round | path | p50 us | +p50 us | p99 us | calls/s | of direct | CPU us/call | server behind us/call |")
         print("|---|---|---|---|---|---|---|---|---|")
         for n in range(1, o.rounds + 1):
-            d = measure(["node", EVERYTHING, "stdio"], o.sequential, o.seconds, o.inflight, not o.no_list)
+            commands = [["node", EVERYTHING, "stdio"]] + [gateway(b) for b in binaries]
+            sessions = [open_session(c, not o.no_list) for c in commands]
+            time.sleep(0.5)
+            lat = latencies(sessions, o.sequential)
+            runs = [throughput(s, o.seconds, o.inflight) for s in sessions]
+            d = dict(lat[0], **runs[0])
             print(f"| {n} | direct | {d['p50']:.0f} | 0 | {d['p99']:.0f} | {d['rate']:.0f} | 100% | {d['cpu']:.1f} | |",
                   flush=True)
-            for binary in binaries:
-                q = measure(gateway(binary), o.sequential, o.seconds, o.inflight, not o.no_list)
+            for binary, l, r in zip(binaries, lat[1:], runs[1:]):
+                q = dict(l, **r)
                 path = "quiver" if len(binaries) == 1 else binary
                 print(f"| {n} | {path} | {q['p50']:.0f} | {q['p50'] - d['p50']:.0f} | {q['p99']:.0f} | {q['rate']:.0f} | "
                       f"{100 * q['rate'] / d['rate']:.0f}% | {q['cpu']:.1f} | {q['behind']:.1f} |", flush=True)
-
 
 if __name__ == "__main__":
     main()

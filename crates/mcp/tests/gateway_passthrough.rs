@@ -145,6 +145,26 @@ async fn a_direct_server_keeps_its_names_and_uris_and_its_tools_head_the_list() 
     surface.shutdown().await;
 }
 
+/// A session that ends gives its subscriptions back at once: the session's
+/// forwarder learns of the end from the session's handles dropping (no
+/// periodic check), and the last holder unsubscribes downstream.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_that_ends_gives_its_subscriptions_back_at_once() {
+    let d = dirs();
+    let surface = direct_gateway(d[0].path(), d[1].path(), d[2].path());
+    let client = connect(Arc::clone(&surface), Recorder::default()).await;
+    #[allow(deprecated)]
+    client.subscribe(SubscribeRequestParams::new("test://watched-resource")).await.unwrap();
+    assert_eq!(surface.downstream_subscriptions(), 1);
+    client.cancel().await.unwrap();
+    let ended = std::time::Instant::now();
+    while surface.downstream_subscriptions() > 0 {
+        assert!(ended.elapsed() < Duration::from_secs(2), "still subscribed 2 s after the session ended");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    surface.shutdown().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_server_behind_search_gets_prefixed_names_and_uris_that_round_trip() {
     let d = dirs();

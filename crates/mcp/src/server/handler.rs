@@ -17,6 +17,7 @@ use rmcp::model::{
 use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ErrorData as McpError, ServerHandler};
 use serde_json::Value;
+use tokio_util::sync::CancellationToken;
 
 use super::approver::ElicitationApprover;
 use super::convert;
@@ -54,6 +55,12 @@ impl Surface {
         let servers: Vec<_> = manager.servers().cloned().collect();
         let passthrough = (!servers.is_empty()).then(|| Arc::new(Passthrough::new(servers)));
         Surface { engines: Engines::Hosted { host, manager }, passthrough, workspace, audience, transcript_dir: None }
+    }
+
+    /// How many resource subscriptions quiver holds on the servers behind
+    /// (one per server and URI, however many sessions asked for it).
+    pub fn downstream_subscriptions(&self) -> usize {
+        self.passthrough.as_ref().map_or(0, |p| p.subscriptions_held())
     }
 
     /// The engine for the next request.
@@ -152,6 +159,10 @@ pub struct QuiverServer {
     /// This client's number (its session's): what a downstream server sends
     /// during a call goes to the client whose call it is, never another's.
     client: u64,
+    /// Cancelled when the last handle on this session drops (its connection
+    /// ended): the session's forwarder stops then and releases what it held.
+    ended: CancellationToken,
+    _end: Arc<tokio_util::sync::DropGuard>,
 }
 
 #[derive(Default)]
@@ -171,6 +182,7 @@ impl QuiverServer {
         let n = NEXT_SESSION.fetch_add(1, Ordering::Relaxed);
         let session = Arc::new(Session::new(format!("mcp-{}-{n}", std::process::id())));
         let transcript = surface.transcript_dir.as_deref().and_then(|dir| open_transcript(dir, &surface, &session));
+        let ended = CancellationToken::new();
         QuiverServer {
             surface,
             session,
@@ -179,6 +191,8 @@ impl QuiverServer {
             subscribed: Arc::default(),
             verbatim: None,
             client: n,
+            _end: Arc::new(ended.clone().drop_guard()),
+            ended,
         }
     }
 
@@ -377,30 +391,33 @@ struct Forwarder {
     announced: Arc<Mutex<Announced>>,
     subscribed: Arc<Mutex<std::collections::HashSet<String>>>,
     peer: rmcp::service::Peer<RoleServer>,
+    /// The session's end (see [`QuiverServer`]'s `ended`).
+    ended: CancellationToken,
 }
-
-/// How often a forwarder with nothing to forward checks its client is still there.
-const FORWARDER_CHECK: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// Forwards to one client what the servers behind announce, while it is
 /// connected: its tool list changed (once re-listed, and only if what the
 /// client would be shown changed), resource and prompt lists changed, and
 /// updates of resources it subscribed to. Unsubscribes what it held at the end.
+///
+/// It learns of the end from the session's handles dropping, not from a
+/// periodic check: a timer always pending would make every park of the
+/// runtime arm a kernel timer, on every relayed call.
 async fn forward_downstream(
     forwarder: Forwarder,
     mut events: tokio::sync::broadcast::Receiver<crate::client::DownstreamEvent>,
 ) {
     use crate::client::DownstreamEvent as E;
     use tokio::sync::broadcast::error::RecvError;
-    let Forwarder { surface, session, announced, subscribed, peer } = forwarder;
+    let Forwarder { surface, session, announced, subscribed, peer, ended } = forwarder;
     loop {
         let event = tokio::select! {
             event = events.recv() => event,
-            () = tokio::time::sleep(FORWARDER_CHECK) => {
-                if peer.is_transport_closed() { break; }
-                continue;
-            }
+            () = ended.cancelled() => break,
         };
+        if peer.is_transport_closed() {
+            break;
+        }
         let event = match event {
             Ok(event) => event,
             Err(RecvError::Lagged(_)) => continue,
@@ -519,6 +536,7 @@ impl ServerHandler for QuiverServer {
             announced: Arc::clone(&self.announced),
             subscribed: Arc::clone(&self.subscribed),
             peer: context.peer.clone(),
+            ended: self.ended.clone(),
         };
         tokio::spawn(forward_downstream(forwarder, events));
     }

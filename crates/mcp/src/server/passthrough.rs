@@ -372,6 +372,11 @@ impl Passthrough {
         Ok(())
     }
 
+    /// Downstream subscriptions held (see [`super::Surface::downstream_subscriptions`]).
+    pub fn subscriptions_held(&self) -> usize {
+        lock(&self.subscriptions).len()
+    }
+
     /// Unsubscribes what a session that ended still held.
     pub async fn release(&self, uris: HashSet<String>) {
         for uri in uris {
