@@ -168,6 +168,13 @@ pub fn json_string(raw: &str) -> Option<std::borrow::Cow<'_, str>> {
     }
 }
 
+/// Appends `text` to `out` as a JSON string (quoted and escaped as serde
+/// writes it).
+pub fn write_json_string(out: &mut Vec<u8>, text: &str) {
+    // Writing a `str` into a `Vec` cannot fail: there is no error to pass on.
+    let _ = serde_json::to_writer(out, text);
+}
+
 /// A line as a JSON-RPC message, or `None` for what is not one (a stray log
 /// line, a blank line), which rmcp's own transport skips too.
 pub fn parse<T: serde::de::DeserializeOwned>(line: &[u8]) -> Option<T> {
@@ -280,11 +287,11 @@ impl<W: AsyncWrite + Unpin> LineWriter<W> {
         }
     }
 
-    /// Appends `line` (which ends in `\n`) to what goes out with the next
-    /// write, without writing: [`QueuedLines::flush`] (or any later write)
-    /// sends it.
-    fn queue_line(&self, line: &[u8]) {
-        lock(&self.pending).lines.extend_from_slice(line);
+    /// Appends the line (ending in `\n`) that `write` appends to what goes
+    /// out with the next write, without writing: [`QueuedLines::flush`] (or
+    /// any later write) sends it.
+    fn queue_line_with(&self, write: &mut dyn FnMut(&mut Vec<u8>)) {
+        write(&mut lock(&self.pending).lines);
     }
 
     /// Closes the pipe (after any write under way); later writes fail.
@@ -301,16 +308,18 @@ impl<W: AsyncWrite + Unpin> LineWriter<W> {
 /// a burst of answers coming back) queues each reply and flushes once, so the
 /// peer gets one write and one wake-up instead of one per line.
 pub trait QueuedLines: Send + Sync {
-    /// Appends `line` (ending in `\n`); nothing is written yet.
-    fn queue(&self, line: &[u8]);
+    /// Appends the line (ending in `\n`) that `write` appends to the queue
+    /// it is given (a line made in place, with no buffer of its own);
+    /// nothing is written yet.
+    fn queue_with(&self, write: &mut dyn FnMut(&mut Vec<u8>));
     /// Starts writing what was queued. Never waits: the write goes as far
     /// as the pipe takes it now, and a task finishes it if the pipe is full.
     fn flush(self: Arc<Self>);
 }
 
 impl<W: AsyncWrite + Send + Unpin + 'static> QueuedLines for LineWriter<W> {
-    fn queue(&self, line: &[u8]) {
-        self.queue_line(line);
+    fn queue_with(&self, write: &mut dyn FnMut(&mut Vec<u8>)) {
+        self.queue_line_with(write);
     }
 
     fn flush(self: Arc<Self>) {
@@ -428,7 +437,8 @@ mod tests {
         let (write, read) = tokio::io::duplex(16);
         let writer = Arc::new(LineWriter::new(write));
         for n in 0..3 {
-            QueuedLines::queue(&*writer, format!("line {n} {}\n", "x".repeat(20)).as_bytes());
+            let line = format!("line {n} {}\n", "x".repeat(20));
+            writer.queue_with(&mut |queue| queue.extend_from_slice(line.as_bytes()));
         }
         let mut reader = LineReader::new(read);
         let early = tokio::time::timeout(std::time::Duration::from_millis(100), reader.next_line()).await;
@@ -498,7 +508,7 @@ mod tests {
         #[derive(Default)]
         struct Counting(std::sync::atomic::AtomicUsize);
         impl QueuedLines for Counting {
-            fn queue(&self, _: &[u8]) {}
+            fn queue_with(&self, _: &mut dyn FnMut(&mut Vec<u8>)) {}
             fn flush(self: Arc<Self>) {
                 self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
             }

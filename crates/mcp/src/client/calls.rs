@@ -17,7 +17,7 @@ use rmcp::model::{
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-use super::child_lane::{RawAnswer, RawLane};
+use super::child_lane::{RawAnswer, RawId, RawLane};
 use super::connect::Connection;
 use crate::relay::{self, CancelOnDrop};
 
@@ -78,7 +78,7 @@ pub(crate) async fn raw(
     mut params: CallToolRequestParams,
 ) -> Result<Arc<String>, Failure> {
     let id = lane.new_id();
-    let token = ProgressToken(NumberOrString::String(id.as_str().into()));
+    let token = progress_token(&id);
     params.set_progress_token(token.clone());
     let line = RawLane::request_line(&id, "tools/call", &params).map_err(|e| Failure::Unusable(e.to_string()))?;
     exchange(conn, lane, id, line, Some(token)).await
@@ -89,8 +89,7 @@ pub(crate) async fn raw(
 /// relays unchanged. With `progress` the raw id goes down as the progress
 /// token (as [`raw`] sends it), else no `_meta` at all (the client asked
 /// for no progress).
-pub(crate) fn call_line(id: &str, tool: &str, arguments: &str, progress: bool) -> Result<Vec<u8>, Failure> {
-    let mut line = Vec::with_capacity(arguments.len() + tool.len() + 2 * id.len() + 128);
+pub(crate) fn write_call_line(line: &mut Vec<u8>, id: &str, tool: &str, arguments: &str, progress: bool) {
     // A raw id is the prefix and a number: nothing to escape.
     line.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":\"");
     line.extend_from_slice(id.as_bytes());
@@ -101,16 +100,15 @@ pub(crate) fn call_line(id: &str, tool: &str, arguments: &str, progress: bool) -
         line.extend_from_slice(b"\"},");
     }
     line.extend_from_slice(b"\"name\":");
-    serde_json::to_writer(&mut line, tool).map_err(|e| Failure::Unusable(e.to_string()))?;
+    crate::lines::write_json_string(line, tool);
     line.extend_from_slice(b",\"arguments\":");
     line.extend_from_slice(arguments.as_bytes());
     line.extend_from_slice(b"}}\n");
-    Ok(line)
 }
 
 /// The progress token a raw request `id` goes down with.
-pub(crate) fn progress_token(id: &str) -> ProgressToken {
-    ProgressToken(NumberOrString::String(id.into()))
+pub(crate) fn progress_token(id: &RawId) -> ProgressToken {
+    ProgressToken(NumberOrString::String(Arc::clone(id)))
 }
 
 /// Sends `line` (request `id`) and waits for its answer, with the relay
@@ -118,15 +116,18 @@ pub(crate) fn progress_token(id: &str) -> ProgressToken {
 async fn exchange(
     conn: &Connection,
     lane: &Arc<RawLane>,
-    id: String,
+    id: RawId,
     line: Vec<u8>,
     progress: Option<ProgressToken>,
 ) -> Result<Arc<String>, Failure> {
     // In flight before the request goes out (see `typed`).
     let _in_flight = relay::current().map(|up| conn.relay.enter(up, progress));
     let call = lane.send(id, &line).await.map_err(|_| Failure::Closed)?;
-    let mut cancel =
-        CancelOnDrop { peer: conn.service.peer().clone(), id: NumberOrString::String(call.id().into()), done: false };
+    let mut cancel = CancelOnDrop {
+        peer: conn.service.peer().clone(),
+        id: NumberOrString::String(Arc::clone(call.id())),
+        done: false,
+    };
     let answer = call.answer().await;
     cancel.done = true;
     conn.relay.forwards_settled().await;

@@ -33,6 +33,10 @@ use crate::lines::{LineReader, LineWriter, QueuedLines};
 /// What every raw request's id starts with.
 pub const RAW_ID_PREFIX: &str = "quiver-raw-";
 
+/// A raw request's id: shared, not copied, by the lane's table, the call in
+/// flight and its cancellation (one allocation per request).
+pub type RawId = Arc<str>;
+
 /// How long a closing server gets to exit after its stdin closes.
 const EXIT_GRACE: std::time::Duration = std::time::Duration::from_secs(3);
 
@@ -84,7 +88,7 @@ enum Waiter {
 pub struct RawLane {
     stdin: Arc<LineWriter<ChildStdin>>,
     next: AtomicU64,
-    waiting: Mutex<HashMap<String, Waiter>>,
+    waiting: Mutex<HashMap<RawId, Waiter>>,
     closed: AtomicBool,
     /// A thread is watching the sinks' deadlines.
     watching: AtomicBool,
@@ -94,13 +98,13 @@ pub struct RawLane {
 /// one comes, is dropped).
 pub struct RawCall {
     lane: Arc<RawLane>,
-    id: String,
+    id: RawId,
     answer: oneshot::Receiver<RawAnswer>,
 }
 
 impl RawCall {
     /// The request's JSON-RPC id (a string).
-    pub fn id(&self) -> &str {
+    pub fn id(&self) -> &RawId {
         &self.id
     }
 
@@ -119,20 +123,22 @@ impl Drop for RawCall {
 impl RawLane {
     /// A fresh request id (known before the request goes out, e.g. to use
     /// as its progress token).
-    pub fn new_id(&self) -> String {
+    pub fn new_id(&self) -> RawId {
         let mut number = itoa::Buffer::new();
         let number = number.format(self.next.fetch_add(1, Ordering::Relaxed));
-        let mut id = String::with_capacity(RAW_ID_PREFIX.len() + number.len());
-        id.push_str(RAW_ID_PREFIX);
-        id.push_str(number);
-        id
+        // Built on the stack: the id's one allocation is the shared one.
+        let mut id = [0u8; RAW_ID_PREFIX.len() + 20];
+        let end = RAW_ID_PREFIX.len() + number.len();
+        id[..RAW_ID_PREFIX.len()].copy_from_slice(RAW_ID_PREFIX.as_bytes());
+        id[RAW_ID_PREFIX.len()..end].copy_from_slice(number.as_bytes());
+        Arc::from(std::str::from_utf8(&id[..end]).unwrap_or(RAW_ID_PREFIX))
     }
 
     /// Sends `{"jsonrpc":"2.0","id":<id>,"method":<method>,"params":<params>}`
     /// (`id` from [`Self::new_id`]); `params` is written as it serializes.
     pub async fn request(
         self: &Arc<Self>,
-        id: String,
+        id: RawId,
         method: &str,
         params: &impl serde::Serialize,
     ) -> Result<RawCall, std::io::Error> {
@@ -157,14 +163,14 @@ impl RawLane {
     /// Sends `line`, a whole request line whose id is `id` (from
     /// [`Self::new_id`]), and waits for nothing: the answer comes through
     /// the returned call.
-    pub async fn send(self: &Arc<Self>, id: String, line: &[u8]) -> Result<RawCall, std::io::Error> {
+    pub async fn send(self: &Arc<Self>, id: RawId, line: &[u8]) -> Result<RawCall, std::io::Error> {
         if self.closed.load(Ordering::SeqCst) {
             return Err(std::io::Error::new(std::io::ErrorKind::BrokenPipe, "the server's output closed"));
         }
         let (tx, rx) = oneshot::channel();
         // Registered before the write: the answer may be read before this
         // task runs again.
-        lock(&self.waiting).insert(id.clone(), Waiter::Task(tx));
+        lock(&self.waiting).insert(Arc::clone(&id), Waiter::Task(tx));
         let call = RawCall { lane: Arc::clone(self), id, answer: rx };
         self.write_line(line).await?;
         Ok(call)
@@ -174,8 +180,9 @@ impl RawLane {
         self.stdin.write_line(line).await
     }
 
-    /// Queues `line`, a whole request line whose id is `id` (from
-    /// [`Self::new_id`]), with `sink` to take its answer (or `Closed`, or
+    /// Queues the whole request line `write` appends (its id is `id`, from
+    /// [`Self::new_id`]; written straight into the pipe's queue, with no
+    /// buffer of its own), with `sink` to take its answer (or `Closed`, or
     /// `TimedOut` at `deadline`; every sink on a lane has the same tool
     /// timeout, so deadlines come in the order sinks are queued). Nothing is
     /// written until the returned writer is flushed, so requests made
@@ -183,8 +190,8 @@ impl RawLane {
     /// tells the sink at once.
     pub fn queue(
         self: &Arc<Self>,
-        id: String,
-        line: &[u8],
+        id: RawId,
+        write: &mut dyn FnMut(&mut Vec<u8>),
         sink: Box<dyn AnswerSink>,
         deadline: tokio::time::Instant,
     ) -> Option<Arc<dyn QueuedLines>> {
@@ -193,7 +200,7 @@ impl RawLane {
         }
         let deadline = deadline.into_std();
         lock(&self.waiting).insert(id, Waiter::Sink(sink, deadline));
-        self.stdin.queue(line);
+        self.stdin.queue_with(write);
         if !self.watching.swap(true, Ordering::SeqCst) {
             self.start_watching(deadline.saturating_duration_since(Instant::now()));
         }

@@ -121,6 +121,11 @@ async fn told(rx: &mut tokio::sync::mpsc::UnboundedReceiver<(String, Told)>) -> 
     tokio::time::timeout(std::time::Duration::from_secs(10), rx.recv()).await.expect("told within 10 s").unwrap()
 }
 
+/// Queues `line` as it is.
+fn put(line: &[u8]) -> impl FnMut(&mut Vec<u8>) + '_ {
+    move |queue| queue.extend_from_slice(line)
+}
+
 fn far() -> tokio::time::Instant {
     tokio::time::Instant::now() + std::time::Duration::from_secs(60)
 }
@@ -136,8 +141,8 @@ async fn queued_requests_go_out_when_flushed_and_each_sink_gets_its_answer() {
     for _ in 0..3 {
         let id = lane.new_id();
         let line = RawLane::request_line(&id, "tools/call", &serde_json::json!({"name": "t"})).unwrap();
-        writer = lane.queue(id.clone(), &line, sink(&tx, &id), far());
-        ids.push(id);
+        writer = lane.queue(id.clone(), &mut put(&line), sink(&tx, &id), far());
+        ids.push(id.to_string());
     }
     // Nothing was written yet: no answer comes.
     let early = tokio::time::timeout(std::time::Duration::from_millis(200), rx.recv()).await;
@@ -167,9 +172,9 @@ async fn a_sink_past_its_deadline_is_told_and_its_late_answer_dropped() {
     let id = lane.new_id();
     let line = RawLane::request_line(&id, "tools/call", &serde_json::json!({})).unwrap();
     let deadline = tokio::time::Instant::now() + std::time::Duration::from_millis(200);
-    lane.queue(id.clone(), &line, sink(&tx, &id), deadline).unwrap().flush();
+    lane.queue(id.clone(), &mut put(&line), sink(&tx, &id), deadline).unwrap().flush();
     let (told_id, delivery) = told(&mut rx).await;
-    assert_eq!(told_id, id);
+    assert_eq!(told_id, &*id);
     assert!(matches!(delivery, Told::TimedOut), "{delivery:?}");
     // The answer that comes later finds nobody waiting, and the sink is not told twice.
     let again = tokio::time::timeout(std::time::Duration::from_millis(1500), rx.recv()).await;
@@ -183,14 +188,14 @@ async fn a_server_that_exits_tells_its_sinks_and_later_ones_at_once() {
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
     let id = lane.new_id();
     let line = RawLane::request_line(&id, "tools/call", &serde_json::json!({})).unwrap();
-    lane.queue(id.clone(), &line, sink(&tx, &id), far()).unwrap().flush();
+    lane.queue(id.clone(), &mut put(&line), sink(&tx, &id), far()).unwrap().flush();
     let (_, delivery) = told(&mut rx).await;
     assert!(matches!(delivery, Told::Closed), "{delivery:?}");
     // A call queued on the closed lane is told at once, and nothing is written.
     let late = lane.new_id();
-    assert!(lane.queue(late.clone(), b"{}\n", sink(&tx, &late), far()).is_none());
+    assert!(lane.queue(late.clone(), &mut put(b"{}\n"), sink(&tx, &late), far()).is_none());
     let (told_id, delivery) = told(&mut rx).await;
-    assert_eq!(told_id, late);
+    assert_eq!(told_id, &*late);
     assert!(matches!(delivery, Told::Closed), "{delivery:?}");
 }
 
@@ -203,12 +208,12 @@ async fn a_forgotten_request_is_never_delivered() {
     let (gone, kept) = (lane.new_id(), lane.new_id());
     for id in [&gone, &kept] {
         let line = RawLane::request_line(id, "tools/call", &serde_json::json!({})).unwrap();
-        lane.queue(id.clone(), &line, sink(&tx, id), far()).unwrap();
+        lane.queue(id.clone(), &mut put(&line), sink(&tx, id), far()).unwrap();
     }
     assert!(lane.forget(&gone));
     Arc::clone(&lane.stdin).flush();
     let (id, _) = told(&mut rx).await;
-    assert_eq!(id, kept);
+    assert_eq!(id, &*kept);
     let more = tokio::time::timeout(std::time::Duration::from_millis(300), rx.recv()).await;
     assert!(more.is_err(), "the forgotten request was delivered: {more:?}");
 }
@@ -221,10 +226,10 @@ async fn an_error_answer_reaches_its_sink_as_the_error_object() {
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
     let id = lane.new_id();
     let line = RawLane::request_line(&id, "tools/call", &serde_json::json!({})).unwrap();
-    lane.queue(id.clone(), &line, sink(&tx, &id), far()).unwrap().flush();
+    lane.queue(id.clone(), &mut put(&line), sink(&tx, &id), far()).unwrap().flush();
     match told(&mut rx).await {
         (told_id, Told::Error(error)) => {
-            assert_eq!(told_id, id);
+            assert_eq!(told_id, &*id);
             assert_eq!(error, serde_json::json!({"code": -32602, "message": "bad"}));
         }
         other => panic!("{other:?}"),

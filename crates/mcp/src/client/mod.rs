@@ -178,7 +178,7 @@ impl McpManager {
                 let tool = McpTool::new(Arc::clone(server), qualified.clone(), &remote);
                 let spec = quiver_engine::DynTool::spec(&tool);
                 registry.register_with_spec(spec, Arc::new(tool))?;
-                remote_names.insert(qualified.clone(), remote.name);
+                remote_names.insert(qualified.clone(), Arc::from(remote.name));
                 registered.push(qualified);
             }
             server.set_remote_names(remote_names);

@@ -114,7 +114,7 @@ pub struct ServerHandle {
     token_dir: Option<std::path::PathBuf>,
     /// Each registered tool's name in quiver → its name on the server, as of
     /// the last engine build (the two differ when the server is prefixed).
-    remote_names: RwLock<Arc<std::collections::HashMap<String, String>>>,
+    remote_names: RwLock<Arc<std::collections::HashMap<String, Arc<str>>>>,
 }
 
 impl ServerHandle {
@@ -154,12 +154,12 @@ impl ServerHandle {
 
     /// Records the names the last engine build registered this server's tools
     /// under (quiver name → the server's name).
-    pub(crate) fn set_remote_names(&self, names: std::collections::HashMap<String, String>) {
+    pub(crate) fn set_remote_names(&self, names: std::collections::HashMap<String, Arc<str>>) {
         *self.remote_names.write().unwrap_or_else(|p| p.into_inner()) = Arc::new(names);
     }
 
     /// The server's own name of the tool registered as `name`.
-    pub(crate) fn remote_name(&self, name: &str) -> Option<String> {
+    pub(crate) fn remote_name(&self, name: &str) -> Option<Arc<str>> {
         self.remote_names.read().unwrap_or_else(|p| p.into_inner()).get(name).cloned()
     }
 
@@ -601,8 +601,9 @@ pub(crate) struct RelayRoute {
     pub server: Arc<ServerHandle>,
     pub conn: Arc<Connection>,
     pub lane: Arc<RawLane>,
-    /// The tool's name on the server (what goes down in `tools/call`).
-    pub remote: String,
+    /// The tool's name on the server (what goes down in `tools/call`),
+    /// shared with the call relayed on the route.
+    pub remote: Arc<str>,
 }
 
 /// `tools/list` (all pages), cleaned up: a server may send anything, and what

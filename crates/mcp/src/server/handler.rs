@@ -253,7 +253,7 @@ impl QuiverServer {
         let quiver_engine::ToolSource::Mcp { server, direct } = &spec.source else { return None };
         let handle = manager.server(server)?;
         // A prefixed tool goes down under the name the server gave it; nothing else changes.
-        let remote = if *direct { name.to_string() } else { handle.remote_name(name)? };
+        let remote = if *direct { Arc::from(name) } else { handle.remote_name(name)? };
         let (conn, lane) = handle.live_raw()?;
         Some(RelayRoute { server: Arc::clone(handle), conn, lane, remote })
     }

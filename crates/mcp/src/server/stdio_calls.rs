@@ -38,7 +38,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::QuiverServer;
 use crate::client::calls;
-use crate::client::child_lane::{AnswerSink, Delivery, RawAnswer, RawLane};
+use crate::client::child_lane::{AnswerSink, Delivery, RawAnswer, RawId, RawLane};
 use crate::client::server::RelayRoute;
 use crate::lines::QueuedLines;
 use crate::relay::CancelOnDrop;
@@ -75,7 +75,7 @@ enum InFlight {
     Task(CancellationToken),
     /// A relayed call has no task: its request is forgotten on the lane and
     /// cancelled downstream.
-    Relayed { lane: Arc<RawLane>, raw_id: String, conn: Arc<crate::client::connect::Connection> },
+    Relayed { lane: Arc<RawLane>, raw_id: RawId, conn: Arc<crate::client::connect::Connection> },
 }
 
 impl InFlight {
@@ -86,7 +86,7 @@ impl InFlight {
                 if lane.forget(&raw_id) {
                     // Dropped undone: sends `notifications/cancelled` downstream.
                     let peer = conn.service.peer().clone();
-                    drop(CancelOnDrop { peer, id: NumberOrString::String(raw_id.into()), done: false });
+                    drop(CancelOnDrop { peer, id: NumberOrString::String(raw_id), done: false });
                 }
             }
         }
@@ -206,7 +206,6 @@ impl DirectCalls {
         let raw_id = route.lane.new_id();
         let progress = call.progress.is_some();
         let arguments = call.arguments.map_or("{}", RawValue::get);
-        let line = calls::call_line(&raw_id, &route.remote, arguments, progress);
         // Downstream requests and notifications during the call reach this
         // client, as for any call (the relay).
         let upstream = crate::relay::Upstream {
@@ -219,30 +218,25 @@ impl DirectCalls {
         let lane = Arc::clone(&route.lane);
         lock(&self.in_flight).insert(
             call.id.clone(),
-            InFlight::Relayed { lane: Arc::clone(&lane), raw_id: raw_id.clone(), conn: Arc::clone(&route.conn) },
+            InFlight::Relayed { lane: Arc::clone(&lane), raw_id: Arc::clone(&raw_id), conn: Arc::clone(&route.conn) },
         );
         let deadline = tokio::time::Instant::now() + route.server.config().tool_timeout;
         let spill_at = armed.server.session().state::<quiver_engine::spill::SpillStore>().threshold_bytes();
         let relayed = RelayedCall {
             calls: Arc::clone(self),
             id: call.id.clone(),
-            name: call.name.clone().into_owned(),
+            // A direct server's tool has the client's name: one shared copy.
+            name: if *call.name == *route.remote { Arc::clone(&route.remote) } else { Arc::from(&*call.name) },
             route,
-            raw_id,
+            raw_id: Arc::clone(&raw_id),
             spill_at,
             _guard: guard,
             out: Arc::clone(out),
             respond: Arc::clone(respond),
         };
-        let line = match line {
-            Ok(line) => line,
-            Err(failure) => {
-                Box::new(relayed).finish_slowly(Some(Err(failure)));
-                return None;
-            }
-        };
-        let raw_id = relayed.raw_id.clone();
-        lane.queue(raw_id, &line, Box::new(relayed), deadline)
+        let remote = Arc::clone(&relayed.route.remote);
+        let mut write = |line: &mut Vec<u8>| calls::write_call_line(line, &raw_id, &remote, arguments, progress);
+        lane.queue(Arc::clone(&raw_id), &mut write, Box::new(relayed), deadline)
     }
 
     fn start(self: &Arc<Self>, armed: &Armed, id: RequestId, mut request: ClientRequest, respond: Respond) {
@@ -311,9 +305,9 @@ struct RelayedCall {
     calls: Arc<DirectCalls>,
     /// The client's id for the call, and the tool's name as the client called it.
     id: RequestId,
-    name: String,
+    name: Arc<str>,
     route: RelayRoute,
-    raw_id: String,
+    raw_id: RawId,
     /// A result at least half this long may be spilled: it takes the slow way.
     spill_at: usize,
     /// The call is in flight on its connection's relay until this drops.
@@ -337,20 +331,16 @@ impl AnswerSink for RelayedCall {
             {
                 // Absent: cancelled meanwhile, and the client stopped waiting.
                 lock(&self.calls.in_flight).remove(&self.id)?;
-                match result_line(&self.id, result.get().as_bytes()) {
-                    Ok(line) => {
-                        self.out.queue(&line);
-                        return Some(Arc::clone(&self.out));
-                    }
-                    Err(e) => Some(Err(calls::Failure::Unusable(e.to_string()))),
-                }
+                // Made in the client's queue: no line of its own.
+                self.out.queue_with(&mut |line| write_result_line(line, &self.id, result.get().as_bytes()));
+                return Some(Arc::clone(&self.out));
             }
             Delivery::Result(result) => Some(calls::outcome_of(Some(RawAnswer::Result(result.to_owned())))),
             Delivery::Error(error) => Some(calls::outcome_of(Some(RawAnswer::Error(error)))),
             Delivery::Closed => Some(Err(calls::Failure::Closed)),
             Delivery::TimedOut => {
                 // Forgotten on the lane already; the server is told too.
-                let id = NumberOrString::String(self.raw_id.as_str().into());
+                let id = NumberOrString::String(Arc::clone(&self.raw_id));
                 drop(CancelOnDrop { peer: self.route.conn.service.peer().clone(), id, done: false });
                 None
             }
@@ -477,14 +467,22 @@ fn request_id(raw: &str) -> Option<RequestId> {
 }
 
 /// The answer line to request `id` whose `result` is `text` (JSON, as is).
-pub(crate) fn result_line(id: &RequestId, text: &[u8]) -> Result<Vec<u8>, serde_json::Error> {
+pub(crate) fn result_line(id: &RequestId, text: &[u8]) -> Vec<u8> {
     let mut line = Vec::with_capacity(text.len() + 64);
+    write_result_line(&mut line, id, text);
+    line
+}
+
+/// Appends [`result_line`]'s line to `line`.
+pub(crate) fn write_result_line(line: &mut Vec<u8>, id: &RequestId, text: &[u8]) {
     line.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":");
-    serde_json::to_writer(&mut line, id)?;
+    match id {
+        NumberOrString::Number(n) => line.extend_from_slice(itoa::Buffer::new().format(*n).as_bytes()),
+        NumberOrString::String(s) => crate::lines::write_json_string(line, s),
+    }
     line.extend_from_slice(b",\"result\":");
     line.extend_from_slice(text);
     line.extend_from_slice(b"}\n");
-    Ok(line)
 }
 
 #[cfg(test)]

@@ -120,3 +120,36 @@ fn a_relayed_calls_id_reads_as_rmcp_reads_it() {
         assert!(relayable_call_of(line.as_bytes()).is_none(), "relayable: {line}");
     }
 }
+
+#[test]
+fn a_result_line_made_in_place_is_the_answer_rmcp_would_read() {
+    let text = r#"{"content":[{"type":"text","text":"x"}],"n":1}"#;
+    for id in [
+        RequestId::Number(-7),
+        RequestId::Number(i64::MAX),
+        RequestId::String("a\"b\\c\u{1}".into()),
+        RequestId::String("plain".into()),
+    ] {
+        let mut queue = b"earlier line\n".to_vec();
+        write_result_line(&mut queue, &id, text.as_bytes());
+        let line = queue.strip_prefix(b"earlier line\n".as_slice()).unwrap();
+        assert_eq!(line.last(), Some(&b'\n'));
+        let read: serde_json::Value = serde_json::from_slice(line).unwrap();
+        let expected = serde_json::json!({"jsonrpc": "2.0", "id": id, "result": serde_json::from_str::<serde_json::Value>(text).unwrap()});
+        assert_eq!(read, expected);
+        assert!(line.windows(text.len()).any(|w| w == text.as_bytes()), "the result's text as written");
+    }
+}
+
+#[test]
+fn a_call_line_made_in_place_reads_as_the_call() {
+    let mut line = Vec::new();
+    crate::client::calls::write_call_line(&mut line, "quiver-raw-9", "we\"ird", r#"{"a": 1.0}"#, true);
+    let read: serde_json::Value = serde_json::from_slice(&line).unwrap();
+    assert_eq!(
+        read,
+        serde_json::json!({"jsonrpc": "2.0", "id": "quiver-raw-9", "method": "tools/call",
+            "params": {"_meta": {"progressToken": "quiver-raw-9"}, "name": "we\"ird", "arguments": {"a": 1.0}}})
+    );
+    assert!(line.ends_with(b"\"arguments\":{\"a\": 1.0}}}\n"), "the arguments as the client wrote them");
+}

@@ -160,7 +160,7 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Send + Unpin + 'static> StdioLine<R, 
             Arc::new(move |reply| {
                 let line = match reply {
                     Reply::Message(message) => encode(&message, &verbatim),
-                    Reply::Result { id, text } => result_line(&id, text.as_bytes()),
+                    Reply::Result { id, text } => Ok(result_line(&id, text.as_bytes())),
                 };
                 let write = Arc::clone(&write);
                 Box::pin(async move {
@@ -191,7 +191,7 @@ pub(crate) fn encode(
 ) -> Result<Vec<u8>, serde_json::Error> {
     let mut line = match item {
         JsonRpcMessage::Response(response) => match verbatim.take(&response.result) {
-            Some(text) => return result_line(&response.id, &text?),
+            Some(text) => return Ok(result_line(&response.id, &text?)),
             None => serde_json::to_vec(item)?,
         },
         other => serde_json::to_vec(other)?,
