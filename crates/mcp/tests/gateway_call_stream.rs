@@ -135,7 +135,7 @@ impl CallStream {
     }
 }
 
-async fn open_session(url: &str, name: &str) -> RawClient {
+pub(crate) async fn open_session(url: &str, name: &str) -> RawClient {
     let mut client = RawClient { http: reqwest::Client::new(), url: url.to_string(), session: None };
     let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
         "protocolVersion": "2025-06-18",

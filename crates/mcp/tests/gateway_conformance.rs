@@ -40,7 +40,7 @@ pub fn direct_gateway(user_config: &std::path::Path, cache: &std::path::Path, ws
 
 /// The direct gateway served over streamable HTTP on loopback, with `n`
 /// temporary directories (the first three its config, cache and workspace).
-async fn http_gateway(n: usize) -> (Vec<tempfile::TempDir>, Arc<Surface>, String) {
+pub(crate) async fn http_gateway(n: usize) -> (Vec<tempfile::TempDir>, Arc<Surface>, String) {
     let dirs: Vec<tempfile::TempDir> = (0..n).map(|_| tempfile::tempdir().unwrap()).collect();
     let surface = direct_gateway(dirs[0].path(), dirs[1].path(), dirs[2].path());
     let options = HttpOptions { listen: None, allow_remote: false, token: None };

@@ -165,6 +165,29 @@ async fn a_session_that_ends_gives_its_subscriptions_back_at_once() {
     surface.shutdown().await;
 }
 
+/// Over HTTP too: a session the client deletes gives its subscriptions back
+/// at once (every handle on it drops with the session).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_deleted_http_session_gives_its_subscriptions_back_at_once() {
+    let (_dirs, surface, url) = crate::gateway_conformance::http_gateway(3).await;
+    let _ = rustls::crypto::ring::default_provider().install_default(); // reqwest is built without a provider
+    let client = crate::gateway_call_stream::open_session(&url, "subscriber").await;
+    let subscribe = json!({"jsonrpc": "2.0", "id": 5, "method": "resources/subscribe",
+        "params": {"uri": "test://watched-resource"}});
+    let answer = client.post(subscribe).await.text().await.unwrap();
+    assert!(answer.contains("\"result\""), "{answer}");
+    assert_eq!(surface.downstream_subscriptions(), 1);
+    let session = client.session.clone().unwrap();
+    let deleted = client.http.delete(&client.url).header("mcp-session-id", session).send().await.unwrap();
+    assert!(deleted.status().is_success(), "DELETE: {}", deleted.status());
+    let ended = std::time::Instant::now();
+    while surface.downstream_subscriptions() > 0 {
+        assert!(ended.elapsed() < Duration::from_secs(2), "still subscribed 2 s after the session was deleted");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    surface.shutdown().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_server_behind_search_gets_prefixed_names_and_uris_that_round_trip() {
     let d = dirs();
