@@ -167,7 +167,12 @@ def main():
             sessions = [open_session(c, not o.no_list) for c in commands]
             time.sleep(0.5)
             lat = latencies(sessions, o.sequential)
-            runs = [throughput(s, o.seconds, o.inflight) for s in sessions]
+            # Each round measures the paths in another order: no path always
+            # runs first (or last) after the others warmed or loaded the machine.
+            order = [(n - 1 + k) % len(sessions) for k in range(len(sessions))]
+            runs = [None] * len(sessions)
+            for k in order:
+                runs[k] = throughput(sessions[k], o.seconds, o.inflight)
             d = dict(lat[0], **runs[0])
             print(f"| {n} | direct | {d['p50']:.0f} | 0 | {d['p99']:.0f} | {d['rate']:.0f} | 100% | {d['cpu']:.1f} | |",
                   flush=True)
