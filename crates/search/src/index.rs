@@ -4,6 +4,7 @@
 use std::collections::HashMap;
 
 use super::params::{Field, NFIELDS, RankParams};
+use super::several::takes_one;
 use super::synonyms::Thesaurus;
 use super::tokenize::{Word, WordKind, WordStemmer, is_stopword, split_words};
 
@@ -85,6 +86,9 @@ pub struct SearchIndex {
     /// whose names have the same words besides the verbs (`automation_create`,
     /// `automation_resume`, `automation_pause`)
     pub(super) family_action: Vec<u8>,
+    /// per doc, whether its description says it takes one thing ("Append
+    /// one item ..."): the wrong tool for a request that lists several
+    pub(super) takes_one: Vec<bool>,
     /// IDF of each term computed over names only
     pub(super) name_idf: Vec<f32>,
     /// adjacent stemmed term pairs in name/description -> docs (sorted, unique)
@@ -492,6 +496,7 @@ impl SearchIndex {
             family_key.iter().map(|k| k.as_ref().and_then(|k| families.get(k)).copied().unwrap_or(0)).collect();
         drop(families);
         drop(family_key);
+        let takes_one = docs.iter().map(|d| takes_one(first_sentence(&d.description))).collect();
 
         SearchIndex {
             docs,
@@ -507,6 +512,7 @@ impl SearchIndex {
             name_terms,
             name_action,
             family_action,
+            takes_one,
             name_idf,
             bigrams,
             name_rank,

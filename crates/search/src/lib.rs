@@ -17,6 +17,7 @@ mod intent;
 mod learned;
 mod meaning;
 mod params;
+mod pasted;
 #[cfg(test)]
 #[cfg(feature = "bench")]
 #[path = "quality_tests.rs"]
@@ -24,6 +25,7 @@ mod quality_tests;
 mod query;
 mod rank;
 mod schema;
+mod several;
 #[cfg(feature = "semantic")]
 pub mod semantic;
 mod synonyms;

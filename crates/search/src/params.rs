@@ -144,6 +144,12 @@ pub struct RankParams {
     /// Factor on the `url` kind's weight when every URL in a request is a
     /// GitHub issue or pull request's (it names the issue more than a page).
     pub w_reference_url: f32,
+    /// Weight of the words on lines of program output pasted into a request
+    /// (a traceback, a compiler error) beside the line that asks; 1 = off.
+    pub w_pasted: f32,
+    /// Factor on a tool that takes one thing ("Append one item ...") when
+    /// the request lists several; 1 = off.
+    pub one_penalty: f32,
 }
 
 impl Default for RankParams {
@@ -192,6 +198,8 @@ impl Default for RankParams {
             share_pow: 0.25,
             w_pattern: 0.5,
             w_reference_url: 0.25,
+            w_pasted: 0.3,
+            one_penalty: 0.4,
         }
     }
 }
@@ -247,6 +255,8 @@ impl RankParams {
             share_pow: 0.0,
             w_pattern: 0.0,
             w_reference_url: 1.0,
+            w_pasted: 1.0,
+            one_penalty: 1.0,
         }
     }
 
@@ -292,6 +302,8 @@ impl RankParams {
             "share_pow" => &mut self.share_pow,
             "w_pattern" => &mut self.w_pattern,
             "w_reference_url" => &mut self.w_reference_url,
+            "w_pasted" => &mut self.w_pasted,
+            "one_penalty" => &mut self.one_penalty,
             "action_penalty" => &mut self.action_penalty,
             "sibling_penalty" => &mut self.sibling_penalty,
             "w_completion" => &mut self.w_completion,

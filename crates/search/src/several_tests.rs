@@ -1,0 +1,28 @@
+use super::*;
+
+#[test]
+fn numbered_and_comma_lists_are_several() {
+    assert!(lists_several("todo: 1) migrate db 2) update api 3) deploy"));
+    assert!(lists_several("plan for this: 1. read 2. write"));
+    assert!(lists_several("make a todo list: 1 split module 2 add tests 3 docs"));
+    assert!(lists_several("make a checklist: fix bug, add test, update docs"));
+    assert!(lists_several("new one: lint, test and ship"));
+}
+
+#[test]
+fn one_item_a_number_or_a_sentence_is_not_several() {
+    assert!(!lists_several("one more item for the list: rotate the secrets"));
+    assert!(!lists_several("mark item 2 as done"));
+    assert!(!lists_several("set sub_rlm depth 2, then 1 more"));
+    assert!(!lists_several("note: the build is slow, the cache is cold, and nobody knows why it happens at night"));
+    assert!(!lists_several("so, well, what is in main.rs"));
+}
+
+#[test]
+fn a_description_that_takes_one() {
+    assert!(takes_one("Append one item to the task checklist"));
+    assert!(takes_one("Read one automation and its recent runs (enqueued tasks)"));
+    assert!(!takes_one("Apply a unified diff to one or more files"));
+    assert!(!takes_one("Cancel a running sub-agent (and its children) or release a finished one"));
+    assert!(!takes_one("Replace the task checklist (pending/in_progress/completed) to track multi-step work"));
+}
