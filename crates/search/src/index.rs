@@ -89,6 +89,9 @@ pub struct SearchIndex {
     /// per doc, whether its description says it takes one thing ("Append
     /// one item ..."): the wrong tool for a request that lists several
     pub(super) takes_one: Vec<bool>,
+    /// per doc, whether its name's verb is `list` (`task_list`): the wrong
+    /// tool for a request about one instance named by its number
+    pub(super) lists: Vec<bool>,
     /// IDF of each term computed over names only
     pub(super) name_idf: Vec<f32>,
     /// adjacent stemmed term pairs in name/description -> docs (sorted, unique)
@@ -330,6 +333,7 @@ impl SearchIndex {
         let mut doc_terms: Vec<[Vec<u32>; NFIELDS]> = Vec::with_capacity(docs.len());
         let mut name_terms = Vec::with_capacity(docs.len());
         let mut name_action = Vec::with_capacity(docs.len());
+        let mut lists = Vec::with_capacity(docs.len());
         let mut family_key: Vec<Option<(Option<&str>, Vec<String>)>> = Vec::with_capacity(docs.len());
         let mut bigrams: HashMap<(u32, u32), Vec<u32>> = HashMap::new();
         for (d, fields) in per_doc.iter().enumerate() {
@@ -376,6 +380,7 @@ impl SearchIndex {
                 action |= leading_actions(first_sentence(&docs[d].description), &stemmer, &thesaurus);
             }
             name_action.push(action);
+            lists.push(fields[Field::Name as usize].iter().any(|w| w.text == "list" || w.text == "enumerate"));
             let object: Vec<String> = fields[Field::Name as usize]
                 .iter()
                 .map(|w| stemmer.stem(&w.text))
@@ -513,6 +518,7 @@ impl SearchIndex {
             name_action,
             family_action,
             takes_one,
+            lists,
             name_idf,
             bigrams,
             name_rank,

@@ -150,6 +150,9 @@ pub struct RankParams {
     /// Factor on a tool that takes one thing ("Append one item ...") when
     /// the request lists several; 1 = off.
     pub one_penalty: f32,
+    /// Factor on a tool named for listing (`task_list`) when the request
+    /// names one instance by its number ("status of task 42"); 1 = off.
+    pub list_penalty: f32,
 }
 
 impl Default for RankParams {
@@ -200,6 +203,7 @@ impl Default for RankParams {
             w_reference_url: 0.25,
             w_pasted: 0.3,
             one_penalty: 0.4,
+            list_penalty: 0.6,
         }
     }
 }
@@ -257,6 +261,7 @@ impl RankParams {
             w_reference_url: 1.0,
             w_pasted: 1.0,
             one_penalty: 1.0,
+            list_penalty: 1.0,
         }
     }
 
@@ -304,6 +309,7 @@ impl RankParams {
             "w_reference_url" => &mut self.w_reference_url,
             "w_pasted" => &mut self.w_pasted,
             "one_penalty" => &mut self.one_penalty,
+            "list_penalty" => &mut self.list_penalty,
             "action_penalty" => &mut self.action_penalty,
             "sibling_penalty" => &mut self.sibling_penalty,
             "w_completion" => &mut self.w_completion,

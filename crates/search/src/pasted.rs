@@ -56,7 +56,7 @@ fn is_output_line(line: &str) -> bool {
     let head = head.trim_end_matches(':').to_lowercase();
     let exception = head.ends_with("error") || head.ends_with("exception");
     let frame = (first == "File" && second.starts_with('"'))
-        || (first == "at" && second.contains(':') && second.chars().any(|c| c.is_ascii_digit()));
+        || (first == "at" && t.split_whitespace().skip(1).any(place_and_line));
     let status = first.len() == 3
         && matches!(first.as_bytes()[0], b'4' | b'5')
         && first.bytes().all(|b| b.is_ascii_digit())
@@ -70,6 +70,14 @@ fn is_output_line(line: &str) -> bool {
         || t.starts_with("! [")
         || SHELL_COMPLAINTS.iter().any(|c| lower.contains(c))
         || status
+}
+
+/// A source place with a line number (`Widget.tsx:20`, `(app.js:3:7)`).
+fn place_and_line(token: &str) -> bool {
+    let token = token.trim_matches(|c: char| "()[]<>,".contains(c));
+    token.split_once(':').is_some_and(|(place, line)| {
+        place.contains('.') && line.chars().next().is_some_and(|c| c.is_ascii_digit())
+    })
 }
 
 #[cfg(test)]

@@ -10,7 +10,7 @@ use super::command::command_line;
 use super::index::{SearchIndex, decompound};
 use super::intent::{Intent, shape};
 use super::pasted::output_lines;
-use super::several::lists_several;
+use super::several::{lists_several, names_instance};
 use super::tokenize::{Word, WordKind, camel_identifier, closes_filler, is_stopword, snake_identifier, split_words};
 
 /// Words inside placeholders that name the kind of value, not the thing.
@@ -34,6 +34,9 @@ pub(super) struct QueryPlan {
     pub action: u8,
     /// Whether the request lists several items (`several::lists_several`).
     pub several: bool,
+    /// Whether the request names one instance by its number
+    /// (`several::names_instance`).
+    pub instance: bool,
     /// Adjacent content-word term pairs with their weight.
     pub pairs: Vec<(u32, u32, f32)>,
     /// Each content word of the request with every term it reached.
@@ -744,7 +747,9 @@ impl SearchIndex {
         let terms = terms.into_iter().map(|(t, w, _)| (t, w)).collect();
         let opener = if command.is_some() { Some("run") } else { shape.opener };
         let action = opener.map_or(0, |o| self.thesaurus.action(&self.stemmer.stem(o)));
-        QueryPlan { terms, idf, action, several: p.one_penalty < 1.0 && lists_several(query), pairs, words: word_terms }
+        QueryPlan { terms, idf, action, several: p.one_penalty < 1.0 && lists_several(query),
+            instance: p.list_penalty < 1.0 && names_instance(query),
+            pairs, words: word_terms }
     }
 }
 

@@ -82,6 +82,9 @@ impl SearchIndex {
                 if plan.several && self.takes_one[d] {
                     score *= p.one_penalty;
                 }
+                if plan.instance && self.lists[d] {
+                    score *= p.list_penalty;
+                }
                 if let Some(&mask) = found.get(d) {
                     // a doc reached only by implied terms (the shape's `list`)
                     // explains nothing of the request's own words

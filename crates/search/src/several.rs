@@ -33,6 +33,48 @@ fn comma_list(query: &str) -> bool {
     items.len() >= 3 && items.iter().all(|i| (1..=6).contains(&i.split_whitespace().count()))
 }
 
+/// Words before a number that make it a count, a time or a quantity
+/// ("top 10", "last 5", "every 2", "within 3"), not an instance's id.
+const QUANTIFIERS: &[&str] = &[
+    "top", "last", "first", "next", "latest", "past", "over", "under", "than", "about", "around", "every", "each",
+    "within", "after", "before", "until", "since", "by", "at", "to", "from", "in", "on", "of", "for", "with", "and",
+    "or", "the", "a", "is", "are", "be", "x", "version", "v",
+];
+
+/// Ordinals that pick one of a collection ("the second PR attempt").
+const ORDINALS: &[&str] = &["first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth"];
+
+/// Whether a request names one instance by its number: a word then an
+/// integer ("task 42", "attempt 3", "item 2"; not a count such as "3
+/// levels"), `#88`, or an ordinal after "the" ("the second PR attempt"). A
+/// request about one thing named by its id wants the tool that reads or
+/// changes that one, not a listing, unless it asks for a list itself.
+pub(super) fn names_instance(query: &str) -> bool {
+    let raw: Vec<&str> = query.split_whitespace().collect();
+    let tokens: Vec<String> =
+        raw.iter().map(|t| t.trim_matches(|c: char| !c.is_alphanumeric() && c != '#').to_lowercase()).collect();
+    if tokens.iter().any(|t| t == "list" || t == "lists") {
+        return false;
+    }
+    tokens.iter().enumerate().any(|(i, t)| {
+        let prev = i.checked_sub(1).map(|j| tokens[j].as_str());
+        let joined = i > 0 && raw[i - 1].ends_with(|c: char| c.is_alphanumeric());
+        let count = tokens.get(i + 1).is_some_and(|n| n.len() > 2 && n.ends_with('s'));
+        // a bare number ("task 42?"), not a list's marker ("db 2) update")
+        let bare = raw[i].trim_end_matches([',', '.', '?', '!', ';']);
+        let number = !bare.is_empty() && bare.len() <= 6 && bare.bytes().all(|b| b.is_ascii_digit());
+        let id = number
+            && joined
+            && !count
+            && prev.is_some_and(|p| {
+                p.len() >= 2 && p.bytes().all(|b| b.is_ascii_lowercase()) && !p.ends_with('s') && !QUANTIFIERS.contains(&p)
+            });
+        let reference = t.strip_prefix('#').is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
+        let ordinal = prev == Some("the") && ORDINALS.contains(&t.as_str());
+        id || reference || ordinal
+    })
+}
+
 /// Whether a tool's description says it takes one thing ("Append one item
 /// ...", "Read one automation ..."): `one` before a word, not "one or
 /// more", "one of" or a pronoun at the sentence's end ("a finished one").

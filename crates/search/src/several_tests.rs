@@ -19,6 +19,22 @@ fn one_item_a_number_or_a_sentence_is_not_several() {
 }
 
 #[test]
+fn an_instance_named_by_its_number() {
+    assert!(names_instance("status of task 42"));
+    assert!(names_instance("read attempt 3 of the task"));
+    assert!(names_instance("comment on #88 that the fix is in"));
+    assert!(names_instance("read the second PR attempt"));
+    assert!(!names_instance("show the last 5 commits"));
+    assert!(!names_instance("list tasks from 2 days ago"));
+    assert!(!names_instance("lines 50-80 of handlers.py"));
+    assert!(!names_instance("first, run the tests"));
+    assert!(!names_instance("tree of pkg/, 3 levels"));
+    assert!(!names_instance("wait 5 minutes"));
+    assert!(!names_instance("todo: 1) migrate db 2) update api"));
+    assert!(!names_instance("list the attempts for task 9"));
+}
+
+#[test]
 fn a_description_that_takes_one() {
     assert!(takes_one("Append one item to the task checklist"));
     assert!(takes_one("Read one automation and its recent runs (enqueued tasks)"));
