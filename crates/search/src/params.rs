@@ -153,6 +153,9 @@ pub struct RankParams {
     /// Factor on a tool named for listing (`task_list`) when the request
     /// names one instance by its number ("status of task 42"); 1 = off.
     pub list_penalty: f32,
+    /// Weight of the words that say what a requested tool should do ("is
+    /// there a tool to resize images"); 1 = off.
+    pub w_tool_purpose: f32,
 }
 
 impl Default for RankParams {
@@ -204,6 +207,7 @@ impl Default for RankParams {
             w_pasted: 0.3,
             one_penalty: 0.4,
             list_penalty: 0.6,
+            w_tool_purpose: 0.5,
         }
     }
 }
@@ -262,6 +266,7 @@ impl RankParams {
             w_pasted: 1.0,
             one_penalty: 1.0,
             list_penalty: 1.0,
+            w_tool_purpose: 1.0,
         }
     }
 
@@ -310,6 +315,7 @@ impl RankParams {
             "w_pasted" => &mut self.w_pasted,
             "one_penalty" => &mut self.one_penalty,
             "list_penalty" => &mut self.list_penalty,
+            "w_tool_purpose" => &mut self.w_tool_purpose,
             "action_penalty" => &mut self.action_penalty,
             "sibling_penalty" => &mut self.sibling_penalty,
             "w_completion" => &mut self.w_completion,

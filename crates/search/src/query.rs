@@ -274,6 +274,29 @@ fn relative_clause(query: &str) -> Option<(u32, u32)> {
     Some((position_after(tokens[k + 1].0), position_after(end_at + end_token.len())))
 }
 
+/// Where a request for a tool names what the tool should do: "is there a
+/// tool to resize images", "I need a tool for GitHub things, load it" (from
+/// the word after `for` / `to` / `that` to the end of its clause). The
+/// request is to find a tool; those words say which, so they weigh like a
+/// scope's and a tool that merely does that thing does not outvote it.
+fn tool_purpose(query: &str) -> Option<(u32, u32)> {
+    let base = query.as_ptr() as usize;
+    let tokens: Vec<(usize, &str)> = query.split_whitespace().map(|t| (t.as_ptr() as usize - base, t)).collect();
+    let lower = |k: usize| tokens[k].1.to_lowercase();
+    let k = (0..tokens.len().saturating_sub(2)).find(|&k| {
+        matches!(lower(k).as_str(), "tool" | "tools") && ["for", "to", "that", "which"].contains(&lower(k + 1).as_str())
+    })?;
+    let ends = |t: &str| t.ends_with([',', '.', '?', '!', ';', ':']);
+    let last = (k + 2..tokens.len()).find(|&j| ends(tokens[j].1)).unwrap_or(tokens.len() - 1);
+    let position_after = |byte: usize| {
+        let mut before = Vec::new();
+        split_words(&query[..byte], &mut before);
+        before.last().map_or(0, |w| w.pos + 1)
+    };
+    let (end_at, end_token) = tokens[last];
+    Some((position_after(tokens[k + 1].0 + tokens[k + 1].1.len()), position_after(end_at + end_token.len())))
+}
+
 /// Where a request's payload starts and ends: the words after a label that ends in a
 /// colon ("note to self: the flaky test ...", "make a checklist: fix bug,
 /// add test", "create a task: migrate the schema", "run this in the repl:
@@ -511,6 +534,7 @@ impl SearchIndex {
         let command = command_line(query);
         let in_command = |w: &str| command.as_ref().is_some_and(|c| c.iter().any(|x| x == w));
         let relative = relative_clause(query);
+        let wanted = if p.w_tool_purpose < 1.0 { tool_purpose(query) } else { None };
         let payload = if p.w_payload < 1.0 { payload_span(query) } else { None };
         let pasted = if p.w_pasted < 1.0 { pasted_spans(query) } else { Vec::new() };
         let completion = if p.w_completion > 0.0 { completion_question(&words) } else { None };
@@ -556,6 +580,9 @@ impl SearchIndex {
             }
             if payload.is_some_and(|(a, b)| (a..b).contains(&w.pos)) {
                 weight *= p.w_payload;
+            }
+            if wanted.is_some_and(|(a, b)| (a..b).contains(&w.pos)) {
+                weight *= p.w_tool_purpose;
             }
             if pasted.iter().any(|&(a, b)| (a..b).contains(&w.pos)) {
                 weight *= p.w_pasted;

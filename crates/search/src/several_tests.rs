@@ -42,3 +42,45 @@ fn a_description_that_takes_one() {
     assert!(!takes_one("Cancel a running sub-agent (and its children) or release a finished one"));
     assert!(!takes_one("Replace the task checklist (pending/in_progress/completed) to track multi-step work"));
 }
+
+fn doc(name: &str, description: &str) -> crate::SearchDoc {
+    crate::SearchDoc { name: name.into(), description: description.into(), ..Default::default() }
+}
+
+/// The score of `a` over the score of `b` for `q`.
+fn ratio(idx: &crate::SearchIndex, q: &str, a: &str, b: &str) -> f32 {
+    let hits = idx.search(q, 10, &|_| true);
+    let score = |n: &str| hits.iter().find(|h| idx.docs()[h.doc].name == n).map_or(0.0, |h| h.score);
+    score(a) / score(b)
+}
+
+#[test]
+fn several_items_pass_over_the_tool_that_takes_one() {
+    let docs = vec![
+        doc("checklist_add", "Append one item to the task checklist."),
+        doc("checklist_write", "Replace the task checklist (pending/in_progress/completed) to track multi-step work."),
+    ];
+    let off = crate::SearchIndex::build_with(docs.clone(), crate::RankParams { one_penalty: 1.0, ..Default::default() });
+    let on = crate::SearchIndex::build(docs);
+    let q = "make a checklist: fix bug, add test, update docs";
+    let (before, after) = (ratio(&off, q, "checklist_add", "checklist_write"), ratio(&on, q, "checklist_add", "checklist_write"));
+    assert!((after / before - on.params().one_penalty).abs() < 1e-4, "{before} -> {after}");
+    // one item: no change
+    let q = "add rotate the secrets to the checklist";
+    assert_eq!(ratio(&off, q, "checklist_add", "checklist_write"), ratio(&on, q, "checklist_add", "checklist_write"));
+}
+
+#[test]
+fn one_instance_named_by_its_number_passes_over_the_listing() {
+    let docs = vec![
+        doc("task_list", "List durable background tasks (id, state, prompt, times), newest first."),
+        doc("task_read", "Read a durable task: result, checklist, timeline, gate evidence."),
+    ];
+    let off = crate::SearchIndex::build_with(docs.clone(), crate::RankParams { list_penalty: 1.0, ..Default::default() });
+    let on = crate::SearchIndex::build(docs);
+    let q = "state of task 42";
+    let (before, after) = (ratio(&off, q, "task_list", "task_read"), ratio(&on, q, "task_list", "task_read"));
+    assert!((after / before - on.params().list_penalty).abs() < 1e-4, "{before} -> {after}");
+    let q = "list the durable tasks";
+    assert_eq!(ratio(&off, q, "task_list", "task_read"), ratio(&on, q, "task_list", "task_read"));
+}
