@@ -156,6 +156,9 @@ pub struct RankParams {
     /// Weight of the words that say what a requested tool should do ("is
     /// there a tool to resize images"); 1 = off.
     pub w_tool_purpose: f32,
+    /// Weight of the word `call` added when a request names a tool by its
+    /// identifier ("use the get_event tool"); 0 = off.
+    pub w_tool_named: f32,
 }
 
 impl Default for RankParams {
@@ -208,6 +211,7 @@ impl Default for RankParams {
             one_penalty: 0.4,
             list_penalty: 0.6,
             w_tool_purpose: 0.5,
+            w_tool_named: 0.5,
         }
     }
 }
@@ -267,6 +271,7 @@ impl RankParams {
             one_penalty: 1.0,
             list_penalty: 1.0,
             w_tool_purpose: 1.0,
+            w_tool_named: 0.0,
         }
     }
 
@@ -316,6 +321,7 @@ impl RankParams {
             "one_penalty" => &mut self.one_penalty,
             "list_penalty" => &mut self.list_penalty,
             "w_tool_purpose" => &mut self.w_tool_purpose,
+            "w_tool_named" => &mut self.w_tool_named,
             "action_penalty" => &mut self.action_penalty,
             "sibling_penalty" => &mut self.sibling_penalty,
             "w_completion" => &mut self.w_completion,

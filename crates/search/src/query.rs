@@ -436,6 +436,21 @@ pub(super) fn identifier_lookup(query: &str) -> bool {
         })
 }
 
+/// Whether a request names a tool by its identifier ("tool create_ticket",
+/// "the sentry server's get_event tool", "its search_issues tool"): a tool
+/// named to be used is a tool to call.
+pub(super) fn names_a_tool(query: &str) -> bool {
+    let tokens: Vec<String> = query
+        .split_whitespace()
+        .map(|t| t.trim_matches(|c: char| "()[]<>'\"`,;:!?.".contains(c)).to_string())
+        .collect();
+    let ident = |t: &str| snake_identifier(t) || camel_identifier(t);
+    tokens.windows(2).any(|p| {
+        let tool = |t: &str| t.eq_ignore_ascii_case("tool");
+        (tool(&p[0]) && ident(&p[1])) || (ident(&p[0]) && tool(&p[1]))
+    })
+}
+
 struct Content {
     raw: String,
     stem: String,
@@ -688,6 +703,10 @@ impl SearchIndex {
             && !words.iter().any(|w| w.text == "pattern")
         {
             add(&mut terms, self.term_id(&self.stem_word("pattern")), p.w_pattern);
+        }
+        // "use the get_event tool": a tool named by its identifier is called
+        if p.w_tool_named > 0.0 && names_a_tool(query) && !words.iter().any(|w| w.text == "call") {
+            add(&mut terms, self.term_id(&self.stem_word("call")), p.w_tool_named);
         }
         // "take a look at X": a request to view X (the opener case is the phrasal verb's)
         if look_at.is_some() && !words.iter().any(|w| w.text == "read") {

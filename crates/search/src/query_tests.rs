@@ -1,4 +1,4 @@
-use super::{identifier_lookup, names_a_file, only_reference_urls, payload_span, tool_purpose, value_kinds};
+use super::{identifier_lookup, names_a_file, names_a_tool, only_reference_urls, payload_span, tool_purpose, value_kinds};
 use crate::{SearchDoc, SearchIndex};
 
 fn doc(name: &str, description: &str) -> SearchDoc {
@@ -260,4 +260,17 @@ fn pasted_output_weighs_less_than_the_ask() {
     ]);
     let q = "npm ERR! code ERESOLVE unable to resolve dependency tree\nanyone else had this? search the web";
     assert_eq!(top(&idx, q), "web_search");
+}
+
+#[test]
+fn a_tool_named_by_its_identifier_is_called() {
+    assert!(names_a_tool("use the sentry server's get_event tool directly"));
+    assert!(names_a_tool("use mcp server jira, tool create_ticket, title 'bug'"));
+    assert!(!names_a_tool("where do we use tenant_id in the code"));
+    assert!(!names_a_tool("is there a tool to resize images"));
+    let idx = SearchIndex::build(vec![
+        doc("mcp_call", "Call a tool of a configured MCP server by server and tool name."),
+        doc("mcp_servers", "List the configured MCP servers: transport, connection state, tool count."),
+    ]);
+    assert_eq!(top(&idx, "use the sentry server's get_event tool directly"), "mcp_call");
 }
