@@ -25,9 +25,9 @@ mod quality_tests;
 mod query;
 mod rank;
 mod schema;
-mod several;
 #[cfg(feature = "semantic")]
 pub mod semantic;
+mod several;
 mod synonyms;
 mod tokenize;
 

@@ -75,9 +75,9 @@ fn is_output_line(line: &str) -> bool {
 /// A source place with a line number (`Widget.tsx:20`, `(app.js:3:7)`).
 fn place_and_line(token: &str) -> bool {
     let token = token.trim_matches(|c: char| "()[]<>,".contains(c));
-    token.split_once(':').is_some_and(|(place, line)| {
-        place.contains('.') && line.chars().next().is_some_and(|c| c.is_ascii_digit())
-    })
+    token
+        .split_once(':')
+        .is_some_and(|(place, line)| place.contains('.') && line.chars().next().is_some_and(|c| c.is_ascii_digit()))
 }
 
 #[cfg(test)]

@@ -793,9 +793,15 @@ impl SearchIndex {
         let terms = terms.into_iter().map(|(t, w, _)| (t, w)).collect();
         let opener = if command.is_some() { Some("run") } else { shape.opener };
         let action = opener.map_or(0, |o| self.thesaurus.action(&self.stemmer.stem(o)));
-        QueryPlan { terms, idf, action, several: p.one_penalty < 1.0 && lists_several(query),
+        QueryPlan {
+            terms,
+            idf,
+            action,
+            several: p.one_penalty < 1.0 && lists_several(query),
             instance: p.list_penalty < 1.0 && names_instance(query),
-            pairs, words: word_terms }
+            pairs,
+            words: word_terms,
+        }
     }
 }
 

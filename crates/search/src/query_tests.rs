@@ -1,4 +1,6 @@
-use super::{identifier_lookup, names_a_file, names_a_tool, only_reference_urls, payload_span, tool_purpose, value_kinds};
+use super::{
+    identifier_lookup, names_a_file, names_a_tool, only_reference_urls, payload_span, tool_purpose, value_kinds,
+};
 use crate::{SearchDoc, SearchIndex};
 
 fn doc(name: &str, description: &str) -> SearchDoc {

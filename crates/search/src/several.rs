@@ -42,7 +42,8 @@ const QUANTIFIERS: &[&str] = &[
 ];
 
 /// Ordinals that pick one of a collection ("the second PR attempt").
-const ORDINALS: &[&str] = &["first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth"];
+const ORDINALS: &[&str] =
+    &["first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth"];
 
 /// Whether a request names one instance by its number: a word then an
 /// integer ("task 42", "attempt 3", "item 2"; not a count such as "3
@@ -67,7 +68,10 @@ pub(super) fn names_instance(query: &str) -> bool {
             && joined
             && !count
             && prev.is_some_and(|p| {
-                p.len() >= 2 && p.bytes().all(|b| b.is_ascii_lowercase()) && !p.ends_with('s') && !QUANTIFIERS.contains(&p)
+                p.len() >= 2
+                    && p.bytes().all(|b| b.is_ascii_lowercase())
+                    && !p.ends_with('s')
+                    && !QUANTIFIERS.contains(&p)
             });
         let reference = t.strip_prefix('#').is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
         let ordinal = prev == Some("the") && ORDINALS.contains(&t.as_str());
@@ -79,11 +83,8 @@ pub(super) fn names_instance(query: &str) -> bool {
 /// ...", "Read one automation ..."): `one` before a word, not "one or
 /// more", "one of" or a pronoun at the sentence's end ("a finished one").
 pub(super) fn takes_one(first_sentence: &str) -> bool {
-    let words: Vec<String> = first_sentence
-        .split(|c: char| !c.is_alphanumeric())
-        .filter(|w| !w.is_empty())
-        .map(str::to_lowercase)
-        .collect();
+    let words: Vec<String> =
+        first_sentence.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()).map(str::to_lowercase).collect();
     words.windows(2).any(|p| p[0] == "one" && !["or", "of", "and", "by", "to"].contains(&p[1].as_str()))
 }
 

@@ -60,10 +60,12 @@ fn several_items_pass_over_the_tool_that_takes_one() {
         doc("checklist_add", "Append one item to the task checklist."),
         doc("checklist_write", "Replace the task checklist (pending/in_progress/completed) to track multi-step work."),
     ];
-    let off = crate::SearchIndex::build_with(docs.clone(), crate::RankParams { one_penalty: 1.0, ..Default::default() });
+    let off =
+        crate::SearchIndex::build_with(docs.clone(), crate::RankParams { one_penalty: 1.0, ..Default::default() });
     let on = crate::SearchIndex::build(docs);
     let q = "make a checklist: fix bug, add test, update docs";
-    let (before, after) = (ratio(&off, q, "checklist_add", "checklist_write"), ratio(&on, q, "checklist_add", "checklist_write"));
+    let (before, after) =
+        (ratio(&off, q, "checklist_add", "checklist_write"), ratio(&on, q, "checklist_add", "checklist_write"));
     assert!((after / before - on.params().one_penalty).abs() < 1e-4, "{before} -> {after}");
     // one item: no change
     let q = "add rotate the secrets to the checklist";
@@ -76,7 +78,8 @@ fn one_instance_named_by_its_number_passes_over_the_listing() {
         doc("task_list", "List durable background tasks (id, state, prompt, times), newest first."),
         doc("task_read", "Read a durable task: result, checklist, timeline, gate evidence."),
     ];
-    let off = crate::SearchIndex::build_with(docs.clone(), crate::RankParams { list_penalty: 1.0, ..Default::default() });
+    let off =
+        crate::SearchIndex::build_with(docs.clone(), crate::RankParams { list_penalty: 1.0, ..Default::default() });
     let on = crate::SearchIndex::build(docs);
     let q = "state of task 42";
     let (before, after) = (ratio(&off, q, "task_list", "task_read"), ratio(&on, q, "task_list", "task_read"));
