@@ -30,6 +30,7 @@ pub mod semantic;
 mod several;
 mod synonyms;
 mod tokenize;
+mod tool_asks;
 
 pub use fusion::{FusionMethod, FusionParams, Ranking, confident, confident_margin, fuse};
 pub use index::{SearchDoc, SearchIndex};
