@@ -4,7 +4,7 @@
 #   azure: all / even / odd lines (tune.py's both-halves rule needs a gain on
 #   both halves), alone and mixed with every bench catalog; gh and live: sanity
 #   sets written here, never tuned on, over their own catalog and the mixed one;
-#   native, native.dd, native.d2 and native.d3: native dev sets; authored and turns:
+#   native, native.dd and native.d2 to native.d5: native dev sets; authored and turns:
 #   BFCL dev sets; bfcl.live: a dev set since issue 26.
 #   Check sets (never tuned on): native.ck, native.dc (native everyday check
 #   halves) and seal (frozen/: no change may cite it).
@@ -33,6 +33,7 @@ r native.dd --native --queries "$here/queries/native-daily-dev.jsonl" "$@"
 r native.d2 --native --queries "$here/queries/native-daily-dev2.jsonl" "$@"
 r native.d3 --native --queries "$here/queries/native-daily-dev3.jsonl" "$@"
 r native.d4 --native --queries "$here/queries/native-daily-dev4.jsonl" "$@"
+r native.d5 --native --queries "$here/queries/native-daily-dev5.jsonl" "$@"
 r native.dc --native --queries "$here/queries/native-daily-check.jsonl" "$@"
 r authored --catalog "$here/dev/bfcl-authored.json" --queries "$here/dev/bfcl-authored.jsonl" "$@"
 r turns    --catalog "$here/dev/bfcl-multiturn.json" --queries "$here/dev/bfcl-multiturn.jsonl" "$@"

@@ -15,7 +15,7 @@ Dev sets (TUNE_DEV): `all` (default: every set below, as the README says),
 `azure` (azure alone and mixed into the 844-tool catalog), `native` (quiver's
 own tools: bench/search/data/queries/native.jsonl, dev/native-everyday.jsonl
 and the dev sets queries/native-daily-dev.jsonl, native-daily-dev2.jsonl,
-native-daily-dev3.jsonl and native-daily-dev4.jsonl), `bfcl` (third-party: BFCL's
+native-daily-dev3.jsonl, native-daily-dev4.jsonl and native-daily-dev5.jsonl), `bfcl` (third-party: BFCL's
 authored, multi-turn and live categories; live became a dev set in issue 26,
 once decisions had cited it).
 
@@ -42,7 +42,9 @@ DEV = {'azure': [(f'{C}/azure-mcp.json', A, 'even'), (f'{C}/azure-mcp.json', A, 
                   (None, f'{HERE}/queries/native-daily-dev3.jsonl', 'even'),
                   (None, f'{HERE}/queries/native-daily-dev3.jsonl', 'odd'),
                   (None, f'{HERE}/queries/native-daily-dev4.jsonl', 'even'),
-                  (None, f'{HERE}/queries/native-daily-dev4.jsonl', 'odd')],
+                  (None, f'{HERE}/queries/native-daily-dev4.jsonl', 'odd'),
+                  (None, f'{HERE}/queries/native-daily-dev5.jsonl', 'even'),
+                  (None, f'{HERE}/queries/native-daily-dev5.jsonl', 'odd')],
        'bfcl': [(f'{HERE}/dev/bfcl-{s}.json', f'{HERE}/dev/bfcl-{s}.jsonl', h)
                 for s in ['authored', 'multiturn'] for h in ['even', 'odd']]
                + [(f'{HERE}/generalization/bfcl-live.json', f'{HERE}/generalization/bfcl-live.jsonl', h)

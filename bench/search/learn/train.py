@@ -19,7 +19,7 @@ Dev sets only decide (DEV below); the check sets are reported, never trained on.
 import json, math, os, sys
 
 POOL = 30
-DEV = ['azure', 'mixed', 'native', 'native.ev', 'daily.dev', 'daily.dev2', 'daily.dev3', 'daily.dev4', 'authored', 'turns',
+DEV = ['azure', 'mixed', 'native', 'native.ev', 'daily.dev', 'daily.dev2', 'daily.dev3', 'daily.dev4', 'daily.dev5', 'authored', 'turns',
        'bfcl.live']
 REPORT = DEV + ['gh.mix', 'live.mix', 'CK.native', 'CK.daily', 'CK.seal']
 FEATURES = ['lexical', 'lexical_shared', 'share', 'semantic', 'semantic_leaned',

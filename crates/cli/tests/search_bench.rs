@@ -103,15 +103,17 @@ fn native_check_set_lexical_floor() {
 // Session 32: 0.800 / 0.940 / 0.860 (once, after the last change); the top-1
 // and MRR floors raised to that less one query. Session 35 (once, after the
 // last change): 0.790 / 0.950 / 0.858; the top-5 floor raised to that less
-// one query.
-const NATIVE_CHECK_FLOOR: (f64, f64, f64) = (0.79, 0.94, 0.85);
+// one query. Session 36 (once, after the last change): 0.800 / 0.960 /
+// 0.868; the top-5 and MRR floors raised to that less about one query.
+const NATIVE_CHECK_FLOOR: (f64, f64, f64) = (0.79, 0.95, 0.855);
 
 /// The native daily sets (`bench/search/queries/native-daily-*.jsonl`, issue
 /// 26: 165 everyday requests across every tool family, written from the
 /// tools' one-line descriptions in other words than the dev sets, split into
 /// a dev half and a check half nothing is tuned on; a second dev set of 166
-/// written from the tools' snippets; a third of 160 written blind from the
-/// names and one-line descriptions), lexical and fused.
+/// written from the tools' snippets; a third of 160, a fourth of 192 and a
+/// fifth of 218 written blind from the names and one-line descriptions),
+/// lexical and fused.
 #[test]
 fn native_daily_sets_lexical_and_fused_floors() {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../bench/search/queries");
@@ -121,6 +123,7 @@ fn native_daily_sets_lexical_and_fused_floors() {
         ("native-daily-dev2.jsonl", DAILY_DEV2_FLOOR_LEXICAL, DAILY_DEV2_FLOOR_FUSED),
         ("native-daily-dev3.jsonl", DAILY_DEV3_FLOOR_LEXICAL, DAILY_DEV3_FLOOR_FUSED),
         ("native-daily-dev4.jsonl", DAILY_DEV4_FLOOR_LEXICAL, DAILY_DEV4_FLOOR_FUSED),
+        ("native-daily-dev5.jsonl", DAILY_DEV5_FLOOR_LEXICAL, DAILY_DEV5_FLOOR_FUSED),
         ("native-daily-check.jsonl", DAILY_CHECK_FLOOR_LEXICAL, DAILY_CHECK_FLOOR_FUSED),
     ] {
         let q = dir.join(set);
@@ -162,9 +165,11 @@ const DAILY_DEV_FLOOR_FUSED: (f64, f64, f64) = (0.95, 0.98, 0.96);
 // file edits it, "yet" a stopword): lexical 0.843 / 0.994, fused 0.904 /
 // 1.000; top-1 / top-5 floors raised to that less about one query. Session
 // 35: lexical 0.843 / 1.000 / 0.907; the lexical top-5 floor raised to that
-// less one query.
-const DAILY_DEV2_FLOOR_LEXICAL: (f64, f64, f64) = (0.835, 0.99, 0.89);
-const DAILY_DEV2_FLOOR_FUSED: (f64, f64, f64) = (0.895, 0.99, 0.93);
+// less one query. Session 36 (several items against one, an instance against
+// the listing): lexical 0.855 / 1.000 / 0.913, fused 0.910 / 1.000 / 0.947;
+// top-1 and MRR floors raised to that less about one query.
+const DAILY_DEV2_FLOOR_LEXICAL: (f64, f64, f64) = (0.845, 0.99, 0.905);
+const DAILY_DEV2_FLOOR_FUSED: (f64, f64, f64) = (0.90, 0.99, 0.94);
 // The third everyday dev set (native-daily-dev3.jsonl, 160 requests written
 // blind from the tools' names and one-line descriptions, session 32): before
 // the session's rules lexical 0.831 / 0.981, fused 0.856 / 0.988; after them
@@ -175,17 +180,28 @@ const DAILY_DEV2_FLOOR_FUSED: (f64, f64, f64) = (0.895, 0.99, 0.93);
 // its floor raised to that less one query. Session 35 (a GitHub issue URL
 // names the issue; an identifier looked for is a search pattern): lexical
 // 0.869 / 0.988 / 0.916, fused 0.894 / 0.988 / 0.935; top-1 floors raised to
-// that less one query.
-const DAILY_DEV3_FLOOR_LEXICAL: (f64, f64, f64) = (0.86, 0.98, 0.90);
-const DAILY_DEV3_FLOOR_FUSED: (f64, f64, f64) = (0.885, 0.98, 0.92);
+// that less one query. Session 36: lexical 0.887 / 0.994 / 0.931, fused
+// 0.912 / 0.994 / 0.947; each floor raised to that less about one query.
+const DAILY_DEV3_FLOOR_LEXICAL: (f64, f64, f64) = (0.88, 0.985, 0.925);
+const DAILY_DEV3_FLOOR_FUSED: (f64, f64, f64) = (0.905, 0.985, 0.94);
 // The fourth everyday dev set (native-daily-dev4.jsonl, 192 requests written
 // blind by a new voice, session 34): before the session's rules lexical
 // 0.797 / 0.964, fused 0.839 / 0.969; after them lexical 0.807 / 0.969 /
 // 0.875, fused 0.849 / 0.979 / 0.903. Each floor is that less about one query.
 // Session 35: lexical 0.812 / 0.969 / 0.878, fused 0.859 / 0.979 / 0.910;
 // top-1 floors (and the fused MRR floor) raised to that less about one query.
-const DAILY_DEV4_FLOOR_LEXICAL: (f64, f64, f64) = (0.805, 0.96, 0.87);
-const DAILY_DEV4_FLOOR_FUSED: (f64, f64, f64) = (0.85, 0.97, 0.90);
+// Session 36: lexical 0.823 / 0.974 / 0.886, fused 0.870 / 0.979 / 0.915;
+// raised to that less about one query.
+const DAILY_DEV4_FLOOR_LEXICAL: (f64, f64, f64) = (0.815, 0.965, 0.88);
+const DAILY_DEV4_FLOOR_FUSED: (f64, f64, f64) = (0.86, 0.97, 0.91);
+// The fifth everyday dev set (native-daily-dev5.jsonl, 218 requests written
+// blind in new voices: terse terminal, non-native English, pasted program
+// output, the goal instead of the tool; session 36): before the session's
+// rules lexical 0.729 / 0.954, fused 0.775 / 0.968; after them lexical 0.757
+// / 0.972 / 0.849, fused 0.817 / 0.977 / 0.886. Each floor is that less about
+// one query.
+const DAILY_DEV5_FLOOR_LEXICAL: (f64, f64, f64) = (0.75, 0.965, 0.845);
+const DAILY_DEV5_FLOOR_FUSED: (f64, f64, f64) = (0.81, 0.97, 0.88);
 // Check half, session 31 (measured once, after the last change): lexical
 // 0.786 / 0.964 / 0.857, fused 0.821 / 0.976 / 0.889. Top-5 and MRR floors
 // raised to that less about two queries; the top-1 floors stay (0.77, 0.80).

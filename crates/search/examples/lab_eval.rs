@@ -116,6 +116,7 @@ fn main() -> anyhow::Result<()> {
         ("daily.dev2", "native", q(here.join("queries/native-daily-dev2.jsonl"))?),
         ("daily.dev3", "native", q(here.join("queries/native-daily-dev3.jsonl"))?),
         ("daily.dev4", "native", q(here.join("queries/native-daily-dev4.jsonl"))?),
+        ("daily.dev5", "native", q(here.join("queries/native-daily-dev5.jsonl"))?),
         ("azure", "azure", aq.clone()),
         ("mixed", "mixed", aq),
         ("gh.mix", "mixed", q(here.join("queries/github-sanity.jsonl"))?),

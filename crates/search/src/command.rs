@@ -77,12 +77,28 @@ const PROGRAMS: &[&str] = &[
     "ping",
     "psql",
     "sqlite3",
+    "ffmpeg",
+    "jq",
+    "zip",
+    "gzip",
+    "openssl",
+    "dig",
 ];
 
 /// Programs whose name is also an everyday English word ("make a new file",
 /// "go to", "top of the list"): a command line only after a run verb, alone,
 /// or followed by an option or `&&`.
 const WORDLIKE: &[&str] = &["make", "go", "top", "free", "bundle", "gem", "ping", "node", "python", "helm", "bun"];
+
+/// Words that say the next word is the means: "check with du", "convert it
+/// to mp4 with ffmpeg", "using docker".
+const MEANS: &[&str] = &["with", "using", "via"];
+
+/// Words that open a question rather than an imperative.
+const QUESTION: &[&str] = &[
+    "are", "is", "do", "does", "did", "can", "could", "any", "anything", "what", "which", "how", "where", "who", "why",
+    "there", "whats", "what's",
+];
 
 /// Verbs that say the next words are a command to run.
 const RUN_LEAD: &[&str] = &["run", "execute", "exec", "type"];
@@ -147,11 +163,17 @@ pub(super) fn command_line(query: &str) -> Option<Vec<String>> {
         let t = bare(tokens[i]);
         let lower = t.to_ascii_lowercase();
         let after_run = tokens[..i].iter().any(|w| RUN_LEAD.contains(&bare(w).to_ascii_lowercase().as_str()));
-        // an option, an operator or a path after the program: `node -v`, `python app.py`
-        let operand = tokens.get(i + 1).is_none_or(|n| {
-            let n = bare(n);
-            is_flag(n) || is_operator(n) || n.contains('/') || n.contains('.')
-        });
+        // an option, an operator or a path after the program: `node -v`,
+        // `python app.py`; or after its subcommand: `go build ./...`
+        let operand_at = |k: usize| {
+            tokens.get(k).is_none_or(|n| {
+                let n = bare(n);
+                is_flag(n) || is_operator(n) || n.contains('/') || n.contains('.')
+            })
+        };
+        let subcommand = tokens.get(i + 1).is_some_and(|s| bare(s).chars().all(|c| c.is_ascii_lowercase()))
+            && tokens.get(i + 2).is_some_and(|_| operand_at(i + 2));
+        let operand = operand_at(i + 1) || subcommand;
         let wordlike = WORDLIKE.contains(&lower.as_str());
         let program =
             PROGRAMS.contains(&lower.as_str()) && (after_run || operand || first_shaped.is_some() || !wordlike);
@@ -166,6 +188,22 @@ pub(super) fn command_line(query: &str) -> Option<Vec<String>> {
         {
             let end = tokens[i..].iter().position(|x| x.ends_with('`')).map_or(i + 1, |p| i + p + 1);
             return Some(words_of(&tokens[i..end]));
+        }
+    }
+    // a program named as the means of an imperative, ending its clause:
+    // "check with du", "convert video.mov to mp4 with ffmpeg" (not a
+    // question's topic: "are there tools for working with docker?")
+    for i in 1..tokens.len() {
+        let program = bare(tokens[i]).to_ascii_lowercase();
+        let opens = tokens[..i].iter().rposition(|t| ends_clause(t)).map_or(0, |k| k + 1);
+        let asks = QUESTION.contains(&bare(tokens[opens]).to_ascii_lowercase().as_str());
+        if !asks
+            && MEANS.contains(&bare(tokens[i - 1]).to_ascii_lowercase().as_str())
+            && PROGRAMS.contains(&program.as_str())
+            && !WORDLIKE.contains(&program.as_str())
+            && (i + 1 == tokens.len() || ends_clause(tokens[i]))
+        {
+            return Some(vec![program]);
         }
     }
     first_shaped.map(|i| {

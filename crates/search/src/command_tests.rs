@@ -33,6 +33,10 @@ fn prose_is_no_command_line() {
         "is the value -5 or 5?",
         "what does the make target do",
         "show the docker-compose file",
+        "go ahead and fix it",
+        "make sure the build passes",
+        "pull it with docker and run it",
+        "are there tools for working with docker?",
     ] {
         assert_eq!(command_line(q), None, "{q}");
     }
@@ -53,7 +57,16 @@ fn a_command_line_ranks_the_tool_that_runs_commands() {
         doc("write_file", "Create or make a new file with content; a clean start."),
         doc("run_tests", "Run the test suite and build a pass/fail summary."),
     ]);
-    for q in ["run make", "make clean && make", "df -h", "cargo build", "what does `uname -a` print?"] {
+    for q in [
+        "run make",
+        "make clean && make",
+        "df -h",
+        "cargo build",
+        "what does `uname -a` print?",
+        "go build ./...",
+        "how much disk is left? check with du",
+        "convert video.mov to mp4 with ffmpeg",
+    ] {
         assert_eq!(top(&idx, q), "exec_shell", "{q}");
     }
     // "make" as an English verb is no command line

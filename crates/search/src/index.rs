@@ -4,6 +4,7 @@
 use std::collections::HashMap;
 
 use super::params::{Field, NFIELDS, RankParams};
+use super::several::takes_one;
 use super::synonyms::Thesaurus;
 use super::tokenize::{Word, WordKind, WordStemmer, is_stopword, split_words};
 
@@ -85,6 +86,12 @@ pub struct SearchIndex {
     /// whose names have the same words besides the verbs (`automation_create`,
     /// `automation_resume`, `automation_pause`)
     pub(super) family_action: Vec<u8>,
+    /// per doc, whether its description says it takes one thing ("Append
+    /// one item ..."): the wrong tool for a request that lists several
+    pub(super) takes_one: Vec<bool>,
+    /// per doc, whether its name's verb is `list` (`task_list`): the wrong
+    /// tool for a request about one instance named by its number
+    pub(super) lists: Vec<bool>,
     /// IDF of each term computed over names only
     pub(super) name_idf: Vec<f32>,
     /// adjacent stemmed term pairs in name/description -> docs (sorted, unique)
@@ -326,6 +333,7 @@ impl SearchIndex {
         let mut doc_terms: Vec<[Vec<u32>; NFIELDS]> = Vec::with_capacity(docs.len());
         let mut name_terms = Vec::with_capacity(docs.len());
         let mut name_action = Vec::with_capacity(docs.len());
+        let mut lists = Vec::with_capacity(docs.len());
         let mut family_key: Vec<Option<(Option<&str>, Vec<String>)>> = Vec::with_capacity(docs.len());
         let mut bigrams: HashMap<(u32, u32), Vec<u32>> = HashMap::new();
         for (d, fields) in per_doc.iter().enumerate() {
@@ -372,6 +380,7 @@ impl SearchIndex {
                 action |= leading_actions(first_sentence(&docs[d].description), &stemmer, &thesaurus);
             }
             name_action.push(action);
+            lists.push(fields[Field::Name as usize].iter().any(|w| w.text == "list" || w.text == "enumerate"));
             let object: Vec<String> = fields[Field::Name as usize]
                 .iter()
                 .map(|w| stemmer.stem(&w.text))
@@ -492,6 +501,7 @@ impl SearchIndex {
             family_key.iter().map(|k| k.as_ref().and_then(|k| families.get(k)).copied().unwrap_or(0)).collect();
         drop(families);
         drop(family_key);
+        let takes_one = docs.iter().map(|d| takes_one(first_sentence(&d.description))).collect();
 
         SearchIndex {
             docs,
@@ -507,6 +517,8 @@ impl SearchIndex {
             name_terms,
             name_action,
             family_action,
+            takes_one,
+            lists,
             name_idf,
             bigrams,
             name_rank,

@@ -17,6 +17,7 @@ mod intent;
 mod learned;
 mod meaning;
 mod params;
+mod pasted;
 #[cfg(test)]
 #[cfg(feature = "bench")]
 #[path = "quality_tests.rs"]
@@ -26,8 +27,10 @@ mod rank;
 mod schema;
 #[cfg(feature = "semantic")]
 pub mod semantic;
+mod several;
 mod synonyms;
 mod tokenize;
+mod tool_asks;
 
 pub use fusion::{FusionMethod, FusionParams, Ranking, confident, confident_margin, fuse};
 pub use index::{SearchDoc, SearchIndex};

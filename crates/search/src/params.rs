@@ -144,6 +144,21 @@ pub struct RankParams {
     /// Factor on the `url` kind's weight when every URL in a request is a
     /// GitHub issue or pull request's (it names the issue more than a page).
     pub w_reference_url: f32,
+    /// Weight of the words on lines of program output pasted into a request
+    /// (a traceback, a compiler error) beside the line that asks; 1 = off.
+    pub w_pasted: f32,
+    /// Factor on a tool that takes one thing ("Append one item ...") when
+    /// the request lists several; 1 = off.
+    pub one_penalty: f32,
+    /// Factor on a tool named for listing (`task_list`) when the request
+    /// names one instance by its number ("status of task 42"); 1 = off.
+    pub list_penalty: f32,
+    /// Weight of the words that say what a requested tool should do ("is
+    /// there a tool to resize images"); 1 = off.
+    pub w_tool_purpose: f32,
+    /// Weight of the word `call` added when a request names a tool by its
+    /// identifier ("use the get_event tool"); 0 = off.
+    pub w_tool_named: f32,
 }
 
 impl Default for RankParams {
@@ -192,6 +207,11 @@ impl Default for RankParams {
             share_pow: 0.25,
             w_pattern: 0.5,
             w_reference_url: 0.25,
+            w_pasted: 0.3,
+            one_penalty: 0.4,
+            list_penalty: 0.6,
+            w_tool_purpose: 0.5,
+            w_tool_named: 0.5,
         }
     }
 }
@@ -247,6 +267,11 @@ impl RankParams {
             share_pow: 0.0,
             w_pattern: 0.0,
             w_reference_url: 1.0,
+            w_pasted: 1.0,
+            one_penalty: 1.0,
+            list_penalty: 1.0,
+            w_tool_purpose: 1.0,
+            w_tool_named: 0.0,
         }
     }
 
@@ -292,6 +317,11 @@ impl RankParams {
             "share_pow" => &mut self.share_pow,
             "w_pattern" => &mut self.w_pattern,
             "w_reference_url" => &mut self.w_reference_url,
+            "w_pasted" => &mut self.w_pasted,
+            "one_penalty" => &mut self.one_penalty,
+            "list_penalty" => &mut self.list_penalty,
+            "w_tool_purpose" => &mut self.w_tool_purpose,
+            "w_tool_named" => &mut self.w_tool_named,
             "action_penalty" => &mut self.action_penalty,
             "sibling_penalty" => &mut self.sibling_penalty,
             "w_completion" => &mut self.w_completion,

@@ -9,7 +9,10 @@
 use super::command::command_line;
 use super::index::{SearchIndex, decompound};
 use super::intent::{Intent, shape};
+use super::pasted::output_lines;
+use super::several::{lists_several, names_instance};
 use super::tokenize::{Word, WordKind, camel_identifier, closes_filler, is_stopword, snake_identifier, split_words};
+use super::tool_asks::{names_a_tool, tool_purpose};
 
 /// Words inside placeholders that name the kind of value, not the thing.
 const PLACEHOLDER_NOISE: &[&str] = &["name", "id", "value"];
@@ -30,6 +33,11 @@ pub(super) struct QueryPlan {
     pub idf: Vec<f32>,
     /// Action classes (bitmask) of the request's opening verb.
     pub action: u8,
+    /// Whether the request lists several items (`several::lists_several`).
+    pub several: bool,
+    /// Whether the request names one instance by its number
+    /// (`several::names_instance`).
+    pub instance: bool,
     /// Adjacent content-word term pairs with their weight.
     pub pairs: Vec<(u32, u32, f32)>,
     /// Each content word of the request with every term it reached.
@@ -308,6 +316,17 @@ fn payload_span(query: &str) -> Option<(u32, u32)> {
     (start > 0).then_some((start, end))
 }
 
+/// Word positions of the lines of program output pasted into a request
+/// (`pasted::output_lines`).
+fn pasted_spans(query: &str) -> Vec<(u32, u32)> {
+    let position_after = |byte: usize| {
+        let mut before = Vec::new();
+        split_words(&query[..byte], &mut before);
+        before.last().map_or(0, |w| w.pos + 1)
+    };
+    output_lines(query).into_iter().map(|(a, b)| (position_after(a), position_after(b))).collect()
+}
+
 /// Words that open a yes/no question about a state ("is the build ...").
 const STATE_QUESTION: &[&str] = &["is", "are", "has", "have", "did", "was", "were"];
 /// Words that say a job has ended.
@@ -493,7 +512,9 @@ impl SearchIndex {
         let command = command_line(query);
         let in_command = |w: &str| command.as_ref().is_some_and(|c| c.iter().any(|x| x == w));
         let relative = relative_clause(query);
+        let wanted = if p.w_tool_purpose < 1.0 { tool_purpose(query) } else { None };
         let payload = if p.w_payload < 1.0 { payload_span(query) } else { None };
+        let pasted = if p.w_pasted < 1.0 { pasted_spans(query) } else { Vec::new() };
         let completion = if p.w_completion > 0.0 { completion_question(&words) } else { None };
         let name_lookup = if p.w_file_name > 0.0 { file_name_lookup(&words) } else { None };
         // "take a look at X" (the opening "look at" is the phrasal verb's)
@@ -537,6 +558,12 @@ impl SearchIndex {
             }
             if payload.is_some_and(|(a, b)| (a..b).contains(&w.pos)) {
                 weight *= p.w_payload;
+            }
+            if wanted.is_some_and(|(a, b)| (a..b).contains(&w.pos)) {
+                weight *= p.w_tool_purpose;
+            }
+            if pasted.iter().any(|&(a, b)| (a..b).contains(&w.pos)) {
+                weight *= p.w_pasted;
             }
             match w.kind {
                 WordKind::Joined => joined_known = self.terms.contains_key(&stem),
@@ -640,6 +667,10 @@ impl SearchIndex {
         {
             add(&mut terms, self.term_id(&self.stem_word("pattern")), p.w_pattern);
         }
+        // "use the get_event tool": a tool named by its identifier is called
+        if p.w_tool_named > 0.0 && names_a_tool(query) && !words.iter().any(|w| w.text == "call") {
+            add(&mut terms, self.term_id(&self.stem_word("call")), p.w_tool_named);
+        }
         // "take a look at X": a request to view X (the opener case is the phrasal verb's)
         if look_at.is_some() && !words.iter().any(|w| w.text == "read") {
             add(&mut terms, self.term_id(&self.stem_word("read")), p.w_look_at);
@@ -725,7 +756,15 @@ impl SearchIndex {
         let terms = terms.into_iter().map(|(t, w, _)| (t, w)).collect();
         let opener = if command.is_some() { Some("run") } else { shape.opener };
         let action = opener.map_or(0, |o| self.thesaurus.action(&self.stemmer.stem(o)));
-        QueryPlan { terms, idf, action, pairs, words: word_terms }
+        QueryPlan {
+            terms,
+            idf,
+            action,
+            several: p.one_penalty < 1.0 && lists_several(query),
+            instance: p.list_penalty < 1.0 && names_instance(query),
+            pairs,
+            words: word_terms,
+        }
     }
 }
 

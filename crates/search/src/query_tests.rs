@@ -233,3 +233,13 @@ fn an_issue_url_names_the_issue_more_than_a_page() {
         SearchIndex::build_with(idx.docs().to_vec(), crate::RankParams { w_reference_url: 1.0, ..Default::default() });
     assert_eq!(top(&off, q), "fetch_url");
 }
+
+#[test]
+fn pasted_output_weighs_less_than_the_ask() {
+    let idx = SearchIndex::build(vec![
+        doc("web_search", "Search the web for pages about a question."),
+        doc("exec_shell", "Run a shell command such as npm, cargo or make; dependency install."),
+    ]);
+    let q = "npm ERR! code ERESOLVE unable to resolve dependency tree\nanyone else had this? search the web";
+    assert_eq!(top(&idx, q), "web_search");
+}

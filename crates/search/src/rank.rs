@@ -79,6 +79,12 @@ impl SearchIndex {
                         score *= p.sibling_penalty;
                     }
                 }
+                if plan.several && self.takes_one[d] {
+                    score *= p.one_penalty;
+                }
+                if plan.instance && self.lists[d] {
+                    score *= p.list_penalty;
+                }
                 if let Some(&mask) = found.get(d) {
                     // a doc reached only by implied terms (the shape's `list`)
                     // explains nothing of the request's own words
