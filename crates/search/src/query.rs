@@ -770,4 +770,4 @@ impl SearchIndex {
 
 #[cfg(test)]
 #[path = "query_tests.rs"]
-mod tests;
+pub(crate) mod tests;

@@ -1,11 +1,13 @@
 use super::{identifier_lookup, names_a_file, only_reference_urls, payload_span, value_kinds};
 use crate::{SearchDoc, SearchIndex};
 
-fn doc(name: &str, description: &str) -> SearchDoc {
+/// A tool of the test catalogs (also the other rule modules' tests).
+pub(crate) fn doc(name: &str, description: &str) -> SearchDoc {
     SearchDoc { name: name.into(), description: description.into(), domain: "x".into(), ..SearchDoc::default() }
 }
 
-fn top(idx: &SearchIndex, q: &str) -> String {
+/// The first hit's name for `q`.
+pub(crate) fn top(idx: &SearchIndex, q: &str) -> String {
     let hits = idx.search(q, 5, &|_| true);
     hits.first().map(|h| idx.docs()[h.doc].name.clone()).unwrap_or_default()
 }

@@ -1,14 +1,6 @@
 use super::{names_a_tool, tool_purpose};
-use crate::{SearchDoc, SearchIndex};
-
-fn doc(name: &str, description: &str) -> SearchDoc {
-    SearchDoc { name: name.into(), description: description.into(), domain: "x".into(), ..SearchDoc::default() }
-}
-
-fn top(idx: &SearchIndex, q: &str) -> String {
-    let hits = idx.search(q, 5, &|_| true);
-    hits.first().map(|h| idx.docs()[h.doc].name.clone()).unwrap_or_default()
-}
+use crate::SearchIndex;
+use crate::query::tests::{doc, top};
 
 #[test]
 fn what_a_requested_tool_should_do_weighs_like_a_scope() {
