@@ -27,6 +27,7 @@
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Instant;
 
 use rmcp::model::{
     ClientResult, ErrorCode, GetExtensions, Notification, ProgressNotificationParam, ProgressToken, RequestId,
@@ -95,9 +96,9 @@ pub(crate) struct Relay {
     active: Mutex<Vec<(u64, Upstream)>>,
     /// Downstream progress token → the upstream call that asked for progress.
     progress: Mutex<HashMap<ProgressToken, Upstream>>,
-    /// The upstream of the call that finished last, and when: a log message
+    /// The call that finished last: a log message
     /// the server sent just before its answer can be handled after it.
-    finished: Mutex<Option<(std::time::Instant, Upstream)>>,
+    finished: Mutex<Option<Finished>>,
     /// Notifications read from the server and not yet forwarded upstream
     /// (see `client::ordered`), and the signal that the count dropped.
     forwarding: AtomicUsize,
@@ -155,7 +156,11 @@ impl Relay {
             Callers::One(upstream) => Some(upstream),
             Callers::Several => None,
             Callers::Nobody => {
-                lock(&self.finished).as_ref().filter(|(at, _)| at.elapsed() < PROGRESS_LINGER).map(|(_, u)| u.clone())
+                let now = Instant::now();
+                let finished = lock(&self.finished);
+                let last = finished.as_ref().filter(|f| now - f.at < PROGRESS_LINGER);
+                // Not when another client's call also ended within the window.
+                last.filter(|f| f.shared_until.is_none_or(|until| until <= now)).map(|f| f.upstream.clone())
             }
         }
     }
@@ -320,6 +325,15 @@ impl Relay {
     }
 }
 
+/// The call that finished last on a connection.
+struct Finished {
+    at: Instant,
+    upstream: Upstream,
+    /// Until when another client's call also counts as just finished: a
+    /// late log message may be either's, so it goes to neither.
+    shared_until: Option<Instant>,
+}
+
 /// Whose calls are in flight on a connection.
 enum Callers {
     Nobody,
@@ -371,7 +385,16 @@ impl Drop for CallGuard {
             at.map(|i| active.remove(i).1)
         };
         if let Some(upstream) = finished {
-            *lock(&self.relay.finished) = Some((std::time::Instant::now(), upstream));
+            let now = Instant::now();
+            let mut last = lock(&self.relay.finished);
+            let shared_until = match last.as_ref() {
+                Some(before) if before.upstream.client != upstream.client && now - before.at < PROGRESS_LINGER => {
+                    Some(now + PROGRESS_LINGER)
+                }
+                Some(before) => before.shared_until.filter(|until| *until > now),
+                None => None,
+            };
+            *last = Some(Finished { at: now, upstream, shared_until });
         }
         let Some(token) = self.downstream_token.take() else { return };
         let relay = Arc::clone(&self.relay);
