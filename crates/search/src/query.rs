@@ -264,15 +264,23 @@ fn relative_clause(query: &str) -> Option<(u32, u32)> {
             && !NOT_RELATIVE.contains(&prev.as_str())
             && next.chars().next().is_some_and(char::is_alphabetic)
     })?;
+    Some(clause_span(query, &tokens, k + 1, tokens[k + 1].0))
+}
+
+/// The word positions from the byte `start_byte` of `query` to the end of
+/// the clause that runs on from token `from` (the first token ending in
+/// punctuation, else the last): the span a clause's words weigh in.
+/// `tokens` are `query`'s whitespace tokens with their byte offsets.
+pub(super) fn clause_span(query: &str, tokens: &[(usize, &str)], from: usize, start_byte: usize) -> (u32, u32) {
     let ends = |t: &str| t.ends_with([',', '.', '?', '!', ';', ':']);
-    let last = (k + 1..tokens.len()).find(|&j| ends(tokens[j].1)).unwrap_or(tokens.len() - 1);
+    let last = (from..tokens.len()).find(|&j| ends(tokens[j].1)).unwrap_or(tokens.len() - 1);
     let position_after = |byte: usize| {
         let mut before = Vec::new();
         split_words(&query[..byte], &mut before);
         before.last().map_or(0, |w| w.pos + 1)
     };
     let (end_at, end_token) = tokens[last];
-    Some((position_after(tokens[k + 1].0), position_after(end_at + end_token.len())))
+    (position_after(start_byte), position_after(end_at + end_token.len()))
 }
 
 /// Where a request's payload starts and ends: the words after a label that ends in a

@@ -3,7 +3,7 @@
 //! sentry server's get_event tool"). The words that describe the tool wanted
 //! are not the request's own subject.
 
-use super::tokenize::{camel_identifier, snake_identifier, split_words};
+use super::tokenize::{camel_identifier, snake_identifier};
 
 /// Where a request for a tool names what the tool should do: "is there a
 /// tool to resize images", "I need a tool for GitHub things, load it" (from
@@ -17,15 +17,8 @@ pub(super) fn tool_purpose(query: &str) -> Option<(u32, u32)> {
     let k = (0..tokens.len().saturating_sub(2)).find(|&k| {
         matches!(lower(k).as_str(), "tool" | "tools") && ["for", "to", "that", "which"].contains(&lower(k + 1).as_str())
     })?;
-    let ends = |t: &str| t.ends_with([',', '.', '?', '!', ';', ':']);
-    let last = (k + 2..tokens.len()).find(|&j| ends(tokens[j].1)).unwrap_or(tokens.len() - 1);
-    let position_after = |byte: usize| {
-        let mut before = Vec::new();
-        split_words(&query[..byte], &mut before);
-        before.last().map_or(0, |w| w.pos + 1)
-    };
-    let (end_at, end_token) = tokens[last];
-    Some((position_after(tokens[k + 1].0 + tokens[k + 1].1.len()), position_after(end_at + end_token.len())))
+    // From the word after `for` / `to` to the end of its clause.
+    Some(super::query::clause_span(query, &tokens, k + 2, tokens[k + 1].0 + tokens[k + 1].1.len()))
 }
 
 /// Whether a request names a tool by its identifier ("tool create_ticket",
