@@ -11,7 +11,9 @@ use super::index::{SearchIndex, decompound};
 use super::intent::{Intent, shape};
 use super::pasted::output_lines;
 use super::several::{lists_several, names_instance};
-use super::tokenize::{Word, WordKind, camel_identifier, closes_filler, is_stopword, snake_identifier, split_words};
+use super::tokenize::{
+    Word, WordKind, camel_identifier, clause_span, closes_filler, is_stopword, snake_identifier, split_words,
+};
 use super::tool_asks::{names_a_tool, tool_purpose};
 
 /// Words inside placeholders that name the kind of value, not the thing.
@@ -265,22 +267,6 @@ fn relative_clause(query: &str) -> Option<(u32, u32)> {
             && next.chars().next().is_some_and(char::is_alphabetic)
     })?;
     Some(clause_span(query, &tokens, k + 1, tokens[k + 1].0))
-}
-
-/// The word positions from the byte `start_byte` of `query` to the end of
-/// the clause that runs on from token `from` (the first token ending in
-/// punctuation, else the last): the span a clause's words weigh in.
-/// `tokens` are `query`'s whitespace tokens with their byte offsets.
-pub(super) fn clause_span(query: &str, tokens: &[(usize, &str)], from: usize, start_byte: usize) -> (u32, u32) {
-    let ends = |t: &str| t.ends_with([',', '.', '?', '!', ';', ':']);
-    let last = (from..tokens.len()).find(|&j| ends(tokens[j].1)).unwrap_or(tokens.len() - 1);
-    let position_after = |byte: usize| {
-        let mut before = Vec::new();
-        split_words(&query[..byte], &mut before);
-        before.last().map_or(0, |w| w.pos + 1)
-    };
-    let (end_at, end_token) = tokens[last];
-    (position_after(start_byte), position_after(end_at + end_token.len()))
 }
 
 /// Where a request's payload starts and ends: the words after a label that ends in a

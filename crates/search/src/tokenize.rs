@@ -448,6 +448,22 @@ impl WordStemmer {
     }
 }
 
+/// The word positions from the byte `start_byte` of `query` to the end of
+/// the clause that runs on from token `from` (the first token ending in
+/// punctuation, else the last): the span a clause's words weigh in.
+/// `tokens` are `query`'s whitespace tokens with their byte offsets.
+pub(crate) fn clause_span(query: &str, tokens: &[(usize, &str)], from: usize, start_byte: usize) -> (u32, u32) {
+    let ends = |t: &str| t.ends_with([',', '.', '?', '!', ';', ':']);
+    let last = (from..tokens.len()).find(|&j| ends(tokens[j].1)).unwrap_or(tokens.len() - 1);
+    let position_after = |byte: usize| {
+        let mut before = Vec::new();
+        split_words(&query[..byte], &mut before);
+        before.last().map_or(0, |w| w.pos + 1)
+    };
+    let (end_at, end_token) = tokens[last];
+    (position_after(start_byte), position_after(end_at + end_token.len()))
+}
+
 #[cfg(test)]
 #[path = "tokenize_tests.rs"]
 mod tests;

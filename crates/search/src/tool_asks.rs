@@ -3,7 +3,7 @@
 //! sentry server's get_event tool"). The words that describe the tool wanted
 //! are not the request's own subject.
 
-use super::tokenize::{camel_identifier, snake_identifier};
+use super::tokenize::{camel_identifier, clause_span, snake_identifier};
 
 /// Where a request for a tool names what the tool should do: "is there a
 /// tool to resize images", "I need a tool for GitHub things, load it" (from
@@ -18,7 +18,7 @@ pub(super) fn tool_purpose(query: &str) -> Option<(u32, u32)> {
         matches!(lower(k).as_str(), "tool" | "tools") && ["for", "to", "that", "which"].contains(&lower(k + 1).as_str())
     })?;
     // From the word after `for` / `to` to the end of its clause.
-    Some(super::query::clause_span(query, &tokens, k + 2, tokens[k + 1].0 + tokens[k + 1].1.len()))
+    Some(clause_span(query, &tokens, k + 2, tokens[k + 1].0 + tokens[k + 1].1.len()))
 }
 
 /// Whether a request names a tool by its identifier ("tool create_ticket",
