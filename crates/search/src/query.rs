@@ -13,6 +13,7 @@ use super::pasted::output_lines;
 use super::several::{lists_several, names_instance};
 use super::tokenize::{
     Word, WordKind, camel_identifier, clause_span, closes_filler, is_stopword, snake_identifier, split_words,
+    words_before,
 };
 use super::tool_asks::{names_a_tool, tool_purpose};
 
@@ -287,9 +288,7 @@ fn payload_span(query: &str) -> Option<(u32, u32)> {
     if !(1..=8).contains(&label.split_whitespace().count()) {
         return None;
     }
-    let mut before = Vec::new();
-    split_words(label, &mut before);
-    let start = before.last().map_or(0, |w| w.pos + 1);
+    let start = words_before(query, colon);
     // the payload ends with its sentence: "You have four lists: [..]. Can
     // you sort them?" asks its question after it
     let rest = &query[colon + 1..];
@@ -302,23 +301,14 @@ fn payload_span(query: &str) -> Option<(u32, u32)> {
                     && next.find(|c| !c.is_whitespace()).is_some_and(char::is_uppercase)
             }
         })
-        .map_or(u32::MAX, |(i, _)| {
-            let mut upto = Vec::new();
-            split_words(&query[..colon + 1 + i + 1], &mut upto);
-            upto.last().map_or(start, |w| w.pos + 1)
-        });
+        .map_or(u32::MAX, |(i, _)| words_before(query, colon + 1 + i + 1));
     (start > 0).then_some((start, end))
 }
 
 /// Word positions of the lines of program output pasted into a request
 /// (`pasted::output_lines`).
 fn pasted_spans(query: &str) -> Vec<(u32, u32)> {
-    let position_after = |byte: usize| {
-        let mut before = Vec::new();
-        split_words(&query[..byte], &mut before);
-        before.last().map_or(0, |w| w.pos + 1)
-    };
-    output_lines(query).into_iter().map(|(a, b)| (position_after(a), position_after(b))).collect()
+    output_lines(query).into_iter().map(|(a, b)| (words_before(query, a), words_before(query, b))).collect()
 }
 
 /// Words that open a yes/no question about a state ("is the build ...").

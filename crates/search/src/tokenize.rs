@@ -455,13 +455,16 @@ impl WordStemmer {
 pub(crate) fn clause_span(query: &str, tokens: &[(usize, &str)], from: usize, start_byte: usize) -> (u32, u32) {
     let ends = |t: &str| t.ends_with([',', '.', '?', '!', ';', ':']);
     let last = (from..tokens.len()).find(|&j| ends(tokens[j].1)).unwrap_or(tokens.len() - 1);
-    let position_after = |byte: usize| {
-        let mut before = Vec::new();
-        split_words(&query[..byte], &mut before);
-        before.last().map_or(0, |w| w.pos + 1)
-    };
     let (end_at, end_token) = tokens[last];
-    (position_after(start_byte), position_after(end_at + end_token.len()))
+    (words_before(query, start_byte), words_before(query, end_at + end_token.len()))
+}
+
+/// The word position where `query`'s text from byte `byte` on starts: how
+/// many word positions [`split_words`] gives the text before it.
+pub(crate) fn words_before(query: &str, byte: usize) -> u32 {
+    let mut before = Vec::new();
+    split_words(&query[..byte], &mut before);
+    before.last().map_or(0, |w| w.pos + 1)
 }
 
 #[cfg(test)]
