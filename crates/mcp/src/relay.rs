@@ -11,8 +11,9 @@
 //!   request); its progress notifications are forwarded up under the token
 //!   the upstream client gave, when it gave one;
 //! - logging: `notifications/message` from a server goes to the upstream
-//!   client of the call in flight (else to quiver's log); `logging/setLevel`
-//!   goes down to every connected server;
+//!   client of the call in flight (else to quiver's log) when it is at or
+//!   above the level that client chose; the servers are set to the most
+//!   verbose level any client chose (`client::log_levels`);
 //! - server-to-client requests (`sampling/createMessage`, `elicitation/create`,
 //!   `roots/list`) go to the upstream client of the call in flight when it
 //!   declared the capability, and are refused with a reason otherwise;

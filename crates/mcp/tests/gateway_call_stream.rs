@@ -17,7 +17,11 @@ use crate::client_support::{full_host, manager, test_server};
 /// The gateway over streamable HTTP, fronting the test server as a direct
 /// server (its tools keep their names).
 async fn gateway(dirs: &[tempfile::TempDir]) -> (Arc<Surface>, String) {
-    let mut server = test_server("misbehaver", &[]);
+    gateway_with(dirs, &[]).await
+}
+
+async fn gateway_with(dirs: &[tempfile::TempDir], env: &[(&str, &str)]) -> (Arc<Surface>, String) {
+    let mut server = test_server("misbehaver", env);
     server.expose = Expose::Direct;
     let manager = manager(vec![server], dirs[0].path());
     let host = full_host(&manager);
@@ -136,6 +140,11 @@ impl CallStream {
 }
 
 pub(crate) async fn open_session(url: &str, name: &str) -> RawClient {
+    open_session_at(url, name, "debug").await
+}
+
+/// A session whose client asked for log messages at `level` and above.
+async fn open_session_at(url: &str, name: &str, level: &str) -> RawClient {
     let mut client = RawClient { http: reqwest::Client::new(), url: url.to_string(), session: None };
     let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
         "protocolVersion": "2025-06-18",
@@ -146,7 +155,7 @@ pub(crate) async fn open_session(url: &str, name: &str) -> RawClient {
     assert!(response.text().await.unwrap().contains("\"result\""));
     let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
     assert!(client.post(initialized).await.status().is_success());
-    let level = json!({"jsonrpc": "2.0", "id": 2, "method": "logging/setLevel", "params": {"level": "debug"}});
+    let level = json!({"jsonrpc": "2.0", "id": 2, "method": "logging/setLevel", "params": {"level": level}});
     assert!(client.post(level).await.text().await.unwrap().contains("\"result\""));
     client
 }
@@ -221,5 +230,54 @@ async fn a_servers_request_is_refused_rather_than_sent_to_another_clients_call()
     assert_eq!(tail, ASKED, "Alice's stream carried {:?}", hers.seen);
     let asked = hers.seen.iter().filter(|m| *m == "log:asking the client").count();
     assert_eq!(asked, 1, "Bob's call's log reached Alice: {:?}", hers.seen);
+    surface.shutdown().await;
+}
+
+/// Calls `log_each_level` (a log message at debug, info, warning and error)
+/// as `client`: the log messages its stream carried, and the level the
+/// server said it was set to.
+async fn log_each_level(client: &RawClient, id: i64) -> (Vec<String>, String) {
+    let call = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+        "params": {"name": "log_each_level", "arguments": {}}});
+    let mut stream = CallStream { response: client.post(call).await, buffer: String::new(), seen: Vec::new() };
+    let answer = stream.run(client, id, None).await;
+    let level = answer["result"]["content"][0]["text"].as_str().unwrap_or("?").to_string();
+    (stream.seen.into_iter().filter(|m| m.starts_with("log:")).collect(), level)
+}
+
+/// Every client of an HTTP gateway shares its connection to a server, and a
+/// server has one log level per connection: one client's `logging/setLevel`
+/// must neither silence nor flood another. The server sends at the most
+/// verbose level any client chose; each client gets its own level and
+/// above; a client that leaves gives its level back.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_client_gets_log_messages_at_its_own_level() {
+    let dirs: Vec<tempfile::TempDir> = (0..2).map(|_| tempfile::tempdir().unwrap()).collect();
+    let (surface, url) = gateway_with(&dirs, &[("QUIVER_TEST_MCP_LOGGING", "1")]).await;
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let alice = open_session_at(&url, "alice", "warning").await;
+    let bob = open_session_at(&url, "bob", "debug").await;
+
+    let (logs, level) = log_each_level(&alice, 3).await;
+    assert_eq!(level, "debug", "the server is not at the most verbose level a client chose");
+    assert_eq!(logs, ["log:warning", "log:error"], "Alice asked for warning and above");
+    let (logs, _) = log_each_level(&bob, 3).await;
+    assert_eq!(logs, ["log:debug", "log:info", "log:warning", "log:error"], "Bob asked for debug");
+
+    // Bob leaves: the server goes back to Alice's level.
+    let deleted = bob.http.delete(&bob.url).header("mcp-session-id", bob.session.clone().unwrap()).send().await;
+    assert!(deleted.unwrap().status().is_success());
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(2);
+    let mut id = 4;
+    loop {
+        let (logs, level) = log_each_level(&alice, id).await;
+        assert_eq!(logs, ["log:warning", "log:error"]);
+        if level == "warning" {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "the server stayed at {level} after Bob left");
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        id += 1;
+    }
     surface.shutdown().await;
 }

@@ -4,7 +4,9 @@
 //! `flood_stderr`, `flood_stdout`, `garbage`, ...) or at startup through
 //! `QUIVER_TEST_MCP_START=crash|hang|garbage`. `QUIVER_TEST_MCP_EXTRA_TOOLS=N`
 //! adds N filler tools; `QUIVER_TEST_MCP_ODD_NAMES=1` adds tools whose names
-//! need sanitizing, cutting and hashing. Serves stdio by default, or
+//! need sanitizing, cutting and hashing. `QUIVER_TEST_MCP_LOGGING=1` declares
+//! logging, keeps the level `logging/setLevel` sets and adds `log_each_level`.
+//! Serves stdio by default, or
 //! streamable HTTP with `--http ADDR` (prints `listening on http://ADDR/mcp`
 //! to stderr).
 //!
@@ -21,6 +23,8 @@ use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation, ListToolsResult,
     PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
 };
+#[allow(deprecated)] // logging: deprecated by SEP-2577, still in every session revision
+use rmcp::model::{LoggingLevel, LoggingMessageNotificationParam};
 use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ErrorData, ServerHandler, ServiceExt};
 use serde_json::{Map, Value, json};
@@ -29,6 +33,12 @@ use serde_json::{Map, Value, json};
 struct Misbehaver {
     /// Set by `change_tools`: one more tool appears and the client is told.
     grown: Arc<AtomicBool>,
+    /// The level the client last set (`QUIVER_TEST_MCP_LOGGING`), "none" before.
+    level: Arc<std::sync::Mutex<String>>,
+}
+
+fn logging() -> bool {
+    std::env::var_os("QUIVER_TEST_MCP_LOGGING").is_some()
 }
 
 fn tool(name: &str, description: &str, schema: Value, annotations: Option<Value>) -> Option<Tool> {
@@ -93,6 +103,15 @@ impl Misbehaver {
                 None,
             ),
         ];
+        if logging() {
+            tools.push(tool(
+                "log_each_level",
+                "Send one log message at each of debug, info, warning and error (whatever level was set), then \
+                 answer with the level the client last set.",
+                no_args(),
+                None,
+            ));
+        }
         if self.grown.load(Ordering::SeqCst) {
             tools.push(tool("added_later", "A tool that appeared after the first listing.", no_args(), None));
         }
@@ -126,8 +145,24 @@ fn raw_stdout(bytes: &[u8]) {
 
 impl ServerHandler for Misbehaver {
     fn get_info(&self) -> ServerConfig {
-        let capabilities = ServerCapabilities::builder().enable_tools().enable_tool_list_changed().build();
+        let mut capabilities = ServerCapabilities::builder().enable_tools().enable_tool_list_changed().build();
+        if logging() {
+            capabilities.logging = Some(Default::default());
+        }
         ServerConfig::new(capabilities).with_server_info(Implementation::new("quiver-test-mcp", "0.0.1"))
+    }
+
+    #[allow(deprecated)] // logging: deprecated by SEP-2577, still in every session revision
+    async fn set_level(
+        &self,
+        request: rmcp::model::SetLevelRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let level = serde_json::to_value(request.level).ok().and_then(|v| v.as_str().map(String::from));
+        if let Ok(mut current) = self.level.lock() {
+            *current = level.unwrap_or_default();
+        }
+        Ok(())
     }
 
     async fn list_tools(
@@ -230,6 +265,16 @@ impl ServerHandler for Misbehaver {
             }
             "added_later" => Ok(text("I am new")),
             "ask_client" => ask_client(&context).await,
+            "log_each_level" if logging() => {
+                #[allow(deprecated)] // logging: deprecated by SEP-2577, still in every session revision
+                for level in [LoggingLevel::Debug, LoggingLevel::Info, LoggingLevel::Warning, LoggingLevel::Error] {
+                    let data = serde_json::to_value(level).unwrap_or_default();
+                    let _ =
+                        context.peer.notify_logging_message(LoggingMessageNotificationParam::new(level, data)).await;
+                }
+                let level = self.level.lock().map(|l| l.clone()).unwrap_or_default();
+                Ok(text(if level.is_empty() { "none".to_string() } else { level }))
+            }
             other if other.starts_with("extra_") || other.contains("name") || other.starts_with("xxx") => {
                 Ok(text(format!("called {other}")))
             }
@@ -243,7 +288,7 @@ impl ServerHandler for Misbehaver {
 /// progress, log, then the answer.
 #[allow(deprecated)] // logging, roots and sampling: deprecated by SEP-2577, in every session revision
 async fn ask_client(context: &RequestContext<RoleServer>) -> Result<CallToolResponse, ErrorData> {
-    use rmcp::model::{LoggingLevel, LoggingMessageNotificationParam, ProgressNotificationParam};
+    use rmcp::model::ProgressNotificationParam;
     let peer = &context.peer;
     let failed = |what: &str, e: rmcp::ServiceError| ErrorData::internal_error(format!("{what} failed: {e}"), None);
     let log = |text: &str| LoggingMessageNotificationParam::new(LoggingLevel::Info, json!(text));

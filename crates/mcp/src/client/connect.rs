@@ -45,6 +45,9 @@ pub(crate) struct ClientState {
     /// What quiver answers itself when no client is in front (only the
     /// conformance probe sets it; the gateway relays or refuses).
     pub local: Option<Arc<dyn LocalAnswers>>,
+    /// Each client's chosen log level: a log message reaches a client only
+    /// at or above it.
+    pub log_levels: Arc<super::log_levels::LogLevels>,
 }
 
 impl ClientState {
@@ -129,6 +132,8 @@ impl ClientHandler for ClientState {
         let ticket = context.extensions.get::<ForwardTicket>().copied();
         self.relay.forward_turn(ticket).await;
         match self.relay.log_target() {
+            // Below the level that client chose: not for it.
+            Some(upstream) if !self.log_levels.passes(upstream.client, params.level) => {}
             Some(upstream) => {
                 let notification = ServerNotification::LoggingMessageNotification(Notification::new(params));
                 if let Err(e) = upstream.notify(notification).await {
@@ -248,9 +253,17 @@ pub(crate) async fn open(
     events: tokio::sync::broadcast::Sender<DownstreamEvent>,
     tokens: Option<super::oauth::FileTokenStore>,
     local: Option<Arc<dyn LocalAnswers>>,
+    log_levels: Arc<super::log_levels::LogLevels>,
 ) -> Result<Connection, String> {
     let relay = Arc::new(Relay::default());
-    let state = ClientState { server: config.name.clone(), tools_changed, relay: Arc::clone(&relay), events, local };
+    let state = ClientState {
+        server: config.name.clone(),
+        tools_changed,
+        relay: Arc::clone(&relay),
+        events,
+        local,
+        log_levels,
+    };
     match &config.transport {
         Transport::Stdio { command, args, env, cwd } => {
             let mut cmd = tokio::process::Command::new(command);

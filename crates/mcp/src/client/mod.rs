@@ -14,6 +14,7 @@ pub mod cache;
 pub(crate) mod calls;
 pub(crate) mod child_lane;
 pub(crate) mod connect;
+pub(crate) mod log_levels;
 pub use connect::LocalAnswers;
 pub mod content;
 pub mod discovery;
@@ -53,6 +54,8 @@ pub struct McpManager {
     discovery_running: tokio::sync::watch::Sender<usize>,
     /// What every downstream session announces (see [`events`]).
     pub(crate) events: tokio::sync::broadcast::Sender<DownstreamEvent>,
+    /// Each client's `logging/setLevel` (see [`log_levels`]).
+    log_levels: Arc<log_levels::LogLevels>,
 }
 
 impl McpManager {
@@ -71,6 +74,7 @@ impl McpManager {
     pub fn with_stores(config: McpConfig, cache: ToolCache, token_dir: Option<std::path::PathBuf>) -> Arc<Self> {
         let generation = Arc::new(AtomicU64::new(0));
         let events = events::channel();
+        let log_levels = Arc::new(log_levels::LogLevels::default());
         let servers = config
             .servers
             .into_iter()
@@ -81,6 +85,7 @@ impl McpManager {
                     Arc::clone(&generation),
                     events.clone(),
                     token_dir.clone(),
+                    Arc::clone(&log_levels),
                 );
                 (name, Arc::new(handle))
             })
@@ -92,6 +97,7 @@ impl McpManager {
             discovery: Default::default(),
             discovery_running: tokio::sync::watch::Sender::new(0),
             events,
+            log_levels,
         });
         events::spawn_relister(&manager);
         manager
@@ -105,6 +111,32 @@ impl McpManager {
     /// A manager with no servers (the MCP tools then just say so).
     pub fn empty() -> Arc<Self> {
         McpManager::with_cache(McpConfig::default(), ToolCache::disabled())
+    }
+
+    /// Client `client` (a session in front) asked for log messages at
+    /// `level` and above: the servers running behind are set to the most
+    /// verbose level any client chose (see [`log_levels`]).
+    #[allow(deprecated)] // logging: deprecated by SEP-2577, still in every session revision
+    pub(crate) async fn choose_log_level(&self, client: u64, level: rmcp::model::LoggingLevel) {
+        let level = self.log_levels.choose(client, level);
+        self.apply_log_level(level).await;
+    }
+
+    /// Client `client` is gone: its level no longer counts.
+    pub(crate) fn forget_log_level(self: &Arc<Self>, client: u64) {
+        let Some(level) = self.log_levels.forget(client) else { return };
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else { return };
+        let manager = Arc::clone(self);
+        drop(runtime.spawn(async move { manager.apply_log_level(level).await }));
+    }
+
+    #[allow(deprecated)]
+    async fn apply_log_level(&self, level: rmcp::model::LoggingLevel) {
+        for server in self.servers.values() {
+            if let Err(e) = server.set_level(level).await {
+                tracing::info!(error = %e, "logging/setLevel not passed on");
+            }
+        }
     }
 
     pub fn server(&self, name: &str) -> Option<&Arc<ServerHandle>> {

@@ -198,7 +198,15 @@ async fn attempt(
     let flag = Arc::new(AtomicBool::new(false));
     let opened = tokio::time::timeout(
         timeout,
-        connect::open(config, &stderr, flag, super::events::channel(), Some(store.clone()), Some(local)),
+        connect::open(
+            config,
+            &stderr,
+            flag,
+            super::events::channel(),
+            Some(store.clone()),
+            Some(local),
+            Arc::default(),
+        ),
     )
     .await
     .map_err(|_| StepError::Other("the server did not answer initialize in time".into()))?;

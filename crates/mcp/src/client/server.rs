@@ -115,6 +115,10 @@ pub struct ServerHandle {
     /// Each registered tool's name in quiver → its name on the server, as of
     /// the last engine build (the two differ when the server is prefixed).
     remote_names: RwLock<Arc<std::collections::HashMap<String, Arc<str>>>>,
+    /// Every client's log level (the manager's): a server that starts is set
+    /// to the one in force, and its log messages reach each client at the
+    /// level that client chose.
+    log_levels: Arc<super::log_levels::LogLevels>,
 }
 
 impl ServerHandle {
@@ -124,6 +128,7 @@ impl ServerHandle {
         generation: Arc<AtomicU64>,
         events: tokio::sync::broadcast::Sender<super::events::DownstreamEvent>,
         token_dir: Option<std::path::PathBuf>,
+        log_levels: Arc<super::log_levels::LogLevels>,
     ) -> Self {
         let cached = if config.enabled { cache.load(&config) } else { None };
         let tools = match cached {
@@ -149,6 +154,7 @@ impl ServerHandle {
             failures: Mutex::new(Failures::default()),
             token_dir,
             remote_names: RwLock::default(),
+            log_levels,
         }
     }
 
@@ -378,16 +384,14 @@ impl ServerHandle {
         self.connected_pid.lock().unwrap_or_else(|p| p.into_inner()).is_some()
     }
 
-    /// Passes `logging/setLevel` on to the server if it is connected (a server
-    /// not running has nothing to log).
+    /// Passes `logging/setLevel` on to the server if it is connected and
+    /// logs (a server not running has nothing to log; one that starts later
+    /// is set to the level in force when it connects).
     #[allow(deprecated)] // logging: deprecated by SEP-2577, still in every session revision
-    pub async fn set_level(&self, params: rmcp::model::SetLevelRequestParams) -> Result<(), String> {
+    pub async fn set_level(&self, level: rmcp::model::LoggingLevel) -> Result<(), String> {
         let conn = self.conn.lock().await.clone();
         match conn {
-            Some(conn) if !conn.is_closed() => {
-                let sent = conn.service.peer().set_level(params).await;
-                sent.map_err(|e| format!("MCP server `{}` refused logging/setLevel: {e}", self.name()))
-            }
+            Some(conn) if !conn.is_closed() => set_level_on(&conn, self.name(), level).await,
             _ => Ok(()),
         }
     }
@@ -467,8 +471,14 @@ impl ServerHandle {
                 self.events.clone(),
                 tokens,
                 None,
+                Arc::clone(&self.log_levels),
             )
             .await?;
+            if let Some(level) = self.log_levels.effective()
+                && let Err(e) = set_level_on(&conn, self.name(), level).await
+            {
+                tracing::info!(error = %e, "logging/setLevel not passed on");
+            }
             let tools = list_tools(&conn, self.config.expose.is_direct()).await?;
             Ok::<_, String>((conn, tools))
         })
@@ -659,4 +669,16 @@ async fn list_tools(conn: &Connection, direct: bool) -> Result<Vec<RemoteTool>, 
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Sends `logging/setLevel` on `conn` when its server declared logging (MCP:
+/// a client sends it only to a server that did).
+#[allow(deprecated)] // logging: deprecated by SEP-2577, still in every session revision
+async fn set_level_on(conn: &Connection, server: &str, level: rmcp::model::LoggingLevel) -> Result<(), String> {
+    let peer = conn.service.peer();
+    if peer.peer_info().is_none_or(|info| info.capabilities.logging.is_none()) {
+        return Ok(());
+    }
+    let sent = peer.set_level(rmcp::model::SetLevelRequestParams::new(level)).await;
+    sent.map_err(|e| format!("MCP server `{server}` refused logging/setLevel: {e}"))
 }

@@ -85,14 +85,6 @@ impl Surface {
         manager.servers().flat_map(|server| manager.exposed_tools(server)).collect()
     }
 
-    /// The downstream servers behind this surface (none for a fixed engine).
-    fn servers(&self) -> Vec<Arc<crate::client::ServerHandle>> {
-        match &self.engines {
-            Engines::Hosted { manager, .. } => manager.servers().cloned().collect(),
-            Engines::Fixed(_) => Vec::new(),
-        }
-    }
-
     /// A direct server's tools belong in the head from the first list: on a
     /// fresh machine (no cached tool list) wait, bounded, for its discovery
     /// before the first list or call. A server that cannot start in time
@@ -162,7 +154,24 @@ pub struct QuiverServer {
     /// Cancelled when the last handle on this session drops (its connection
     /// ended): the session's forwarder stops then and releases what it held.
     ended: CancellationToken,
-    _end: Arc<tokio_util::sync::DropGuard>,
+    _end: Arc<SessionEnd>,
+}
+
+/// Dropped with the session's last handle: ends its forwarder and gives back
+/// its log level (the servers behind may then log less).
+struct SessionEnd {
+    ended: CancellationToken,
+    client: u64,
+    surface: Arc<Surface>,
+}
+
+impl Drop for SessionEnd {
+    fn drop(&mut self) {
+        self.ended.cancel();
+        if let Engines::Hosted { manager, .. } = &self.surface.engines {
+            manager.forget_log_level(self.client);
+        }
+    }
 }
 
 #[derive(Default)]
@@ -183,6 +192,7 @@ impl QuiverServer {
         let session = Arc::new(Session::new(format!("mcp-{}-{n}", std::process::id())));
         let transcript = surface.transcript_dir.as_deref().and_then(|dir| open_transcript(dir, &surface, &session));
         let ended = CancellationToken::new();
+        let end = SessionEnd { ended: ended.clone(), client: n, surface: Arc::clone(&surface) };
         QuiverServer {
             surface,
             session,
@@ -191,7 +201,7 @@ impl QuiverServer {
             subscribed: Arc::default(),
             verbatim: None,
             client: n,
-            _end: Arc::new(ended.clone().drop_guard()),
+            _end: Arc::new(end),
             ended,
         }
     }
@@ -512,17 +522,18 @@ impl ServerHandler for QuiverServer {
         std::borrow::Cow::Borrowed(ProtocolVersion::known_up_to(&ProtocolVersion::LATEST_WITH_INITIALIZE))
     }
 
-    /// Passed on to every downstream server that is running.
+    /// Kept as this client's choice: the servers behind, which every client
+    /// of an HTTP gateway shares, send at the most verbose level any client
+    /// chose, and this client gets their messages at its own level and above
+    /// (`client::log_levels`).
     #[allow(deprecated)] // logging: deprecated by SEP-2577, still in every session revision
     async fn set_level(
         &self,
         request: rmcp::model::SetLevelRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
-        for server in self.surface.servers() {
-            if let Err(e) = server.set_level(request.clone()).await {
-                tracing::info!(error = %e, "logging/setLevel not passed on");
-            }
+        if let Engines::Hosted { manager, .. } = &self.surface.engines {
+            manager.choose_log_level(self.client, request.level).await;
         }
         Ok(())
     }
