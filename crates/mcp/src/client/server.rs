@@ -474,11 +474,6 @@ impl ServerHandle {
                 Arc::clone(&self.log_levels),
             )
             .await?;
-            if let Some(level) = self.log_levels.effective()
-                && let Err(e) = set_level_on(&conn, self.name(), level).await
-            {
-                tracing::info!(error = %e, "logging/setLevel not passed on");
-            }
             let tools = list_tools(&conn, self.config.expose.is_direct()).await?;
             Ok::<_, String>((conn, tools))
         })
@@ -492,6 +487,16 @@ impl ServerHandle {
                 *self.connected_pid.lock().unwrap_or_else(|p| p.into_inner()) = Some(conn.pid);
                 lock(&self.failures).connected(Instant::now());
                 *slot = Some(Arc::clone(&conn));
+                // The level in force, before any call reaches the server
+                // (bounded: a server slow to answer it must not hold up the
+                // call that started it).
+                if let Some(level) = self.log_levels.effective() {
+                    match tokio::time::timeout(SET_LEVEL_WAIT, set_level_on(&conn, self.name(), level)).await {
+                        Ok(Ok(())) => {}
+                        Ok(Err(e)) => tracing::info!(error = %e, "logging/setLevel not passed on"),
+                        Err(_) => tracing::info!(server = %self.name(), "logging/setLevel not answered in time"),
+                    }
+                }
                 return Ok(conn);
             }
             Ok(Err(e)) => format!("MCP server `{}` failed to start: {e}", self.name()),
@@ -670,6 +675,9 @@ async fn list_tools(conn: &Connection, direct: bool) -> Result<Vec<RemoteTool>, 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
+
+/// How long a starting server's answer to `logging/setLevel` is waited for.
+const SET_LEVEL_WAIT: Duration = Duration::from_secs(2);
 
 /// Sends `logging/setLevel` on `conn` when its server declared logging (MCP:
 /// a client sends it only to a server that did).
