@@ -149,9 +149,11 @@ fn main() -> anyhow::Result<()> {
             continue;
         }
         let sem = match &encoder {
-            Some(e) => Some(SemanticIndex::build(e, &docs, vectors.as_deref())?
-                .with_example_weight(sem_example)
-                .with_example_top(sem_top)),
+            Some(e) => Some(
+                SemanticIndex::build(e, &docs, vectors.as_deref())?
+                    .with_example_weight(sem_example)
+                    .with_example_top(sem_top),
+            ),
             None => None,
         };
         let index = SearchIndex::build_with(docs, params.clone());

@@ -30,8 +30,10 @@ pub enum Field {
 pub const NFIELDS: usize = 12;
 
 /// Field names as accepted by [`RankParams::set`].
-pub const FIELD_NAMES: [&str; NFIELDS] =
-    ["name", "namepart", "alias", "domain", "server", "desc", "snippet", "pname", "pdesc", "summary", "phrase", "example"];
+pub const FIELD_NAMES: [&str; NFIELDS] = [
+    "name", "namepart", "alias", "domain", "server", "desc", "snippet", "pname", "pdesc", "summary", "phrase",
+    "example",
+];
 
 /// Tunable ranking parameters.
 #[derive(Debug, Clone, PartialEq)]

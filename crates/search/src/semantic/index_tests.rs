@@ -42,7 +42,13 @@ fn examples_are_embedded_after_the_phrasings_and_marked() {
     let (texts, owner, example) = embedded_rows(&[a, doc("read_file", "Read a file.")]);
     assert_eq!(
         texts,
-        ["git diff: Show changes.", "what did I change", "git diff --cached", "diff of utils.py", "read file: Read a file."]
+        [
+            "git diff: Show changes.",
+            "what did I change",
+            "git diff --cached",
+            "diff of utils.py",
+            "read file: Read a file."
+        ]
     );
     assert_eq!(owner, [0, 0, 0, 0, 1]);
     assert_eq!(example, [false, false, true, true, false]);
