@@ -81,9 +81,12 @@ fn native_quality_floors_lexical_and_fused() {
 // uncommitted changes` now ranks git_diff over git_status by 2%) and gained
 // one fused. A loss of two queries fails. Session 31: lexical 0.942 / 1.000 /
 // 0.966, fused 0.962 / 1.000 / 0.978; the fused floor raised to that less one
-// query (52).
+// query (52). Session 37 (blind synthetic example requests,
+// manifest/examples.toml): lexical 0.923 / 1.000 / 0.962 (one query fewer at
+// top-1; the floor holds), fused 0.981 / 1.000 / 0.990; the fused floor
+// raised to that less about one query.
 const NATIVE_FLOOR_LEXICAL: (f64, f64, f64) = (0.88, 0.98, 0.91);
-const NATIVE_FLOOR_FUSED: (f64, f64, f64) = (0.94, 0.98, 0.96);
+const NATIVE_FLOOR_FUSED: (f64, f64, f64) = (0.96, 0.98, 0.97);
 
 /// The native *check* set (`bench/search/queries/native-check.jsonl`: 100
 /// everyday requests written by a helper who saw only the tools' names and
@@ -151,9 +154,11 @@ fn native_daily_sets_lexical_and_fused_floors() {
 // (sibling penalty, completion questions, file-name lookups, value kinds in
 // fusion): lexical 0.914 / 0.988 / 0.943, fused 0.963 / 1.000 / 0.978; each
 // floor that less about one query. Session 34 ("yet" a stopword): lexical
-// top-1 0.926; its floor raised to that less one query.
-const DAILY_DEV_FLOOR_LEXICAL: (f64, f64, f64) = (0.91, 0.97, 0.93);
-const DAILY_DEV_FLOOR_FUSED: (f64, f64, f64) = (0.95, 0.98, 0.96);
+// top-1 0.926; its floor raised to that less one query. Session 37 (example
+// requests): lexical 0.926 / 1.000 / 0.961, fused 0.963 / 1.000 / 0.981; top-5
+// and MRR floors raised to that less about one query.
+const DAILY_DEV_FLOOR_LEXICAL: (f64, f64, f64) = (0.91, 0.985, 0.945);
+const DAILY_DEV_FLOOR_FUSED: (f64, f64, f64) = (0.95, 0.985, 0.965);
 // The second everyday dev set (native-daily-dev2.jsonl, 166 requests, session
 // 31): before the session's rules lexical 0.753 / 0.928, fused 0.813 / 0.964;
 // after them lexical 0.795 / 0.982 / 0.871, fused 0.855 / 0.988 / 0.911. Each
@@ -167,9 +172,11 @@ const DAILY_DEV_FLOOR_FUSED: (f64, f64, f64) = (0.95, 0.98, 0.96);
 // 35: lexical 0.843 / 1.000 / 0.907; the lexical top-5 floor raised to that
 // less one query. Session 36 (several items against one, an instance against
 // the listing): lexical 0.855 / 1.000 / 0.913, fused 0.910 / 1.000 / 0.947;
-// top-1 and MRR floors raised to that less about one query.
-const DAILY_DEV2_FLOOR_LEXICAL: (f64, f64, f64) = (0.845, 0.99, 0.905);
-const DAILY_DEV2_FLOOR_FUSED: (f64, f64, f64) = (0.90, 0.99, 0.94);
+// top-1 and MRR floors raised to that less about one query. Session 37
+// (example requests): lexical 0.892 / 1.000 / 0.937, fused 0.940 / 1.000 /
+// 0.967; raised to that less about one query.
+const DAILY_DEV2_FLOOR_LEXICAL: (f64, f64, f64) = (0.885, 0.99, 0.93);
+const DAILY_DEV2_FLOOR_FUSED: (f64, f64, f64) = (0.93, 0.99, 0.96);
 // The third everyday dev set (native-daily-dev3.jsonl, 160 requests written
 // blind from the tools' names and one-line descriptions, session 32): before
 // the session's rules lexical 0.831 / 0.981, fused 0.856 / 0.988; after them
@@ -182,8 +189,10 @@ const DAILY_DEV2_FLOOR_FUSED: (f64, f64, f64) = (0.90, 0.99, 0.94);
 // 0.869 / 0.988 / 0.916, fused 0.894 / 0.988 / 0.935; top-1 floors raised to
 // that less one query. Session 36: lexical 0.887 / 0.994 / 0.931, fused
 // 0.912 / 0.994 / 0.947; each floor raised to that less about one query.
-const DAILY_DEV3_FLOOR_LEXICAL: (f64, f64, f64) = (0.88, 0.985, 0.925);
-const DAILY_DEV3_FLOOR_FUSED: (f64, f64, f64) = (0.905, 0.985, 0.94);
+// Session 37 (example requests): lexical 0.887 / 1.000 / 0.931, fused 0.931
+// / 1.000 / 0.961; raised to that less about one query.
+const DAILY_DEV3_FLOOR_LEXICAL: (f64, f64, f64) = (0.88, 0.99, 0.925);
+const DAILY_DEV3_FLOOR_FUSED: (f64, f64, f64) = (0.925, 0.99, 0.955);
 // The fourth everyday dev set (native-daily-dev4.jsonl, 192 requests written
 // blind by a new voice, session 34): before the session's rules lexical
 // 0.797 / 0.964, fused 0.839 / 0.969; after them lexical 0.807 / 0.969 /
@@ -191,17 +200,20 @@ const DAILY_DEV3_FLOOR_FUSED: (f64, f64, f64) = (0.905, 0.985, 0.94);
 // Session 35: lexical 0.812 / 0.969 / 0.878, fused 0.859 / 0.979 / 0.910;
 // top-1 floors (and the fused MRR floor) raised to that less about one query.
 // Session 36: lexical 0.823 / 0.974 / 0.886, fused 0.870 / 0.979 / 0.915;
-// raised to that less about one query.
-const DAILY_DEV4_FLOOR_LEXICAL: (f64, f64, f64) = (0.815, 0.965, 0.88);
-const DAILY_DEV4_FLOOR_FUSED: (f64, f64, f64) = (0.86, 0.97, 0.91);
+// raised to that less about one query. Session 37 (example requests):
+// lexical 0.870 / 0.974 / 0.913, fused 0.901 / 0.979 / 0.936; top-1 and MRR
+// floors raised to that less about one query.
+const DAILY_DEV4_FLOOR_LEXICAL: (f64, f64, f64) = (0.865, 0.965, 0.905);
+const DAILY_DEV4_FLOOR_FUSED: (f64, f64, f64) = (0.895, 0.97, 0.93);
 // The fifth everyday dev set (native-daily-dev5.jsonl, 218 requests written
 // blind in new voices: terse terminal, non-native English, pasted program
 // output, the goal instead of the tool; session 36): before the session's
 // rules lexical 0.729 / 0.954, fused 0.775 / 0.968; after them lexical 0.757
 // / 0.972 / 0.849, fused 0.817 / 0.977 / 0.886. Each floor is that less about
-// one query.
-const DAILY_DEV5_FLOOR_LEXICAL: (f64, f64, f64) = (0.75, 0.965, 0.845);
-const DAILY_DEV5_FLOOR_FUSED: (f64, f64, f64) = (0.81, 0.97, 0.88);
+// one query. Session 37 (example requests): lexical 0.844 / 0.986 / 0.907,
+// fused 0.885 / 0.982 / 0.931; raised to that less about one query.
+const DAILY_DEV5_FLOOR_LEXICAL: (f64, f64, f64) = (0.835, 0.98, 0.90);
+const DAILY_DEV5_FLOOR_FUSED: (f64, f64, f64) = (0.88, 0.975, 0.925);
 // Check half, session 31 (measured once, after the last change): lexical
 // 0.786 / 0.964 / 0.857, fused 0.821 / 0.976 / 0.889. Top-5 and MRR floors
 // raised to that less about two queries; the top-1 floors stay (0.77, 0.80).
@@ -244,7 +256,14 @@ fn phrasings_find_a_native_tool_and_stay_out_of_the_catalog() {
         .unwrap();
     let catalog = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success() && catalog.contains("\"git_diff\""), "{catalog}");
-    for phrasing in ["what did I change", "show my uncommitted changes", "cat a file"] {
+    // phrasings and the example requests (`manifest/examples.toml`) alike
+    for phrasing in [
+        "what did I change",
+        "show my uncommitted changes",
+        "cat a file",
+        "cat pyproject.toml",
+        "show the diff of src/app.ts",
+    ] {
         assert!(!catalog.contains(phrasing), "{phrasing:?} reached the catalog");
     }
 }

@@ -27,6 +27,7 @@ pub fn build_index(registry: &Registry, lifecycle: &Lifecycle) -> SearchIndex {
             description: tool.spec.description.clone(),
             prompt_snippet: tool.spec.prompt_snippet.clone(),
             phrasings: lifecycle.manifest().tools.get(&tool.spec.name).map(|t| t.phrasings.clone()).unwrap_or_default(),
+            examples: lifecycle.manifest().tools.get(&tool.spec.name).map(|t| t.examples.clone()).unwrap_or_default(),
             params: params_from_schema(&tool.spec.input_schema),
             server: match &tool.spec.source {
                 ToolSource::Mcp { server, .. } => Some(server.clone()),

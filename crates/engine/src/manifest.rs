@@ -15,6 +15,8 @@ use crate::permissions::trust::Source;
 
 /// The built-in manifest, compiled into the binary.
 pub const BUILTIN_MANIFEST: &str = include_str!("../manifest/lifecycle.toml");
+/// Search-only example requests per built-in tool (`[tools.NAME] examples`).
+pub const BUILTIN_EXAMPLES: &str = include_str!("../manifest/examples.toml");
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -88,6 +90,11 @@ pub struct ToolOverlay {
     /// model is on) but never sent in the catalog.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub phrasings: Vec<String>,
+    /// Synthetic example requests (about ten per tool, written from its
+    /// documentation alone; built in from `manifest/examples.toml`): searched
+    /// like `phrasings` with their own weight, never sent in the catalog.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub examples: Vec<String>,
 }
 
 impl ToolOverlay {
@@ -102,6 +109,9 @@ impl ToolOverlay {
         }
         if !later.phrasings.is_empty() {
             self.phrasings = later.phrasings;
+        }
+        if !later.examples.is_empty() {
+            self.examples = later.examples;
         }
     }
 }
@@ -162,8 +172,12 @@ struct ManifestOverlay {
 }
 
 impl Manifest {
+    /// The built-in lifecycle manifest with the built-in example requests
+    /// laid over it (kept in their own file: they are data, not policy).
     pub fn builtin() -> anyhow::Result<Manifest> {
-        Manifest::parse(BUILTIN_MANIFEST).context("built-in lifecycle manifest")
+        let mut manifest = Manifest::parse(BUILTIN_MANIFEST).context("built-in lifecycle manifest")?;
+        manifest.overlay_toml(BUILTIN_EXAMPLES).context("built-in example requests")?;
+        Ok(manifest)
     }
 
     pub fn parse(text: &str) -> anyhow::Result<Manifest> {

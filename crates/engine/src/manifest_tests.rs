@@ -72,6 +72,27 @@ fn every_native_tool_has_phrasings_and_an_overlay_may_replace_them() {
 }
 
 #[test]
+fn every_native_tool_has_example_requests_and_an_overlay_may_replace_them() {
+    let mut m = Manifest::builtin().unwrap();
+    for (name, tool) in &m.tools {
+        assert!(tool.examples.len() >= 8, "{name}: about ten example requests");
+        assert!(tool.examples.iter().all(|e| !e.trim().is_empty()), "{name}");
+        // they are other requests than the phrasings, not copies
+        assert!(tool.examples.iter().all(|e| !tool.phrasings.contains(e)), "{name}");
+    }
+    // the lifecycle manifest alone has none: they come from their own file
+    let lifecycle = Manifest::parse(BUILTIN_MANIFEST).unwrap();
+    assert!(lifecycle.tools.values().all(|t| t.examples.is_empty()));
+    assert_eq!(lifecycle.tools["git_diff"].phrasings, m.tools["git_diff"].phrasings);
+    let before = m.tools["git_diff"].examples.clone();
+    m.overlay_toml("[tools.git_diff]\nphrasings = [\"what changed since lunch\"]\n").unwrap();
+    assert_eq!(m.tools["git_diff"].examples, before, "a phrasings overlay keeps the examples");
+    m.overlay_toml("[tools.git_diff]\nexamples = [\"diff since lunch\"]\n").unwrap();
+    assert_eq!(m.tools["git_diff"].examples, ["diff since lunch"]);
+    assert_eq!(m.tools["git_diff"].phrasings, ["what changed since lunch"]);
+}
+
+#[test]
 fn unknown_keys_and_bad_states_are_errors() {
     let err = Manifest::parse("[profiles.default]\nactiv = []").unwrap_err();
     assert!(format!("{err:#}").contains("activ"), "{err:#}");

@@ -79,9 +79,22 @@ fn main() -> anyhow::Result<()> {
     let ranks_file = opt("--ranks");
     let mut params = RankParams::default();
     let mut fusion = FusionParams::default();
+    // `--set sem.example=W`: the weight of example rows' cosines (default
+    // `EXAMPLE_WEIGHT`; 0 leaves them out)
+    let mut sem_example = quiver_search::semantic::EXAMPLE_WEIGHT;
+    // `--set sem.example_top=K`: example rows count by their K best's mean
+    let mut sem_top = quiver_search::semantic::EXAMPLE_TOP;
     for pair in args.windows(2).filter(|w| w[0] == "--set") {
         let (k, v) = pair[1].split_once('=').ok_or_else(|| anyhow::anyhow!("--set {}: expected KEY=VALUE", pair[1]))?;
         let v: f32 = v.parse()?;
+        if k == "sem.example" {
+            sem_example = v;
+            continue;
+        }
+        if k == "sem.example_top" {
+            sem_top = v.max(1.0) as usize;
+            continue;
+        }
         match k.strip_prefix("fuse.") {
             Some(f) => fusion.set(f, v),
             None => params.set(k, v),
@@ -136,7 +149,11 @@ fn main() -> anyhow::Result<()> {
             continue;
         }
         let sem = match &encoder {
-            Some(e) => Some(SemanticIndex::build(e, &docs, vectors.as_deref())?),
+            Some(e) => Some(
+                SemanticIndex::build(e, &docs, vectors.as_deref())?
+                    .with_example_weight(sem_example)
+                    .with_example_top(sem_top),
+            ),
             None => None,
         };
         let index = SearchIndex::build_with(docs, params.clone());

@@ -57,6 +57,7 @@ pub fn load_catalog_sized(path: &Path) -> anyhow::Result<Vec<(SearchDoc, usize)>
                 description: t.get("description").and_then(Value::as_str).unwrap_or("").to_string(),
                 prompt_snippet: t.get("prompt_snippet").and_then(Value::as_str).map(str::to_string),
                 phrasings: strings("phrasings"),
+                examples: strings("examples"),
                 params,
                 server,
             },
@@ -67,7 +68,7 @@ pub fn load_catalog_sized(path: &Path) -> anyhow::Result<Vec<(SearchDoc, usize)>
 }
 
 /// Search documents as a catalog `load_catalog` reads back unchanged (name,
-/// aliases, domain, description, snippet, phrasings, params): quiver's own
+/// aliases, domain, description, snippet, phrasings, examples, params): quiver's own
 /// surface exported once by `quiver bench search --native --export-docs`, so
 /// `examples/lab_eval.rs` ranks it without the engine.
 pub fn docs_json(docs: &[SearchDoc]) -> Value {
@@ -82,6 +83,7 @@ pub fn docs_json(docs: &[SearchDoc]) -> Value {
                 "description": d.description,
                 "prompt_snippet": d.prompt_snippet,
                 "phrasings": d.phrasings,
+                "examples": d.examples,
                 "params": d.params,
                 "server": d.server,
             })
@@ -215,6 +217,7 @@ mod tests {
             description: "Read a file.".into(),
             prompt_snippet: Some("read one file".into()),
             phrasings: vec!["what's in Cargo.toml".into()],
+            examples: vec!["cat pyproject.toml".into()],
             params: vec![("path".into(), "File path.".into())],
             server: None,
         }];

@@ -12,6 +12,7 @@ fn index(names: &[&str]) -> SearchIndex {
                 description: format!("{n} tool"),
                 prompt_snippet: None,
                 phrasings: Vec::new(),
+                examples: Vec::new(),
                 params: vec![],
                 server: None,
             })

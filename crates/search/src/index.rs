@@ -22,6 +22,9 @@ pub struct SearchDoc {
     /// Search-only example requests for this tool (manifest `phrasings`):
     /// indexed as their own field and, with a model, embedded one by one.
     pub phrasings: Vec<String>,
+    /// Synthetic example requests (manifest `examples`): their own lexical
+    /// field (`Field::Example`) and, with a model, embedded one by one.
+    pub examples: Vec<String>,
     /// (parameter name, parameter description), nested names dotted.
     pub params: Vec<(String, String)>,
     /// MCP server the tool comes from.
@@ -55,8 +58,16 @@ pub(super) struct Posting {
 
 /// Fields that describe what a tool is (document frequency is counted over
 /// these when a term occurs in them anywhere).
-const PRIMARY: [Field; 7] =
-    [Field::Name, Field::NamePart, Field::Alias, Field::Description, Field::Snippet, Field::Summary, Field::Phrase];
+const PRIMARY: [Field; 8] = [
+    Field::Name,
+    Field::NamePart,
+    Field::Alias,
+    Field::Description,
+    Field::Snippet,
+    Field::Summary,
+    Field::Phrase,
+    Field::Example,
+];
 
 /// Minimum length of each piece when splitting a compound word.
 const MIN_PIECE: usize = 3;
@@ -112,7 +123,69 @@ pub(super) fn bm25_idf(n: f32, df: f32) -> f32 {
     (1.0 + (n - df + 0.5) / (df + 0.5)).ln()
 }
 
-fn field_words(doc: &SearchDoc, boiler: &dyn Fn(&(String, String)) -> bool) -> [Vec<Word>; NFIELDS] {
+/// Which words of the synthetic example requests are indexed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Examples {
+    /// Any (off when their weight is 0: then they change no other word's
+    /// rarity either).
+    on: bool,
+    /// The literal values too (file names, paths, URLs, quoted text).
+    values: bool,
+    /// Only words found in at least this many of a tool's examples: a word
+    /// its examples share says what the tool is for, a word in one of them
+    /// may be that sentence's filler ("pls", a file's name).
+    min_examples: usize,
+}
+
+impl Examples {
+    #[cfg(test)]
+    const OFF: Examples = Examples { on: false, values: true, min_examples: 1 };
+
+    fn of(params: &RankParams) -> Examples {
+        Examples {
+            on: params.field_weight[Field::Example as usize] > 0.0,
+            values: params.example_values,
+            min_examples: params.example_min.max(1.0) as usize,
+        }
+    }
+}
+
+/// The indexed words of a tool's example requests (see [`Examples`]).
+fn example_words(examples: &[String], which: Examples) -> Vec<Word> {
+    if !which.on {
+        return Vec::new();
+    }
+    let mut per: Vec<Vec<Word>> = examples
+        .iter()
+        .map(|e| {
+            let mut ws = Vec::new();
+            split_words(e, &mut ws);
+            ws.retain(|w| which.values || !w.literal);
+            ws
+        })
+        .collect();
+    if which.min_examples > 1 {
+        let mut count: HashMap<String, usize> = HashMap::new();
+        for ws in &per {
+            let mut seen: Vec<&str> = ws.iter().map(|w| w.text.as_str()).collect();
+            seen.sort_unstable();
+            seen.dedup();
+            for w in seen {
+                *count.entry(w.to_string()).or_insert(0) += 1;
+            }
+        }
+        for ws in &mut per {
+            ws.retain(|w| count.get(&w.text).is_some_and(|&c| c >= which.min_examples));
+        }
+    }
+    per.into_iter().flatten().collect()
+}
+
+fn field_words(
+    doc: &SearchDoc,
+    boiler: &dyn Fn(&(String, String)) -> bool,
+    examples: Examples,
+) -> [Vec<Word>; NFIELDS] {
     let mut out: [Vec<Word>; NFIELDS] = Default::default();
     let mut add = |field: Field, text: &str| {
         let buf = &mut out[field as usize];
@@ -149,6 +222,7 @@ fn field_words(doc: &SearchDoc, boiler: &dyn Fn(&(String, String)) -> bool) -> [
         add(Field::ParamName, n);
         add(Field::ParamDesc, d);
     }
+    out[Field::Example as usize] = example_words(&doc.examples, examples);
     for buf in &mut out {
         buf.retain(|w| !is_stopword(&w.text));
     }
@@ -302,9 +376,12 @@ impl SearchIndex {
         let stemmer = WordStemmer::new();
         let thesaurus = Thesaurus::new(&stemmer);
         let boiler = boilerplate_params(&docs, params.boiler_share);
+        let with_examples = Examples::of(&params);
         let per_doc: Vec<[Vec<Word>; NFIELDS]> = docs
             .iter()
-            .map(|d| field_words(d, &|p| boiler.contains(&(d.server.as_deref(), p.0.as_str(), p.1.as_str()))))
+            .map(|d| {
+                field_words(d, &|p| boiler.contains(&(d.server.as_deref(), p.0.as_str(), p.1.as_str())), with_examples)
+            })
             .collect();
 
         // raw word document frequencies

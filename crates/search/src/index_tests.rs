@@ -83,8 +83,42 @@ fn only_a_long_description_gets_a_lead_sentence_field() {
         ..Default::default()
     };
     let lead = |d: &SearchDoc| -> Vec<String> {
-        field_words(d, &|_| false)[Field::Summary as usize].iter().map(|w| w.text.clone()).collect()
+        field_words(d, &|_| false, Examples::OFF)[Field::Summary as usize].iter().map(|w| w.text.clone()).collect()
     };
     assert!(lead(&one).is_empty());
     assert_eq!(lead(&two), ["runs", "quick", "compliance", "review"]);
+}
+
+#[test]
+fn examples_are_their_own_field_and_unindexed_at_weight_zero() {
+    let d = SearchDoc {
+        name: "git_status".into(),
+        description: "Git status of the workspace.".into(),
+        examples: vec!["is the working tree clean?".into(), "git diff src/app.ts".into()],
+        ..Default::default()
+    };
+    let words = |which: Examples| -> Vec<String> {
+        field_words(&d, &|_| false, which)[Field::Example as usize].iter().map(|w| w.text.clone()).collect()
+    };
+    let on = Examples { on: true, values: true, min_examples: 1 };
+    let all = words(on);
+    assert_eq!(all[..3], ["working", "tree", "clean"]);
+    assert!(all.iter().any(|w| w == "app"), "{all:?}");
+    // without literal values: the file name's words go, the verb stays
+    assert_eq!(words(Examples { values: false, ..on }), ["working", "tree", "clean", "git", "diff"]);
+    // only words two examples share
+    assert!(words(Examples { min_examples: 2, ..on }).is_empty());
+    assert!(words(Examples::OFF).is_empty());
+    let other = SearchDoc { name: "read_file".into(), description: "Read a file.".into(), ..Default::default() };
+    let docs = vec![d, other];
+    // At weight 0 an example's words are not in the index at all, so they
+    // neither match nor change another word's rarity.
+    let mut params = RankParams::default();
+    params.set("example", 0.0).unwrap();
+    let off = SearchIndex::build_with(docs.clone(), params);
+    assert!(!off.terms.contains_key("clean"));
+    assert!(off.search("is the tree clean", 5, &|_| true).is_empty());
+    let on = SearchIndex::build_with(docs, RankParams::default());
+    let hits = on.search("is the tree clean", 5, &|_| true);
+    assert_eq!(hits.first().map(|h| on.docs()[h.doc].name.as_str()), Some("git_status"));
 }

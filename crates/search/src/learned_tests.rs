@@ -27,6 +27,7 @@ fn doc(name: &str, description: &str) -> SearchDoc {
         description: description.into(),
         prompt_snippet: None,
         phrasings: Vec::new(),
+        examples: Vec::new(),
         params: vec![],
         server: None,
     }

@@ -20,13 +20,20 @@ pub enum Field {
     /// Search-only example requests (the everyday ways people ask for a
     /// tool), from the manifest; never sent to a model.
     Phrase = 10,
+    /// Synthetic example requests (the manifest's `examples`: about ten
+    /// plausible requests per tool, written from its documentation alone);
+    /// search-only like `Phrase`, weighted on their own. Not indexed at all
+    /// when their weight is 0.
+    Example = 11,
 }
 
-pub const NFIELDS: usize = 11;
+pub const NFIELDS: usize = 12;
 
 /// Field names as accepted by [`RankParams::set`].
-pub const FIELD_NAMES: [&str; NFIELDS] =
-    ["name", "namepart", "alias", "domain", "server", "desc", "snippet", "pname", "pdesc", "summary", "phrase"];
+pub const FIELD_NAMES: [&str; NFIELDS] = [
+    "name", "namepart", "alias", "domain", "server", "desc", "snippet", "pname", "pdesc", "summary", "phrase",
+    "example",
+];
 
 /// Tunable ranking parameters.
 #[derive(Debug, Clone, PartialEq)]
@@ -42,6 +49,14 @@ pub struct RankParams {
 
     /// Stem words (Snowball English).
     pub stem: bool,
+    /// Index the literal values in example requests (file names, paths,
+    /// URLs, quoted text, identifiers) with their other words; off, only the
+    /// words around a value count: a request's own values would match an
+    /// example's by accident.
+    pub example_values: bool,
+    /// Index only the words of example requests found in at least this many
+    /// of a tool's examples (1 = every word).
+    pub example_min: f32,
     /// Split compound name words into known words.
     pub decompound: bool,
     /// Also index adjacent word pairs under their joined spelling when that
@@ -164,11 +179,13 @@ pub struct RankParams {
 impl Default for RankParams {
     fn default() -> Self {
         RankParams {
-            field_weight: [1.5, 1.5, 2.5, 1.0, 1.0, 1.0, 0.8, 0.0, 0.2, 0.5, 2.4],
-            field_b: [0.3, 0.3, 0.3, 0.3, 0.3, 0.75, 0.75, 0.5, 0.75, 0.5, 0.75],
+            field_weight: [1.5, 1.5, 2.5, 1.0, 1.0, 1.0, 0.8, 0.0, 0.2, 0.5, 2.4, 0.2],
+            field_b: [0.3, 0.3, 0.3, 0.3, 0.3, 0.75, 0.75, 0.5, 0.75, 0.5, 0.75, 0.75],
             k1: 1.2,
             idf_pow: 1.4,
             stem: true,
+            example_values: true,
+            example_min: 1.0,
             decompound: true,
             join_pairs: false,
             expansion_idf_cap: true,
@@ -229,6 +246,8 @@ impl RankParams {
             k1: 1.2,
             idf_pow: 1.0,
             stem: false,
+            example_values: false,
+            example_min: 1.0,
             decompound: false,
             join_pairs: false,
             expansion_idf_cap: false,
@@ -328,6 +347,7 @@ impl RankParams {
             "w_file_name" => &mut self.w_file_name,
             "w_file_edit" => &mut self.w_file_edit,
             "w_look_at" => &mut self.w_look_at,
+            "example_min" => &mut self.example_min,
             "stem" => {
                 self.stem = value != 0.0;
                 return Ok(());
@@ -350,6 +370,10 @@ impl RankParams {
             }
             "join_pairs" => {
                 self.join_pairs = value != 0.0;
+                return Ok(());
+            }
+            "example_values" => {
+                self.example_values = value != 0.0;
                 return Ok(());
             }
             _ => return Err(format!("unknown parameter {key}")),

@@ -20,18 +20,35 @@ const MAGIC: &[u8; 8] = b"QVEC0002";
 /// room for several large catalogs; the least recently written go first.
 const STORE_CAP: usize = 10_000;
 
+/// How much a tool's synthetic example requests count against its
+/// description's and phrasings' cosines (1: alike; 0: not at all).
+pub const EXAMPLE_WEIGHT: f32 = 1.0;
+
+/// A tool's example requests count by the mean cosine of its this many
+/// closest ones, not the closest alone: one example that shares a request's
+/// incidental words (a product name, a file) is weak evidence, several
+/// alike are strong (issue 26, session 37: 3 against 1 gained on the blind
+/// dev sets, see bench/search/README.md).
+pub const EXAMPLE_TOP: usize = 3;
+
 /// A text's identity in the store: the first 16 bytes of its SHA-256.
 pub type TextKey = [u8; 16];
 
 /// Tool vectors (unit length when the model normalizes): one row per
 /// embedded text, each tool's description row first, then one row per
-/// search-only phrasing.
+/// search-only phrasing and example request.
 #[derive(Debug, Clone)]
 pub struct SemanticIndex {
     dim: usize,
     vectors: Vec<f32>,
     /// The doc each row belongs to.
     owner: Vec<u32>,
+    /// Whether each row is a synthetic example request (`SearchDoc::examples`).
+    example: Vec<bool>,
+    /// Factor on an example row's cosine; 0 leaves example rows out.
+    example_weight: f32,
+    /// Example rows count by the mean of a tool's this many best cosines.
+    example_top: usize,
     /// The text key of each row, so a later build can reuse the vector.
     keys: Vec<TextKey>,
     /// Rank of each doc's name in name order, for deterministic ties.
@@ -66,24 +83,35 @@ pub fn doc_text(doc: &SearchDoc) -> String {
 }
 
 /// Every text embedded for `docs`, with the doc it belongs to: each tool's
-/// [`doc_text`], then its phrasings (a request is compared with each alone,
-/// the closest counts: an everyday request resembles one way of asking more
-/// than the description of everything the tool does).
+/// [`doc_text`], then its phrasings, then its example requests (a request is
+/// compared with each alone, the closest counts: an everyday request
+/// resembles one way of asking more than the description of everything the
+/// tool does).
 pub fn embedded_texts(docs: &[SearchDoc]) -> (Vec<String>, Vec<u32>) {
+    let (texts, owner, _) = embedded_rows(docs);
+    (texts, owner)
+}
+
+/// [`embedded_texts`], with whether each row is an example request.
+fn embedded_rows(docs: &[SearchDoc]) -> (Vec<String>, Vec<u32>, Vec<bool>) {
     let mut texts = Vec::with_capacity(docs.len());
     let mut owner = Vec::with_capacity(docs.len());
+    let mut example = Vec::with_capacity(docs.len());
     for (d, doc) in docs.iter().enumerate() {
         texts.push(doc_text(doc));
         owner.push(d as u32);
-        for p in &doc.phrasings {
+        example.push(false);
+        let extra = doc.phrasings.iter().map(|p| (p, false)).chain(doc.examples.iter().map(|e| (e, true)));
+        for (p, is_example) in extra {
             let p = p.trim();
             if !p.is_empty() {
                 texts.push(p.to_string());
                 owner.push(d as u32);
+                example.push(is_example);
             }
         }
     }
-    (texts, owner)
+    (texts, owner, example)
 }
 
 /// The store key of one text under one model.
@@ -122,7 +150,7 @@ impl SemanticIndex {
         previous: Option<&SemanticIndex>,
     ) -> Result<Self, SemanticError> {
         let dim = encoder.dim();
-        let (texts, owner) = embedded_texts(docs);
+        let (texts, owner, example) = embedded_rows(docs);
         let keys: Vec<TextKey> = texts.iter().map(|t| text_key(encoder.id(), t)).collect();
         let mut known: HashMap<TextKey, &[f32]> = HashMap::new();
         if let Some(prev) = previous.filter(|p| p.model_id == encoder.id() && p.dim == dim) {
@@ -177,6 +205,9 @@ impl SemanticIndex {
             dim,
             vectors,
             owner,
+            example,
+            example_weight: EXAMPLE_WEIGHT,
+            example_top: EXAMPLE_TOP,
             keys,
             name_rank: name_ranks(docs),
             model_id: encoder.id().into(),
@@ -186,6 +217,13 @@ impl SemanticIndex {
 
     pub fn len(&self) -> usize {
         self.name_rank.len()
+    }
+
+    /// The same vectors with example rows counting `weight` of their cosine
+    /// (0: left out). For measuring; the default is [`EXAMPLE_WEIGHT`].
+    pub fn with_example_weight(mut self, weight: f32) -> Self {
+        self.example_weight = weight;
+        self
     }
 
     pub fn is_empty(&self) -> bool {
@@ -208,20 +246,49 @@ impl SemanticIndex {
     }
 
     /// Cosine similarity of every doc to a (unit) query vector: the best of
-    /// its rows (description, phrasings).
+    /// its rows (description, phrasings, and examples at their weight).
     pub fn scores(&self, query: &[f32]) -> Vec<f32> {
         if query.len() != self.dim {
             return vec![0.0; self.len()];
         }
         let mut best = vec![f32::MIN; self.len()];
+        let k = self.example_top.max(1);
+        // per doc, its k best example cosines (unsorted)
+        let mut top: Vec<Vec<f32>> = vec![Vec::new(); self.len()];
         for (row, v) in self.vectors.chunks_exact(self.dim).enumerate() {
+            let example = self.example.get(row).copied().unwrap_or(false);
+            if example && self.example_weight <= 0.0 {
+                continue;
+            }
             let s: f32 = v.iter().zip(query).map(|(a, b)| a * b).sum();
             let d = self.owner[row] as usize;
-            if s > best[d] {
+            if example {
+                let t = &mut top[d];
+                if t.len() < k {
+                    t.push(s);
+                } else if let Some(min) = t.iter_mut().min_by(|a, b| a.total_cmp(b)).filter(|m| **m < s) {
+                    *min = s;
+                }
+            } else if s > best[d] {
                 best[d] = s;
             }
         }
+        for (b, t) in best.iter_mut().zip(&top) {
+            if !t.is_empty() {
+                let s = self.example_weight * t.iter().sum::<f32>() / t.len() as f32;
+                if s > *b {
+                    *b = s;
+                }
+            }
+        }
         best
+    }
+
+    /// Example rows count by the mean of a tool's `k` best (1: the best;
+    /// the default is [`EXAMPLE_TOP`]). For measuring.
+    pub fn with_example_top(mut self, k: usize) -> Self {
+        self.example_top = k.max(1);
+        self
     }
 
     /// The `limit` most similar docs passing `keep`, ties broken by name.

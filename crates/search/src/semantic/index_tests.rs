@@ -8,6 +8,7 @@ fn doc(name: &str, description: &str) -> SearchDoc {
         description: description.into(),
         prompt_snippet: None,
         phrasings: Vec::new(),
+        examples: Vec::new(),
         params: vec![],
         server: None,
     }
@@ -34,6 +35,75 @@ fn phrasings_are_embedded_after_their_tool_and_blank_ones_skipped() {
 }
 
 #[test]
+fn examples_are_embedded_after_the_phrasings_and_marked() {
+    let mut a = doc("git_diff", "Show changes.");
+    a.phrasings = vec!["what did I change".into()];
+    a.examples = vec!["git diff --cached".into(), " ".into(), "diff of utils.py".into()];
+    let (texts, owner, example) = embedded_rows(&[a, doc("read_file", "Read a file.")]);
+    assert_eq!(
+        texts,
+        [
+            "git diff: Show changes.",
+            "what did I change",
+            "git diff --cached",
+            "diff of utils.py",
+            "read file: Read a file."
+        ]
+    );
+    assert_eq!(owner, [0, 0, 0, 0, 1]);
+    assert_eq!(example, [false, false, true, true, false]);
+}
+
+#[test]
+fn an_example_row_counts_at_its_weight_and_not_at_all_at_zero() {
+    let index = SemanticIndex {
+        dim: 2,
+        // doc 0: a description row; doc 1: a description row far from the
+        // query and an example row on it
+        vectors: vec![0.6, 0.8, 0.0, 1.0, 1.0, 0.0],
+        owner: vec![0, 1, 1],
+        example: vec![false, false, true],
+        example_weight: EXAMPLE_WEIGHT,
+        example_top: 1,
+        keys: vec![[0; 16], [1; 16], [2; 16]],
+        name_rank: vec![0, 1],
+        model_id: "m".into(),
+        encoded: 3,
+    };
+    let q = [1.0, 0.0];
+    assert_eq!(index.clone().with_example_weight(1.0).scores(&q), vec![0.6, 1.0]);
+    assert_eq!(index.clone().with_example_weight(0.5).scores(&q), vec![0.6, 0.5]);
+    assert_eq!(index.with_example_weight(0.0).scores(&q), vec![0.6, 0.0], "the description row alone");
+}
+
+#[test]
+fn examples_count_by_the_mean_of_their_closest_few() {
+    let index = SemanticIndex {
+        dim: 2,
+        // doc 0: a description row; doc 1: a description row and three
+        // examples, one on the query, one half way, one orthogonal
+        vectors: vec![0.6, 0.8, 0.0, 1.0, 1.0, 0.0, 0.0, 1.0, 0.6, 0.8],
+        owner: vec![0, 1, 1, 1, 1],
+        example: vec![false, false, true, true, true],
+        example_weight: 1.0,
+        example_top: 1,
+        keys: vec![[0; 16], [1; 16], [2; 16], [3; 16], [4; 16]],
+        name_rank: vec![0, 1],
+        model_id: "m".into(),
+        encoded: 5,
+    };
+    let q = [1.0, 0.0];
+    let doc1 = |k: usize| index.clone().with_example_top(k).scores(&q)[1];
+    assert!((doc1(1) - 1.0).abs() < 1e-6);
+    assert!((doc1(2) - 0.8).abs() < 1e-6, "the two closest: (1.0 + 0.6) / 2");
+    assert!((doc1(3) - 1.6 / 3.0).abs() < 1e-6);
+    assert!((doc1(9) - 1.6 / 3.0).abs() < 1e-6, "fewer examples than k: the mean of all");
+    // the description row still counts when it is closer than the mean
+    let q2 = [0.0, 1.0];
+    assert!((index.clone().with_example_top(3).scores(&q2)[1] - 1.0).abs() < 1e-6);
+}
+
+#[test]
 fn a_tool_scores_by_its_closest_row() {
     let index = SemanticIndex {
         dim: 2,
@@ -41,6 +111,9 @@ fn a_tool_scores_by_its_closest_row() {
         // phrasing row close to it
         vectors: vec![0.6, 0.8, 0.0, 1.0, 1.0, 0.0],
         owner: vec![0, 1, 1],
+        example: vec![false; 3],
+        example_weight: EXAMPLE_WEIGHT,
+        example_top: 1,
         keys: vec![[0; 16], [1; 16], [2; 16]],
         name_rank: vec![0, 1],
         model_id: "m".into(),

@@ -15,7 +15,7 @@ use std::io::Write;
 use std::path::PathBuf;
 
 pub use background::BackgroundModel;
-pub use index::{SemanticIndex, TextKey, doc_text, embedded_texts, text_key};
+pub use index::{EXAMPLE_TOP, EXAMPLE_WEIGHT, SemanticIndex, TextKey, doc_text, embedded_texts, text_key};
 pub use model::{Encoder, Pooling, Prefixes};
 
 /// Why semantic ranking is unavailable; callers fall back to lexical.
