@@ -99,7 +99,7 @@ impl SearchIndex {
     /// Name signals: the share of the doc's name terms present in the query
     /// (weighted by query weight), and the name-IDF mass of those matches
     /// divided by the square root of the name length.
-    fn name_match(&self, doc: usize, plan: &QueryPlan) -> (f32, f32) {
+    pub(super) fn name_match(&self, doc: usize, plan: &QueryPlan) -> (f32, f32) {
         let names = &self.name_terms[doc];
         if names.is_empty() {
             return (0.0, 0.0);
