@@ -9,12 +9,17 @@ candidate, hand-set fused order]}). The features are computed by the crate
 (`crates/search/src/learned.rs`), the same code that ranks with the weights,
 so there is nothing to keep in parity here.
 
-Model: score = w . f; trained listwise (softmax over a query's candidates at
-temperature T, the loss -log P(an expected tool)), full-batch Adam, with an L2
+Model: score = w . f over a query's candidates (score fusion's top `depth`).
+Trained on each query's deciding pair (the best-scored expected tool against
+the best-scored other candidate) with the smoothed top-1 error
+1 - sigmoid(T (s_expected - s_other)) as the loss (LEARN_MODE=smooth, the
+default): only near misses and near hits pull, so a tool deep in the list
+does not decide the weights. Also `pair` (RankNet's logistic loss on the same
+pair) and `list` (softmax over the candidates). Full-batch Adam with an L2
 pull towards the hand-set ranking (w = 1 on `hand`, 0 elsewhere: that
-reproduces score fusion rank for rank), so a weight moves only where the data
-asks. Every training set weighs the same in all. Deterministic: no sampling,
-fixed order, fixed epochs. Pure Python (no numpy).
+reproduces score fusion rank for rank), so a weight moves only where the
+data asks. Every training set weighs the same in all. Deterministic: no
+sampling, fixed order, fixed epochs. Pure Python (no numpy).
 
 usage:
   train.py FEATURES [OUT_JSON]      train on every dev set, write the weights
@@ -22,8 +27,10 @@ usage:
   train.py --cv FEATURES            the cross-validation tables (leave one native
                                     set out; odd / even lines; leave one third-party set out)
   train.py --eval WEIGHTS FEATURES  top-1 / top-5 per set, hand-set vs the weights
-Environment: LEARN_T (temperature, 10), LEARN_L2 (0.05), LEARN_EPOCHS (80), LEARN_RATE
-(Adam's step, 0.02), LEARN_SETS (the training sets, comma-separated; default every dev set).
+Environment: LEARN_MODE (smooth), LEARN_T (50), LEARN_L2 (0.01), LEARN_EPOCHS (120),
+LEARN_RATE (Adam's step, 0.01), LEARN_SET_POW (a query weighs n_set^-POW, 1),
+LEARN_SETS (the training sets, comma-separated; default every dev set),
+LEARN_JOBS (parallel folds in --cv, 2).
 Only dev sets are in the feature file (lab_eval lists no check set).
 """
 import json, math, os, sys
@@ -34,12 +41,11 @@ NATIVE_ALL = ['native'] + NATIVE_HELD
 THIRD = ['azure', 'mixed', 'authored', 'turns', 'bfcl']
 TRAIN = os.environ['LEARN_SETS'].split(',') if os.environ.get('LEARN_SETS') else NATIVE_ALL + THIRD
 SANITY = ['gh.mix', 'live.mix']  # reported, never trained on
-BLIND = ['daily.dev3', 'daily.dev4', 'daily.dev5']
-T = float(os.environ.get('LEARN_T', 10))
-L2 = float(os.environ.get('LEARN_L2', 0.05))
-EPOCHS = int(os.environ.get('LEARN_EPOCHS', 80))
-MODE = os.environ.get('LEARN_MODE', 'pair')
-RATE = float(os.environ.get('LEARN_RATE', 0.02))  # Adam's step
+T = float(os.environ.get('LEARN_T', 50))
+L2 = float(os.environ.get('LEARN_L2', 0.01))
+EPOCHS = int(os.environ.get('LEARN_EPOCHS', 120))
+MODE = os.environ.get('LEARN_MODE', 'smooth')
+RATE = float(os.environ.get('LEARN_RATE', 0.01))  # Adam's step
 
 
 def load(path):
@@ -150,10 +156,14 @@ def table(title, rows):
     print('|---|---|---|---|---|')
     for s, h, l in rows:
         n = h[2]
+        if not n:
+            continue
         print(f'| {s} | {n} | {h[0] / n:.3f} / {h[1] / n:.3f} | {l[0] / n:.3f} / {l[1] / n:.3f} | {l[0] - h[0]:+d} |')
 
 
 def aggregate(label, rows):
+    if not rows:
+        return (label, (0, 0, 0), (0, 0, 0))
     h1 = sum(h[0] for _, h, _ in rows)
     l1 = sum(l[0] for _, _, l in rows)
     h5 = sum(h[1] for _, h, _ in rows)
@@ -162,46 +172,65 @@ def aggregate(label, rows):
     return (label, (h1, h5, n), (l1, l5, n))
 
 
+def held_out(kind, key, q):
+    """Whether fold (kind, key) holds query q out of its training set."""
+    if kind == 'a':
+        return q['set'] == key
+    if kind == 'b':
+        return (q['line'] % 2 == 0) == key  # key True: the odd lines (1-based) are out
+    return q['set'] in key
+
+
+_QUERIES = []
+
+
+def _fold(args):
+    names, kind, key = args
+    return train(names, [q for q in _QUERIES if q['set'] in TRAIN and not held_out(kind, key, q)])
+
+
 def cv(names, queries):
     hand = hand_weights(names)
     by_set = {}
     for q in queries:
         by_set.setdefault(q['set'], []).append(q)
-    # (a) leave one native set out; the other native sets and every
-    # third-party dev set train
+    # every fold's training set: (a) leave one native set out (the other
+    # native sets and every third-party dev set train); (b) odd / even lines
+    # of every dev set (line 1 is odd); (c) leave one third-party set out
+    # (azure and mixed share their requests: out together)
+    third_out = [['azure', 'mixed'], ['authored'], ['turns'], ['bfcl']]
+    folds = [('a', h) for h in NATIVE_HELD] + [('b', True), ('b', False)] + [('c', tuple(h)) for h in third_out]
+    jobs = int(os.environ.get('LEARN_JOBS', 2))
+    _QUERIES[:] = queries  # the workers inherit them (fork)
+    args = [(names, kind, key) for kind, key in folds]
+    if jobs > 1:
+        import multiprocessing
+        with multiprocessing.get_context('fork').Pool(jobs) as pool:
+            weights = pool.map(_fold, args)
+    else:
+        weights = [_fold(a) for a in args]
+    trained = dict(zip(folds, weights))
     rows = []
     for held in NATIVE_HELD:
-        w = train(names, [q for q in queries if q['set'] in TRAIN and q['set'] != held])
+        w = trained[('a', held)]
         rows.append((held, counts(hand, by_set[held]), counts(w, by_set[held])))
     rows.append(aggregate('**all six**', rows))
     table('(a) leave one native dev set out (trained on the others + native + azure, mixed, authored, multi-turn, BFCL live)', rows)
-    # (b) odd / even lines of every dev set (line 1 is odd)
-    held_out = {s: [] for s in by_set}
-    weights = []
-    for train_odd in (True, False):
-        train_q = [q for q in queries if q['set'] in TRAIN and (q['line'] % 2 == 0) == train_odd]
-        w = train(names, train_q)
-        weights.append(w)
-        for q in queries:
-            if (q['line'] % 2 == 0) != train_odd:
-                held_out[q['set']].append((w, q))
     rows = []
-    for s in TRAIN + SANITY:
-        if s in held_out:
-            qs = held_out[s]
-            h = counts(hand, [q for _, q in qs])
-            l1 = sum(rank_of_hit(w, q) == 0 for w, q in qs)
-            l5 = sum((lambda r: r is not None and r < 5)(rank_of_hit(w, q)) for w, q in qs)
-            rows.append((s, h, (l1, l5, len(qs))))
-    native_rows = [r for r in rows if r[0] in NATIVE_HELD]
-    third_rows = [r for r in rows if r[0] in THIRD]
-    rows.append(aggregate('**six native held-out sets**', native_rows))
-    rows.append(aggregate('**third-party**', third_rows))
+    for s in NATIVE_ALL + THIRD + SANITY:
+        if s not in by_set:
+            continue
+        # a line is tested by the weights trained on the other half
+        pairs = [(trained[('b', q['line'] % 2 == 0)], q) for q in by_set[s]]
+        h = counts(hand, by_set[s])
+        ranks = [rank_of_hit(w, q) for w, q in pairs]
+        rows.append((s, h, (sum(r == 0 for r in ranks), sum(r is not None and r < 5 for r in ranks), len(ranks))))
+    rows.append(aggregate('**six native held-out sets**', [r for r in rows if r[0] in NATIVE_HELD]))
+    rows.append(aggregate('**third-party**', [r for r in rows if r[0] in THIRD]))
     table('(b) odd / even lines (trained on one half of every dev set, tested on the other; both ways)', rows)
-    # (c) leave one third-party set out (azure and mixed share their requests: out together)
     rows = []
-    for held in (['azure', 'mixed'], ['authored'], ['turns'], ['bfcl']):
-        w = train(names, [q for q in queries if q['set'] in TRAIN and q['set'] not in held])
+    for held in third_out:
+        w = trained[('c', tuple(held))]
         for s in held:
             rows.append((s, counts(hand, by_set[s]), counts(w, by_set[s])))
     table('(c) leave one third-party set out (trained on every other dev set)', rows)
@@ -218,7 +247,7 @@ def main():
         names, _, queries = load(args[2])
         wv = [w[n] for n in names]
         rows = []
-        for s in TRAIN + SANITY:
+        for s in NATIVE_ALL + THIRD + SANITY:
             qs = [q for q in queries if q['set'] == s]
             if qs:
                 rows.append((s, counts(hand_weights(names), qs), counts(wv, qs)))

@@ -16,7 +16,7 @@ use crate::signals::{RULES, flag};
 use crate::{Hit, SearchIndex};
 
 /// The feature names, in the order of the weight vector.
-pub const FEATURES: [&str; 43] = [
+pub const FEATURES: [&str; 47] = [
     "hand",
     "hand_rank",
     "lexical",
@@ -33,6 +33,10 @@ pub const FEATURES: [&str; 43] = [
     "one_of_several",
     "list_for_one",
     "kind_miss",
+    "field_name",
+    "field_description",
+    "field_params",
+    "field_phrase",
     "rule_intent",
     "rule_value_kind",
     "rule_completion",
@@ -65,10 +69,12 @@ pub const FEATURES: [&str; 43] = [
 /// Number of features.
 pub const NF: usize = FEATURES.len();
 
-/// Index of the first rule feature (`rule_intent`) and of the first
-/// flag-crossed feature (`lexical_x_pasted`).
-const RULE_AT: usize = 16;
-const FLAG_AT: usize = 27;
+/// Index of the first field-share feature (`field_name`), of the first rule
+/// feature (`rule_intent`) and of the first flag-crossed feature
+/// (`lexical_x_pasted`).
+const FIELD_AT: usize = 16;
+const RULE_AT: usize = 20;
+const FLAG_AT: usize = 31;
 
 const WEIGHTS_JSON: &str = include_str!("learned_fusion.json");
 
@@ -178,7 +184,8 @@ pub(crate) fn features(index: &SearchIndex, query: &str, hand: &[Hit], pools: &P
                 bit(s.list_for_one),
                 bit(fit.as_ref().is_some_and(|f| !f[i])),
             ];
-            f[..RULE_AT].copy_from_slice(&head);
+            f[..FIELD_AT].copy_from_slice(&head);
+            f[FIELD_AT..RULE_AT].copy_from_slice(&s.fields);
             for (k, c) in s.rules.iter().enumerate().take(RULES.len()) {
                 f[RULE_AT + k] = rel(*c, max_bm25);
             }

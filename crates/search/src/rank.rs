@@ -10,14 +10,14 @@ use super::query::QueryPlan;
 
 /// Content words of a request the match share tracks (a bit each); words
 /// past this many count in neither part of the share.
-const MAX_WORDS: usize = 64;
+pub(super) const MAX_WORDS: usize = 64;
 
 /// Floor of the match share in a score, so that a doc reached only through
 /// terms the request implies keeps an order among its peers.
 const MIN_SHARE: f32 = 1e-3;
 
 /// The weighted share of the request's content words in `mask`.
-fn share_of(plan: &QueryPlan, mask: u64) -> f32 {
+pub(super) fn share_of(plan: &QueryPlan, mask: u64) -> f32 {
     let (mut found, mut total) = (0f32, 0f32);
     for (i, w) in plan.words.iter().enumerate().take(MAX_WORDS) {
         let mass = w.weight * w.idf;

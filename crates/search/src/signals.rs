@@ -4,7 +4,8 @@
 //! re-ranker (`learned.rs`) reads them as features, so it can weigh a rule
 //! differently from the hand-set weight the lexical score gave it.
 
-use super::index::SearchIndex;
+use super::index::{FIELD_GROUPS, SearchIndex};
+use super::rank::{MAX_WORDS, share_of};
 
 /// A rule of `query.rs` that adds a term the request implies rather than says.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -83,6 +84,9 @@ pub(crate) struct DocSignals {
     pub list_for_one: bool,
     /// BM25F of the terms each rule implied, in [`RULES`] order.
     pub rules: [f32; RULES.len()],
+    /// The match share of the request in each field group (`FIELD_GROUPS`:
+    /// name, description, parameters, example requests).
+    pub fields: [f32; FIELD_GROUPS.len()],
 }
 
 impl SearchIndex {
@@ -119,6 +123,15 @@ impl SearchIndex {
                 s.sibling_miss = s.action_miss && self.family_action[d] & plan.action != 0;
                 s.one_of_several = plan.several && self.takes_one[d];
                 s.list_for_one = plan.instance && self.lists[d];
+                for (g, terms) in self.field_terms[d].iter().enumerate() {
+                    let mut mask = 0u64;
+                    for (i, w) in plan.words.iter().enumerate().take(MAX_WORDS) {
+                        if w.terms.iter().any(|t| terms.binary_search(t).is_ok()) {
+                            mask |= 1 << i;
+                        }
+                    }
+                    s.fields[g] = share_of(&plan, mask);
+                }
                 s
             })
             .collect();
