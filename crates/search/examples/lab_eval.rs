@@ -86,7 +86,8 @@ fn main() -> anyhow::Result<()> {
     let depth: usize = opt("--depth").map_or(Ok(10), |d| d.parse())?;
     let mut feature_rows = String::new();
     if features_file.is_some() {
-        feature_rows.push_str(&serde_json::json!({ "features": LEARNED_FEATURES.to_vec(), "depth": depth }).to_string());
+        feature_rows
+            .push_str(&serde_json::json!({ "features": LEARNED_FEATURES.to_vec(), "depth": depth }).to_string());
         feature_rows.push('\n');
     }
     let mut params = RankParams::default();

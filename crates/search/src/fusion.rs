@@ -132,7 +132,8 @@ pub fn fuse(
     keep: &dyn Fn(usize) -> bool,
 ) -> Vec<Hit> {
     let sem = semantic_pool(index, semantic, params.pool, keep);
-    let lex: Vec<&Hit> = lexical.iter().filter(|h| h.doc < index.docs().len() && keep(h.doc)).take(params.pool.max(1)).collect();
+    let lex: Vec<&Hit> =
+        lexical.iter().filter(|h| h.doc < index.docs().len() && keep(h.doc)).take(params.pool.max(1)).collect();
     if params.method == FusionMethod::Learned
         && let Some(w) = LearnedWeights::embedded()
     {

@@ -1,14 +1,18 @@
 //! Learned fusion: a linear re-ranker over the hand-set fusion's top
-//! candidates. Each candidate's features are the hand-set fused score and
-//! rank, the lexical and semantic scores and ranks, the match share, the
-//! lexical ranker's rule signals (`signals.rs`: what each rule added, which
-//! penalty it took) and the request's spans and kinds crossed with the
-//! lexical and semantic scores. The weights are trained on the dev sets by
-//! `bench/search/learn/train.py` (listwise softmax, pure Python, L2 towards
-//! the hand-set ranking: weight 1 on `hand`, 0 elsewhere, which reproduces it
-//! rank for rank) from the feature vectors `features` writes (the lab's
-//! `lab_eval --features FILE`), so training and ranking share one feature
-//! computation; the weights are embedded from `learned_fusion.json`.
+//! candidates (`depth`, 10). Each candidate's features are the hand-set
+//! fused score and rank, the lexical and semantic scores and ranks, the match
+//! share, the share matched in each field group (name, description,
+//! parameters, example requests), the lexical ranker's rule signals
+//! (`signals.rs`: what each rule added, which penalty it took) and the
+//! request's spans and kinds crossed with the lexical and semantic scores.
+//! The weights are trained on the dev sets by `bench/search/learn/train.py`
+//! (the smoothed top-1 error of each query's deciding pair, pure Python, L2
+//! towards the hand-set ranking: weight 1 on `hand`, 0 elsewhere, which
+//! reproduces it rank for rank) from the feature vectors [`features`] writes
+//! (the lab's `lab_eval --features FILE`), so training and ranking share one
+//! feature computation; the weights are embedded from `learned_fusion.json`.
+//! Not the default: under cross-validation on the dev sets it does not beat
+//! the hand-set fusion (`bench/search/README.md`, session 37).
 
 use std::sync::OnceLock;
 
@@ -136,7 +140,8 @@ pub(crate) fn features(index: &SearchIndex, query: &str, hand: &[Hit], pools: &P
     let mut share_docs = docs.clone();
     share_docs.extend(lex.first().map(|h| h.doc));
     let shares = index.match_share(query, &share_docs);
-    let best_share = if lex.first().is_some_and(|h| h.score > 0.0) { shares.last().copied().unwrap_or(0.0) } else { 0.0 };
+    let best_share =
+        if lex.first().is_some_and(|h| h.score > 0.0) { shares.last().copied().unwrap_or(0.0) } else { 0.0 };
     let (flags, signals) = index.signals(query, &docs);
     let fit = index.value_kind_fit(query, &docs);
     let hand_top = hand.first().map_or(0.0, |h| h.score);

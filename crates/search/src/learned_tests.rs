@@ -40,7 +40,8 @@ fn ranked(idx: &SearchIndex, q: &str, semantic: &[f32], w: &LearnedWeights) -> (
     let hand = FusionParams::default();
     let by_hand: Vec<usize> = fuse(idx, q, &lexical, semantic, &hand, 5, &|_| true).iter().map(|h| h.doc).collect();
     let cands = learned_candidates(idx, q, &lexical, semantic, &hand, w.depth);
-    let hits: Vec<Hit> = cands.iter().enumerate().map(|(i, (doc, _))| Hit { doc: *doc, score: 1.0 / (1.0 + i as f32) }).collect();
+    let hits: Vec<Hit> =
+        cands.iter().enumerate().map(|(i, (doc, _))| Hit { doc: *doc, score: 1.0 / (1.0 + i as f32) }).collect();
     let feats: Vec<[f32; NF]> = cands.iter().map(|(_, f)| *f).collect();
     let mut learned = rerank(&hits, &feats, w);
     learned.sort_by(|a, b| b.score.total_cmp(&a.score).then(idx.name_order(a.doc, b.doc)));

@@ -775,17 +775,7 @@ impl SearchIndex {
         .iter()
         .filter(|(on, _)| *on)
         .fold(0, |acc, (_, bit)| acc | bit);
-        QueryPlan {
-            terms,
-            idf,
-            action,
-            several,
-            instance,
-            pairs,
-            words: word_terms,
-            implied,
-            flags,
-        }
+        QueryPlan { terms, idf, action, several, instance, pairs, words: word_terms, implied, flags }
     }
 }
 
