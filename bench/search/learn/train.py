@@ -1,168 +1,269 @@
 #!/usr/bin/env python3
-"""Learned fusion: a linear ranker over a candidate's lexical and semantic
-signals, trained on the dev sets' `quiver bench search --dump` files.
+"""Learned fusion v2: a linear re-ranker over the hand-set fusion's top
+candidates, trained on the dev sets.
 
-Pure Python (no numpy). Each query's candidates are the lexical and the
-semantic top `POOL` (as `quiver_search::fuse` takes them); each candidate gets
-the features below, computed exactly as `crates/search/src/learned.rs` does;
-the weights maximise the softmax likelihood of the expected tool within its
-query (listwise logistic), every dev set weighing the same in all, with an L2
-pull towards the hand-set fusion (which the features can express exactly:
-0.5 x lexical_shared + 0.2 x semantic_leaned), so a weight moves only where
-the data asks it to.
+Input: the feature file `lab_eval --features FILE` writes (first line
+{"features": [...], "depth": K}; then one line per query: {"set", "line",
+"hits": [candidate indexes that are an expected tool], "f": [[features] per
+candidate, hand-set fused order]}). The features are computed by the crate
+(`crates/search/src/learned.rs`), the same code that ranks with the weights,
+so there is nothing to keep in parity here.
 
-usage: train.py DUMP_DIR [OUT_JSON]   (DUMP_DIR/<set>.jsonl from bench search --dump;
-       the crate embeds crates/search/src/learned_fusion.json)
-       train.py --eval WEIGHTS_JSON DUMP_DIR   (top-1/top-5 per set, hand vs learned)
-Dev sets only decide (DEV below); the check sets are reported, never trained on.
+Model: score = w . f over a query's candidates (score fusion's top `depth`).
+Trained on each query's deciding pair (the best-scored expected tool against
+the best-scored other candidate) with the smoothed top-1 error
+1 - sigmoid(T (s_expected - s_other)) as the loss (LEARN_MODE=smooth, the
+default): only near misses and near hits pull, so a tool deep in the list
+does not decide the weights. Also `pair` (RankNet's logistic loss on the same
+pair) and `list` (softmax over the candidates). Full-batch Adam with an L2
+pull towards the hand-set ranking (w = 1 on `hand`, 0 elsewhere: that
+reproduces score fusion rank for rank), so a weight moves only where the
+data asks. Every training set weighs the same in all. Deterministic: no
+sampling, fixed order, fixed epochs. Pure Python (no numpy).
+
+usage:
+  train.py FEATURES [OUT_JSON]      train on every dev set, write the weights
+                                    (the crate embeds crates/search/src/learned_fusion.json)
+  train.py --cv FEATURES            the cross-validation tables (leave one native
+                                    set out; odd / even lines; leave one third-party set out)
+  train.py --eval WEIGHTS FEATURES  top-1 / top-5 per set, hand-set vs the weights
+Environment: LEARN_MODE (smooth), LEARN_T (50), LEARN_L2 (0.01), LEARN_EPOCHS (120),
+LEARN_RATE (Adam's step, 0.01), LEARN_SET_POW (a query weighs n_set^-POW, 1),
+LEARN_SETS (the training sets, comma-separated; default every dev set),
+LEARN_JOBS (parallel folds in --cv, 2).
+Only dev sets are in the feature file (lab_eval lists no check set).
 """
 import json, math, os, sys
 
-POOL = 30
-DEV = ['azure', 'mixed', 'native', 'native.ev', 'daily.dev', 'daily.dev2', 'daily.dev3', 'daily.dev4', 'daily.dev5', 'authored', 'turns',
-       'bfcl.live']
-REPORT = DEV + ['gh.mix', 'live.mix', 'CK.native', 'CK.daily', 'CK.seal']
-FEATURES = ['lexical', 'lexical_shared', 'share', 'semantic', 'semantic_leaned',
-            'cosine_gap', 'lexical_rank', 'semantic_rank', 'lexical_confident', 'semantic_alone']
-HAND = {'lexical_shared': 0.5, 'semantic_leaned': 0.2}
-L2 = float(os.environ.get('LEARN_L2', 0.02))
-# softmax temperature: fused scores live in [0, ~1]
-SCALE = float(os.environ.get('LEARN_SCALE', 50))
-EPOCHS = int(os.environ.get('LEARN_EPOCHS', 80))
-RATE = 0.01  # Adam's step
+# the native dev sets a held-out fold is made of, and the third-party dev sets
+NATIVE_HELD = ['native.ev', 'daily.dev', 'daily.dev2', 'daily.dev3', 'daily.dev4', 'daily.dev5']
+NATIVE_ALL = ['native'] + NATIVE_HELD
+THIRD = ['azure', 'mixed', 'authored', 'turns', 'bfcl']
+TRAIN = os.environ['LEARN_SETS'].split(',') if os.environ.get('LEARN_SETS') else NATIVE_ALL + THIRD
+SANITY = ['gh.mix', 'live.mix']  # reported, never trained on
+T = float(os.environ.get('LEARN_T', 50))
+L2 = float(os.environ.get('LEARN_L2', 0.01))
+EPOCHS = int(os.environ.get('LEARN_EPOCHS', 120))
+MODE = os.environ.get('LEARN_MODE', 'smooth')
+RATE = float(os.environ.get('LEARN_RATE', 0.01))  # Adam's step
 
 
-def candidates(line):
-    """[(name, features)] for one dumped query, in the fused candidate set."""
-    rows = line['candidates']
-    lex = [r for r in rows if r[1] > 0][:POOL]
-    sem = sorted(rows, key=lambda r: (-r[2], r[0]))[:POOL]
-    top = lex[0][1] if lex else 0.0
-    best_share = lex[0][3] if lex else 0.0
-    best_c, floor = sem[0][2], sem[-1][2]
-    span = best_c - floor
-    lrank = {r[0]: i for i, r in enumerate(lex)}
-    srank = {r[0]: i for i, r in enumerate(sem)}
-    out = []
-    for r in rows:
-        name, l, c, s = r
-        if name not in lrank and name not in srank:
-            continue
-        lexn = l / top if name in lrank and top > 0 else 0.0
-        semn = max(0.0, (c - floor) / span) if name in srank and span > 0 else (1.0 if name in srank else 0.0)
-        sem15 = semn ** 1.5
-        f = {
-            'lexical': lexn,
-            'lexical_shared': lexn * (s ** 0.25 if s > 0 else 0.0),
-            'share': s if name in lrank else 0.0,
-            'semantic': semn,
-            'semantic_leaned': sem15 * max(0.0, 1.5 - best_share),
-            'cosine_gap': c - best_c,
-            'lexical_rank': 1.0 / (1 + lrank[name]) if name in lrank else 0.0,
-            'semantic_rank': 1.0 / (1 + srank[name]) if name in srank else 0.0,
-            'lexical_confident': lexn * best_share,
-            'semantic_alone': sem15 * (1.0 - s),
-        }
-        out.append((name, [f[k] for k in FEATURES]))
-    return out
+def load(path):
+    with open(path) as fh:
+        head = json.loads(fh.readline())
+        queries = []
+        for raw in fh:
+            q = json.loads(raw)
+            sparse = [[(j, v) for j, v in enumerate(f) if v != 0.0] for f in q['f']]
+            queries.append({'set': q['set'], 'line': q['line'], 'hits': set(q['hits']), 'x': sparse})
+    return head['features'], head['depth'], queries
 
 
-def load(dump_dir, sets):
-    data = {}
-    for s in sets:
-        path = os.path.join(dump_dir, f'{s}.jsonl')
-        if not os.path.exists(path):
-            continue
-        qs = []
-        for raw in open(path):
-            line = json.loads(raw)
-            qs.append((set(line['expected']), candidates(line)))
-        data[s] = qs
-    return data
+def hand_weights(names):
+    return [1.0 if n == 'hand' else 0.0 for n in names]
 
 
-def is_hit(name, expected):
-    short = name.rsplit('__', 1)[-1]
-    return name in expected or short in expected
+def scores(w, q):
+    return [sum(w[j] * v for j, v in c) for c in q['x']]
 
 
-def rank_of(w, expected, cands):
-    scored = sorted(cands, key=lambda c: (-sum(a * b for a, b in zip(w, c[1])), c[0]))
-    for i, (n, _) in enumerate(scored):
-        if is_hit(n, expected):
-            return i
-    return None
+def rank_of_hit(w, q):
+    """0-based rank of the best-placed expected tool after re-ranking (ties keep
+    the hand-set order, as the crate's sort by score then name nearly does);
+    None when no candidate is expected."""
+    if not q['hits']:
+        return None
+    s = scores(w, q)
+    order = sorted(range(len(s)), key=lambda i: (-s[i], i))
+    return min(order.index(i) for i in q['hits'])
 
 
-def metrics(w, qs):
-    ranks = [rank_of(w, e, c) for e, c in qs]
-    n = len(ranks)
-    return sum(r == 0 for r in ranks) / n, sum(r is not None and r < 5 for r in ranks) / n
-
-
-def train(data):
-    w0 = [HAND.get(k, 0.0) for k in FEATURES]
+def train(names, queries):
+    w0 = hand_weights(names)
     w = list(w0)
-    rows = []  # (set weight, expected index, features)
-    for s, qs in data.items():
-        if s not in DEV:
-            continue
-        sw = len(qs) ** -float(os.environ.get('LEARN_SET_POW', 1))
-        for expected, cands in qs:
-            idx = [i for i, (n, _) in enumerate(cands) if is_hit(n, expected)]
-            if idx:
-                rows.append((sw, idx[0], [f for _, f in cands]))
-    total = sum(r[0] for r in rows)
-    scale = SCALE
-    mom, sq = [0.0] * len(w), [0.0] * len(w)
+    n = len(w)
+    per_set = {}
+    for q in queries:
+        per_set[q['set']] = per_set.get(q['set'], 0) + 1
+    # every set weighs the same in all; a query with no expected tool among
+    # the candidates cannot teach the re-ranker anything
+    pow_ = float(os.environ.get('LEARN_SET_POW', 1))
+    rows = [(per_set[q['set']] ** -pow_, q) for q in queries if q['hits'] and len(q['x']) > 1]
+    total = sum(r for r, _ in rows) or 1.0
+    pair = MODE in ('pair', 'smooth')
+    SMOOTH = MODE == 'smooth'
+    mom, sq = [0.0] * n, [0.0] * n
     for epoch in range(EPOCHS):
         grad = [L2 * (a - b) for a, b in zip(w, w0)]
         loss = 0.0
-        for sw, k, feats in rows:
-            z = [scale * sum(a * b for a, b in zip(w, f)) for f in feats]
+        for sw, q in rows:
+            s = scores(w, q)
+            c = sw * T / total
+            if pair:
+                # the deciding pair: the best-scored expected tool against the
+                # best-scored other candidate (top-1 is theirs to decide)
+                h = max(q['hits'], key=lambda i: (s[i], -i))
+                o = max((i for i in range(len(s)) if i not in q['hits']), key=lambda i: (s[i], -i), default=None)
+                if o is None:
+                    continue
+                m = max(-30.0, min(30.0, T * (s[h] - s[o])))
+                if SMOOTH:
+                    # the smoothed top-1 error 1 - sigmoid(m): only near
+                    # misses and near hits pull (a tool deep in the list
+                    # would otherwise decide the weights)
+                    p = 1.0 / (1.0 + math.exp(-m))
+                    loss += sw * (1.0 - p)
+                    g = p * (1.0 - p)  # -d loss / d m
+                else:
+                    loss += sw * math.log1p(math.exp(-m))
+                    g = 1.0 / (1.0 + math.exp(m))  # -d loss / d m
+                for j, v in q['x'][h]:
+                    grad[j] -= c * g * v
+                for j, v in q['x'][o]:
+                    grad[j] += c * g * v
+                continue
+            z = [T * x for x in s]
             m = max(z)
             e = [math.exp(x - m) for x in z]
             zs = sum(e)
-            loss += sw * (math.log(zs) + m - z[k])
-            for f, ex in zip(feats, e):
-                p = ex / zs
-                for j, v in enumerate(f):
-                    grad[j] += sw * scale * p * v / total
-            for j, v in enumerate(feats[k]):
-                grad[j] -= sw * scale * v / total
-        # Adam: the features differ in scale (ranks, cosine gaps, shares)
+            zh = sum(e[i] for i in q['hits'])
+            loss += sw * (math.log(zs) - math.log(zh))
+            for i, feats in enumerate(q['x']):
+                # d loss / d s_i = T (p_i - p_i [i hit] / P(hit))
+                g = e[i] / zs - (e[i] / zh if i in q['hits'] else 0.0)
+                if g != 0.0:
+                    for j, v in feats:
+                        grad[j] += c * g * v
         mom = [0.9 * a + 0.1 * g for a, g in zip(mom, grad)]
         sq = [0.999 * a + 0.001 * g * g for a, g in zip(sq, grad)]
         t = epoch + 1
-        w = [a - RATE * (m / (1 - 0.9**t)) / (math.sqrt(v / (1 - 0.999**t)) + 1e-8) for a, m, v in zip(w, mom, sq)]
-        if epoch % 20 == 0 or epoch == EPOCHS - 1:
+        w = [a - RATE * (mm / (1 - 0.9**t)) / (math.sqrt(v / (1 - 0.999**t)) + 1e-8) for a, mm, v in zip(w, mom, sq)]
+        if os.environ.get('LEARN_VERBOSE') and (epoch % 25 == 0 or epoch == EPOCHS - 1):
             print(f'epoch {epoch} loss {loss / total:.4f}', file=sys.stderr)
     return w
 
 
-def report(data, w):
-    w0 = [HAND.get(k, 0.0) for k in FEATURES]
-    print(f'{"set":10} {"n":>5}  hand top1/top5   learned top1/top5')
-    for s in REPORT:
-        if s in data:
-            h, l = metrics(w0, data[s]), metrics(w, data[s])
-            print(f'{s:10} {len(data[s]):5}  {h[0]:.3f} / {h[1]:.3f}    {l[0]:.3f} / {l[1]:.3f}')
+def counts(w, qs):
+    """(top-1, top-5, n) hits of `qs` ranked by `w`."""
+    ranks = [rank_of_hit(w, q) for q in qs]
+    return sum(r == 0 for r in ranks), sum(r is not None and r < 5 for r in ranks), len(qs)
+
+
+def table(title, rows):
+    """rows: (set, hand (t1, t5, n), learned (t1, t5, n))."""
+    print(f'\n{title}')
+    print(f'| held out | n | hand-set top-1 / top-5 | learned top-1 / top-5 | top-1 +/- |')
+    print('|---|---|---|---|---|')
+    for s, h, l in rows:
+        n = h[2]
+        if not n:
+            continue
+        print(f'| {s} | {n} | {h[0] / n:.3f} / {h[1] / n:.3f} | {l[0] / n:.3f} / {l[1] / n:.3f} | {l[0] - h[0]:+d} |')
+
+
+def aggregate(label, rows):
+    if not rows:
+        return (label, (0, 0, 0), (0, 0, 0))
+    h1 = sum(h[0] for _, h, _ in rows)
+    l1 = sum(l[0] for _, _, l in rows)
+    h5 = sum(h[1] for _, h, _ in rows)
+    l5 = sum(l[1] for _, _, l in rows)
+    n = sum(h[2] for _, h, _ in rows)
+    return (label, (h1, h5, n), (l1, l5, n))
+
+
+def held_out(kind, key, q):
+    """Whether fold (kind, key) holds query q out of its training set."""
+    if kind == 'a':
+        return q['set'] == key
+    if kind == 'b':
+        return (q['line'] % 2 == 0) == key  # key True: the odd lines (1-based) are out
+    return q['set'] in key
+
+
+_QUERIES = []
+
+
+def _fold(args):
+    names, kind, key = args
+    return train(names, [q for q in _QUERIES if q['set'] in TRAIN and not held_out(kind, key, q)])
+
+
+def cv(names, queries):
+    hand = hand_weights(names)
+    by_set = {}
+    for q in queries:
+        by_set.setdefault(q['set'], []).append(q)
+    # every fold's training set: (a) leave one native set out (the other
+    # native sets and every third-party dev set train); (b) odd / even lines
+    # of every dev set (line 1 is odd); (c) leave one third-party set out
+    # (azure and mixed share their requests: out together)
+    third_out = [['azure', 'mixed'], ['authored'], ['turns'], ['bfcl']]
+    folds = [('a', h) for h in NATIVE_HELD] + [('b', True), ('b', False)] + [('c', tuple(h)) for h in third_out]
+    jobs = int(os.environ.get('LEARN_JOBS', 2))
+    _QUERIES[:] = queries  # the workers inherit them (fork)
+    args = [(names, kind, key) for kind, key in folds]
+    if jobs > 1:
+        import multiprocessing
+        with multiprocessing.get_context('fork').Pool(jobs) as pool:
+            weights = pool.map(_fold, args)
+    else:
+        weights = [_fold(a) for a in args]
+    trained = dict(zip(folds, weights))
+    rows = []
+    for held in NATIVE_HELD:
+        w = trained[('a', held)]
+        rows.append((held, counts(hand, by_set[held]), counts(w, by_set[held])))
+    rows.append(aggregate('**all six**', rows))
+    table('(a) leave one native dev set out (trained on the others + native + azure, mixed, authored, multi-turn, BFCL live)', rows)
+    rows = []
+    for s in NATIVE_ALL + THIRD + SANITY:
+        if s not in by_set:
+            continue
+        # a line is tested by the weights trained on the other half
+        pairs = [(trained[('b', q['line'] % 2 == 0)], q) for q in by_set[s]]
+        h = counts(hand, by_set[s])
+        ranks = [rank_of_hit(w, q) for w, q in pairs]
+        rows.append((s, h, (sum(r == 0 for r in ranks), sum(r is not None and r < 5 for r in ranks), len(ranks))))
+    rows.append(aggregate('**six native held-out sets**', [r for r in rows if r[0] in NATIVE_HELD]))
+    rows.append(aggregate('**third-party**', [r for r in rows if r[0] in THIRD]))
+    table('(b) odd / even lines (trained on one half of every dev set, tested on the other; both ways)', rows)
+    rows = []
+    for held in third_out:
+        w = trained[('c', tuple(held))]
+        for s in held:
+            rows.append((s, counts(hand, by_set[s]), counts(w, by_set[s])))
+    table('(c) leave one third-party set out (trained on every other dev set)', rows)
 
 
 def main():
-    if sys.argv[1] == '--eval':
-        w = json.load(open(sys.argv[2]))
-        report(load(sys.argv[3], REPORT), [w['weights'][k] for k in FEATURES])
+    args = sys.argv[1:]
+    if args and args[0] == '--cv':
+        names, _, queries = load(args[1])
+        cv(names, queries)
         return
-    data = load(sys.argv[1], REPORT)
-    w = train({k: v for k, v in data.items() if k in DEV})
-    report(data, w)
-    if len(sys.argv) > 2:
-        out = {'comment': 'bench/search/learn/train.py over the dev sets; see bench/search/README.md',
-               'temperature': SCALE, 'weights': {k: round(v, 6) for k, v in zip(FEATURES, w)}}
-        with open(sys.argv[2], 'w') as f:
-            json.dump(out, f, indent=1)
-            f.write('\n')
+    if args and args[0] == '--eval':
+        w = json.load(open(args[1]))['weights']
+        names, _, queries = load(args[2])
+        wv = [w[n] for n in names]
+        rows = []
+        for s in NATIVE_ALL + THIRD + SANITY:
+            qs = [q for q in queries if q['set'] == s]
+            if qs:
+                rows.append((s, counts(hand_weights(names), qs), counts(wv, qs)))
+        table('in sample (the weights against the hand-set fusion)', rows)
+        return
+    if not args:
+        sys.exit(__doc__)
+    names, depth, queries = load(args[0])
+    w = train(names, [q for q in queries if q['set'] in TRAIN])
+    out = {'depth': depth, 'temperature': T, 'l2': L2, 'epochs': EPOCHS,
+           'weights': {n: round(x, 6) for n, x in zip(names, w)}}
+    text = json.dumps(out, indent=1) + '\n'
+    if len(args) > 1:
+        open(args[1], 'w').write(text)
+    else:
+        sys.stdout.write(text)
 
 
 if __name__ == '__main__':

@@ -8,8 +8,12 @@
 //! CLI. With `--model` the fused ranking runs too, as `quiver bench search`
 //! does it (lexical pool, then `fuse`); query vectors are kept in
 //! `--qcache FILE` between runs. `--halves` adds each set's hits (top-1 + top-5)
-//! on its odd and even lines, lexical and fused, for the both-halves rule. Check sets are not listed here: they are run
-//! once, by `table.sh`. Prints per set the top-1 / top-5 counts.
+//! on its odd and even lines, lexical and fused, for the both-halves rule.
+//! `--features FILE` writes, per query, the learned re-ranker's candidates
+//! (score fusion's top `--depth`, default 10) with their feature vectors and
+//! which of them hit: what `bench/search/learn/train.py` trains on. Check
+//! sets are not listed here: they are run once, by `table.sh`. Prints per set
+//! the top-1 / top-5 counts.
 
 #![allow(clippy::print_stdout)]
 
@@ -18,7 +22,7 @@ use std::path::PathBuf;
 
 use quiver_search::bench::{self as b, BenchQuery};
 use quiver_search::semantic::{Encoder, SemanticIndex};
-use quiver_search::{FusionParams, RankParams, SearchDoc, SearchIndex, fuse};
+use quiver_search::{FusionParams, LEARNED_FEATURES, RankParams, SearchDoc, SearchIndex, fuse, learned_candidates};
 
 struct QueryVectors {
     path: Option<PathBuf>,
@@ -77,6 +81,15 @@ fn main() -> anyhow::Result<()> {
     // `--ranks FILE`: each query's lexical and fused rank of the expected tool (0 = missed)
     let mut ranks = String::new();
     let ranks_file = opt("--ranks");
+    // `--features FILE`: the learned re-ranker's training rows, one query a line
+    let features_file = opt("--features");
+    let depth: usize = opt("--depth").map_or(Ok(10), |d| d.parse())?;
+    let mut feature_rows = String::new();
+    if features_file.is_some() {
+        feature_rows
+            .push_str(&serde_json::json!({ "features": LEARNED_FEATURES.to_vec(), "depth": depth }).to_string());
+        feature_rows.push('\n');
+    }
     let mut params = RankParams::default();
     let mut fusion = FusionParams::default();
     // `--set sem.example=W`: the weight of example rows' cosines (default
@@ -176,6 +189,19 @@ fn main() -> anyhow::Result<()> {
                 if let (Some(s), Some(e)) = (&sem, &encoder) {
                     let scores = s.scores(&qv.get(e, &bq.query)?);
                     let pool = index.search(&bq.query, limit.max(fusion.pool), &keep);
+                    if features_file.is_some() {
+                        let cands = learned_candidates(&index, &bq.query, &pool, &scores, &fusion, depth);
+                        let hits: Vec<usize> = (0..cands.len())
+                            .filter(|&i| b::is_hit(&index.docs()[cands[i].0].name, &bq.expected))
+                            .collect();
+                        let rows: Vec<Vec<f64>> = cands
+                            .iter()
+                            .map(|(_, f)| f.iter().map(|&x| (f64::from(x) * 1e6).round() / 1e6).collect())
+                            .collect();
+                        let line = serde_json::json!({ "set": name, "line": line, "hits": hits, "f": rows });
+                        feature_rows.push_str(&line.to_string());
+                        feature_rows.push('\n');
+                    }
                     let f = names(&fuse(&index, &bq.query, &pool, &scores, &fusion, limit, &keep));
                     let fr = f.iter().position(|n| b::is_hit(n, &bq.expected));
                     f1 += usize::from(fr == Some(0));
@@ -225,6 +251,9 @@ fn main() -> anyhow::Result<()> {
             };
             println!("{name:10} n={n:4}  lexical {l1:4} {l5:4}{fl}{hv}");
         }
+    }
+    if let Some(f) = features_file {
+        std::fs::write(f, feature_rows)?;
     }
     if let Some(f) = ranks_file {
         std::fs::write(f, ranks)?;

@@ -4,7 +4,7 @@
 
 use std::cmp::Ordering;
 
-use crate::learned::{LearnedWeights, fuse_learned};
+use crate::learned::{LearnedWeights, NF, Pools, features, rerank};
 use crate::{Hit, SearchIndex};
 
 /// Which ranking produced a result list; a search reports it so a caller (and
@@ -120,6 +120,8 @@ impl FusionParams {
 /// to `semantic_pow`, with a weight that grows as the best lexical match
 /// covers less of the request (`share_lean`). Docs
 /// outside a ranking's pool get 0 from it. Ties are broken by name.
+/// [`FusionMethod::Learned`] re-ranks score fusion's top candidates by the
+/// embedded learned weights (see [`crate::learned`]).
 pub fn fuse(
     index: &SearchIndex,
     query: &str,
@@ -129,30 +131,79 @@ pub fn fuse(
     limit: usize,
     keep: &dyn Fn(usize) -> bool,
 ) -> Vec<Hit> {
-    let n = index.docs().len();
-    let pool = params.pool.max(1);
-    let mut sem: Vec<Hit> =
-        semantic.iter().enumerate().take(n).filter(|(d, _)| keep(*d)).map(|(doc, &score)| Hit { doc, score }).collect();
+    let sem = semantic_pool(index, semantic, params.pool, keep);
+    let lex: Vec<&Hit> =
+        lexical.iter().filter(|h| h.doc < index.docs().len() && keep(h.doc)).take(params.pool.max(1)).collect();
+    if params.method == FusionMethod::Learned
+        && let Some(w) = LearnedWeights::embedded()
+    {
+        let hand = fuse_pools(index, query, &lex, &sem, params, limit.max(w.depth));
+        let pools = Pools { lex: &lex, sem: &sem, semantic };
+        let mut hits = rerank(&hand, &features(index, query, &hand, &pools), w);
+        hits.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| index.name_order(a.doc, b.doc)));
+        hits.truncate(limit);
+        return hits;
+    }
+    fuse_pools(index, query, &lex, &sem, params, limit)
+}
+
+/// The learned re-ranker's candidates and their features (see
+/// [`crate::learned`]): score fusion's top `depth`, best first, each with
+/// its feature vector. What `train.py` trains on (the lab's `lab_eval
+/// --features`); `fuse` computes the same.
+#[doc(hidden)]
+pub fn learned_candidates(
+    index: &SearchIndex,
+    query: &str,
+    lexical: &[Hit],
+    semantic: &[f32],
+    params: &FusionParams,
+    depth: usize,
+) -> Vec<(usize, [f32; NF])> {
+    let keep = |_: usize| true;
+    let sem = semantic_pool(index, semantic, params.pool, &keep);
+    let lex: Vec<&Hit> = lexical.iter().filter(|h| h.doc < index.docs().len()).take(params.pool.max(1)).collect();
+    let hand = fuse_pools(index, query, &lex, &sem, &FusionParams { method: FusionMethod::Score, ..*params }, depth);
+    let pools = Pools { lex: &lex, sem: &sem, semantic };
+    hand.iter().map(|h| h.doc).zip(features(index, query, &hand, &pools)).collect()
+}
+
+/// The semantic top `pool` passing `keep`, best first (ties by name).
+fn semantic_pool(index: &SearchIndex, semantic: &[f32], pool: usize, keep: &dyn Fn(usize) -> bool) -> Vec<Hit> {
+    let pool = pool.max(1);
+    let mut sem: Vec<Hit> = semantic
+        .iter()
+        .enumerate()
+        .take(index.docs().len())
+        .filter(|(d, _)| keep(*d))
+        .map(|(doc, &score)| Hit { doc, score })
+        .collect();
     let by_score = |a: &Hit, b: &Hit| b.score.total_cmp(&a.score).then_with(|| index.name_order(a.doc, b.doc));
     if sem.len() > pool {
         sem.select_nth_unstable_by(pool - 1, by_score);
         sem.truncate(pool);
     }
     sem.sort_by(by_score);
-    let lex: Vec<&Hit> = lexical.iter().filter(|h| h.doc < n && keep(h.doc)).take(pool).collect();
-    if params.method == FusionMethod::Learned
-        && let Some(w) = LearnedWeights::embedded()
-    {
-        let mut hits = fuse_learned(index, query, &lex, &sem, semantic, w);
-        hits.sort_by(by_score);
-        hits.truncate(limit);
-        return hits;
-    }
+    sem
+}
+
+/// Score fusion (or RRF) of the two pools: the `limit` best docs.
+fn fuse_pools(
+    index: &SearchIndex,
+    query: &str,
+    lex: &[&Hit],
+    sem: &[Hit],
+    params: &FusionParams,
+    limit: usize,
+) -> Vec<Hit> {
+    let n = index.docs().len();
+    let by_score = |a: &Hit, b: &Hit| b.score.total_cmp(&a.score).then_with(|| index.name_order(a.doc, b.doc));
     let mut fused = vec![0f32; n];
     let mut seen = vec![false; n];
     match params.method {
-        // `Learned` here only if the embedded weights failed to parse (a unit
-        // test rules that out): the hand-set fusion rather than no ranking
+        // `Learned` here re-ranks score fusion's candidates (or, if the
+        // embedded weights failed to parse, which a unit test rules out, is
+        // score fusion rather than no ranking)
         FusionMethod::Score | FusionMethod::Learned => {
             let top = lex.first().map_or(0.0, |h| h.score);
             let shares = if top > 0.0 && (params.share_pow > 0.0 || params.share_lean > 0.0) {

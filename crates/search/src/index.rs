@@ -109,7 +109,21 @@ pub struct SearchIndex {
     pub(super) bigrams: HashMap<(u32, u32), Vec<u32>>,
     /// rank of each doc when sorted by name (ties are broken by this)
     pub(super) name_rank: Vec<u32>,
+    /// per doc, the sorted term ids of each field group (`FIELD_GROUPS`):
+    /// which part of a tool's text a request's words matched, for the
+    /// learned re-ranker (`signals.rs`)
+    pub(super) field_terms: Vec<[Vec<u32>; FIELD_GROUPS.len()]>,
 }
+
+/// Field groups the learned re-ranker sees a match share of: the name (with
+/// its pieces and aliases), the description (with its summary, snippet,
+/// domain and server), the parameters, the example requests.
+pub(super) const FIELD_GROUPS: [&[Field]; 4] = [
+    &[Field::Name, Field::NamePart, Field::Alias],
+    &[Field::Description, Field::Summary, Field::Snippet, Field::Domain, Field::Server],
+    &[Field::ParamName, Field::ParamDesc],
+    &[Field::Phrase],
+];
 
 impl std::fmt::Debug for SearchIndex {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -486,6 +500,17 @@ impl SearchIndex {
         // field length statistics
         let n = docs.len().max(1) as f32;
         let mut avg = [0f32; NFIELDS];
+        let field_terms = doc_terms
+            .iter()
+            .map(|ids| {
+                FIELD_GROUPS.map(|group| {
+                    let mut t: Vec<u32> = group.iter().flat_map(|&f| ids[f as usize].iter().copied()).collect();
+                    t.sort_unstable();
+                    t.dedup();
+                    t
+                })
+            })
+            .collect();
         for ids in &doc_terms {
             for f in 0..NFIELDS {
                 avg[f] += ids[f].len() as f32;
@@ -599,6 +624,7 @@ impl SearchIndex {
             name_idf,
             bigrams,
             name_rank,
+            field_terms,
         }
     }
 

@@ -28,11 +28,12 @@ mod schema;
 #[cfg(feature = "semantic")]
 pub mod semantic;
 mod several;
+mod signals;
 mod synonyms;
 mod tokenize;
 mod tool_asks;
 
-pub use fusion::{FusionMethod, FusionParams, Ranking, confident, confident_margin, fuse};
+pub use fusion::{FusionMethod, FusionParams, Ranking, confident, confident_margin, fuse, learned_candidates};
 pub use index::{SearchDoc, SearchIndex};
 pub use learned::{FEATURES as LEARNED_FEATURES, LearnedWeights};
 pub use meaning::{CatalogMeaning, MeaningModel, MeaningState};

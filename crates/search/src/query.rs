@@ -11,6 +11,7 @@ use super::index::{SearchIndex, decompound};
 use super::intent::{Intent, shape};
 use super::pasted::output_lines;
 use super::several::{lists_several, names_instance};
+use super::signals::{Rule, flag};
 use super::tokenize::{
     Word, WordKind, camel_identifier, clause_span, closes_filler, is_stopword, snake_identifier, split_words,
     words_before,
@@ -45,6 +46,11 @@ pub(super) struct QueryPlan {
     pub pairs: Vec<(u32, u32, f32)>,
     /// Each content word of the request with every term it reached.
     pub words: Vec<WordTerms>,
+    /// Terms a rule implied (not the request's own words), with the rule:
+    /// the learned re-ranker's per-rule features (`signals.rs`).
+    pub implied: Vec<(u32, Rule)>,
+    /// Which spans and kinds the request has (`signals::flag` bits).
+    pub flags: u16,
 }
 
 /// One content word of a request: the terms it reached (its stem and its
@@ -579,6 +585,8 @@ impl SearchIndex {
                 terms.push((t, w, cap(src.map(|s| self.idf[s as usize]))));
             }
         };
+        let mut implied: Vec<(u32, Rule)> = Vec::new();
+        let mut imply = |t: Option<u32>, rule: Rule| implied.extend(t.map(|t| (t, rule)));
         let mut variants = Vec::new();
         let intent_words: &[&str] = match shape.intent {
             Intent::None => &[],
@@ -589,9 +597,11 @@ impl SearchIndex {
             && !words.iter().any(|w| w.text == o)
         {
             add(&mut terms, self.term_id(&self.stem_word(o)), p.w_abbrev);
+            imply(self.term_id(&self.stem_word(o)), Rule::Intent);
         }
         for w in intent_words {
             add(&mut terms, self.term_id(&self.stem_word(w)), p.w_intent);
+            imply(self.term_id(&self.stem_word(w)), Rule::Intent);
         }
         let reference_urls = only_reference_urls(query);
         for kind in value_kinds(query) {
@@ -599,15 +609,18 @@ impl SearchIndex {
                 let w =
                     if kind == "url" && reference_urls { p.w_value_kind * p.w_reference_url } else { p.w_value_kind };
                 add(&mut terms, self.term_id(&self.stem_word(kind)), w);
+                imply(self.term_id(&self.stem_word(kind)), Rule::ValueKind);
             }
         }
         // "is X finished": a request to wait for X or read its status
         if completion.is_some() && !words.iter().any(|w| w.text == "wait") {
             add(&mut terms, self.term_id(&self.stem_word("wait")), p.w_completion);
+            imply(self.term_id(&self.stem_word("wait")), Rule::Completion);
         }
         // "the file called X": a lookup by name
         if name_lookup.is_some() && !words.iter().any(|w| w.text == "name") {
             add(&mut terms, self.term_id(&self.stem_word("name")), p.w_file_name);
+            imply(self.term_id(&self.stem_word("name")), Rule::FileName);
         }
         // the kind of a command line: what a tool that runs one says it takes
         let mut command_kind = Vec::new();
@@ -616,6 +629,7 @@ impl SearchIndex {
                 let t = self.term_id(&self.stem_word(kind));
                 if !words.iter().any(|w| w.text == kind) {
                     add(&mut terms, t, p.w_command_kind);
+                    imply(t, Rule::Command);
                     command_kind.extend(t.filter(|_| p.w_command_kind > 0.0));
                 }
             }
@@ -627,11 +641,13 @@ impl SearchIndex {
             if !words.iter().any(|w| w.text == "file") {
                 let t = self.term_id(&self.stem_word("file"));
                 add(&mut terms, t, p.w_file_kind);
+                imply(t, Rule::File);
                 file_kind.extend(t.filter(|_| p.w_file_kind > 0.0 && p.file_share));
             }
             let view = words.iter().any(|w| !w.literal && VIEW_WORDS.contains(&w.text.as_str()));
             if view && !words.iter().any(|w| w.text == "read") {
                 add(&mut terms, self.term_id(&self.stem_word("read")), p.w_file_read);
+                imply(self.term_id(&self.stem_word("read")), Rule::File);
             }
         }
         // "set X in config.toml": the file's text changes; "into FILE": it is written
@@ -641,6 +657,7 @@ impl SearchIndex {
             && !words.iter().any(|w| w.text == verb)
         {
             add(&mut terms, self.term_id(&self.stem_word(verb)), p.w_file_edit);
+            imply(self.term_id(&self.stem_word(verb)), Rule::File);
         }
         // "where do we use tenant_id": the identifier is the text a search
         // tool's `pattern` looks for
@@ -650,14 +667,17 @@ impl SearchIndex {
             && !words.iter().any(|w| w.text == "pattern")
         {
             add(&mut terms, self.term_id(&self.stem_word("pattern")), p.w_pattern);
+            imply(self.term_id(&self.stem_word("pattern")), Rule::Pattern);
         }
         // "use the get_event tool": a tool named by its identifier is called
         if p.w_tool_named > 0.0 && names_a_tool(query) && !words.iter().any(|w| w.text == "call") {
             add(&mut terms, self.term_id(&self.stem_word("call")), p.w_tool_named);
+            imply(self.term_id(&self.stem_word("call")), Rule::ToolNamed);
         }
         // "take a look at X": a request to view X (the opener case is the phrasal verb's)
         if look_at.is_some() && !words.iter().any(|w| w.text == "read") {
             add(&mut terms, self.term_id(&self.stem_word("read")), p.w_look_at);
+            imply(self.term_id(&self.stem_word("read")), Rule::LookAt);
         }
         let literal_words: Vec<&str> = words.iter().filter(|w| w.literal).map(|w| w.text.as_str()).collect();
         let rarest = self.rarest_idf();
@@ -740,15 +760,22 @@ impl SearchIndex {
         let terms = terms.into_iter().map(|(t, w, _)| (t, w)).collect();
         let opener = if command.is_some() { Some("run") } else { shape.opener };
         let action = opener.map_or(0, |o| self.thesaurus.action(&self.stemmer.stem(o)));
-        QueryPlan {
-            terms,
-            idf,
-            action,
-            several: p.one_penalty < 1.0 && lists_several(query),
-            instance: p.list_penalty < 1.0 && names_instance(query),
-            pairs,
-            words: word_terms,
-        }
+        let several = p.one_penalty < 1.0 && lists_several(query);
+        let instance = p.list_penalty < 1.0 && names_instance(query);
+        let flags = [
+            (!pasted.is_empty(), flag::PASTED),
+            (wanted.is_some(), flag::TOOL_PURPOSE),
+            (payload.is_some(), flag::PAYLOAD),
+            (command.is_some(), flag::COMMAND),
+            (command.is_none() && names_a_file(query), flag::FILE),
+            (several, flag::SEVERAL),
+            (instance, flag::INSTANCE),
+            (completion.is_some() || relative.is_some(), flag::CLAUSE),
+        ]
+        .iter()
+        .filter(|(on, _)| *on)
+        .fold(0, |acc, (_, bit)| acc | bit);
+        QueryPlan { terms, idf, action, several, instance, pairs, words: word_terms, implied, flags }
     }
 }
 

@@ -10,14 +10,14 @@ use super::query::QueryPlan;
 
 /// Content words of a request the match share tracks (a bit each); words
 /// past this many count in neither part of the share.
-const MAX_WORDS: usize = 64;
+pub(super) const MAX_WORDS: usize = 64;
 
 /// Floor of the match share in a score, so that a doc reached only through
 /// terms the request implies keeps an order among its peers.
 const MIN_SHARE: f32 = 1e-3;
 
 /// The weighted share of the request's content words in `mask`.
-fn share_of(plan: &QueryPlan, mask: u64) -> f32 {
+pub(super) fn share_of(plan: &QueryPlan, mask: u64) -> f32 {
     let (mut found, mut total) = (0f32, 0f32);
     for (i, w) in plan.words.iter().enumerate().take(MAX_WORDS) {
         let mass = w.weight * w.idf;
@@ -99,7 +99,7 @@ impl SearchIndex {
     /// Name signals: the share of the doc's name terms present in the query
     /// (weighted by query weight), and the name-IDF mass of those matches
     /// divided by the square root of the name length.
-    fn name_match(&self, doc: usize, plan: &QueryPlan) -> (f32, f32) {
+    pub(super) fn name_match(&self, doc: usize, plan: &QueryPlan) -> (f32, f32) {
         let names = &self.name_terms[doc];
         if names.is_empty() {
             return (0.0, 0.0);
