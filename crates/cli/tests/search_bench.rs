@@ -108,15 +108,18 @@ fn native_check_set_lexical_floor() {
 // last change): 0.790 / 0.950 / 0.858; the top-5 floor raised to that less
 // one query. Session 36 (once, after the last change): 0.800 / 0.960 /
 // 0.868; the top-5 and MRR floors raised to that less about one query.
-const NATIVE_CHECK_FLOOR: (f64, f64, f64) = (0.79, 0.95, 0.855);
+// Session 37 (once, after the last change: the blind example requests):
+// 0.840 / 0.990 / 0.902; each floor raised to that less about one query.
+const NATIVE_CHECK_FLOOR: (f64, f64, f64) = (0.83, 0.98, 0.89);
 
 /// The native daily sets (`bench/search/queries/native-daily-*.jsonl`, issue
 /// 26: 165 everyday requests across every tool family, written from the
 /// tools' one-line descriptions in other words than the dev sets, split into
 /// a dev half and a check half nothing is tuned on; a second dev set of 166
 /// written from the tools' snippets; a third of 160, a fourth of 192 and a
-/// fifth of 218 written blind from the names and one-line descriptions),
-/// lexical and fused.
+/// fifth of 218 written blind from the names and one-line descriptions; a
+/// second check set of 287 written blind from the names, descriptions and
+/// schemas), lexical and fused.
 #[test]
 fn native_daily_sets_lexical_and_fused_floors() {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../bench/search/queries");
@@ -128,6 +131,7 @@ fn native_daily_sets_lexical_and_fused_floors() {
         ("native-daily-dev4.jsonl", DAILY_DEV4_FLOOR_LEXICAL, DAILY_DEV4_FLOOR_FUSED),
         ("native-daily-dev5.jsonl", DAILY_DEV5_FLOOR_LEXICAL, DAILY_DEV5_FLOOR_FUSED),
         ("native-daily-check.jsonl", DAILY_CHECK_FLOOR_LEXICAL, DAILY_CHECK_FLOOR_FUSED),
+        ("native-everyday-check2.jsonl", CHECK2_FLOOR_LEXICAL, CHECK2_FLOOR_FUSED),
     ] {
         let q = dir.join(set);
         let last = native_line(&q, None, &["--lexical"]);
@@ -225,8 +229,21 @@ const DAILY_DEV5_FLOOR_FUSED: (f64, f64, f64) = (0.88, 0.975, 0.925);
 // is not lowered to let a change through).
 // Session 34 (once, after the last change): lexical 0.821 / 0.976 / 0.883,
 // fused 0.845 / 0.988 / 0.909; each floor raised to that less about one query.
-const DAILY_CHECK_FLOOR_LEXICAL: (f64, f64, f64) = (0.805, 0.96, 0.87);
+// Session 37 (once, after the last change): lexical 0.833 / 0.988 / 0.901,
+// fused 0.845 / 0.976 / 0.908 (one query fewer in the top five than session
+// 34: the fused floors stay); the lexical floors raised to that less about
+// one query.
+const DAILY_CHECK_FLOOR_LEXICAL: (f64, f64, f64) = (0.82, 0.975, 0.89);
 const DAILY_CHECK_FLOOR_FUSED: (f64, f64, f64) = (0.83, 0.975, 0.895);
+// The second everyday check set (native-everyday-check2.jsonl, 287 requests,
+// session 37): written blind by a helper who read only the tools' names,
+// descriptions and schemas (not the manifest's phrasings or examples, not
+// any query set), in seven voices none of the dev sets used, frozen before
+// any run. Measured once, after the session's last ranking change: lexical
+// 0.819 / 0.969 / 0.883, fused 0.843 / 0.983 / 0.903 (plain BM25 0.512 /
+// 0.721). Each floor is that less about two queries.
+const CHECK2_FLOOR_LEXICAL: (f64, f64, f64) = (0.81, 0.96, 0.875);
+const CHECK2_FLOOR_FUSED: (f64, f64, f64) = (0.835, 0.975, 0.895);
 
 /// Phrasings are search text: a manifest laid over the built-in one (bench
 /// `--manifest`) changes what finds a tool, and none of it reaches the catalog.
