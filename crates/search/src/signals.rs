@@ -2,10 +2,12 @@
 //! added to a doc's score (the BM25 of the terms it implied), which penalties
 //! the doc took, and which spans and kinds the request has. The learned
 //! re-ranker (`learned.rs`) reads them as features, so it can weigh a rule
-//! differently from the hand-set weight the lexical score gave it.
+//! differently from the hand-set weight the lexical score gave it. They are
+//! computed beside the lexical ranking (`SearchIndex::signals` in `rank.rs`):
+//! this module only names them, so `query.rs` can record which rule added a
+//! term without an import circle.
 
-use super::index::{FIELD_GROUPS, SearchIndex};
-use super::rank::{MAX_WORDS, share_of};
+use super::index::FIELD_GROUPS;
 
 /// A rule of `query.rs` that adds a term the request implies rather than says.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -87,56 +89,6 @@ pub(crate) struct DocSignals {
     /// The match share of the request in each field group (`FIELD_GROUPS`:
     /// name, description, parameters, example requests).
     pub fields: [f32; FIELD_GROUPS.len()],
-}
-
-impl SearchIndex {
-    /// The request's flags ([`flag`] bits) and each of `docs`' signals.
-    pub(crate) fn signals(&self, query: &str, docs: &[usize]) -> (u16, Vec<DocSignals>) {
-        let plan = self.analyze(query);
-        let k1 = self.params.k1;
-        let tf = |t: u32, d: usize| {
-            let post = &self.postings[t as usize];
-            post.binary_search_by_key(&(d as u32), |p| p.doc).map_or(0.0, |i| post[i].tf)
-        };
-        let out = docs
-            .iter()
-            .map(|&d| {
-                let mut s = DocSignals::default();
-                for (&(t, qw), &idf) in plan.terms.iter().zip(&plan.idf) {
-                    let f = tf(t, d);
-                    if f == 0.0 {
-                        continue;
-                    }
-                    let c = idf * qw * (k1 + 1.0) * f / (k1 + f);
-                    s.bm25 += c;
-                    for (term, rule) in &plan.implied {
-                        if *term == t
-                            && let Some(i) = RULES.iter().position(|r| r == rule)
-                        {
-                            s.rules[i] += c;
-                        }
-                    }
-                }
-                (s.coverage, s.name_score) = self.name_match(d, &plan);
-                let action = self.name_action[d];
-                s.action_miss = plan.action != 0 && action != 0 && plan.action & action == 0;
-                s.sibling_miss = s.action_miss && self.family_action[d] & plan.action != 0;
-                s.one_of_several = plan.several && self.takes_one[d];
-                s.list_for_one = plan.instance && self.lists[d];
-                for (g, terms) in self.field_terms[d].iter().enumerate() {
-                    let mut mask = 0u64;
-                    for (i, w) in plan.words.iter().enumerate().take(MAX_WORDS) {
-                        if w.terms.iter().any(|t| terms.binary_search(t).is_ok()) {
-                            mask |= 1 << i;
-                        }
-                    }
-                    s.fields[g] = share_of(&plan, mask);
-                }
-                s
-            })
-            .collect();
-        (plan.flags, out)
-    }
 }
 
 #[cfg(test)]

@@ -1,4 +1,5 @@
 use super::*;
+use crate::SearchIndex;
 use crate::query::tests::doc;
 
 fn catalog() -> SearchIndex {
