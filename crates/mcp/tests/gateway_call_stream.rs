@@ -281,3 +281,22 @@ async fn each_client_gets_log_messages_at_its_own_level() {
     }
     surface.shutdown().await;
 }
+
+/// A server that never answers `logging/setLevel` holds up neither the
+/// client's own `setLevel` nor its calls: each wait is bounded (2 s).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_never_answers_set_level_holds_nothing_up() {
+    let dirs: Vec<tempfile::TempDir> = (0..2).map(|_| tempfile::tempdir().unwrap()).collect();
+    let (surface, url) = gateway_with(&dirs, &[("QUIVER_TEST_MCP_LOGGING", "hang")]).await;
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let started = std::time::Instant::now();
+    let alice = open_session_at(&url, "alice", "warning").await; // the server starts and is set here
+    let (logs, level) = log_each_level(&alice, 3).await;
+    assert_eq!(level, "none", "the server never took a level");
+    assert_eq!(logs, ["log:warning", "log:error"], "quiver still filters by Alice's level");
+    let again = json!({"jsonrpc": "2.0", "id": 4, "method": "logging/setLevel", "params": {"level": "error"}});
+    assert!(alice.post(again).await.text().await.unwrap().contains("\"result\""));
+    let elapsed = started.elapsed();
+    assert!(elapsed < std::time::Duration::from_secs(15), "held up for {elapsed:?}");
+    surface.shutdown().await;
+}

@@ -5,7 +5,8 @@
 //! `QUIVER_TEST_MCP_START=crash|hang|garbage`. `QUIVER_TEST_MCP_EXTRA_TOOLS=N`
 //! adds N filler tools; `QUIVER_TEST_MCP_ODD_NAMES=1` adds tools whose names
 //! need sanitizing, cutting and hashing. `QUIVER_TEST_MCP_LOGGING=1` declares
-//! logging, keeps the level `logging/setLevel` sets and adds `log_each_level`.
+//! logging, keeps the level `logging/setLevel` sets and adds `log_each_level`
+//! (`=hang`: the same, but `logging/setLevel` is never answered).
 //! Serves stdio by default, or
 //! streamable HTTP with `--http ADDR` (prints `listening on http://ADDR/mcp`
 //! to stderr).
@@ -158,6 +159,9 @@ impl ServerHandler for Misbehaver {
         request: rmcp::model::SetLevelRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
+        if std::env::var("QUIVER_TEST_MCP_LOGGING").as_deref() == Ok("hang") {
+            std::future::pending::<()>().await; // never answers setLevel
+        }
         let level = serde_json::to_value(request.level).ok().and_then(|v| v.as_str().map(String::from));
         if let Ok(mut current) = self.level.lock() {
             *current = level.unwrap_or_default();

@@ -490,12 +490,10 @@ impl ServerHandle {
                 // The level in force, before any call reaches the server
                 // (bounded: a server slow to answer it must not hold up the
                 // call that started it).
-                if let Some(level) = self.log_levels.effective() {
-                    match tokio::time::timeout(SET_LEVEL_WAIT, set_level_on(&conn, self.name(), level)).await {
-                        Ok(Ok(())) => {}
-                        Ok(Err(e)) => tracing::info!(error = %e, "logging/setLevel not passed on"),
-                        Err(_) => tracing::info!(server = %self.name(), "logging/setLevel not answered in time"),
-                    }
+                if let Some(level) = self.log_levels.effective()
+                    && let Err(e) = set_level_on(&conn, self.name(), level).await
+                {
+                    tracing::info!(error = %e, "logging/setLevel not passed on");
                 }
                 return Ok(conn);
             }
@@ -676,7 +674,9 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-/// How long a starting server's answer to `logging/setLevel` is waited for.
+/// How long a server's answer to `logging/setLevel` is waited for: one that
+/// does not answer must hold up neither the call that started it nor the
+/// client's own `setLevel`.
 const SET_LEVEL_WAIT: Duration = Duration::from_secs(2);
 
 /// Sends `logging/setLevel` on `conn` when its server declared logging (MCP:
@@ -687,6 +687,10 @@ async fn set_level_on(conn: &Connection, server: &str, level: rmcp::model::Loggi
     if peer.peer_info().is_none_or(|info| info.capabilities.logging.is_none()) {
         return Ok(());
     }
-    let sent = peer.set_level(rmcp::model::SetLevelRequestParams::new(level)).await;
-    sent.map_err(|e| format!("MCP server `{server}` refused logging/setLevel: {e}"))
+    match tokio::time::timeout(SET_LEVEL_WAIT, peer.set_level(rmcp::model::SetLevelRequestParams::new(level))).await {
+        Ok(sent) => sent.map_err(|e| format!("MCP server `{server}` refused logging/setLevel: {e}")),
+        Err(_) => {
+            Err(format!("MCP server `{server}` did not answer logging/setLevel within {} s", SET_LEVEL_WAIT.as_secs()))
+        }
+    }
 }
