@@ -130,12 +130,13 @@ impl McpManager {
         drop(runtime.spawn(async move { manager.apply_log_level(level).await }));
     }
 
+    /// Sets every running server to `level`, all at once (each answer is
+    /// waited for at most 2 s, so slow servers do not add up).
     #[allow(deprecated)]
     async fn apply_log_level(&self, level: rmcp::model::LoggingLevel) {
-        for server in self.servers.values() {
-            if let Err(e) = server.set_level(level).await {
-                tracing::info!(error = %e, "logging/setLevel not passed on");
-            }
+        let sent = futures::future::join_all(self.servers.values().map(|server| server.set_level(level))).await;
+        for e in sent.into_iter().filter_map(Result::err) {
+            tracing::info!(error = %e, "logging/setLevel not passed on");
         }
     }
 
