@@ -145,6 +145,7 @@ pub(crate) async fn open_session(url: &str, name: &str) -> RawClient {
 
 /// A session whose client asked for log messages at `level` and above.
 async fn open_session_at(url: &str, name: &str, level: &str) -> RawClient {
+    let _ = rustls::crypto::ring::default_provider().install_default(); // reqwest is built without a provider
     let mut client = RawClient { http: reqwest::Client::new(), url: url.to_string(), session: None };
     let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
         "protocolVersion": "2025-06-18",

@@ -165,6 +165,9 @@ async fn a_direct_servers_results_pass_through_byte_for_byte() {
 
     // The same calls over streamable HTTP: each answer's SSE `data:` line
     // holds the server's bytes too.
+    // reqwest is built without a default TLS provider; this test must not
+    // lean on another test of the binary having installed one first.
+    let _ = rustls::crypto::ring::default_provider().install_default();
     let options = quiver_mcp::server::HttpOptions { listen: None, allow_remote: false, token: None };
     let http = quiver_mcp::server::HttpServer::bind(Arc::clone(&surface), options).await.unwrap();
     let url = http.url();
@@ -181,6 +184,70 @@ async fn a_direct_servers_results_pass_through_byte_for_byte() {
     drop(gateway);
     let _ = tokio::time::timeout(Duration::from_secs(10), serving).await;
     surface.shutdown().await;
+}
+
+/// The `tools` entries of a `tools/list` answer line, each as its text.
+fn listed_entries(line: &str) -> Vec<String> {
+    #[derive(serde::Deserialize)]
+    struct Tools<'a> {
+        #[serde(borrow)]
+        tools: Vec<&'a serde_json::value::RawValue>,
+    }
+    let result = result_text(line);
+    let tools: Tools<'_> = serde_json::from_str(&result).unwrap();
+    tools.tools.iter().map(|t| t.get().to_string()).collect()
+}
+
+/// With a warm tool cache, quiver answers a client's first `tools/list`
+/// before the server behind is started, and most clients keep that list for
+/// the whole session: its entries must be the server's as written too.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_warm_cache_lists_a_direct_servers_tools_as_it_wrote_them() {
+    let Some(script) = quiver_testkit::npm_package_or_skip("@modelcontextprotocol/server-everything/dist/index.js")
+    else {
+        return;
+    };
+    let script = script.to_string_lossy().to_string();
+    let cache = tempfile::tempdir().unwrap();
+    let ws = tempfile::tempdir().unwrap();
+
+    let mut child = tokio::process::Command::new("node")
+        .args([script.as_str(), "stdio"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut direct =
+        LineClient { read: BufReader::new(child.stdout.take().unwrap()), write: child.stdin.take().unwrap(), next: 0 };
+    direct.initialize().await;
+    let want = listed_entries(&direct.request("tools/list", json!({})).await);
+    assert!(want.len() >= 10 && want.iter().any(|e| e.contains("\"execution\"")), "{want:?}");
+
+    // Two gateways in turn on one cache: the first discovers the server (a
+    // cold cache) and leaves its list in the cache; the second answers from it.
+    for run in ["cold", "warm"] {
+        let config = stdio_server("everything", "node", &[&script, "stdio"], &[]);
+        let surface = direct_surface(vec![config], cache.path(), ws.path());
+        let (client_end, server_end) = tokio::io::duplex(1 << 20);
+        let (server_read, server_write) = tokio::io::split(server_end);
+        let serving = tokio::spawn(quiver_mcp::server::serve_io(Arc::clone(&surface), server_read, server_write));
+        let (read, write) = tokio::io::split(client_end);
+        let mut gateway = LineClient { read: BufReader::new(read), write, next: 0 };
+        gateway.initialize().await;
+        let got = listed_entries(&gateway.request("tools/list", json!({})).await);
+        for entry in &want {
+            assert!(got.contains(entry), "{run} cache: the first list lacks {entry} as written; it has {got:?}");
+        }
+        if run == "cold" {
+            let cached = std::fs::read_dir(cache.path()).map(|d| d.count()).unwrap_or(0);
+            assert!(cached > 0, "the first gateway left no tool list in the cache");
+        }
+        drop(gateway);
+        let _ = tokio::time::timeout(Duration::from_secs(10), serving).await;
+        surface.shutdown().await;
+    }
 }
 
 /// A streamable-HTTP JSON-RPC client that keeps each answer's `data:` text.

@@ -59,6 +59,7 @@ struct Session {
 
 impl Session {
     fn new(url: &str) -> Self {
+        let _ = rustls::crypto::ring::default_provider().install_default(); // reqwest is built without a provider
         let http = reqwest::Client::builder().no_proxy().build().unwrap();
         Session { http, url: url.to_string(), id: None }
     }

@@ -38,10 +38,30 @@ pub struct RemoteTool {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub annotations: Option<Value>,
     /// The tool's `tools/list` entry exactly as the server wrote it, for a
-    /// directly exposed server (the gateway lists it unchanged). Only from a
-    /// live list, never cached.
-    #[serde(skip)]
+    /// directly exposed server (the gateway lists it unchanged). Cached too:
+    /// with a warm cache a client's first `tools/list` is answered before the
+    /// server is up, and that list is the one most clients keep.
+    #[serde(default, rename = "listedAs", skip_serializing_if = "Option::is_none", with = "entry_text")]
     pub verbatim: Option<std::sync::Arc<str>>,
+}
+
+/// A verbatim entry is kept in the cache file as a JSON string holding the
+/// server's text, so its key order and number forms survive the round trip.
+mod entry_text {
+    use std::sync::Arc;
+
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(text: &Option<Arc<str>>, out: S) -> Result<S::Ok, S::Error> {
+        match text {
+            Some(text) => out.serialize_str(text),
+            None => out.serialize_none(),
+        }
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(input: D) -> Result<Option<Arc<str>>, D::Error> {
+        Ok(Option::<String>::deserialize(input)?.map(Arc::from))
+    }
 }
 
 #[derive(Debug, Serialize, Deserialize)]
@@ -204,6 +224,35 @@ mod tests {
         assert_eq!(cache.load(&a), Some(vec![tool("x"), tool("y")]));
         // Same name, different command: a different file.
         assert_eq!(cache.load(&server("a", "other")), None);
+        Ok(())
+    }
+
+    #[test]
+    fn an_entry_as_the_server_wrote_it_survives_the_cache_byte_for_byte() -> anyhow::Result<()> {
+        let dir = tempfile::tempdir()?;
+        let cache = ToolCache::at(dir.path());
+        let a = server("a", "srv-a");
+        let written = r#"{"name":"x","inputSchema":{"type":"object","properties":{}},"execution":{"taskSupport":"forbidden"},"annotations":{"priority":1}}"#;
+        let mut listed = tool("x");
+        listed.verbatim = Some(std::sync::Arc::from(written));
+        cache.store(&a, &[listed.clone(), tool("y")]);
+        let back = cache.load(&a).ok_or_else(|| anyhow::anyhow!("nothing cached"))?;
+        assert_eq!(back, vec![listed, tool("y")]);
+        assert_eq!(back[0].verbatim.as_deref(), Some(written));
+        assert_eq!(back[1].verbatim, None);
+        Ok(())
+    }
+
+    #[test]
+    fn a_cache_file_from_before_entries_were_kept_still_loads() -> anyhow::Result<()> {
+        let dir = tempfile::tempdir()?;
+        let cache = ToolCache::at(dir.path());
+        let a = server("a", "srv-a");
+        let path = cache.path_for(&a).ok_or_else(|| anyhow::anyhow!("no path"))?;
+        let old = json!({"version": 1, "server": "a", "fetchedAtUnix": 1,
+            "tools": [{"name": "x", "description": "x things", "inputSchema": {"type": "object"}, "readOnlyHint": true}]});
+        std::fs::write(&path, old.to_string())?;
+        assert_eq!(cache.load(&a), Some(vec![tool("x")]));
         Ok(())
     }
 

@@ -130,7 +130,14 @@ impl ServerHandle {
         token_dir: Option<std::path::PathBuf>,
         log_levels: Arc<super::log_levels::LogLevels>,
     ) -> Self {
-        let cached = if config.enabled { cache.load(&config) } else { None };
+        let mut cached = if config.enabled { cache.load(&config) } else { None };
+        if !config.expose.is_direct() {
+            // an entry as the server wrote it carries the server's own name:
+            // only a direct server's list may go out as it
+            for tool in cached.iter_mut().flatten() {
+                tool.verbatim = None;
+            }
+        }
         let tools = match cached {
             Some(tools) => (tools, ToolOrigin::Cache),
             None => (Vec::new(), ToolOrigin::None),
