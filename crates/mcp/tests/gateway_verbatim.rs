@@ -12,7 +12,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader, DuplexStream, ReadHalf, WriteHalf};
 
 use crate::client_support::{direct_surface, stdio_server};
 use crate::gateway_call_stream::RawClient;
@@ -89,6 +89,37 @@ fn untimed(text: &str) -> String {
     out
 }
 
+/// `surface` served over an in-memory stdio pair, with an initialized client.
+async fn gateway_over_stdio(
+    surface: &Arc<quiver_mcp::server::Surface>,
+) -> (tokio::task::JoinHandle<anyhow::Result<()>>, LineClient<ReadHalf<DuplexStream>, WriteHalf<DuplexStream>>) {
+    let (client_end, server_end) = tokio::io::duplex(1 << 20);
+    let (server_read, server_write) = tokio::io::split(server_end);
+    let serving = tokio::spawn(quiver_mcp::server::serve_io(Arc::clone(surface), server_read, server_write));
+    let (read, write) = tokio::io::split(client_end);
+    let mut gateway = LineClient { read: BufReader::new(read), write, next: 0 };
+    gateway.initialize().await;
+    (serving, gateway)
+}
+
+/// server-everything started by the test itself, called with no gateway.
+async fn everything_direct(
+    script: &str,
+) -> (tokio::process::Child, LineClient<tokio::process::ChildStdout, tokio::process::ChildStdin>) {
+    let mut child = tokio::process::Command::new("node")
+        .args([script, "stdio"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut direct =
+        LineClient { read: BufReader::new(child.stdout.take().unwrap()), write: child.stdin.take().unwrap(), next: 0 };
+    direct.initialize().await;
+    (child, direct)
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_direct_servers_results_pass_through_byte_for_byte() {
     let Some(script) = quiver_testkit::npm_package_or_skip("@modelcontextprotocol/server-everything/dist/index.js")
@@ -101,24 +132,9 @@ async fn a_direct_servers_results_pass_through_byte_for_byte() {
     let config = stdio_server("everything", "node", &[&script, "stdio"], &[]);
     let surface = direct_surface(vec![config], cache.path(), ws.path());
 
-    let (client_end, server_end) = tokio::io::duplex(1 << 20);
-    let (server_read, server_write) = tokio::io::split(server_end);
-    let serving = tokio::spawn(quiver_mcp::server::serve_io(Arc::clone(&surface), server_read, server_write));
-    let (read, write) = tokio::io::split(client_end);
-    let mut gateway = LineClient { read: BufReader::new(read), write, next: 0 };
-    gateway.initialize().await;
+    let (serving, mut gateway) = gateway_over_stdio(&surface).await;
 
-    let mut child = tokio::process::Command::new("node")
-        .args([script.as_str(), "stdio"])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
-    let mut direct =
-        LineClient { read: BufReader::new(child.stdout.take().unwrap()), write: child.stdin.take().unwrap(), next: 0 };
-    direct.initialize().await;
+    let (_child, mut direct) = everything_direct(&script).await;
 
     let cases = [
         ("echo", json!({"message": "hi \u{e9}\u{1f600} \"quoted\""})),
@@ -211,17 +227,7 @@ async fn a_warm_cache_lists_a_direct_servers_tools_as_it_wrote_them() {
     let cache = tempfile::tempdir().unwrap();
     let ws = tempfile::tempdir().unwrap();
 
-    let mut child = tokio::process::Command::new("node")
-        .args([script.as_str(), "stdio"])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
-    let mut direct =
-        LineClient { read: BufReader::new(child.stdout.take().unwrap()), write: child.stdin.take().unwrap(), next: 0 };
-    direct.initialize().await;
+    let (_child, mut direct) = everything_direct(&script).await;
     let want = listed_entries(&direct.request("tools/list", json!({})).await);
     assert!(want.len() >= 10 && want.iter().any(|e| e.contains("\"execution\"")), "{want:?}");
 
@@ -230,12 +236,7 @@ async fn a_warm_cache_lists_a_direct_servers_tools_as_it_wrote_them() {
     for run in ["cold", "warm"] {
         let config = stdio_server("everything", "node", &[&script, "stdio"], &[]);
         let surface = direct_surface(vec![config], cache.path(), ws.path());
-        let (client_end, server_end) = tokio::io::duplex(1 << 20);
-        let (server_read, server_write) = tokio::io::split(server_end);
-        let serving = tokio::spawn(quiver_mcp::server::serve_io(Arc::clone(&surface), server_read, server_write));
-        let (read, write) = tokio::io::split(client_end);
-        let mut gateway = LineClient { read: BufReader::new(read), write, next: 0 };
-        gateway.initialize().await;
+        let (serving, mut gateway) = gateway_over_stdio(&surface).await;
         let got = listed_entries(&gateway.request("tools/list", json!({})).await);
         for entry in &want {
             assert!(got.contains(entry), "{run} cache: the first list lacks {entry} as written; it has {got:?}");
