@@ -95,6 +95,25 @@ async fn lexical_until_the_vectors_are_ready_then_fused() {
 }
 
 #[tokio::test]
+async fn a_query_that_pastes_a_whole_log_gets_a_clear_error_and_loads_nothing() {
+    let host = host();
+    let dir = tempfile::tempdir().unwrap();
+    let c = ctx(&host, dir.path());
+    let limit = quiver_engine::tool_search::MAX_QUERY_CHARS;
+    let log = "error: connection refused\n".repeat(limit / 10);
+    let r = c.call("tool_search", json!({ "query": format!("why does this fail?\n{log}") })).await.unwrap();
+    assert!(r.is_error, "{:?}", r.content);
+    let text = r.content.to_string();
+    assert!(text.contains("characters") && text.contains(&limit.to_string()), "{text}");
+    assert!(c.session.loaded().is_empty());
+    // at the limit (characters, not bytes) it searches
+    let at_limit: String = "é".repeat(limit - 20) + " run the test suite";
+    assert_eq!(at_limit.chars().count(), limit - 1);
+    let ok = c.call("tool_search", json!({ "query": at_limit })).await.unwrap();
+    assert!(!ok.is_error, "{:?}", ok.content);
+}
+
+#[tokio::test]
 async fn only_confident_matches_load_and_select_loads_the_rest() {
     let host = host();
     let dir = tempfile::tempdir().unwrap();

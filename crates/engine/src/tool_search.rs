@@ -78,6 +78,13 @@ impl Tool for ToolSearch {
         if query.is_empty() {
             return Err(ToolError::model("`query` is empty; describe the task, or use `select:name`"));
         }
+        let chars = query.chars().count();
+        if chars > MAX_QUERY_CHARS {
+            return Err(ToolError::model(format!(
+                "`query` is {chars} characters; tool_search matches a description of the task of up to \
+                 {MAX_QUERY_CHARS}: say what you want to do, quoting only the telling lines of any output"
+            )));
+        }
         let limit = input.limit.unwrap_or(5);
         if !(1..=20).contains(&limit) {
             return Err(ToolError::model(format!("`limit` must be between 1 and 20, got {limit}")));
@@ -200,6 +207,11 @@ impl Tool for ToolSearch {
 
 /// How long a search waits for tool lists still being discovered.
 pub const DISCOVERY_WAIT: std::time::Duration = std::time::Duration::from_secs(8);
+
+/// The longest `query` searched, in characters. A request with a pasted
+/// traceback runs to a few hundred; far beyond this a model has pasted a whole
+/// log, which matches every tool a little and would come back echoed in full.
+pub const MAX_QUERY_CHARS: usize = 4000;
 
 fn next_instruction(matches: &[Match], newly: &[String], not_found: &[String]) -> String {
     let ready: Vec<&str> = matches.iter().filter(|m| m.status != "available_lazy").map(|m| m.name.as_str()).collect();

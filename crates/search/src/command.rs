@@ -193,9 +193,14 @@ pub(super) fn command_line(query: &str) -> Option<Vec<String>> {
     // a program named as the means of an imperative, ending its clause:
     // "check with du", "convert video.mov to mp4 with ffmpeg" (not a
     // question's topic: "are there tools for working with docker?")
+    // where the clause holding token `i` opens, kept as `i` moves (a search
+    // back from every token made a long request cost its length squared)
+    let mut opens = 0;
     for i in 1..tokens.len() {
+        if ends_clause(tokens[i - 1]) {
+            opens = i;
+        }
         let program = bare(tokens[i]).to_ascii_lowercase();
-        let opens = tokens[..i].iter().rposition(|t| ends_clause(t)).map_or(0, |k| k + 1);
         let asks = QUESTION.contains(&bare(tokens[opens]).to_ascii_lowercase().as_str());
         if !asks
             && MEANS.contains(&bare(tokens[i - 1]).to_ascii_lowercase().as_str())

@@ -72,6 +72,12 @@ const PRIMARY: [Field; 8] = [
 /// Minimum length of each piece when splitting a compound word.
 const MIN_PIECE: usize = 3;
 
+/// Words longer than this (in bytes) are pasted data (a hash, a base64 run, a
+/// line without spaces), not words a catalog spells: they match a term only
+/// exactly. Splitting them or trying their prefixes costs their length
+/// squared, which a request of one 200 kB token turned into seconds.
+pub(super) const LONGEST_WORD: usize = 64;
+
 /// Inverted index over [`SearchDoc`]s.
 pub struct SearchIndex {
     pub(super) docs: Vec<SearchDoc>,
@@ -343,7 +349,11 @@ const MIN_BOILER_GROUP: usize = 10;
 /// Split `word` into 2..=3 known words (each at least [`MIN_PIECE`] chars),
 /// preferring fewer and more even pieces. Returns None if impossible.
 pub(super) fn decompound(word: &str, known: &dyn Fn(&str) -> bool) -> Option<Vec<String>> {
-    if !word.is_ascii() || word.len() < 2 * MIN_PIECE || word.bytes().any(|b| b.is_ascii_digit()) {
+    if !word.is_ascii()
+        || word.len() < 2 * MIN_PIECE
+        || word.len() > LONGEST_WORD
+        || word.bytes().any(|b| b.is_ascii_digit())
+    {
         return None;
     }
     let n = word.len();

@@ -22,6 +22,16 @@ fn decompound_prefers_fewer_even_pieces() {
 }
 
 #[test]
+fn a_word_longer_than_any_a_catalog_spells_is_not_split() {
+    // every piece is "known", so only the length stops it
+    let known = |_: &str| true;
+    let long = format!("{}{}", "a".repeat(LONGEST_WORD / 2), "b".repeat(LONGEST_WORD / 2 + 1));
+    assert_eq!(decompound(&long, &known), None);
+    let fits = format!("{}{}", "a".repeat(LONGEST_WORD / 2), "b".repeat(LONGEST_WORD / 2));
+    assert!(decompound(&fits, &known).is_some());
+}
+
+#[test]
 fn negated_clauses_are_dropped() {
     let t = drop_negated("Get one key. Not for listing multiple keys. Fast.");
     assert!(!t.contains("listing"));

@@ -7,7 +7,7 @@
 //! `postgres`). A term reached several ways keeps its highest weight.
 
 use super::command::command_line;
-use super::index::{SearchIndex, decompound};
+use super::index::{LONGEST_WORD, SearchIndex, decompound};
 use super::intent::{Intent, shape};
 use super::pasted::output_lines;
 use super::several::{lists_several, names_instance};
@@ -443,7 +443,7 @@ impl SearchIndex {
     /// the length ratio (shorter / longer).
     fn prefix_variants(&self, stem: &str, out: &mut Vec<(u32, f32)>) {
         let n = stem.len();
-        if n < MIN_PREFIX || !stem.is_ascii() {
+        if !(MIN_PREFIX..=LONGEST_WORD).contains(&n) || !stem.is_ascii() {
             return;
         }
         for k in MIN_PREFIX..n {
@@ -468,7 +468,7 @@ impl SearchIndex {
     /// Terms sharing the longest common prefix (at least [`MIN_SHARED`]
     /// chars and 60% of the longer word) with `stem`, with the share.
     fn shared_prefix_terms(&self, stem: &str, out: &mut Vec<(u32, f32)>) {
-        if stem.len() < MIN_SHARED || !stem.is_ascii() {
+        if !(MIN_SHARED..=LONGEST_WORD).contains(&stem.len()) || !stem.is_ascii() {
             return;
         }
         let mut best = 0usize;

@@ -1,4 +1,5 @@
 use super::{identifier_lookup, names_a_file, only_reference_urls, payload_span, value_kinds};
+use crate::index::LONGEST_WORD;
 use crate::{SearchDoc, SearchIndex};
 
 /// A tool of the test catalogs (also the other rule modules' tests).
@@ -244,4 +245,27 @@ fn pasted_output_weighs_less_than_the_ask() {
     ]);
     let q = "npm ERR! code ERESOLVE unable to resolve dependency tree\nanyone else had this? search the web";
     assert_eq!(top(&idx, q), "web_search");
+}
+
+#[test]
+fn a_pasted_run_longer_than_any_word_matches_only_exactly() {
+    // a catalog word of 40 letters, and requests that run it on
+    let word = "abcdefghij".repeat(4);
+    let idx = SearchIndex::build(vec![
+        doc("decode_token", &format!("Decode a {word} token.")),
+        doc("read_file", "Read a file."),
+    ]);
+    // run on to 60 letters it is still a word, reached through its prefix
+    let near = format!("{word}{}", "k".repeat(20));
+    assert!(!idx.analyze(&near).terms.is_empty());
+    // run on past any word's length it is pasted data: no prefix,
+    // shared-prefix or compound expansion is tried (each costs the word's
+    // length squared; one 200 kB token took seconds)
+    let run = format!("{word}{}", "k".repeat(LONGEST_WORD + 6 - word.len()));
+    assert!(run.len() > LONGEST_WORD && run.len() <= 2 * word.len());
+    assert!(idx.analyze(&run).terms.is_empty());
+    // a request made of one enormous token is still answered
+    let huge = "x".repeat(200_000);
+    let hits = idx.search(&format!("read the file {huge}"), 5, &|_| true);
+    assert!(hits.iter().any(|h| idx.docs()[h.doc].name == "read_file"));
 }
