@@ -185,3 +185,51 @@ async fn yolo_runs_without_asking_and_plan_refuses() {
 fn surface_plan() -> (std::sync::Arc<quiver_mcp::server::Surface>, tempfile::TempDir) {
     surface(Mode::Plan)
 }
+
+/// A client that writes what rmcp cannot read gets a JSON-RPC error saying
+/// what is wrong, instead of nothing (it would wait for ever), and the
+/// session goes on.
+#[tokio::test]
+async fn malformed_lines_get_precise_errors_and_the_session_goes_on() {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+    let (surface, _dir) = surface(Mode::Agent);
+    let (client_io, server_io) = tokio::io::duplex(1 << 20);
+    let (server_read, server_write) = tokio::io::split(server_io);
+    tokio::spawn(quiver_mcp::server::serve_io(surface, server_read, server_write));
+    let (read, mut write) = tokio::io::split(client_io);
+    let mut lines = BufReader::new(read).lines();
+    let mut exchange = async |line: &str| -> Value {
+        write.write_all(format!("{line}\n").as_bytes()).await.unwrap();
+        let answer = tokio::time::timeout(std::time::Duration::from_secs(10), lines.next_line()).await;
+        serde_json::from_str(&answer.expect("an answer within 10 s").unwrap().expect("a line")).unwrap()
+    };
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}});
+    // the notification is sent with the initialize line: it has no answer
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    assert!(exchange(&format!("{init}\n{initialized}")).await.get("result").is_some());
+
+    let cases = [
+        ("not json at all", Value::Null, -32700, "not JSON"),
+        (r#"[{"jsonrpc":"2.0","id":2,"method":"ping"}]"#, Value::Null, -32600, "batches"),
+        (r#"{"jsonrpc":"2.0","id":3,"method":"no/such"}"#, json!(3), -32601, "`no/such`"),
+        (
+            r#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"say","arguments":"hi"}}"#,
+            json!(4),
+            -32602,
+            "invalid type",
+        ),
+        (r#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{}}"#, json!(5), -32602, "`name`"),
+    ];
+    for (line, id, code, says) in cases {
+        let answer = exchange(line).await;
+        assert_eq!(answer["id"], id, "{line}: {answer}");
+        assert_eq!(answer["error"]["code"], code, "{line}: {answer}");
+        assert!(answer["error"]["message"].as_str().unwrap().contains(says), "{line}: {answer}");
+    }
+    let said = exchange(
+        r#"{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"say","arguments":{"text":"still here"}}}"#,
+    )
+    .await;
+    assert_eq!(said["result"]["content"][0]["text"], "still here", "{said}");
+}

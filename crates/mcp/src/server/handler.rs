@@ -642,6 +642,14 @@ impl ServerHandler for QuiverServer {
         }
     }
 
+    async fn on_custom_request(
+        &self,
+        request: rmcp::model::CustomRequest,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::CustomResult, McpError> {
+        Err(super::bad_request::answer(&request.method, request.params.as_ref()))
+    }
+
     async fn list_tools(
         &self,
         _request: Option<PaginatedRequestParams>,

@@ -24,6 +24,7 @@
 //!   loop (one task per call, no hop through the loop).
 
 pub mod approver;
+mod bad_request;
 pub mod call_streams;
 pub mod convert;
 pub mod handler;

@@ -231,15 +231,23 @@ where
             match self.calls.take_line(line, &self.respond, &self.out) {
                 Taken::Queued(writer) => self.to_flush.push(writer),
                 Taken::Yes => {}
-                Taken::No => {
-                    if let Some(message) = crate::lines::parse(line)
-                        && let Some(message) = self.calls.take(message, &self.respond)
-                    {
-                        // rmcp may take a while with it: nothing waits meanwhile.
-                        flush_all(&mut self.to_flush);
-                        return Some(message);
+                Taken::No => match crate::lines::parse(line) {
+                    Some(message) => {
+                        if let Some(message) = self.calls.take(message, &self.respond) {
+                            // rmcp may take a while with it: nothing waits meanwhile.
+                            flush_all(&mut self.to_flush);
+                            return Some(message);
+                        }
                     }
-                }
+                    None => {
+                        // rmcp would skip it; a client that sent a request
+                        // would wait for ever
+                        if let Some(answer) = super::bad_request::unreadable_line(line) {
+                            self.out.queue_with(&mut |buf| buf.extend_from_slice(&answer));
+                            self.to_flush.push(Arc::clone(&self.out));
+                        }
+                    }
+                },
             }
         }
     }
