@@ -283,3 +283,36 @@ async fn a_request_in_flight_outlives_an_idle_flood() {
     }
     assert!(closed >= 40 - 4, "{closed}");
 }
+
+/// A POST body that is no JSON-RPC message is a bad request (400) with a
+/// JSON-RPC error saying why, as MCP asks; rmcp alone answered 415
+/// Unsupported Media Type to a body whose media type was right. A body that
+/// is not JSON by its media type keeps its 415.
+#[tokio::test]
+async fn an_unreadable_body_is_a_bad_request_with_a_json_rpc_error() {
+    let (surface, _dir) = surface(Mode::Agent);
+    let url = start(surface, None).await;
+    let _ = rustls::crypto::ring::default_provider().install_default(); // reqwest is built without a provider
+    let http = reqwest::Client::new();
+    let post = |body: &'static str, content_type: &'static str| {
+        http.post(&url)
+            .header("Content-Type", content_type)
+            .header("Accept", "application/json, text/event-stream")
+            .body(body)
+            .send()
+    };
+    for (body, code, says) in [
+        ("garbage", -32700, "not JSON"),
+        (r#"[{"jsonrpc":"2.0","id":1,"method":"ping"}]"#, -32600, "batches"),
+        (r#"{"hello":"there"}"#, -32600, "not a JSON-RPC message"),
+    ] {
+        let response = post(body, "application/json").await.unwrap();
+        assert_eq!(response.status(), 400, "{body}");
+        let answer: serde_json::Value = response.json().await.unwrap();
+        assert_eq!(answer["id"], serde_json::Value::Null, "{body}: {answer}");
+        assert_eq!(answer["error"]["code"], code, "{body}: {answer}");
+        assert!(answer["error"]["message"].as_str().unwrap().contains(says), "{body}: {answer}");
+    }
+    let response = post("hello", "text/plain").await.unwrap();
+    assert_eq!(response.status(), 415);
+}

@@ -111,6 +111,7 @@ impl HttpServer {
         let router = Router::new()
             .route_service(MCP_PATH, service)
             .layer(middleware::from_fn_with_state(verbatim, super::http_verbatim::substitute))
+            .layer(middleware::from_fn(super::http_bad_body::answer_unreadable))
             .layer(middleware::from_fn_with_state(guard, check_request));
         Ok(HttpServer { listener, router, addr, end_sessions, admission })
     }

@@ -29,6 +29,7 @@ pub mod call_streams;
 pub mod convert;
 pub mod handler;
 pub mod http;
+mod http_bad_body;
 mod http_verbatim;
 pub mod passthrough;
 pub mod stdio;
