@@ -49,6 +49,8 @@ pub struct MessagesStreamAssembler {
     /// Usage fields as last reported; `message_delta` overrides `message_start`.
     usage: Map<String, Value>,
     stopped: bool,
+    /// The stream ended in an `error` event of a temporary kind.
+    transient: bool,
     events: usize,
 }
 
@@ -115,6 +117,8 @@ impl StreamAssembler for MessagesStreamAssembler {
             "ping" => {}
             "error" => {
                 let kind = event.pointer("/error/type").and_then(Value::as_str).unwrap_or("error");
+                // The kinds Anthropic answers with 529, 500 and 429 before a stream starts.
+                self.transient = matches!(kind, "overloaded_error" | "api_error" | "rate_limit_error");
                 let message = event.pointer("/error/message").and_then(Value::as_str).unwrap_or("(no message)");
                 return Err(format!("the provider sent {kind} mid-stream: {message}"));
             }
@@ -122,6 +126,10 @@ impl StreamAssembler for MessagesStreamAssembler {
             _ => {}
         }
         Ok(false)
+    }
+
+    fn transient(&self) -> bool {
+        self.transient
     }
 
     /// The response, or what was left open when the stream ended early.

@@ -118,3 +118,20 @@ fn thinking_blocks_are_kept_one_by_one_with_their_signatures() {
     events.extend(end());
     assert_eq!(feed(&events).0.unwrap().reasoning_signature.as_deref(), Some("S0=="));
 }
+
+/// An `error` event after the 200: the kinds Anthropic answers with 529, 500
+/// or 429 before a stream starts are temporary (the request may go again);
+/// any other is not.
+#[test]
+fn an_overload_mid_stream_is_transient_and_a_refusal_is_not() {
+    for (kind, transient) in
+        [("overloaded_error", true), ("api_error", true), ("invalid_request_error", false), ("weird", false)]
+    {
+        let mut sink = |_: StreamEvent| {};
+        let mut assembler = MessagesStreamAssembler::default();
+        let error = json!({"type": "error", "error": {"type": kind, "message": "Overloaded"}});
+        let said = assembler.push(&error.to_string(), &mut sink).unwrap_err();
+        assert!(said.contains(kind), "{said}");
+        assert_eq!(assembler.transient(), transient, "{kind}");
+    }
+}
