@@ -239,8 +239,11 @@ impl Transport {
         sink: Sink<'_>,
     ) -> Result<ModelResponse, ProviderError> {
         let mut stream = call.stream && self.streaming.allowed(call.tools);
-        // Each round changes something (streaming off, a repair): bounded.
-        for _ in 0..6 {
+        // Streams the server broke off with an error it says is temporary.
+        let (mut broken, started) = (0u32, Instant::now());
+        // Each round changes something (streaming off, a repair) or retries a
+        // broken stream (as many times as the retry policy allows): bounded.
+        'rounds: for _ in 0..6 + self.options.retry.max_attempts {
             let body = (call.body)(stream);
             let resp = match self.send(call.url, call.headers, &body, sink).await {
                 Ok(resp) => resp,
@@ -280,8 +283,17 @@ impl Transport {
                 let mut data = 0usize;
                 while let Some(event) = sse.next(self).await? {
                     data += usize::from(!event.data.trim().is_empty());
-                    if assembler.push(&event.data, sink).map_err(|d| self.stream_error(d))? {
-                        break;
+                    match assembler.push(&event.data, sink) {
+                        Ok(true) => break,
+                        Ok(false) => {}
+                        Err(d) => {
+                            // An overload (or server error) after the 200 is what a
+                            // 529 (or 500) is before it: the request is sent again.
+                            if assembler.transient() && self.retry_broken(&mut broken, started, &d, sink).await {
+                                continue 'rounds;
+                            }
+                            return Err(self.stream_error(d));
+                        }
                     }
                 }
                 if data == 0 {
@@ -320,6 +332,22 @@ impl Transport {
             return Ok(response);
         }
         Err(self.stream_error("the request was refused after every change quiver could make"))
+    }
+
+    /// After a stream broke off with a temporary error: waits and says so when
+    /// the retry policy allows one more try (`broken` counts them).
+    async fn retry_broken(&self, broken: &mut u32, started: Instant, detail: &str, sink: Sink<'_>) -> bool {
+        let policy = &self.options.retry;
+        *broken += 1;
+        let wait = policy.backoff(*broken);
+        if *broken >= policy.max_attempts || started.elapsed() + wait > policy.max_total {
+            return false;
+        }
+        let reason = format!("the stream broke off: {detail}");
+        tracing::info!(provider = %self.provider, attempt = *broken, ?wait, %reason, "retrying model request");
+        sink(StreamEvent::Retrying { attempt: *broken, wait, reason });
+        tokio::time::sleep(wait).await;
+        true
     }
 
     /// Stops streaming for this session (only requests with tools, when the
@@ -361,6 +389,11 @@ pub trait StreamAssembler: Default {
     fn push(&mut self, data: &str, sink: Sink<'_>) -> Result<bool, String>;
     /// The response, or what was missing when the stream ended.
     fn finish(self) -> Result<ModelResponse, String>;
+    /// Whether the error `push` just returned is one the provider calls
+    /// temporary (overloaded, a server error): the request may go again.
+    fn transient(&self) -> bool {
+        false
+    }
 }
 
 /// A non-streamed answer still goes through the sink, so a UI has one path.

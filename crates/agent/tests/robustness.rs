@@ -134,14 +134,21 @@ async fn an_error_event_mid_stream_is_reported() {
     assert!(text.contains("deepseek: stream broken: the provider sent an error mid-stream: Overloaded"), "{text}");
 }
 
+/// An overload after the 200 is retried like a 529 (see `exec`'s test of a
+/// retry that succeeds); when every try is overloaded, the error names it.
 #[tokio::test]
 async fn an_anthropic_error_event_is_reported_with_its_type() {
     let server = ScriptedServer::start().await.unwrap();
     let body = "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"usage\":{\"input_tokens\":5}}}\n\n\
                 event: ping\ndata: {\"type\": \"ping\"}\n\n\
                 event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}\n\n";
-    server.push(ScriptedTurn::raw(body));
+    let tries = fast_options().retry.max_attempts;
+    server.script((0..tries).map(|_| ScriptedTurn::raw(body)));
     let req = request("c", anthropic_tools(), 1, vec![Message::user("hi")], true);
-    let text = complete(&anthropic(&server), &req).await.0.unwrap_err().to_string();
+    let (result, events) = complete(&anthropic(&server), &req).await;
+    let text = result.unwrap_err().to_string();
     assert_eq!(text, "anthropic: stream broken: the provider sent overloaded_error mid-stream: Overloaded");
+    assert_eq!(server.requests().len(), usize::try_from(tries).unwrap());
+    let retries = events.iter().filter(|e| matches!(e, StreamEvent::Retrying { .. })).count();
+    assert_eq!(retries, usize::try_from(tries - 1).unwrap());
 }

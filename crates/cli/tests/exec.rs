@@ -432,3 +432,41 @@ async fn tool_images_reach_vision_models_and_text_models_read_a_stand_in() {
     let data = base64::engine::general_purpose::STANDARD.encode(&png);
     assert!(!second.to_string().contains(&data), "image bytes sent to a text model");
 }
+
+/// Anthropic documents that an error can come after the 200, as an `error`
+/// event in the stream (its example is `overloaded_error`): the overload it
+/// would otherwise have answered with 529, and retried the same way.
+#[tokio::test]
+async fn an_overload_in_the_middle_of_an_anthropic_stream_is_retried() {
+    let env = Env::new();
+    let server = ScriptedServer::start().await.unwrap();
+    let overloaded = concat!(
+        "event: message_start\n",
+        r#"data: {"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","content":[],"model":"claude-sonnet-4-5","stop_reason":null,"usage":{"input_tokens":25,"output_tokens":1}}}"#,
+        "\n\nevent: ping\ndata: {\"type\": \"ping\"}\n\n",
+        "event: error\n",
+        r#"data: {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}"#,
+        "\n\n",
+    );
+    server.script([
+        ScriptedTurn::raw(overloaded),
+        ScriptedTurn::tool_call("c1", "read_file", r#"{"path":"notes.txt"}"#),
+        ScriptedTurn::text("It says hello."),
+    ]);
+    let out = env.exec_anthropic(&server, "What does notes.txt say?").await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(stderr(&out).contains("overloaded_error"), "{}", stderr(&out));
+    assert_eq!(stdout(&out).trim(), "It says hello.");
+    let requests = server.requests();
+    assert_eq!(requests.len(), 3);
+    assert_eq!(requests[0].body, requests[1].body, "the same request again");
+
+    // A refusal of the request itself is not retried.
+    let server = ScriptedServer::start().await.unwrap();
+    let invalid = overloaded.replace("overloaded_error", "invalid_request_error");
+    server.script([ScriptedTurn::raw(invalid), ScriptedTurn::text("unreachable")]);
+    let out = env.exec_anthropic(&server, "What does notes.txt say?").await;
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(stderr(&out).contains("invalid_request_error"), "{}", stderr(&out));
+    assert_eq!(server.requests().len(), 1);
+}

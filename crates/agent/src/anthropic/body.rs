@@ -84,10 +84,8 @@ fn messages(req: &ModelRequest, vision: bool) -> Vec<Value> {
             // No mid-conversation system role exists; the text goes in as user text.
             Message::System { text } | Message::User { text } => push("user", json!({"type": "text", "text": text})),
             Message::Assistant { text, reasoning, reasoning_signature, tool_calls } => {
-                // Thinking can only be replayed with its signature; unsigned
-                // thinking (e.g. from another provider) is dropped.
-                if let (Some(thinking), Some(signature)) = (reasoning, reasoning_signature) {
-                    push("assistant", json!({"type": "thinking", "thinking": thinking, "signature": signature}));
+                for block in super::thinking::replayed(reasoning.as_deref(), reasoning_signature.as_deref()) {
+                    push("assistant", block);
                 }
                 if !text.is_empty() {
                     push("assistant", json!({"type": "text", "text": text}));
@@ -154,14 +152,17 @@ pub fn parse_response(value: &Value) -> Result<ModelResponse, String> {
         usage: usage.map(parse_usage).unwrap_or_default(),
         usage_reported: usage.is_some(),
     };
+    let mut thinking = Vec::new();
     for (i, block) in content.iter().enumerate() {
         let str_of = |key: &str| block.get(key).and_then(Value::as_str).unwrap_or_default().to_string();
         match block.get("type").and_then(Value::as_str) {
             Some("text") => response.text.push_str(&str_of("text")),
             Some("thinking") => {
                 response.reasoning.get_or_insert_with(String::new).push_str(&str_of("thinking"));
-                response.reasoning_signature = block.get("signature").and_then(Value::as_str).map(str::to_string);
+                thinking.push(block.clone());
             }
+            // Encrypted reasoning: not shown, but it must go back as it came.
+            Some("redacted_thinking") => thinking.push(block.clone()),
             Some("tool_use") => {
                 // A proxy may split one call over blocks that repeat its id, with
                 // string fragments for `input`; see `crate::calls`.
@@ -178,10 +179,11 @@ pub fn parse_response(value: &Value) -> Result<ModelResponse, String> {
                     _ => calls.push(ToolCall { id, name, arguments }),
                 }
             }
-            Some(_) => {} // redacted_thinking, server tools: not ours to interpret
+            Some(_) => {} // server tools: not ours to interpret
             None => return Err(format!("content[{i}] has no type")),
         }
     }
+    response.reasoning_signature = super::thinking::kept(&thinking);
     for call in &mut response.tool_calls {
         if call.arguments.trim().is_empty() {
             call.arguments = "{}".to_string();

@@ -2,6 +2,7 @@
 
 mod body;
 mod stream;
+mod thinking;
 
 use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
 

@@ -13,7 +13,7 @@
 
 use std::collections::BTreeMap;
 
-use serde_json::{Map, Value};
+use serde_json::{Map, Value, json};
 
 use super::body::parse_usage;
 use crate::http::StreamAssembler;
@@ -23,7 +23,8 @@ use crate::provider::Sink;
 #[derive(Debug)]
 enum Block {
     Text,
-    Thinking,
+    /// The position among the response's thinking blocks.
+    Thinking(usize),
     /// `call` is the position among this response's tool calls; `tentative`:
     /// the block repeated the id of a whole call and brought no input yet, so
     /// its first fragment decides whether it continues that call or is a new one.
@@ -38,7 +39,9 @@ enum Block {
 pub struct MessagesStreamAssembler {
     text: String,
     reasoning: String,
-    signature: Option<String>,
+    /// `thinking` and `redacted_thinking` blocks as they are assembled (see
+    /// [`super::thinking`]).
+    thinking: Vec<Value>,
     blocks: BTreeMap<u64, Block>,
     /// Every call of the response, in the order it opened.
     calls: Vec<ToolCall>,
@@ -46,6 +49,8 @@ pub struct MessagesStreamAssembler {
     /// Usage fields as last reported; `message_delta` overrides `message_start`.
     usage: Map<String, Value>,
     stopped: bool,
+    /// The stream ended in an `error` event of a temporary kind.
+    transient: bool,
     events: usize,
 }
 
@@ -73,7 +78,18 @@ impl StreamAssembler for MessagesStreamAssembler {
                         self.append_text(&s("text"), sink);
                         Block::Text
                     }
-                    Some("thinking") => Block::Thinking,
+                    Some("thinking") => {
+                        // Both start empty on the wire; the deltas fill them.
+                        let (thinking, signature) = (s("thinking"), s("signature"));
+                        self.append_reasoning(&thinking, sink);
+                        self.thinking.push(json!({"type": "thinking", "thinking": thinking, "signature": signature}));
+                        Block::Thinking(self.thinking.len() - 1)
+                    }
+                    // Arrives whole (its encrypted `data`); it goes back as it came.
+                    Some("redacted_thinking") => {
+                        self.thinking.push(block.clone());
+                        Block::Other
+                    }
                     Some("tool_use") => self.open_tool_use(&s("id"), &s("name"), block.get("input"), sink),
                     _ => Block::Other,
                 };
@@ -101,6 +117,8 @@ impl StreamAssembler for MessagesStreamAssembler {
             "ping" => {}
             "error" => {
                 let kind = event.pointer("/error/type").and_then(Value::as_str).unwrap_or("error");
+                // The kinds Anthropic answers with 529, 500 and 429 before a stream starts.
+                self.transient = matches!(kind, "overloaded_error" | "api_error" | "rate_limit_error");
                 let message = event.pointer("/error/message").and_then(Value::as_str).unwrap_or("(no message)");
                 return Err(format!("the provider sent {kind} mid-stream: {message}"));
             }
@@ -108,6 +126,10 @@ impl StreamAssembler for MessagesStreamAssembler {
             _ => {}
         }
         Ok(false)
+    }
+
+    fn transient(&self) -> bool {
+        self.transient
     }
 
     /// The response, or what was left open when the stream ended early.
@@ -141,7 +163,7 @@ impl StreamAssembler for MessagesStreamAssembler {
         Ok(ModelResponse {
             text: self.text,
             reasoning: (!self.reasoning.is_empty()).then_some(self.reasoning),
-            reasoning_signature: self.signature,
+            reasoning_signature: super::thinking::kept(&self.thinking),
             tool_calls,
             finish_reason: FinishReason::from_wire(self.stop_reason.as_deref().unwrap_or("end_turn")),
             usage: parse_usage(&Value::Object(self.usage)),
@@ -156,10 +178,10 @@ impl MessagesStreamAssembler {
         match delta.get("type").and_then(Value::as_str).unwrap_or_default() {
             "text_delta" => self.append_text(s("text"), sink),
             "thinking_delta" => {
-                self.reasoning.push_str(s("thinking"));
-                sink(StreamEvent::ReasoningDelta(s("thinking").to_string()));
+                self.append_reasoning(s("thinking"), sink);
+                self.extend_thinking(index, "thinking", s("thinking"));
             }
-            "signature_delta" => self.signature = Some(s("signature").to_string()),
+            "signature_delta" => self.extend_thinking(index, "signature", s("signature")),
             "input_json_delta" => match self.blocks.get(&index) {
                 Some(&Block::ToolUse { call, tentative }) => {
                     let fragment = s("partial_json");
@@ -214,6 +236,30 @@ impl MessagesStreamAssembler {
         {
             c.arguments.push_str(fragment);
             sink(StreamEvent::ToolCallArgumentsDelta { index: call, fragment: fragment.to_string() });
+        }
+    }
+
+    fn append_reasoning(&mut self, thinking: &str, sink: Sink<'_>) {
+        if !thinking.is_empty() {
+            self.reasoning.push_str(thinking);
+            sink(StreamEvent::ReasoningDelta(thinking.to_string()));
+        }
+    }
+
+    /// Appends to the `key` of the thinking block at `index`, opening one
+    /// when a (lax) server sent no `content_block_start` for it.
+    fn extend_thinking(&mut self, index: u64, key: &str, fragment: &str) {
+        let at = match self.blocks.get(&index) {
+            Some(&Block::Thinking(at)) => at,
+            Some(_) => return,
+            None => {
+                self.thinking.push(json!({"type": "thinking", "thinking": "", "signature": ""}));
+                self.blocks.insert(index, Block::Thinking(self.thinking.len() - 1));
+                self.thinking.len() - 1
+            }
+        };
+        if let Some(Value::String(field)) = self.thinking.get_mut(at).and_then(|b| b.get_mut(key)) {
+            field.push_str(fragment);
         }
     }
 

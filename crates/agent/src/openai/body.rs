@@ -153,7 +153,9 @@ pub fn parse_response(value: &Value) -> Result<ModelResponse, String> {
     }
     let choice = value.pointer("/choices/0").ok_or("no choices[0] in the response")?;
     let message = choice.get("message").ok_or("choices[0] has no message")?;
-    let text = message.get("content").and_then(Value::as_str).unwrap_or_default().to_string();
+    // A refusal is `message.refusal` with `content: null`: the model's answer all the same.
+    let text =
+        ["content", "refusal"].iter().filter_map(|key| message.get(*key).and_then(Value::as_str)).collect::<String>();
     let reasoning =
         message.get("reasoning_content").and_then(Value::as_str).filter(|s| !s.is_empty()).map(str::to_string);
     let mut tool_calls: Vec<ToolCall> = Vec::new();

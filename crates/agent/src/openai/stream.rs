@@ -5,6 +5,9 @@
 //! inside a JSON string), and several calls may be open at once. Usage comes
 //! in a final chunk with empty `choices` when `include_usage` was asked for.
 //!
+//! A refusal comes as `delta.refusal` fragments instead of `content`; it is
+//! kept as the answer's text (as the non-streamed `message.refusal` is).
+//!
 //! Compatible servers vary: some repeat `id` and `name` on every delta, some
 //! leave `index` out, some send every call at index 0; a delta is matched to
 //! its call by id first, then by index (see [`crate::calls`]). The legacy
@@ -127,9 +130,13 @@ impl ChatStreamAssembler {
             self.reasoning.push_str(r);
             sink(StreamEvent::ReasoningDelta(r.to_string()));
         }
-        if let Some(t) = delta.get("content").and_then(Value::as_str).filter(|s| !s.is_empty()) {
-            self.text.push_str(t);
-            sink(StreamEvent::TextDelta(t.to_string()));
+        // A refusal streams in its own field (`delta.refusal`, `content`
+        // staying null): it is the model's answer, so it is the text.
+        for key in ["content", "refusal"] {
+            if let Some(t) = delta.get(key).and_then(Value::as_str).filter(|s| !s.is_empty()) {
+                self.text.push_str(t);
+                sink(StreamEvent::TextDelta(t.to_string()));
+            }
         }
         let calls = delta.get("tool_calls").and_then(Value::as_array).filter(|c| !c.is_empty());
         for call in calls.into_iter().flatten() {

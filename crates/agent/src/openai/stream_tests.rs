@@ -158,3 +158,29 @@ fn a_non_streamed_function_call_mirroring_tool_calls_is_not_a_second_call() {
     let calls = super::super::parse_response(&body).unwrap().tool_calls;
     assert_eq!(calls.len(), 1, "{calls:?}");
 }
+
+/// OpenAI's documented refusal: `delta.refusal` fragments while `content`
+/// stays null, then `finish_reason: "stop"`; non-streamed, `message.refusal`
+/// next to `content: null`. Either way the refusal is the answer.
+#[test]
+fn a_refusal_is_the_answer_streamed_or_not() {
+    let (response, events) = feed(&[
+        r#"{"choices":[{"index":0,"delta":{"role":"assistant","content":null,"refusal":""},"finish_reason":null}]}"#,
+        r#"{"choices":[{"index":0,"delta":{"refusal":"I'm sorry, "},"finish_reason":null}]}"#,
+        r#"{"choices":[{"index":0,"delta":{"refusal":"I can't help with that."},"finish_reason":null}]}"#,
+        r#"{"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}"#,
+        r#"{"choices":[],"usage":{"prompt_tokens":9,"completion_tokens":8,"total_tokens":17}}"#,
+        "[DONE]",
+    ]);
+    let response = response.unwrap();
+    assert_eq!(response.text, "I'm sorry, I can't help with that.");
+    assert_eq!(response.finish_reason, FinishReason::Stop);
+    let shown: String =
+        events.iter().filter_map(|e| if let StreamEvent::TextDelta(t) = e { Some(t.as_str()) } else { None }).collect();
+    assert_eq!(shown, response.text);
+
+    let body = serde_json::json!({"choices": [{"index": 0, "finish_reason": "stop", "message":
+        {"role": "assistant", "content": null, "refusal": "I'm sorry, I can't help with that."}}]});
+    let response = crate::openai::parse_response(&body).unwrap();
+    assert_eq!(response.text, "I'm sorry, I can't help with that.");
+}

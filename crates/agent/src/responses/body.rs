@@ -261,10 +261,13 @@ fn message_item(role: &str, kind: &str, text: &str) -> Value {
 }
 
 /// The reasoning items of one response, kept as the API sent them (see
-/// [`crate::message::Message::Assistant`]'s `reasoning_signature`).
+/// [`crate::message::Message::Assistant`]'s `reasoning_signature`). Only
+/// `reasoning` items: an Anthropic session keeps its thinking blocks the same way.
 pub fn reasoning_items(kept: Option<&str>) -> Vec<Value> {
     match kept.map(serde_json::from_str::<Value>) {
-        Some(Ok(Value::Array(items))) => items,
+        Some(Ok(Value::Array(items))) => {
+            items.into_iter().filter(|i| i.get("type").and_then(Value::as_str) == Some("reasoning")).collect()
+        }
         _ => Vec::new(),
     }
 }
