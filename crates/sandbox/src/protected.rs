@@ -126,6 +126,31 @@ fn nested_git_reason(rel: &Path) -> Option<String> {
     })
 }
 
+/// The credentials and quiver's own config and state that lie beneath
+/// `root` (absolute): what the sandbox masks for commands, which the file
+/// tools must not read either when the workspace contains the home (a
+/// workspace at `~` or `/`). One the workspace itself lies in (the user
+/// opened `~/.ssh`) is the user's choice, as in the sandbox.
+pub fn secret_paths(root: &Path) -> Vec<PathBuf> {
+    let root = normal(root);
+    let mut candidates: Vec<PathBuf> = Vec::new();
+    if let Some(home) = home_dir() {
+        candidates.extend(HOME_SECRET_DIRS.iter().chain(HOME_SECRET_FILES).map(|p| home.join(p)));
+    }
+    candidates.extend(crate::policy::quiver_config_dir());
+    candidates.extend(crate::policy::quiver_state_dir());
+    candidates.into_iter().map(|p| normal(&p)).filter(|p| p.starts_with(&root) && !root.starts_with(p)).collect()
+}
+
+/// Why `target` (absolute, inside `root`) may not be read by a file tool, if
+/// it may not: it is (or is inside) one of [`secret_paths`].
+pub fn secret_reason(root: &Path, target: &Path) -> Option<String> {
+    let target = normal(target);
+    secret_paths(root).into_iter().find(|s| target.starts_with(s)).map(|s| {
+        format!("`{}` holds credentials or quiver's own config and state, which no tool reads unasked", s.display())
+    })
+}
+
 /// Every protected path that exists beneath `root` (absolute), and a `.git`
 /// that is a file.
 pub fn existing_protected(root: &Path) -> Vec<PathBuf> {
