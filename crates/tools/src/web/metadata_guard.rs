@@ -52,16 +52,19 @@ fn refusal(what: &str) -> String {
 /// resolves to nothing else fails.
 pub(crate) struct NoLinkLocal;
 
+type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
 impl Resolve for NoLinkLocal {
     fn resolve(&self, name: Name) -> Resolving {
         let host = name.as_str().to_string();
         Box::pin(async move {
-            let found: Vec<SocketAddr> = tokio::net::lookup_host((host.as_str(), 0)).await?.collect();
+            let found: Vec<SocketAddr> =
+                tokio::net::lookup_host((host.as_str(), 0)).await.map_err(BoxError::from)?.collect();
             let kept: Vec<SocketAddr> = found.iter().copied().filter(|a| !forbidden(a.ip())).collect();
-            if kept.is_empty() && !found.is_empty() {
-                return Err(refusal(&format!("`{host}` resolves to {}, which", found[0].ip())).into());
+            if let (true, Some(first)) = (kept.is_empty(), found.first()) {
+                return Err(BoxError::from(refusal(&format!("`{host}` resolves to {}, which", first.ip()))));
             }
-            Ok(Box::new(kept.into_iter()) as Addrs)
+            Ok::<Addrs, BoxError>(Box::new(kept.into_iter()))
         })
     }
 }
