@@ -24,7 +24,8 @@ async fn a_user_server_never_starts_in_quivers_working_directory() {
     let home = dirs::home_dir().filter(|h| h.is_dir()).unwrap_or_else(|| PathBuf::from("/")).canonicalize().unwrap();
     let here = std::env::current_dir().unwrap().canonicalize().unwrap();
     assert_ne!(home, here, "the test needs a working directory other than the home");
-    let (cache, outs, chosen) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let (cache, outs, chosen) =
+        (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     let plain = recording("plain", &outs.path().join("plain"));
     let mut with_cwd = recording("with_cwd", &outs.path().join("with_cwd"));
     if let Transport::Stdio { cwd, .. } = &mut with_cwd.transport {

@@ -116,7 +116,10 @@ fn common_secret_spellings_and_urls_with_passwords_are_dropped() {
         ("AWS_PROFILE", "dev"),
     ]);
     let out = EnvPolicy::default().resolve(env.clone());
-    assert_eq!(names(&out), ["AWS_PROFILE", "GIT_AUTHOR_NAME", "GIT_REPO_URL", "HTTPS_PROXY", "OLDPWD", "PUBLIC_URL", "PWD"]);
+    assert_eq!(
+        names(&out),
+        ["AWS_PROFILE", "GIT_AUTHOR_NAME", "GIT_REPO_URL", "HTTPS_PROXY", "OLDPWD", "PUBLIC_URL", "PWD"]
+    );
     // The user's explicit choice still hands everything over.
     let all = EnvPolicy { ignore_default_excludes: true, ..Default::default() }.resolve(env);
     assert!(all.contains_key(OsStr::new("DATABASE_URL")));

@@ -59,7 +59,13 @@ fn nested_repositories_and_git_files_are_protected() {
 #[test]
 fn protected_paths_match_whatever_the_case() {
     let root = Path::new("/w");
-    for path in ["/w/.GIT/hooks/post-checkout", "/w/.Git/config", "/w/.VSCode/tasks.json", "/w/Quiver.toml", "/w/sub/.GIT/config"] {
+    for path in [
+        "/w/.GIT/hooks/post-checkout",
+        "/w/.Git/config",
+        "/w/.VSCode/tasks.json",
+        "/w/Quiver.toml",
+        "/w/sub/.GIT/config",
+    ] {
         assert!(protected_reason(root, Path::new(path)).is_some(), "{path}");
     }
 }
