@@ -58,7 +58,10 @@ fn file_tools_do_not_read_credentials_in_a_home_workspace() {
         let result = call(&home_path, state.path(), tool, args.clone());
         let text = result["content"].to_string();
         assert!(!text.contains("PRIVATE-KEY-MATERIAL"), "{tool} {args} read a credential: {text}");
-        if tool != "grep_files" || args.get("path").is_some() {
+        // A walk from a directory that is not itself a secret (`.config`, the
+        // root) is no error: it leaves the secret out silently.
+        let walk = tool == "grep_files" && args.get("path").is_none_or(|p| p == ".config");
+        if !walk {
             assert_eq!(result["is_error"], true, "{tool} {args}: {result}");
             assert!(text.contains("credentials"), "{tool} {args}: {text}");
         }
