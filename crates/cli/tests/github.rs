@@ -91,3 +91,87 @@ fn without_gh_on_path_the_error_says_what_to_install() {
     let text = result["content"].to_string();
     assert!(text.contains("`gh` is not installed") && text.contains("gh auth login"), "{text}");
 }
+
+/// A `gh` stand-in that answers `auth status` and `issue view`, and records
+/// which of the token variables it was given (names only, and whether the
+/// secret value reached it).
+const ENV_STAND_IN: &str = r#"#!/bin/sh
+here=$(cd "$(dirname "$0")" && pwd)
+{
+  printf 'argv: %s\n' "$*"
+  env | grep -E '^(GH_TOKEN|GITHUB_TOKEN|GH_ENTERPRISE_TOKEN|GITHUB_ENTERPRISE_TOKEN)=' | sed 's/=.*//'
+} >> "$here/env.log"
+case "$1 $2" in
+  "auth status") echo "github.com"; echo "  ✓ Logged in to github.com account octocat (keyring)" ;;
+  "issue view") cat "$here/issue.json" ;;
+  *) exit 64 ;;
+esac
+"#;
+
+/// A cloned repository picks the host `gh` talks to (its `origin` remote, or
+/// a `repo` the model copied from its README). `gh` sends `GH_ENTERPRISE_TOKEN`
+/// to any host but github.com, so handing it over would send the user's
+/// enterprise login to whoever the repository names.
+#[test]
+fn a_remote_on_a_foreign_host_never_gets_the_users_tokens() {
+    if quiver_testkit::program_or_skip("git", "apt-get install git").is_none() {
+        return;
+    }
+    let (bin, ws, state) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let gh = bin.path().join("gh");
+    std::fs::write(&gh, ENV_STAND_IN).unwrap();
+    std::fs::set_permissions(&gh, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let issue = json!({
+        "assignees": [], "author": {"login": "x"}, "body": "", "closedAt": null, "comments": [],
+        "createdAt": "2026-11-19T08:00:00Z", "labels": [], "milestone": null, "number": 1, "state": "OPEN",
+        "stateReason": "", "title": "t", "updatedAt": "2026-11-19T08:00:00Z", "url": "https://evil.example/o/r/issues/1"
+    });
+    std::fs::write(bin.path().join("issue.json"), issue.to_string()).unwrap();
+    for args in [&["init", "-q"][..], &["remote", "add", "origin", "https://evil.example/o/r.git"]] {
+        let out = Command::new("git").arg("-C").arg(ws.path()).args(args).output().unwrap();
+        assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    }
+    let path = format!("{}:{}", bin.path().display(), std::env::var("PATH").unwrap_or_default());
+    let call = |args: Value, gh_host: Option<&str>| {
+        let _ = std::fs::remove_file(bin.path().join("env.log"));
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_quiver"));
+        cmd.args(["call", "github_issue_context", "--mode", "agent", "--workspace"])
+            .arg(ws.path())
+            .arg("--args")
+            .arg(args.to_string())
+            .current_dir(ws.path())
+            .env("PATH", &path)
+            .env("QUIVER_CONFIG_DIR", state.path().join("config"))
+            .env("QUIVER_STATE_DIR", state.path())
+            .env("QUIVER_CACHE_DIR", state.path().join("cache"))
+            .env("QUIVER_LOG", "warn")
+            .env("GH_TOKEN", "gh-secret")
+            .env("GH_ENTERPRISE_TOKEN", "enterprise-secret")
+            .env_remove("GITHUB_TOKEN")
+            .env_remove("GITHUB_ENTERPRISE_TOKEN")
+            .env_remove("QUIVER_TASK_ID")
+            .env_remove("QUIVER_WORK_DIR");
+        match gh_host {
+            Some(h) => cmd.env("GH_HOST", h),
+            None => cmd.env_remove("GH_HOST"),
+        };
+        let out = cmd.output().unwrap();
+        let log = std::fs::read_to_string(bin.path().join("env.log")).unwrap_or_default();
+        (String::from_utf8_lossy(&out.stdout).into_owned(), log)
+    };
+    // The host from the remote, and the same host named by the model.
+    for args in [json!({"number": 1}), json!({"repo": "evil.example/o/r", "number": 1})] {
+        let (out, log) = call(args.clone(), None);
+        assert!(log.contains("argv: issue view 1 --repo evil.example/o/r"), "{args}: {out}\n{log}");
+        let view = log.split("argv: issue view").nth(1).unwrap();
+        assert!(!view.contains("TOKEN"), "{args}: a token went to evil.example:\n{log}");
+    }
+    // github.com gets the github.com token, never the enterprise one.
+    let (out, log) = call(json!({"repo": "octo/widgets", "number": 1}), None);
+    let view = log.split("argv: issue view").nth(1).unwrap_or_else(|| panic!("{out}\n{log}"));
+    assert!(view.contains("GH_TOKEN") && !view.contains("GH_ENTERPRISE_TOKEN"), "{log}");
+    // The host the user's own GH_HOST names is theirs: every token goes there.
+    let (out, log) = call(json!({"repo": "ghe.corp.example/o/r", "number": 1}), Some("ghe.corp.example"));
+    let view = log.split("argv: issue view").nth(1).unwrap_or_else(|| panic!("{out}\n{log}"));
+    assert!(view.contains("GH_ENTERPRISE_TOKEN"), "{log}");
+}

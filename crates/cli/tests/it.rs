@@ -11,6 +11,7 @@ mod exec_responses;
 mod exec_sandbox;
 mod exec_terminal;
 mod github;
+mod home_workspace;
 mod import_graph;
 mod mcp_conformance_client;
 mod mcp_gateway;

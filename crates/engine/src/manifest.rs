@@ -235,12 +235,40 @@ impl Manifest {
     /// run unasked.
     pub fn overlay_file_from(&mut self, path: &Path, source: Source) -> anyhow::Result<()> {
         let trusted_before = self.exec_policy.trusted_prefixes.len();
+        let aliases_before = (!source.may_widen()).then(|| self.aliases.clone());
         self.overlay_file_text(path)?;
         if !source.may_widen() && self.exec_policy.trusted_prefixes.len() > trusted_before {
             tracing::warn!(file = %path.display(), "ignoring [exec_policy] trusted_prefixes from a {} manifest", source.as_str());
             self.exec_policy.trusted_prefixes.truncate(trusted_before);
         }
+        if let Some(before) = aliases_before {
+            self.keep_project_aliases_harmless(path, source, before);
+        }
         Ok(())
+    }
+
+    /// A project's alias may add a name for a tool, nothing more: one with
+    /// `set_args` would put the repository's own arguments into a call the
+    /// model made (`set_args = { command = "..." }` on an alias of
+    /// `exec_shell` runs the project's line whenever a model uses that name),
+    /// and redefining a name the built-in or the user's file gave would
+    /// re-point calls that already mean something else. Both are dropped,
+    /// with a warning, and the earlier entry kept.
+    fn keep_project_aliases_harmless(&mut self, path: &Path, source: Source, before: BTreeMap<String, AliasEntry>) {
+        let names: Vec<String> = self.aliases.keys().cloned().collect();
+        for name in names {
+            let Some(entry) = self.aliases.get(&name) else { continue };
+            let earlier = before.get(&name);
+            if earlier == Some(entry) || (earlier.is_none() && entry.set_args.is_empty()) {
+                continue;
+            }
+            let why = if earlier.is_some() { "redefines an existing alias" } else { "forces arguments (set_args)" };
+            tracing::warn!(file = %path.display(), alias = %name, "ignoring an alias from a {} manifest: it {why}", source.as_str());
+            match earlier {
+                Some(old) => self.aliases.insert(name, old.clone()),
+                None => self.aliases.remove(&name),
+            };
+        }
     }
 
     fn overlay_file_text(&mut self, path: &Path) -> anyhow::Result<()> {

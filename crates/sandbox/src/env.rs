@@ -28,10 +28,44 @@ pub const CORE_VARS: &[&str] =
     &["HOME", "LOGNAME", "PATH", "SHELL", "USER", "USERNAME", "TMPDIR", "TEMP", "TMP", "LANG", "LC_ALL", "TERM", "TZ"];
 
 /// Patterns excluded unless [`EnvPolicy::ignore_default_excludes`] is set:
-/// provider keys, tokens, anything called a secret or a password, and the
-/// bearer token of quiver's own HTTP listener.
-pub const DEFAULT_EXCLUDES: &[&str] =
-    &["*_API_KEY", "*_APIKEY", "*_TOKEN", "*SECRET*", "*PASSWORD*", "*_CREDENTIALS", "QUIVER_MCP_TOKEN"];
+/// provider keys, tokens, anything called a secret or a password (and the
+/// common spellings of one: `MYSQL_PWD`, `SSHPASS`, a GitHub `*_PAT`,
+/// `DOCKER_AUTH_CONFIG`, a private key, a webhook URL, which is its own
+/// key), and the bearer token of quiver's own HTTP listener. Values are
+/// checked too: see [`credential_url`].
+pub const DEFAULT_EXCLUDES: &[&str] = &[
+    "*_API_KEY",
+    "*_APIKEY",
+    "API_KEY",
+    "*_TOKEN",
+    "*SECRET*",
+    "*PASSWORD*",
+    "*PASSWD*",
+    "*PASSPHRASE*",
+    "*_PWD",
+    "SSHPASS",
+    "*_PAT",
+    "*_AUTH",
+    "*_AUTH_CONFIG",
+    "*_PRIVATE_KEY",
+    "*WEBHOOK_URL",
+    "*_CREDENTIALS",
+    "QUIVER_MCP_TOKEN",
+];
+
+/// Whether `value` is a URL carrying a password (`postgres://u:pw@host/db`,
+/// `redis://:pw@host`): whatever its name (`DATABASE_URL`), it is a secret.
+/// Proxies (`*_proxy`) are exempt: a command granted the network needs them,
+/// and a user who puts credentials there lists them in `scrub_env`.
+pub fn credential_url(name: &str, value: &str) -> bool {
+    if name.to_ascii_lowercase().ends_with("_proxy") {
+        return false;
+    }
+    let Some((_, rest)) = value.split_once("://") else { return false };
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
+    let Some((userinfo, _)) = authority.rsplit_once('@') else { return false };
+    userinfo.split_once(':').is_some_and(|(_, password)| !password.is_empty())
+}
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct EnvPolicy {
@@ -72,7 +106,9 @@ impl EnvPolicy {
     pub fn resolve<I: IntoIterator<Item = (OsString, OsString)>>(&self, vars: I) -> BTreeMap<OsString, OsString> {
         let mut out = BTreeMap::new();
         for (name, value) in vars {
-            if self.keeps(&name) {
+            let secret_value =
+                !self.ignore_default_excludes && credential_url(&name.to_string_lossy(), &value.to_string_lossy());
+            if self.keeps(&name) && !secret_value {
                 out.insert(name, value);
             }
         }

@@ -90,3 +90,37 @@ fn user_scrub_list_reads_the_sandbox_table() {
     std::fs::write(&path, "not toml [").unwrap();
     assert!(user_scrub_list(&path).is_err());
 }
+
+/// Secrets under names the first patterns missed: each of these reached a
+/// sandboxed command (and its output, the model) before.
+#[test]
+fn common_secret_spellings_and_urls_with_passwords_are_dropped() {
+    let env = vars(&[
+        ("API_KEY", "k"),
+        ("MYSQL_PWD", "p"),
+        ("SSHPASS", "p"),
+        ("GITHUB_PAT", "p"),
+        ("DOCKER_AUTH_CONFIG", "{}"),
+        ("SLACK_WEBHOOK_URL", "https://hooks.slack.com/services/T/B/x"),
+        ("GPG_PASSPHRASE", "p"),
+        ("DEPLOY_PRIVATE_KEY", "k"),
+        ("DATABASE_URL", "postgres://app:hunter2@db.internal/app"),
+        ("REDIS_URL", "redis://:hunter2@cache:6379"),
+        // Kept: no password in it, a proxy, and the ordinary rest.
+        ("PUBLIC_URL", "https://example.com/a@b"),
+        ("GIT_REPO_URL", "ssh://git@github.com/o/r.git"),
+        ("HTTPS_PROXY", "http://u:p@proxy:8080"),
+        ("PWD", "/w"),
+        ("OLDPWD", "/"),
+        ("GIT_AUTHOR_NAME", "a"),
+        ("AWS_PROFILE", "dev"),
+    ]);
+    let out = EnvPolicy::default().resolve(env.clone());
+    assert_eq!(
+        names(&out),
+        ["AWS_PROFILE", "GIT_AUTHOR_NAME", "GIT_REPO_URL", "HTTPS_PROXY", "OLDPWD", "PUBLIC_URL", "PWD"]
+    );
+    // The user's explicit choice still hands everything over.
+    let all = EnvPolicy { ignore_default_excludes: true, ..Default::default() }.resolve(env);
+    assert!(all.contains_key(OsStr::new("DATABASE_URL")));
+}

@@ -101,6 +101,13 @@ pub(crate) fn register(cmd: &mut std::process::Command, step: Step) {
                 }
             }
             Step::Confine { landlock, seccomp } => {
+                // Descriptors quiver inherited from whoever started it (an
+                // editor, a script's `exec 3>>file`, a terminal) would reach
+                // the command too, and a descriptor is a right the sandbox
+                // never checks again: writing an inherited file or socket
+                // outside the workspace needs no path. Only stdio survives
+                // exec; std's own exec-error pipe is close-on-exec already.
+                close_inherited_on_exec()?;
                 // Landlock and an unprivileged seccomp filter both require it; it
                 // also stops a setuid binary from regaining what was taken.
                 // SAFETY: prctl with integer arguments only.
@@ -149,13 +156,41 @@ pub(crate) fn register(cmd: &mut std::process::Command, step: Step) {
         Ok(())
     };
     // SAFETY: the hook only makes the system calls above (write, prctl,
-    // landlock_restrict_self, seccomp, setrlimit, and the namespace
+    // close_range/fcntl, landlock_restrict_self, seccomp, setrlimit, and the namespace
     // sequence's unshare/mount/fork/wait), allocates nothing (everything it uses
     // was built before fork and is owned by the closure; errors carry raw errnos)
     // and takes no lock, so running it between fork and exec cannot deadlock.
     unsafe {
         cmd.pre_exec(hook);
     }
+}
+
+/// Marks every descriptor above stdio close-on-exec: `close_range` with
+/// `CLOSE_RANGE_CLOEXEC` (Linux 5.11), else one `fcntl` per possible
+/// descriptor up to the soft `RLIMIT_NOFILE`. Only system calls, no
+/// allocation (it runs between fork and exec).
+#[cfg(target_os = "linux")]
+#[allow(unsafe_code)]
+fn close_inherited_on_exec() -> io::Result<()> {
+    const CLOSE_RANGE_CLOEXEC: u32 = 1 << 2;
+    // SAFETY: close_range with integer arguments only.
+    if unsafe { libc::syscall(libc::SYS_close_range, 3u32, u32::MAX, CLOSE_RANGE_CLOEXEC) } == 0 {
+        return Ok(());
+    }
+    let mut lim = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+    // SAFETY: getrlimit with a struct on this stack frame.
+    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    let top = i32::try_from(lim.rlim_cur).unwrap_or(i32::MAX);
+    for fd in 3..top {
+        // SAFETY: fcntl with integer arguments; EBADF for a closed one is expected.
+        let flags = unsafe { libc::fcntl(fd, libc::F_GETFD) };
+        if flags >= 0 && unsafe { libc::fcntl(fd, libc::F_SETFD, flags | libc::FD_CLOEXEC) } != 0 {
+            return Err(io::Error::last_os_error());
+        }
+    }
+    Ok(())
 }
 
 #[cfg(not(target_os = "linux"))]

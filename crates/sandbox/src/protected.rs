@@ -64,13 +64,19 @@ pub const HOME_WRITABLE_DOT_DIRS: &[&str] = &[".cache"];
 pub fn protected_reason(root: &Path, target: &Path) -> Option<String> {
     let rel = target.strip_prefix(root).ok()?;
     let rel = normal(rel);
+    // Compared case-insensitively: on a case-insensitive file system (macOS,
+    // Windows, an ext4 `casefold` directory) `.GIT/hooks/x` *is* `.git/hooks/x`.
+    let folded = PathBuf::from(rel.to_string_lossy().to_ascii_lowercase());
     for (path, why) in WORKSPACE_PROTECTED {
-        if rel.starts_with(path) {
+        if folded.starts_with(path) {
             return Some(format!("`{path}` is protected: {why}"));
         }
     }
-    if rel.starts_with(".git") && root.join(".git").is_file() {
+    if folded.starts_with(".git") && root.join(".git").is_file() {
         return Some("`.git` is a pointer to the repository's git directory: rewriting it redirects git".into());
+    }
+    if let Some(why) = nested_git_reason(&folded) {
+        return Some(why);
     }
     // The home's own files count only when the workspace contains the home
     // (a workspace at `~` or above), as in the sandbox.
@@ -95,6 +101,54 @@ pub fn protected_reason(root: &Path, target: &Path) -> Option<String> {
         }
     }
     None
+}
+
+/// A `.git` anywhere below the root is a repository of its own, and the
+/// user's `git status` at the root runs the `core.fsmonitor` of one it
+/// tracks as a submodule (git recurses into it), so its git paths are the
+/// root's. A file named `.git` points git at another git directory, whose
+/// config is then an ordinary file anywhere: writing one is refused too.
+fn nested_git_reason(rel: &Path) -> Option<String> {
+    let parts: Vec<Component<'_>> = rel.components().collect();
+    let at = parts.iter().position(|c| c.as_os_str() == ".git")?;
+    let inner: PathBuf = parts[at..].iter().collect();
+    if at + 1 == parts.len() {
+        return Some(format!(
+            "`{}` would point git at another git directory, whose config git then runs commands from",
+            rel.display()
+        ));
+    }
+    if at == 0 {
+        return None;
+    }
+    WORKSPACE_PROTECTED.iter().filter(|(path, _)| path.starts_with(".git/")).find_map(|(path, why)| {
+        inner.starts_with(path).then(|| format!("`{}` is a nested repository's `{path}`: {why}", rel.display()))
+    })
+}
+
+/// The credentials and quiver's own config and state that lie beneath
+/// `root` (absolute): what the sandbox masks for commands, which the file
+/// tools must not read either when the workspace contains the home (a
+/// workspace at `~` or `/`). One the workspace itself lies in (the user
+/// opened `~/.ssh`) is the user's choice, as in the sandbox.
+pub fn secret_paths(root: &Path) -> Vec<PathBuf> {
+    let root = normal(root);
+    let mut candidates: Vec<PathBuf> = Vec::new();
+    if let Some(home) = home_dir() {
+        candidates.extend(HOME_SECRET_DIRS.iter().chain(HOME_SECRET_FILES).map(|p| home.join(p)));
+    }
+    candidates.extend(crate::policy::quiver_config_dir());
+    candidates.extend(crate::policy::quiver_state_dir());
+    candidates.into_iter().map(|p| normal(&p)).filter(|p| p.starts_with(&root) && !root.starts_with(p)).collect()
+}
+
+/// Why `target` (absolute, inside `root`) may not be read by a file tool, if
+/// it may not: it is (or is inside) one of [`secret_paths`].
+pub fn secret_reason(root: &Path, target: &Path) -> Option<String> {
+    let target = normal(target);
+    secret_paths(root).into_iter().find(|s| target.starts_with(s)).map(|s| {
+        format!("`{}` holds credentials or quiver's own config and state, which no tool reads unasked", s.display())
+    })
 }
 
 /// Every protected path that exists beneath `root` (absolute), and a `.git`

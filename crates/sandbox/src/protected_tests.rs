@@ -36,3 +36,36 @@ fn existing_protected_lists_only_what_exists() {
         vec![dir.path().join(".git/config"), dir.path().join(".git/hooks"), dir.path().join("quiver.toml")]
     );
 }
+
+/// A nested repository's git paths run code on the user's next `git status`
+/// at the root (git recurses into a tracked submodule), and a `.git` file
+/// anywhere redirects git to a directory of the writer's choosing.
+#[test]
+fn nested_repositories_and_git_files_are_protected() {
+    let root = Path::new("/w");
+    for path in ["/w/sub/.git/config", "/w/a/b/.git/hooks/pre-commit", "/w/sub/.git/info/attributes", "/w/sub/.git"] {
+        assert!(protected_reason(root, Path::new(path)).is_some(), "{path}");
+    }
+    // A `.git` file at the root where none exists yet is a redirect too.
+    let dir = tempfile::tempdir().unwrap();
+    assert!(protected_reason(dir.path(), &dir.path().join(".git")).is_some());
+    // The rest of a nested repository is its own work, as at the root.
+    for path in ["/w/sub/.git/objects/ab/cd", "/w/sub/.git/HEAD", "/w/sub/.gitignore", "/w/src/.github/ci.yml"] {
+        assert!(protected_reason(root, Path::new(path)).is_none(), "{path}");
+    }
+}
+
+/// On a case-insensitive file system `.GIT/hooks/x` is the real hook.
+#[test]
+fn protected_paths_match_whatever_the_case() {
+    let root = Path::new("/w");
+    for path in [
+        "/w/.GIT/hooks/post-checkout",
+        "/w/.Git/config",
+        "/w/.VSCode/tasks.json",
+        "/w/Quiver.toml",
+        "/w/sub/.GIT/config",
+    ] {
+        assert!(protected_reason(root, Path::new(path)).is_some(), "{path}");
+    }
+}

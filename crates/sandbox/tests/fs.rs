@@ -150,3 +150,40 @@ fn a_sandboxed_command_cannot_signal_outside_its_sandbox() {
     victim.kill().unwrap();
     victim.wait().unwrap();
 }
+
+/// A descriptor quiver inherited from whoever started it (an editor, a
+/// script's `exec 3>>file`) is a right no path check sees again: without the
+/// sandbox closing it, `echo x >&N` wrote outside the workspace. Both
+/// mechanisms.
+#[test]
+#[allow(unsafe_code)]
+fn an_inherited_descriptor_does_not_reach_the_command() {
+    if !sandbox_available("an_inherited_descriptor_does_not_reach_the_command") {
+        return;
+    }
+    let l = layout();
+    let victim = std::fs::OpenOptions::new().append(true).open(l.out.join("victim")).unwrap();
+    // A copy without close-on-exec, as a careless parent would leave it.
+    // SAFETY: F_DUPFD on a descriptor this test owns; the copy is closed below.
+    let fd = unsafe { libc::fcntl(std::os::fd::AsRawFd::as_raw_fd(&victim), libc::F_DUPFD, 200) };
+    assert!(fd >= 200, "dup failed");
+    let mechanisms = [None, Some(quiver_sandbox::SandboxMechanism::Landlock)];
+    let mut results = Vec::new();
+    for mechanism in mechanisms {
+        let policy = SandboxPolicy::WorkspaceWrite { writable_roots: vec![l.ws.clone()] };
+        let options = quiver_sandbox::SandboxOptions { mechanism, ..Default::default() };
+        let sb = match quiver_sandbox::Sandbox::with_options(policy, false, options) {
+            Ok(sb) => sb,
+            Err(e) => panic!("{mechanism:?}: {e}"),
+        };
+        let out = run(Some(&sb), &l.ws, &format!("echo escaped >&{fd}; ls /proc/self/fd"));
+        results.push((sb.mechanism(), out.status.code(), stdout(&out)));
+    }
+    // SAFETY: closing the copy made above.
+    unsafe { libc::close(fd) };
+    let victim = std::fs::read_to_string(l.out.join("victim")).unwrap();
+    assert_eq!(victim, "original\n", "an inherited descriptor wrote outside: {results:?}");
+    for (mechanism, _, fds) in &results {
+        assert!(!fds.lines().any(|l| l == fd.to_string()), "{mechanism:?}: fd {fd} reached the command: {fds}");
+    }
+}

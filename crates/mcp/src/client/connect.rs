@@ -244,6 +244,27 @@ impl Connection {
     }
 }
 
+/// Where a stdio server starts: its configured `cwd`; else, for a server of
+/// the user's own config, the user's home, never quiver's working directory.
+/// That is usually the workspace, whose files a sandboxed command writes
+/// unasked, and launchers resolve code from their working directory: `npx`
+/// runs a package the workspace's `node_modules` holds and reads its
+/// `.npmrc`, `uvx` its `uv.toml`, `python -m` its modules. Started there, the
+/// user's unconfined server would run what a model planted, with the secrets
+/// its config hands it. A project's server (approved as the project's) starts
+/// in its workspace.
+pub(crate) fn start_dir(config: &ServerConfig, cwd: Option<&std::path::Path>) -> std::path::PathBuf {
+    if let Some(dir) = cwd {
+        return dir.to_path_buf();
+    }
+    if config.trust == quiver_engine::permissions::trust::Source::Project
+        && let Some(ws) = &config.workspace
+    {
+        return ws.clone();
+    }
+    dirs::home_dir().filter(|h| h.is_dir()).unwrap_or_else(|| std::path::PathBuf::from("/"))
+}
+
 /// Starts the server and completes the MCP handshake. The caller bounds this
 /// with the server's startup timeout. Errors are plain text for the model.
 pub(crate) async fn open(
@@ -277,9 +298,7 @@ pub(crate) async fn open(
             // and their own caches (`npx` writes ~/.npm). It is contained, though.
             quiver_sandbox::EnvPolicy::user().apply_to(&mut cmd);
             cmd.args(args).envs(env);
-            if let Some(dir) = cwd {
-                cmd.current_dir(dir);
-            }
+            cmd.current_dir(start_dir(config, cwd.as_deref()));
             let job = contain(&mut cmd)?;
             let mut wrapped = CommandWrap::from(cmd);
             // Its own process group, so the whole tree (npx → node, a shell

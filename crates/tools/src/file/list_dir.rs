@@ -50,6 +50,7 @@ impl Tool for ListDir {
         let raw = input.path.as_deref().unwrap_or(".");
         let dir = ctx.workspace.resolve(raw)?;
         let shown = ctx.workspace.display(&dir);
+        crate::file::secret_read::guard(ctx, &dir, &shown).await?;
         let depth = input.depth.unwrap_or(DEFAULT_DEPTH);
         if depth == 0 || depth > MAX_DEPTH {
             return Err(ToolError::model(format!("`depth` must be between 1 and {MAX_DEPTH}, got {depth}")));

@@ -5,6 +5,7 @@ pub mod list_dir;
 pub mod project_map;
 pub(crate) mod protected_write;
 pub mod read_file;
+pub(crate) mod secret_read;
 pub mod write_file;
 
 #[cfg(test)]

@@ -52,6 +52,7 @@ impl Tool for ReadFile {
     async fn run(&self, input: ReadFileInput, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let path = ctx.workspace.resolve(&input.path)?;
         let shown = ctx.workspace.display(&path);
+        crate::file::secret_read::guard(ctx, &path, &shown).await?;
         let is_pdf = path.extension().is_some_and(|e| e.eq_ignore_ascii_case("pdf"));
         if !is_pdf && input.pages.is_some() {
             return Err(ToolError::model("`pages` applies to PDF files only; use offset/limit"));

@@ -55,6 +55,7 @@ impl Tool for FileSearch {
         }
         let target = ctx.workspace.resolve(input.path.as_deref().unwrap_or("."))?;
         let shown = ctx.workspace.display(&target);
+        crate::file::secret_read::guard(ctx, &target, &shown).await?;
         match ctx.workspace.symlink_metadata(&target) {
             Ok(meta) if meta.is_dir() => {}
             Ok(_) => return Err(ToolError::model(format!("`{shown}` is a file; `path` must be a directory"))),

@@ -69,6 +69,7 @@ impl Tool for GrepFiles {
         let raw_path = input.path.as_deref().unwrap_or(".");
         let target = ctx.workspace.resolve(raw_path)?;
         let shown = ctx.workspace.display(&target);
+        crate::file::secret_read::guard(ctx, &target, &shown).await?;
         if let Err(e) = std::fs::symlink_metadata(&target) {
             return Err(io_error("search", &shown, &e));
         }

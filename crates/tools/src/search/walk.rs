@@ -369,6 +369,9 @@ fn ancestor_rules(ws: &Workspace, target: &Path) -> Option<Arc<Rules>> {
 struct Filter {
     overrides: Override,
     global: Gitignore,
+    /// Credentials and quiver's own state beneath the workspace (one at `~`):
+    /// never walked into, whatever a glob or an ignore file whitelists.
+    secret: Vec<PathBuf>,
 }
 
 impl Filter {
@@ -382,7 +385,8 @@ impl Filter {
             }
             None => Override::empty(),
         };
-        Ok(Filter { overrides, global: Gitignore::global().0 })
+        let secret = quiver_sandbox::protected::secret_paths(root);
+        Ok(Filter { overrides, global: Gitignore::global().0, secret })
     }
 
     /// Whether an entry is left out, with `ignore`'s precedence: an override
@@ -390,6 +394,9 @@ impl Filter {
     /// `.gitignore`, else `.git/info/exclude`, else the global excludes; with
     /// no match at all, a hidden name is left out.
     fn skips(&self, rules: Option<&Rules>, path: &Path, is_dir: bool) -> bool {
+        if self.secret.iter().any(|s| path.starts_with(s)) {
+            return true;
+        }
         if !self.overrides.is_empty() {
             let m = self.overrides.matched(path, is_dir);
             if !m.is_none() {

@@ -27,6 +27,7 @@ async fn server() -> TestServer {
         ("/old", Route::redirect("/page")),
         ("/loop", Route::redirect("/loop")),
         ("/to-file", Route::redirect("file:///etc/passwd")),
+        ("/to-metadata", Route::redirect("http://169.254.169.254/latest/meta-data/iam/security-credentials/")),
     ])
     .await
 }
@@ -155,4 +156,38 @@ async fn a_large_json_answer_is_spilled_and_projected() {
     assert_eq!(count.content["count"], 1500);
     let found = h.ok("retrieve_tool_result", json!({"handle": "out_1", "mode": "query", "query": "item-2999\""})).await;
     assert!(found.contains("\"name\": \"item-2999\""), "{found}");
+}
+
+/// fetch_url runs outside the sandbox: a cloud machine's metadata service
+/// (its credentials, at a link-local address) must stay out of its reach,
+/// by address, through a redirect, or by name.
+#[tokio::test]
+async fn cloud_metadata_addresses_are_never_fetched() {
+    let h = Harness::new();
+    for url in [
+        "http://169.254.169.254/latest/meta-data/iam/security-credentials/",
+        "http://169.254.170.2/v2/credentials",
+        "http://[fe80::1]/",
+        "http://[::ffff:169.254.169.254]/",
+        "http://[fd00:ec2::254]/latest/meta-data/",
+    ] {
+        let refused = h.err("fetch_url", json!({"url": url, "timeout_ms": 2000})).await;
+        assert!(refused.contains("link-local"), "{url}: {refused}");
+    }
+    let s = server().await;
+    let redirected = h.err("fetch_url", json!({"url": s.url("/to-metadata"), "timeout_ms": 2000})).await;
+    assert!(redirected.contains("link-local"), "{redirected}");
+    // Other hosts, the loopback included, are not affected.
+    assert!(h.call("fetch_url", json!({"url": s.url("/plain")})).await.content_text().contains("line one"));
+}
+
+#[test]
+fn link_local_addresses_are_forbidden_and_others_not() {
+    use crate::web::metadata_guard::forbidden;
+    for ip in ["169.254.169.254", "169.254.0.1", "fe80::1", "febf::1", "::ffff:169.254.169.254", "fd00:ec2::254"] {
+        assert!(forbidden(ip.parse().unwrap()), "{ip}");
+    }
+    for ip in ["127.0.0.1", "10.0.0.1", "192.168.1.1", "8.8.8.8", "::1", "fec0::1", "fd00::1", "2001:db8::1"] {
+        assert!(!forbidden(ip.parse().unwrap()), "{ip}");
+    }
 }

@@ -1,6 +1,7 @@
 //! HTTP plumbing shared by the web tools: one guarded GET (schemes, redirects,
 //! size and time limits), body classification and HTML-to-text.
 
+mod metadata_guard;
 pub mod search;
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used)]
@@ -58,6 +59,7 @@ pub fn parse_http_url(raw: &str) -> Result<Url, ToolError> {
     if url.host_str().is_none_or(str::is_empty) {
         return Err(ToolError::model(format!("`{raw}` has no host")));
     }
+    metadata_guard::check_literal(&url).map_err(ToolError::model)?;
     Ok(url)
 }
 
@@ -76,12 +78,18 @@ pub fn client_for(url: &Url) -> Result<Client, ToolError> {
         } else if !matches!(attempt.url().scheme(), "http" | "https") {
             let msg = format!("redirect to a non-http URL refused: {}", attempt.url());
             attempt.error(msg)
+        } else if let Err(msg) = metadata_guard::check_literal(attempt.url()) {
+            attempt.error(msg)
         } else {
             attempt.follow()
         }
     });
     // TCP_NODELAY as on every client quiver builds (reqwest's default, stated).
-    let mut builder = Client::builder().user_agent(USER_AGENT).redirect(policy).tcp_nodelay(true);
+    let mut builder = Client::builder()
+        .user_agent(USER_AGENT)
+        .redirect(policy)
+        .tcp_nodelay(true)
+        .dns_resolver(metadata_guard::NoLinkLocal);
     // An HTTP(S)_PROXY from the environment cannot reach this machine's loopback.
     if is_loopback(url) {
         builder = builder.no_proxy();

@@ -34,7 +34,8 @@ const GH_TIMEOUT: Duration = Duration::from_secs(90);
 pub const INLINE_BYTES: usize = 2000;
 /// Variables `gh` reads its login from: the scrub drops them (they look like
 /// secrets), and `gh` is exactly the program they are meant for, so they are
-/// handed to it by name unless the user's own scrub list names them.
+/// handed to it by name unless the user's own scrub list names them, and
+/// only for the hosts they are meant for ([`token_vars_for`]).
 const GH_TOKEN_VARS: &[&str] = &["GH_TOKEN", "GITHUB_TOKEN", "GH_ENTERPRISE_TOKEN", "GITHUB_ENTERPRISE_TOKEN"];
 
 /// Where `gh` is looked for: `$PATH`, or a fixed search path (tests put a
@@ -133,7 +134,8 @@ impl Gh {
             .stderr(Stdio::piped())
             .kill_on_drop(true);
         let user_scrub = EnvPolicy { ignore_default_excludes: true, ..EnvPolicy::user() };
-        for name in GH_TOKEN_VARS {
+        let gh_host = std::env::var("GH_HOST").ok();
+        for name in token_vars_for(target_host(args, gh_host.as_deref()), gh_host.as_deref()) {
             if let Some(value) = std::env::var_os(name)
                 && user_scrub.keeps(std::ffi::OsStr::new(name))
             {
@@ -161,6 +163,38 @@ impl Gh {
             ))),
         }
     }
+}
+
+/// The host a call's `--repo` names (`HOST/OWNER/REPO`), or for
+/// `OWNER/REPO` the one gh defaults to (the user's `GH_HOST`, else
+/// github.com); `None` for a call without `--repo` (`gh auth status`).
+pub(crate) fn target_host(args: &[&str], gh_host: Option<&str>) -> Option<String> {
+    let repo = args.windows(2).find(|w| w[0] == "--repo").map(|w| w[1])?;
+    let parts: Vec<&str> = repo.split('/').collect();
+    let default = gh_host.map(str::trim).filter(|h| !h.is_empty()).unwrap_or("github.com");
+    Some(if parts.len() == 3 { parts[0] } else { default }.to_ascii_lowercase())
+}
+
+/// Which of [`GH_TOKEN_VARS`] a call may see. The host comes from the
+/// model's `repo` or the workspace's git remote, both of which a cloned
+/// repository can choose, and `gh` sends `GH_ENTERPRISE_TOKEN` to *any* host
+/// other than github.com (in a Codespace, `GITHUB_TOKEN` too). So github.com
+/// and GitHub's own `*.ghe.com` tenancies get the github.com tokens, the host
+/// the user's own `GH_HOST` names gets them all, and any other host none
+/// (`gh` then uses only the login it stored for that host, if any).
+pub(crate) fn token_vars_for(host: Option<String>, gh_host: Option<&str>) -> Vec<&'static str> {
+    let user_host = gh_host.map(|h| h.trim().to_ascii_lowercase()).filter(|h| !h.is_empty());
+    let Some(host) = host else {
+        // `gh auth status`: no repository, the user's own hosts only.
+        return GH_TOKEN_VARS.to_vec();
+    };
+    if user_host.as_deref() == Some(host.as_str()) {
+        return GH_TOKEN_VARS.to_vec();
+    }
+    if host == "github.com" || host.ends_with(".ghe.com") {
+        return GH_TOKEN_VARS.iter().copied().filter(|name| !name.contains("ENTERPRISE")).collect();
+    }
+    Vec::new()
 }
 
 fn first_lines(text: &str, n: usize) -> String {

@@ -14,7 +14,7 @@ use quiver_engine::permissions::Approver;
 use quiver_engine::{Audience, Engine, Manifest, Mode, Registry, ToolContext, ToolResult, Workspace};
 use serde_json::{Value, json};
 
-use super::github::{GhCli, check_repo, repo_of_url};
+use super::github::{GhCli, check_repo, repo_of_url, target_host, token_vars_for};
 use super::*;
 use crate::git::repo::test_git;
 
@@ -202,6 +202,33 @@ fn issue_json(body: &str) -> Value {
         "updatedAt": "2026-11-21T09:30:00Z",
         "url": "https://github.com/octo/widgets/issues/12"
     })
+}
+
+/// `gh` sends `GH_ENTERPRISE_TOKEN` to any host but github.com, and the host
+/// comes from a remote or `repo` a cloned repository chooses: the enterprise
+/// token goes only to the user's own `GH_HOST`, other hosts get no token.
+#[test]
+fn tokens_go_only_to_their_own_hosts() {
+    let argv = |repo: &str| vec!["issue".to_string(), "view".into(), "1".into(), "--repo".into(), repo.to_string()];
+    let host = |repo: &str, gh_host: Option<&str>| {
+        let a = argv(repo);
+        let refs: Vec<&str> = a.iter().map(String::as_str).collect();
+        target_host(&refs, gh_host)
+    };
+    assert_eq!(host("o/r", None).as_deref(), Some("github.com"));
+    assert_eq!(host("o/r", Some("GHE.corp.example")).as_deref(), Some("ghe.corp.example"), "gh's default host");
+    assert_eq!(host("Evil.Example/o/r", None).as_deref(), Some("evil.example"));
+    assert_eq!(target_host(&["auth", "status"], None), None);
+
+    let github = ["GH_TOKEN", "GITHUB_TOKEN"];
+    let all = ["GH_TOKEN", "GITHUB_TOKEN", "GH_ENTERPRISE_TOKEN", "GITHUB_ENTERPRISE_TOKEN"];
+    assert_eq!(token_vars_for(Some("github.com".into()), None), github);
+    assert_eq!(token_vars_for(Some("octo.ghe.com".into()), None), github);
+    assert!(token_vars_for(Some("evil.example".into()), None).is_empty());
+    assert!(token_vars_for(Some("evil.example".into()), Some("ghe.corp.example")).is_empty());
+    assert!(token_vars_for(Some("github.localhost".into()), None).is_empty());
+    assert_eq!(token_vars_for(Some("ghe.corp.example".into()), Some("GHE.corp.example ")), all);
+    assert_eq!(token_vars_for(None, None), all, "`gh auth status` names no repository");
 }
 
 #[test]
