@@ -382,7 +382,27 @@ pub struct ChildLine {
     /// Writers that sinks queued replies on, flushed once the lines read
     /// together are handled.
     to_flush: Vec<Arc<dyn QueuedLines>>,
+    /// Set when the server says its tools changed, as the line is read (see
+    /// [`ChildLine::marking_tools_changed`]).
+    tools_changed: Option<Arc<AtomicBool>>,
 }
+
+impl ChildLine {
+    /// Sets `flag` the moment a `notifications/tools/list_changed` line is
+    /// read, before any line after it. A server that changes its tools in a
+    /// call says so before it answers; the answer is taken off the line here
+    /// and reaches the caller at once, while rmcp handles the notification
+    /// on its own time. The caller re-lists after the call when the flag is
+    /// up, so it must be up by the time the answer is.
+    pub fn marking_tools_changed(mut self, flag: Arc<AtomicBool>) -> Self {
+        self.tools_changed = Some(flag);
+        self
+    }
+}
+
+/// The method name a tool-list change is announced with, as it appears in the line.
+static TOOLS_CHANGED: LazyLock<Finder<'static>> =
+    LazyLock::new(|| Finder::new(b"\"notifications/tools/list_changed\""));
 
 /// The spawned server: its transport for rmcp, its raw lane, its pid and its
 /// stderr (when piped).
@@ -410,8 +430,13 @@ pub fn spawn(mut command: CommandWrap, stderr: std::process::Stdio) -> std::io::
         closed: AtomicBool::new(false),
         watching: AtomicBool::new(false),
     });
-    let transport =
-        ChildLine { read: LineReader::new(stdout), lane: Arc::clone(&lane), child: Some(child), to_flush: Vec::new() };
+    let transport = ChildLine {
+        read: LineReader::new(stdout),
+        lane: Arc::clone(&lane),
+        child: Some(child),
+        to_flush: Vec::new(),
+        tools_changed: None,
+    };
     Ok(Spawned { transport, lane, pid, stderr })
 }
 
@@ -445,6 +470,11 @@ impl Transport<RoleClient> for ChildLine {
             match self.lane.take_answer(line) {
                 Taken::Yes(writer) => self.to_flush.extend(writer),
                 Taken::No(line) => {
+                    if let Some(flag) = &self.tools_changed
+                        && TOOLS_CHANGED.find(line).is_some()
+                    {
+                        flag.store(true, Ordering::SeqCst);
+                    }
                     if let Some(message) = crate::lines::parse(line) {
                         // rmcp may take a while with it: nothing waits meanwhile.
                         crate::lines::flush_all(&mut self.to_flush);

@@ -314,7 +314,10 @@ pub(crate) async fn open(
             if let Some(pipe) = spawned.stderr {
                 stderr.spawn_reader(config.name.clone(), pipe);
             }
-            let transport = Ordered::new(spawned.transport, Arc::clone(&relay));
+            let transport = Ordered::new(
+                spawned.transport.marking_tools_changed(Arc::clone(&state.tools_changed)),
+                Arc::clone(&relay),
+            );
             let service =
                 state.serve(transport).await.map_err(|e| format!("the MCP handshake with `{command}` failed: {e}"))?;
             Ok(Connection { service, pid, relay, raw: Some(spawned.lane), _job: job })
