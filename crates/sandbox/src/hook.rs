@@ -108,6 +108,13 @@ pub(crate) fn register(cmd: &mut std::process::Command, step: Step) {
                 // outside the workspace needs no path. Only stdio survives
                 // exec; std's own exec-error pipe is close-on-exec already.
                 close_inherited_on_exec()?;
+                // A quiver started with SIGINT ignored (a shell's background
+                // job, some service managers) passes that on, and an ignored
+                // signal stays ignored across exec: Python then never raises
+                // KeyboardInterrupt, so an RLM eval past its limit was killed
+                // instead of interrupted. The command starts with the default
+                // disposition of the signals quiver interrupts it with.
+                default_interrupt_signals();
                 // Landlock and an unprivileged seccomp filter both require it; it
                 // also stops a setuid binary from regaining what was taken.
                 // SAFETY: prctl with integer arguments only.
@@ -191,6 +198,19 @@ fn close_inherited_on_exec() -> io::Result<()> {
         }
     }
     Ok(())
+}
+
+/// Sets SIGINT, SIGTERM, SIGHUP and SIGQUIT to their default disposition.
+/// Only `signal` calls (async-signal-safe; it runs between fork and exec).
+#[cfg(target_os = "linux")]
+#[allow(unsafe_code)]
+fn default_interrupt_signals() {
+    for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGQUIT] {
+        // SAFETY: signal with integer arguments and SIG_DFL.
+        unsafe {
+            libc::signal(sig, libc::SIG_DFL);
+        }
+    }
 }
 
 #[cfg(not(target_os = "linux"))]
