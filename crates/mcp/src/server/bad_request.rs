@@ -53,7 +53,7 @@ fn problem<T: DeserializeOwned>(params: Option<&Value>, required: bool) -> Optio
 /// a `null` id, as the client's cannot be known). What reads as a response
 /// or a notification gets no answer: nothing waits for one.
 pub(crate) fn unreadable_line(line: &[u8]) -> Option<Vec<u8>> {
-    let text = line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(line);
+    let text = crate::lines::without_bom(line);
     if text.iter().all(u8::is_ascii_whitespace) {
         return None;
     }
@@ -84,7 +84,15 @@ pub(crate) fn unreadable_line(line: &[u8]) -> Option<Vec<u8>> {
         }
         Ok(_) => (ErrorCode::INVALID_REQUEST, Value::Null, "invalid request: a message is a JSON object".to_string()),
     };
-    // fields in JSON-RPC's order, as rmcp writes its own answers
+    let mut out = error_json(code, id, message);
+    out.push(b'\n');
+    Some(out)
+}
+
+/// A JSON-RPC error message as JSON text, fields in JSON-RPC's order as rmcp
+/// writes its own answers. rmcp's types cannot carry the `null` id of an
+/// answer to a message whose id is unknown.
+pub(crate) fn error_json(code: ErrorCode, id: Value, message: String) -> Vec<u8> {
     #[derive(serde::Serialize)]
     struct Answer<'a> {
         jsonrpc: &'a str,
@@ -97,9 +105,8 @@ pub(crate) fn unreadable_line(line: &[u8]) -> Option<Vec<u8>> {
         message: String,
     }
     let answer = Answer { jsonrpc: "2.0", id, error: Error { code: code.0, message } };
-    let mut out = serde_json::to_vec(&answer).ok()?;
-    out.push(b'\n');
-    Some(out)
+    // A struct of strings, numbers and a Value always serializes.
+    serde_json::to_vec(&answer).unwrap_or_default()
 }
 
 #[cfg(test)]

@@ -12,6 +12,7 @@ use axum::extract::Request;
 use axum::http::{StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
+use rmcp::model::ErrorCode;
 
 /// rmcp's answer text starts so when it could not read the body.
 const RMCP_UNREADABLE: &str = "fail to deserialize request body";
@@ -44,14 +45,10 @@ pub async fn answer_unreadable(request: Request, next: Next) -> Response {
 /// not JSON, else an invalid request.
 fn bad_request(reason: &str) -> Response {
     let (code, what) = if reason.contains("JSON-RPC") {
-        (-32600, "invalid request: not a JSON-RPC message (batches are not part of MCP)")
+        (ErrorCode::INVALID_REQUEST, "invalid request: not a JSON-RPC message (batches are not part of MCP)")
     } else {
-        (-32700, "parse error: the body is not JSON")
+        (ErrorCode::PARSE_ERROR, "parse error: the body is not JSON")
     };
-    let body = serde_json::json!({
-        "jsonrpc": "2.0",
-        "id": null,
-        "error": {"code": code, "message": format!("{what} ({reason})")},
-    });
-    (StatusCode::BAD_REQUEST, [(header::CONTENT_TYPE, "application/json")], body.to_string()).into_response()
+    let body = super::bad_request::error_json(code, serde_json::Value::Null, format!("{what} ({reason})"));
+    (StatusCode::BAD_REQUEST, [(header::CONTENT_TYPE, "application/json")], body).into_response()
 }
