@@ -26,6 +26,16 @@ pub(crate) fn continues(arguments_so_far: &str, fragment: &str) -> bool {
     fragment.is_empty() || !complete_json(arguments_so_far)
 }
 
+/// A call's arguments as they go back to the model in the history: a call
+/// that took none (the model sent an empty string) goes back as `{}`, the
+/// JSON object every provider's own models write. Servers that read the
+/// history's arguments as JSON (vLLM's and some llama.cpp chat templates)
+/// refuse an empty string with a 400, and the run would end there. The same
+/// text on every turn, so the request's prefix only grows.
+pub fn replayed_arguments(arguments: &str) -> &str {
+    if arguments.trim().is_empty() { "{}" } else { arguments }
+}
+
 /// Gives every call of one response a distinct, non-empty id (see the module
 /// doc). Returns how many ids were changed.
 pub fn make_ids_unique(calls: &mut [ToolCall]) -> usize {

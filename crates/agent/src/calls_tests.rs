@@ -1,4 +1,4 @@
-use super::{complete_json, continues, make_ids_unique};
+use super::{complete_json, continues, make_ids_unique, replayed_arguments};
 use crate::message::ToolCall;
 
 fn call(id: &str) -> ToolCall {
@@ -31,4 +31,38 @@ fn a_fragment_continues_a_call_until_its_json_is_whole() {
     // An empty repeat (a header repeated with no arguments) never opens a call.
     assert!(continues("{\"path\":1}", ""));
     assert!(complete_json(" {} ") && !complete_json("") && !complete_json("{\"a\":"));
+}
+
+#[test]
+fn a_call_with_no_arguments_goes_back_as_an_empty_object_on_both_openai_wires() {
+    assert_eq!(replayed_arguments(""), "{}");
+    assert_eq!(replayed_arguments(" \n"), "{}");
+    assert_eq!(replayed_arguments(r#"{"path":"a"}"#), r#"{"path":"a"}"#);
+    let call = ToolCall { id: "c1".into(), name: "git_status".into(), arguments: String::new() };
+    let history = vec![
+        crate::message::Message::user("is the tree clean?"),
+        crate::message::Message::Assistant {
+            text: String::new(),
+            reasoning: None,
+            reasoning_signature: None,
+            tool_calls: vec![call],
+        },
+    ];
+    let request = crate::message::ModelRequest {
+        model: "m".into(),
+        system: "sys".into(),
+        messages: history,
+        tools: serde_json::json!([]),
+        head_len: 0,
+        deferred_tools: Vec::new(),
+        max_output_tokens: None,
+        effort: None,
+        stream: false,
+        cache_key: None,
+    };
+    let chat = crate::openai::request_body(&request, &crate::openai::OpenAiDialect::default());
+    assert_eq!(chat.pointer("/messages/2/tool_calls/0/function/arguments"), Some(&"{}".into()), "{chat}");
+    let responses = crate::responses::request_body(&request, &Default::default(), false);
+    let text = responses.to_string();
+    assert!(text.contains(r#""arguments":"{}""#) && !text.contains(r#""arguments":"""#), "{text}");
 }

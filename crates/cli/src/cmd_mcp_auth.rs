@@ -12,7 +12,7 @@ use quiver_engine::permissions::command::CommandOrigin;
 use quiver_engine::permissions::trust::{Source, TrustStore};
 use quiver_mcp::McpConfig;
 use quiver_mcp::client::oauth::{self, Browser, FileTokenStore, LoginOptions};
-use quiver_mcp::config::{ServerConfig, Transport};
+use quiver_mcp::config::{OAuthSettings, Secret, ServerConfig, Transport};
 
 use crate::setup;
 
@@ -41,6 +41,26 @@ pub struct ConformanceArgs {
     /// Per-step bound, in seconds.
     #[arg(long, default_value_t = 20)]
     timeout: u64,
+}
+
+/// The OAuth settings a conformance scenario hands its client: a
+/// pre-registered client's id and secret arrive in the JSON of
+/// `MCP_CONFORMANCE_CONTEXT` (`{"name": ..., "client_id": ..., "client_secret": ...}`),
+/// as a user's config would name them; none means the client discovers and
+/// registers itself.
+fn oauth_from_context(context: Option<&str>) -> anyhow::Result<OAuthSettings> {
+    #[derive(serde::Deserialize)]
+    struct Context {
+        client_id: Option<String>,
+        client_secret: Option<String>,
+    }
+    let Some(text) = context else { return Ok(OAuthSettings::default()) };
+    let context: Context = serde_json::from_str(text).context("reading MCP_CONFORMANCE_CONTEXT")?;
+    Ok(OAuthSettings {
+        client_secret: context.client_id.as_ref().and(context.client_secret).map(Secret),
+        client_id: context.client_id,
+        ..OAuthSettings::default()
+    })
 }
 
 /// The configured HTTP server `name`; a project-defined one only once the
@@ -119,8 +139,10 @@ pub fn conformance_client(args: ConformanceArgs) -> anyhow::Result<ExitCode> {
     let runtime = tokio::runtime::Runtime::new().context("starting the async runtime")?;
     let say = |line: &str| eprintln!("{line}");
     let timeout = Duration::from_secs(args.timeout.max(1));
-    let report =
-        runtime.block_on(quiver_mcp::client::probe::run(&args.url, timeout, &say)).map_err(anyhow::Error::msg)?;
+    let oauth = oauth_from_context(std::env::var("MCP_CONFORMANCE_CONTEXT").ok().as_deref())?;
+    let report = runtime
+        .block_on(quiver_mcp::client::probe::run(&args.url, oauth, timeout, &say))
+        .map_err(anyhow::Error::msg)?;
     let mut failed = false;
     for (tool, outcome) in &report.calls {
         match outcome {

@@ -470,3 +470,38 @@ async fn an_overload_in_the_middle_of_an_anthropic_stream_is_retried() {
     assert!(stderr(&out).contains("invalid_request_error"), "{}", stderr(&out));
     assert_eq!(server.requests().len(), 1);
 }
+
+/// The same on the Chat Completions wire: an error chunk after the 200 whose
+/// kind OpenAI documents as temporary (`server_error`) is retried like a 500;
+/// another kind ends the run with the provider's words.
+#[tokio::test]
+async fn a_server_error_in_the_middle_of_a_chat_stream_is_retried() {
+    let env = Env::new();
+    let server = ScriptedServer::start().await.unwrap();
+    let broken = concat!(
+        r#"data: {"id":"c1","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"role":"assistant","content":"Hel"}}]}"#,
+        "\n\n",
+        r#"data: {"error":{"message":"The server had an error while processing your request.","type":"server_error","param":null,"code":null}}"#,
+        "\n\n",
+    );
+    server.script([
+        ScriptedTurn::raw(broken),
+        ScriptedTurn::tool_call("c1", "read_file", r#"{"path":"notes.txt"}"#),
+        ScriptedTurn::text("It says hello."),
+    ]);
+    let out = env.exec(&server, &["What does notes.txt say?"]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(stderr(&out).contains("server_error"), "{}", stderr(&out));
+    assert_eq!(stdout(&out).trim(), "It says hello.");
+    let requests = server.requests();
+    assert_eq!(requests.len(), 3);
+    assert_eq!(requests[0].body, requests[1].body, "the same request again");
+
+    let server = ScriptedServer::start().await.unwrap();
+    let refused = broken.replace("server_error", "invalid_request_error");
+    server.script([ScriptedTurn::raw(refused), ScriptedTurn::text("unreachable")]);
+    let out = env.exec(&server, &["What does notes.txt say?"]).await;
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(stderr(&out).contains("invalid_request_error"), "{}", stderr(&out));
+    assert_eq!(server.requests().len(), 1);
+}

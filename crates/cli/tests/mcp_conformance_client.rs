@@ -8,15 +8,12 @@
 use crate::mcp_support::*;
 
 /// The client scenarios quiver passes on the suite's version 0.1.16: every
-/// non-draft, non-extension one but three (measured by hand with the same
-/// command, see the issue-24 note):
+/// non-draft, non-extension one but two (measured by hand with the same
+/// command, see the issue-24 notes):
 /// - `auth/basic-cimd`: every check passes (15/15) but one warning: quiver
 ///   registers dynamically instead of using a URL as its client id when the
 ///   server advertises `client_id_metadata_document_supported` (a SHOULD);
 ///   this suite version counts a warning as an overall failure;
-/// - `auth/pre-registration`: the suite hands the pre-registered client id
-///   and secret in its context; `quiver mcp conformance-client` does not read
-///   it, tries dynamic registration, and the suite's server refuses that;
 /// - `auth/2025-03-26-oauth-metadata-backcompat`: the suite's authorization
 ///   server metadata, fetched from the server's root, names issuer
 ///   `<root>/oauth`, and rmcp rightly refuses metadata whose issuer differs
@@ -39,6 +36,10 @@ const SCENARIOS: &[&str] = &[
     "auth/token-endpoint-auth-post",
     "auth/token-endpoint-auth-none",
     "auth/2025-03-26-oauth-endpoint-fallback",
+    // The suite hands the pre-registered id and secret in
+    // `MCP_CONFORMANCE_CONTEXT`, as a user's `oauth_client_id` and
+    // `oauth_client_secret_env` would; the server refuses registration.
+    "auth/pre-registration",
 ];
 
 fn run(suite: &quiver_testkit::Conformance, scenario: &str) -> (bool, String) {

@@ -119,7 +119,8 @@ impl Engine {
         Ok(result)
     }
 
-    /// The spec of the tool a call by `name` with `args` reaches, when
+    /// The spec of the tool a call by `name` with `arguments` (a JSON
+    /// text as the client wrote it; none is `{}`) reaches, when
     /// dispatch would hand it to the tool unchanged and ask nobody: the name
     /// is the tool's own (no alias, nothing deprecated), the arguments are an
     /// object with no `null` to drop and pass the schema, the mode allows the
@@ -131,7 +132,7 @@ impl Engine {
     pub fn passes_unchanged(
         &self,
         name: &str,
-        args: &Value,
+        arguments: Option<&str>,
         audience: &crate::Audience,
         session: &crate::Session,
     ) -> Option<&crate::ToolSpec> {
@@ -141,8 +142,7 @@ impl Engine {
             _ => return None,
         }
         let tool = self.registry().get(name)?;
-        let Value::Object(map) = args else { return None };
-        if map.values().any(Value::is_null) || tool.validator.check(name, args).is_err() {
+        if !tool.validator.passes_unchanged(arguments.unwrap_or("{}")) {
             return None;
         }
         if permissions::check(audience.mode, &tool.spec) != Decision::Allow {

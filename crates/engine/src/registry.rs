@@ -40,7 +40,10 @@ impl Registry {
         if self.tools.contains_key(&spec.name) {
             bail!("tool `{}` is registered twice", spec.name);
         }
-        let validator = ArgValidator::new(&spec.input_schema);
+        // A server exposed directly checks its own arguments: its answer to a
+        // bad call is what a direct call would get (quiver's would differ).
+        let validator =
+            if spec.is_direct() { ArgValidator::objects_only() } else { ArgValidator::new(&spec.input_schema) };
         self.tools.insert(spec.name.clone(), RegisteredTool { spec, handler, validator });
         Ok(())
     }

@@ -87,6 +87,35 @@ impl ArgValidator {
         ArgValidator { validator }
     }
 
+    /// Checks only that the arguments are an object: for the tools of a
+    /// server exposed directly, which checks its own arguments and whose
+    /// answer to a bad call reaches the client as the server wrote it (a
+    /// gateway exposing a server directly adds nothing of its own).
+    pub fn objects_only() -> Self {
+        ArgValidator { validator: None }
+    }
+
+    /// Whether `text` (valid JSON, as a transport read it) is arguments
+    /// dispatch would pass on unchanged: an object with no `null` member to
+    /// drop, that the schema accepts. Read into a `Value` only when that
+    /// can change the answer, so a relayed call to a tool without a schema
+    /// check costs no parse.
+    pub fn passes_unchanged(&self, text: &str) -> bool {
+        if !text.trim_start().starts_with('{') {
+            return false;
+        }
+        // No `null` anywhere in the text: no member can be null.
+        if self.validator.is_none() && !text.contains("null") {
+            return true;
+        }
+        let Ok(Value::Object(args)) = serde_json::from_str::<Value>(text) else { return false };
+        if args.values().any(Value::is_null) {
+            return false;
+        }
+        let args = Value::Object(args);
+        self.validator.as_ref().is_none_or(|v| v.is_valid(&args))
+    }
+
     /// Checks `args`; the error names each offending field and what was expected.
     pub fn check(&self, tool: &str, args: &Value) -> Result<(), String> {
         if !args.is_object() {
@@ -141,3 +170,7 @@ pub fn json_type_name(v: &Value) -> &'static str {
         Value::Object(_) => "object",
     }
 }
+
+#[cfg(test)]
+#[path = "schema_tests.rs"]
+mod tests;

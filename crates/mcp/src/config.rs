@@ -122,12 +122,27 @@ pub struct OAuthSettings {
     pub client_id: Option<String>,
     /// The env var holding that client's secret, for confidential clients.
     pub client_secret_env: Option<String>,
+    /// The secret itself, held in memory: never read from a config file
+    /// (which names an env var instead), only set by a caller that was
+    /// handed the credentials (the conformance harness). Used before
+    /// `client_secret_env`.
+    pub client_secret: Option<Secret>,
     /// Scopes to ask for; empty means: the server's `WWW-Authenticate` scope,
     /// else its advertised `scopes_supported`.
     pub scopes: Vec<String>,
     /// A fixed loopback port for the redirect listener (some pre-registered
     /// clients allow one exact redirect URI); default: any free port.
     pub redirect_port: Option<u16>,
+}
+
+/// A secret that never shows in `Debug` output (logs, error reports).
+#[derive(Clone, PartialEq, Eq)]
+pub struct Secret(pub String);
+
+impl std::fmt::Debug for Secret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Secret(<redacted>)")
+    }
 }
 
 impl Transport {
@@ -508,6 +523,7 @@ pub(crate) fn build_server(path: &Path, name: &str, raw: RawServer) -> Result<Se
             let oauth = OAuthSettings {
                 client_id: raw.oauth_client_id,
                 client_secret_env: raw.oauth_client_secret_env,
+                client_secret: None,
                 scopes: raw.oauth_scopes,
                 redirect_port: raw.oauth_redirect_port,
             };

@@ -285,3 +285,10 @@ fn a_broken_project_file_is_left_out_and_the_users_servers_stay() -> anyhow::Res
     assert!(McpConfig::load(&ConfigSources { files: vec![user], ..Default::default() }).is_err());
     Ok(())
 }
+
+#[test]
+fn a_secret_held_in_memory_never_shows_in_debug_output() {
+    let oauth = OAuthSettings { client_secret: Some(Secret("hunter2".into())), ..OAuthSettings::default() };
+    let shown = format!("{oauth:?}");
+    assert!(!shown.contains("hunter2") && shown.contains("<redacted>"), "{shown}");
+}

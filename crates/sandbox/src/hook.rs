@@ -60,7 +60,8 @@ pub(crate) enum Step {
     #[cfg(target_os = "linux")]
     Limits(Arc<Vec<(crate::namespace::Resource, u64)>>),
     /// SIGKILL when the spawning thread's process dies (`PR_SET_PDEATHSIG`),
-    /// then fail the spawn if that process (this pid) is already gone.
+    /// then fail the spawn if that process (this pid) is already gone; and
+    /// the interrupting signals at their default disposition.
     #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
     DieWithParent(i32),
 }
@@ -158,6 +159,10 @@ pub(crate) fn register(cmd: &mut std::process::Command, step: Step) {
                 if unsafe { libc::getppid() } != *parent {
                     return Err(io::Error::from_raw_os_error(libc::ESRCH));
                 }
+                // Every command quiver contains, sandboxed or not (where no
+                // sandbox is available), starts with the interrupting
+                // signals at their default (see `Step::Confine`).
+                default_interrupt_signals();
             }
         }
         Ok(())

@@ -152,3 +152,54 @@ fn a_sandboxed_contained_job() {
     c.kill_all().unwrap();
     assert!(gone_within(pid, Duration::from_secs(5)));
 }
+
+/// `SigIgn` of `/proc/self/status` as a bit mask.
+fn ignored_signals(status: &str) -> u64 {
+    let line = status.lines().find(|l| l.starts_with("SigIgn:")).unwrap();
+    u64::from_str_radix(line["SigIgn:".len()..].trim(), 16).unwrap()
+}
+
+/// A quiver started with SIGINT ignored (a shell's background job, some
+/// service managers) must not pass that on: an ignored signal stays ignored
+/// across exec, and an interrupt (Python's KeyboardInterrupt, a build's
+/// cleanup) would never reach the command. This holds without any sandbox:
+/// the hook every contained command gets resets it.
+#[test]
+#[allow(unsafe_code)]
+fn a_command_starts_with_the_interrupting_signals_at_their_default() {
+    use std::os::unix::process::CommandExt;
+    let mut cmd = Command::new("cat");
+    cmd.arg("/proc/self/status").stdout(Stdio::piped());
+    // Registered first, so it runs first: the child inherits "ignored" as
+    // it would from a quiver started that way.
+    // SAFETY: `signal` with integer arguments only, between fork and exec.
+    unsafe {
+        cmd.pre_exec(|| {
+            for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGQUIT, libc::SIGUSR1] {
+                libc::signal(sig, libc::SIG_IGN);
+            }
+            Ok(())
+        });
+    }
+    let unchanged = {
+        let mut plain = Command::new("cat");
+        plain.arg("/proc/self/status").stdout(Stdio::piped());
+        // SAFETY: as above.
+        unsafe {
+            plain.pre_exec(|| {
+                libc::signal(libc::SIGINT, libc::SIG_IGN);
+                Ok(())
+            });
+        }
+        ignored_signals(&String::from_utf8(plain.output().unwrap().stdout).unwrap())
+    };
+    let bit = |sig: i32| 1u64 << (sig - 1);
+    assert_ne!(unchanged & bit(libc::SIGINT), 0, "the check reads SigIgn wrong");
+    quiver_sandbox::die_with_parent(&mut cmd);
+    let ignored = ignored_signals(&String::from_utf8(cmd.output().unwrap().stdout).unwrap());
+    for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGQUIT] {
+        assert_eq!(ignored & bit(sig), 0, "signal {sig} still ignored (SigIgn {ignored:x})");
+    }
+    // Only those: what else the caller chose to ignore is the caller's.
+    assert_ne!(ignored & bit(libc::SIGUSR1), 0, "SigIgn {ignored:x}");
+}

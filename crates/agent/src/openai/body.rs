@@ -135,7 +135,10 @@ fn assistant(
     if !tool_calls.is_empty() {
         let calls: Vec<Value> = tool_calls
             .iter()
-            .map(|c| json!({"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}))
+            .map(|c| {
+                let arguments = crate::calls::replayed_arguments(&c.arguments);
+                json!({"id": c.id, "type": "function", "function": {"name": c.name, "arguments": arguments}})
+            })
             .collect();
         message.insert("tool_calls".into(), Value::Array(calls));
     }

@@ -47,6 +47,20 @@ pub struct ChatStreamAssembler {
     usage: Option<Usage>,
     done: bool,
     chunks: usize,
+    /// The error `push` last returned is one OpenAI calls temporary.
+    transient: bool,
+}
+
+/// Whether an OpenAI error object (`{"type", "code", "message"}`) names a
+/// kind OpenAI documents as temporary: `server_error` (what a 500 says) and
+/// `rate_limit_exceeded` (a 429's), as the Responses API's `error.code`
+/// lists them and Chat Completions' errors spell them in `type` or `code`.
+/// Anything else (an invalid prompt, a policy refusal) would fail again.
+pub(crate) fn temporary(error: &Value) -> bool {
+    ["type", "code"]
+        .iter()
+        .filter_map(|key| error.get(*key).and_then(Value::as_str))
+        .any(|kind| matches!(kind, "server_error" | "rate_limit_exceeded"))
 }
 
 impl StreamAssembler for ChatStreamAssembler {
@@ -68,7 +82,12 @@ impl StreamAssembler for ChatStreamAssembler {
         })?;
         if let Some(err) = chunk.get("error").filter(|e| !e.is_null()) {
             let message = err.get("message").and_then(Value::as_str).unwrap_or("(no message)");
-            return Err(format!("the provider sent an error mid-stream: {message}"));
+            self.transient = temporary(err);
+            let kind = ["type", "code"].iter().find_map(|key| err.get(*key).and_then(Value::as_str));
+            return Err(match kind {
+                Some(kind) => format!("the provider sent an error mid-stream ({kind}): {message}"),
+                None => format!("the provider sent an error mid-stream: {message}"),
+            });
         }
         if let Some(usage) = chunk.get("usage").filter(|u| u.is_object()) {
             self.usage = Some(parse_usage(usage));
@@ -89,6 +108,10 @@ impl StreamAssembler for ChatStreamAssembler {
     }
 
     /// The response, or what is missing when the stream ended early.
+    fn transient(&self) -> bool {
+        self.transient
+    }
+
     fn finish(self) -> Result<ModelResponse, String> {
         // llama-cpp-python 0.3.36 ends a stream whose stop sequence matched at
         // once with `[DONE]` and no finish_reason: a clean end, so a stop (or

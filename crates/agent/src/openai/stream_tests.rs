@@ -184,3 +184,23 @@ fn a_refusal_is_the_answer_streamed_or_not() {
     let response = crate::openai::parse_response(&body).unwrap();
     assert_eq!(response.text, "I'm sorry, I can't help with that.");
 }
+
+/// An error chunk after the 200: OpenAI's temporary kinds (`server_error`,
+/// `rate_limit_exceeded`, in `type` or `code`) may go again; any other not.
+#[test]
+fn a_server_error_mid_stream_is_transient_and_an_invalid_request_is_not() {
+    for (error, transient) in [
+        (r#"{"message":"The server had an error","type":"server_error","param":null,"code":null}"#, true),
+        (r#"{"message":"Rate limit reached","type":"requests","code":"rate_limit_exceeded"}"#, true),
+        (r#"{"message":"bad","type":"invalid_request_error","code":"context_length_exceeded"}"#, false),
+        (r#"{"message":"no kind"}"#, false),
+    ] {
+        let mut sink = |_: StreamEvent| {};
+        let mut assembler = ChatStreamAssembler::default();
+        let first = r#"{"choices":[{"index":0,"delta":{"content":"Hel"}}]}"#;
+        assert!(!assembler.push(first, &mut sink).unwrap());
+        let said = assembler.push(&format!(r#"{{"error":{error}}}"#), &mut sink).unwrap_err();
+        assert!(said.contains("mid-stream"), "{said}");
+        assert_eq!(assembler.transient(), transient, "{error}");
+    }
+}

@@ -284,8 +284,9 @@ fn call_item(call: &ToolCall, search: bool, namespaced: &BTreeSet<String>) -> Va
     }
     match loads::call_name(&call.name, namespaced) {
         (Some(namespace), name) => json!({"type": "function_call", "call_id": call.id, "namespace": namespace,
-            "name": name, "arguments": call.arguments}),
-        (None, name) => json!({"type": "function_call", "call_id": call.id, "name": name, "arguments": call.arguments}),
+            "name": name, "arguments": crate::calls::replayed_arguments(&call.arguments)}),
+        (None, name) => json!({"type": "function_call", "call_id": call.id, "name": name,
+            "arguments": crate::calls::replayed_arguments(&call.arguments)}),
     }
 }
 

@@ -179,6 +179,8 @@ pub struct ResponsesStreamAssembler {
     calls_begun: usize,
     finished: Option<(FinishReason, Option<Usage>)>,
     events: usize,
+    /// The error `push` last returned is one OpenAI calls temporary.
+    transient: bool,
 }
 
 impl StreamAssembler for ResponsesStreamAssembler {
@@ -224,14 +226,26 @@ impl StreamAssembler for ResponsesStreamAssembler {
                 self.finished = Some((finish_of(response)?, usage));
                 return Ok(true);
             }
-            "response.failed" => return Err(failure(event.pointer("/response/error"))),
+            "response.failed" => {
+                let error = event.pointer("/response/error").unwrap_or(&Value::Null);
+                self.transient = crate::openai::temporary(error);
+                return Err(failure(Some(error)));
+            }
             "error" => {
                 let message = event.get("message").and_then(Value::as_str).unwrap_or("(no message)");
-                return Err(format!("the provider sent an error mid-stream: {message}"));
+                self.transient = crate::openai::temporary(&event);
+                return Err(match event.get("code").and_then(Value::as_str) {
+                    Some(code) => format!("the provider sent an error mid-stream ({code}): {message}"),
+                    None => format!("the provider sent an error mid-stream: {message}"),
+                });
             }
             _ => {}
         }
         Ok(false)
+    }
+
+    fn transient(&self) -> bool {
+        self.transient
     }
 
     fn finish(self) -> Result<ModelResponse, String> {

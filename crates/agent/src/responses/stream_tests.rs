@@ -133,3 +133,27 @@ fn a_non_streamed_response_reads_the_same() {
     let failed = json!({"status": "failed", "error": {"code": "invalid_prompt", "message": "no"}, "output": []});
     assert!(parse_response(&failed).unwrap_err().contains("invalid_prompt"));
 }
+
+/// `response.failed` and `error` events: the codes the Responses API lists
+/// as temporary (`server_error`, `rate_limit_exceeded`) may go again.
+#[test]
+fn a_failed_response_is_transient_only_for_a_server_error_or_a_rate_limit() {
+    let failed = |code: &str| {
+        json!({"type": "response.failed", "response": {"id": "resp_1", "status": "failed",
+            "error": {"code": code, "message": "it broke"}}})
+    };
+    let error = |code: &str| json!({"type": "error", "code": code, "message": "it broke", "param": null});
+    for (event, transient) in [
+        (failed("server_error"), true),
+        (failed("rate_limit_exceeded"), true),
+        (failed("invalid_prompt"), false),
+        (error("server_error"), true),
+        (error("ERR_SOMETHING"), false),
+    ] {
+        let mut sink = |_: StreamEvent| {};
+        let mut assembler = ResponsesStreamAssembler::default();
+        let said = assembler.push(&event.to_string(), &mut sink).unwrap_err();
+        assert!(said.contains("it broke"), "{said}");
+        assert_eq!(assembler.transient(), transient, "{event}");
+    }
+}

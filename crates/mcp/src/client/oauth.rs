@@ -352,7 +352,9 @@ fn authorization_request(
     };
     if let Some(id) = &oauth.client_id {
         request = request.with_preregistered_client(id.as_str());
-        if let Some(var) = &oauth.client_secret_env {
+        if let Some(secret) = &oauth.client_secret {
+            request = request.with_client_secret(secret.0.clone());
+        } else if let Some(var) = &oauth.client_secret_env {
             let secret = std::env::var(var).map_err(|_| {
                 format!("environment variable `{var}` (oauth_client_secret_env of server `{}`) is not set", config.name)
             })?;

@@ -17,7 +17,7 @@ use serde_json::{Map, Value, json};
 use super::connect::{self, LocalAnswers};
 use super::oauth::{self, Browser, FileTokenStore, LoginOptions};
 use super::stderr::StderrTail;
-use crate::config::{ServerConfig, Transport};
+use crate::config::{OAuthSettings, ServerConfig, Transport};
 
 /// What one run did, for the command's output.
 #[derive(Debug, Default, serde::Serialize)]
@@ -80,16 +80,21 @@ fn sample_object(schema: &Value) -> Value {
     Value::Object(out)
 }
 
-/// Runs the probe against `url`. Tokens from a sign-in live in a private
-/// temporary folder for the run only.
-pub async fn run(url: &str, timeout: Duration, say: &(dyn Fn(&str) + Sync)) -> Result<ProbeReport, String> {
+/// Runs the probe against `url`, signing in with `oauth` when asked to.
+/// Tokens from a sign-in live in a private temporary folder for the run only.
+pub async fn run(
+    url: &str,
+    oauth: OAuthSettings,
+    timeout: Duration,
+    say: &(dyn Fn(&str) + Sync),
+) -> Result<ProbeReport, String> {
     let config = ServerConfig {
         name: "probe".into(),
         transport: Transport::Http {
             url: url.into(),
             headers: Default::default(),
             bearer_token_env: None,
-            oauth: Default::default(),
+            oauth,
         },
         enabled: true,
         enabled_tools: None,

@@ -255,11 +255,7 @@ impl QuiverServer {
         }
         let Engines::Hosted { manager, .. } = &self.surface.engines else { return None };
         let engine = self.surface.engine();
-        let args = match arguments {
-            Some(text) => serde_json::from_str(text).ok()?,
-            None => Value::Object(serde_json::Map::new()),
-        };
-        let spec = engine.passes_unchanged(name, &args, &self.surface.audience, &self.session)?;
+        let spec = engine.passes_unchanged(name, arguments, &self.surface.audience, &self.session)?;
         let quiver_engine::ToolSource::Mcp { server, direct } = &spec.source else { return None };
         let handle = manager.server(server)?;
         // A prefixed tool goes down under the name the server gave it; nothing else changes.
