@@ -29,7 +29,15 @@ pub(crate) async fn run_all(rig: &Rig) -> (Vec<(String, Outcome)>, Vec<(&'static
             let name: String = $name;
             if wanted(&name) {
                 let started = std::time::Instant::now();
-                let outcome: Outcome = $run.await;
+                // A server that crashed (a model server built for another
+                // CPU dies on its first long prompt) fails the scenario at
+                // once, and every later one, instead of each waiting out
+                // its patience on a server that is gone.
+                let outcome: Outcome = tokio::select! {
+                    outcome = $run => outcome,
+                    why = rig.llama.died("llama") => Err(why),
+                    why = rig.litellm.died("LiteLLM") => Err(why),
+                };
                 let verdict = if outcome.is_ok() { "ok" } else { "FAILED" };
                 eprintln!("real servers: {name}: {verdict} ({:.1?})", started.elapsed());
                 results.push((name, outcome));

@@ -40,15 +40,16 @@ pub fn installed_or_skip() -> Option<Installed> {
 /// its output goes to a log file (shown when it fails to start).
 pub struct Server {
     pub port: u16,
-    child: Child,
+    child: std::sync::Mutex<Child>,
     pub log: PathBuf,
 }
 
 impl Drop for Server {
     fn drop(&mut self) {
-        let group = nix::unistd::Pid::from_raw(-(self.child.id() as i32));
+        let child = self.child.get_mut().unwrap_or_else(|p| p.into_inner());
+        let group = nix::unistd::Pid::from_raw(-(child.id() as i32));
         let _ = nix::sys::signal::kill(group, nix::sys::signal::Signal::SIGKILL);
-        let _ = self.child.wait();
+        let _ = child.wait();
     }
 }
 
@@ -58,19 +59,36 @@ fn free_port() -> u16 {
 
 /// Runs `program args` under a shell that kills it when its stdin (a pipe
 /// from this process) closes: a test process that is killed, and so never
-/// drops its `Server`, leaves no server running.
+/// drops its `Server`, leaves no server running. The shell exits when the
+/// server does, with its status, so a crash is seen ([`Server::exited`]).
 fn spawn(program: &Path, args: &[String], env: &[(&str, &str)], port: u16, log: PathBuf) -> Server {
     let out = std::fs::File::create(&log).unwrap();
     let err = out.try_clone().unwrap();
     let mut cmd = Command::new("sh");
-    cmd.args(["-c", r#""$@" </dev/null & child=$!; cat >/dev/null; kill $child 2>/dev/null; wait $child"#, "sh"]);
+    let script = r#""$@" </dev/null & child=$!; (cat >/dev/null; kill $child 2>/dev/null) & wait $child"#;
+    cmd.args(["-c", script, "sh"]);
     cmd.arg(program).args(args).envs(env.iter().copied());
     cmd.stdin(Stdio::piped()).stdout(out).stderr(err).process_group(0);
     let child = cmd.spawn().unwrap_or_else(|e| panic!("cannot start {}: {e}", program.display()));
-    Server { port, child, log }
+    Server { port, child: std::sync::Mutex::new(child), log }
 }
 
 impl Server {
+    /// How the server ended, once it has (a crash: a signal's status).
+    pub fn exited(&self) -> Option<std::process::ExitStatus> {
+        self.child.lock().unwrap_or_else(|p| p.into_inner()).try_wait().ok().flatten()
+    }
+
+    /// Resolves when the server has exited, with what its log says last.
+    pub async fn died(&self, name: &str) -> String {
+        loop {
+            if let Some(status) = self.exited() {
+                return format!("the {name} server exited ({status}) during the scenario:\n{}", tail(&self.log));
+            }
+            tokio::time::sleep(Duration::from_millis(500)).await;
+        }
+    }
+
     pub fn url(&self) -> String {
         format!("http://127.0.0.1:{}", self.port)
     }
@@ -85,7 +103,7 @@ impl Server {
             {
                 return started.elapsed();
             }
-            if let Ok(Some(status)) = self.child.try_wait() {
+            if let Some(status) = self.exited() {
                 panic!("{} exited ({status}) while starting:\n{}", self.log.display(), tail(&self.log));
             }
             assert!(started.elapsed() < patience, "not ready after {patience:?}:\n{}", tail(&self.log));
