@@ -57,7 +57,7 @@ fn audience(mode: Mode) -> Audience {
 #[test]
 fn a_call_by_the_tools_own_name_with_good_arguments_passes_unchanged() {
     let engine = engine();
-    let spec = engine.passes_unchanged("checklist_write", Some(&json!({"text": "a"}).to_string()), &audience(Mode::Agent), &session());
+    let spec = engine.passes_unchanged("checklist_write", Some(r#"{"text": "a"}"#), &audience(Mode::Agent), &session());
     assert_eq!(spec.map(|s| s.name.as_str()), Some("checklist_write"));
 }
 
@@ -66,27 +66,29 @@ fn anything_dispatch_would_change_or_ask_about_does_not() {
     let engine = engine();
     let agent = audience(Mode::Agent);
     // A deprecated alias (dispatch adds its notice), an unknown name.
-    assert!(engine.passes_unchanged("todo_write", Some(&json!({"text": "a"}).to_string()), &agent, &session()).is_none());
-    assert!(engine.passes_unchanged("no_such_tool", Some(&json!({}).to_string()), &agent, &session()).is_none());
+    assert!(engine.passes_unchanged("todo_write", Some(r#"{"text": "a"}"#), &agent, &session()).is_none());
+    assert!(engine.passes_unchanged("no_such_tool", Some("{}"), &agent, &session()).is_none());
     // Arguments the schema refuses, not an object, or a null dispatch drops.
-    assert!(engine.passes_unchanged("checklist_write", Some(&json!({"text": 5}).to_string()), &agent, &session()).is_none());
-    assert!(engine.passes_unchanged("checklist_write", Some(&json!(["a"]).to_string()), &agent, &session()).is_none());
+    assert!(engine.passes_unchanged("checklist_write", Some(r#"{"text": 5}"#), &agent, &session()).is_none());
+    assert!(engine.passes_unchanged("checklist_write", Some(r#"["a"]"#), &agent, &session()).is_none());
     assert!(
-        engine.passes_unchanged("checklist_write", Some(&json!({"text": "a", "tag": null}).to_string()), &agent, &session()).is_none()
+        engine.passes_unchanged("checklist_write", Some(r#"{"text": "a", "tag": null}"#), &agent, &session()).is_none()
     );
     // A destructive tool asks in agent mode and is refused in plan mode.
-    assert!(engine.passes_unchanged("wipe_notes", Some(&json!({"text": "a"}).to_string()), &agent, &session()).is_none());
-    assert!(engine.passes_unchanged("wipe_notes", Some(&json!({"text": "a"}).to_string()), &audience(Mode::Plan), &session()).is_none());
+    assert!(engine.passes_unchanged("wipe_notes", Some(r#"{"text": "a"}"#), &agent, &session()).is_none());
+    assert!(
+        engine.passes_unchanged("wipe_notes", Some(r#"{"text": "a"}"#), &audience(Mode::Plan), &session()).is_none()
+    );
     // Yolo allows it, but it is deferred (no manifest entry): calling it loads it.
     let yolo = audience(Mode::Yolo);
     let spec = &engine.registry().get("wipe_notes").unwrap().spec;
     assert_eq!(crate::permissions::check(Mode::Yolo, spec), crate::permissions::Decision::Allow);
     assert_eq!(engine.lifecycle().canonical_state(spec, &yolo), crate::LifecycleState::Deferred);
-    assert!(engine.passes_unchanged("wipe_notes", Some(&json!({"text": "a"}).to_string()), &yolo, &session()).is_none());
+    assert!(engine.passes_unchanged("wipe_notes", Some(r#"{"text": "a"}"#), &yolo, &session()).is_none());
     // Once this session has loaded it (a search, or a first call), calling it loads nothing more.
     let loaded = session();
     loaded.load(&["wipe_notes".to_string()]);
-    assert!(engine.passes_unchanged("wipe_notes", Some(&json!({"text": "a"}).to_string()), &yolo, &loaded).is_some());
+    assert!(engine.passes_unchanged("wipe_notes", Some(r#"{"text": "a"}"#), &yolo, &loaded).is_some());
 }
 
 #[tokio::test]

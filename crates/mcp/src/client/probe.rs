@@ -90,12 +90,7 @@ pub async fn run(
 ) -> Result<ProbeReport, String> {
     let config = ServerConfig {
         name: "probe".into(),
-        transport: Transport::Http {
-            url: url.into(),
-            headers: Default::default(),
-            bearer_token_env: None,
-            oauth,
-        },
+        transport: Transport::Http { url: url.into(), headers: Default::default(), bearer_token_env: None, oauth },
         enabled: true,
         enabled_tools: None,
         disabled_tools: vec![],
