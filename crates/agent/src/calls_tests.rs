@@ -52,13 +52,7 @@ fn a_call_with_no_arguments_goes_back_as_an_empty_object_on_both_openai_wires() 
         model: "m".into(),
         system: "sys".into(),
         messages: history,
-        tools: serde_json::json!([]),
-        head_len: 0,
-        deferred_tools: Vec::new(),
-        max_output_tokens: None,
-        effort: None,
-        stream: false,
-        cache_key: None,
+        ..Default::default()
     };
     let chat = crate::openai::request_body(&request, &crate::openai::OpenAiDialect::default());
     assert_eq!(chat.pointer("/messages/2/tool_calls/0/function/arguments"), Some(&"{}".into()), "{chat}");

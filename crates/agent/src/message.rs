@@ -128,7 +128,7 @@ impl Effort {
 
 /// One model call. `tools` is already rendered by the engine's catalog in the
 /// wire's format (head first, then tail), so its bytes are the engine's.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct ModelRequest {
     pub model: String,
     pub system: String,
