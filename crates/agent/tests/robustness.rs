@@ -124,14 +124,25 @@ async fn a_slow_first_byte_hits_the_request_timeout_and_is_retried() {
     assert_eq!(response.text, "on time");
 }
 
+/// An error chunk mid-stream: a kind OpenAI calls temporary (`server_error`)
+/// is retried like a 500, and when every try breaks the error names it; any
+/// other kind is reported at once.
 #[tokio::test]
 async fn an_error_event_mid_stream_is_reported() {
     let server = ScriptedServer::start().await.unwrap();
     let body = "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Hel\"}}]}\n\n\
                 data: {\"error\":{\"message\":\"Overloaded\",\"type\":\"server_error\"}}\n\n";
-    server.push(ScriptedTurn::raw(body));
+    let tries = fast_options().retry.max_attempts;
+    server.script((0..tries).map(|_| ScriptedTurn::raw(body)));
     let text = complete(&deepseek(&server), &simple()).await.0.unwrap_err().to_string();
-    assert!(text.contains("deepseek: stream broken: the provider sent an error mid-stream: Overloaded"), "{text}");
+    assert_eq!(text, "deepseek: stream broken: the provider sent an error mid-stream (server_error): Overloaded");
+    assert_eq!(server.requests().len(), usize::try_from(tries).unwrap());
+
+    let server = ScriptedServer::start().await.unwrap();
+    server.push(ScriptedTurn::raw(body.replace("server_error", "invalid_request_error")));
+    let text = complete(&deepseek(&server), &simple()).await.0.unwrap_err().to_string();
+    assert!(text.contains("mid-stream (invalid_request_error): Overloaded"), "{text}");
+    assert_eq!(server.requests().len(), 1);
 }
 
 /// An overload after the 200 is retried like a 529 (see `exec`'s test of a
