@@ -126,10 +126,15 @@ async fn calls_run_side_by_side_and_a_cancelled_one_gets_no_answer() {
 async fn bad_calls_get_the_same_answers_as_through_rmcp() {
     let (mut client, _cache, _ws) = gateway().await;
     let echo = listed(&mut client, "echo").await;
-    // Arguments that do not match the schema: a tool error the model can read.
+    // Arguments that do not match the schema of a directly exposed server:
+    // its own answer (this test server's reads a number as no text), on the
+    // relay and on the general path alike; quiver adds no check of its own.
     client.send(Client::call(20, &echo, json!({"text": 5}))).await;
-    let answer = client.answer(20, &mut Vec::new()).await;
-    assert_eq!(answer["result"]["isError"], true, "{answer}");
+    let relayed = client.answer(20, &mut Vec::new()).await;
+    client.send(dispatched_call(19, &echo, json!({"text": 5}))).await;
+    let dispatched = client.answer(19, &mut Vec::new()).await;
+    assert_eq!(relayed["result"]["content"][0]["text"], "", "{relayed}");
+    assert_eq!(relayed["result"], dispatched["result"], "{relayed} / {dispatched}");
     // Params that are not a tools/call's: a JSON-RPC error from rmcp's parse.
     client.send(json!({"jsonrpc": "2.0", "id": 21, "method": "tools/call", "params": {"arguments": {}}})).await;
     client.send(json!({"jsonrpc": "2.0", "id": 22, "method": "ping"})).await;
@@ -299,4 +304,21 @@ async fn a_prefixed_tool_answers_alike_on_both_paths_before_and_after_it_is_load
         assert_eq!(answers[1], answers[0], "{tool}: {answers:?}");
         assert_eq!(answers[0]["isError"], json!(tool == "mcp__t__fail"), "{tool}: {answers:?}");
     }
+}
+
+/// A tool quiver exposes under its own prefix is quiver's to describe, so a
+/// call its schema refuses gets quiver's reading of the schema (the field and
+/// what was expected), not whatever the server would make of it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_prefixed_tools_bad_arguments_get_quivers_schema_check() {
+    let (mut client, _cache, _ws) = gateway_on(test_server("t", &[]), Expose::Search).await;
+    client.send(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"})).await;
+    client.answer(1, &mut Vec::new()).await;
+    client.send(Client::call(2, "mcp_discover", json!({"server": "t"}))).await;
+    client.answer(2, &mut Vec::new()).await;
+    client.send(Client::call(3, "mcp__t__echo", json!({"text": 5}))).await;
+    let answer = client.answer(3, &mut Vec::new()).await;
+    assert_eq!(answer["result"]["isError"], true, "{answer}");
+    let text = answer["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(text.contains("invalid arguments for mcp__t__echo") && text.contains("`text`"), "{text}");
 }
