@@ -65,7 +65,9 @@ fn spawn(program: &Path, args: &[String], env: &[(&str, &str)], port: u16, log: 
     let out = std::fs::File::create(&log).unwrap();
     let err = out.try_clone().unwrap();
     let mut cmd = Command::new("sh");
-    let script = r#""$@" </dev/null & child=$!; (cat >/dev/null; kill $child 2>/dev/null) & wait $child"#;
+    // fd 3 carries the pipe to the watcher: a non-interactive shell gives a
+    // background list /dev/null as its stdin, which would end `cat` at once.
+    let script = r#"exec 3<&0; "$@" </dev/null 3<&- & child=$!; (cat <&3 >/dev/null; kill $child 2>/dev/null) & exec 3<&-; wait $child"#;
     cmd.args(["-c", script, "sh"]);
     cmd.arg(program).args(args).envs(env.iter().copied());
     cmd.stdin(Stdio::piped()).stdout(out).stderr(err).process_group(0);
