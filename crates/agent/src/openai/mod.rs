@@ -17,7 +17,7 @@ use crate::rejection::ErrorBody;
 pub use crate::http::StreamAssembler;
 pub use body::{ToolTurnContent, parse_response, parse_usage, request_body, request_body_with};
 pub use stream::ChatStreamAssembler;
-pub(crate) use stream::temporary;
+pub(crate) use stream::{mid_stream_error, temporary};
 
 /// Dialect differences between OpenAI-compatible servers.
 #[derive(Debug, Clone, Default, PartialEq)]

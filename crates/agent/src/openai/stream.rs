@@ -63,6 +63,14 @@ pub(crate) fn temporary(error: &Value) -> bool {
         .any(|kind| matches!(kind, "server_error" | "rate_limit_exceeded"))
 }
 
+/// What an error event after the 200 says, with its kind when it names one.
+pub(crate) fn mid_stream_error(kind: Option<&str>, message: &str) -> String {
+    match kind {
+        Some(kind) => format!("the provider sent an error mid-stream ({kind}): {message}"),
+        None => format!("the provider sent an error mid-stream: {message}"),
+    }
+}
+
 impl StreamAssembler for ChatStreamAssembler {
     /// Feeds one SSE `data` payload; returns `true` at `[DONE]`. An `Err` is a
     /// description of what broke (the caller adds the provider's name).
@@ -84,10 +92,7 @@ impl StreamAssembler for ChatStreamAssembler {
             let message = err.get("message").and_then(Value::as_str).unwrap_or("(no message)");
             self.transient = temporary(err);
             let kind = ["type", "code"].iter().find_map(|key| err.get(*key).and_then(Value::as_str));
-            return Err(match kind {
-                Some(kind) => format!("the provider sent an error mid-stream ({kind}): {message}"),
-                None => format!("the provider sent an error mid-stream: {message}"),
-            });
+            return Err(mid_stream_error(kind, message));
         }
         if let Some(usage) = chunk.get("usage").filter(|u| u.is_object()) {
             self.usage = Some(parse_usage(usage));

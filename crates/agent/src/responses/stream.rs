@@ -234,10 +234,7 @@ impl StreamAssembler for ResponsesStreamAssembler {
             "error" => {
                 let message = event.get("message").and_then(Value::as_str).unwrap_or("(no message)");
                 self.transient = crate::openai::temporary(&event);
-                return Err(match event.get("code").and_then(Value::as_str) {
-                    Some(code) => format!("the provider sent an error mid-stream ({code}): {message}"),
-                    None => format!("the provider sent an error mid-stream: {message}"),
-                });
+                return Err(crate::openai::mid_stream_error(event.get("code").and_then(Value::as_str), message));
             }
             _ => {}
         }
