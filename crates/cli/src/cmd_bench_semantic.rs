@@ -86,7 +86,9 @@ pub fn rank(
         Ranking::Semantic => s.index.rank(&scores, limit, &keep),
         _ => {
             let lex = lexical.search(query, pool, &keep);
-            fuse(lexical, query, &lex, &scores, fusion, limit, &keep)
+            let prior = s.index.prior(&q);
+            let scores = SemanticScores { similarity: &scores, prior: prior.as_deref() };
+            fuse_scores(lexical, query, &lex, scores, fusion, limit, &keep)
         }
     })
 }

@@ -5,8 +5,8 @@
 //! semantic scores are fused; until then, or without one, ranking is lexical.
 
 use quiver_search::{
-    CatalogMeaning, FusionParams, Ranking, SearchDoc, SearchIndex, confident, confident_margin, fuse,
-    params_from_schema,
+    CatalogMeaning, FusionParams, Ranking, SearchDoc, SearchIndex, SemanticScores, confident, confident_margin,
+    fuse_scores, params_from_schema,
 };
 
 use crate::audience::Audience;
@@ -80,8 +80,11 @@ pub fn search<'r>(
         let fusion = FusionParams::default();
         // Fusion takes its candidates from the lexical pool, not just the top `limit`.
         let lexical = index.search(query, limit.max(fusion.pool), &keep);
-        match meaning.and_then(|m| m.scores(query)).filter(|s| s.len() == index.docs().len()) {
-            Some(semantic) => (fuse(index, query, &lexical, &semantic, &fusion, limit, &keep), Ranking::Fused),
+        match meaning.and_then(|m| m.scores_and_prior(query)).filter(|(s, _)| s.len() == index.docs().len()) {
+            Some((similarity, prior)) => {
+                let scores = SemanticScores { similarity: &similarity, prior: prior.as_deref() };
+                (fuse_scores(index, query, &lexical, scores, &fusion, limit, &keep), Ranking::Fused)
+            }
             None => (lexical.into_iter().take(limit).collect(), Ranking::Lexical),
         }
     };

@@ -21,8 +21,10 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 
 use quiver_search::bench::{self as b, BenchQuery};
-use quiver_search::semantic::{Encoder, SemanticIndex};
-use quiver_search::{FusionParams, LEARNED_FEATURES, RankParams, SearchDoc, SearchIndex, fuse, learned_candidates};
+use quiver_search::semantic::{Encoder, IntentPrior, SemanticIndex};
+use quiver_search::{
+    FusionParams, LEARNED_FEATURES, RankParams, SearchDoc, SearchIndex, SemanticScores, fuse_scores, learned_candidates,
+};
 
 struct QueryVectors {
     path: Option<PathBuf>,
@@ -83,6 +85,9 @@ fn main() -> anyhow::Result<()> {
     let ranks_file = opt("--ranks");
     // `--features FILE`: the learned re-ranker's training rows, one query a line
     let features_file = opt("--features");
+    // `--scores FILE`: each native query's hand-set fused score of every tool in its pools
+    let scores_file = opt("--scores");
+    let mut score_rows = String::new();
     let depth: usize = opt("--depth").map_or(Ok(10), |d| d.parse())?;
     let mut feature_rows = String::new();
     if features_file.is_some() {
@@ -115,6 +120,14 @@ fn main() -> anyhow::Result<()> {
         .map_err(|e| anyhow::anyhow!("--set {k}={v}: {e}"))?;
     }
     let encoder = opt("--model").map(|d| Encoder::load(&PathBuf::from(d))).transpose()?;
+    // `--prior FILE`: measure another intent prior's weights (`off`: none)
+    let prior_override: Option<Option<&'static IntentPrior>> = match opt("--prior") {
+        None => None,
+        Some(f) if f == "off" => Some(None),
+        Some(f) => Some(Some(Box::leak(Box::new(
+            IntentPrior::parse(&std::fs::read_to_string(&f)?).map_err(|e| anyhow::anyhow!("{f}: {e}"))?,
+        )))),
+    };
     let mut qv = QueryVectors::load(opt("--qcache").map(PathBuf::from));
     let vectors = std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache/quiver/vectors"));
 
@@ -124,6 +137,10 @@ fn main() -> anyhow::Result<()> {
     let mut mixed: Vec<SearchDoc> = azure.clone();
     mixed.extend(cat("github-mcp.json")?);
     mixed.extend(cat("livemcp.json")?);
+    // quiver's own tools beside three MCP servers' (does the prior pull
+    // third-party requests to built-in tools?)
+    let mut with_native = native.clone();
+    with_native.extend(mixed.iter().cloned());
     let q = |p: PathBuf| b::load_queries(&p);
     let aq = q(data.join("queries/azure-mcp.jsonl"))?;
     // (set, catalog, queries): catalogs by key, built once each.
@@ -131,6 +148,7 @@ fn main() -> anyhow::Result<()> {
         ("native", native),
         ("azure", azure),
         ("mixed", mixed),
+        ("with_native", with_native),
         ("authored", b::load_catalog(&here.join("dev/bfcl-authored.json"))?),
         ("turns", b::load_catalog(&here.join("dev/bfcl-multiturn.json"))?),
         ("bfcl", b::load_catalog(&here.join("generalization/bfcl-live.json"))?),
@@ -150,13 +168,25 @@ fn main() -> anyhow::Result<()> {
         ("authored", "authored", q(here.join("dev/bfcl-authored.jsonl"))?),
         ("turns", "turns", q(here.join("dev/bfcl-multiturn.jsonl"))?),
         ("bfcl", "bfcl", q(here.join("generalization/bfcl-live.jsonl"))?),
+        // sets over `with_native` run only when named in --only
+        ("dev5.nat", "with_native", q(here.join("queries/native-daily-dev5.jsonl"))?),
+        ("dev4.nat", "with_native", q(here.join("queries/native-daily-dev4.jsonl"))?),
+        ("azure.nat", "with_native", q(data.join("queries/azure-mcp.jsonl"))?),
+        ("gh.nat", "with_native", q(here.join("queries/github-sanity.jsonl"))?),
+        ("live.nat", "with_native", q(here.join("queries/livemcp-sanity.jsonl"))?),
     ];
     let keep = |_: usize| true;
     let limit = 5;
     for (key, docs) in catalogs {
         let mine: Vec<_> = sets
             .iter()
-            .filter(|(s, c, _)| *c == key && only.as_ref().is_none_or(|o| o.iter().any(|x| x == s)))
+            .filter(|(s, c, _)| {
+                *c == key
+                    && match &only {
+                        Some(o) => o.iter().any(|x| x == s),
+                        None => !s.ends_with(".nat"),
+                    }
+            })
             .collect();
         if mine.is_empty() {
             continue;
@@ -166,7 +196,11 @@ fn main() -> anyhow::Result<()> {
                 SemanticIndex::build(e, &docs, vectors.as_deref())?
                     .with_example_weight(sem_example)
                     .with_example_top(sem_top),
-            ),
+            )
+            .map(|s| match prior_override {
+                Some(p) => s.with_prior(p, &docs),
+                None => s,
+            }),
             None => None,
         };
         let index = SearchIndex::build_with(docs, params.clone());
@@ -187,7 +221,10 @@ fn main() -> anyhow::Result<()> {
                 halves[0][half] += usize::from(lr == Some(0)) + usize::from(lr.is_some());
                 let mut fused = None;
                 if let (Some(s), Some(e)) = (&sem, &encoder) {
-                    let scores = s.scores(&qv.get(e, &bq.query)?);
+                    let qvec = qv.get(e, &bq.query)?;
+                    let scores = s.scores(&qvec);
+                    let prior = s.prior(&qvec);
+                    let both = SemanticScores { similarity: &scores, prior: prior.as_deref() };
                     let pool = index.search(&bq.query, limit.max(fusion.pool), &keep);
                     if features_file.is_some() {
                         let cands = learned_candidates(&index, &bq.query, &pool, &scores, &fusion, depth);
@@ -202,7 +239,17 @@ fn main() -> anyhow::Result<()> {
                         feature_rows.push_str(&line.to_string());
                         feature_rows.push('\n');
                     }
-                    let f = names(&fuse(&index, &bq.query, &pool, &scores, &fusion, limit, &keep));
+                    if scores_file.is_some() && key == "native" {
+                        let all = fuse_scores(&index, &bq.query, &pool, both, &fusion, index.docs().len(), &keep);
+                        let by_name: serde_json::Map<String, serde_json::Value> = all
+                            .iter()
+                            .map(|h| (index.docs()[h.doc].name.clone(), serde_json::json!(h.score)))
+                            .collect();
+                        let line = serde_json::json!({ "set": name, "query": bq.query, "expected": bq.expected, "scores": by_name });
+                        score_rows.push_str(&line.to_string());
+                        score_rows.push('\n');
+                    }
+                    let f = names(&fuse_scores(&index, &bq.query, &pool, both, &fusion, limit, &keep));
                     let fr = f.iter().position(|n| b::is_hit(n, &bq.expected));
                     f1 += usize::from(fr == Some(0));
                     f5 += usize::from(fr.is_some());
@@ -251,6 +298,9 @@ fn main() -> anyhow::Result<()> {
             };
             println!("{name:10} n={n:4}  lexical {l1:4} {l5:4}{fl}{hv}");
         }
+    }
+    if let Some(f) = scores_file {
+        std::fs::write(f, score_rows)?;
     }
     if let Some(f) = features_file {
         std::fs::write(f, feature_rows)?;

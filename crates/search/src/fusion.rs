@@ -70,6 +70,10 @@ pub struct FusionParams {
     /// (a URL, a named file, a command line) and the tool's text has no word
     /// for that kind of value: it takes no such argument (1 = off).
     pub kind_miss: f32,
+    /// Weight of the built-in tools' intent prior (a probability, see
+    /// `semantic::IntentPrior`) added to the fused score of a candidate it
+    /// knows (0 = off).
+    pub w_prior: f32,
 }
 
 impl Default for FusionParams {
@@ -84,6 +88,7 @@ impl Default for FusionParams {
             share_lean: 1.5,
             semantic_pow: 1.5,
             kind_miss: 0.5,
+            w_prior: 0.5,
         }
     }
 }
@@ -100,6 +105,7 @@ impl FusionParams {
             "share_lean" => self.share_lean = value,
             "semantic_pow" => self.semantic_pow = value,
             "kind_miss" => self.kind_miss = value,
+            "w_prior" => self.w_prior = value,
             "rrf" => self.method = if value > 0.0 { FusionMethod::Rrf } else { FusionMethod::Score },
             "learned" => self.method = if value > 0.0 { FusionMethod::Learned } else { FusionMethod::Score },
             _ => return Err(format!("unknown fusion parameter {key:?}")),
@@ -131,6 +137,29 @@ pub fn fuse(
     limit: usize,
     keep: &dyn Fn(usize) -> bool,
 ) -> Vec<Hit> {
+    fuse_scores(index, query, lexical, SemanticScores { similarity: semantic, prior: None }, params, limit, keep)
+}
+
+/// What meaning says of each doc for one query: its similarity, and the
+/// built-in tools' intent prior when one applies (see `semantic::IntentPrior`).
+#[derive(Debug, Clone, Copy)]
+pub struct SemanticScores<'a> {
+    pub similarity: &'a [f32],
+    pub prior: Option<&'a [f32]>,
+}
+
+/// [`fuse`] with the intent prior: a candidate of either pool gains
+/// `w_prior` times its prior probability.
+pub fn fuse_scores(
+    index: &SearchIndex,
+    query: &str,
+    lexical: &[Hit],
+    scores: SemanticScores<'_>,
+    params: &FusionParams,
+    limit: usize,
+    keep: &dyn Fn(usize) -> bool,
+) -> Vec<Hit> {
+    let semantic = scores.similarity;
     let sem = semantic_pool(index, semantic, params.pool, keep);
     let lex: Vec<&Hit> =
         lexical.iter().filter(|h| h.doc < index.docs().len() && keep(h.doc)).take(params.pool.max(1)).collect();
@@ -144,7 +173,15 @@ pub fn fuse(
         hits.truncate(limit);
         return hits;
     }
-    fuse_pools(index, query, &lex, &sem, params, limit)
+    let mut hits = fuse_pools(index, query, &lex, &sem, params, usize::MAX);
+    if let Some(prior) = scores.prior.filter(|_| params.w_prior > 0.0 && params.method == FusionMethod::Score) {
+        for h in &mut hits {
+            h.score += params.w_prior * prior.get(h.doc).copied().unwrap_or(0.0);
+        }
+        hits.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| index.name_order(a.doc, b.doc)));
+    }
+    hits.truncate(limit);
+    hits
 }
 
 /// The learned re-ranker's candidates and their features (see

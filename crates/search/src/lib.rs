@@ -33,7 +33,10 @@ mod synonyms;
 mod tokenize;
 mod tool_asks;
 
-pub use fusion::{FusionMethod, FusionParams, Ranking, confident, confident_margin, fuse, learned_candidates};
+pub use fusion::{
+    FusionMethod, FusionParams, Ranking, SemanticScores, confident, confident_margin, fuse, fuse_scores,
+    learned_candidates,
+};
 pub use index::{SearchDoc, SearchIndex};
 pub use learned::{FEATURES as LEARNED_FEATURES, LearnedWeights};
 pub use meaning::{CatalogMeaning, MeaningModel, MeaningState};

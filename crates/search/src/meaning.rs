@@ -23,6 +23,12 @@ pub trait CatalogMeaning: Send + Sync {
     /// not ready or the model failed: the caller ranks lexically then.
     fn scores(&self, query: &str) -> Option<Vec<f32>>;
 
+    /// [`scores`](Self::scores) and, per doc, the built-in tools' intent
+    /// prior when one applies to this model and catalog (one encode for both).
+    fn scores_and_prior(&self, query: &str) -> Option<(Vec<f32>, Option<Vec<f32>>)> {
+        self.scores(query).map(|s| (s, None))
+    }
+
     fn state(&self) -> MeaningState;
 }
 

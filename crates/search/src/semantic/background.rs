@@ -65,6 +65,12 @@ impl CatalogMeaning for BackgroundCatalog {
         Some(built.index.scores(&q))
     }
 
+    fn scores_and_prior(&self, query: &str) -> Option<(Vec<f32>, Option<Vec<f32>>)> {
+        let built = self.built.get()?.as_ref().ok()?;
+        let q = built.encoder.encode_query(query).ok()?;
+        Some((built.index.scores(&q), built.index.prior(&q)))
+    }
+
     fn state(&self) -> MeaningState {
         match self.built.get() {
             None => MeaningState::Building,

@@ -8,6 +8,7 @@ use sha2::{Digest, Sha256};
 
 use super::SemanticError;
 use super::model::Encoder;
+use super::prior::IntentPrior;
 use crate::{Hit, SearchDoc};
 
 /// Tools per forward pass: large enough to keep the matrix kernels busy,
@@ -56,6 +57,16 @@ pub struct SemanticIndex {
     model_id: String,
     /// How many distinct texts this build had to encode (0: all reused).
     encoded: usize,
+    /// The built-in tools' intent prior, when this model is the one it was
+    /// trained on and the catalog holds tools it knows (see [`IntentPrior`]).
+    prior: Option<CatalogPrior>,
+}
+
+/// An intent prior matched to one catalog's docs.
+#[derive(Debug, Clone)]
+struct CatalogPrior {
+    prior: &'static IntentPrior,
+    doc_of_class: Vec<Option<u32>>,
 }
 
 /// The text a tool is embedded as: its name in words (`mcp__gh__create_issue`
@@ -112,6 +123,19 @@ fn embedded_rows(docs: &[SearchDoc]) -> (Vec<String>, Vec<u32>, Vec<bool>) {
         }
     }
     (texts, owner, example)
+}
+
+/// Whether `prior` was trained on `encoder`'s model; asked once per model,
+/// since it encodes the probe sentences.
+fn prior_fits(prior: &IntentPrior, encoder: &Encoder) -> bool {
+    static FITS: std::sync::Mutex<Vec<(String, bool)>> = std::sync::Mutex::new(Vec::new());
+    let mut fits = FITS.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some((_, f)) = fits.iter().find(|(id, _)| id == encoder.id()) {
+        return *f;
+    }
+    let f = prior.fits(encoder);
+    fits.push((encoder.id().to_string(), f));
+    f
 }
 
 /// The store key of one text under one model.
@@ -212,7 +236,23 @@ impl SemanticIndex {
             name_rank: name_ranks(docs),
             model_id: encoder.id().into(),
             encoded: missing.len(),
-        })
+            prior: None,
+        }
+        .with_prior(IntentPrior::embedded().filter(|p| prior_fits(p, encoder)), docs))
+    }
+
+    /// The same vectors with `prior` (or none) matched to `docs`, the docs
+    /// this index was built from. For measuring another prior's weights.
+    pub fn with_prior(mut self, prior: Option<&'static IntentPrior>, docs: &[SearchDoc]) -> Self {
+        self.prior = prior.and_then(|p| Some(CatalogPrior { prior: p, doc_of_class: p.docs_of_classes(docs)? }));
+        self
+    }
+
+    /// Per doc, the intent prior's probability for a (unit) query vector:
+    /// 0 for tools it does not know; `None` when no prior applies.
+    pub fn prior(&self, query: &[f32]) -> Option<Vec<f32>> {
+        let p = self.prior.as_ref()?;
+        Some(p.prior.doc_probabilities(query, &p.doc_of_class, self.len()))
     }
 
     pub fn len(&self) -> usize {

@@ -10,6 +10,7 @@ mod background;
 mod bert;
 mod index;
 mod model;
+mod prior;
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -17,6 +18,7 @@ use std::path::PathBuf;
 pub use background::BackgroundModel;
 pub use index::{EXAMPLE_TOP, EXAMPLE_WEIGHT, SemanticIndex, TextKey, doc_text, embedded_texts, text_key};
 pub use model::{Encoder, Pooling, Prefixes};
+pub use prior::IntentPrior;
 
 /// Why semantic ranking is unavailable; callers fall back to lexical.
 #[derive(Debug)]

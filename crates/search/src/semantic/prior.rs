@@ -1,0 +1,158 @@
+//! The built-in tools' intent prior: a softmax classifier over quiver's own
+//! tools, on the query's sentence vector, trained offline
+//! (`bench/search/prior/train_prior.py`) on their descriptions, phrasings and
+//! two blind batches of example requests, with requests for third-party
+//! tools as one more class ("not one of ours").
+//!
+//! Why: cosine similarity ranks each tool by its nearest text alone, so a
+//! request that shares one striking word with a sibling's example ("read
+//! issue 77 with its comments" and `github_comment`) goes to the sibling. A
+//! classifier trained on every tool's examples at once learns which words
+//! tell siblings apart. Its probability is added to the fused score of the
+//! built-in tools it knows (`FusionParams::w_prior`); an MCP server's tools
+//! get nothing from it, and a request the classifier reads as one for a
+//! third-party tool leaves the built-in ones little to gain.
+//!
+//! The weights mean something only for the model they were trained on, so
+//! they carry that model's vectors of a few probe sentences; a loaded model
+//! whose vectors differ (another model, or another revision) gets no prior.
+
+use std::sync::OnceLock;
+
+use serde::Deserialize;
+
+use super::model::Encoder;
+use crate::SearchDoc;
+
+/// The committed weights (all-MiniLM-L6-v2).
+const EMBEDDED: &str = include_str!("native_prior.json");
+
+/// How close a probe's vector must come to the trained one (cosine): the
+/// same model in another precision or runtime lands above 0.999; another
+/// model is far below.
+const PROBE_MATCH: f32 = 0.995;
+
+#[derive(Debug, Deserialize)]
+struct Probe {
+    text: String,
+    vector: Vec<f32>,
+}
+
+#[derive(Debug, Deserialize)]
+struct PriorFile {
+    model_probes: Vec<Probe>,
+    classes: Vec<String>,
+    other: Option<String>,
+    dim: usize,
+    weights: Vec<Vec<f32>>,
+    bias: Vec<f32>,
+}
+
+/// A trained prior: one weight row and bias per class.
+#[derive(Debug)]
+pub struct IntentPrior {
+    probes: Vec<Probe>,
+    classes: Vec<String>,
+    dim: usize,
+    /// classes x dim, row-major.
+    weights: Vec<f32>,
+    bias: Vec<f32>,
+}
+
+impl IntentPrior {
+    /// Reads a weights file; an inconsistent one is an error, not a prior.
+    pub fn parse(text: &str) -> Result<IntentPrior, String> {
+        let f: PriorFile = serde_json::from_str(text).map_err(|e| format!("intent prior: {e}"))?;
+        let c = f.classes.len();
+        if c == 0 || f.bias.len() != c || f.weights.len() != c || f.weights.iter().any(|w| w.len() != f.dim) {
+            return Err(format!("intent prior: {c} classes, {} biases, {} weight rows", f.bias.len(), f.weights.len()));
+        }
+        if f.model_probes.is_empty() || f.model_probes.iter().any(|p| p.vector.len() != f.dim) {
+            return Err("intent prior: no model probes of the weights' dimension".into());
+        }
+        if let Some(o) = &f.other
+            && !f.classes.contains(o)
+        {
+            return Err(format!("intent prior: the other class {o:?} is not a class"));
+        }
+        Ok(IntentPrior {
+            probes: f.model_probes,
+            classes: f.classes,
+            dim: f.dim,
+            weights: f.weights.concat(),
+            bias: f.bias,
+        })
+    }
+
+    /// The committed prior (parsed once; a unit test keeps it parsing).
+    pub fn embedded() -> Option<&'static IntentPrior> {
+        static PRIOR: OnceLock<Option<IntentPrior>> = OnceLock::new();
+        PRIOR.get_or_init(|| IntentPrior::parse(EMBEDDED).ok()).as_ref()
+    }
+
+    /// The tools (and the other class) the prior knows, in weight order.
+    pub fn classes(&self) -> &[String] {
+        &self.classes
+    }
+
+    /// Whether `encoder` is the model the weights were trained on: its
+    /// vectors of the probe sentences match the stored ones.
+    pub fn fits(&self, encoder: &Encoder) -> bool {
+        encoder.dim() == self.dim
+            && self
+                .probes
+                .iter()
+                .all(|p| encoder.encode_query(&p.text).is_ok_and(|v| cosine(&v, &p.vector) >= PROBE_MATCH))
+    }
+
+    /// Class probabilities for a query vector.
+    pub fn probabilities(&self, query: &[f32]) -> Vec<f32> {
+        if query.len() != self.dim {
+            return vec![0.0; self.classes.len()];
+        }
+        let logits: Vec<f32> = self
+            .weights
+            .chunks_exact(self.dim)
+            .zip(&self.bias)
+            .map(|(w, b)| b + w.iter().zip(query).map(|(a, q)| a * q).sum::<f32>())
+            .collect();
+        let top = logits.iter().copied().fold(f32::MIN, f32::max);
+        let exp: Vec<f32> = logits.iter().map(|z| (z - top).exp()).collect();
+        let sum: f32 = exp.iter().sum();
+        exp.iter().map(|e| e / sum).collect()
+    }
+
+    /// For each class, the doc it is in `docs`: a built-in tool (no server)
+    /// of the same name. `None` when no doc is one the prior knows.
+    pub fn docs_of_classes(&self, docs: &[SearchDoc]) -> Option<Vec<Option<u32>>> {
+        let of: Vec<Option<u32>> = self
+            .classes
+            .iter()
+            .map(|c| docs.iter().position(|d| d.server.is_none() && &d.name == c).map(|d| d as u32))
+            .collect();
+        of.iter().any(Option::is_some).then_some(of)
+    }
+
+    /// Per doc of a catalog, the probability of the built-in tool it is
+    /// (0 for every other doc), given [`docs_of_classes`](Self::docs_of_classes).
+    pub fn doc_probabilities(&self, query: &[f32], doc_of_class: &[Option<u32>], n_docs: usize) -> Vec<f32> {
+        let mut out = vec![0.0; n_docs];
+        for (p, d) in self.probabilities(query).into_iter().zip(doc_of_class) {
+            if let Some(slot) = d.and_then(|d| out.get_mut(d as usize)) {
+                *slot = p;
+            }
+        }
+        out
+    }
+}
+
+fn cosine(a: &[f32], b: &[f32]) -> f32 {
+    let dot: f32 = a.iter().zip(b).map(|(x, y)| x * y).sum();
+    let na: f32 = a.iter().map(|x| x * x).sum::<f32>().sqrt();
+    let nb: f32 = b.iter().map(|x| x * x).sum::<f32>().sqrt();
+    if na > 0.0 && nb > 0.0 { dot / (na * nb) } else { 0.0 }
+}
+
+#[cfg(test)]
+#[path = "prior_tests.rs"]
+mod tests;
