@@ -1,7 +1,8 @@
 #!/bin/sh
 # The issue-13 measurement table: plain BM25 (--baseline), lexical, semantic and
 # fused on every set, with latency and tail bytes (confident loads / all --limit),
-# and learned fusion (the committed weights, `--set fuse.learned=1`).
+# and learned fusion (the committed weights, `--set fuse.learned=1`), and fused
+# without the built-in tools' intent prior (`--set fuse.w_prior=0`).
 # usage: QUIVER_SEARCH_MODEL=DIR bench/search/table.sh [extra bench args]
 # Without a model only the bm25 and lexical columns run. Needs a release build
 # (or QUIVER=a debug build with quiver-search at opt-level 3: same rankings):
@@ -16,12 +17,13 @@ A=$B/queries/azure-mcp.jsonl
 M=$C/azure-mcp.json,$C/github-mcp.json,$C/livemcp.json
 G=$here/generalization
 modes="--baseline --lexical"
-[ -n "${QUIVER_SEARCH_MODEL:-}" ] && modes="$modes --semantic --fused --learned"
+[ -n "${QUIVER_SEARCH_MODEL:-}" ] && modes="$modes --semantic --fused --noprior --learned"
 r() {
   label=$1; shift
   for m in $modes; do
     flag=$m; [ "$m" = --fused ] && flag=""
     [ "$m" = --learned ] && flag="--set fuse.learned=1"
+    [ "$m" = --noprior ] && flag="--set fuse.w_prior=0"
     printf "%-9s %-10s " "$label" "${m#--}"
     # shellcheck disable=SC2086
     "$Q" bench search "$@" $flag 2>/dev/null | tail -1

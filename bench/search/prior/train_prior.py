@@ -80,15 +80,21 @@ def dev_rows(leave_out=None):
     return rows
 
 
-def training_rows(docs_path, other, dev=True, leave_out=None):
+# Blind batches of example requests used here only (bench/search/experiments/).
+BATCHES = "b"
+
+
+def training_rows(docs_path, other, dev=True, leave_out=None, batches=BATCHES):
     docs = json.load(open(docs_path, encoding="utf-8"))["tools"]
-    batch_b = tomllib.load(open(HERE.parent / "experiments/examples-b.toml", "rb"))["tools"]
+    extra = [tomllib.load(open(HERE.parent / f"experiments/examples-{k}.toml", "rb"))["tools"]
+             for k in batches.split(",") if k]
     rows = []
     for d in sorted(docs, key=lambda d: d["name"]):
         n = d["name"]
         rows.append((doc_text(d), n))
         rows += [(t.strip(), n) for t in d.get("phrasings", []) + d.get("examples", []) if t.strip()]
-        rows += [(t.strip(), n) for t in batch_b.get(n, {}).get("examples", []) if t.strip()]
+        for batch in extra:
+            rows += [(t.strip(), n) for t in batch.get(n, {}).get("examples", []) if t.strip()]
     if dev:
         rows += dev_rows(leave_out)
     if other:
@@ -131,7 +137,7 @@ def fit(rows, vec, other, l2, epochs, other_weight):
     return classes, W, b, acc
 
 
-def cross_validate(docs_path, vec, scores_path, other, l2, epochs, other_weight, w):
+def cross_validate(docs_path, vec, scores_path, other, l2, epochs, other_weight, w, batches):
     """Leave one native dev set out: the prior trained without it (with and
     without the other dev sets' requests), added at weight `w` to the
     hand-set fusion's scores (`lab_eval --prior off --scores FILE`)."""
@@ -146,7 +152,7 @@ def cross_validate(docs_path, vec, scores_path, other, l2, epochs, other_weight,
     for key in NATIVE_DEV:
         cols = []
         for dev in (False, True):
-            classes, W, b, _ = fit(training_rows(docs_path, other, dev, key), vec, other, l2, epochs, other_weight)
+            classes, W, b, _ = fit(training_rows(docs_path, other, dev, key, batches), vec, other, l2, epochs, other_weight)
             ix = {c: i for i, c in enumerate(classes)}
             hits = base = 0
             for r in hand[key]:
@@ -177,8 +183,10 @@ def main():
     epochs = int(opt("--epochs", "300"))
     other_weight = float(opt("--other-weight", "1"))
     cv = opt("--cv", None)
+    batches = opt("--batches", BATCHES)
+    w = float(opt("--w", "0.5"))
     docs_path, vec_path, out = args
-    rows = training_rows(docs_path, other)
+    rows = training_rows(docs_path, other, batches=batches)
     if texts_only:
         for t in sorted({t for t, _ in rows} | set(PROBES)):
             print(json.dumps(t))
@@ -191,7 +199,7 @@ def main():
     if missing:
         sys.exit(f"{len(missing)} training texts have no vector, e.g. {missing[0]!r}: run embed_texts first")
     if cv:
-        cross_validate(docs_path, vec, cv, other, l2, epochs, other_weight, float(opt("--w", "0.5")))
+        cross_validate(docs_path, vec, cv, other, l2, epochs, other_weight, w, batches)
         return
     classes, W, b, acc = fit(rows, vec, other, l2, epochs, other_weight)
     r = lambda x: float(f"{x:.5g}")
@@ -204,7 +212,7 @@ def main():
         "dim": W.shape[0],
         "weights": [[r(x) for x in W[:, c]] for c in range(len(classes))],
         "bias": [r(x) for x in b],
-        "trained_on": {"rows": len(rows), "l2": l2, "epochs": epochs, "other_weight": other_weight,
+        "trained_on": {"rows": len(rows), "batches": batches, "l2": l2, "epochs": epochs, "other_weight": other_weight,
                        "train_accuracy": round(acc, 4)},
     }
     Path(out).write_text(json.dumps(blob, separators=(",", ":")) + "\n", encoding="utf-8")

@@ -7,7 +7,7 @@ use std::time::Instant;
 
 use anyhow::Context;
 use quiver_search::semantic::{Encoder, SemanticIndex};
-use quiver_search::{FusionParams, Hit, Ranking, SearchDoc, SearchIndex, fuse};
+use quiver_search::{FusionParams, Hit, Ranking, SearchDoc, SearchIndex, SemanticScores, fuse_scores};
 
 pub struct Semantic {
     encoder: Encoder,

@@ -358,3 +358,27 @@ fn a_broken_model_is_a_clear_error() {
     assert_ne!(code, 0);
     assert!(err.contains("QUIVER_SEARCH_MODEL"), "{err}");
 }
+
+#[cfg(feature = "semantic")]
+/// The intent prior (`crates/search/src/semantic/native_prior.json`) knows
+/// exactly quiver's own searchable tools: a tool added, renamed or removed
+/// without retraining it fails here, not silently in the rankings.
+#[test]
+fn the_intent_prior_knows_every_built_in_tool() {
+    let dir = tempfile::tempdir().unwrap();
+    let docs = dir.path().join("docs.json");
+    let queries = bench_data().join("queries/native.jsonl");
+    let args = ["--native", "--queries", queries.to_str().unwrap(), "--export-docs", docs.to_str().unwrap()];
+    let (code, _, err) = bench(&args, None);
+    assert_eq!(code, 0, "{err}");
+    let exported: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&docs).unwrap()).unwrap();
+    let mut tools: Vec<&str> = exported["tools"].as_array().unwrap().iter().filter_map(|t| t["name"].as_str()).collect();
+    tools.sort_unstable();
+    let prior = quiver_search::semantic::IntentPrior::embedded().expect("the committed prior parses");
+    let mut classes: Vec<&str> = prior.classes().iter().map(String::as_str).filter(|c| *c != "(other)").collect();
+    classes.sort_unstable();
+    assert_eq!(
+        classes, tools,
+        "the intent prior is stale: retrain it with bench/search/prior/retrain.sh (bench/search/README.md)"
+    );
+}

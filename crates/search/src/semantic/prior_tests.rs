@@ -59,3 +59,33 @@ fn an_inconsistent_file_is_an_error_not_a_prior() {
     assert!(err.contains("2 classes"), "{err}");
     assert!(IntentPrior::parse("{").is_err());
 }
+
+/// With the model it was trained on, the committed prior applies, reads a
+/// request its siblings' words pull apart, and leaves an MCP server's tools
+/// at 0; with the probes' vectors changed (another model), it does not fit.
+#[test]
+fn the_committed_prior_fits_the_model_it_was_trained_on() {
+    let Some(dir) = crate::semantic::test_model_dir() else { return };
+    let enc = Encoder::load(&dir).expect("the test model loads");
+    let prior = IntentPrior::embedded().expect("parses");
+    assert!(prior.fits(&enc), "the committed prior was trained on another model than {}", dir.display());
+    let docs = [
+        doc("github_comment", None),
+        doc("github_issue_context", None),
+        doc("mcp__gh__get_issue", Some("gh")),
+    ];
+    let of = prior.docs_of_classes(&docs).expect("built-in tools");
+    let q = enc.encode_query("read github issue 77 with its comments").expect("encodes");
+    let p = prior.doc_probabilities(&q, &of, docs.len());
+    assert!(p[1] > p[0], "issue context {} vs comment {}", p[1], p[0]);
+    assert_eq!(p[2], 0.0);
+    // the same weights with the probes' vectors reversed: another model's
+    let mut f: serde_json::Value = serde_json::from_str(EMBEDDED).expect("JSON");
+    for p in f["model_probes"].as_array_mut().into_iter().flatten() {
+        if let Some(v) = p["vector"].as_array_mut() {
+            v.reverse();
+        }
+    }
+    let shifted = IntentPrior::parse(&f.to_string()).expect("still consistent");
+    assert!(!shifted.fits(&enc), "a prior whose probes are another model's vectors must not fit");
+}
