@@ -372,7 +372,8 @@ fn the_intent_prior_knows_every_built_in_tool() {
     let (code, _, err) = bench(&args, None);
     assert_eq!(code, 0, "{err}");
     let exported: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&docs).unwrap()).unwrap();
-    let mut tools: Vec<&str> = exported["tools"].as_array().unwrap().iter().filter_map(|t| t["name"].as_str()).collect();
+    let mut tools: Vec<&str> =
+        exported["tools"].as_array().unwrap().iter().filter_map(|t| t["name"].as_str()).collect();
     tools.sort_unstable();
     let prior = quiver_search::semantic::IntentPrior::embedded().expect("the committed prior parses");
     let mut classes: Vec<&str> = prior.classes().iter().map(String::as_str).filter(|c| *c != "(other)").collect();

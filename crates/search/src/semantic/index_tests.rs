@@ -69,6 +69,7 @@ fn an_example_row_counts_at_its_weight_and_not_at_all_at_zero() {
         name_rank: vec![0, 1],
         model_id: "m".into(),
         encoded: 3,
+        prior: None,
     };
     let q = [1.0, 0.0];
     assert_eq!(index.clone().with_example_weight(1.0).scores(&q), vec![0.6, 1.0]);
@@ -91,6 +92,7 @@ fn examples_count_by_the_mean_of_their_closest_few() {
         name_rank: vec![0, 1],
         model_id: "m".into(),
         encoded: 5,
+        prior: None,
     };
     let q = [1.0, 0.0];
     let doc1 = |k: usize| index.clone().with_example_top(k).scores(&q)[1];
@@ -118,6 +120,7 @@ fn a_tool_scores_by_its_closest_row() {
         name_rank: vec![0, 1],
         model_id: "m".into(),
         encoded: 3,
+        prior: None,
     };
     assert_eq!(index.scores(&[1.0, 0.0]), vec![0.6, 1.0]);
     assert_eq!(index.scores(&[0.0, 1.0]), vec![0.8, 1.0]);

@@ -69,11 +69,7 @@ fn the_committed_prior_fits_the_model_it_was_trained_on() {
     let enc = Encoder::load(&dir).expect("the test model loads");
     let prior = IntentPrior::embedded().expect("parses");
     assert!(prior.fits(&enc), "the committed prior was trained on another model than {}", dir.display());
-    let docs = [
-        doc("github_comment", None),
-        doc("github_issue_context", None),
-        doc("mcp__gh__get_issue", Some("gh")),
-    ];
+    let docs = [doc("github_comment", None), doc("github_issue_context", None), doc("mcp__gh__get_issue", Some("gh"))];
     let of = prior.docs_of_classes(&docs).expect("built-in tools");
     let q = enc.encode_query("read github issue 77 with its comments").expect("encodes");
     let p = prior.doc_probabilities(&q, &of, docs.len());
