@@ -86,7 +86,9 @@ fn native_quality_floors_lexical_and_fused() {
 // top-1; the floor holds), fused 0.981 / 1.000 / 0.990; the fused floor
 // raised to that less about one query.
 const NATIVE_FLOOR_LEXICAL: (f64, f64, f64) = (0.88, 0.98, 0.91);
-const NATIVE_FLOOR_FUSED: (f64, f64, f64) = (0.96, 0.98, 0.97);
+// Session 40, the intent prior (in sample: it trains on this set): fused 1.000 / 1.000 / 1.000;
+// the floor raised to that less about one query.
+const NATIVE_FLOOR_FUSED: (f64, f64, f64) = (0.98, 0.98, 0.985);
 
 /// The native *check* set (`bench/search/queries/native-check.jsonl`: 100
 /// everyday requests written by a helper who saw only the tools' names and
@@ -162,7 +164,9 @@ fn native_daily_sets_lexical_and_fused_floors() {
 // requests): lexical 0.926 / 1.000 / 0.961, fused 0.963 / 1.000 / 0.981; top-5
 // and MRR floors raised to that less about one query.
 const DAILY_DEV_FLOOR_LEXICAL: (f64, f64, f64) = (0.91, 0.985, 0.945);
-const DAILY_DEV_FLOOR_FUSED: (f64, f64, f64) = (0.95, 0.985, 0.965);
+// Session 40, the intent prior (in sample: it trains on this set): fused 1.000 / 1.000 / 1.000;
+// the floor raised to that less about one query.
+const DAILY_DEV_FLOOR_FUSED: (f64, f64, f64) = (0.985, 0.985, 0.99);
 // The second everyday dev set (native-daily-dev2.jsonl, 166 requests, session
 // 31): before the session's rules lexical 0.753 / 0.928, fused 0.813 / 0.964;
 // after them lexical 0.795 / 0.982 / 0.871, fused 0.855 / 0.988 / 0.911. Each
@@ -180,7 +184,9 @@ const DAILY_DEV_FLOOR_FUSED: (f64, f64, f64) = (0.95, 0.985, 0.965);
 // (example requests): lexical 0.892 / 1.000 / 0.937, fused 0.940 / 1.000 /
 // 0.967; raised to that less about one query.
 const DAILY_DEV2_FLOOR_LEXICAL: (f64, f64, f64) = (0.885, 0.99, 0.93);
-const DAILY_DEV2_FLOOR_FUSED: (f64, f64, f64) = (0.93, 0.99, 0.96);
+// Session 40, the intent prior (in sample: it trains on this set): fused 0.982 / 1.000 / 0.990;
+// the floor raised to that less about one query.
+const DAILY_DEV2_FLOOR_FUSED: (f64, f64, f64) = (0.97, 0.99, 0.98);
 // The third everyday dev set (native-daily-dev3.jsonl, 160 requests written
 // blind from the tools' names and one-line descriptions, session 32): before
 // the session's rules lexical 0.831 / 0.981, fused 0.856 / 0.988; after them
@@ -196,7 +202,9 @@ const DAILY_DEV2_FLOOR_FUSED: (f64, f64, f64) = (0.93, 0.99, 0.96);
 // Session 37 (example requests): lexical 0.887 / 1.000 / 0.931, fused 0.931
 // / 1.000 / 0.961; raised to that less about one query.
 const DAILY_DEV3_FLOOR_LEXICAL: (f64, f64, f64) = (0.88, 0.99, 0.925);
-const DAILY_DEV3_FLOOR_FUSED: (f64, f64, f64) = (0.925, 0.99, 0.955);
+// Session 40, the intent prior (in sample: it trains on this set): fused 0.994 / 1.000 / 0.997;
+// the floor raised to that less about one query.
+const DAILY_DEV3_FLOOR_FUSED: (f64, f64, f64) = (0.98, 0.99, 0.99);
 // The fourth everyday dev set (native-daily-dev4.jsonl, 192 requests written
 // blind by a new voice, session 34): before the session's rules lexical
 // 0.797 / 0.964, fused 0.839 / 0.969; after them lexical 0.807 / 0.969 /
@@ -208,7 +216,9 @@ const DAILY_DEV3_FLOOR_FUSED: (f64, f64, f64) = (0.925, 0.99, 0.955);
 // lexical 0.870 / 0.974 / 0.913, fused 0.901 / 0.979 / 0.936; top-1 and MRR
 // floors raised to that less about one query.
 const DAILY_DEV4_FLOOR_LEXICAL: (f64, f64, f64) = (0.865, 0.965, 0.905);
-const DAILY_DEV4_FLOOR_FUSED: (f64, f64, f64) = (0.895, 0.97, 0.93);
+// Session 40, the intent prior (in sample: it trains on this set): fused 0.943 / 0.995 / 0.963;
+// the floor raised to that less about one query.
+const DAILY_DEV4_FLOOR_FUSED: (f64, f64, f64) = (0.93, 0.985, 0.955);
 // The fifth everyday dev set (native-daily-dev5.jsonl, 218 requests written
 // blind in new voices: terse terminal, non-native English, pasted program
 // output, the goal instead of the tool; session 36): before the session's
@@ -217,7 +227,9 @@ const DAILY_DEV4_FLOOR_FUSED: (f64, f64, f64) = (0.895, 0.97, 0.93);
 // one query. Session 37 (example requests): lexical 0.844 / 0.986 / 0.907,
 // fused 0.885 / 0.982 / 0.931; raised to that less about one query.
 const DAILY_DEV5_FLOOR_LEXICAL: (f64, f64, f64) = (0.835, 0.98, 0.90);
-const DAILY_DEV5_FLOOR_FUSED: (f64, f64, f64) = (0.88, 0.975, 0.925);
+// Session 40, the intent prior (in sample: it trains on this set): fused 0.959 / 0.995 / 0.975;
+// the floor raised to that less about one query.
+const DAILY_DEV5_FLOOR_FUSED: (f64, f64, f64) = (0.95, 0.985, 0.965);
 // Check half, session 31 (measured once, after the last change): lexical
 // 0.786 / 0.964 / 0.857, fused 0.821 / 0.976 / 0.889. Top-5 and MRR floors
 // raised to that less about two queries; the top-1 floors stay (0.77, 0.80).
@@ -234,7 +246,9 @@ const DAILY_DEV5_FLOOR_FUSED: (f64, f64, f64) = (0.88, 0.975, 0.925);
 // 34: the fused floors stay); the lexical floors raised to that less about
 // one query.
 const DAILY_CHECK_FLOOR_LEXICAL: (f64, f64, f64) = (0.82, 0.975, 0.89);
-const DAILY_CHECK_FLOOR_FUSED: (f64, f64, f64) = (0.83, 0.975, 0.895);
+// Session 40, the intent prior (never trained or tuned on): fused 0.929 / 0.988 / 0.956;
+// the floor raised to that less about one query.
+const DAILY_CHECK_FLOOR_FUSED: (f64, f64, f64) = (0.915, 0.975, 0.945);
 // The second everyday check set (native-everyday-check2.jsonl, 287 requests,
 // session 37): written blind by a helper who read only the tools' names,
 // descriptions and schemas (not the manifest's phrasings or examples, not
@@ -243,7 +257,9 @@ const DAILY_CHECK_FLOOR_FUSED: (f64, f64, f64) = (0.83, 0.975, 0.895);
 // 0.819 / 0.969 / 0.883, fused 0.843 / 0.983 / 0.903 (plain BM25 0.512 /
 // 0.721). Each floor is that less about two queries.
 const CHECK2_FLOOR_LEXICAL: (f64, f64, f64) = (0.81, 0.96, 0.875);
-const CHECK2_FLOOR_FUSED: (f64, f64, f64) = (0.835, 0.975, 0.895);
+// Session 40, the intent prior (never trained or tuned on): fused 0.902 / 0.990 / 0.938;
+// the floor raised to that less two queries.
+const CHECK2_FLOOR_FUSED: (f64, f64, f64) = (0.895, 0.98, 0.93);
 
 /// Phrasings are search text: a manifest laid over the built-in one (bench
 /// `--manifest`) changes what finds a tool, and none of it reaches the catalog.
