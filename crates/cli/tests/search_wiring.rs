@@ -50,6 +50,38 @@ impl MeaningModel for Scripted {
     }
 }
 
+/// Ready at once: the same similarity for every tool, and an intent prior
+/// sure of `sure_of`.
+struct WithPrior {
+    sure_of: &'static str,
+}
+
+struct WithPriorCatalog {
+    names: Vec<String>,
+    sure_of: &'static str,
+}
+
+impl CatalogMeaning for WithPriorCatalog {
+    fn scores(&self, _query: &str) -> Option<Vec<f32>> {
+        Some(vec![0.5; self.names.len()])
+    }
+
+    fn scores_and_prior(&self, query: &str) -> Option<(Vec<f32>, Option<Vec<f32>>)> {
+        let prior = self.names.iter().map(|n| if n == self.sure_of { 1.0 } else { 0.0 }).collect();
+        Some((self.scores(query)?, Some(prior)))
+    }
+
+    fn state(&self) -> MeaningState {
+        MeaningState::Ready
+    }
+}
+
+impl MeaningModel for WithPrior {
+    fn index(&self, docs: &[SearchDoc]) -> Arc<dyn CatalogMeaning> {
+        Arc::new(WithPriorCatalog { names: docs.iter().map(|d| d.name.clone()).collect(), sure_of: self.sure_of })
+    }
+}
+
 fn host() -> Arc<EngineHost> {
     EngineHost::new(quiver_tools::native_registry().unwrap(), Manifest::builtin().unwrap(), vec![]).unwrap()
 }
@@ -92,6 +124,21 @@ async fn lexical_until_the_vectors_are_ready_then_fused() {
     assert_eq!(select.content["ranking"], "select");
     let regex = ctx(&host, dir.path()).call("tool_search", json!({"query": "^web_", "mode": "regex"})).await.unwrap();
     assert_eq!(regex.content["ranking"], "regex");
+}
+
+/// The engine hands the intent prior to fusion: with every similarity alike,
+/// the lexical ranking's third match, which the prior is sure of, comes first.
+#[tokio::test]
+async fn the_intent_prior_reaches_the_engines_fusion() {
+    let host = host();
+    let dir = tempfile::tempdir().unwrap();
+    let query = json!({"query": "run the test suite"});
+    let lexical = ctx(&host, dir.path()).call("tool_search", query.clone()).await.unwrap();
+    let third: &'static str = names(&lexical.content, "matches")[2].clone().leak();
+    host.set_meaning(Arc::new(WithPrior { sure_of: third }));
+    let fused = ctx(&host, dir.path()).call("tool_search", query).await.unwrap();
+    assert_eq!(fused.content["ranking"], "fused", "{}", fused.content);
+    assert_eq!(names(&fused.content, "matches")[0], third, "{}", fused.content);
 }
 
 #[tokio::test]
