@@ -122,13 +122,17 @@ impl IntentPrior {
         exp.iter().map(|e| e / sum).collect()
     }
 
-    /// For each class, the doc it is in `docs`: a built-in tool (no server)
-    /// of the same name. `None` when no doc is one the prior knows.
+    /// For each class, the doc it is in `docs`: a built-in tool of the same
+    /// name. `None` when no doc is one the prior knows. Built-in means no
+    /// server and the manifest's example requests, which only quiver's own
+    /// tools carry: a catalog file's third-party tool has no server either,
+    /// and its `read_file` is not the one the prior was trained on.
     pub fn docs_of_classes(&self, docs: &[SearchDoc]) -> Option<Vec<Option<u32>>> {
+        let built_in = |d: &SearchDoc| d.server.is_none() && !d.examples.is_empty();
         let of: Vec<Option<u32>> = self
             .classes
             .iter()
-            .map(|c| docs.iter().position(|d| d.server.is_none() && &d.name == c).map(|d| d as u32))
+            .map(|c| docs.iter().position(|d| built_in(d) && &d.name == c).map(|d| d as u32))
             .collect();
         of.iter().any(Option::is_some).then_some(of)
     }

@@ -1,7 +1,13 @@
 use super::*;
 
+/// A built-in tool (no server, with example requests) or an MCP server's.
 fn doc(name: &str, server: Option<&str>) -> SearchDoc {
-    SearchDoc { name: name.into(), server: server.map(str::to_string), ..SearchDoc::default() }
+    SearchDoc {
+        name: name.into(),
+        server: server.map(str::to_string),
+        examples: vec![format!("an example request for {name}")],
+        ..SearchDoc::default()
+    }
 }
 
 fn tiny() -> IntentPrior {
@@ -46,6 +52,9 @@ fn only_built_in_tools_of_the_same_name_get_a_prior() {
     assert_eq!(probs[2], 0.0);
     assert!(probs[1] > 0.9, "{probs:?}");
     assert!(p.docs_of_classes(&[doc("mcp__fs__read_file", Some("fs"))]).is_none());
+    // a catalog file's third-party `read_file` (no server, no examples) is not quiver's
+    let third_party = SearchDoc { name: "read_file".into(), ..SearchDoc::default() };
+    assert!(p.docs_of_classes(&[third_party]).is_none());
 }
 
 #[test]
