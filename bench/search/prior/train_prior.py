@@ -3,18 +3,21 @@
 over quiver's own tools on sentence vectors, added to the fused score of the
 built-in tools it knows (crates/search/src/semantic/prior.rs).
 
-Training texts, none from a query set the ranking is measured on:
+Training texts (never a check set: native-check, native-daily-check,
+native-everyday-check2, Seal-Tools):
   - each built-in tool's embedded description, manifest phrasings and example
     requests (crates/engine/manifest/examples.toml), from the exported docs;
   - the second blind batch of examples (bench/search/experiments/examples-b.toml),
     used here only: indexed lexically it cost the older dev sets (README, session 38);
+  - the native dev sets' requests (NATIVE_DEV below); `--cv` leaves each out in turn;
   - with --other, requests for third-party tools (the azure prompts and the
     BFCL dev sets' requests) as one more class, "not one of quiver's tools", so
     a request for an MCP server's tool does not lend its weight to a built-in one.
 
 Deterministic: full batch, Adam, fixed epochs, float64.
 
-usage: train_prior.py DOCS VECTORS OUT [--other] [--l2 X] [--epochs N] [--eval-only WEIGHTS]
+usage: train_prior.py DOCS VECTORS OUT [--other] [--l2 X] [--epochs N] [--other-weight K] [--batches b,c]
+       train_prior.py DOCS VECTORS - [--other] --cv HAND_SCORES [--w W]   (leave one dev set out)
   DOCS:    `quiver bench search --native --export-docs FILE`
   VECTORS: `[text, vector]` lines for every training text (embed_texts example)
   OUT:     the weights file (crates/search/src/semantic/native_prior.json)
@@ -23,7 +26,6 @@ usage: train_prior.py DOCS VECTORS OUT [--other] [--l2 X] [--epochs N] [--eval-o
 Needs numpy (`pip install numpy`).
 """
 import json
-import re
 import sys
 import tomllib
 from pathlib import Path
