@@ -53,6 +53,8 @@ struct PriorFile {
 pub struct IntentPrior {
     probes: Vec<Probe>,
     classes: Vec<String>,
+    /// The class of third-party requests, if the weights have one.
+    other: Option<String>,
     dim: usize,
     /// classes x dim, row-major.
     weights: Vec<f32>,
@@ -78,6 +80,7 @@ impl IntentPrior {
         Ok(IntentPrior {
             probes: f.model_probes,
             classes: f.classes,
+            other: f.other,
             dim: f.dim,
             weights: f.weights.concat(),
             bias: f.bias,
@@ -93,6 +96,11 @@ impl IntentPrior {
     /// The tools (and the other class) the prior knows, in weight order.
     pub fn classes(&self) -> &[String] {
         &self.classes
+    }
+
+    /// The built-in tools the prior knows: its classes but the other class.
+    pub fn tools(&self) -> impl Iterator<Item = &str> {
+        self.classes.iter().map(String::as_str).filter(|c| Some(*c) != self.other.as_deref())
     }
 
     /// Whether `encoder` is the model the weights were trained on: its
