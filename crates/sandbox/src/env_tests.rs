@@ -124,3 +124,16 @@ fn common_secret_spellings_and_urls_with_passwords_are_dropped() {
     let all = EnvPolicy { ignore_default_excludes: true, ..Default::default() }.resolve(env);
     assert!(all.contains_key(OsStr::new("DATABASE_URL")));
 }
+
+#[test]
+fn user_home_allow_takes_paths_inside_the_home_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("config.toml");
+    std::fs::write(&path, "[sandbox]\nhome_allow = [\".m2/repository\", \"~/.gradle/caches/\"]\n").unwrap();
+    assert_eq!(user_home_allow(&path).unwrap(), vec![".m2/repository", ".gradle/caches"]);
+    for bad in ["\"/etc\"", "\"~\"", "\"../x\"", "\"a/../../b\"", "3"] {
+        std::fs::write(&path, format!("[sandbox]\nhome_allow = [{bad}]\n")).unwrap();
+        assert!(user_home_allow(&path).unwrap_err().contains("home_allow"), "{bad}");
+    }
+    assert!(user_home_allow(&dir.path().join("absent.toml")).unwrap().is_empty());
+}

@@ -58,7 +58,7 @@ mod seccomp;
 
 #[cfg(target_os = "linux")]
 pub use contain::{Containment, JOB_MARKER, Job, Mechanism, Prefer, sweep_stale};
-pub use env::{EnvPolicy, Inherit, user_config_file, user_scrub_list};
+pub use env::{EnvPolicy, Inherit, user_config_file, user_home_allow, user_scrub_list};
 pub use hook::{PreExecTarget, die_with_parent};
 #[cfg(target_os = "linux")]
 pub use landlock_rules::normalize;

@@ -85,12 +85,15 @@ fn probe_namespaces() -> Result<(), String> {
         .find(|p| std::path::Path::new(p).exists())
         .ok_or_else(|| "no /usr/bin/true to probe with".to_string())?;
     let private = crate::namespace::Private::new().map_err(|e| format!("private directories: {e}"))?;
+    let home = crate::protected::home_dir();
     let inputs = crate::namespace::Inputs {
         writable: &[],
         network: false,
         extra_read_only: &[],
         deny_programs: &[],
         rlimits: Vec::new(),
+        home: home.as_deref(),
+        home_allow: &[],
     };
     let plan = crate::namespace::plan(&private, &inputs, std::path::Path::new("/")).map_err(|e| e.to_string())?;
     let mut cmd = std::process::Command::new(truth);

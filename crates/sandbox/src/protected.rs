@@ -49,8 +49,55 @@ pub const HOME_SECRET_DIRS: &[&str] = &[
 ];
 
 /// Files under `$HOME` a sandboxed command may not read.
-pub const HOME_SECRET_FILES: &[&str] =
-    &[".netrc", ".git-credentials", ".pypirc", ".npmrc", ".cargo/credentials", ".cargo/credentials.toml"];
+pub const HOME_SECRET_FILES: &[&str] = &[
+    ".netrc",
+    ".git-credentials",
+    ".pypirc",
+    ".npmrc",
+    ".cargo/credentials",
+    ".cargo/credentials.toml",
+    ".pgpass",
+    ".my.cnf",
+    ".config/git/credentials",
+];
+
+/// What a sandboxed command still sees of the real home (read-only, those
+/// that exist): toolchains and the package caches a build reads. Everything
+/// else of `$HOME` is hidden, whatever it is called: an allowlist, so the
+/// next tool's token file nobody listed is closed by default. The user adds
+/// entries under `[sandbox] home_allow` in their own config
+/// ([`user_home_allow`](crate::user_home_allow)). Credentials inside an
+/// allowed entry (`~/.cargo/credentials.toml`) stay masked
+/// ([`HOME_SECRET_FILES`]).
+pub const HOME_TOOLCHAIN_ALLOW: &[&str] = &[
+    ".cargo",
+    ".rustup",
+    ".local/bin",
+    ".local/lib",
+    ".local/share/uv",
+    ".local/share/pnpm",
+    ".local/share/mise",
+    ".pyenv",
+    ".rbenv",
+    ".nvm",
+    ".npm",
+    ".node-gyp",
+    ".bun",
+    ".deno",
+    ".volta",
+    ".asdf",
+    ".sdkman",
+    ".elan",
+    ".ghcup",
+    ".opam",
+    "go",
+    ".cache/go-build",
+    ".cache/pip",
+    ".cache/uv",
+    ".cache/pypoetry",
+    ".cache/node-gyp",
+    ".cache/ms-playwright",
+];
 
 /// Directories under `$HOME` left writable when the workspace contains the
 /// home directory; every other dot entry of `$HOME` is kept read-only then

@@ -51,11 +51,12 @@ impl SandboxMechanism {
                 "write outside the workspace and its private /tmp (/ is read-only, recursively)",
                 "write the protected paths: .git/config, .git/hooks, .git/info, .git/modules, .quiver/, quiver.toml, .mcp.json, .envrc, .vscode/",
                 "move or replace .git itself",
-                "read home credentials (~/.ssh, ~/.aws, ~/.gnupg, ~/.config/gh, ~/.netrc, ...) or quiver's own config and state",
+                "read the home beyond an allowlist: toolchains and package caches (`[sandbox] home_allow` adds more) and a .gitconfig with the user's identity only; never quiver's own config and state",
                 "see other processes or their environment (own PID namespace, fresh /proc)",
                 "reach host sockets: /run, /tmp's sockets and abstract sockets are gone",
                 "reach the network (loopback only) unless network is granted",
-                "type into terminals (TIOCSTI, TIOCLINUX) or use io_uring",
+                "type into terminals (TIOCSTI, TIOCLINUX), open the host's terminals (a devpts of its own; a session of its own, so /dev/tty is not the person's), or use io_uring",
+                "read or add keys in the kernel keyring",
                 "run a program a single-word deny rule names, by any spelling",
                 "keep processes running after the command ends, or after quiver dies",
                 "exceed 4096 tasks or 16 GiB of memory per command",
@@ -66,6 +67,7 @@ impl SandboxMechanism {
                 "open any socket but socketpair (seccomp), so neither the network nor host Unix sockets",
                 "signal processes outside the sandbox or reach abstract sockets (Landlock scopes)",
                 "type into terminals (TIOCSTI, TIOCLINUX) or use io_uring",
+                "read or add keys in the kernel keyring",
                 "exceed 4096 tasks or 16 GiB of memory per command",
             ],
         }
@@ -109,6 +111,13 @@ pub struct SandboxOptions {
     /// Force a mechanism (tests; `quiver sandbox --mechanism`); default: the
     /// best this kernel offers.
     pub mechanism: Option<SandboxMechanism>,
+    /// The home whose view is restricted to an allowlist (see the
+    /// namespace sandbox); default `$HOME`.
+    pub home: Option<PathBuf>,
+    /// Entries of the home a command may read besides the toolchains,
+    /// relative to the home. The user's own `[sandbox] home_allow` is added
+    /// to these when the sandbox is built.
+    pub home_allow: Vec<String>,
 }
 
 /// A prepared sandbox. Rules are computed from the filesystem as it is when
@@ -144,6 +153,18 @@ impl Sandbox {
     }
 
     pub fn with_options(policy: SandboxPolicy, network: bool, options: SandboxOptions) -> Result<Self, SandboxError> {
+        let mut options = options;
+        if let Some(path) = crate::env::user_config_file() {
+            // Read for every sandbox, so an edit applies to the next command;
+            // a broken entry widens nothing and says so.
+            match crate::env::user_home_allow(&path) {
+                Ok(extra) => options.home_allow.extend(extra),
+                Err(e) => tracing::warn!(path = %path.display(), %e, "[sandbox] home_allow not applied"),
+            }
+        }
+        if options.home.is_none() {
+            options.home = crate::protected::home_dir();
+        }
         let mut read_only: Vec<PathBuf> = Vec::new();
         if let SandboxPolicy::WorkspaceWrite { writable_roots } = &policy {
             for root in writable_roots {
@@ -219,7 +240,7 @@ impl Sandbox {
                 for root in &writable {
                     crate::namespace::prepare_git(root);
                 }
-                let mut granted = vec![private.tmp(), private.shm()];
+                let mut granted = vec![private.tmp(), private.shm(), private.dev_dir()];
                 granted.extend(writable.iter().cloned());
                 self.private = Some(private);
                 // The mounts keep the protected paths read-only; Landlock
@@ -321,6 +342,8 @@ impl Sandbox {
                 extra_read_only: &self.options.read_only,
                 deny_programs: &self.options.deny_programs,
                 rlimits: rlimits(&self.options.limits),
+                home: self.options.home.as_deref(),
+                home_allow: &self.options.home_allow,
             };
             let plan = crate::namespace::plan(private, &inputs, &cwd)
                 .map_err(|e| SandboxError::Setup(format!("planning the namespace sandbox: {e}")))?;

@@ -25,7 +25,8 @@ fn arch() -> Result<TargetArch, String> {
 
 /// The filter every sandboxed command gets: no io_uring (its
 /// `IORING_OP_SOCKET` makes sockets without `socket(2)`), no `TIOCSTI` or
-/// `TIOCLINUX` (typing into a terminal the command shares with a person), and
+/// `TIOCLINUX` (typing into a terminal the command shares with a person), no
+/// kernel keyring (`keyctl`, `add_key`, `request_key`), and
 /// with `deny_sockets` no `socket(2)` of any family (the Landlock fallback
 /// without network: a network namespace is not there to keep a command off
 /// the network and off host Unix sockets; `socketpair` for `AF_UNIX` stays).
@@ -48,13 +49,31 @@ pub(crate) fn filter(deny_sockets: bool) -> Result<BpfProgram, String> {
         rules.insert(libc::SYS_socket, Vec::new());
         rules.insert(libc::SYS_socketpair, vec![rule(vec![cond(0, SeccompCmpOp::Ne, libc::AF_UNIX as u64)?])?]);
     }
-    for nr in [libc::SYS_io_uring_setup, libc::SYS_io_uring_enter, libc::SYS_io_uring_register] {
+    // The kernel keyring: the session keyring a command inherits holds
+    // whatever the user's login put there (kerberos tickets, ecryptfs and
+    // fscrypt keys, tokens a credential helper stored), readable with
+    // `keyctl print`. No build needs it.
+    for nr in [
+        libc::SYS_io_uring_setup,
+        libc::SYS_io_uring_enter,
+        libc::SYS_io_uring_register,
+        libc::SYS_add_key,
+        libc::SYS_request_key,
+        libc::SYS_keyctl,
+    ] {
         rules.insert(nr, Vec::new());
     }
     #[cfg(target_arch = "x86_64")]
     {
-        let mut x32 =
-            vec![libc::SYS_ioctl, libc::SYS_io_uring_setup, libc::SYS_io_uring_enter, libc::SYS_io_uring_register];
+        let mut x32 = vec![
+            libc::SYS_ioctl,
+            libc::SYS_io_uring_setup,
+            libc::SYS_io_uring_enter,
+            libc::SYS_io_uring_register,
+            libc::SYS_add_key,
+            libc::SYS_request_key,
+            libc::SYS_keyctl,
+        ];
         if deny_sockets {
             x32.extend([libc::SYS_socket, libc::SYS_socketpair]);
         }

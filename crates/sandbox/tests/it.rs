@@ -4,6 +4,7 @@
 //! Tests that need Landlock or seccomp print why they skip where the kernel
 //! lacks them, and fail instead when `QUIVER_REQUIRE_SANDBOX=1` (CI).
 
+mod allowlist;
 mod contain;
 mod env;
 mod fs;

@@ -16,17 +16,6 @@ fn namespaces_are_available_where_the_sandbox_is_required() {
     }
 }
 
-fn ns_sandbox(test: &str, ws: &std::path::Path, options: SandboxOptions) -> Option<quiver_sandbox::Sandbox> {
-    if !sandbox_available(test) || probe().namespaces.is_err() {
-        assert!(std::env::var("QUIVER_REQUIRE_SANDBOX").as_deref() != Ok("1"), "{test}: no namespaces");
-        return None;
-    }
-    let policy = SandboxPolicy::WorkspaceWrite { writable_roots: vec![ws.to_path_buf()] };
-    let sb = quiver_sandbox::Sandbox::with_options(policy, false, options).unwrap();
-    assert_eq!(sb.mechanism(), SandboxMechanism::Namespaces);
-    Some(sb)
-}
-
 /// Ordinary work runs unasked and lands in the workspace: new top-level
 /// entries, redirects, git's own bookkeeping, python.
 #[test]

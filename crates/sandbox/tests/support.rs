@@ -117,3 +117,16 @@ pub fn host_pids_with(needle: &str) -> Vec<i32> {
     }
     out
 }
+
+/// A namespace sandbox writing `ws`, or `None` (with a note) where the
+/// kernel has no namespaces and CI does not require them.
+pub fn ns_sandbox(test: &str, ws: &Path, options: quiver_sandbox::SandboxOptions) -> Option<Sandbox> {
+    if !sandbox_available(test) || probe().namespaces.is_err() {
+        assert!(std::env::var("QUIVER_REQUIRE_SANDBOX").as_deref() != Ok("1"), "{test}: no namespaces");
+        return None;
+    }
+    let policy = SandboxPolicy::WorkspaceWrite { writable_roots: vec![ws.to_path_buf()] };
+    let sb = quiver_sandbox::Sandbox::with_options(policy, false, options).unwrap();
+    assert_eq!(sb.mechanism(), quiver_sandbox::SandboxMechanism::Namespaces);
+    Some(sb)
+}

@@ -86,11 +86,16 @@ pub(super) fn enter(plan: &NsPlan) -> io::Result<()> {
         ))?;
         for op in &plan.ops {
             if let Err(e) = run_op(op)
-                && !(op.optional() && matches!(e.raw_os_error(), Some(libc::ENOENT) | Some(libc::ENOTDIR)))
+                && !op.tolerates(e.raw_os_error())
             {
                 return Err(e);
             }
         }
+        // A command started from quiver's own session would share its
+        // controlling terminal (`/dev/tty` is the person's terminal): P1
+        // starts a session of its own then. One already given its own
+        // session and terminal (a job's pty) keeps it.
+        let own_session = libc::getsid(0) == libc::getpid();
         let p1 = libc::fork();
         if p1 < 0 {
             return Err(io::Error::last_os_error());
@@ -103,6 +108,9 @@ pub(super) fn enter(plan: &NsPlan) -> io::Result<()> {
         }
         // P1: init of the new PID namespace.
         check(libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0))?;
+        if !own_session {
+            check(libc::setsid())?;
+        }
         check(libc::mount(
             c"proc".as_ptr(),
             c"/proc".as_ptr(),
@@ -143,6 +151,13 @@ unsafe fn run_op(op: &MountOp) -> io::Result<()> {
                 std::ptr::null(),
                 libc::MS_BIND | libc::MS_REC,
                 std::ptr::null(),
+            )),
+            MountOp::Devpts { dst } => check(libc::mount(
+                c"devpts".as_ptr(),
+                dst.as_ptr(),
+                c"devpts".as_ptr(),
+                libc::MS_NOSUID | libc::MS_NOEXEC,
+                c"newinstance,ptmxmode=0666,mode=0620".as_ptr().cast(),
             )),
             MountOp::Tmpfs { dst, data, .. } => check(libc::mount(
                 c"tmpfs".as_ptr(),

@@ -26,8 +26,9 @@
 //! same path. The mount sequence itself runs in [`child`].
 
 mod child;
+mod home;
 
-use std::ffi::{CString, OsStr};
+use std::ffi::CString;
 use std::io;
 use std::os::raw::c_int;
 use std::os::unix::ffi::OsStrExt;
@@ -49,6 +50,8 @@ pub(crate) enum MountOp {
     Bind { src: CString, dst: CString, optional: bool },
     /// An empty tmpfs on `dst`.
     Tmpfs { dst: CString, data: CString, optional: bool },
+    /// A fresh devpts instance on `dst` (its own terminals and `ptmx`).
+    Devpts { dst: CString },
     /// Sets (or clears) read-only on the mount at `path` (and, `recursive`,
     /// every mount beneath).
     ReadOnly { path: CString, read_only: bool, optional: bool, recursive: bool },
@@ -62,6 +65,18 @@ impl MountOp {
             MountOp::Bind { optional, .. } | MountOp::Tmpfs { optional, .. } | MountOp::ReadOnly { optional, .. } => {
                 *optional
             }
+            // A kernel that refuses a devpts instance in a user namespace
+            // leaves `/dev/pts` empty: no terminal at all, never the host's.
+            MountOp::Devpts { .. } => true,
+        }
+    }
+
+    /// Whether failing with `errno` skips this step instead of failing the
+    /// spawn.
+    pub(crate) fn tolerates(&self, errno: Option<i32>) -> bool {
+        match self {
+            MountOp::Devpts { .. } => true,
+            _ => self.optional() && matches!(errno, Some(libc::ENOENT) | Some(libc::ENOTDIR)),
         }
     }
 }
@@ -95,17 +110,15 @@ impl Private {
     pub(crate) fn new() -> io::Result<Private> {
         let dir = tempfile::Builder::new().prefix("quiver-sandbox-").tempdir()?;
         let root = dir.path();
-        for sub in ["tmp", "shm", "dev", "dev/pts", "dev/shm", "run", "stage"] {
+        for sub in ["tmp", "shm", "dev", "dev/pts", "dev/shm", "run", "stage", "home"] {
             std::fs::create_dir_all(root.join(sub))?;
         }
         for dev in DEVICES {
             std::fs::write(root.join("dev").join(dev), b"")?;
         }
-        if Path::new("/dev/ptmx").is_symlink() {
-            symlink("pts/ptmx", root.join("dev/ptmx"))?;
-        } else {
-            std::fs::write(root.join("dev/ptmx"), b"")?;
-        }
+        // The private devpts's own multiplexer: a terminal a command opens
+        // is one of its own, never one of the host's.
+        symlink("pts/ptmx", root.join("dev/ptmx"))?;
         for (name, target) in [
             ("fd", "/proc/self/fd"),
             ("stdin", "/proc/self/fd/0"),
@@ -114,6 +127,8 @@ impl Private {
         ] {
             symlink(target, root.join("dev").join(name))?;
         }
+        std::fs::write(root.join("empty"), b"")?;
+        std::fs::set_permissions(root.join("empty"), std::fs::Permissions::from_mode(0o444))?;
         let denied = root.join("denied");
         std::fs::write(&denied, b"")?;
         std::fs::set_permissions(&denied, std::fs::Permissions::from_mode(0o000))?;
@@ -131,6 +146,15 @@ impl Private {
         self.dir.path().join("shm")
     }
 
+    /// The host path of the command's `/dev` skeleton. Landlock walks up
+    /// from a file through the mounts above it but skips the directory a
+    /// mount covers, so a rule on `/dev` itself, not on `/dev/pts`, reaches
+    /// the devpts instance made later inside the namespace. (The skeleton
+    /// is mounted read-only: the rule lets nothing new be made in it.)
+    pub(crate) fn dev_dir(&self) -> PathBuf {
+        self.dir.path().join("dev")
+    }
+
     fn path(&self, sub: &str) -> PathBuf {
         self.dir.path().join(sub)
     }
@@ -146,6 +170,10 @@ pub(crate) struct Inputs<'a> {
     pub extra_read_only: &'a [PathBuf],
     pub deny_programs: &'a [String],
     pub rlimits: Vec<(Resource, u64)>,
+    /// The home whose view is restricted ([`home`]); `None`: no home.
+    pub home: Option<&'a Path>,
+    /// The user's additions to the home's allowlist, relative to the home.
+    pub home_allow: &'a [String],
 }
 
 fn c(path: &Path) -> io::Result<CString> {
@@ -163,6 +191,14 @@ fn read_only(path: &Path, ro: bool, optional: bool, recursive: bool) -> io::Resu
 
 fn tmpfs(dst: &Path) -> io::Result<MountOp> {
     Ok(MountOp::Tmpfs { dst: c(dst)?, data: CString::from(c"mode=0755,size=64k"), optional: true })
+}
+
+/// Writes a file of the plan's own, readable by its owner only: the command
+/// runs as the same uid, and a home's name and email are nobody else's
+/// business on the host while the file exists.
+fn write_private_file(path: &Path, text: &str) -> io::Result<()> {
+    std::fs::write(path, text)?;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))
 }
 
 /// The canonical `/tmp`, or `None` when it is missing.
@@ -187,14 +223,27 @@ pub(crate) fn plan(private: &Private, inputs: &Inputs<'_>, cwd: &Path) -> io::Re
     let writable: Vec<PathBuf> = inputs.writable.iter().map(|p| normalize(p)).collect();
     let cwd = normalize(cwd);
     let tmp = host_tmp();
-    // Where a final path is while the sequence runs.
-    let staged_at = |path: &Path| -> PathBuf {
+    let home = home::view(inputs.home, &writable, inputs.home_allow);
+    let home_skeleton = home.as_ref().filter(|h| h.replaced).map(|h| h.home.clone());
+    // Where a final path under /tmp is while the sequence runs.
+    let staged_in_tmp = |path: &Path| -> PathBuf {
         match &tmp {
             Some(tmp) if path.starts_with(tmp) && path != tmp => match path.strip_prefix(tmp) {
                 Ok(rel) => private.tmp().join(rel),
                 Err(_) => path.to_path_buf(),
             },
             _ => path.to_path_buf(),
+        }
+    };
+    // Where a final path is while the sequence runs: beneath a replaced
+    // home, in the home's skeleton (bound onto the home near the end).
+    let staged_at = |path: &Path| -> PathBuf {
+        match &home_skeleton {
+            Some(h) if path.starts_with(h) && path != h => match path.strip_prefix(h) {
+                Ok(rel) => private.path("home").join(rel),
+                Err(_) => path.to_path_buf(),
+            },
+            _ => staged_in_tmp(path),
         }
     };
     let mut ops = Vec::new();
@@ -212,6 +261,18 @@ pub(crate) fn plan(private: &Private, inputs: &Inputs<'_>, cwd: &Path) -> io::Re
             wanted.push(normalize(&dir));
         }
     }
+    if let Some(h) = &home {
+        wanted.extend(h.allowed.iter().cloned());
+    }
+    // Nothing that contains the home is kept through the skeleton (`PATH`
+    // holding `~`, a working directory at `~`): that would keep it whole.
+    if let Some(h) = &home_skeleton {
+        wanted.retain(|p| !h.starts_with(p) || writable.contains(p));
+    }
+    // Outer paths first: a path bound later hides what was bound beneath
+    // it before (a working directory that is the workspace's parent hid the
+    // workspace's own mount, and `mount_setattr` on it failed with EINVAL).
+    wanted.sort_by_key(|p| p.components().count());
     let mut seen: Vec<PathBuf> = Vec::new();
     for path in wanted {
         // A writable root gets a mount of its own even inside something staged.
@@ -237,13 +298,23 @@ pub(crate) fn plan(private: &Private, inputs: &Inputs<'_>, cwd: &Path) -> io::Re
         }
         seen.push(path);
     }
-    // 2. /dev and /run from the private skeletons.
+    // The replaced home's skeleton: what was bound into it above, and the
+    // identity-only `.gitconfig` (unless the user allowed the real one).
+    let mut identity: Option<PathBuf> = None;
+    if let Some(h) = &home
+        && let Some(text) = &h.gitconfig
+    {
+        let file = private.path("gitconfig");
+        write_private_file(&file, text)?;
+        if h.replaced && !h.allowed.contains(&h.home.join(".gitconfig")) {
+            write_private_file(&private.path("home/.gitconfig"), text)?;
+        }
+        identity = Some(file);
+    }
+    // 2. /dev and /run from the private skeletons (a devpts of its own is
+    // mounted on /dev/pts after the read-only pass).
     for dev in DEVICES {
         ops.push(bind(&Path::new("/dev").join(dev), &private.path("dev").join(dev), true)?);
-    }
-    ops.push(bind(Path::new("/dev/pts"), &private.path("dev/pts"), true)?);
-    if !Path::new("/dev/ptmx").is_symlink() {
-        ops.push(bind(Path::new("/dev/ptmx"), &private.path("dev/ptmx"), true)?);
     }
     ops.push(bind(&private.shm(), &private.path("dev/shm"), false)?);
     if inputs.network {
@@ -271,32 +342,67 @@ pub(crate) fn plan(private: &Private, inputs: &Inputs<'_>, cwd: &Path) -> io::Re
     // state dir, a workspace inside ~/.ssh).
     let mut mask_dirs: Vec<PathBuf> = Vec::new();
     let mut mask_files: Vec<PathBuf> = Vec::new();
-    if let Some(home) = protected::home_dir() {
+    if let Some(home) = inputs.home {
         mask_dirs.extend(protected::HOME_SECRET_DIRS.iter().map(|d| home.join(d)));
         mask_files.extend(protected::HOME_SECRET_FILES.iter().map(|f| home.join(f)));
     }
     mask_dirs.extend(crate::policy::quiver_config_dir());
     mask_dirs.extend(crate::policy::quiver_state_dir());
+    // A home inside a writable root: its configuration is hidden but for
+    // the allowlist; its `.gitconfig` shows the user's identity only.
+    let mut identity_mask: Option<PathBuf> = None;
+    if let Some(h) = home.as_ref().filter(|h| !h.replaced) {
+        for path in &h.hidden {
+            if path.is_dir() && !path.is_symlink() {
+                mask_dirs.push(path.clone());
+            } else if *path == h.home.join(".gitconfig") && identity.is_some() {
+                identity_mask = Some(path.clone());
+            } else {
+                mask_files.push(path.clone());
+            }
+        }
+    }
+    // Beneath a replaced home only what was kept is there to mask.
+    let in_skeleton_but_not_kept =
+        |p: &Path| home_skeleton.as_ref().is_some_and(|h| p.starts_with(h)) && !seen.iter().any(|s| p.starts_with(s));
     let mask_dirs: Vec<PathBuf> = mask_dirs
         .into_iter()
         .filter(|d| d.is_dir())
         .map(|d| normalize(&d))
         .filter(|d| !writable.iter().chain(std::iter::once(&cwd)).any(|w| w.starts_with(d)))
+        .filter(|d| !in_skeleton_but_not_kept(d))
         .map(|d| staged_at(&d))
         .collect();
-    let mask_files: Vec<PathBuf> =
-        mask_files.into_iter().filter(|f| f.is_file()).map(|f| staged_at(&normalize(&f))).collect();
+    let mut mask_files: Vec<PathBuf> = mask_files
+        .into_iter()
+        .filter(|f| f.symlink_metadata().is_ok() && !f.is_dir())
+        .map(|f| normalize(&f))
+        .filter(|f| f.is_file() && !in_skeleton_but_not_kept(f))
+        .map(|f| staged_at(&f))
+        .collect();
     for dir in &mask_dirs {
         ops.push(tmpfs(dir)?);
     }
+    // An empty read-only file, not /dev/null: writing a device succeeds
+    // on a read-only mount, so a "masked" `.bashrc` would take writes.
     for file in &mask_files {
-        ops.push(bind(Path::new("/dev/null"), file, true)?);
+        ops.push(bind(&private.path("empty"), file, true)?);
+    }
+    if let (Some(target), Some(file)) = (&identity_mask, &identity) {
+        let target = staged_at(target);
+        ops.push(bind(file, &target, true)?);
+        mask_files.push(target);
     }
     // Host Unix sockets outside what is replaced anyway (/tmp, /run): a
     // read-only mount does not stop connect(2), so each is covered by
     // /dev/null (connect then fails, "Connection refused"). Optional: a
     // socket gone by the time the namespace is built needs no cover.
-    let replaced: Vec<PathBuf> = tmp.iter().cloned().chain(["/run", "/var/run", "/dev"].map(PathBuf::from)).collect();
+    let replaced: Vec<PathBuf> = tmp
+        .iter()
+        .cloned()
+        .chain(["/run", "/var/run", "/dev"].map(PathBuf::from))
+        .chain(home_skeleton.iter().cloned())
+        .collect();
     for socket in host_sockets() {
         let hidden = replaced.iter().chain(&mask_dirs).any(|d| socket.starts_with(d));
         if !hidden {
@@ -313,12 +419,10 @@ pub(crate) fn plan(private: &Private, inputs: &Inputs<'_>, cwd: &Path) -> io::Re
     for root in &writable {
         kept.extend(protected::existing_protected(root));
         kept.extend(inputs.extra_read_only.iter().map(|p| normalize(p)).filter(|p| p.starts_with(root) && p.exists()));
-        if let Some(home) = protected::home_dir().map(|h| normalize(&h))
-            && home.starts_with(root)
-        {
-            // A home that is the workspace keeps its `.git` writable: the
-            // protected paths above already cover what git would run.
-            kept.extend(home_dot_entries(&home).into_iter().filter(|p| !(home == *root && p.ends_with(".git"))));
+        // A home inside the workspace: the allowed toolchains are seen,
+        // not changed (the rest of its configuration is masked above).
+        if let Some(h) = home.as_ref().filter(|h| !h.replaced && h.home.starts_with(root)) {
+            kept.extend(h.allowed.iter().cloned());
         }
     }
     kept.sort();
@@ -344,11 +448,25 @@ pub(crate) fn plan(private: &Private, inputs: &Inputs<'_>, cwd: &Path) -> io::Re
         ops.push(read_only(&staged_at(root), false, true, true)?);
     }
     ops.push(read_only(Path::new("/dev/shm"), false, false, true)?);
+    // A fresh devpts instance, writable (a new terminal is a new entry in
+    // it): the command's terminals are its own, and no `/dev/pts/N` of the
+    // host is there to open.
+    ops.push(MountOp::Devpts { dst: CString::from(c"/dev/pts") });
     for path in kept.iter().chain(&mask_dirs).chain(&mask_files).chain(&denied) {
         ops.push(read_only(path, true, true, true)?);
     }
-    // 7. Last, the private /tmp replaces the host's, carrying what was
-    // staged in it; only its own top mount is made writable again.
+    // 7. The home's skeleton replaces the home (read-only, as `/` is now,
+    // with the writable roots beneath it writable: a bind copies the mounts
+    // beneath and their flags); last, the private /tmp replaces the host's,
+    // carrying what was staged in it; only its own top mount is made
+    // writable again.
+    if let Some(h) = &home_skeleton {
+        let at = staged_in_tmp(h);
+        if at != *h {
+            std::fs::create_dir_all(&at)?;
+        }
+        ops.push(bind(&private.path("home"), &at, false)?);
+    }
     if let Some(tmp) = &tmp {
         ops.push(bind(&private.tmp(), tmp, false)?);
         ops.push(read_only(tmp, false, false, false)?);
@@ -416,18 +534,6 @@ pub(crate) fn prepare_git(root: &Path) {
 /// in a repository it is not the root of.
 fn repository_above(dir: &Path) -> Option<PathBuf> {
     dir.ancestors().skip(1).find(|a| a.join(".git").exists()).map(Path::to_path_buf)
-}
-
-/// The dot entries of `$HOME` kept read-only when a workspace contains it.
-fn home_dot_entries(home: &Path) -> Vec<PathBuf> {
-    let Ok(entries) = std::fs::read_dir(home) else { return Vec::new() };
-    entries
-        .flatten()
-        .map(|e| e.file_name())
-        .filter(|n| n.as_bytes().first() == Some(&b'.'))
-        .filter(|n| !protected::HOME_WRITABLE_DOT_DIRS.iter().any(|w| OsStr::new(w) == n.as_os_str()))
-        .map(|n| home.join(n))
-        .collect()
 }
 
 /// Every file on `PATH` (and the system's sbin/bin directories) whose name a

@@ -6,8 +6,15 @@ fn plan_for_a_new_workspace() -> (tempfile::TempDir, Private, NsPlan) {
     let ws = tempfile::tempdir().unwrap();
     let private = Private::new().unwrap();
     let writable = vec![ws.path().to_path_buf()];
-    let inputs =
-        Inputs { writable: &writable, network: false, extra_read_only: &[], deny_programs: &[], rlimits: vec![] };
+    let inputs = Inputs {
+        writable: &writable,
+        network: false,
+        extra_read_only: &[],
+        deny_programs: &[],
+        rlimits: vec![],
+        home: None,
+        home_allow: &[],
+    };
     let plan = plan(&private, &inputs, ws.path()).unwrap();
     (ws, private, plan)
 }

@@ -1,0 +1,195 @@
+//! The home directory a sandboxed command sees: an allowlist, not a mask list.
+//!
+//! A home holds every tool's tokens under names nobody can list in advance
+//! (`~/.codex/auth.json`, `~/.claude/.credentials.json`, `~/.pgpass`, the
+//! next tool's). So the command gets an empty, read-only home with only the
+//! toolchains and package caches of [`HOME_TOOLCHAIN_ALLOW`] (and the
+//! user's `[sandbox] home_allow`) bound back read-only, a `.gitconfig` that
+//! carries only the user's name, email and default branch (so `git commit`
+//! works without handing over credential helpers or tokens in `insteadOf`
+//! URLs), and whatever the command was given beneath the home: the
+//! workspace, its repository, its working directory, `PATH` entries.
+//!
+//! When a writable root contains the home (a workspace at `~`, `/home` or
+//! `/`), the home is the work: its ordinary entries stay writable, and the
+//! same rule applies to its dot entries, which are the home's configuration:
+//! each is hidden (an empty read-only mount) unless it is on the allowlist
+//! (then read-only), except `.cache` (writable, as a build expects) and the
+//! home's own `.git` when the workspace is the home.
+
+use std::ffi::OsStr;
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+
+use crate::landlock_rules::normalize;
+use crate::protected::{HOME_TOOLCHAIN_ALLOW, HOME_WRITABLE_DOT_DIRS};
+
+/// What becomes of the home for one command.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct HomeView {
+    /// The home, normalized.
+    pub home: PathBuf,
+    /// No writable root contains the home: it is replaced by a skeleton.
+    pub replaced: bool,
+    /// Entries of the real home kept visible, read-only (existing ones).
+    pub allowed: Vec<PathBuf>,
+    /// A writable root contains the home: what of its configuration is
+    /// hidden (directories and files), each an existing path.
+    pub hidden: Vec<PathBuf>,
+    /// The `.gitconfig` the command sees (name, email, default branch), when
+    /// the user has one.
+    pub gitconfig: Option<String>,
+}
+
+/// The view for `home` (`None`: no home to restrict) given the writable
+/// roots (normalized) and the user's extra allowlist (relative to the home).
+pub(crate) fn view(home: Option<&Path>, writable: &[PathBuf], extra_allow: &[String]) -> Option<HomeView> {
+    let home = normalize(home?);
+    if home == Path::new("/") || !home.is_dir() {
+        return None;
+    }
+    let mut allowed: Vec<PathBuf> = HOME_TOOLCHAIN_ALLOW
+        .iter()
+        .map(|s| s.to_string())
+        .chain(extra_allow.iter().cloned())
+        .map(|rel| home.join(rel))
+        .filter(|p| p.symlink_metadata().is_ok())
+        .map(|p| normalize(&p))
+        // A link out of the home (`~/.cargo -> /opt/cargo`) is visible
+        // where it points anyway.
+        .filter(|p| p.starts_with(&home) && *p != home)
+        .collect();
+    allowed.sort();
+    allowed.dedup();
+    let replaced = !writable.iter().any(|w| home.starts_with(w));
+    let hidden = if replaced {
+        Vec::new()
+    } else {
+        let own_git = writable.iter().any(|w| *w == home);
+        let mut hidden = Vec::new();
+        hide_beside(&home, &allowed, true, own_git, &mut hidden);
+        hidden
+    };
+    let gitconfig = identity_gitconfig(&home);
+    Some(HomeView { home, replaced, allowed, hidden, gitconfig })
+}
+
+/// The entries of `dir` to hide so that only the allowed paths remain: an
+/// entry on the way to an allowed path is descended into, not hidden. At
+/// the top only dot entries count (the others are the work).
+fn hide_beside(dir: &Path, allowed: &[PathBuf], top: bool, own_git: bool, out: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    let mut names: Vec<_> = entries.flatten().map(|e| e.file_name()).collect();
+    names.sort();
+    for name in names {
+        if top
+            && (name.as_bytes().first() != Some(&b'.')
+                || HOME_WRITABLE_DOT_DIRS.iter().any(|w| OsStr::new(w) == name)
+                || (own_git && name == ".git"))
+        {
+            continue;
+        }
+        let path = dir.join(&name);
+        if allowed.iter().any(|a| path.starts_with(a)) {
+            continue;
+        }
+        let on_the_way = allowed.iter().any(|a| a.starts_with(&path));
+        if on_the_way && path.is_dir() && !path.is_symlink() {
+            hide_beside(&path, allowed, false, own_git, out);
+        } else {
+            out.push(path);
+        }
+    }
+}
+
+/// A `.gitconfig` with only `user.name`, `user.email` and
+/// `init.defaultBranch` of the user's own (`~/.gitconfig`, then
+/// `$XDG_CONFIG_HOME/git/config`), or `None` when neither names any.
+pub(crate) fn identity_gitconfig(home: &Path) -> Option<String> {
+    let xdg = std::env::var_os("XDG_CONFIG_HOME")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .unwrap_or_else(|| home.join(".config"));
+    let mut found: Vec<(&str, &str, String)> = Vec::new();
+    // Later files win, as in git: the XDG file is read first.
+    for file in [xdg.join("git/config"), home.join(".gitconfig")] {
+        let Ok(text) = std::fs::read_to_string(&file) else { continue };
+        for (section, key, value) in identity_entries(&text) {
+            found.retain(|(s, k, _)| !(*s == section && *k == key));
+            found.push((section, key, value));
+        }
+    }
+    if found.is_empty() {
+        return None;
+    }
+    found.sort();
+    let mut out = String::from("# What quiver's sandbox shows of your git config: identity only.\n");
+    let mut current = "";
+    for (section, key, value) in found {
+        if section != current {
+            out.push_str(&format!("[{section}]\n"));
+            current = section;
+        }
+        let escaped = value.replace('\\', "\\\\").replace('"', "\\\"");
+        out.push_str(&format!("\t{key} = \"{escaped}\"\n"));
+    }
+    Some(out)
+}
+
+/// `(section, key, value)` for the identity keys of one git config text.
+fn identity_entries(text: &str) -> Vec<(&'static str, &'static str, String)> {
+    const WANTED: [(&str, &str); 3] = [("user", "name"), ("user", "email"), ("init", "defaultBranch")];
+    let mut section = String::new();
+    let mut out = Vec::new();
+    for line in text.lines() {
+        let line = line.trim();
+        if let Some(rest) = line.strip_prefix('[') {
+            // `[user]`; a subsection (`[includeIf "..."]`) is not ours.
+            section = rest.split(']').next().unwrap_or_default().trim().to_ascii_lowercase();
+            continue;
+        }
+        let Some((key, value)) = line.split_once('=') else { continue };
+        let key = key.trim();
+        for (s, k) in WANTED {
+            if section == s && key.eq_ignore_ascii_case(k) {
+                let value = strip_comment(value.trim());
+                let value = value.strip_prefix('"').and_then(|v| v.strip_suffix('"')).unwrap_or(&value).to_string();
+                // A value with a newline or NUL cannot come from git's own
+                // syntax; it is not passed on.
+                if !value.is_empty() && !value.contains(['\n', '\0']) {
+                    out.push((s, k, value.replace("\\\"", "\"").replace("\\\\", "\\")));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// A value without a trailing `#` or `;` comment outside quotes.
+fn strip_comment(value: &str) -> String {
+    let mut quoted = false;
+    let mut out = String::new();
+    let mut chars = value.chars().peekable();
+    while let Some(ch) = chars.next() {
+        match ch {
+            '\\' => {
+                out.push(ch);
+                if let Some(next) = chars.next() {
+                    out.push(next);
+                }
+            }
+            '"' => {
+                quoted = !quoted;
+                out.push(ch);
+            }
+            '#' | ';' if !quoted => break,
+            _ => out.push(ch),
+        }
+    }
+    out.trim().to_string()
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+#[path = "home_tests.rs"]
+mod tests;

@@ -1,0 +1,175 @@
+//! Issue 46's routes out of the namespace sandbox, each through a place no
+//! list named: a tool's token in the home, the host's terminals, the kernel
+//! keyring, a working directory that is the workspace's parent.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::Path;
+
+use quiver_sandbox::SandboxOptions;
+
+use crate::support::*;
+
+/// A home with other tools' credentials under names no list carries, a
+/// toolchain, and a `.gitconfig` holding a credential helper and a token.
+fn hostile_home(home: &Path) {
+    for (path, text) in [
+        (".codex/auth.json", "{\"token\":\"codex-secret\"}"),
+        (".claude/.credentials.json", "claude-secret"),
+        (".pgpass", "db:5432:*:u:pg-secret"),
+        (".config/newtool/token", "newtool-secret"),
+        (".cargo/bin/tool", "#!/bin/sh\necho toolchain\n"),
+        (".cargo/credentials.toml", "token = \"cargo-secret\""),
+        (".bashrc", "echo rc"),
+        (
+            ".gitconfig",
+            "[user]\n\tname = Ada\n\temail = ada@example.org\n[credential]\n\thelper = store\n\
+             [url \"https://gh-secret@github.com/\"]\n\tinsteadOf = https://github.com/\n",
+        ),
+    ] {
+        let p = home.join(path);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(&p, text).unwrap();
+    }
+}
+
+fn options_for(home: &Path) -> SandboxOptions {
+    SandboxOptions { home: Some(home.to_path_buf()), ..Default::default() }
+}
+
+/// Every secret of the hostile home, by any command that prints files.
+fn leaked(out: &std::process::Output) -> Vec<&'static str> {
+    let text = format!("{}{}", stdout(out), String::from_utf8_lossy(&out.stderr));
+    ["codex-secret", "claude-secret", "pg-secret", "newtool-secret", "cargo-secret", "gh-secret", "helper"]
+        .into_iter()
+        .filter(|s| text.contains(s))
+        .collect()
+}
+
+#[test]
+fn a_home_outside_the_workspace_shows_only_toolchains_and_identity() {
+    let l = layout();
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path().canonicalize().unwrap();
+    hostile_home(&h);
+    let Some(sb) = ns_sandbox("home_outside", &l.ws, options_for(&h)) else { return };
+    let h = h.display();
+    let script = format!(
+        "cat {h}/.codex/auth.json {h}/.claude/.credentials.json {h}/.pgpass {h}/.config/newtool/token \
+         {h}/.cargo/credentials.toml {h}/.bashrc 2>&1; grep -r . {h} 2>/dev/null; \
+         HOME={h} git config --global --list; echo ---; ls -A {h}; echo ---; sh {h}/.cargo/bin/tool; \
+         touch {h}/new 2>/dev/null && echo wrote-home"
+    );
+    let out = run(Some(&sb), &l.ws, &script);
+    assert!(leaked(&out).is_empty(), "leaked {:?}:\n{}", leaked(&out), stdout(&out));
+    let text = stdout(&out);
+    assert!(text.contains("user.name=Ada") && text.contains("user.email=ada@example.org"), "{text}");
+    // The home holds the toolchain and the identity file, nothing else.
+    let listing: Vec<&str> = text.split("---\n").nth(1).unwrap().lines().collect();
+    assert_eq!(listing, vec![".cargo", ".gitconfig"], "{text}");
+    assert!(text.contains("toolchain"), "{text}");
+    assert!(!text.contains("wrote-home"), "{text}");
+    // Nothing of it changed on the host.
+    assert!(std::fs::read_to_string(home.path().join(".gitconfig")).unwrap().contains("helper = store"));
+}
+
+#[test]
+fn a_workspace_at_the_home_hides_the_homes_configuration_but_not_the_work() {
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path().canonicalize().unwrap();
+    hostile_home(&h);
+    std::fs::create_dir_all(h.join("proj")).unwrap();
+    std::fs::create_dir_all(h.join(".cache")).unwrap();
+    let Some(sb) = ns_sandbox("home_is_workspace", &h, options_for(&h)) else { return };
+    let script = "cat .codex/auth.json .claude/.credentials.json .pgpass .config/newtool/token \
+                  .cargo/credentials.toml 2>&1; HOME=$PWD git config --global --list; \
+                  echo work > proj/new.txt && echo wrote-work; echo c > .cache/c && echo wrote-cache; \
+                  echo x >> .bashrc 2>/dev/null && echo wrote-rc; touch .cargo/bin/x 2>/dev/null && echo wrote-cargo; \
+                  sh .cargo/bin/tool";
+    let out = run(Some(&sb), &h, script);
+    assert!(leaked(&out).is_empty(), "leaked {:?}:\n{}", leaked(&out), stdout(&out));
+    let text = stdout(&out);
+    for want in ["user.name=Ada", "wrote-work", "wrote-cache", "toolchain"] {
+        assert!(text.contains(want), "{want}: {text}");
+    }
+    for refused in ["wrote-rc", "wrote-cargo"] {
+        assert!(!text.contains(refused), "{refused}: {text}");
+    }
+    assert_eq!(std::fs::read_to_string(h.join(".bashrc")).unwrap(), "echo rc");
+    assert_eq!(std::fs::read_to_string(h.join("proj/new.txt")).unwrap(), "work\n");
+}
+
+#[test]
+fn no_host_terminal_is_reachable_but_a_private_one_works() {
+    let l = layout();
+    let Some(py) = python() else { return };
+    // A terminal of the host, as a person's shell would hold it.
+    let (_master, name) = host_pty();
+    assert!(name.starts_with("/dev/pts"), "{}", name.display());
+    let Some(sb) = ns_sandbox("host_terminal", &l.ws, SandboxOptions::default()) else { return };
+    let n = name.display();
+    let out = run(Some(&sb), &l.ws, &format!("echo typed > {n} && echo reached; cat {n} </dev/null && echo read"));
+    assert!(!stdout(&out).contains("reached") && !stdout(&out).contains("read"), "{}", stdout(&out));
+    let own = format!(
+        "{} -c 'import os, pty; m, s = pty.openpty(); os.write(s, b\"ok\\n\"); print(os.read(m, 16))'",
+        py.display()
+    );
+    let out = run(Some(&sb), &l.ws, &own);
+    assert!(out.status.success() && stdout(&out).contains("ok"), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
+#[test]
+fn the_kernel_keyring_is_refused() {
+    let l = layout();
+    let Some(py) = python() else { return };
+    let nr = match std::env::consts::ARCH {
+        "x86_64" => 250,
+        "aarch64" => 219,
+        _ => return,
+    };
+    // keyctl(KEYCTL_GET_KEYRING_ID, KEY_SPEC_SESSION_KEYRING, create=1).
+    let probe = format!(
+        "{} -c 'import ctypes, sys; libc = ctypes.CDLL(None, use_errno=True); \
+         r = libc.syscall({nr}, 0, -3, 1); print(r, ctypes.get_errno()); sys.exit(0 if r >= 0 else 1)'",
+        py.display()
+    );
+    let outside = run(None, &l.ws, &probe);
+    let Some(sb) = ns_sandbox("keyring", &l.ws, SandboxOptions::default()) else { return };
+    let inside = run(Some(&sb), &l.ws, &probe);
+    assert!(!inside.status.success(), "keyctl answered inside: {}", stdout(&inside));
+    assert!(stdout(&inside).trim().ends_with(&libc::EPERM.to_string()), "{}", stdout(&inside));
+    eprintln!("keyctl outside the sandbox: {}", stdout(&outside).trim());
+}
+
+/// `quiver call git_status` with the working directory at the workspace's
+/// parent failed with EINVAL: the parent's mount hid the workspace's own.
+#[test]
+fn a_working_directory_above_the_workspace_keeps_it_writable() {
+    let parent = tempfile::tempdir().unwrap();
+    let parent_path = parent.path().canonicalize().unwrap();
+    let ws = parent_path.join("ws");
+    std::fs::create_dir_all(&ws).unwrap();
+    let Some(sb) = ns_sandbox("cwd_above_workspace", &ws, SandboxOptions::default()) else { return };
+    let out = run(Some(&sb), &parent_path, "echo ok > ws/file && cat ws/file && touch beside 2>/dev/null || echo no");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(stdout(&out), "ok\nno\n");
+    assert!(!parent_path.join("beside").exists());
+}
+
+/// A pseudo-terminal of the test process: its master (kept open) and the
+/// path of its slave.
+#[allow(unsafe_code)]
+fn host_pty() -> (std::os::fd::OwnedFd, std::path::PathBuf) {
+    use std::os::fd::FromRawFd;
+    // SAFETY: posix_openpt/grantpt/unlockpt/ptsname_r on a descriptor this
+    // function owns and a stack buffer.
+    unsafe {
+        let fd = libc::posix_openpt(libc::O_RDWR | libc::O_NOCTTY | libc::O_CLOEXEC);
+        assert!(fd >= 0, "posix_openpt: {}", std::io::Error::last_os_error());
+        assert_eq!(libc::grantpt(fd), 0);
+        assert_eq!(libc::unlockpt(fd), 0);
+        let mut buf = [0 as libc::c_char; 128];
+        assert_eq!(libc::ptsname_r(fd, buf.as_mut_ptr(), buf.len()), 0);
+        let name = std::ffi::CStr::from_ptr(buf.as_ptr()).to_string_lossy().into_owned();
+        (std::os::fd::OwnedFd::from_raw_fd(fd), std::path::PathBuf::from(name))
+    }
+}
