@@ -41,7 +41,10 @@
 //! `job.started(pid)`.
 
 mod env;
+mod gitpaths;
 mod hook;
+#[cfg(target_os = "linux")]
+mod placeholder;
 mod policy;
 mod probe;
 mod sandbox;

@@ -94,6 +94,7 @@ fn probe_namespaces() -> Result<(), String> {
         rlimits: Vec::new(),
         home: home.as_deref(),
         home_allow: &[],
+        stand_ins: &[],
     };
     let plan = crate::namespace::plan(&private, &inputs, std::path::Path::new("/")).map_err(|e| e.to_string())?;
     let mut cmd = std::process::Command::new(truth);

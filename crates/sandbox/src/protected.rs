@@ -25,12 +25,75 @@ pub const WORKSPACE_PROTECTED: &[(&str, &str)] = &[
     (".git/hooks", "git runs its hooks on the user's next commit or checkout"),
     (".git/info", "git reads attributes and excludes from it that select filters and drivers"),
     (".git/modules", "submodules' git directories carry their own config and hooks"),
+    (".git/worktrees", "linked worktrees' git directories name their own config and common directory"),
+    (".git/commondir", "it points git at another directory's config and hooks"),
+    (".git/config.worktree", "git reads it as config (core.fsmonitor, hooks) where worktree config is on"),
+    (".git/objects/info/alternates", "it points git at another repository's objects"),
     (".quiver", "quiver's project settings and manifest"),
     ("quiver.toml", "quiver's project config"),
     (".mcp.json", "MCP servers the project defines"),
     (".envrc", "direnv runs it when the user enters the directory"),
     (".vscode", "an editor runs tasks and tools it names when the folder is opened"),
 ];
+
+/// Entries of `$HOME` that shells, git, editors and toolchains read at
+/// start-up: with the workspace containing the home, one that does not
+/// exist yet is held by a stand-in while a command runs (an existing one is
+/// hidden by the sandbox), so the command cannot plant it. A `.cargo` or
+/// `.config` directory made by a command could carry a `rustc-wrapper` or an
+/// autostart entry just as well as a `.profile` a login.
+pub const HOME_STARTUP: &[(&str, StandIn)] = &[
+    (".profile", StandIn::Empty),
+    (".bash_profile", StandIn::Empty),
+    (".bash_login", StandIn::Empty),
+    (".bashrc", StandIn::Empty),
+    (".bash_logout", StandIn::Empty),
+    (".zshenv", StandIn::Empty),
+    (".zprofile", StandIn::Empty),
+    (".zshrc", StandIn::Empty),
+    (".zlogin", StandIn::Empty),
+    (".pam_environment", StandIn::Empty),
+    (".xprofile", StandIn::Empty),
+    (".xsessionrc", StandIn::Empty),
+    (".gitconfig", StandIn::Empty),
+    (".inputrc", StandIn::Empty),
+    (".npmrc", StandIn::Empty),
+    (".pypirc", StandIn::Empty),
+    (".netrc", StandIn::Empty),
+    (".curlrc", StandIn::Empty),
+    (".vimrc", StandIn::Empty),
+    (".exrc", StandIn::Empty),
+    (".tmux.conf", StandIn::Empty),
+    (".ssh", StandIn::Dir),
+    (".config", StandIn::Dir),
+    (".local", StandIn::Dir),
+    (".cargo", StandIn::Dir),
+    (".gnupg", StandIn::Dir),
+    (".docker", StandIn::Dir),
+    (".kube", StandIn::Dir),
+    (".aws", StandIn::Dir),
+];
+
+/// What stands in for a protected path that does not exist yet (see the
+/// sandbox's stand-ins): inert for git, shells and editors alike.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StandIn {
+    Dir,
+    Empty,
+    /// `.`: an empty `commondir` makes every git command fail.
+    CommonDirSelf,
+}
+
+impl StandIn {
+    /// The stand-in for a workspace-relative protected path.
+    pub fn for_protected(rel: &str) -> StandIn {
+        match rel {
+            ".git/commondir" => StandIn::CommonDirSelf,
+            ".git/hooks" | ".git/info" | ".git/modules" | ".git/worktrees" | ".quiver" | ".vscode" => StandIn::Dir,
+            _ => StandIn::Empty,
+        }
+    }
+}
 
 /// Directories under `$HOME` whose contents a sandboxed command may not read
 /// (credentials), relative to the home directory.
@@ -125,6 +188,19 @@ pub fn protected_reason(root: &Path, target: &Path) -> Option<String> {
     if let Some(why) = nested_git_reason(&folded) {
         return Some(why);
     }
+    let target_n = normal(target);
+    for (git_dir, worktree) in git_dirs(&normal(root)) {
+        if let Some((named, _)) = crate::gitpaths::config_named(&git_dir, &worktree, &normal(root))
+            .into_iter()
+            .find(|(p, _)| target_n.starts_with(p))
+        {
+            return Some(format!(
+                "`{}` is named by the config of the repository at `{}` (a hooks directory, an include or a command): git reads or runs it on the user's next git command",
+                named.strip_prefix(root).unwrap_or(&named).display(),
+                worktree.display()
+            ));
+        }
+    }
     // The home's own files count only when the workspace contains the home
     // (a workspace at `~` or above), as in the sandbox.
     if let Some(home) = home_dir().map(|h| normal(&h)).filter(|h| h.starts_with(normal(root)))
@@ -198,14 +274,93 @@ pub fn secret_reason(root: &Path, target: &Path) -> Option<String> {
     })
 }
 
-/// Every protected path that exists beneath `root` (absolute), and a `.git`
-/// that is a file.
+/// Every protected path that exists beneath `root` (absolute): the
+/// protected list, a `.git` that is a file, the same git paths of every
+/// repository nested in the workspace and every gitfile there, and what a
+/// repository's config names inside the workspace (a `core.hooksPath`
+/// directory, an included file, a script it runs). Outermost only: a path
+/// inside another of the list is covered by it.
 pub fn existing_protected(root: &Path) -> Vec<PathBuf> {
     let mut out: Vec<PathBuf> =
         WORKSPACE_PROTECTED.iter().map(|(p, _)| root.join(p)).filter(|p| p.symlink_metadata().is_ok()).collect();
     let dot_git = root.join(".git");
     if dot_git.is_file() {
-        out.push(dot_git);
+        out.push(dot_git.clone());
+    }
+    for (git_dir, worktree) in git_dirs(root) {
+        out.extend(
+            git_dir_protected()
+                .map(|rel| git_dir.join(rel))
+                .filter(|p| p.symlink_metadata().is_ok() && !p.starts_with(&dot_git)),
+        );
+        out.extend(crate::gitpaths::config_named(&git_dir, &worktree, root).into_iter().map(|(p, _)| p));
+    }
+    out.extend(crate::gitpaths::nested(root).gitfiles);
+    out.retain(|p| p.symlink_metadata().is_ok());
+    outermost(out)
+}
+
+/// Protected paths beneath `root` that do not exist yet, each with what
+/// stands in for it while a command runs (where its parent exists): the
+/// protected list (its `.git/` entries only in a repository), the same git
+/// paths of nested repositories, a hooks directory or include the config
+/// names, and with `home` inside the workspace its start-up files.
+pub fn absent_protected(root: &Path, home: Option<&Path>) -> Vec<(PathBuf, StandIn)> {
+    let mut out: Vec<(PathBuf, StandIn)> = Vec::new();
+    let in_repo = root.join(".git").is_dir();
+    for (rel, _) in WORKSPACE_PROTECTED {
+        if rel.starts_with(".git/") && !in_repo {
+            continue;
+        }
+        out.push((root.join(rel), StandIn::for_protected(rel)));
+    }
+    for (git_dir, _) in git_dirs(root).into_iter().filter(|(g, _)| *g != root.join(".git")) {
+        for rel in git_dir_protected() {
+            out.push((git_dir.join(rel), StandIn::for_protected(&format!(".git/{rel}"))));
+        }
+    }
+    for (git_dir, worktree) in git_dirs(root) {
+        for (path, is_dir) in crate::gitpaths::config_named(&git_dir, &worktree, root) {
+            out.push((path, if is_dir { StandIn::Dir } else { StandIn::Empty }));
+        }
+    }
+    if let Some(home) = home.map(normal).filter(|h| h.starts_with(normal(root))) {
+        out.extend(HOME_STARTUP.iter().map(|(rel, kind)| (home.join(rel), *kind)));
+    }
+    out.retain(|(p, _)| p.symlink_metadata().is_err() && p.parent().is_some_and(Path::is_dir));
+    out.sort_by(|a, b| a.0.cmp(&b.0));
+    out.dedup_by(|a, b| a.0 == b.0);
+    out
+}
+
+/// The `.git/`-relative entries of [`WORKSPACE_PROTECTED`].
+fn git_dir_protected() -> impl Iterator<Item = &'static str> {
+    WORKSPACE_PROTECTED.iter().filter_map(|(p, _)| p.strip_prefix(".git/"))
+}
+
+/// The git directories of the workspace with their working trees: its own
+/// `.git` (when a directory) and every nested repository's or gitfile's.
+fn git_dirs(root: &Path) -> Vec<(PathBuf, PathBuf)> {
+    let mut out = Vec::new();
+    if root.join(".git").is_dir() {
+        out.push((root.join(".git"), root.to_path_buf()));
+    }
+    for git_dir in crate::gitpaths::nested(root).git_dirs {
+        let worktree = git_dir.parent().map(Path::to_path_buf).unwrap_or_else(|| root.to_path_buf());
+        out.push((git_dir, worktree));
+    }
+    out
+}
+
+/// `paths` without those inside another of them, sorted.
+fn outermost(mut paths: Vec<PathBuf>) -> Vec<PathBuf> {
+    paths.sort();
+    paths.dedup();
+    let mut out: Vec<PathBuf> = Vec::new();
+    for p in paths {
+        if !out.iter().any(|o| p.starts_with(o)) {
+            out.push(p);
+        }
     }
     out
 }

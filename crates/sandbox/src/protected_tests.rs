@@ -69,3 +69,32 @@ fn protected_paths_match_whatever_the_case() {
         assert!(protected_reason(root, Path::new(path)).is_some(), "{path}");
     }
 }
+
+#[test]
+fn what_a_repository_config_names_is_protected_for_the_file_tools_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    std::fs::create_dir_all(root.join(".git")).unwrap();
+    std::fs::write(root.join(".git/config"), "[core]\n\thooksPath = .husky\n").unwrap();
+    let why = protected_reason(&root, &root.join(".husky/pre-commit")).unwrap();
+    assert!(why.contains(".husky") && why.contains("config"), "{why}");
+    assert!(protected_reason(&root, &root.join(".git/commondir")).is_some());
+    assert!(protected_reason(&root, &root.join("src/.git/commondir")).is_some());
+    assert!(protected_reason(&root, &root.join("husky.md")).is_none());
+}
+
+#[test]
+fn absent_protected_paths_get_inert_stand_ins() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    let outside_repo: Vec<PathBuf> = absent_protected(&root, None).into_iter().map(|(p, _)| p).collect();
+    assert!(outside_repo.contains(&root.join(".mcp.json")));
+    assert!(!outside_repo.iter().any(|p| p.starts_with(root.join(".git"))), "{outside_repo:?}");
+    std::fs::create_dir_all(root.join(".git/objects/info")).unwrap();
+    let absent = absent_protected(&root, Some(&root));
+    assert!(absent.contains(&(root.join(".git/commondir"), StandIn::CommonDirSelf)));
+    assert!(absent.contains(&(root.join(".git/hooks"), StandIn::Dir)));
+    assert!(absent.contains(&(root.join(".profile"), StandIn::Empty)));
+    std::fs::write(root.join(".envrc"), "x").unwrap();
+    assert!(!absent_protected(&root, None).iter().any(|(p, _)| p.ends_with(".envrc")));
+}

@@ -137,6 +137,10 @@ pub struct Sandbox {
     /// for root, which `RLIMIT_NPROC` does not).
     #[cfg(target_os = "linux")]
     pids: Option<crate::contain::pids::PidsCgroup>,
+    /// Stand-ins for protected paths that did not exist, held while this
+    /// sandbox lives (see the `placeholder` module).
+    #[cfg(target_os = "linux")]
+    stand_ins: crate::placeholder::Placeholders,
     step: Option<Step>,
 }
 
@@ -185,6 +189,8 @@ impl Sandbox {
             private: None,
             #[cfg(target_os = "linux")]
             pids: None,
+            #[cfg(target_os = "linux")]
+            stand_ins: Default::default(),
             step: None,
         };
         sandbox.prepare()?;
@@ -239,6 +245,13 @@ impl Sandbox {
                 let private = crate::namespace::Private::new().map_err(|e| setup("the private directories", &e))?;
                 for root in &writable {
                     crate::namespace::prepare_git(root);
+                    // A protected path the command could otherwise create.
+                    for (path, kind) in crate::protected::absent_protected(
+                        &crate::landlock_rules::normalize(root),
+                        self.options.home.as_deref(),
+                    ) {
+                        self.stand_ins.hold(&path, kind);
+                    }
                 }
                 let mut granted = vec![private.tmp(), private.shm(), private.dev_dir()];
                 granted.extend(writable.iter().cloned());
@@ -344,6 +357,7 @@ impl Sandbox {
                 rlimits: rlimits(&self.options.limits),
                 home: self.options.home.as_deref(),
                 home_allow: &self.options.home_allow,
+                stand_ins: self.stand_ins.paths(),
             };
             let plan = crate::namespace::plan(private, &inputs, &cwd)
                 .map_err(|e| SandboxError::Setup(format!("planning the namespace sandbox: {e}")))?;

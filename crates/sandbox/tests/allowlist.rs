@@ -107,7 +107,11 @@ fn no_host_terminal_is_reachable_but_a_private_one_works() {
     assert!(name.starts_with("/dev/pts"), "{}", name.display());
     let Some(sb) = ns_sandbox("host_terminal", &l.ws, SandboxOptions::default()) else { return };
     let n = name.display();
-    let out = run(Some(&sb), &l.ws, &format!("echo typed > {n} && echo reached; cat {n} </dev/null && echo read"));
+    let out = run(
+        Some(&sb),
+        &l.ws,
+        &format!("echo typed > {n} && echo reached; timeout 2 cat {n} </dev/null; [ $? = 124 ] && echo read"),
+    );
     assert!(!stdout(&out).contains("reached") && !stdout(&out).contains("read"), "{}", stdout(&out));
     let own = format!(
         "{} -c 'import os, pty; m, s = pty.openpty(); os.write(s, b\"ok\\n\"); print(os.read(m, 16))'",

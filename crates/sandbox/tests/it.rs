@@ -9,6 +9,7 @@ mod contain;
 mod env;
 mod fs;
 mod gate;
+mod git_routes;
 mod namespace;
 mod net;
 mod support;

@@ -65,7 +65,7 @@ pub(crate) fn view(home: Option<&Path>, writable: &[PathBuf], extra_allow: &[Str
     let hidden = if replaced {
         Vec::new()
     } else {
-        let own_git = writable.iter().any(|w| *w == home);
+        let own_git = writable.contains(&home);
         let mut hidden = Vec::new();
         hide_beside(&home, &allowed, true, own_git, &mut hidden);
         hidden

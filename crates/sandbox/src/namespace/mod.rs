@@ -174,6 +174,9 @@ pub(crate) struct Inputs<'a> {
     pub home: Option<&'a Path>,
     /// The user's additions to the home's allowlist, relative to the home.
     pub home_allow: &'a [String],
+    /// The stand-ins the sandbox holds for absent protected paths: git
+    /// inside the sandbox is told to ignore those in a working tree.
+    pub stand_ins: &'a [PathBuf],
 }
 
 fn c(path: &Path) -> io::Result<CString> {
@@ -441,6 +444,35 @@ pub(crate) fn plan(private: &Private, inputs: &Inputs<'_>, cwd: &Path) -> io::Re
     for path in &kept {
         ops.push(bind(path, path, true)?);
     }
+    // Inside the sandbox git ignores the stand-ins in a working tree, so a
+    // `git add -A` of the command's does not commit an empty `.mcp.json`.
+    for (n, root) in writable.iter().enumerate() {
+        let exclude = root.join(".git/info/exclude");
+        let ours: Vec<String> = inputs
+            .stand_ins
+            .iter()
+            .filter(|p| p.starts_with(root) && !p.starts_with(root.join(".git")))
+            .filter_map(|p| p.strip_prefix(root).ok())
+            .map(|rel| format!("/{}", rel.display()))
+            .collect();
+        if ours.is_empty() || !exclude.is_file() {
+            continue;
+        }
+        let mut text = std::fs::read_to_string(&exclude).unwrap_or_default();
+        if !text.is_empty() && !text.ends_with('\n') {
+            text.push('\n');
+        }
+        text.push_str("# quiver's sandbox: stand-ins for protected paths, while a command runs\n");
+        for line in ours {
+            text.push_str(&line);
+            text.push('\n');
+        }
+        let file = private.path(&format!("exclude-{n}"));
+        write_private_file(&file, &text)?;
+        let at = staged_at(&exclude);
+        ops.push(bind(&file, &at, true)?);
+        mask_files.push(at);
+    }
     // 6. Read-only everywhere, then writable where granted, then read-only
     // again on what lies inside a writable root.
     ops.push(read_only(Path::new("/"), true, false, true)?);
@@ -519,13 +551,17 @@ fn ids() -> (libc::uid_t, libc::gid_t) {
 }
 
 /// Under an existing `.git` directory, creates the directories git keeps
-/// there (as `git init` would) so that they can be bound read-only: a
+/// there and `info/exclude` (as `git init` would) so that they can be bound read-only: a
 /// missing `hooks` would otherwise be created by the command.
 pub(crate) fn prepare_git(root: &Path) {
     let git = root.join(".git");
     if git.is_dir() && !git.is_symlink() {
         for sub in ["hooks", "info"] {
             let _ = std::fs::create_dir(git.join(sub));
+        }
+        // Where git inside the sandbox learns to ignore the stand-ins.
+        if !git.join("info/exclude").exists() {
+            let _ = std::fs::write(git.join("info/exclude"), b"");
         }
     }
 }

@@ -14,6 +14,7 @@ fn plan_for_a_new_workspace() -> (tempfile::TempDir, Private, NsPlan) {
         rlimits: vec![],
         home: None,
         home_allow: &[],
+        stand_ins: &[],
     };
     let plan = plan(&private, &inputs, ws.path()).unwrap();
     (ws, private, plan)
