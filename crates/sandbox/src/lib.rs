@@ -42,6 +42,8 @@
 
 mod env;
 mod gitpaths;
+#[cfg(target_os = "linux")]
+mod guard;
 mod hook;
 #[cfg(target_os = "linux")]
 mod placeholder;
@@ -62,6 +64,8 @@ mod seccomp;
 #[cfg(target_os = "linux")]
 pub use contain::{Containment, JOB_MARKER, Job, Mechanism, Prefer, sweep_stale};
 pub use env::{EnvPolicy, Inherit, user_config_file, user_home_allow, user_scrub_list};
+#[cfg(target_os = "linux")]
+pub use guard::refresh_all as refresh_protected_snapshots;
 pub use hook::{PreExecTarget, die_with_parent};
 #[cfg(target_os = "linux")]
 pub use landlock_rules::normalize;

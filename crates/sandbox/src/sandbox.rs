@@ -63,7 +63,7 @@ impl SandboxMechanism {
             ],
             SandboxMechanism::Landlock => &[
                 "write outside the workspace and its private temp dir (Landlock)",
-                "write the protected paths: .git/config, .git/hooks, .git/info, .git/modules, .quiver/, quiver.toml, .mcp.json, .envrc, .vscode/",
+                "keep a change to the protected paths (.git/config, .git/hooks, .git/info, .git/modules, .git/commondir, nested repositories, what a repository's config names, .quiver/, quiver.toml, .mcp.json, .envrc, .vscode/): it is undone when the command ends, and named to the model",
                 "open any socket but socketpair (seccomp), so neither the network nor host Unix sockets",
                 "signal processes outside the sandbox or reach abstract sockets (Landlock scopes)",
                 "type into terminals (TIOCSTI, TIOCLINUX) or use io_uring",
@@ -80,9 +80,9 @@ impl SandboxMechanism {
             SandboxMechanism::Landlock => &[
                 "other processes' /proc entries stay readable (quiver's own environment is readable by a root command)",
                 "chmod, chown, utime and xattrs work on files outside the workspace",
-                "new entries directly in the workspace root and in .git/ cannot be created (git commit, cargo init fail)",
+                "protected paths are put back after the command, not refused: a git command the user runs in the workspace while the command runs could see the change",
                 "leftover background processes live until quiver kills the job",
-                "home credentials (~/.ssh, ~/.aws, ...) stay readable",
+                "the home stays readable (only the namespace sandbox reduces it to an allowlist), and so do the host's terminals",
                 "Unix sockets are refused altogether (no socket(AF_UNIX)); socketpair still works",
                 "denied programs are refused by the command line's parse only",
             ],
@@ -141,6 +141,9 @@ pub struct Sandbox {
     /// sandbox lives (see the `placeholder` module).
     #[cfg(target_os = "linux")]
     stand_ins: crate::placeholder::Placeholders,
+    /// The Landlock fallback's guard over the protected paths.
+    #[cfg(target_os = "linux")]
+    guard: Option<Arc<crate::guard::Guard>>,
     step: Option<Step>,
 }
 
@@ -191,6 +194,8 @@ impl Sandbox {
             pids: None,
             #[cfg(target_os = "linux")]
             stand_ins: Default::default(),
+            #[cfg(target_os = "linux")]
+            guard: None,
             step: None,
         };
         sandbox.prepare()?;
@@ -268,7 +273,17 @@ impl Sandbox {
                 let mut granted = vec![tmp.path().to_path_buf()];
                 granted.extend(writable.iter().cloned());
                 self.tmp = Some(tmp);
-                (granted, crate::landlock_rules::Rules { read_only: self.read_only.clone() })
+                // The workspace is granted whole (splitting it around the
+                // protected paths refused every new top-level entry): the
+                // guard puts those back after the command instead. Only
+                // quiver's own config and state, which quiver itself writes
+                // while a command runs, are split out where a root holds them.
+                if !writable.is_empty() {
+                    self.guard = Some(crate::guard::Guard::new(&writable, self.options.home.clone()));
+                }
+                let own: Vec<PathBuf> =
+                    crate::policy::quiver_config_dir().into_iter().chain(crate::policy::quiver_state_dir()).collect();
+                (granted, crate::landlock_rules::Rules { read_only: own })
             }
         };
         let landlock = if self.policy.restricts_filesystem() {
@@ -300,6 +315,19 @@ impl Sandbox {
     /// Paths kept read-only even inside a writable root.
     pub fn read_only_paths(&self) -> &[PathBuf] {
         &self.read_only
+    }
+
+    /// After a command has ended: in the Landlock fallback, puts back every
+    /// protected path the command changed and says what was undone, one
+    /// sentence each, for the model (the namespace sandbox refuses such
+    /// writes instead: nothing to undo, an empty list). Also done when the
+    /// sandbox is dropped.
+    pub fn restore_protected(&self) -> Vec<String> {
+        #[cfg(target_os = "linux")]
+        if let Some(guard) = &self.guard {
+            return guard.restore();
+        }
+        Vec::new()
     }
 
     /// The host path of the command's private temp dir, when the filesystem
@@ -377,6 +405,14 @@ impl Sandbox {
             crate::hook::register(cmd, step.clone());
         }
         Ok(())
+    }
+}
+
+impl Drop for Sandbox {
+    fn drop(&mut self) {
+        for undone in self.restore_protected() {
+            tracing::warn!("sandbox: {undone}");
+        }
     }
 }
 

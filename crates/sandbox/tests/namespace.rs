@@ -126,8 +126,41 @@ fn the_landlock_fallback_contains_sockets_and_names_its_gaps() {
         sock_path.display()
     );
     assert!(!run(Some(&sb), &l.ws, &cmd).status.success(), "a host Unix socket was reachable");
-    assert!(!run(Some(&sb), &l.ws, "echo x > .git/hooks/pre-commit").status.success());
+    // Landlock cannot refuse a protected path inside a workspace it lets the
+    // command create entries in: the guard undoes the write and names it.
+    run(
+        Some(&sb),
+        &l.ws,
+        "echo x > .git/hooks/pre-commit; echo '[core] fsmonitor = evil' >> .git/config; echo '{}' > .mcp.json",
+    );
+    let undone = sb.restore_protected();
+    assert_eq!(undone.len(), 3, "{undone:#?}");
+    assert!(!l.ws.join(".git/hooks/pre-commit").exists() && !l.ws.join(".mcp.json").exists());
+    assert_eq!(std::fs::read_to_string(l.ws.join(".git/config")).unwrap(), "[core]\n");
     assert!(run(Some(&sb), &l.ws, "echo x > src/ok").status.success());
+}
+
+/// Ordinary work in the Landlock fallback: new entries in the workspace
+/// root and in `.git/` (git's lock files), so `mkdir`, redirects and `git
+/// commit` run; outside stays closed.
+#[test]
+fn the_landlock_fallback_does_ordinary_work() {
+    if !sandbox_available("landlock_fallback_work") {
+        return;
+    }
+    let l = layout();
+    std::fs::remove_dir_all(l.ws.join(".git")).unwrap();
+    let policy = SandboxPolicy::WorkspaceWrite { writable_roots: vec![l.ws.clone()] };
+    let options = SandboxOptions { mechanism: Some(SandboxMechanism::Landlock), ..Default::default() };
+    let sb = quiver_sandbox::Sandbox::with_options(policy, false, options).unwrap();
+    let script = "set -e; mkdir build; echo hi > build/x; touch notes.md; git init -q .; \
+                  git -c user.name=q -c user.email=q@q add notes.md && git -c user.name=q -c user.email=q@q commit -qm x; \
+                  git log --oneline | wc -l";
+    let out = run(Some(&sb), &l.ws, script);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(stdout(&out), "1\n");
+    assert!(!run(Some(&sb), &l.ws, &format!("echo x > {}/victim", l.out.display())).status.success());
+    assert_eq!(std::fs::read_to_string(l.out.join("victim")).unwrap(), "original\n");
 }
 
 /// An interrupt sent to the process quiver spawned reaches the command
