@@ -13,6 +13,18 @@ fn shell(id: &str, command: &str) -> ScriptedTurn {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn agent_mode_with_nobody_to_ask_does_ordinary_work_unasked() {
+    ordinary_work_unasked(None).await;
+}
+
+/// The same where user namespaces are refused (AppArmor's restriction on
+/// Ubuntu 23.10+, many containers): the Landlock fallback does the work too.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_landlock_fallback_does_the_same_ordinary_work_unasked() {
+    ordinary_work_unasked(Some("landlock")).await;
+}
+
+/// `mechanism`: the one the run must use (`landlock`: namespaces turned off).
+async fn ordinary_work_unasked(mechanism: Option<&str>) {
     let env = Env::new();
     if !quiver_tools::process::sandbox_available() {
         quiver_testkit::require_or_skip("an OS sandbox", "Landlock and seccomp, or user namespaces");
@@ -40,6 +52,9 @@ async fn agent_mode_with_nobody_to_ask_does_ordinary_work_unasked() {
     let shared_target = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
     let mut cmd = env.command(Some("sk-test-secret"));
     cmd.env("CARGO_TARGET_DIR", shared_target.path()).arg("exec").arg("--base-url").arg(server.base_url());
+    if mechanism == Some("landlock") {
+        cmd.env(quiver_sandbox::NO_USERNS_VAR, "1");
+    }
     cmd.arg("--workspace").arg(ws).args(["--mode", "agent", "--json", "Set the project up."]);
     let out = cmd.output().await.unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
@@ -57,6 +72,9 @@ async fn agent_mode_with_nobody_to_ask_does_ordinary_work_unasked() {
         let text = result.to_string();
         assert_eq!(result["result"]["is_error"], false, "{}: {text}", commands[i]);
         assert_eq!(result["result"]["metadata"]["permission"], "sandboxed", "{}: {text}", commands[i]);
+        if let Some(m) = mechanism {
+            assert_eq!(result["result"]["metadata"]["sandbox_mechanism"], m, "{}: {text}", commands[i]);
+        }
     }
     assert_eq!(results.len(), commands.len(), "{transcript}");
     assert!(ws.join("build/out.txt").is_file() && ws.join("ROOT.md").is_file());

@@ -64,11 +64,17 @@ mod seccomp;
 #[cfg(target_os = "linux")]
 pub use contain::{Containment, JOB_MARKER, Job, Mechanism, Prefer, sweep_stale};
 pub use env::{EnvPolicy, Inherit, user_config_file, user_home_allow, user_scrub_list};
-#[cfg(target_os = "linux")]
-pub use guard::refresh_all as refresh_protected_snapshots;
 pub use hook::{PreExecTarget, die_with_parent};
 #[cfg(target_os = "linux")]
 pub use landlock_rules::normalize;
 pub use policy::{SandboxPolicy, quiver_config_dir, quiver_state_dir};
 pub use probe::{NO_USERNS_VAR, Probe, probe};
 pub use sandbox::{Limits, Sandbox, SandboxError, SandboxMechanism, SandboxOptions};
+
+/// After a command that was allowed to change protected paths (one run
+/// outside the sandbox, approved or in yolo): every live Landlock-fallback
+/// guard takes their new state as the one to keep, so it is not undone.
+pub fn refresh_protected_snapshots() {
+    #[cfg(target_os = "linux")]
+    guard::refresh_all();
+}

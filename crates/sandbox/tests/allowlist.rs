@@ -177,3 +177,60 @@ fn host_pty() -> (std::os::fd::OwnedFd, std::path::PathBuf) {
         (std::os::fd::OwnedFd::from_raw_fd(fd), std::path::PathBuf::from(name))
     }
 }
+
+/// A socket bound after the command started, in a directory nobody listed,
+/// and one reached through a symlinked directory: neither is reachable.
+#[test]
+fn late_sockets_and_linked_socket_directories_are_out_of_reach() {
+    let l = layout();
+    let Some(py) = python() else { return };
+    // Not under /tmp, /run or the home, which are replaced whole: a
+    // top-level directory of its own, as a data disk or /srv would be.
+    let top = std::path::PathBuf::from(format!("/quiver-test-sockets-{}", std::process::id()));
+    if let Err(e) = std::fs::create_dir(&top) {
+        let why = format!("late_sockets needs to create {} ({e}; CI runs as root)", top.display());
+        assert!(std::env::var("QUIVER_REQUIRE_SANDBOX").as_deref() != Ok("1"), "{why}");
+        eprintln!("SKIPPED: {why}");
+        return;
+    }
+    struct Cleanup(std::path::PathBuf);
+    impl Drop for Cleanup {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+    let _cleanup = Cleanup(top.clone());
+    let real = top.join("real");
+    std::fs::create_dir(&real).unwrap();
+    std::os::unix::fs::symlink(&real, l.ws.join("linked")).unwrap();
+    // Bound through the link: /proc/net/unix lists that spelling.
+    let early = std::os::unix::net::UnixListener::bind(l.ws.join("linked/early.sock")).unwrap();
+    let Some(sb) = ns_sandbox("late_sockets", &l.ws, SandboxOptions::default()) else { return };
+    let connect = |sock: &str| {
+        format!(
+            "{} -c 'import socket; s = socket.socket(socket.AF_UNIX); s.connect(\"{sock}\")' && echo reached-{sock}",
+            py.display()
+        )
+    };
+    let early_real = real.join("early.sock").display().to_string();
+    let late_real = real.join("late.sock").display().to_string();
+    // The command waits until the late socket exists on the host, as a
+    // tmux started later would be, then tries every spelling.
+    let script = format!(
+        "{}; {}; sleep 1.5; {}; {}",
+        connect("linked/early.sock"),
+        connect(&early_real),
+        connect("linked/late.sock"),
+        connect(&late_real)
+    );
+    let mut cmd = std::process::Command::new("bash");
+    cmd.arg("-c").arg(&script).current_dir(&l.ws).stdin(std::process::Stdio::null());
+    cmd.stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped());
+    sb.apply_to(&mut cmd).unwrap();
+    let child = cmd.spawn().unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let late = std::os::unix::net::UnixListener::bind(&late_real).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(!stdout(&out).contains("reached"), "{}", stdout(&out));
+    drop((early, late));
+}

@@ -53,7 +53,7 @@ impl SandboxKind {
         }
     }
 
-    fn confined(self) -> bool {
+    pub(crate) fn confined(self) -> bool {
         matches!(self, SandboxKind::WorkspaceWrite | SandboxKind::WorkspaceWriteNetwork)
     }
 }
@@ -115,6 +115,17 @@ impl Grant {
         if self.sandbox == SandboxKind::WorkspaceWrite && network.iter().any(|n| output.contains(n)) {
             return Some(
                 "the sandbox has no network: rerun with escalate: \"network\" (the user is asked; files stay confined to the workspace), or work offline".into(),
+            );
+        }
+        // git writes its config by a lock file renamed over it: onto the
+        // read-only bind of `.git/config` that rename fails with EBUSY.
+        let git_config = output.contains("config")
+            && ["Device or resource busy", "could not commit config file", "could not lock config file"]
+                .iter()
+                .any(|m| output.contains(m));
+        if git_config {
+            return Some(
+                "the sandbox keeps `.git/config` read-only (git runs commands it names on the user's next git command), so `git config`, `git remote add` and the like cannot write it: rerun the same line with escalate: \"full\" so the user decides, naming what it changes".into(),
             );
         }
         if output.contains("Read-only file system") {
@@ -352,6 +363,11 @@ impl Launch {
         })?;
         let writable = policy_roots.unwrap_or_default();
         Ok(Launch { grant, sandbox: Some(sandbox), writable, jobs: ctx.session.state::<SessionJobs>() })
+    }
+
+    /// The sandbox commands of this launch run in (none when unconfined).
+    pub fn sandbox(&self) -> Option<Arc<Sandbox>> {
+        self.sandbox.clone()
     }
 
     /// Scrubs the environment, contains `cmd`, arms the parent-death signal

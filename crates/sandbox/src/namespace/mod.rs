@@ -276,6 +276,8 @@ pub(crate) fn plan(private: &Private, inputs: &Inputs<'_>, cwd: &Path) -> io::Re
     // it before (a working directory that is the workspace's parent hid the
     // workspace's own mount, and `mount_setattr` on it failed with EINVAL).
     wanted.sort_by_key(|p| p.components().count());
+    // Everything asked for keeps its top-level directory visible.
+    let mut needed: Vec<PathBuf> = wanted.clone();
     let mut seen: Vec<PathBuf> = Vec::new();
     for path in wanted {
         // A writable root gets a mount of its own even inside something staged.
@@ -313,6 +315,14 @@ pub(crate) fn plan(private: &Private, inputs: &Inputs<'_>, cwd: &Path) -> io::Re
             write_private_file(&private.path("home/.gitconfig"), text)?;
         }
         identity = Some(file);
+    }
+    // Top-level directories nobody asked for are covered (read-only after
+    // the read-only pass, like every mask).
+    needed.extend(home.as_ref().map(|h| h.home.clone()));
+    needed.extend(inputs.extra_read_only.iter().map(|p| normalize(p)));
+    let hidden_tops = hidden_top_levels(&needed);
+    for top in &hidden_tops {
+        ops.push(tmpfs(top)?);
     }
     // 2. /dev and /run from the private skeletons (a devpts of its own is
     // mounted on /dev/pts after the read-only pass).
@@ -484,7 +494,7 @@ pub(crate) fn plan(private: &Private, inputs: &Inputs<'_>, cwd: &Path) -> io::Re
     // it): the command's terminals are its own, and no `/dev/pts/N` of the
     // host is there to open.
     ops.push(MountOp::Devpts { dst: CString::from(c"/dev/pts") });
-    for path in kept.iter().chain(&mask_dirs).chain(&mask_files).chain(&denied) {
+    for path in kept.iter().chain(&mask_dirs).chain(&mask_files).chain(&denied).chain(&hidden_tops) {
         ops.push(read_only(path, true, true, true)?);
     }
     // 7. The home's skeleton replaces the home (read-only, as `/` is now,
@@ -517,18 +527,49 @@ pub(crate) fn plan(private: &Private, inputs: &Inputs<'_>, cwd: &Path) -> io::Re
 }
 
 /// The pathname Unix sockets bound in this network namespace (the host's),
-/// from `/proc/net/unix`: only sockets that still exist at that path, with no
-/// symlink on the way (a bind follows links; it must cover the socket itself).
+/// from `/proc/net/unix`, where they are now: a socket bound through a
+/// symlinked directory is listed under that spelling, so it is covered at
+/// its canonical path (a bind follows links; it must cover the socket
+/// itself), and one no longer a socket there needs no cover.
 fn host_sockets() -> Vec<PathBuf> {
+    use std::os::unix::fs::FileTypeExt;
     let Ok(table) = std::fs::read_to_string("/proc/net/unix") else { return Vec::new() };
-    let mut found: Vec<PathBuf> = table.lines().skip(1).filter_map(socket_path).collect();
+    let mut found: Vec<PathBuf> = table
+        .lines()
+        .skip(1)
+        .filter_map(socket_path)
+        .filter_map(|p| std::fs::canonicalize(p).ok())
+        .filter(|p| p.symlink_metadata().is_ok_and(|m| m.file_type().is_socket()))
+        .collect();
     found.sort();
     found.dedup();
-    found.retain(|p| {
-        use std::os::unix::fs::FileTypeExt;
-        p.symlink_metadata().is_ok_and(|m| m.file_type().is_socket()) && std::fs::canonicalize(p).is_ok_and(|c| &c == p)
-    });
     found
+}
+
+/// Top-level directories a command sees: the system's programs, libraries
+/// and configuration, and the places the sandbox replaces with its own
+/// (`/dev`, `/run`, `/tmp`, the home). Any other (`/srv`, `/mnt`, `/media`,
+/// a `/data` disk) is covered by an empty read-only directory unless the
+/// command was given something inside it: a socket bound there later, by
+/// any spelling, is not reachable.
+const ROOT_ALLOW: &[&str] = &[
+    "bin", "sbin", "lib", "lib32", "lib64", "libx32", "usr", "etc", "opt", "nix", "snap", "gnu", "proc", "sys", "dev",
+    "run", "tmp", "var", "home",
+];
+
+/// The top-level directories to cover: not allowed, not a link, and not
+/// holding anything in `needed`.
+fn hidden_top_levels(needed: &[PathBuf]) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir("/") else { return Vec::new() };
+    let mut out: Vec<PathBuf> = entries
+        .flatten()
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+        .map(|e| e.path())
+        .filter(|p| !ROOT_ALLOW.iter().any(|a| p.file_name().is_some_and(|n| n == *a)))
+        .filter(|p| !needed.iter().any(|n| n.starts_with(p)))
+        .collect();
+    out.sort();
+    out
 }
 
 /// The path of one `/proc/net/unix` line (`Num RefCount Protocol Flags Type

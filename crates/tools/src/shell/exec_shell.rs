@@ -71,7 +71,9 @@ impl Tool for ExecShell {
         }
 
         let jobs = ctx.session.state::<ShellJobs>();
-        let job = jobs.start(&spec, Launch::new(ctx, grant)?)?;
+        let launch = Launch::new(ctx, grant)?;
+        let sandbox = launch.sandbox();
+        let job = jobs.start(&spec, launch)?;
         // If this call is dropped midway (the host cancelled it), the command must
         // not run on unobserved: the guard stops it.
         let guard = StopOnDrop(Some(job.clone()));
@@ -105,6 +107,22 @@ impl Tool for ExecShell {
             content.push('\n');
         }
         content.push_str(&job.status_line());
+        // The Landlock fallback cannot refuse a write to a protected path
+        // inside the workspace: what the command changed there is put back
+        // now, and the model is told (the namespace sandbox refuses them).
+        let undone = sandbox.as_ref().map(|s| s.restore_protected()).unwrap_or_default();
+        if !undone.is_empty() {
+            content.push_str(&format!(
+                "\n[the sandbox undid what the command did to protected paths (they plant code that runs later; \
+                 rerun with escalate: \"full\" if the user should decide): {}]",
+                undone.join("; ")
+            ));
+        }
+        if !grant.sandbox.confined() {
+            // A command allowed outside the sandbox may change protected
+            // paths on purpose: no guard of a running sandboxed job undoes it.
+            quiver_sandbox::refresh_protected_snapshots();
+        }
         if job.exit().is_some_and(|e| e.code != 0) {
             // Say what the sandbox most likely refused, when the output shows
             // it, so the model can ask to leave it instead of guessing.
