@@ -102,6 +102,11 @@ fn main() -> ExitCode {
         .without_time()
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .init();
+    // Before anything reads a key into memory: no other process of the
+    // user's reads quiver's environment or memory (issue 46).
+    if !quiver_sandbox::keep_own_memory_private() {
+        tracing::debug!("could not make quiver non-dumpable");
+    }
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Tools(args) => cmd_tools::run(args),

@@ -243,3 +243,37 @@ fn hostile_corpus_as_an_unprivileged_user() {
         hostile_corpus_as(As::Me);
     }
 }
+
+/// quiver's own `/proc/<pid>/environ` (every provider key, `GH_TOKEN`,
+/// `QUIVER_MCP_TOKEN`) is not readable by another process of the same user:
+/// run as an unprivileged user, quiver's proc files belong to root.
+#[test]
+fn quivers_own_environment_is_out_of_reach_of_the_users_other_processes() {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    use std::os::unix::process::CommandExt;
+    if std::fs::metadata("/proc/self").unwrap().uid() != 0 {
+        // As the user themselves there is no other uid to run quiver as.
+        quiver_testkit::require_or_skip("root (to run quiver as an unprivileged user)", "not root");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
+    let mut child = Command::new(quiver_bin())
+        .args(["sandbox", "--", "sleep", "5"])
+        .current_dir(dir.path())
+        .env("QUIVER_CONFIG_DIR", dir.path().join("config"))
+        .env("QUIVER_STATE_DIR", dir.path().join("state"))
+        .env("QUIVER_CACHE_DIR", dir.path().join("cache"))
+        .env("OPENAI_API_KEY", "sk-must-stay-inside")
+        .uid(65534)
+        .gid(65534)
+        .spawn()
+        .unwrap();
+    // The process is quiver until it execs nothing: it waits for its child.
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    let environ = std::path::PathBuf::from(format!("/proc/{}/environ", child.id()));
+    let owner = std::fs::metadata(&environ).unwrap().uid();
+    let _ = child.kill();
+    let _ = child.wait();
+    assert_eq!(owner, 0, "quiver's environ belongs to uid {owner}: readable by the user's other processes");
+}

@@ -78,3 +78,19 @@ pub fn refresh_protected_snapshots() {
     #[cfg(target_os = "linux")]
     guard::refresh_all();
 }
+
+/// Makes this process non-dumpable: its `/proc/<pid>/environ`, `mem` and
+/// `maps` become root's, so no process of the user's (a yolo shell line, an
+/// MCP server quiver started, anything the user runs) can read the provider
+/// keys and tokens in quiver's environment or memory, nor attach a debugger.
+/// Children are not affected (exec resets it). Returns whether it took.
+pub fn keep_own_memory_private() -> bool {
+    #[cfg(target_os = "linux")]
+    {
+        nix::sys::prctl::set_dumpable(false).is_ok()
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        false
+    }
+}

@@ -72,6 +72,10 @@ pub(super) fn enter(plan: &NsPlan) -> io::Result<()> {
     // SAFETY (whole function): plain system calls on NUL-terminated buffers
     // and repr(C) structs owned by the plan or this stack frame.
     unsafe {
+        // quiver keeps itself non-dumpable, and a fork inherits that until
+        // exec: the child's own /proc/self/uid_map would then be root's and
+        // a user who is not root could not map itself.
+        check(libc::prctl(libc::PR_SET_DUMPABLE, 1, 0, 0, 0))?;
         check(libc::unshare(plan.flags))?;
         write_file(c"/proc/self/setgroups".as_ptr(), b"deny")?;
         write_file(c"/proc/self/uid_map".as_ptr(), &plan.uid_map)?;
