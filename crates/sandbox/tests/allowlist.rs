@@ -234,3 +234,34 @@ fn late_sockets_and_linked_socket_directories_are_out_of_reach() {
     assert!(!stdout(&out).contains("reached"), "{}", stdout(&out));
     drop((early, late));
 }
+
+/// A deny rule holds for what runs, not what it is called: git's copy of
+/// itself in git-core, its `git-status` link, and `mke2fs` for `mkfs*`.
+#[test]
+fn denied_programs_are_refused_under_their_other_names() {
+    let l = layout();
+    let options = SandboxOptions { deny_programs: vec!["git".into(), "mkfs*".into()], ..Default::default() };
+    let Some(sb) = ns_sandbox("deny_by_content", &l.ws, options) else { return };
+    let mut ran = Vec::new();
+    for line in [
+        "$(echo /usr/lib/git-core/git) --version",
+        "$(echo /usr/lib/git-core)/git-status --version",
+        "cp /usr/bin/git /tmp/g 2>/dev/null; /usr/bin/git --version",
+        "mke2fs -V",
+        "$(echo /sbin/mkfs).ext4 -V",
+    ] {
+        let first = line.split_whitespace().next().unwrap_or_default();
+        let program = first.replace("$(echo ", "").replace(')', "");
+        if !first.starts_with("cp") && !std::path::Path::new(&program).exists() && which(&program).is_none() {
+            continue;
+        }
+        if run(Some(&sb), &l.ws, line).status.success() {
+            ran.push(line);
+        }
+    }
+    assert!(ran.is_empty(), "denied programs ran: {ran:?}");
+}
+
+fn which(name: &str) -> Option<std::path::PathBuf> {
+    std::env::var_os("PATH")?.to_str()?.split(':').map(|d| Path::new(d).join(name)).find(|p| p.exists())
+}

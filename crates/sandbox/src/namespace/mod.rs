@@ -637,32 +637,78 @@ pub(crate) fn denied_paths(programs: &[String]) -> Vec<PathBuf> {
     found
 }
 
+/// Multi-call binaries that ordinary work runs under many names: a deny
+/// rule that reaches one through a link (`sh -> dash`) is left to the
+/// line's parse, since binding over it would deny every name at once.
+const MULTI_CALL: &[&str] = &["busybox", "toybox", "coreutils", "bash", "dash", "sh", "zsh", "ksh", "mksh"];
+
+/// Directories searched for denied programs besides `PATH`: the system's,
+/// and where programs keep the helpers they run by another name (`git-core`).
+const PROGRAM_DIRS: &[&str] = &[
+    "/usr/local/sbin",
+    "/usr/local/bin",
+    "/usr/sbin",
+    "/usr/bin",
+    "/sbin",
+    "/bin",
+    "/usr/lib/git-core",
+    "/usr/libexec/git-core",
+    "/usr/libexec",
+];
+
+/// The programs a deny rule names, by what runs rather than by name: the
+/// file each matching name resolves to (`mkfs.ext4 -> mke2fs` denies
+/// `mke2fs`, so no spelling of it runs), and every other file in the
+/// program directories with the same contents (git's own copy of itself in
+/// `git-core`). A copy the command makes itself is not found: deny rules
+/// guard against accidents, the sandbox is the boundary.
 fn scan_for_programs(programs: &[String]) -> Vec<PathBuf> {
+    use std::os::unix::fs::MetadataExt;
     let mut dirs: Vec<PathBuf> =
         std::env::var_os("PATH").map(|p| std::env::split_paths(&p).collect()).unwrap_or_default();
-    dirs.extend(["/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin"].map(PathBuf::from));
+    dirs.extend(PROGRAM_DIRS.iter().map(PathBuf::from));
+    let named = |name: &str| {
+        programs.iter().any(|p| match p.strip_suffix('*') {
+            Some(prefix) => name.starts_with(prefix),
+            None => name == p.as_str(),
+        })
+    };
     let mut out = Vec::new();
-    for dir in dirs {
-        let Ok(entries) = std::fs::read_dir(&dir) else { continue };
+    let mut files: Vec<(PathBuf, u64)> = Vec::new();
+    for dir in &dirs {
+        let Ok(entries) = std::fs::read_dir(dir) else { continue };
         for entry in entries.flatten() {
-            let named = |name: &str| {
-                programs.iter().any(|p| match p.strip_suffix('*') {
-                    Some(prefix) => name.starts_with(prefix),
-                    None => name == p.as_str(),
-                })
-            };
+            let Ok(real) = std::fs::canonicalize(entry.path()) else { continue };
+            let Ok(meta) = real.metadata() else { continue };
+            if !meta.is_file() {
+                continue;
+            }
+            files.push((real.clone(), meta.size()));
             if !named(&entry.file_name().to_string_lossy()) {
                 continue;
             }
-            // A link to a program of another name (`reboot -> systemctl`)
-            // is left alone: binding over it would deny the target under
-            // every name. The line's parse still refuses the denied name.
-            if let Ok(real) = std::fs::canonicalize(entry.path())
-                && real.is_file()
-                && real.file_name().is_some_and(|n| named(&n.to_string_lossy()))
-            {
+            let multi_call = real.file_name().is_some_and(|n| MULTI_CALL.iter().any(|m| n == *m));
+            if !multi_call {
                 out.push(real);
             }
+        }
+    }
+    out.sort();
+    out.dedup();
+    // Same contents under another name: compared by size first, so only a
+    // few files are ever read.
+    let denied: Vec<(u64, Vec<u8>)> =
+        out.iter().filter_map(|p| Some((p.metadata().ok()?.size(), std::fs::read(p).ok()?))).collect();
+    files.sort();
+    files.dedup();
+    for (path, size) in files {
+        if out.contains(&path) || !denied.iter().any(|(s, _)| *s == size) {
+            continue;
+        }
+        if let Ok(bytes) = std::fs::read(&path)
+            && denied.iter().any(|(_, d)| *d == bytes)
+        {
+            out.push(path);
         }
     }
     out.sort();

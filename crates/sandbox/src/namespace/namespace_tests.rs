@@ -74,3 +74,18 @@ fn a_host_socket_outside_tmp_is_covered() {
     let sock_c = c(&sock).unwrap();
     assert!(plan.ops.iter().any(|op| matches!(op, MountOp::Bind { dst, optional: true, .. } if *dst == sock_c)));
 }
+
+#[test]
+fn a_denied_program_is_denied_by_what_runs_not_by_its_name() {
+    // `mkfs.ext4 -> mke2fs` on Debian: the rule reaches `mke2fs` itself.
+    let mkfs = std::path::Path::new("/sbin/mkfs.ext4");
+    if let Ok(real) = std::fs::canonicalize(mkfs) {
+        assert!(denied_paths(&["mkfs*".to_string()]).contains(&real), "{}", real.display());
+    }
+    // git's copy of itself in git-core is the same program.
+    let core = std::path::Path::new("/usr/lib/git-core/git");
+    if core.is_file() && std::path::Path::new("/usr/bin/git").is_file() {
+        let found = denied_paths(&["git".to_string()]);
+        assert!(found.contains(&std::fs::canonicalize(core).unwrap()), "{found:?}");
+    }
+}
