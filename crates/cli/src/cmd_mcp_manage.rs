@@ -412,7 +412,7 @@ fn note_project_twin(name: &str, user_file: &Path) {
 /// for starting them the way a model's first call would.
 fn with_servers<T>(
     workspace: Option<&Path>,
-    run: impl AsyncFnOnce(&quiver_mcp::McpManager, &quiver_engine::ToolContext) -> T,
+    run: impl AsyncFnOnce(&quiver_engine::EngineHost, &quiver_mcp::McpManager, &quiver_engine::ToolContext) -> T,
 ) -> anyhow::Result<T> {
     let dir = setup::workspace_dir(workspace)?;
     let ws = Workspace::new(&dir).with_context(|| format!("workspace {}", dir.display()))?;
@@ -421,7 +421,7 @@ fn with_servers<T>(
         let (host, manager) = setup::host(Some(&dir), None, None, &quiver_tools::NativeOptions::default())?;
         let audience = Audience { provider: "default".into(), model: None, mode: Mode::Agent };
         let ctx = host.context(ws, audience);
-        let result = run(&manager, &ctx).await;
+        let result = run(&host, &manager, &ctx).await;
         manager.shutdown().await;
         Ok::<T, anyhow::Error>(result)
     })
@@ -442,8 +442,14 @@ pub fn validate(args: ValidateArgs) -> anyhow::Result<ExitCode> {
             file_errors.push(e);
         }
     }
-    let checks = with_servers(Some(&dir), async |manager, ctx| manage::check::check(manager, ctx, &args.names).await)?
-        .map_err(anyhow::Error::msg)?;
+    let checks = with_servers(Some(&dir), async |host, manager, ctx| {
+        let mut checks = manage::check::check(manager, ctx, &args.names).await?;
+        // Registering the lists just read is what finds a direct server's clashing names.
+        host.engine();
+        manage::check::note_config_errors(manager, &mut checks);
+        Ok::<_, String>(checks)
+    })?
+    .map_err(anyhow::Error::msg)?;
     let failed = !file_errors.is_empty() || checks.iter().any(ServerCheck::failed);
     if args.json {
         let report = serde_json::json!({ "ok": !failed, "config_errors": file_errors, "servers": checks });
@@ -471,8 +477,8 @@ fn print_checks(file_errors: &[String], checks: &[ServerCheck]) {
                 ok += 1;
                 let n = c.tools.iter().filter(|t| t.name.is_some()).count();
                 out(&format!("{}  {n} tool{} in {} ms  ({})", head("ok"), plural(n), c.elapsed_ms, c.target));
-                for tool in &c.tools {
-                    out(&format!("    {}", tool_line(tool)));
+                for line in tool_lines(&c.tools) {
+                    out(&format!("    {line}"));
                 }
             }
             CheckOutcome::Failed(reason) => {
@@ -505,8 +511,14 @@ fn plural_of(n: usize, what: &str) -> String {
     format!("{n} {what}{}", plural(n))
 }
 
-/// `name  risk  first line of the description` (a filtered tool by its server-side name).
-fn tool_line(tool: &ToolInfo) -> String {
+/// One line per tool, names in a column.
+fn tool_lines(tools: &[ToolInfo]) -> Vec<String> {
+    let width = tools.iter().filter_map(|t| t.name.as_ref()).map(String::len).max().unwrap_or(0);
+    tools.iter().map(|t| tool_line(t, width)).collect()
+}
+
+/// `name  [risk]  first line of the description` (a filtered tool by its server-side name).
+fn tool_line(tool: &ToolInfo, width: usize) -> String {
     let first = tool.description.lines().next().unwrap_or("").trim();
     let first: String = if first.chars().count() > 100 {
         format!("{}…", first.chars().take(100).collect::<String>())
@@ -514,13 +526,13 @@ fn tool_line(tool: &ToolInfo) -> String {
         first.to_string()
     };
     match &tool.name {
-        Some(name) => format!("{name}  [{}]  {first}", tool.risk),
+        Some(name) => format!("{name:<width$}  [{}]  {first}", tool.risk),
         None => format!("({} hidden by enabled_tools/disabled_tools)", tool.server_name),
     }
 }
 
 pub fn tools(args: ToolsArgs) -> anyhow::Result<ExitCode> {
-    let listed = with_servers(args.workspace.as_deref(), async |manager, ctx| {
+    let listed = with_servers(args.workspace.as_deref(), async |_, manager, ctx| {
         manage::check::server_tools(manager, ctx, &args.name, !args.cached).await
     })?;
     let (tools, origin) = match listed {
@@ -535,8 +547,8 @@ pub fn tools(args: ToolsArgs) -> anyhow::Result<ExitCode> {
         out(&serde_json::to_string_pretty(&report)?);
         return Ok(ExitCode::SUCCESS);
     }
-    for tool in &tools {
-        out(&tool_line(tool));
+    for line in tool_lines(&tools) {
+        out(&line);
     }
     let from = match origin {
         quiver_mcp::client::ToolOrigin::Live => "listed live",

@@ -111,6 +111,19 @@ async fn check_one(manager: &McpManager, server: &ServerHandle, ctx: &ToolContex
     check
 }
 
+/// Fails the checks of servers whose tools could not be registered: a
+/// direct server's tool named like a native tool or another direct server's.
+/// Those are found when the engine is built with the lists [`check`] just
+/// read, so the caller rebuilds it first (`EngineHost::engine`).
+pub fn note_config_errors(manager: &McpManager, checks: &mut [ServerCheck]) {
+    for check in checks.iter_mut().filter(|c| matches!(c.outcome, CheckOutcome::Ok)) {
+        let errors = manager.server(&check.server).map(|s| s.config_errors()).unwrap_or_default();
+        if !errors.is_empty() {
+            check.outcome = CheckOutcome::Failed(errors.join("\n"));
+        }
+    }
+}
+
 /// The tools `server` is known to offer (a live list once it ran in this
 /// process, else the cached one from its last run), in quiver-name order,
 /// those kept out by `enabled_tools`/`disabled_tools` last.
