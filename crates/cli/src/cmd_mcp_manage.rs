@@ -583,9 +583,11 @@ pub fn import(args: ImportArgs) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     let replaced: Vec<&str> =
-        plan.servers.iter().filter(|s| config.contains(&s.name)).map(|s| s.name.as_str()).collect::<Vec<_>>();
+        plan.servers.iter().filter(|s| config.contains(&s.name)).map(|s| s.name.as_str()).collect();
     manage::import::apply(&mut config, &plan, args.force)?;
-    if !args.dry_run {
+    if args.dry_run {
+        config.check()?;
+    } else {
         config.save()?;
     }
     let verb = if args.dry_run { "would import" } else { "imported" };

@@ -179,14 +179,24 @@ impl UserConfig {
         if self.original.as_deref().unwrap_or("") == text {
             return Ok(false);
         }
-        if let Err(e) = read_config(&self.path, &text) {
+        self.check_text(&text)?;
+        write_atomic(&self.path, self.original.as_deref(), &text)?;
+        Ok(true)
+    }
+
+    /// Whether [`Self::save`] would accept the text as it stands (a dry run).
+    pub fn check(&self) -> Result<(), ManageError> {
+        self.check_text(&self.text())
+    }
+
+    fn check_text(&self, text: &str) -> Result<(), ManageError> {
+        if let Err(e) = read_config(&self.path, text) {
             let was_readable = self.original.as_deref().is_none_or(|t| read_config(&self.path, t).is_ok());
             if was_readable {
                 return Err(ManageError::Invalid(e.to_string()));
             }
         }
-        write_atomic(&self.path, self.original.as_deref(), &text)?;
-        Ok(true)
+        Ok(())
     }
 
     fn require(&self, name: &str) -> Result<(), ManageError> {
