@@ -2,6 +2,8 @@
 //!
 //! quiver as an MCP server: any MCP client (Claude Code, Codex, Cursor, ...)
 //! gets quiver's first-turn head plus `tool_search`, and every tool behind it.
+//! The commands that manage the servers quiver itself uses (`add`, `list`,
+//! ...) are in `cmd_mcp_manage.rs`.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -17,10 +19,44 @@ use crate::setup;
 /// The env var holding the HTTP bearer token when `--token-env` is not given.
 const DEFAULT_TOKEN_ENV: &str = "QUIVER_MCP_TOKEN";
 
+/// Shown under `quiver mcp --help`.
+const MCP_HELP: &str = "\
+Servers live in your own config, $QUIVER_CONFIG_DIR/config.toml (else ~/.config/quiver/config.toml),
+as [mcp_servers.NAME] tables; add, remove, enable, disable and import edit that file only, keeping
+its comments. A workspace's .mcp.json and quiver.toml add servers too (list shows them), but quiver
+never edits them, and their servers start only once you approve them (quiver mcp trust NAME).
+A server's tools reach a model as mcp__NAME__<tool>.
+
+Examples:
+  quiver mcp add fs -- npx -y @modelcontextprotocol/server-filesystem ~/src
+  quiver mcp add gh --env GITHUB_TOKEN=... -- github-mcp-server stdio
+  quiver mcp add docs --url https://docs.example.com/mcp --bearer-token-env DOCS_TOKEN
+  quiver mcp import ~/.config/Claude/claude_desktop_config.json
+  quiver mcp validate            start every enabled server, list its tools; exit 1 on any failure";
+
 #[derive(clap::Subcommand)]
+#[command(after_long_help = MCP_HELP)]
 pub enum Mcp {
     /// Serve quiver's tools to an MCP client (stdio by default, or streamable HTTP at /mcp).
     Serve(ServeArgs),
+    /// Add a server to your config: `add NAME [--env K=V]... -- CMD ARGS...` or `add NAME --url URL`.
+    Add(crate::cmd_mcp_manage::AddArgs),
+    /// Every configured server: name, enabled/disabled, transport, command or URL, source file.
+    List(crate::cmd_mcp_manage::ListArgs),
+    /// Everything about one server (secret-looking values masked).
+    Get(crate::cmd_mcp_manage::GetArgs),
+    /// Remove a server from your config.
+    Remove(crate::cmd_mcp_manage::NameArgs),
+    /// Turn a server back on.
+    Enable(crate::cmd_mcp_manage::NameArgs),
+    /// Turn a server off: it stays in your config and listed, and is never started.
+    Disable(crate::cmd_mcp_manage::NameArgs),
+    /// Read the config, start each enabled server (or those named), list its tools; exit 1 on any failure.
+    Validate(crate::cmd_mcp_manage::ValidateArgs),
+    /// The tools a server offers, under the names quiver exposes them by (mcp__NAME__<tool>).
+    Tools(crate::cmd_mcp_manage::ToolsArgs),
+    /// Import a Claude-style {"mcpServers": {...}} JSON into your config (existing names only with --force).
+    Import(crate::cmd_mcp_manage::ImportArgs),
     /// Allow a server defined by this workspace's .mcp.json / quiver.toml to start (remembered
     /// for its exact current config; an edited config is asked about again).
     Trust(TrustArgs),
@@ -90,6 +126,15 @@ pub struct ServeArgs {
 pub fn run(command: Mcp) -> anyhow::Result<ExitCode> {
     match command {
         Mcp::Serve(args) => serve(args),
+        Mcp::Add(args) => crate::cmd_mcp_manage::add(args),
+        Mcp::List(args) => crate::cmd_mcp_manage::list(args),
+        Mcp::Get(args) => crate::cmd_mcp_manage::get(args),
+        Mcp::Remove(args) => crate::cmd_mcp_manage::remove(args),
+        Mcp::Enable(args) => crate::cmd_mcp_manage::set_enabled(args, true),
+        Mcp::Disable(args) => crate::cmd_mcp_manage::set_enabled(args, false),
+        Mcp::Validate(args) => crate::cmd_mcp_manage::validate(args),
+        Mcp::Tools(args) => crate::cmd_mcp_manage::tools(args),
+        Mcp::Import(args) => crate::cmd_mcp_manage::import(args),
         Mcp::Trust(args) => trust(args, true),
         Mcp::Untrust(args) => trust(args, false),
         Mcp::Login(args) => crate::cmd_mcp_auth::login(args),

@@ -17,6 +17,7 @@ mod cmd_exec;
 mod cmd_lint;
 mod cmd_mcp;
 mod cmd_mcp_auth;
+mod cmd_mcp_manage;
 mod cmd_models;
 mod cmd_providers;
 mod cmd_relay;
@@ -63,7 +64,7 @@ enum Command {
     Audit(cmd_audit::Args),
     /// Durable background tasks: list them, or `tasks run` the worker pool.
     Tasks(cmd_tasks::Args),
-    /// quiver as an MCP server (`mcp serve`).
+    /// MCP: serve quiver to MCP clients (`mcp serve`), and manage the servers quiver uses (`mcp add|list|validate|...`).
     #[command(subcommand)]
     Mcp(cmd_mcp::Mcp),
     /// Run a command in the sandbox agent mode runs model-written lines in; `--check` shows what this machine offers.

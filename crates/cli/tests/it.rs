@@ -16,6 +16,7 @@ mod import_graph;
 mod mcp_conformance_client;
 mod mcp_gateway;
 mod mcp_http;
+mod mcp_manage;
 mod mcp_node;
 mod mcp_stdio;
 mod mcp_support;

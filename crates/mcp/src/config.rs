@@ -31,6 +31,7 @@ use serde::Deserialize;
 #[path = "config/claude.rs"]
 mod claude;
 
+pub(crate) use claude::expand as claude_expand;
 pub use claude::parse_claude_json;
 
 /// How long a server may take to start and answer `initialize` + `tools/list`.
@@ -325,7 +326,7 @@ impl McpConfig {
 
     /// Two servers whose names sanitize to the same tool prefix would make
     /// `mcp__<server>__<tool>` ambiguous; refuse rather than guess.
-    fn check_prefixes(&self) -> Result<(), ConfigError> {
+    pub(crate) fn check_prefixes(&self) -> Result<(), ConfigError> {
         let mut seen: BTreeMap<String, &ServerConfig> = BTreeMap::new();
         for server in self.servers.values() {
             let prefix = quiver_engine::names::sanitize_server(&server.name);
@@ -411,7 +412,7 @@ pub(crate) struct RawServer {
     pub oauth_redirect_port: Option<u16>,
 }
 
-fn parse_toml(path: &Path, text: &str) -> Result<McpConfig, ConfigError> {
+pub(crate) fn parse_toml(path: &Path, text: &str) -> Result<McpConfig, ConfigError> {
     let table: toml::Table =
         toml::from_str(text).map_err(|e| ConfigError::new(path, "(syntax)", e.to_string().trim().to_string()))?;
     let mut config = McpConfig::default();

@@ -3,6 +3,8 @@
 //!
 //! - [`config`]: `[mcp_servers.NAME]` tables (quiver.toml, user config) and
 //!   Claude-style `.mcp.json` files.
+//! - [`manage`]: adding, listing, enabling, checking and importing servers in
+//!   the user's own config (`quiver mcp add|list|...`, the terminal's `/mcp`).
 //! - [`client`]: the [`client::McpManager`] owning every downstream server,
 //!   their cached tool lists and the `DynTool` handlers for `mcp__server__tool`.
 //! - [`tools`]: the `mcp_servers` / `mcp_discover` / `mcp_call` native tools.
@@ -13,6 +15,7 @@
 pub mod client;
 pub mod config;
 pub(crate) mod lines;
+pub mod manage;
 pub mod relay;
 pub mod server;
 pub mod tools;
