@@ -17,8 +17,8 @@ const SKIPPED_DIRS: &[&str] = &["node_modules", "target", ".venv", "venv", "__py
 
 /// How far (directories) and how deep the search for nested repositories
 /// goes: it runs for every sandboxed command.
-const SEARCH_BUDGET: usize = 4000;
-const SEARCH_DEPTH: usize = 6;
+const SEARCH_BUDGET: usize = 1500;
+const SEARCH_DEPTH: usize = 4;
 
 /// The git directories beneath `root` other than `root/.git`: nested
 /// repositories (`sub/.git` directories) and the targets of gitfiles

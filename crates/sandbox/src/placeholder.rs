@@ -56,24 +56,25 @@ pub(crate) struct Placeholders {
 impl Placeholders {
     /// Makes (or shares) a stand-in at `path` when nothing is there and its
     /// parent directory exists; returns whether `path` is now held.
+    #[cfg(test)]
     pub(crate) fn hold(&mut self, path: &Path, kind: Kind) -> bool {
+        self.hold_all(&[(path.to_path_buf(), kind)]) == 1
+    }
+
+    /// [`hold`](Self::hold) for many paths, journaled in one write; returns
+    /// how many are held.
+    pub(crate) fn hold_all(&mut self, wanted: &[(PathBuf, Kind)]) -> usize {
         let mut made = MADE.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        if let Some(entry) = made.get_mut(path) {
-            if still_ours(path, entry) {
-                entry.users += 1;
-                self.held.push(path.to_path_buf());
-                return true;
+        let mut created = Vec::new();
+        let mut held = 0;
+        for (path, kind) in wanted {
+            if hold_one(&mut made, path, *kind, &mut created) {
+                self.held.push(path.clone());
+                held += 1;
             }
-            made.remove(path);
         }
-        if path.symlink_metadata().is_ok() || !path.parent().is_some_and(Path::is_dir) {
-            return false;
-        }
-        let Ok(meta) = create(path, kind) else { return false };
-        journal::record(path);
-        made.insert(path.to_path_buf(), Made { kind, dev: meta.dev(), ino: meta.ino(), users: 1 });
-        self.held.push(path.to_path_buf());
-        true
+        journal::record(&created);
+        held
     }
 
     /// The paths held, in the order they were taken.
@@ -82,9 +83,28 @@ impl Placeholders {
     }
 }
 
+/// Shares the stand-in at `path` or makes one; `created` collects new ones.
+fn hold_one(made: &mut BTreeMap<PathBuf, Made>, path: &Path, kind: Kind, created: &mut Vec<PathBuf>) -> bool {
+    if let Some(entry) = made.get_mut(path) {
+        if still_ours(path, entry) {
+            entry.users += 1;
+            return true;
+        }
+        made.remove(path);
+    }
+    if path.symlink_metadata().is_ok() || !path.parent().is_some_and(Path::is_dir) {
+        return false;
+    }
+    let Ok(meta) = create(path, kind) else { return false };
+    created.push(path.to_path_buf());
+    made.insert(path.to_path_buf(), Made { kind, dev: meta.dev(), ino: meta.ino(), users: 1 });
+    true
+}
+
 impl Drop for Placeholders {
     fn drop(&mut self) {
         let mut made = MADE.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut gone = Vec::new();
         for path in self.held.drain(..) {
             let Some(entry) = made.get_mut(&path) else { continue };
             entry.users -= 1;
@@ -93,9 +113,10 @@ impl Drop for Placeholders {
                 if still_ours(&path, &entry) {
                     remove(&path, entry.kind);
                 }
-                journal::forget(&path);
+                gone.push(path);
             }
         }
+        journal::forget(&gone);
     }
 }
 
@@ -158,23 +179,34 @@ mod journal {
         dir().map(|d| d.join(std::process::id().to_string()))
     }
 
-    pub(super) fn record(path: &Path) {
+    pub(super) fn record(paths: &[PathBuf]) {
         static SWEPT: std::sync::Once = std::sync::Once::new();
         SWEPT.call_once(sweep);
+        if paths.is_empty() {
+            return;
+        }
         let Some(file) = own_file() else { return };
         let _ = std::fs::create_dir_all(file.parent().unwrap_or(Path::new("/")));
         if let Ok(mut f) = std::fs::OpenOptions::new().create(true).append(true).open(&file) {
-            let mut line = path.as_os_str().as_bytes().to_vec();
-            line.push(b'\n');
-            let _ = f.write_all(&line);
+            let mut lines = Vec::new();
+            for path in paths {
+                lines.extend_from_slice(path.as_os_str().as_bytes());
+                lines.push(b'\n');
+            }
+            let _ = f.write_all(&lines);
         }
     }
 
-    pub(super) fn forget(path: &Path) {
+    pub(super) fn forget(paths: &[PathBuf]) {
+        if paths.is_empty() {
+            return;
+        }
         let Some(file) = own_file() else { return };
         let Ok(text) = std::fs::read(&file) else { return };
-        let kept: Vec<&[u8]> =
-            text.split(|b| *b == b'\n').filter(|l| !l.is_empty() && *l != path.as_os_str().as_bytes()).collect();
+        let kept: Vec<&[u8]> = text
+            .split(|b| *b == b'\n')
+            .filter(|l| !l.is_empty() && !paths.iter().any(|p| *l == p.as_os_str().as_bytes()))
+            .collect();
         let _ = if kept.is_empty() { std::fs::remove_file(&file) } else { std::fs::write(&file, kept.join(&b'\n')) };
     }
 

@@ -189,7 +189,8 @@ pub fn protected_reason(root: &Path, target: &Path) -> Option<String> {
         return Some(why);
     }
     let target_n = normal(target);
-    for (git_dir, worktree) in git_dirs(&normal(root)) {
+    let nested = crate::gitpaths::nested(&normal(root));
+    for (git_dir, worktree) in git_dirs(&normal(root), &nested) {
         if let Some((named, _)) = crate::gitpaths::config_named(&git_dir, &worktree, &normal(root))
             .into_iter()
             .find(|(p, _)| target_n.starts_with(p))
@@ -287,7 +288,8 @@ pub fn existing_protected(root: &Path) -> Vec<PathBuf> {
     if dot_git.is_file() {
         out.push(dot_git.clone());
     }
-    for (git_dir, worktree) in git_dirs(root) {
+    let nested = crate::gitpaths::nested(root);
+    for (git_dir, worktree) in git_dirs(root, &nested) {
         out.extend(
             git_dir_protected()
                 .map(|rel| git_dir.join(rel))
@@ -295,7 +297,7 @@ pub fn existing_protected(root: &Path) -> Vec<PathBuf> {
         );
         out.extend(crate::gitpaths::config_named(&git_dir, &worktree, root).into_iter().map(|(p, _)| p));
     }
-    out.extend(crate::gitpaths::nested(root).gitfiles);
+    out.extend(nested.gitfiles);
     out.retain(|p| p.symlink_metadata().is_ok());
     outermost(out)
 }
@@ -314,13 +316,15 @@ pub fn absent_protected(root: &Path, home: Option<&Path>) -> Vec<(PathBuf, Stand
         }
         out.push((root.join(rel), StandIn::for_protected(rel)));
     }
-    for (git_dir, _) in git_dirs(root).into_iter().filter(|(g, _)| *g != root.join(".git")) {
+    let nested = crate::gitpaths::nested(root);
+    let git_dirs = git_dirs(root, &nested);
+    for (git_dir, _) in git_dirs.iter().filter(|(g, _)| *g != root.join(".git")) {
         for rel in git_dir_protected() {
             out.push((git_dir.join(rel), StandIn::for_protected(&format!(".git/{rel}"))));
         }
     }
-    for (git_dir, worktree) in git_dirs(root) {
-        for (path, is_dir) in crate::gitpaths::config_named(&git_dir, &worktree, root) {
+    for (git_dir, worktree) in &git_dirs {
+        for (path, is_dir) in crate::gitpaths::config_named(git_dir, worktree, root) {
             out.push((path, if is_dir { StandIn::Dir } else { StandIn::Empty }));
         }
     }
@@ -340,12 +344,12 @@ fn git_dir_protected() -> impl Iterator<Item = &'static str> {
 
 /// The git directories of the workspace with their working trees: its own
 /// `.git` (when a directory) and every nested repository's or gitfile's.
-fn git_dirs(root: &Path) -> Vec<(PathBuf, PathBuf)> {
+fn git_dirs(root: &Path, nested: &crate::gitpaths::Nested) -> Vec<(PathBuf, PathBuf)> {
     let mut out = Vec::new();
     if root.join(".git").is_dir() {
         out.push((root.join(".git"), root.to_path_buf()));
     }
-    for git_dir in crate::gitpaths::nested(root).git_dirs {
+    for git_dir in nested.git_dirs.iter().cloned() {
         let worktree = git_dir.parent().map(Path::to_path_buf).unwrap_or_else(|| root.to_path_buf());
         out.push((git_dir, worktree));
     }

@@ -251,12 +251,11 @@ impl Sandbox {
                 for root in &writable {
                     crate::namespace::prepare_git(root);
                     // A protected path the command could otherwise create.
-                    for (path, kind) in crate::protected::absent_protected(
+                    let absent = crate::protected::absent_protected(
                         &crate::landlock_rules::normalize(root),
                         self.options.home.as_deref(),
-                    ) {
-                        self.stand_ins.hold(&path, kind);
-                    }
+                    );
+                    self.stand_ins.hold_all(&absent);
                 }
                 let mut granted = vec![private.tmp(), private.shm(), private.dev_dir()];
                 granted.extend(writable.iter().cloned());
