@@ -376,7 +376,7 @@ pub fn home_dir() -> Option<PathBuf> {
 
 /// `path` without `.` components and with `..` applied lexically (the file
 /// tools have already refused `..` above the root).
-fn normal(path: &Path) -> PathBuf {
+pub(crate) fn normal(path: &Path) -> PathBuf {
     let mut out = PathBuf::new();
     for c in path.components() {
         match c {

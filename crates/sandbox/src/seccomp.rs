@@ -15,6 +15,20 @@ use seccompiler::{
     BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter, SeccompRule, TargetArch,
 };
 
+/// Calls refused whatever their arguments: io_uring, and the kernel
+/// keyring (the session keyring a command inherits holds whatever the
+/// user's login put there: kerberos tickets, ecryptfs and fscrypt keys,
+/// tokens a credential helper stored, readable with `keyctl print`; no
+/// build needs it).
+const REFUSED: [i64; 6] = [
+    libc::SYS_io_uring_setup,
+    libc::SYS_io_uring_enter,
+    libc::SYS_io_uring_register,
+    libc::SYS_add_key,
+    libc::SYS_request_key,
+    libc::SYS_keyctl,
+];
+
 /// Added to a syscall number by the x32 ABI, which shares x86_64's audit arch.
 #[cfg(target_arch = "x86_64")]
 const X32_SYSCALL_BIT: i64 = 0x4000_0000;
@@ -49,31 +63,13 @@ pub(crate) fn filter(deny_sockets: bool) -> Result<BpfProgram, String> {
         rules.insert(libc::SYS_socket, Vec::new());
         rules.insert(libc::SYS_socketpair, vec![rule(vec![cond(0, SeccompCmpOp::Ne, libc::AF_UNIX as u64)?])?]);
     }
-    // The kernel keyring: the session keyring a command inherits holds
-    // whatever the user's login put there (kerberos tickets, ecryptfs and
-    // fscrypt keys, tokens a credential helper stored), readable with
-    // `keyctl print`. No build needs it.
-    for nr in [
-        libc::SYS_io_uring_setup,
-        libc::SYS_io_uring_enter,
-        libc::SYS_io_uring_register,
-        libc::SYS_add_key,
-        libc::SYS_request_key,
-        libc::SYS_keyctl,
-    ] {
+    for nr in REFUSED {
         rules.insert(nr, Vec::new());
     }
     #[cfg(target_arch = "x86_64")]
     {
-        let mut x32 = vec![
-            libc::SYS_ioctl,
-            libc::SYS_io_uring_setup,
-            libc::SYS_io_uring_enter,
-            libc::SYS_io_uring_register,
-            libc::SYS_add_key,
-            libc::SYS_request_key,
-            libc::SYS_keyctl,
-        ];
+        let mut x32 = vec![libc::SYS_ioctl];
+        x32.extend(REFUSED);
         if deny_sockets {
             x32.extend([libc::SYS_socket, libc::SYS_socketpair]);
         }
