@@ -3,10 +3,10 @@
 //! with jitter; `Retry-After` honoured; bounded in attempts and total time),
 //! timeouts, error bodies read for what they say (see [`crate::rejection`]),
 //! an SSE reader with an idle timeout on bytes (SSE comments keep a stream
-//! alive; silence before any output is retried), and the model call itself: streamed or
-//! not, falling back to not streaming for the rest of the session when a
-//! server cannot stream with tools, and sending a refused body again only
-//! after the wire changed it.
+//! alive; silence before any output is retried), and the model call itself:
+//! streamed or not, falling back to not streaming for the rest of the session
+//! when a server cannot stream with tools, and sending a refused body again
+//! only after the wire changed it.
 
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
