@@ -10,6 +10,7 @@
 //! hostile repository should be loud, not quiet.
 
 use std::collections::BTreeMap;
+use std::time::Duration;
 
 use serde::Deserialize;
 
@@ -53,6 +54,10 @@ pub struct ProviderConfig {
     /// its `tool_search_output` about the matches it did not load: `name`
     /// (unset), `describe` (and a one-line description each) or `omit`.
     pub unloaded_matches: Option<UnloadedMatches>,
+    /// Longest silence (no byte at all; an SSE comment counts) a stream may
+    /// keep before the call times out (unset: [`HttpOptions`]' 120 s). For a
+    /// local server that is slow to start an answer and sends no comments.
+    pub stream_idle_timeout_secs: Option<u64>,
 }
 
 /// The resolved settings: every layer applied.
@@ -143,6 +148,7 @@ struct ProviderTable {
     tool_choice: Option<String>,
     deferred_tools: Option<String>,
     unloaded_matches: Option<String>,
+    stream_idle_timeout_secs: Option<u64>,
 }
 
 fn builtin_providers() -> BTreeMap<String, ProviderConfig> {
@@ -159,6 +165,7 @@ fn builtin_providers() -> BTreeMap<String, ProviderConfig> {
             tool_choice: None,
             deferred_tools: None,
             unloaded_matches: None,
+            stream_idle_timeout_secs: None,
         };
         (name.to_string(), config)
     };
@@ -272,6 +279,10 @@ impl AgentConfig {
             .filter(|k| !k.trim().is_empty())
             .ok_or_else(|| ConfigError::MissingKey { provider: p.name.clone(), var: p.api_key_env.clone() })?;
         let key = ApiKey::new(key.trim());
+        let options = match p.stream_idle_timeout_secs {
+            Some(secs) => HttpOptions { idle_timeout: Duration::from_secs(secs), ..options },
+            None => options,
+        };
         // What `quiver providers check` found for this base URL and model.
         let learned = crate::learned::learned_for(&p.base_url, &self.model, p.tool_choice.as_deref());
         if learned != crate::learned::Learned::default() {
@@ -391,6 +402,7 @@ fn apply_provider(
                 tool_choice: None,
                 deferred_tools: None,
                 unloaded_matches: None,
+                stream_idle_timeout_secs: None,
             })
         }
     };
@@ -432,6 +444,17 @@ fn apply_provider(
             message: format!("`{mode}` is not one of defer, append, dispatch"),
         })?;
         entry.deferred_tools = Some(parsed);
+    }
+    // A project may set it too: it decides only how long quiver waits.
+    if let Some(secs) = table.stream_idle_timeout_secs {
+        if secs == 0 {
+            return Err(ConfigError::Invalid {
+                path: layer.path.into(),
+                key: key("stream_idle_timeout_secs"),
+                message: "must be at least 1 (seconds of silence before a stream times out)".into(),
+            });
+        }
+        entry.stream_idle_timeout_secs = Some(secs);
     }
     if let Some(mode) = table.unloaded_matches {
         let parsed = UnloadedMatches::parse(&mode).ok_or_else(|| ConfigError::Invalid {

@@ -2,13 +2,14 @@
 //! 5xx that are not about this body, connection failures; exponential backoff
 //! with jitter; `Retry-After` honoured; bounded in attempts and total time),
 //! timeouts, error bodies read for what they say (see [`crate::rejection`]),
-//! an SSE reader with an idle timeout, and the model call itself: streamed or
-//! not, falling back to not streaming for the rest of the session when a
-//! server cannot stream with tools, and sending a refused body again only
-//! after the wire changed it.
+//! an SSE reader with an idle timeout on bytes (SSE comments keep a stream
+//! alive; silence before any output is retried), and the model call itself:
+//! streamed or not, falling back to not streaming for the rest of the session
+//! when a server cannot stream with tools, and sending a refused body again
+//! only after the wire changed it.
 
 use std::pin::Pin;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Once};
 use std::time::{Duration, Instant, SystemTime};
 
@@ -58,7 +59,8 @@ impl RetryPolicy {
 pub struct HttpOptions {
     /// Until response headers arrive (streaming) or the whole body (non-streaming).
     pub request_timeout: Duration,
-    /// Longest silence allowed between two pieces of a stream.
+    /// Longest silence (no byte; an SSE comment is bytes) allowed in a stream;
+    /// `[providers.NAME] stream_idle_timeout_secs` sets it per provider.
     pub idle_timeout: Duration,
     pub retry: RetryPolicy,
 }
@@ -281,15 +283,42 @@ impl Transport {
                 let mut sse = self.sse(resp);
                 let mut assembler = A::default();
                 let mut data = 0usize;
-                while let Some(event) = sse.next(self).await? {
+                // Whether anything reached the caller: asking again then would repeat it.
+                let mut output = false;
+                loop {
+                    let event = match sse.next().await {
+                        Ok(Some(event)) => event,
+                        Ok(None) => break,
+                        Err(SseError::Idle) => {
+                            // Silent before any output: a hung server or a dead
+                            // connection, retried like a timeout before the
+                            // headers. The silence itself may stretch the
+                            // policy's total time to two idle timeouts, so that
+                            // at least one retry fits with the defaults.
+                            let budget = self.options.retry.max_total.max(2 * self.options.idle_timeout);
+                            let (detail, this_try) = (sse.idle_detail(None), broken + 1);
+                            if !output && self.retry_broken(&mut broken, started, budget, &detail, sink).await {
+                                continue 'rounds;
+                            }
+                            let tries = (this_try > 1).then_some((this_try, self.options.retry.max_attempts));
+                            return Err(self.timeout(&sse.idle_detail(tries), self.options.idle_timeout));
+                        }
+                        Err(SseError::Broken(detail)) => return Err(self.stream_error(detail)),
+                    };
                     data += usize::from(!event.data.trim().is_empty());
-                    match assembler.push(&event.data, sink) {
+                    let mut tee = |e: StreamEvent| {
+                        output = true;
+                        sink(e)
+                    };
+                    match assembler.push(&event.data, &mut tee) {
                         Ok(true) => break,
                         Ok(false) => {}
                         Err(d) => {
                             // An overload (or server error) after the 200 is what a
                             // 529 (or 500) is before it: the request is sent again.
-                            if assembler.transient() && self.retry_broken(&mut broken, started, &d, sink).await {
+                            let budget = self.options.retry.max_total;
+                            if assembler.transient() && self.retry_broken(&mut broken, started, budget, &d, sink).await
+                            {
                                 continue 'rounds;
                             }
                             return Err(self.stream_error(d));
@@ -335,12 +364,20 @@ impl Transport {
     }
 
     /// After a stream broke off with a temporary error: waits and says so when
-    /// the retry policy allows one more try (`broken` counts them).
-    async fn retry_broken(&self, broken: &mut u32, started: Instant, detail: &str, sink: Sink<'_>) -> bool {
+    /// the retry policy allows one more try (`broken` counts them) within
+    /// `budget` of the first.
+    async fn retry_broken(
+        &self,
+        broken: &mut u32,
+        started: Instant,
+        budget: Duration,
+        detail: &str,
+        sink: Sink<'_>,
+    ) -> bool {
         let policy = &self.options.retry;
         *broken += 1;
         let wait = policy.backoff(*broken);
-        if *broken >= policy.max_attempts || started.elapsed() + wait > policy.max_total {
+        if *broken >= policy.max_attempts || started.elapsed() + wait > budget {
             return false;
         }
         let reason = format!("the stream broke off: {detail}");
@@ -377,8 +414,10 @@ impl Transport {
         ProviderError::Decode { provider: self.provider.clone(), detail: detail.into() }
     }
 
-    pub fn sse(&self, resp: Response) -> SseReader {
-        SseReader { events: Box::pin(body_stream(resp).eventsource()), idle: self.options.idle_timeout, seen: 0 }
+    fn sse(&self, resp: Response) -> SseReader {
+        let bytes = Arc::new(AtomicUsize::new(0));
+        let body = body_stream(resp, self.options.idle_timeout, bytes.clone());
+        SseReader { events: Box::pin(body.eventsource()), idle: self.options.idle_timeout, seen: 0, bytes }
     }
 }
 
@@ -468,41 +507,91 @@ pub(crate) fn error_chain(e: &dyn std::error::Error) -> String {
     out
 }
 
-type ByteStream = Pin<Box<dyn Stream<Item = Result<Vec<u8>, String>> + Send>>;
+/// Why a body stopped before its end.
+#[derive(Debug)]
+enum BodyError {
+    /// No byte arrived within the idle timeout.
+    Idle,
+    Failed(String),
+}
+
+impl std::fmt::Display for BodyError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            BodyError::Idle => f.write_str("no byte within the idle timeout"),
+            BodyError::Failed(detail) => f.write_str(detail),
+        }
+    }
+}
+
+type ByteStream = Pin<Box<dyn Stream<Item = Result<Vec<u8>, BodyError>> + Send>>;
 
 /// The body as a stream of chunks, through `Response::chunk` (which needs no
-/// extra reqwest feature); the stream ends after the first transport error.
-fn body_stream(resp: Response) -> ByteStream {
-    Box::pin(futures::stream::unfold(Some(resp), |state| async move {
-        let mut resp = state?;
-        match resp.chunk().await {
-            Ok(Some(chunk)) => Some((Ok(chunk.to_vec()), Some(resp))),
-            Ok(None) => None,
-            Err(e) => Some((Err(error_chain(&e)), None)),
+/// extra reqwest feature); the stream ends after the first error.
+///
+/// The idle timeout is kept here, on bytes rather than on SSE events: a
+/// comment line (`: ping`, which llama-cpp-python sends every 15 s while the
+/// model works) is no event, yet it says the server is alive. `bytes` counts
+/// what arrived, for the error message.
+fn body_stream(resp: Response, idle: Duration, bytes: Arc<AtomicUsize>) -> ByteStream {
+    Box::pin(futures::stream::unfold(Some(resp), move |state| {
+        let bytes = bytes.clone();
+        async move {
+            let mut resp = state?;
+            match tokio::time::timeout(idle, resp.chunk()).await {
+                Err(_) => Some((Err(BodyError::Idle), None)),
+                Ok(Ok(Some(chunk))) => {
+                    bytes.fetch_add(chunk.len(), Ordering::Relaxed);
+                    Some((Ok(chunk.to_vec()), Some(resp)))
+                }
+                Ok(Ok(None)) => None,
+                Ok(Err(e)) => Some((Err(BodyError::Failed(error_chain(&e))), None)),
+            }
         }
     }))
 }
 
-/// Server-sent events off a response, each within the idle timeout.
-pub(crate) struct SseReader {
-    events: Pin<Box<dyn Stream<Item = Result<Event, eventsource_stream::EventStreamError<String>>> + Send>>,
+/// Why [`SseReader::next`] has no event.
+enum SseError {
+    /// No byte within the idle timeout.
+    Idle,
+    /// The body or its SSE framing broke; what to report.
+    Broken(String),
+}
+
+/// Server-sent events off a response, each byte within the idle timeout.
+struct SseReader {
+    events: Pin<Box<dyn Stream<Item = Result<Event, eventsource_stream::EventStreamError<BodyError>>> + Send>>,
     idle: Duration,
     /// Events read so far (for error messages).
-    pub seen: usize,
+    seen: usize,
+    /// Bytes read so far, comments included (for error messages).
+    bytes: Arc<AtomicUsize>,
 }
 
 impl SseReader {
     /// The next event; `None` at a clean end of the body.
-    pub async fn next(&mut self, transport: &Transport) -> Result<Option<Event>, ProviderError> {
-        match tokio::time::timeout(self.idle, self.events.next()).await {
-            Err(_) => Err(transport.timeout(&format!("the stream (idle after {} events)", self.seen), self.idle)),
-            Ok(None) => Ok(None),
-            Ok(Some(Ok(event))) => {
+    async fn next(&mut self) -> Result<Option<Event>, SseError> {
+        match self.events.next().await {
+            None => Ok(None),
+            Some(Ok(event)) => {
                 self.seen += 1;
                 Ok(Some(event))
             }
-            Ok(Some(Err(e))) => Err(transport.stream_error(format!("after {} events: {e}", self.seen))),
+            Some(Err(eventsource_stream::EventStreamError::Transport(BodyError::Idle))) => Err(SseError::Idle),
+            Some(Err(e)) => Err(SseError::Broken(format!("after {} events: {e}", self.seen))),
         }
+    }
+
+    /// What went silent, for a timeout's `what`: how long, after how much,
+    /// on which try (when there were several) and which setting sets the wait.
+    fn idle_detail(&self, tries: Option<(u32, u32)>) -> String {
+        let bytes = self.bytes.load(Ordering::Relaxed);
+        let tries = tries.map(|(n, of)| format!(", try {n} of {of}")).unwrap_or_default();
+        format!(
+            "the stream (no byte for {:.1?} after {} events, {bytes} bytes{tries}; `stream_idle_timeout_secs` sets the wait)",
+            self.idle, self.seen
+        )
     }
 }
 

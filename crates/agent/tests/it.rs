@@ -13,6 +13,7 @@ mod deferred_wire;
 mod dispatch_wire;
 mod exec;
 mod fixtures;
+mod idle_stream;
 mod openai_wire;
 mod responses_wire;
 mod robustness;

@@ -40,6 +40,7 @@ pub struct ToolSearchInput {
     pub include_loaded: Option<bool>,
     /// Default 5, max 20.
     #[serde(default)]
+    #[schemars(range(min = 1))]
     pub limit: Option<u32>,
     #[serde(default)]
     pub mode: Option<SearchMode>,

@@ -27,6 +27,14 @@ pub struct LineReader<R> {
     lent: Lent,
 }
 
+/// What [`LineReader::next_read`] read.
+pub enum Read<'a> {
+    /// A whole line (or the last, unterminated one), as `next_line` returns it.
+    Line(&'a [u8]),
+    /// The first bytes of a line over the bound, whose rest is being skipped.
+    Oversized(&'a [u8]),
+}
+
 /// Where the line [`LineReader::next_line`] last returned lives.
 #[derive(Clone, Copy)]
 enum Lent {
@@ -61,7 +69,16 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
             Lent::Buffer(n) => n,
             Lent::Nothing | Lent::Line => 0,
         };
-        memchr::memchr(b'\n', &self.read.buffer()[skip..]).is_some()
+        let mut rest = &self.read.buffer()[skip..];
+        // The first newline of a line being skipped ends that line: the
+        // answer to it must not wait for the line after.
+        if self.discarding {
+            match memchr::memchr(b'\n', rest) {
+                Some(end) => rest = &rest[end + 1..],
+                None => return false,
+            }
+        }
+        memchr::memchr(b'\n', rest).is_some()
     }
 
     /// Frees what the line last returned occupies.
@@ -87,6 +104,29 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
     /// busy pipe) is lent from the buffer itself: no copy and no allocation
     /// per line, which a relayed call paid twice (its request and its answer).
     pub async fn next_line(&mut self) -> Option<&[u8]> {
+        while let Read::Oversized(_) = self.next_read().await? {}
+        Some(self.lent_line())
+    }
+
+    /// The line [`Self::next_read`] last lent, read again from where it lives
+    /// (returning it from inside `next_line`'s loop would keep `self`
+    /// borrowed across the loop).
+    fn lent_line(&self) -> &[u8] {
+        match self.lent {
+            Lent::Buffer(n) => without_cr(&self.read.buffer()[..n - 1]),
+            Lent::Line => match self.line.strip_suffix(b"\n") {
+                Some(line) => without_cr(line),
+                None => &self.line,
+            },
+            Lent::Nothing => &[],
+        }
+    }
+
+    /// [`Self::next_line`], telling of a line over the bound as soon as it is
+    /// seen, with its first `max` bytes: a server answers a request it cannot
+    /// read, or its client waits for ever. The next call goes on skipping
+    /// the rest of that line.
+    pub async fn next_read(&mut self) -> Option<Read<'_>> {
         self.release();
         loop {
             if self.line.is_empty() && !self.discarding {
@@ -94,7 +134,7 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
                     && end <= self.max
                 {
                     self.lent = Lent::Buffer(end + 1);
-                    return Some(without_cr(&self.read.buffer()[..end]));
+                    return Some(Read::Line(without_cr(&self.read.buffer()[..end])));
                 }
                 if self.read.buffer().is_empty() {
                     match self.read.fill_buf().await {
@@ -118,7 +158,7 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
                     }
                     self.lent = Lent::Line;
                     let end = self.line.len() - 1;
-                    return Some(without_cr(&self.line[..end]));
+                    return Some(Read::Line(without_cr(&self.line[..end])));
                 }
                 Ok(0) => {
                     // The peer closed mid-line: what it wrote is its last message.
@@ -127,17 +167,19 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
                         return None;
                     }
                     self.lent = Lent::Line;
-                    return Some(&self.line);
+                    return Some(Read::Line(&self.line));
                 }
                 Ok(_) => {
                     if self.line.len() > self.max {
-                        if !self.discarding {
+                        if !std::mem::replace(&mut self.discarding, true) {
                             tracing::warn!(
                                 max = self.max,
                                 "an MCP peer wrote a line over the size bound; it is skipped"
                             );
+                            // Lent (cleared by the next call, which goes on skipping).
+                            self.lent = Lent::Line;
+                            return Some(Read::Oversized(&self.line[..self.max]));
                         }
-                        self.discarding = true;
                         self.line.clear();
                     }
                 }
@@ -530,6 +572,22 @@ mod tests {
         assert_eq!(json_string("7"), None);
         assert_eq!(json_string("null"), None);
         assert_eq!(json_string(r#"""#), None);
+    }
+
+    /// `next_read` tells of an oversized line once, with its first bytes,
+    /// while `has_line` does not take the end of the skipped line for a line.
+    #[tokio::test]
+    async fn an_oversized_line_is_told_once_with_its_head() {
+        let mut reader = LineReader::with_max(&b"0123456789abcdef\nok\n"[..], 8);
+        assert!(matches!(reader.next_read().await, Some(Read::Oversized(b"01234567"))));
+        assert!(reader.has_line(), "`ok` is waiting");
+        assert!(matches!(reader.next_read().await, Some(Read::Line(b"ok"))));
+        assert!(reader.next_read().await.is_none());
+
+        let mut reader = LineReader::with_max(&b"0123456789abcdef\n"[..], 8);
+        assert!(matches!(reader.next_read().await, Some(Read::Oversized(_))));
+        assert!(!reader.has_line(), "only the end of the skipped line is waiting");
+        assert!(reader.next_read().await.is_none());
     }
 
     #[tokio::test]

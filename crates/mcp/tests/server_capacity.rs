@@ -126,7 +126,10 @@ async fn session_starts_and_requests_are_all_answered_during_an_idle_flood() {
     // per-address share of them pending and answers the rest with a 429.
     let flood_size = limits.max_connections + 100;
     let mut flood = open_idle(addr, flood_size).await;
-    let said = futures::future::join_all(flood.iter_mut().map(|s| said_within(s, Duration::from_secs(1)))).await;
+    // A refused connection's request is waited for (up to the grace) before
+    // its status goes out, unless newer ones need its place.
+    let wait = limits.first_byte_grace + Duration::from_secs(1);
+    let said = futures::future::join_all(flood.iter_mut().map(|s| said_within(s, wait))).await;
     let held = said.iter().filter(|s| s.is_none()).count();
     let refused: Vec<&String> = said.iter().flatten().collect();
     // A newcomer finds the address at its cap (429); on a loaded machine the
@@ -256,4 +259,81 @@ async fn a_new_session_past_the_cap_gets_503_until_one_ends() {
         .unwrap();
     assert!(ended.status().is_success(), "{}", ended.status());
     third.start().await.unwrap();
+}
+
+/// Issue 46: a client's own address floods the listener with connections
+/// (held a while, then dropped) while the client makes 300 requests, each on
+/// a new connection. A request may be turned away, but always with an HTTP
+/// status: none may end as a reset with no status (79 of 300 did).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_connection_flood_turns_requests_away_with_a_status_never_a_reset() {
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    raise_open_file_limit();
+    let _ = rustls::crypto::ring::default_provider().install_default(); // reqwest is built without a provider
+    let (surface, _dir) = surface(Mode::Agent);
+    // A small per-address share and a long grace: the flood alone fills the
+    // share with connections too young to be closed for a newcomer, so every
+    // request's connection is refused, however fast this machine opens them.
+    let limits =
+        HttpLimits { max_pending_per_address: 32, first_byte_grace: Duration::from_secs(3), ..HttpLimits::default() };
+    let (url, addr) = serve(surface, limits).await;
+    let mut session = Session::new(&url);
+    session.start().await.unwrap();
+    // No connection reuse: every request goes through admission.
+    session.http = reqwest::Client::builder().no_proxy().pool_max_idle_per_host(0).build().unwrap();
+
+    // A thread of its own (not the runtime the server and the client share,
+    // where it would yield to them), bounded in connections, held
+    // connections and time, stopping when told.
+    let (stop, opened) = (Arc::new(AtomicBool::new(false)), Arc::new(AtomicUsize::new(0)));
+    let flooding = std::thread::spawn({
+        let (stop, opened) = (stop.clone(), opened.clone());
+        move || {
+            let (started, mut held) = (Instant::now(), std::collections::VecDeque::new());
+            while !stop.load(Ordering::Relaxed)
+                && opened.load(Ordering::Relaxed) < 40_000
+                && started.elapsed() < Duration::from_secs(15)
+            {
+                match std::net::TcpStream::connect_timeout(&addr, Duration::from_secs(1)) {
+                    Ok(stream) => {
+                        opened.fetch_add(1, Ordering::Relaxed);
+                        held.push_back(stream);
+                        if held.len() > 300 {
+                            held.pop_front();
+                        }
+                    }
+                    Err(_) => std::thread::sleep(Duration::from_millis(5)),
+                }
+            }
+        }
+    });
+    // Past the per-address cap of pending connections before the requests start.
+    let waited = Instant::now();
+    while opened.load(Ordering::Relaxed) < 100 && waited.elapsed() < Duration::from_secs(5) {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+
+    let started = Instant::now();
+    let (mut statuses, mut resets) = (std::collections::BTreeMap::<u16, usize>::new(), Vec::new());
+    for batch in 0..30 {
+        let pings = (0..10).map(|i| session.post(json!({"jsonrpc": "2.0", "id": batch * 10 + i, "method": "ping"})));
+        for outcome in futures::future::join_all(pings).await {
+            match outcome {
+                Ok((status, _, _)) => *statuses.entry(status).or_default() += 1,
+                Err(e) => resets.push(e),
+            }
+        }
+    }
+    stop.store(true, Ordering::Relaxed);
+    flooding.join().unwrap();
+    let opened = opened.load(Ordering::Relaxed);
+    eprintln!(
+        "300 requests in {:?} beside a flood of {opened} connections: statuses {statuses:?}, {} without a status",
+        started.elapsed(),
+        resets.len()
+    );
+    assert!(resets.is_empty(), "{} of 300 requests ended with no HTTP status, first: {}", resets.len(), resets[0]);
+    for status in statuses.keys() {
+        assert!([200, 429, 503].contains(status), "{statuses:?}");
+    }
 }

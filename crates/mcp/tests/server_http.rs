@@ -259,7 +259,7 @@ async fn authenticated_connections_keep_their_slots_and_extra_ones_are_refused()
 async fn a_request_in_flight_outlives_an_idle_flood() {
     let (surface, _dir) = surface(Mode::Agent);
     let limits = HttpLimits { max_pending_per_address: 4, ..HttpLimits::default() };
-    let url = start_limited(surface, Some("t"), limits).await;
+    let url = start_limited(surface, Some("t"), limits.clone()).await;
     let addr = authority(&url);
     // Half a request head: the client is mid-request, not yet authenticated.
     let mut legit = TcpStream::connect(&addr).await.unwrap();
@@ -274,7 +274,9 @@ async fn a_request_in_flight_outlives_an_idle_flood() {
     let mut head = [0u8; 12];
     tokio::time::timeout(Duration::from_secs(5), legit.read_exact(&mut head)).await.unwrap().unwrap();
     assert!(head.starts_with(b"HTTP/1.1 "), "{}", String::from_utf8_lossy(&head));
-    // The flood itself was cut to the cap.
+    // The flood itself was cut to the cap (a refused connection's request is
+    // waited for up to the grace before its status and the close).
+    tokio::time::sleep(limits.first_byte_grace).await;
     let mut closed = 0;
     for stream in &mut idle {
         if closed_within(stream, Duration::from_millis(20)).await {

@@ -123,3 +123,7 @@ pub(crate) mod test_support;
 #[cfg(test)]
 #[allow(clippy::expect_used, clippy::unwrap_used)]
 mod hostile_tests;
+
+#[cfg(test)]
+#[allow(clippy::expect_used, clippy::unwrap_used)]
+mod schema_minimums_tests;

@@ -52,6 +52,11 @@ pub enum Fault {
     GarbageLine,
     /// Go silent for this long after the first chunk.
     StallAfterFirstChunk(Duration),
+    /// Before the answer, `count` SSE comments (`: ping`), one every `every`:
+    /// what llama-cpp-python sends every 15 s while the model works.
+    PingsFirst { every: Duration, count: u32 },
+    /// Headers sent, then no byte at all for this long before the answer.
+    SilentFirst(Duration),
 }
 
 /// One scripted model answer.
@@ -488,6 +493,16 @@ pub(crate) fn split(s: &str, n: usize) -> Vec<String> {
 /// several events and a single event can straddle nothing but its own write.
 pub(crate) fn frame(events: Vec<String>, fault: Option<&Fault>) -> Vec<Piece> {
     let mut pieces = Vec::new();
+    match fault {
+        Some(Fault::PingsFirst { every, count }) => {
+            for _ in 0..*count {
+                pieces.push(Piece::Pause(*every));
+                pieces.push(Piece::Write(": ping\n\n".into()));
+            }
+        }
+        Some(Fault::SilentFirst(d)) => pieces.push(Piece::Pause(*d)),
+        _ => {}
+    }
     for (i, group) in events.chunks(3).enumerate() {
         pieces.push(Piece::Write(group.concat()));
         if i == 0 {

@@ -66,10 +66,19 @@ pub(crate) fn unreadable_line(line: &[u8]) -> Option<Vec<u8>> {
         ),
         Ok(Value::Object(message)) => {
             let id = message.get("id");
-            if message.get("method").is_none() || id.is_none() {
+            // No id: a notification, answered by nobody. An id with `result`
+            // or `error`: a response (to a request of quiver's).
+            if id.is_none() || message.contains_key("result") || message.contains_key("error") {
                 return None;
             }
             match id {
+                Some(id @ (Value::String(_) | Value::Number(_))) if !message.contains_key("method") => (
+                    ErrorCode::INVALID_REQUEST,
+                    id.clone(),
+                    "invalid request: a request needs a `method` (a message with an `id` and neither `result` \
+                     nor `error` is a request)"
+                        .to_string(),
+                ),
                 Some(id @ (Value::String(_) | Value::Number(_))) => (
                     ErrorCode::INVALID_REQUEST,
                     id.clone(),
@@ -87,6 +96,76 @@ pub(crate) fn unreadable_line(line: &[u8]) -> Option<Vec<u8>> {
     let mut out = error_json(code, id, message);
     out.push(b'\n');
     Some(out)
+}
+
+/// How much of an over-long line is searched for its `id`: the id of a
+/// request is nearly always near its start (before `params`), and a search
+/// of the whole line would cost as much as reading it.
+const ID_SEARCH: usize = 64 * 1024;
+
+/// The answer to a line longer than `max`, which is skipped unread: with the
+/// request's `id` when its first bytes hold one before the cut, else with a
+/// `null` id (JSON-RPC's answer to a request whose id cannot be read). A
+/// response (`result` or `error` before the cut) gets no answer.
+pub(crate) fn oversized_line(head: &[u8], max: usize) -> Option<Vec<u8>> {
+    let head = crate::lines::without_bom(head);
+    let head = &head[..head.len().min(ID_SEARCH)];
+    let mut found = Found::default();
+    // The line is cut: reading it always ends in an error, after what the
+    // visitor found on the way.
+    let _ = serde::de::DeserializeSeed::deserialize(&mut found, &mut serde_json::Deserializer::from_slice(head));
+    if found.response {
+        tracing::warn!(max, "a response over the line bound was skipped");
+        return None;
+    }
+    let id = found.id.filter(|id| id.is_string() || id.is_number()).unwrap_or(Value::Null);
+    let limit = if max.is_multiple_of(1 << 20) { format!("{} MiB", max >> 20) } else { format!("{max} bytes") };
+    let message = format!(
+        "invalid request: the message is longer than the {limit} a line may hold; it was skipped unread (send \
+         large content by reference, e.g. a file path)"
+    );
+    let mut out = error_json(ErrorCode::INVALID_REQUEST, id, message);
+    out.push(b'\n');
+    Some(out)
+}
+
+/// What the first members of a cut JSON object said.
+#[derive(Default)]
+struct Found {
+    id: Option<Value>,
+    response: bool,
+}
+
+impl<'de> serde::de::DeserializeSeed<'de> for &mut Found {
+    type Value = ();
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+        deserializer.deserialize_map(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for &mut Found {
+    type Value = ();
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a JSON-RPC message")
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        while let Some(key) = map.next_key::<String>()? {
+            match key.as_str() {
+                "id" => self.id = Some(map.next_value()?),
+                "result" | "error" => {
+                    self.response = true;
+                    return Ok(());
+                }
+                _ => {
+                    map.next_value::<serde::de::IgnoredAny>()?;
+                }
+            }
+        }
+        Ok(())
+    }
 }
 
 /// A JSON-RPC error message as JSON text, fields in JSON-RPC's order as rmcp

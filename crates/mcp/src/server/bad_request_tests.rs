@@ -58,3 +58,33 @@ fn a_response_a_notification_or_a_blank_line_gets_no_answer() {
     assert_eq!(answered(r#"{"jsonrpc":"2.0","id":4,"result":{"odd":true}}"#), None);
     assert_eq!(answered(r#"{"jsonrpc":"2.0","method":"notifications/odd","params":7}"#), None);
 }
+
+/// Issue 46: an `id` with no `method` (and no `result` or `error`) is a
+/// request that cannot be served; the client is told, under its id.
+#[test]
+fn an_id_without_a_method_is_an_invalid_request_under_that_id() {
+    let a = answered(r#"{"jsonrpc":"2.0","id":4}"#).unwrap();
+    assert_eq!((a["error"]["code"].clone(), a["id"].clone()), (json!(-32600), json!(4)));
+    assert!(a["error"]["message"].as_str().unwrap().contains("`method`"), "{a}");
+    let a = answered(r#"{"jsonrpc":"2.0","id":"s","params":{}}"#).unwrap();
+    assert_eq!(a["id"], "s");
+    assert_eq!(answered(r#"{"jsonrpc":"2.0","id":4,"error":{"code":1}}"#), None, "a response");
+}
+
+fn oversized(head: &str) -> Option<Value> {
+    oversized_line(head.as_bytes(), 16 << 20).map(|l| serde_json::from_slice(&l).unwrap())
+}
+
+#[test]
+fn an_oversized_line_is_answered_with_its_id_when_the_cut_left_one() {
+    let a = oversized(r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"x","arguments":{"t":"aaaa"#)
+        .unwrap();
+    assert_eq!((a["error"]["code"].clone(), a["id"].clone()), (json!(-32600), json!(7)));
+    assert!(a["error"]["message"].as_str().unwrap().contains("16 MiB"), "{a}");
+    let a = oversized(r#"{"jsonrpc":"2.0","method":"tools/call","params":{"name":"x","arguments":{"t":"aaa"#).unwrap();
+    assert_eq!(a["id"], Value::Null, "the id, if any, is past the cut");
+    assert_eq!(oversized("garbage").unwrap()["id"], Value::Null);
+    assert_eq!(oversized(r#"{"jsonrpc":"2.0","id":7,"result":{"content":"aaa"#), None, "a response");
+    assert_eq!(oversized(r#"{"id":{"x":1},"method":"m","params":"a"#).unwrap()["id"], Value::Null);
+    assert!(oversized_line(b"{", 1000).unwrap().windows(10).any(|w| w == b"1000 bytes"));
+}

@@ -20,6 +20,10 @@
 //!   such victim, the *new* connection is answered and closed: `429` with
 //!   `Retry-After` at the per-address cap, `503` with `Retry-After` at the
 //!   connection cap. A client never sees a silent close for lack of a slot.
+//! - A refused connection reads its status as the answer to its request,
+//!   never before it (see [`refusal`]): an HTTP client takes bytes that come
+//!   before its request for a broken connection, and a close that leaves its
+//!   request unread resets it.
 //! - hyper's header-read timeout closes a connection that does not complete
 //!   its request head in time, idle keep-alive connections included; the
 //!   request body has a total deadline (see `read_body`), not a per-read one,
@@ -327,12 +331,11 @@ Content-Length: 56\r\nConnection: close\r\n\r\ntoo many connections from your ad
 const EVICTED_RESPONSE: &[u8] = b"HTTP/1.1 503 Service Unavailable\r\nRetry-After: 1\r\nContent-Type: text/plain\r\n\
 Content-Length: 64\r\nConnection: close\r\n\r\nthis connection sent no request while others waited for a slot\r\n";
 
-fn refuse(stream: &tokio::net::TcpStream, why: Refusal) {
-    let response = match why {
+fn refusal_response(why: Refusal) -> &'static [u8] {
+    match why {
         Refusal::Full => FULL_RESPONSE,
         Refusal::AddressBusy => ADDRESS_BUSY_RESPONSE,
-    };
-    let _ = stream.try_write(response);
+    }
 }
 
 /// How a connection's task ended its wait.
@@ -400,6 +403,8 @@ pub(super) async fn serve(
         .header_read_timeout(admission.limits().header_timeout)
         .max_buf_size(READ_BUFFER)
         .keep_alive(true);
+    // Refused connections are answered after their request (see `refusal`).
+    let refusals = Refusals::new(admission.limits().first_byte_grace);
     tokio::pin!(shutdown);
     loop {
         let (stream, peer) = tokio::select! {
@@ -420,8 +425,7 @@ pub(super) async fn serve(
         let ticket = match admission.admit(peer.ip(), active.clone()) {
             Ok(ticket) => ticket,
             Err(why) => {
-                refuse(&stream, why);
-                drop(stream);
+                refusals.refuse(stream, refusal_response(why));
                 continue;
             }
         };
@@ -522,6 +526,10 @@ fn connection_service(
         async move { tower::ServiceExt::oneshot(router, request.map(Body::new)).await }
     })
 }
+
+#[path = "http_refusal.rs"]
+mod refusal;
+use refusal::Refusals;
 
 #[cfg(test)]
 #[path = "http_conn_tests.rs"]

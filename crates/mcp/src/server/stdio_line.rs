@@ -19,7 +19,7 @@ use rmcp::transport::Transport;
 use tokio::io::{AsyncRead, AsyncWrite};
 
 use super::stdio_calls::{DirectCalls, Reply, Respond, Taken, result_line};
-use crate::lines::{LineReader, LineWriter, QueuedLines, flush_all};
+use crate::lines::{LineReader, LineWriter, MAX_LINE, QueuedLines, Read, flush_all};
 
 /// The `_meta` key of a placeholder result. Never leaves quiver: the
 /// transport replaces the whole result.
@@ -223,10 +223,21 @@ where
             if !self.to_flush.is_empty() && !self.read.has_line() {
                 flush_all(&mut self.to_flush);
             }
-            let Some(line) = self.read.next_line().await else {
-                flush_all(&mut self.to_flush);
-                self.calls.cancel_all();
-                return None;
+            let line = match self.read.next_read().await {
+                Some(Read::Line(line)) => line,
+                Some(Read::Oversized(head)) => {
+                    // Skipped unread: a request in it would never be answered.
+                    if let Some(answer) = super::bad_request::oversized_line(head, MAX_LINE) {
+                        self.out.queue_with(&mut |buf| buf.extend_from_slice(&answer));
+                        self.to_flush.push(Arc::clone(&self.out));
+                    }
+                    continue;
+                }
+                None => {
+                    flush_all(&mut self.to_flush);
+                    self.calls.cancel_all();
+                    return None;
+                }
             };
             match self.calls.take_line(line, &self.respond, &self.out) {
                 Taken::Queued(writer) => self.to_flush.push(writer),

@@ -37,12 +37,15 @@ pub struct RetrieveInput {
     pub mode: RetrieveMode,
     /// head/tail: line count (default 100); query: max matches (default 50).
     #[serde(default)]
+    #[schemars(range(min = 1))]
     pub n: Option<usize>,
     /// lines: first line, 1-based.
     #[serde(default)]
+    #[schemars(range(min = 1))]
     pub start: Option<usize>,
     /// lines: last line, inclusive (default start+99).
     #[serde(default)]
+    #[schemars(range(min = 1))]
     pub end: Option<usize>,
     /// query: regex matched against each line; (?i) for case-insensitive.
     #[serde(default)]

@@ -104,13 +104,13 @@ async fn bad_input_is_explained() {
     assert!(unknown.contains("unknown handle `out_7`") && unknown.contains("out_1"), "{unknown}");
     assert!(call(json!({"handle": "var_1", "mode": "head"})).await.contains("handle_read"));
     assert!(call(json!({"handle": "out_1", "mode": "lines"})).await.contains("needs `start`"));
-    assert!(call(json!({"handle": "out_1", "mode": "lines", "start": 0})).await.contains("1-based"));
+    assert!(call(json!({"handle": "out_1", "mode": "lines", "start": 0})).await.contains("minimum of 1"));
     assert!(
         call(json!({"handle": "out_1", "mode": "lines", "start": 3001})).await.contains("past the end (3000 lines)")
     );
     assert!(call(json!({"handle": "out_1", "mode": "lines", "start": 9, "end": 3})).await.contains("before `start`"));
     assert!(call(json!({"handle": "out_1", "mode": "lines", "start": 1, "end": 1001})).await.contains("at most 1000"));
-    assert!(call(json!({"handle": "out_1", "mode": "head", "n": 0})).await.contains("between 1 and 1000"));
+    assert!(call(json!({"handle": "out_1", "mode": "head", "n": 0})).await.contains("minimum of 1"));
     assert!(call(json!({"handle": "out_1", "mode": "tail", "n": 1001})).await.contains("between 1 and 1000"));
     let bad_regex = call(json!({"handle": "out_1", "mode": "query", "query": "(unclosed"})).await;
     assert!(bad_regex.contains("invalid regex"), "{bad_regex}");

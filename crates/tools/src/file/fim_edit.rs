@@ -35,10 +35,13 @@ pub struct FimEditInput {
     /// Exact text in the file to replace with the completion (must occur once).
     pub marker: Option<String>,
     /// First line of the region to replace (1-based), with end_line; instead of marker.
+    #[schemars(range(min = 1))]
     pub start_line: Option<usize>,
     /// Last line of the region to replace (inclusive).
+    #[schemars(range(min = 1))]
     pub end_line: Option<usize>,
     /// Upper bound on the completion's tokens (default 512, at most 4096).
+    #[schemars(range(min = 1))]
     pub max_tokens: Option<u32>,
 }
 

@@ -117,7 +117,7 @@ async fn bad_regions_are_explained_and_nothing_is_asked() {
         (json!({"path": "a.txt", "marker": "TODO"}), "appears 2 times"),
         (json!({"path": "a.txt", "marker": "nope"}), "not found"),
         (json!({"path": "a.txt", "start_line": 3, "end_line": 9}), "lines 1..4"),
-        (json!({"path": "a.txt", "start_line": 0, "end_line": 1}), "1-based"),
+        (json!({"path": "a.txt", "start_line": 0, "end_line": 1}), "`start_line`: 0 is less than the minimum of 1"),
         (json!({"path": "a.txt", "start_line": 2}), "both"),
         (json!({"path": "a.txt"}), "say where to fill"),
         (json!({"path": "a.txt", "marker": "one", "start_line": 1, "end_line": 1}), "not both"),

@@ -30,6 +30,7 @@ pub struct ListDirInput {
     /// Directory, relative to the workspace root (default ".").
     pub path: Option<String>,
     /// Levels to descend, 1-5 (default 1).
+    #[schemars(range(min = 1))]
     pub depth: Option<usize>,
     /// Include dotfiles (default false).
     pub include_hidden: Option<bool>,

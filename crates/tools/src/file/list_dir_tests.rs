@@ -100,7 +100,7 @@ async fn bad_input_is_explained() {
     tree(&h);
     assert!(h.err("list_dir", json!({"path": "nope"})).await.contains("no such file"));
     assert!(h.err("list_dir", json!({"path": "b.txt"})).await.contains("read_file"));
-    assert!(h.err("list_dir", json!({"depth": 0})).await.contains("between 1 and 5"));
+    assert!(h.err("list_dir", json!({"depth": 0})).await.contains("minimum of 1"));
     assert!(h.err("list_dir", json!({"depth": 6})).await.contains("between 1 and 5"));
     assert!(h.err("list_dir", json!({"path": "../"})).await.contains("outside the workspace"));
     assert!(h.err("list_dir", json!({"path": "/etc"})).await.contains("outside the workspace"));

@@ -34,8 +34,10 @@ pub struct ProjectMapInput {
     /// Directory to map, relative to the workspace root (default ".").
     pub path: Option<String>,
     /// Directory levels shown in the tree, 1-10 (default 3).
+    #[schemars(range(min = 1))]
     pub depth: Option<usize>,
     /// Most directories listed in the tree, 1-2000 (default 200).
+    #[schemars(range(min = 1))]
     pub max_entries: Option<usize>,
 }
 

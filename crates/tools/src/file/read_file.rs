@@ -27,9 +27,13 @@ pub struct ReadFileInput {
     pub path: String,
     /// First line to return, 1-based (default 1).
     #[serde(default)]
+    // The schema says what `run` refuses: a model whose grammar follows it
+    // cannot send 0, and one that does is told by the schema check (issue 46).
+    #[schemars(range(min = 1))]
     pub offset: Option<usize>,
     /// Maximum number of lines (default 2000).
     #[serde(default)]
+    #[schemars(range(min = 1))]
     pub limit: Option<usize>,
     /// PDF only: page range such as "3" or "2-5".
     #[serde(default)]

@@ -18,7 +18,11 @@ async fn bad_input_is_explained() {
     h.write("a.txt", "x\n");
     h.write("bin", "a\0b");
     assert!(h.err("read_file", json!({"path": "missing.txt"})).await.contains("no such file"));
-    assert!(h.err("read_file", json!({"path": "a.txt", "offset": 0})).await.contains("1-based"));
+    assert!(
+        h.err("read_file", json!({"path": "a.txt", "offset": 0}))
+            .await
+            .contains("`offset`: 0 is less than the minimum of 1")
+    );
     assert!(h.err("read_file", json!({"path": "a.txt", "offset": 9})).await.contains("past the end"));
     assert!(h.err("read_file", json!({"path": "bin"})).await.contains("binary"));
     assert!(h.err("read_file", json!({"path": "."})).await.contains("directory"));

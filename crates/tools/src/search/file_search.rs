@@ -31,6 +31,7 @@ pub struct FileSearchInput {
     pub path: Option<String>,
     /// Most results (default 20).
     #[serde(default)]
+    #[schemars(range(min = 1))]
     pub limit: Option<usize>,
 }
 

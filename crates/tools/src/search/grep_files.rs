@@ -51,6 +51,7 @@ pub struct GrepFilesInput {
     pub context: Option<usize>,
     /// Most matches to show (default 200).
     #[serde(default)]
+    #[schemars(range(min = 1))]
     pub max_results: Option<usize>,
 }
 

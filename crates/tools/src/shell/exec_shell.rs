@@ -30,6 +30,7 @@ pub struct ExecShellInput {
     pub cwd: Option<String>,
     /// Foreground time limit in ms (default 120000, max 600000).
     #[serde(default)]
+    #[schemars(range(min = 1))]
     pub timeout_ms: Option<u64>,
     /// Start in the background and return a task_id at once.
     #[serde(default)]

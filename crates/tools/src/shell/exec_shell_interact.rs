@@ -21,6 +21,7 @@ pub struct ExecShellInteractInput {
     pub input: String,
     /// Longest wait for the answer, in ms (default 2000).
     #[serde(default)]
+    #[schemars(range(min = 1))]
     pub timeout_ms: Option<u64>,
     /// Then close stdin (end-of-file; Ctrl-D on a terminal).
     #[serde(default)]

@@ -19,6 +19,7 @@ pub struct ExecShellWaitInput {
     pub task_id: String,
     /// Longest wait for new output or exit, in ms (default 5000).
     #[serde(default)]
+    #[schemars(range(min = 1))]
     pub timeout_ms: Option<u64>,
 }
 

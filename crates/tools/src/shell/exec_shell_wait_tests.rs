@@ -63,6 +63,6 @@ async fn bad_input_is_explained() {
     assert!(unknown.contains("`task-1`") && !unknown.contains("run-2`,"), "{unknown}");
     assert!(h.err("exec_shell_wait", json!({})).await.contains("task_id"));
     assert!(h.err("exec_shell_wait", json!({"task_id": 1})).await.contains("`task_id`"));
-    assert!(h.err("exec_shell_wait", json!({"task_id": "task-1", "timeout_ms": 0})).await.contains("between 1"));
+    assert!(h.err("exec_shell_wait", json!({"task_id": "task-1", "timeout_ms": 0})).await.contains("minimum of 1"));
     assert!(h.err("exec_shell_wait", json!({"task_id": "task-1", "timeout_ms": -5})).await.contains("timeout_ms"));
 }

@@ -31,6 +31,7 @@ pub struct TaskShellWaitInput {
     pub task_id: String,
     /// Longest wait, in ms (default 30000).
     #[serde(default)]
+    #[schemars(range(min = 1))]
     pub timeout_ms: Option<u64>,
     /// Record the finished task's result under this gate name (waits for the exit).
     #[serde(default)]

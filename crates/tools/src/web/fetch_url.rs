@@ -24,9 +24,11 @@ pub struct FetchUrlInput {
     pub url: String,
     /// Stop reading the body after this many bytes (default 2 MiB).
     #[serde(default)]
+    #[schemars(range(min = 1))]
     pub max_bytes: Option<usize>,
     /// Give up after this many milliseconds (default 30000).
     #[serde(default)]
+    #[schemars(range(min = 1))]
     pub timeout_ms: Option<u64>,
     /// Return the body as received: no HTML-to-text, no JSON pretty-printing.
     #[serde(default)]

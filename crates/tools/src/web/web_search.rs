@@ -22,6 +22,7 @@ pub struct WebSearchInput {
     pub query: String,
     /// Number of results (default 5, max 20).
     #[serde(default)]
+    #[schemars(range(min = 1))]
     pub limit: Option<usize>,
 }
 

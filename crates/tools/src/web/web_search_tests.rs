@@ -131,7 +131,7 @@ async fn backend_failures_are_reported() {
 async fn bad_input_is_explained() {
     let h = harness_with(Arc::new(JsonSearch::new("http://127.0.0.1:9/search").unwrap()));
     assert!(h.err("web_search", json!({"query": "   "})).await.contains("`query` is empty"));
-    assert!(h.err("web_search", json!({"query": "x", "limit": 0})).await.contains("between 1 and 20"));
+    assert!(h.err("web_search", json!({"query": "x", "limit": 0})).await.contains("minimum of 1"));
     assert!(h.err("web_search", json!({"query": "x", "limit": 21})).await.contains("between 1 and 20"));
     assert!(h.err("web_search", json!({"query": "x".repeat(501)})).await.contains("longer than 500"));
     let wrong = h.err("web_search", json!({"query": ["x"]})).await;

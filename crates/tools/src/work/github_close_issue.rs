@@ -29,6 +29,7 @@ pub struct GithubCloseIssueInput {
     #[serde(default)]
     pub repo: Option<String>,
     /// The issue number.
+    #[schemars(range(min = 1))]
     pub number: u64,
     /// What had to be true to close it, one item each (at least one).
     pub acceptance_criteria: Vec<String>,

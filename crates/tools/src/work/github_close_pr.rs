@@ -21,6 +21,7 @@ pub struct GithubClosePrInput {
     #[serde(default)]
     pub repo: Option<String>,
     /// The pull request number.
+    #[schemars(range(min = 1))]
     pub number: u64,
     /// What had to be true to close it, one item each (at least one).
     pub acceptance_criteria: Vec<String>,

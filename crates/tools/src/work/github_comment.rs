@@ -30,6 +30,7 @@ pub struct GithubCommentInput {
     #[serde(default)]
     pub repo: Option<String>,
     /// The issue or pull request number.
+    #[schemars(range(min = 1))]
     pub number: u64,
     /// "issue" (default) or "pr".
     #[serde(default)]

@@ -27,6 +27,7 @@ pub struct GithubIssueContextInput {
     #[serde(default)]
     pub repo: Option<String>,
     /// The issue number.
+    #[schemars(range(min = 1))]
     pub number: u64,
 }
 

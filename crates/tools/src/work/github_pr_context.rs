@@ -34,6 +34,7 @@ pub struct GithubPrContextInput {
     #[serde(default)]
     pub repo: Option<String>,
     /// The pull request number.
+    #[schemars(range(min = 1))]
     pub number: u64,
     /// Also fetch the diff (kept as an artifact when long). Default false.
     #[serde(default)]

@@ -285,7 +285,7 @@ async fn issue_context_summarizes_and_keeps_long_parts_as_artifacts() {
     assert_eq!(short["body"], json!({"text": "Short."}));
     let bad = call(&ctx, "github_issue_context", json!({"repo": "--hostname=evil", "number": 12})).await;
     refused(&bad, "is not OWNER/REPO");
-    refused(&call(&ctx, "github_issue_context", json!({"repo": "octo/widgets", "number": 0})).await, "positive");
+    refused(&call(&ctx, "github_issue_context", json!({"repo": "octo/widgets", "number": 0})).await, "minimum of 1");
 }
 
 #[tokio::test]
