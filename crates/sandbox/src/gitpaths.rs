@@ -94,7 +94,7 @@ pub(crate) fn gitfile_target(gitfile: &Path) -> Option<PathBuf> {
     let text = std::fs::read_to_string(gitfile).ok()?;
     let target = text.lines().next()?.strip_prefix("gitdir:")?.trim();
     let base = gitfile.parent()?;
-    Some(crate::protected::normal(&base.join(target)))
+    Some(lexical(&base.join(target)))
 }
 
 /// `path = ...` entries of `root/.gitmodules`.
@@ -133,7 +133,7 @@ pub(crate) fn config_named(git_dir: &Path, worktree: &Path, root: &Path) -> Vec<
                     continue;
                 }
                 let path = if let Some(rest) = candidate.strip_prefix("~/") {
-                    match crate::protected::home_dir() {
+                    match crate::policy::home_dir() {
                         Some(home) => home.join(rest),
                         None => continue,
                     }
@@ -142,7 +142,7 @@ pub(crate) fn config_named(git_dir: &Path, worktree: &Path, root: &Path) -> Vec<
                 } else {
                     worktree.join(candidate)
                 };
-                let path = crate::protected::normal(&path);
+                let path = lexical(&path);
                 // Never the workspace itself or one of its ancestors.
                 if path.starts_with(root) && path != root && !out.iter().any(|(p, _)| *p == path) {
                     let named_as_path = include || is_dir || candidate.contains('/');
@@ -186,6 +186,21 @@ pub(crate) fn entries(text: &str) -> Vec<(String, String, String)> {
         };
         let value = value.strip_prefix('"').and_then(|v| v.strip_suffix('"')).unwrap_or(value);
         out.push((section.clone(), key.to_ascii_lowercase(), value.to_string()));
+    }
+    out
+}
+
+/// `path` with `.` dropped and `..` applied lexically.
+pub(crate) fn lexical(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other.as_os_str()),
+        }
     }
     out
 }

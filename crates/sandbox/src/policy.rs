@@ -48,3 +48,8 @@ pub fn quiver_state_dir() -> Option<PathBuf> {
     }
     std::env::var_os("HOME").filter(|v| !v.is_empty()).map(|home| PathBuf::from(home).join(".local/state/quiver"))
 }
+
+/// `$HOME`, when set and absolute.
+pub(crate) fn home_dir() -> Option<PathBuf> {
+    std::env::var_os("HOME").map(PathBuf::from).filter(|p| p.is_absolute())
+}

@@ -371,23 +371,13 @@ fn outermost(mut paths: Vec<PathBuf>) -> Vec<PathBuf> {
 
 /// `$HOME`, when set and absolute.
 pub fn home_dir() -> Option<PathBuf> {
-    std::env::var_os("HOME").map(PathBuf::from).filter(|p| p.is_absolute())
+    crate::policy::home_dir()
 }
 
 /// `path` without `.` components and with `..` applied lexically (the file
 /// tools have already refused `..` above the root).
 pub(crate) fn normal(path: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for c in path.components() {
-        match c {
-            Component::CurDir => {}
-            Component::ParentDir => {
-                out.pop();
-            }
-            other => out.push(other.as_os_str()),
-        }
-    }
-    out
+    crate::gitpaths::lexical(path)
 }
 
 #[cfg(test)]
