@@ -10,8 +10,9 @@
 //! is dropped — if it is still the stand-in (same inode, still empty).
 //!
 //! What the user sees meanwhile: the stand-ins exist on the host while a
-//! command runs (an empty `.mcp.json` in `ls -a`, an untracked file in their
-//! own `git status`; inside the sandbox git is told to ignore them). A
+//! command runs (an empty `.mcp.json` directory in `ls -a`: in a working
+//! tree they are directories, which git never lists; see
+//! [`StandIn::for_protected`](crate::protected::StandIn::for_protected)). A
 //! quiver killed before it removed them leaves them behind; the next quiver
 //! removes them (a journal per process in quiver's state directory).
 

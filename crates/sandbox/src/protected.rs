@@ -85,12 +85,17 @@ pub enum StandIn {
 }
 
 impl StandIn {
-    /// The stand-in for a workspace-relative protected path.
+    /// The stand-in for a workspace-relative protected path. Outside `.git`
+    /// every one is an empty directory, even for a file's name: git shows
+    /// no empty directory, so neither the user's `git status` nor a `git
+    /// add -A` sees a stand-in while a command runs (a program that reads
+    /// `.mcp.json` meanwhile gets "is a directory" instead of nothing).
     pub fn for_protected(rel: &str) -> StandIn {
         match rel {
             ".git/commondir" => StandIn::CommonDirSelf,
-            ".git/hooks" | ".git/info" | ".git/modules" | ".git/worktrees" | ".quiver" | ".vscode" => StandIn::Dir,
-            _ => StandIn::Empty,
+            ".git/hooks" | ".git/info" | ".git/modules" | ".git/worktrees" => StandIn::Dir,
+            _ if rel.starts_with(".git/") => StandIn::Empty,
+            _ => StandIn::Dir,
         }
     }
 }

@@ -88,6 +88,12 @@ fn git_indirections_and_absent_protected_paths_are_refused() {
     let out = run(Some(&sb), &ws, work);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert_eq!(stdout(&out), "?? new.txt\n2\n");
+    // While the sandbox holds its stand-ins, the user's own git sees none.
+    let host = Command::new("git").args(["status", "--porcelain", "--untracked-files=all"]).current_dir(&ws).output();
+    let host = String::from_utf8_lossy(&host.unwrap().stdout).into_owned();
+    for name in [".mcp.json", "quiver.toml", ".envrc", ".quiver", ".vscode"] {
+        assert!(!host.contains(name), "the host's git status lists {name}:\n{host}");
+    }
     drop(sb);
     // Nothing is left of the stand-ins; only the commit and the new file changed.
     for gone in [".mcp.json", "quiver.toml", ".quiver", ".envrc", ".vscode", ".git/commondir", ".git/worktrees"] {
