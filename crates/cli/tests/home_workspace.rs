@@ -37,6 +37,8 @@ fn file_tools_do_not_read_credentials_in_a_home_workspace() {
         (".aws/credentials", "aws_secret_access_key = PRIVATE-KEY-MATERIAL\n"),
         (".netrc", "machine h password PRIVATE-KEY-MATERIAL\n"),
         (".config/gh/hosts.yml", "oauth_token: PRIVATE-KEY-MATERIAL\n"),
+        // A tool's token under a name no list carries.
+        (".codex/auth.json", "{\"token\": \"PRIVATE-KEY-MATERIAL\"}\n"),
         ("notes.txt", "ordinary\n"),
     ] {
         let p = home_path.join(path);
@@ -48,6 +50,8 @@ fn file_tools_do_not_read_credentials_in_a_home_workspace() {
         ("read_file", json!({"path": format!("{}/.aws/credentials", home_path.display())})),
         ("read_file", json!({"path": ".netrc"})),
         ("read_file", json!({"path": ".config/gh/hosts.yml"})),
+        ("read_file", json!({"path": ".codex/auth.json"})),
+        ("grep_files", json!({"pattern": "PRIVATE", "path": ".codex"})),
         ("grep_files", json!({"pattern": "PRIVATE", "path": ".ssh"})),
         ("grep_files", json!({"pattern": "PRIVATE", "path": ".config"})),
         ("grep_files", json!({"pattern": "PRIVATE", "glob": "**/.ssh/*"})),

@@ -265,6 +265,15 @@ pub fn secret_paths(root: &Path) -> Vec<PathBuf> {
     let mut candidates: Vec<PathBuf> = Vec::new();
     if let Some(home) = home_dir() {
         candidates.extend(HOME_SECRET_DIRS.iter().chain(HOME_SECRET_FILES).map(|p| home.join(p)));
+        // With the home inside the workspace, what the sandbox hides of it
+        // (every dot entry but the allowlist) no file tool reads either.
+        let home_n = normal(&home);
+        if home_n.starts_with(&root) {
+            let extra =
+                crate::env::user_config_file().and_then(|f| crate::env::user_home_allow(&f).ok()).unwrap_or_default();
+            let allowed = home_allowed(&home_n, &extra);
+            candidates.extend(home_hidden(&home_n, &allowed, home_n == root));
+        }
     }
     candidates.extend(crate::policy::quiver_config_dir());
     candidates.extend(crate::policy::quiver_state_dir());
@@ -276,7 +285,10 @@ pub fn secret_paths(root: &Path) -> Vec<PathBuf> {
 pub fn secret_reason(root: &Path, target: &Path) -> Option<String> {
     let target = normal(target);
     secret_paths(root).into_iter().find(|s| target.starts_with(s)).map(|s| {
-        format!("`{}` holds credentials or quiver's own config and state, which no tool reads unasked", s.display())
+        format!(
+            "`{}` holds credentials or your home's configuration, or quiver's own config and state, which no tool reads unasked",
+            s.display()
+        )
     })
 }
 
@@ -372,6 +384,64 @@ fn outermost(mut paths: Vec<PathBuf>) -> Vec<PathBuf> {
         }
     }
     out
+}
+
+/// The entries of `home` (normalized) a sandboxed command still sees: the
+/// toolchain allowlist and `extra` (relative to the home) that exist, where
+/// they lie inside the home.
+pub fn home_allowed(home: &Path, extra: &[String]) -> Vec<PathBuf> {
+    let mut allowed: Vec<PathBuf> = HOME_TOOLCHAIN_ALLOW
+        .iter()
+        .map(|s| s.to_string())
+        .chain(extra.iter().cloned())
+        .map(|rel| home.join(rel))
+        .filter(|p| p.symlink_metadata().is_ok())
+        .filter_map(|p| std::fs::canonicalize(&p).ok())
+        // A link out of the home (`~/.cargo -> /opt/cargo`) is visible
+        // where it points anyway.
+        .filter(|p| p.starts_with(home) && p != home)
+        .collect();
+    allowed.sort();
+    allowed.dedup();
+    allowed
+}
+
+/// With the home inside the workspace, what of it is hidden: every dot
+/// entry but `.cache`, the allowed ones (and the way to them) and, when the
+/// home is the workspace (`own_git`), its `.git`.
+pub fn home_hidden(home: &Path, allowed: &[PathBuf], own_git: bool) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    hide_beside(home, allowed, true, own_git, &mut out);
+    out
+}
+
+/// The entries of `dir` to hide so that only the allowed paths remain: an
+/// entry on the way to an allowed path is descended into, not hidden. At
+/// the top only dot entries count (the others are the work).
+fn hide_beside(dir: &Path, allowed: &[PathBuf], top: bool, own_git: bool, out: &mut Vec<PathBuf>) {
+    use std::os::unix::ffi::OsStrExt;
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    let mut names: Vec<_> = entries.flatten().map(|e| e.file_name()).collect();
+    names.sort();
+    for name in names {
+        if top
+            && (name.as_bytes().first() != Some(&b'.')
+                || HOME_WRITABLE_DOT_DIRS.iter().any(|w| std::ffi::OsStr::new(w) == name)
+                || (own_git && name == ".git"))
+        {
+            continue;
+        }
+        let path = dir.join(&name);
+        if allowed.iter().any(|a| path.starts_with(a)) {
+            continue;
+        }
+        let on_the_way = allowed.iter().any(|a| a.starts_with(&path));
+        if on_the_way && path.is_dir() && !path.is_symlink() {
+            hide_beside(&path, allowed, false, own_git, out);
+        } else {
+            out.push(path);
+        }
+    }
 }
 
 /// `$HOME`, when set and absolute.

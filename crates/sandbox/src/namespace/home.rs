@@ -17,12 +17,9 @@
 //! (then read-only), except `.cache` (writable, as a build expects) and the
 //! home's own `.git` when the workspace is the home.
 
-use std::ffi::OsStr;
-use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 use crate::landlock_rules::normalize;
-use crate::protected::{HOME_TOOLCHAIN_ALLOW, HOME_WRITABLE_DOT_DIRS};
 
 /// What becomes of the home for one command.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -48,58 +45,12 @@ pub(crate) fn view(home: Option<&Path>, writable: &[PathBuf], extra_allow: &[Str
     if home == Path::new("/") || !home.is_dir() {
         return None;
     }
-    let mut allowed: Vec<PathBuf> = HOME_TOOLCHAIN_ALLOW
-        .iter()
-        .map(|s| s.to_string())
-        .chain(extra_allow.iter().cloned())
-        .map(|rel| home.join(rel))
-        .filter(|p| p.symlink_metadata().is_ok())
-        .map(|p| normalize(&p))
-        // A link out of the home (`~/.cargo -> /opt/cargo`) is visible
-        // where it points anyway.
-        .filter(|p| p.starts_with(&home) && *p != home)
-        .collect();
-    allowed.sort();
-    allowed.dedup();
+    let allowed = crate::protected::home_allowed(&home, extra_allow);
     let replaced = !writable.iter().any(|w| home.starts_with(w));
-    let hidden = if replaced {
-        Vec::new()
-    } else {
-        let own_git = writable.contains(&home);
-        let mut hidden = Vec::new();
-        hide_beside(&home, &allowed, true, own_git, &mut hidden);
-        hidden
-    };
+    let hidden =
+        if replaced { Vec::new() } else { crate::protected::home_hidden(&home, &allowed, writable.contains(&home)) };
     let gitconfig = identity_gitconfig(&home);
     Some(HomeView { home, replaced, allowed, hidden, gitconfig })
-}
-
-/// The entries of `dir` to hide so that only the allowed paths remain: an
-/// entry on the way to an allowed path is descended into, not hidden. At
-/// the top only dot entries count (the others are the work).
-fn hide_beside(dir: &Path, allowed: &[PathBuf], top: bool, own_git: bool, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else { return };
-    let mut names: Vec<_> = entries.flatten().map(|e| e.file_name()).collect();
-    names.sort();
-    for name in names {
-        if top
-            && (name.as_bytes().first() != Some(&b'.')
-                || HOME_WRITABLE_DOT_DIRS.iter().any(|w| OsStr::new(w) == name)
-                || (own_git && name == ".git"))
-        {
-            continue;
-        }
-        let path = dir.join(&name);
-        if allowed.iter().any(|a| path.starts_with(a)) {
-            continue;
-        }
-        let on_the_way = allowed.iter().any(|a| a.starts_with(&path));
-        if on_the_way && path.is_dir() && !path.is_symlink() {
-            hide_beside(&path, allowed, false, own_git, out);
-        } else {
-            out.push(path);
-        }
-    }
 }
 
 /// A `.gitconfig` with only `user.name`, `user.email` and
