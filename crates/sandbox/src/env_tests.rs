@@ -1,6 +1,7 @@
 #![allow(clippy::unwrap_used)]
 
 use super::*;
+use crate::policy::user_home_allow;
 
 fn vars(pairs: &[(&str, &str)]) -> Vec<(OsString, OsString)> {
     pairs.iter().map(|(k, v)| (OsString::from(k), OsString::from(v))).collect()

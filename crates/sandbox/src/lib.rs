@@ -63,11 +63,11 @@ mod seccomp;
 
 #[cfg(target_os = "linux")]
 pub use contain::{Containment, JOB_MARKER, Job, Mechanism, Prefer, sweep_stale};
-pub use env::{EnvPolicy, Inherit, user_config_file, user_home_allow, user_scrub_list};
+pub use env::{EnvPolicy, Inherit, user_scrub_list};
 pub use hook::{PreExecTarget, die_with_parent};
 #[cfg(target_os = "linux")]
 pub use landlock_rules::normalize;
-pub use policy::{SandboxPolicy, quiver_config_dir, quiver_state_dir};
+pub use policy::{SandboxPolicy, quiver_config_dir, quiver_state_dir, user_config_file, user_home_allow};
 pub use probe::{NO_USERNS_VAR, Probe, probe};
 pub use sandbox::{Limits, Sandbox, SandboxError, SandboxMechanism, SandboxOptions};
 

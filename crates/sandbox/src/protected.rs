@@ -269,8 +269,9 @@ pub fn secret_paths(root: &Path) -> Vec<PathBuf> {
         // (every dot entry but the allowlist) no file tool reads either.
         let home_n = normal(&home);
         if home_n.starts_with(&root) {
-            let extra =
-                crate::env::user_config_file().and_then(|f| crate::env::user_home_allow(&f).ok()).unwrap_or_default();
+            let extra = crate::policy::user_config_file()
+                .and_then(|f| crate::policy::user_home_allow(&f).ok())
+                .unwrap_or_default();
             let allowed = home_allowed(&home_n, &extra);
             candidates.extend(home_hidden(&home_n, &allowed, home_n == root));
         }

@@ -161,10 +161,10 @@ impl Sandbox {
 
     pub fn with_options(policy: SandboxPolicy, network: bool, options: SandboxOptions) -> Result<Self, SandboxError> {
         let mut options = options;
-        if let Some(path) = crate::env::user_config_file() {
+        if let Some(path) = crate::policy::user_config_file() {
             // Read for every sandbox, so an edit applies to the next command;
             // a broken entry widens nothing and says so.
-            match crate::env::user_home_allow(&path) {
+            match crate::policy::user_home_allow(&path) {
                 Ok(extra) => options.home_allow.extend(extra),
                 Err(e) => tracing::warn!(path = %path.display(), %e, "[sandbox] home_allow not applied"),
             }
