@@ -47,7 +47,9 @@ pub(crate) type Resource = c_int;
 #[derive(Debug, Clone)]
 pub(crate) enum MountOp {
     /// A recursive bind of `src` onto `dst`.
-    Bind { src: CString, dst: CString, optional: bool },
+    /// `best_effort`: any failure skips it (what only adds visibility: a
+    /// toolchain in the home, a `PATH` entry; never a boundary).
+    Bind { src: CString, dst: CString, optional: bool, best_effort: bool },
     /// An empty tmpfs on `dst`.
     Tmpfs { dst: CString, data: CString, optional: bool },
     /// A fresh devpts instance on `dst` (its own terminals and `ptmx`).
@@ -75,7 +77,7 @@ impl MountOp {
     /// spawn.
     pub(crate) fn tolerates(&self, errno: Option<i32>) -> bool {
         match self {
-            MountOp::Devpts { .. } => true,
+            MountOp::Devpts { .. } | MountOp::Bind { best_effort: true, .. } => true,
             _ => self.optional() && matches!(errno, Some(libc::ENOENT) | Some(libc::ENOTDIR)),
         }
     }
@@ -185,7 +187,7 @@ fn c(path: &Path) -> io::Result<CString> {
 }
 
 fn bind(src: &Path, dst: &Path, optional: bool) -> io::Result<MountOp> {
-    Ok(MountOp::Bind { src: c(src)?, dst: c(dst)?, optional })
+    Ok(MountOp::Bind { src: c(src)?, dst: c(dst)?, optional, best_effort: false })
 }
 
 fn read_only(path: &Path, ro: bool, optional: bool, recursive: bool) -> io::Result<MountOp> {
@@ -259,11 +261,13 @@ pub(crate) fn plan(private: &Private, inputs: &Inputs<'_>, cwd: &Path) -> io::Re
     let mut wanted: Vec<PathBuf> = writable.iter().filter_map(|w| repository_above(w)).collect();
     wanted.extend(writable.iter().cloned());
     wanted.push(cwd.clone());
+    let mut path_dirs: Vec<PathBuf> = Vec::new();
     for dir in std::env::var_os("PATH").map(|p| std::env::split_paths(&p).collect::<Vec<_>>()).unwrap_or_default() {
         if dir.is_absolute() && dir.is_dir() {
-            wanted.push(normalize(&dir));
+            path_dirs.push(normalize(&dir));
         }
     }
+    wanted.extend(path_dirs.iter().cloned());
     if let Some(h) = &home {
         wanted.extend(h.allowed.iter().cloned());
     }
@@ -278,6 +282,11 @@ pub(crate) fn plan(private: &Private, inputs: &Inputs<'_>, cwd: &Path) -> io::Re
     wanted.sort_by_key(|p| p.components().count());
     // Everything asked for keeps its top-level directory visible.
     let mut needed: Vec<PathBuf> = wanted.clone();
+    // Kept for sight only: a home toolchain or a `PATH` entry that cannot be
+    // bound (a home on a file system that refuses it) is left out rather
+    // than failing every command.
+    let mut sight_only: Vec<PathBuf> = home.as_ref().map(|h| h.allowed.clone()).unwrap_or_default();
+    sight_only.extend(path_dirs.iter().cloned());
     let mut seen: Vec<PathBuf> = Vec::new();
     for path in wanted {
         // A writable root gets a mount of its own even inside something staged.
@@ -295,7 +304,11 @@ pub(crate) fn plan(private: &Private, inputs: &Inputs<'_>, cwd: &Path) -> io::Re
                 }
                 std::fs::write(&at, b"")?;
             }
-            ops.push(bind(&path, &at, false)?);
+            let mut op = bind(&path, &at, false)?;
+            if let MountOp::Bind { best_effort, .. } = &mut op {
+                *best_effort = sight_only.contains(&path) && !writable.contains(&path) && path != cwd;
+            }
+            ops.push(op);
         } else if writable.contains(&path) && path.exists() && path != Path::new("/") {
             ops.push(bind(&path, &path, false)?);
         } else {

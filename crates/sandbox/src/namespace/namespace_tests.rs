@@ -89,3 +89,33 @@ fn a_denied_program_is_denied_by_what_runs_not_by_its_name() {
         assert!(found.contains(&std::fs::canonicalize(core).unwrap()), "{found:?}");
     }
 }
+
+#[test]
+fn a_home_toolchain_is_kept_for_sight_only_and_the_workspace_is_not() {
+    let home = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(home.path().join(".cargo/bin")).unwrap();
+    let ws = home.path().join("proj");
+    std::fs::create_dir_all(&ws).unwrap();
+    let private = Private::new().unwrap();
+    let writable = vec![ws.clone()];
+    let inputs = Inputs {
+        writable: &writable,
+        network: false,
+        extra_read_only: &[],
+        deny_programs: &[],
+        rlimits: vec![],
+        home: Some(home.path()),
+        home_allow: &[],
+        stand_ins: &[],
+    };
+    let plan = plan(&private, &inputs, &ws).unwrap();
+    let best_effort = |src: &std::path::Path| {
+        let src = c(&normalize(src)).unwrap();
+        plan.ops.iter().find_map(|op| match op {
+            MountOp::Bind { src: s, best_effort, .. } if *s == src => Some(*best_effort),
+            _ => None,
+        })
+    };
+    assert_eq!(best_effort(&home.path().join(".cargo")), Some(true));
+    assert_eq!(best_effort(&ws), Some(false));
+}
