@@ -22,14 +22,13 @@ use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-/// What stands in for an absent path.
-pub(crate) use crate::protected::StandIn as Kind;
+use crate::protected::StandIn;
 
-impl Kind {
+impl StandIn {
     fn bytes(self) -> &'static [u8] {
         match self {
-            Kind::Dir | Kind::Empty => b"",
-            Kind::CommonDirSelf => COMMONDIR_SELF,
+            StandIn::Dir | StandIn::Empty => b"",
+            StandIn::CommonDirSelf => COMMONDIR_SELF,
         }
     }
 }
@@ -37,7 +36,7 @@ impl Kind {
 /// One stand-in this process made: where, and which inode it is.
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Made {
-    kind: Kind,
+    kind: StandIn,
     dev: u64,
     ino: u64,
     users: usize,
@@ -58,13 +57,13 @@ impl Placeholders {
     /// Makes (or shares) a stand-in at `path` when nothing is there and its
     /// parent directory exists; returns whether `path` is now held.
     #[cfg(test)]
-    pub(crate) fn hold(&mut self, path: &Path, kind: Kind) -> bool {
+    pub(crate) fn hold(&mut self, path: &Path, kind: StandIn) -> bool {
         self.hold_all(&[(path.to_path_buf(), kind)]) == 1
     }
 
     /// [`hold`](Self::hold) for many paths, journaled in one write; returns
     /// how many are held.
-    pub(crate) fn hold_all(&mut self, wanted: &[(PathBuf, Kind)]) -> usize {
+    pub(crate) fn hold_all(&mut self, wanted: &[(PathBuf, StandIn)]) -> usize {
         let mut made = MADE.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         let mut created = Vec::new();
         let mut held = 0;
@@ -85,7 +84,7 @@ impl Placeholders {
 }
 
 /// Shares the stand-in at `path` or makes one; `created` collects new ones.
-fn hold_one(made: &mut BTreeMap<PathBuf, Made>, path: &Path, kind: Kind, created: &mut Vec<PathBuf>) -> bool {
+fn hold_one(made: &mut BTreeMap<PathBuf, Made>, path: &Path, kind: StandIn, created: &mut Vec<PathBuf>) -> bool {
     if let Some(entry) = made.get_mut(path) {
         if still_ours(path, entry) {
             entry.users += 1;
@@ -121,13 +120,13 @@ impl Drop for Placeholders {
     }
 }
 
-fn create(path: &Path, kind: Kind) -> std::io::Result<std::fs::Metadata> {
+fn create(path: &Path, kind: StandIn) -> std::io::Result<std::fs::Metadata> {
     match kind {
-        Kind::Dir => {
+        StandIn::Dir => {
             std::fs::create_dir(path)?;
             std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o555))?;
         }
-        Kind::Empty | Kind::CommonDirSelf => {
+        StandIn::Empty | StandIn::CommonDirSelf => {
             // Never through a link, never over something that appeared.
             let mut file = std::fs::OpenOptions::new()
                 .write(true)
@@ -148,17 +147,17 @@ fn still_ours(path: &Path, made: &Made) -> bool {
         return false;
     }
     match made.kind {
-        Kind::Dir => meta.is_dir() && std::fs::read_dir(path).is_ok_and(|mut d| d.next().is_none()),
-        Kind::Empty | Kind::CommonDirSelf => {
+        StandIn::Dir => meta.is_dir() && std::fs::read_dir(path).is_ok_and(|mut d| d.next().is_none()),
+        StandIn::Empty | StandIn::CommonDirSelf => {
             meta.is_file() && std::fs::read(path).is_ok_and(|b| b == made.kind.bytes())
         }
     }
 }
 
-fn remove(path: &Path, kind: Kind) {
+fn remove(path: &Path, kind: StandIn) {
     let result = match kind {
-        Kind::Dir => std::fs::remove_dir(path),
-        Kind::Empty | Kind::CommonDirSelf => std::fs::remove_file(path),
+        StandIn::Dir => std::fs::remove_dir(path),
+        StandIn::Empty | StandIn::CommonDirSelf => std::fs::remove_file(path),
     };
     if let Err(e) = result {
         tracing::debug!(path = %path.display(), %e, "a sandbox stand-in was not removed");

@@ -193,10 +193,23 @@ pub fn protected_reason(root: &Path, target: &Path) -> Option<String> {
     if let Some(why) = nested_git_reason(&folded) {
         return Some(why);
     }
+    // The repositories whose working trees hold the target (its ancestors
+    // with a `.git` directory or gitfile, up to the root): a file tool's write checks
+    // these, not a walk of the whole workspace.
     let target_n = normal(target);
-    let nested = crate::gitpaths::nested(&normal(root));
-    for (git_dir, worktree) in git_dirs(&normal(root), &nested) {
-        if let Some((named, _)) = crate::gitpaths::config_named(&git_dir, &worktree, &normal(root))
+    let root_n = normal(root);
+    let repos: Vec<(PathBuf, PathBuf)> = target_n
+        .ancestors()
+        .skip(1)
+        .take_while(|a| a.starts_with(&root_n))
+        .filter_map(|a| {
+            let dot_git = a.join(".git");
+            let git_dir = if dot_git.is_dir() { Some(dot_git) } else { crate::gitpaths::gitfile_target(&dot_git) };
+            git_dir.map(|g| (g, a.to_path_buf()))
+        })
+        .collect();
+    for (git_dir, worktree) in repos {
+        if let Some((named, _)) = crate::gitpaths::config_named(&git_dir, &worktree, &root_n)
             .into_iter()
             .find(|(p, _)| target_n.starts_with(p))
         {

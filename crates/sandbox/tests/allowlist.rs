@@ -250,9 +250,9 @@ fn denied_programs_are_refused_under_their_other_names() {
         "mke2fs -V",
         "$(echo /sbin/mkfs).ext4 -V",
     ] {
-        let first = line.split_whitespace().next().unwrap_or_default();
-        let program = first.replace("$(echo ", "").replace(')', "");
-        if !first.starts_with("cp") && !std::path::Path::new(&program).exists() && which(&program).is_none() {
+        // Only a line that runs unconfined here says anything about the
+        // sandbox (a machine without git-core or e2fsprogs has nothing to deny).
+        if !run(None, &l.ws, line).status.success() {
             continue;
         }
         if run(Some(&sb), &l.ws, line).status.success() {
@@ -260,8 +260,4 @@ fn denied_programs_are_refused_under_their_other_names() {
         }
     }
     assert!(ran.is_empty(), "denied programs ran: {ran:?}");
-}
-
-fn which(name: &str) -> Option<std::path::PathBuf> {
-    std::env::var_os("PATH")?.to_str()?.split(':').map(|d| Path::new(d).join(name)).find(|p| p.exists())
 }

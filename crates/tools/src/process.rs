@@ -53,7 +53,7 @@ impl SandboxKind {
         }
     }
 
-    pub(crate) fn confined(self) -> bool {
+    fn confined(self) -> bool {
         matches!(self, SandboxKind::WorkspaceWrite | SandboxKind::WorkspaceWriteNetwork)
     }
 }
@@ -500,6 +500,12 @@ impl Running {
 impl Drop for Running {
     fn drop(&mut self) {
         let _ = self.job.kill();
+        // A process allowed outside the sandbox (approved, yolo, a tool's
+        // own fixed command) may change protected paths on purpose: no guard
+        // of a running sandboxed job in the Landlock fallback undoes that.
+        if self.sandbox.is_none() {
+            quiver_sandbox::refresh_protected_snapshots();
+        }
     }
 }
 

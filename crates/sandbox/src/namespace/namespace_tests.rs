@@ -6,18 +6,22 @@ fn plan_for_a_new_workspace() -> (tempfile::TempDir, Private, NsPlan) {
     let ws = tempfile::tempdir().unwrap();
     let private = Private::new().unwrap();
     let writable = vec![ws.path().to_path_buf()];
-    let inputs = Inputs {
-        writable: &writable,
+    let plan = plan(&private, &inputs(&writable, None), ws.path()).unwrap();
+    (ws, private, plan)
+}
+
+/// What a plan is built from: `writable`, no network, `home` as given, nothing else.
+fn inputs<'a>(writable: &'a [PathBuf], home: Option<&'a std::path::Path>) -> Inputs<'a> {
+    Inputs {
+        writable,
         network: false,
         extra_read_only: &[],
         deny_programs: &[],
         rlimits: vec![],
-        home: None,
+        home,
         home_allow: &[],
         stand_ins: &[],
-    };
-    let plan = plan(&private, &inputs, ws.path()).unwrap();
-    (ws, private, plan)
+    }
 }
 
 #[test]
@@ -98,17 +102,7 @@ fn a_home_toolchain_is_kept_for_sight_only_and_the_workspace_is_not() {
     std::fs::create_dir_all(&ws).unwrap();
     let private = Private::new().unwrap();
     let writable = vec![ws.clone()];
-    let inputs = Inputs {
-        writable: &writable,
-        network: false,
-        extra_read_only: &[],
-        deny_programs: &[],
-        rlimits: vec![],
-        home: Some(home.path()),
-        home_allow: &[],
-        stand_ins: &[],
-    };
-    let plan = plan(&private, &inputs, &ws).unwrap();
+    let plan = plan(&private, &inputs(&writable, Some(home.path())), &ws).unwrap();
     let best_effort = |src: &std::path::Path| {
         let src = c(&normalize(src)).unwrap();
         plan.ops.iter().find_map(|op| match op {

@@ -119,11 +119,6 @@ impl Tool for ExecShell {
                 undone.join("; ")
             ));
         }
-        if !grant.sandbox.confined() {
-            // A command allowed outside the sandbox may change protected
-            // paths on purpose: no guard of a running sandboxed job undoes it.
-            quiver_sandbox::refresh_protected_snapshots();
-        }
         if job.exit().is_some_and(|e| e.code != 0) {
             // Say what the sandbox most likely refused, when the output shows
             // it, so the model can ask to leave it instead of guessing.
