@@ -258,7 +258,12 @@ fn quivers_own_environment_is_out_of_reach_of_the_users_other_processes() {
     }
     let dir = tempfile::tempdir().unwrap();
     std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
-    let mut child = Command::new(quiver_bin())
+    // The build's own binary may lie in a directory only root can enter (a
+    // clone under `mktemp -d`): the unprivileged user runs a copy.
+    let bin = dir.path().join("quiver");
+    std::fs::copy(quiver_bin(), &bin).unwrap();
+    std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let mut child = Command::new(&bin)
         .args(["sandbox", "--", "sleep", "5"])
         .current_dir(dir.path())
         .env("QUIVER_CONFIG_DIR", dir.path().join("config"))
@@ -273,7 +278,9 @@ fn quivers_own_environment_is_out_of_reach_of_the_users_other_processes() {
     std::thread::sleep(std::time::Duration::from_millis(500));
     let environ = std::path::PathBuf::from(format!("/proc/{}/environ", child.id()));
     let owner = std::fs::metadata(&environ).unwrap().uid();
+    let still_running = child.try_wait().unwrap().is_none();
     let _ = child.kill();
     let _ = child.wait();
+    assert!(still_running, "quiver (as uid 65534) exited before its environ could be looked at");
     assert_eq!(owner, 0, "quiver's environ belongs to uid {owner}: readable by the user's other processes");
 }
