@@ -286,3 +286,35 @@ pub fn write(root: &Path, text: &str) -> Result<PathBuf, RelayError> {
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 #[path = "relay_tests.rs"]
 mod tests;
+
+/// Asks the model for a relay of `history` (with `focus`, if any) and builds
+/// the document. No tools go with the request: the relay is prose about the
+/// session, never more work. An empty answer is an error.
+pub async fn ask(
+    provider: &dyn crate::provider::Provider,
+    model: &str,
+    max_output_tokens: Option<u32>,
+    history: &[Message],
+    focus: Option<&str>,
+) -> Result<String, String> {
+    let mut messages = history.to_vec();
+    messages.push(Message::user(instruction(focus)));
+    let request = crate::message::ModelRequest {
+        model: model.to_string(),
+        system: crate::exec::SYSTEM_PROMPT.to_string(),
+        messages,
+        tools: serde_json::Value::Array(Vec::new()),
+        head_len: 0,
+        deferred_tools: Vec::new(),
+        max_output_tokens,
+        effort: None,
+        stream: true,
+        cache_key: None,
+    };
+    let mut ignore = |_| {};
+    let response = provider.complete(&request, &mut ignore).await.map_err(|e| e.to_string())?;
+    if response.text.trim().is_empty() {
+        return Err("the model answered with an empty relay; nothing written".into());
+    }
+    Ok(document(&response.text, &Facts::from_messages(history)))
+}

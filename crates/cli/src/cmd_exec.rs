@@ -11,11 +11,11 @@ use std::sync::Arc;
 
 use quiver_agent::exec::{self, ExecOptions, paths, resume};
 use quiver_agent::relay;
-use quiver_agent::run::{CompactionPolicy, EnginePort, ProviderFim, compact};
-use quiver_agent::subagent::{AgentRuntime, SubagentLimits};
+use quiver_agent::run::{CompactionPolicy, EnginePort};
 use quiver_agent::{CliOverrides, Effort, HttpOptions, Provider};
-use quiver_engine::{Audience, Mode, Session, Workspace};
+use quiver_engine::{Mode, Workspace};
 
+use crate::agent_session::{self, AgentSession, OpenError};
 use crate::setup;
 
 #[derive(clap::Args)]
@@ -141,48 +141,17 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         effort: args.effort,
         max_output_tokens: None,
     };
-    let (layers, config, provider) = match configured_provider(workspace.root(), &cli) {
-        Ok(found) => found,
-        Err(e) => return Ok(usage_error(e)),
-    };
-    let window = paths::context_window_override(&layers).unwrap_or_else(|| compact::context_window_of(&config.model));
-
-    let limits = match SubagentLimits::from_layers(&layers) {
-        Ok(l) => l,
-        Err(e) => return Ok(usage_error(e)),
-    };
-    let native = quiver_tools::NativeOptions::default();
-    let rlm_child = setup::rlm_child_for(config.clone());
-    let (host, manager, agents) = setup::host_with(Some(workspace.root()), None, None, &native, rlm_child)?;
-    agents.configure(AgentRuntime {
-        provider: Arc::clone(&provider),
-        provider_name: config.provider.clone(),
-        model: config.model.clone(),
-        effort: config.effort,
-        max_output_tokens: config.max_output_tokens,
-        limits,
-        root_system: exec::SYSTEM_PROMPT.to_string(),
-        // --json: children's events, tagged with their agent id, on the same stream.
-        events: args.json.then(|| -> quiver_agent::subagent::EventTap {
-            Arc::new(|event| setup::out(&quiver_engine::canonical::to_string(&event)))
-        }),
+    // --json: children's events, tagged with their agent id, on the same stream.
+    let tap = args.json.then(|| -> quiver_agent::subagent::EventTap {
+        Arc::new(|event| setup::out(&quiver_engine::canonical::to_string(&event)))
     });
-    crate::search_model::attach(&host)?;
-    let audience = Audience { provider: config.provider.clone(), model: Some(config.model.clone()), mode };
-    let mut ctx = host.context(workspace.clone(), audience.clone());
-    let mut history = Vec::new();
-    if let Some(r) = resumed {
-        ctx.session = Arc::new(Session::new(r.session_id));
-        ctx.session.restore_lazy_state(r.lazy);
-        history = r.messages;
-    }
-    // `fim_edit` completes through the same provider (an error names it when
-    // the provider has no fill-in-the-middle endpoint).
-    ctx.fim = Some(Arc::new(ProviderFim(Arc::clone(&provider))));
+    let AgentSession { config, provider, host, manager, mut ctx, history, transcript_path, window, .. } =
+        match agent_session::open(&workspace, &cli, mode, resumed, tap) {
+            Ok(session) => session,
+            Err(OpenError::Usage(e)) => return Ok(usage_error(e)),
+            Err(OpenError::Other(e)) => return Err(e),
+        };
     let session_id = ctx.session.id().to_string();
-    let transcript_path = paths::session_path(&session_id)?;
-    ctx.transcript =
-        Some(exec::open_transcript(&transcript_path, &session_id, &workspace, &audience, &config.provider)?);
     if mode == Mode::Agent
         && let Some(approver) = exec::approver::TerminalApprover::if_interactive(stdin_prompt)
     {

@@ -3,12 +3,12 @@
 //! workspace's `.quiver/handoff.md`, for `quiver exec --from-relay` (or a
 //! person) to pick up. The shape and the file are `quiver_agent::relay`'s.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use quiver_agent::exec::{self, paths, resume};
-use quiver_agent::relay::{self, Facts};
-use quiver_agent::{CliOverrides, Message, ModelRequest};
+use quiver_agent::CliOverrides;
+use quiver_agent::relay;
 
 use crate::setup;
 
@@ -55,7 +55,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             Ok(p) => return Ok(usage_error(format!("no session `{id}` ({} does not exist)", p.display()))),
             Err(e) => return Ok(usage_error(e)),
         },
-        None => match newest_session(&root) {
+        None => match paths::workspace_sessions(&root).into_iter().next() {
             Some(p) => p,
             None => {
                 return Ok(usage_error(format!(
@@ -85,38 +85,21 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         Err(e) => return Ok(usage_error(e)),
     };
     let focus = args.focus.join(" ");
-    let mut messages = session.messages.clone();
-    messages.push(Message::user(relay::instruction(Some(&focus))));
-    // No tools: the relay is prose about the session, never more work.
-    let request = ModelRequest {
-        model: config.model.clone(),
-        system: exec::SYSTEM_PROMPT.to_string(),
-        messages,
-        tools: serde_json::Value::Array(Vec::new()),
-        head_len: 0,
-        deferred_tools: Vec::new(),
-        max_output_tokens: config.max_output_tokens,
-        effort: None,
-        stream: true,
-        cache_key: None,
-    };
     let runtime = tokio::runtime::Runtime::new()?;
-    let response = runtime.block_on(async {
-        let mut ignore = |_| {};
-        provider.complete(&request, &mut ignore).await
-    });
-    let response = match response {
-        Ok(r) if !r.text.trim().is_empty() => r,
-        Ok(_) => {
-            eprintln!("quiver: the model answered with an empty relay; nothing written");
-            return Ok(ExitCode::from(exec::EXIT_GAVE_UP));
-        }
+    let asked = runtime.block_on(relay::ask(
+        provider.as_ref(),
+        &config.model,
+        config.max_output_tokens,
+        &session.messages,
+        Some(&focus),
+    ));
+    let doc = match asked {
+        Ok(doc) => doc,
         Err(e) => {
             eprintln!("quiver: {e}");
             return Ok(ExitCode::from(exec::EXIT_GAVE_UP));
         }
     };
-    let doc = relay::document(&response.text, &Facts::from_messages(&session.messages));
     if args.stdout {
         setup::out(doc.trim_end());
         return Ok(ExitCode::SUCCESS);
@@ -135,42 +118,4 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::from(exec::EXIT_GAVE_UP))
         }
     }
-}
-
-/// This workspace's newest session that is not a sub-agent's (those are
-/// listed in the sub-agent store with their parent).
-fn newest_session(root: &Path) -> Option<PathBuf> {
-    let dir = paths::sessions_dir()?;
-    let children: Vec<String> = quiver_agent::subagent::store::store_path()
-        .and_then(|p| quiver_agent::subagent::store::load(&p).ok())
-        .map(|records| records.into_iter().map(|r| r.session_id).collect())
-        .unwrap_or_default();
-    let mut best: Option<(std::time::SystemTime, PathBuf)> = None;
-    for entry in std::fs::read_dir(dir).ok()?.flatten() {
-        let path = entry.path();
-        let Some(id) = path.file_name().and_then(|n| n.to_str()).and_then(|n| n.strip_suffix(".jsonl")) else {
-            continue;
-        };
-        if children.iter().any(|c| c == id) {
-            continue;
-        }
-        let Ok(modified) = entry.metadata().and_then(|m| m.modified()) else { continue };
-        if best.as_ref().is_some_and(|(t, _)| *t >= modified) || !started_in(&path, root) {
-            continue;
-        }
-        best = Some((modified, path));
-    }
-    best.map(|(_, p)| p)
-}
-
-/// Whether the transcript's first line says it ran in `root`.
-fn started_in(path: &Path, root: &Path) -> bool {
-    use std::io::BufRead;
-    let Ok(file) = std::fs::File::open(path) else { return false };
-    let mut first = String::new();
-    if std::io::BufReader::new(file).read_line(&mut first).is_err() {
-        return false;
-    }
-    let Ok(start) = serde_json::from_str::<serde_json::Value>(&first) else { return false };
-    start["workspace"].as_str().is_some_and(|w| Path::new(w) == root)
 }

@@ -6,6 +6,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod agent_session;
 mod cmd_agents;
 mod cmd_audit;
 mod cmd_bench;
@@ -26,15 +27,28 @@ mod cmd_sandbox;
 mod cmd_search;
 mod cmd_tasks;
 mod cmd_tools;
+mod cmd_tui;
 mod search_model;
 mod setup;
 mod tasks_pool;
+mod tui_hooks;
 
 #[derive(Parser)]
-#[command(name = "quiver", version, about = "Tool-surface engine and runtime for LLM coding agents")]
+#[command(
+    name = "quiver",
+    version,
+    about = "Tool-surface engine and runtime for LLM coding agents",
+    long_about = "Tool-surface engine and runtime for LLM coding agents.\n\n\
+With no command, on a terminal, `quiver [PROMPT]` opens the interactive agent in the current directory \
+(`quiver resume` or `--continue` picks up a recorded session). Without a terminal it prints usage and \
+exits 2; scripts use `quiver exec`.",
+    args_conflicts_with_subcommands = true
+)]
 struct Cli {
     #[command(subcommand)]
-    command: Command,
+    command: Option<Command>,
+    #[command(flatten)]
+    interactive: cmd_tui::Args,
 }
 
 #[derive(Subcommand)]
@@ -54,6 +68,8 @@ enum Command {
     /// Benchmarks (quality and speed), reported as numbers.
     #[command(subcommand)]
     Bench(cmd_bench::Bench),
+    /// Continue a recorded session in the interactive agent (no ID: choose one of this workspace's).
+    Resume(cmd_tui::ResumeArgs),
     /// Run a headless coding agent on a prompt (`exec resume ID PROMPT` continues a session).
     Exec(cmd_exec::Args),
     /// Write a session relay (.quiver/handoff.md) from a recorded session, for `exec --from-relay`.
@@ -94,22 +110,18 @@ fn pin_thread_count() {
 
 fn main() -> ExitCode {
     pin_thread_count();
-    tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("QUIVER_LOG")
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
-        )
-        .without_time()
-        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-        .init();
+    let cli = Cli::parse();
+    let interactive = matches!(cli.command, None | Some(Command::Resume(_)));
+    init_logging(interactive);
     // Before anything reads a key into memory: no other process of the
     // user's reads quiver's environment or memory (issue 46).
     if !quiver_sandbox::keep_own_memory_private() {
         tracing::debug!("could not make quiver non-dumpable");
     }
-    let cli = Cli::parse();
-    let result = match cli.command {
+    let Some(command) = cli.command else {
+        return finish(cmd_tui::run(cli.interactive));
+    };
+    let result = match command {
         Command::Tools(args) => cmd_tools::run(args),
         Command::Catalog(args) => cmd_catalog::run(args),
         Command::Lint(args) => cmd_lint::run(args),
@@ -126,7 +138,41 @@ fn main() -> ExitCode {
         Command::Relay(args) => cmd_relay::run(args),
         Command::Audit(args) => cmd_audit::run(args),
         Command::Agents(args) => cmd_agents::run(args),
+        Command::Resume(args) => cmd_tui::resume(args),
     };
+    finish(result)
+}
+
+/// Logs go to stderr, except in the interactive agent, where a line on
+/// stderr would land in the middle of the screen: there they go to
+/// `$QUIVER_STATE_DIR/logs/quiver.log` (nowhere, if that cannot be opened).
+fn init_logging(interactive: bool) {
+    let filter = || {
+        tracing_subscriber::EnvFilter::try_from_env("QUIVER_LOG")
+            .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"))
+    };
+    if interactive {
+        let file = quiver_agent::exec::paths::state_dir().and_then(|dir| {
+            let dir = dir.join("logs");
+            std::fs::create_dir_all(&dir).ok()?;
+            std::fs::OpenOptions::new().create(true).append(true).open(dir.join("quiver.log")).ok()
+        });
+        let writer = std::sync::Mutex::new(match file {
+            Some(file) => Box::new(file) as Box<dyn std::io::Write + Send>,
+            None => Box::new(std::io::sink()),
+        });
+        tracing_subscriber::fmt().with_writer(writer).with_env_filter(filter()).with_ansi(false).init();
+        return;
+    }
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_env_filter(filter())
+        .without_time()
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .init();
+}
+
+fn finish(result: anyhow::Result<ExitCode>) -> ExitCode {
     match result {
         Ok(code) => code,
         Err(err) => {

@@ -49,8 +49,8 @@ pub fn json_event(event: &RunEvent) -> Option<Value> {
         RunEvent::ReasoningSummary { summary, chars } => {
             json!({"type": "reasoning_summary", "summary": summary, "chars": chars})
         }
-        RunEvent::ToolCallBegun { id, name } => json!({"type": "tool_call_begun", "id": id, "name": name}),
-        RunEvent::ToolCallEnded { id, name, duration, error, child_usage } => {
+        RunEvent::ToolCallBegun { id, name, .. } => json!({"type": "tool_call_begun", "id": id, "name": name}),
+        RunEvent::ToolCallEnded { id, name, duration, error, child_usage, .. } => {
             let mut event = json!({
                 "type": "tool_call_ended", "id": id, "name": name,
                 "duration_ms": duration.as_secs_f64() * 1000.0, "error": error,
@@ -70,6 +70,7 @@ pub fn json_event(event: &RunEvent) -> Option<Value> {
             }
             v
         }
+        RunEvent::Steered { text } => json!({"type": "steered", "text": text}),
         RunEvent::Compacted { turn, before_tokens, after_tokens } => json!({
             "type": "compaction", "turn": turn, "before_tokens": before_tokens, "after_tokens": after_tokens,
         }),

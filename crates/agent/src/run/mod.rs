@@ -48,6 +48,8 @@ pub enum RunEvent {
     ToolCallBegun {
         id: String,
         name: String,
+        /// The argument text as the model sent it (a front end shows it).
+        arguments: String,
     },
     ToolCallEnded {
         id: String,
@@ -56,6 +58,13 @@ pub enum RunEvent {
         error: Option<String>,
         /// Tokens of the child-model calls the tool made, when it made any.
         child_usage: Option<Value>,
+        /// The whole result text the model reads (a front end shows it folded).
+        output: String,
+    },
+    /// A follow-up the person sent while the run worked, added to the
+    /// conversation after the turn's tool results.
+    Steered {
+        text: String,
     },
     /// One request's usage. `usage` is `None` when the provider reported
     /// none (unknown, not zero); `total` sums the requests that did, and
@@ -134,6 +143,11 @@ pub enum RunError {
 
 pub type EventSink<'a> = &'a mut (dyn FnMut(RunEvent) + Send);
 
+/// Takes the follow-ups typed while a run works (an interactive front end's
+/// queue). Called after each turn's tool results: what it returns goes to the
+/// model with the next request, so the person steers a run without stopping it.
+pub type Steering<'a> = &'a (dyn Fn() -> Vec<String> + Send + Sync);
+
 pub struct AgentLoop<'a> {
     pub provider: &'a dyn Provider,
     pub tools: &'a dyn ToolPort,
@@ -153,6 +167,17 @@ impl AgentLoop<'_> {
         &self,
         history: Vec<Message>,
         prompt: &str,
+        events: EventSink<'_>,
+    ) -> Result<RunOutcome, RunError> {
+        self.run_steered(history, prompt, None, events).await
+    }
+
+    /// [`run`](Self::run), taking follow-ups from `steering` between turns.
+    pub async fn run_steered(
+        &self,
+        history: Vec<Message>,
+        prompt: &str,
+        steering: Option<Steering<'_>>,
         events: EventSink<'_>,
     ) -> Result<RunOutcome, RunError> {
         let mut messages = history;
@@ -186,25 +211,15 @@ impl AgentLoop<'_> {
                 tracing::error!(before = %first.head_hash, after = %catalog.head_hash, "the catalog head changed mid-session");
             }
             events(RunEvent::TurnStarted { turn });
-            let mut request = ModelRequest {
-                model: self.model.clone(),
-                system: self.system.clone(),
-                messages: messages.clone(),
-                tools: catalog.tools,
-                head_len: catalog.head_len,
-                deferred_tools: if self.provider.defers_tools() { catalog.deferred } else { Vec::new() },
-                max_output_tokens: self.max_output_tokens,
-                effort: self.effort,
-                stream: self.stream,
-                cache_key: Some(cache_key.clone()),
-            };
+            let head_hash = catalog.head_hash.clone();
+            let mut tail = catalog.tail.clone();
+            let mut request = self.request(messages.clone(), catalog, &cache_key);
             let mut linear = prefix::linearize(self.provider.wire(), &request);
-            let mut tail = catalog.tail;
             if let Some(policy) = self.compaction
                 && prefix::estimate_tokens(linear.len()) > policy.limit()
                 && messages.len() > 2
             {
-                match self.compact(&request, (turn, &catalog.head_hash, &tail), &linear, &mut last, events).await {
+                match self.compact(&request, (turn, &head_hash, &tail), &linear, &mut last, events).await {
                     Ok(Some(compacted)) => {
                         messages = compacted;
                         // The tail was reset: the catalog is the head alone again.
@@ -234,7 +249,7 @@ impl AgentLoop<'_> {
                 bytes: linear.len() as u64,
                 shared_prefix_bytes: shared,
                 extends_previous,
-                head_hash: catalog.head_hash.clone(),
+                head_hash,
                 tools: sent.tool_list().len() as u64,
                 tail,
                 usage: None,
@@ -289,10 +304,54 @@ impl AgentLoop<'_> {
                 });
                 self.record(messages.last());
             }
+            // After the results, never between a call and its result: every
+            // wire accepts a user message there, and the prefix only grows.
+            for text in steering.map(|take| take()).unwrap_or_default() {
+                messages.push(Message::user(text.clone()));
+                self.record(messages.last());
+                events(RunEvent::Steered { text });
+            }
             events(RunEvent::TurnEnded { turn, finish_reason: response.finish_reason });
         };
         events(RunEvent::SessionEnded { status: status.clone(), turns: turn, usage: total, unreported });
         Ok(RunOutcome { status, final_text, turns: turn, usage: total, usage_unreported: unreported, messages })
+    }
+
+    /// One model request: the system prompt, `messages`, and the catalog.
+    fn request(&self, messages: Vec<Message>, catalog: CatalogView, cache_key: &str) -> ModelRequest {
+        ModelRequest {
+            model: self.model.clone(),
+            system: self.system.clone(),
+            messages,
+            tools: catalog.tools,
+            head_len: catalog.head_len,
+            deferred_tools: if self.provider.defers_tools() { catalog.deferred } else { Vec::new() },
+            max_output_tokens: self.max_output_tokens,
+            effort: self.effort,
+            stream: self.stream,
+            cache_key: Some(cache_key.to_string()),
+        }
+    }
+
+    /// Compacts `history` now, because the person asked (`/compact`), the
+    /// way the loop does when the window fills: the relay replaces the
+    /// history, the loads are reset, and the transcript records the one
+    /// allowed break in prefix growth. A history too short to summarize, or
+    /// an empty summary, comes back unchanged.
+    pub async fn compact_now(&self, history: Vec<Message>, events: EventSink<'_>) -> Result<Vec<Message>, RunError> {
+        if history.len() <= 2 {
+            return Ok(history);
+        }
+        let catalog = self.tools.catalog(self.provider.wire());
+        let (head_hash, tail) = (catalog.head_hash.clone(), catalog.tail.clone());
+        let cache_key = crate::message::prompt_cache_key(&self.tools.session_id());
+        let request = self.request(history.clone(), catalog, &cache_key);
+        let linear = prefix::linearize(self.provider.wire(), &request);
+        let mut last = None;
+        match self.compact(&request, (0, &head_hash, &tail), &linear, &mut last, events).await? {
+            Some(messages) => Ok(messages),
+            None => Ok(history),
+        }
     }
 
     /// Records a history message in full (resume rebuilds history from these).
@@ -386,7 +445,11 @@ impl AgentLoop<'_> {
             }
             let batch = &calls[i..end];
             for call in batch {
-                events(RunEvent::ToolCallBegun { id: call.id.clone(), name: call.name.clone() });
+                events(RunEvent::ToolCallBegun {
+                    id: call.id.clone(),
+                    name: call.name.clone(),
+                    arguments: call.arguments.clone(),
+                });
             }
             let outcomes = join_all(batch.iter().map(|call| self.run_call(call))).await;
             for (call, (outcome, duration)) in batch.iter().zip(outcomes) {
@@ -399,6 +462,7 @@ impl AgentLoop<'_> {
                     duration,
                     error,
                     child_usage,
+                    output: outcome.content.clone(),
                 });
                 results.push(outcome);
             }

@@ -135,6 +135,12 @@ impl ShellJobs {
         lock(&self.inner).jobs.values().filter(|j| j.background && j.exit().is_none()).cloned().collect()
     }
 
+    /// Every background task of the session, running or finished, oldest
+    /// first (the job center lists them).
+    pub fn background(&self) -> Vec<Arc<Job>> {
+        lock(&self.inner).jobs.values().filter(|j| j.background).cloned().collect()
+    }
+
     /// Drops a finished foreground job from the table.
     pub fn forget(&self, job: &Job) {
         lock(&self.inner).jobs.retain(|_, j| j.id != job.id);
@@ -428,6 +434,11 @@ impl Job {
             out = out.with_meta("log_error", err);
         }
         out
+    }
+
+    /// How long the job has run (until its exit, once it exited).
+    pub fn elapsed(&self) -> Duration {
+        self.exit().map_or_else(|| self.started.elapsed(), |exit| exit.duration)
     }
 
     /// One line saying where the job stands, for the end of a result.

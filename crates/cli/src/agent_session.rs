@@ -1,0 +1,87 @@
+//! One agent session's parts, as `quiver exec` and the interactive front end
+//! both need them: config layers, provider, the engine's host (native tools,
+//! MCP, sub-agents), the context with its session and transcript, and a
+//! resumed session's history. One place, so the two front ends cannot drift.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use quiver_agent::exec::{self, paths, resume::Resumed};
+use quiver_agent::run::{ProviderFim, compact};
+use quiver_agent::subagent::{AgentHub, AgentRuntime, EventTap, SubagentLimits};
+use quiver_agent::{AgentConfig, CliOverrides, Message, Provider};
+use quiver_engine::{Audience, EngineHost, Mode, Session, ToolContext, Workspace};
+use quiver_mcp::McpManager;
+
+
+pub(crate) struct AgentSession {
+    pub config: AgentConfig,
+    pub provider: Arc<dyn Provider>,
+    pub host: Arc<EngineHost>,
+    pub manager: Arc<McpManager>,
+    pub agents: Arc<AgentHub>,
+    pub ctx: ToolContext,
+    /// A resumed session's conversation (empty for a new one).
+    pub history: Vec<Message>,
+    pub transcript_path: PathBuf,
+    /// The model's context window, for compaction and the footer.
+    pub window: u64,
+}
+
+/// Why a session could not be opened: a usage error (exit 2, one line) or
+/// anything else.
+pub(crate) enum OpenError {
+    Usage(String),
+    Other(anyhow::Error),
+}
+
+impl From<anyhow::Error> for OpenError {
+    fn from(e: anyhow::Error) -> Self {
+        OpenError::Other(e)
+    }
+}
+
+/// Opens a session in `workspace`: new, or `resumed`. `events` taps the
+/// sub-agents' events (exec's `--json`).
+pub(crate) fn open(
+    workspace: &Workspace,
+    cli: &CliOverrides,
+    mode: Mode,
+    resumed: Option<Resumed>,
+    events: Option<EventTap>,
+) -> Result<AgentSession, OpenError> {
+    let (layers, config, provider) =
+        crate::cmd_exec::configured_provider(workspace.root(), cli).map_err(OpenError::Usage)?;
+    let window = paths::context_window_override(&layers).unwrap_or_else(|| compact::context_window_of(&config.model));
+    let limits = SubagentLimits::from_layers(&layers).map_err(OpenError::Usage)?;
+    let native = quiver_tools::NativeOptions::default();
+    let rlm_child = crate::setup::rlm_child_for(config.clone());
+    let (host, manager, agents) = crate::setup::host_with(Some(workspace.root()), None, None, &native, rlm_child)?;
+    agents.configure(AgentRuntime {
+        provider: Arc::clone(&provider),
+        provider_name: config.provider.clone(),
+        model: config.model.clone(),
+        effort: config.effort,
+        max_output_tokens: config.max_output_tokens,
+        limits,
+        root_system: exec::SYSTEM_PROMPT.to_string(),
+        events,
+    });
+    crate::search_model::attach(&host)?;
+    let audience = Audience { provider: config.provider.clone(), model: Some(config.model.clone()), mode };
+    let mut ctx = host.context(workspace.clone(), audience.clone());
+    let mut history = Vec::new();
+    if let Some(r) = resumed {
+        ctx.session = Arc::new(Session::new(r.session_id));
+        ctx.session.restore_lazy_state(r.lazy);
+        history = r.messages;
+    }
+    // `fim_edit` completes through the same provider (an error names it when
+    // the provider has no fill-in-the-middle endpoint).
+    ctx.fim = Some(Arc::new(ProviderFim(Arc::clone(&provider))));
+    let session_id = ctx.session.id().to_string();
+    let transcript_path = paths::session_path(&session_id).map_err(anyhow::Error::from)?;
+    ctx.transcript =
+        Some(exec::open_transcript(&transcript_path, &session_id, workspace, &audience, &config.provider)?);
+    Ok(AgentSession { config, provider, host, manager, agents, ctx, history, transcript_path, window })
+}
