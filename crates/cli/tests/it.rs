@@ -31,3 +31,4 @@ mod subagents;
 mod surface;
 mod tasks;
 mod transcripts;
+mod tui_terminal;

@@ -64,6 +64,18 @@ impl ToolCell {
         }
     }
 
+    /// The result as a person reads it: the text of a result the engine
+    /// rendered as JSON (`{"content": ..., "metadata": ...}`), else as is.
+    pub fn display_output(&self) -> String {
+        match serde_json::from_str::<serde_json::Value>(&self.output) {
+            Ok(serde_json::Value::Object(map)) => match map.get("content") {
+                Some(serde_json::Value::String(text)) => text.clone(),
+                _ => self.output.clone(),
+            },
+            _ => self.output.clone(),
+        }
+    }
+
     /// One line saying what the call is about: a command, a path, a query.
     pub fn summary(&self) -> String {
         let args = self.args();

@@ -144,3 +144,41 @@ pub(crate) async fn deferred_counted_behind_litellm(rig: &Rig) -> Outcome {
         None => fail(format!("the backend never got the deferred tool ({} requests)", bodies.len()), Some(&out)),
     }
 }
+
+/// The interactive agent in a real terminal (tmux) against the llama server:
+/// a prompt typed, the model's answer on screen, quit, and a transcript whose
+/// prefix only grew.
+pub(crate) async fn interactive_in_tmux(rig: &Rig) -> Outcome {
+    use crate::tui_terminal::{Tmux, audit, quit, quiver_command};
+    let exit_file = rig.env.state.path().join("tui-exit-status");
+    let before = rig.sessions();
+    let command = quiver_command(
+        &rig.env,
+        &["--provider", "llama", "--mode", "yolo", "--workspace", &rig.env.ws.path().display().to_string()],
+        &[("LLAMA_API_KEY", "sk-local")],
+        &exit_file,
+    );
+    let Some(tmux) = Tmux::start(&command, 100, 30) else { return Ok(()) };
+    tmux.wait_within(super::PATIENCE, "the first frame", |s| s.contains("Ctrl+P palette")).await?;
+    tmux.line("Say hello in one short sentence.");
+    // The run ends: an answer is recorded and the status line stops saying it works.
+    let answered = || {
+        let new: Vec<_> = rig.sessions().into_iter().filter(|s| !before.contains(s)).collect();
+        new.iter().any(|s| std::fs::read_to_string(s).is_ok_and(|t| t.contains("\"role\":\"assistant\"")))
+    };
+    let screen = tmux
+        .wait_within(super::PATIENCE, "the answer", |s| answered() && !s.contains("working ·"))
+        .await?;
+    if screen.contains('✗') {
+        return Err(format!("the run failed on screen:\n{screen}"));
+    }
+    let status = quit(&tmux, &exit_file).await?;
+    if status != "0" {
+        return Err(format!("quiver exited with {status}:\n{}", tmux.screen()));
+    }
+    let session = rig.sessions().into_iter().find(|s| !before.contains(s)).ok_or("no new session transcript")?;
+    if !screen.contains("› Say hello in one short sentence.\n") {
+        return Err(format!("the prompt is not in the transcript view:\n{screen}"));
+    }
+    audit(&session).map(|_| ())
+}

@@ -54,6 +54,7 @@ pub(crate) async fn run_all(rig: &Rig) -> (Vec<(String, Outcome)>, Vec<(&'static
         "deferred tools counted behind LiteLLM (counting backend)".into(),
         super::more::deferred_counted_behind_litellm(rig)
     );
+    scenario!("interactive agent in tmux (Llama)".into(), super::more::interactive_in_tmux(rig));
     for via in WIRES {
         scenario!(format!("plain answer ({via:?})"), plain(rig, via));
         scenario!(format!("resume ({via:?})"), resume(rig, via));

@@ -92,7 +92,7 @@ fn tool_lines(tool: &ToolCell, expanded: bool, theme: &Theme) -> Vec<Line<'stati
     let patch = args.get("patch").and_then(|p| p.as_str()).map(str::to_string);
     let body = match patch {
         Some(patch) if tool.status != ToolStatus::Failed => patch,
-        _ => tool.output.clone(),
+        _ => tool.display_output(),
     };
     let is_diff = looks_like_diff(&body);
     let all: Vec<&str> = body.lines().collect();
