@@ -289,9 +289,11 @@ mod tests;
 
 /// Asks the model for a relay of `history` (with `focus`, if any) and builds
 /// the document. No tools go with the request: the relay is prose about the
-/// session, never more work. An empty answer is an error.
+/// session, never more work. `system` is the session's own system prompt (the
+/// request then shares the conversation's prefix). An empty answer is an error.
 pub async fn ask(
     provider: &dyn crate::provider::Provider,
+    system: &str,
     model: &str,
     max_output_tokens: Option<u32>,
     history: &[Message],
@@ -301,7 +303,7 @@ pub async fn ask(
     messages.push(Message::user(instruction(focus)));
     let request = crate::message::ModelRequest {
         model: model.to_string(),
-        system: crate::exec::SYSTEM_PROMPT.to_string(),
+        system: system.to_string(),
         messages,
         tools: serde_json::Value::Array(Vec::new()),
         head_len: 0,

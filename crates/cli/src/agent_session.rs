@@ -3,16 +3,15 @@
 //! MCP, sub-agents), the context with its session and transcript, and a
 //! resumed session's history. One place, so the two front ends cannot drift.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use quiver_agent::exec::{self, paths, resume::Resumed};
 use quiver_agent::run::{ProviderFim, compact};
 use quiver_agent::subagent::{AgentHub, AgentRuntime, EventTap, SubagentLimits};
-use quiver_agent::{AgentConfig, CliOverrides, Message, Provider};
+use quiver_agent::{AgentConfig, CliOverrides, HttpOptions, Message, Provider};
 use quiver_engine::{Audience, EngineHost, Mode, Session, ToolContext, Workspace};
 use quiver_mcp::McpManager;
-
 
 pub(crate) struct AgentSession {
     pub config: AgentConfig,
@@ -50,8 +49,7 @@ pub(crate) fn open(
     resumed: Option<Resumed>,
     events: Option<EventTap>,
 ) -> Result<AgentSession, OpenError> {
-    let (layers, config, provider) =
-        crate::cmd_exec::configured_provider(workspace.root(), cli).map_err(OpenError::Usage)?;
+    let (layers, config, provider) = configured_provider(workspace.root(), cli).map_err(OpenError::Usage)?;
     let window = paths::context_window_override(&layers).unwrap_or_else(|| compact::context_window_of(&config.model));
     let limits = SubagentLimits::from_layers(&layers).map_err(OpenError::Usage)?;
     let native = quiver_tools::NativeOptions::default();
@@ -84,4 +82,21 @@ pub(crate) fn open(
     ctx.transcript =
         Some(exec::open_transcript(&transcript_path, &session_id, workspace, &audience, &config.provider)?);
     Ok(AgentSession { config, provider, host, manager, agents, ctx, history, transcript_path, window })
+}
+
+/// Config files that exist, in order: (trust, path, text).
+pub(crate) type ConfigLayers = Vec<(quiver_agent::Trust, String, String)>;
+
+/// The config layers of `root` (user, then project), the settings they and
+/// the flags resolve to, and the provider those name; an error is a usage
+/// error (a missing key names its variable).
+pub(crate) fn configured_provider(
+    root: &Path,
+    cli: &CliOverrides,
+) -> Result<(ConfigLayers, quiver_agent::AgentConfig, Arc<dyn Provider>), String> {
+    let layers = paths::read_layers(root).map_err(|e| e.to_string())?;
+    let config = paths::load_config(&layers, cli).map_err(|e| e.to_string())?;
+    let provider =
+        config.build_provider(&|var| std::env::var(var).ok(), HttpOptions::default()).map_err(|e| e.to_string())?;
+    Ok((layers, config, Arc::from(provider)))
 }

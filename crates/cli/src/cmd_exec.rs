@@ -12,7 +12,7 @@ use std::sync::Arc;
 use quiver_agent::exec::{self, ExecOptions, paths, resume};
 use quiver_agent::relay;
 use quiver_agent::run::{CompactionPolicy, EnginePort};
-use quiver_agent::{CliOverrides, Effort, HttpOptions, Provider};
+use quiver_agent::{CliOverrides, Effort};
 use quiver_engine::{Mode, Workspace};
 
 use crate::agent_session::{self, AgentSession, OpenError};
@@ -207,23 +207,6 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         write_answer(file, &report.answer)?;
     }
     Ok(ExitCode::from(report.exit))
-}
-
-/// Config files that exist, in order: (trust, path, text).
-pub(crate) type ConfigLayers = Vec<(quiver_agent::Trust, String, String)>;
-
-/// The config layers of `root` (user, then project), the settings they and
-/// the flags resolve to, and the provider those name; an error is a usage
-/// error (a missing key names its variable).
-pub(crate) fn configured_provider(
-    root: &Path,
-    cli: &CliOverrides,
-) -> Result<(ConfigLayers, quiver_agent::AgentConfig, Arc<dyn Provider>), String> {
-    let layers = paths::read_layers(root).map_err(|e| e.to_string())?;
-    let config = paths::load_config(&layers, cli).map_err(|e| e.to_string())?;
-    let provider =
-        config.build_provider(&|var| std::env::var(var).ok(), HttpOptions::default()).map_err(|e| e.to_string())?;
-    Ok((layers, config, Arc::from(provider)))
 }
 
 fn write_answer(file: &Path, answer: &str) -> anyhow::Result<()> {

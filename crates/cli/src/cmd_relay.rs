@@ -6,8 +6,8 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use quiver_agent::exec::{self, paths, resume};
 use quiver_agent::CliOverrides;
+use quiver_agent::exec::{self, paths, resume};
 use quiver_agent::relay;
 
 use crate::setup;
@@ -55,7 +55,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             Ok(p) => return Ok(usage_error(format!("no session `{id}` ({} does not exist)", p.display()))),
             Err(e) => return Ok(usage_error(e)),
         },
-        None => match paths::workspace_sessions(&root).into_iter().next() {
+        None => match quiver_agent::exec::sessions::workspace_sessions(&root).into_iter().next() {
             Some(p) => p,
             None => {
                 return Ok(usage_error(format!(
@@ -80,7 +80,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         effort: None,
         max_output_tokens: None,
     };
-    let (_, config, provider) = match crate::cmd_exec::configured_provider(&root, &cli) {
+    let (_, config, provider) = match crate::agent_session::configured_provider(&root, &cli) {
         Ok(found) => found,
         Err(e) => return Ok(usage_error(e)),
     };
@@ -88,6 +88,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let runtime = tokio::runtime::Runtime::new()?;
     let asked = runtime.block_on(relay::ask(
         provider.as_ref(),
+        exec::SYSTEM_PROMPT,
         &config.model,
         config.max_output_tokens,
         &session.messages,

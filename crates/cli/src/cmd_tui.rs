@@ -108,7 +108,7 @@ fn interactive(args: Args, start: Start) -> anyhow::Result<ExitCode> {
             pick = true;
             None
         }
-        Start::Newest => match paths::workspace_sessions(workspace.root()).into_iter().next() {
+        Start::Newest => match quiver_agent::exec::sessions::workspace_sessions(workspace.root()).into_iter().next() {
             Some(path) => Some(read_session(&path)?),
             None => return Ok(usage(&format!("no recorded session in {} to continue", workspace.root().display()))),
         },
@@ -148,7 +148,9 @@ fn interactive(args: Args, start: Start) -> anyhow::Result<ExitCode> {
     let session_id = ctx.session.id().to_string();
     let banner = vec![match &resumed_from {
         Some(id) => format!("resumed session {id} · {} · {}", config.provider, config.model),
-        None => format!("quiver {} · session {session_id} · {} · {}", quiver_engine::VERSION, config.provider, config.model),
+        None => {
+            format!("quiver {} · session {session_id} · {} · {}", quiver_engine::VERSION, config.provider, config.model)
+        }
     }];
     let setup = DriverSetup {
         provider,

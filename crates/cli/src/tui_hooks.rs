@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use quiver_agent::BoxFuture;
-use quiver_agent::exec::{paths, resume};
+use quiver_agent::exec::resume;
 use quiver_agent::subagent::AgentHub;
 use quiver_engine::{EngineHost, ToolContext, ToolSource};
 use quiver_mcp::McpManager;
@@ -74,7 +74,9 @@ impl CliHooks {
             None | Some("list") => {
                 let all = jobs.background();
                 if all.is_empty() {
-                    return Ok(vec!["no shell jobs in this session (exec_shell with background: true starts one)".into()]);
+                    return Ok(vec![
+                        "no shell jobs in this session (exec_shell with background: true starts one)".into(),
+                    ]);
                 }
                 let mut lines = vec![format!("{:<9} {:<10} {:>8}  command", "id", "status", "elapsed")];
                 for job in &all {
@@ -264,7 +266,7 @@ impl Hooks for CliHooks {
     }
 
     fn sessions(&self, ctx: &ToolContext) -> Vec<(String, String)> {
-        paths::workspace_sessions(ctx.workspace.root())
+        quiver_agent::exec::sessions::workspace_sessions(ctx.workspace.root())
             .into_iter()
             .take(50)
             .filter_map(|path| {
@@ -273,7 +275,9 @@ impl Hooks for CliHooks {
                     .ok()
                     .and_then(|r| {
                         r.messages.iter().find_map(|m| match m {
-                            quiver_agent::Message::User { text } => Some(text.lines().next().unwrap_or_default().to_string()),
+                            quiver_agent::Message::User { text } => {
+                                Some(text.lines().next().unwrap_or_default().to_string())
+                            }
                             _ => None,
                         })
                     })

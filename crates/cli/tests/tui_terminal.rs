@@ -170,7 +170,11 @@ async fn a_person_works_with_the_interactive_agent_in_a_real_terminal() {
         ScriptedTurn::text("Hello from the **scripted** model."),
         ScriptedTurn::tool_call("c1", "exec_shell", r#"{"command":"touch approved.txt","escalate":"full"}"#),
         ScriptedTurn::text("Touched it."),
-        ScriptedTurn::tool_call("c2", "exec_shell", &serde_json::json!({"command": job, "background": true}).to_string()),
+        ScriptedTurn::tool_call(
+            "c2",
+            "exec_shell",
+            &serde_json::json!({"command": job, "background": true}).to_string(),
+        ),
         ScriptedTurn::text("The job runs."),
         // /relay: one request without tools.
         ScriptedTurn::text("# Session relay\n## Goal\nTry the terminal.\n## Next action\nQuit."),
@@ -208,11 +212,18 @@ async fn a_person_works_with_the_interactive_agent_in_a_real_terminal() {
     let in_panel = |l: &&str| l.contains(&job) && l.contains("task-") && l.contains("running");
     let screen = tmux.wait_for("the job in /jobs", |s| s.lines().any(|l| in_panel(&l))).await;
     let row = screen.lines().find(in_panel).unwrap();
-    let id = row.split(|c: char| c.is_whitespace() || c == '│').find(|w| w.starts_with("task-")).expect("a task id").to_string();
+    let id = row
+        .split(|c: char| c.is_whitespace() || c == '│')
+        .find(|w| w.starts_with("task-"))
+        .expect("a task id")
+        .to_string();
     assert!(row.contains("running"), "{screen}");
     tmux.key("Escape");
     tmux.line(&format!("/jobs cancel {id}"));
-    tmux.wait_for("the job stopped", |s| s.contains(&format!("{id} was stopped")) || s.contains(&format!("{id} was killed"))).await;
+    tmux.wait_for("the job stopped", |s| {
+        s.contains(&format!("{id} was stopped")) || s.contains(&format!("{id} was killed"))
+    })
+    .await;
     tmux.key("Escape");
 
     // /mcp add, then disable: the user's file is edited at once, comments kept.
@@ -256,6 +267,7 @@ fn without_a_terminal_quiver_prints_usage_and_exits_2() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("Usage") && err.contains("quiver exec"), "{err}");
     assert!(out.stdout.is_empty(), "nothing on stdout: {}", String::from_utf8_lossy(&out.stdout));
-    let resume = Command::new(env!("CARGO_BIN_EXE_quiver")).arg("resume").stdin(std::process::Stdio::null()).output().unwrap();
+    let resume =
+        Command::new(env!("CARGO_BIN_EXE_quiver")).arg("resume").stdin(std::process::Stdio::null()).output().unwrap();
     assert_eq!(resume.status.code(), Some(2));
 }

@@ -51,9 +51,16 @@ pub enum Overlay {
     Help,
     Palette(Palette),
     /// Text a command produced (`/jobs`, `/mcp`, `/status`, `/tools`, `/diff`).
-    Panel { title: String, lines: Vec<String>, scroll: usize },
+    Panel {
+        title: String,
+        lines: Vec<String>,
+        scroll: usize,
+    },
     /// Recorded sessions of this workspace: (id, one-line description).
-    Sessions { items: Vec<(String, String)>, selected: usize },
+    Sessions {
+        items: Vec<(String, String)>,
+        selected: usize,
+    },
     ConfirmYolo,
 }
 
@@ -236,7 +243,9 @@ impl App {
                     RunStatus::Done => {}
                     RunStatus::MaxTurns => self.error("stopped: the turn limit was reached"),
                     RunStatus::TokenBudget => self.error("stopped: the token budget is spent"),
-                    RunStatus::Stopped(reason) => self.error(format!("the model stopped without an answer ({reason:?})")),
+                    RunStatus::Stopped(reason) => {
+                        self.error(format!("the model stopped without an answer ({reason:?})"))
+                    }
                     RunStatus::Failed(message) => self.error(message),
                 }
             }

@@ -34,7 +34,9 @@ fn a_streamed_answer_becomes_one_final_cell() {
     for piece in ["Hel", "lo **wor", "ld**"] {
         app.on_run_event(RunEvent::Delta(StreamEvent::TextDelta(piece.into())));
     }
-    assert!(matches!(&app.transcript.cells[1].kind, CellKind::Assistant { text, streaming: true } if text == "Hello **world**"));
+    assert!(
+        matches!(&app.transcript.cells[1].kind, CellKind::Assistant { text, streaming: true } if text == "Hello **world**")
+    );
     app.on_run_event(RunEvent::ModelMessage { text: "Hello **world**".into() });
     app.on_run_event(RunEvent::TurnEnded { turn: 1, finish_reason: FinishReason::Stop });
     assert_eq!(app.transcript.cells.len(), 2);
@@ -63,7 +65,11 @@ fn streamed_reasoning_is_not_repeated_by_its_summary() {
 fn a_tool_call_cell_records_status_duration_and_result() {
     let mut app = app();
     app.run_started("list");
-    app.on_run_event(RunEvent::ToolCallBegun { id: "c1".into(), name: "list_dir".into(), arguments: r#"{"path":"."}"#.into() });
+    app.on_run_event(RunEvent::ToolCallBegun {
+        id: "c1".into(),
+        name: "list_dir".into(),
+        arguments: r#"{"path":"."}"#.into(),
+    });
     assert!(matches!(&app.transcript.cells[1].kind, CellKind::Tool(t) if t.status == ToolStatus::Running));
     app.on_run_event(RunEvent::ToolCallEnded {
         id: "c1".into(),
@@ -178,7 +184,11 @@ fn usage_fills_the_footer_with_context_and_cached_share() {
 fn the_palette_finds_commands_and_mcp_tools_by_server() {
     let mut app = app();
     app.palette_tools = vec![
-        crate::palette::PaletteTool { name: "mcp__everything__echo".into(), server: Some("everything".into()), description: "Echo".into() },
+        crate::palette::PaletteTool {
+            name: "mcp__everything__echo".into(),
+            server: Some("everything".into()),
+            description: "Echo".into(),
+        },
         crate::palette::PaletteTool { name: "read_file".into(), server: None, description: "Read a file".into() },
     ];
     app.on_key(ctrl('p'));

@@ -13,7 +13,7 @@ use quiver_engine::permissions::Approver;
 use tokio::sync::{mpsc, oneshot};
 
 use crate::app::{Answer, Approval};
-use crate::runner::UiEvent;
+use crate::event::UiEvent;
 
 pub struct UiApprover {
     tx: mpsc::UnboundedSender<UiEvent>,

@@ -5,14 +5,15 @@
 
 use std::sync::Arc;
 
+use quiver_agent::exec;
 use quiver_agent::relay;
 use quiver_engine::{Mode, SearchOptions};
 use serde_json::json;
 
-use crate::app::{Action, App, Overlay};
+use crate::app::{Action, App, Footer, Overlay};
 use crate::driver::Driver;
+use crate::event::{UiEvent, UiSender};
 use crate::render::TranscriptCache;
-use crate::runner::{UiEvent, UiSender};
 use crate::slash::Slash;
 use crate::terminal::Tui;
 
@@ -67,9 +68,7 @@ pub fn perform(
 fn reset_view(app: &mut App, driver: &Driver, cache: &mut TranscriptCache, banner: String) {
     let files = Arc::clone(&app.files);
     let composer = std::mem::take(&mut app.composer);
-    let options =
-        crate::runner::Options { prompt: None, theme: crate::theme::Theme::plain(), banner: vec![banner], pick_session: false };
-    *app = crate::runner::app_for(driver, &options);
+    *app = app_for(driver, &[banner]);
     app.files = files;
     app.composer = composer;
     cache.clear();
@@ -122,7 +121,11 @@ fn command_action(command: Slash, app: &mut App, driver: &mut Driver, tx: &UiSen
             let ctx = driver.setup.ctx.clone();
             let tx = tx.clone();
             tokio::spawn(async move {
-                let title = if args.is_empty() { " jobs · Esc closes ".to_string() } else { format!(" jobs {} · Esc closes ", args.join(" ")) };
+                let title = if args.is_empty() {
+                    " jobs · Esc closes ".to_string()
+                } else {
+                    format!(" jobs {} · Esc closes ", args.join(" "))
+                };
                 let _ = tx.send(match hooks.jobs(&ctx, &args).await {
                     Ok(lines) => UiEvent::Panel { title, lines },
                     Err(e) => UiEvent::Failure(e),
@@ -134,7 +137,11 @@ fn command_action(command: Slash, app: &mut App, driver: &mut Driver, tx: &UiSen
             let ctx = driver.setup.ctx.clone();
             let tx = tx.clone();
             tokio::spawn(async move {
-                let title = if args.is_empty() { " mcp · Esc closes ".to_string() } else { format!(" mcp {} · Esc closes ", args.join(" ")) };
+                let title = if args.is_empty() {
+                    " mcp · Esc closes ".to_string()
+                } else {
+                    format!(" mcp {} · Esc closes ", args.join(" "))
+                };
                 let _ = tx.send(match hooks.mcp(&ctx, &args).await {
                     Ok(lines) => UiEvent::Panel { title, lines },
                     Err(e) => UiEvent::Failure(e),
@@ -150,16 +157,19 @@ fn command_action(command: Slash, app: &mut App, driver: &mut Driver, tx: &UiSen
             let root = driver.setup.ctx.workspace.root().to_path_buf();
             let tx = tx.clone();
             tokio::spawn(async move {
-                let event = match relay::ask(provider.as_ref(), &model, max, &history, focus.as_deref()).await {
-                    Ok(doc) => match relay::write(&root, &doc) {
-                        Ok(path) => UiEvent::Panel {
-                            title: format!(" relay → {} · Esc closes ", path.display()),
-                            lines: doc.lines().map(str::to_string).collect(),
+                let event =
+                    match relay::ask(provider.as_ref(), exec::SYSTEM_PROMPT, &model, max, &history, focus.as_deref())
+                        .await
+                    {
+                        Ok(doc) => match relay::write(&root, &doc) {
+                            Ok(path) => UiEvent::Panel {
+                                title: format!(" relay → {} · Esc closes ", path.display()),
+                                lines: doc.lines().map(str::to_string).collect(),
+                            },
+                            Err(e) => UiEvent::Failure(format!("relay not written: {e}")),
                         },
-                        Err(e) => UiEvent::Failure(format!("relay not written: {e}")),
-                    },
-                    Err(e) => UiEvent::Failure(format!("relay: {e}")),
-                };
+                        Err(e) => UiEvent::Failure(format!("relay: {e}")),
+                    };
                 let _ = tx.send(event);
             });
         }
@@ -267,4 +277,27 @@ fn spawn_diff(driver: &Driver, tx: &UiSender) {
         }
         let _ = tx.send(UiEvent::Panel { title: " diff · Esc closes ".into(), lines });
     });
+}
+
+fn footer_of(setup: &crate::driver::DriverSetup) -> Footer {
+    Footer {
+        provider: setup.provider_name.clone(),
+        model: setup.model.clone(),
+        session_id: setup.ctx.session.id().to_string(),
+        context_window: setup.context_window,
+        ..Footer::default()
+    }
+}
+
+/// The app for a driver's session: the history (a resumed session's)
+/// shown as cells, the surface for the palette.
+pub fn app_for(driver: &Driver, banner: &[String]) -> App {
+    let mut app = App::new(driver.mode(), footer_of(&driver.setup));
+    for line in banner {
+        app.info(line.clone());
+    }
+    crate::history::show(&mut app, &driver.setup.history);
+    app.palette_tools = driver.setup.hooks.palette_tools(&driver.setup.ctx);
+    app.work = driver.setup.hooks.work(&driver.setup.ctx);
+    app
 }

@@ -17,8 +17,8 @@ use quiver_engine::{EngineHost, Mode, Session, ToolContext, new_session_id};
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
+use crate::event::UiEvent;
 use crate::palette::PaletteTool;
-use crate::runner::UiEvent;
 use crate::work::WorkSnapshot;
 
 /// What only the composing program knows how to do (the CLI owns MCP
@@ -106,7 +106,8 @@ impl Driver {
         // Compaction keeps its relay as the hand-off file, except in plan mode.
         let port = if s.ctx.audience.mode == Mode::Plan { port } else { port.with_relay_file() };
         let history = s.history.clone();
-        let (model, effort, max_output_tokens, max_turns) = (s.model.clone(), s.effort, s.max_output_tokens, s.max_turns);
+        let (model, effort, max_output_tokens, max_turns) =
+            (s.model.clone(), s.effort, s.max_output_tokens, s.max_turns);
         let window = s.context_window;
         let tx = self.tx.clone();
         self.task = Some(tokio::spawn(async move {
@@ -176,7 +177,8 @@ impl Driver {
         }
         let path = paths::session_path(&session_id)?;
         let ctx = &self.setup.ctx;
-        let transcript = exec::open_transcript(&path, &session_id, &ctx.workspace, &ctx.audience, &self.setup.provider_name)?;
+        let transcript =
+            exec::open_transcript(&path, &session_id, &ctx.workspace, &ctx.audience, &self.setup.provider_name)?;
         self.setup.ctx.session = session;
         self.setup.ctx.transcript = Some(transcript);
         self.setup.transcript_path = path;

@@ -187,7 +187,7 @@ impl App {
     }
 
     fn open_palette(&mut self) {
-        self.overlay = Some(Overlay::Palette(Palette::new(self.palette_entries())));
+        self.overlay = Some(Overlay::Palette(Palette::new(crate::palette::entries(&self.palette_tools))));
     }
 
     /// What Enter does with a composer line: a command, a prompt, or a

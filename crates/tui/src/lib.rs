@@ -10,6 +10,7 @@ pub mod cells;
 mod commands;
 pub mod composer;
 pub mod driver;
+pub mod event;
 mod history;
 mod keys;
 pub mod markdown;

@@ -10,7 +10,8 @@ use ratatui::text::{Line, Span};
 use crate::theme::Theme;
 
 pub fn render(markdown: &str, theme: &Theme) -> Vec<Line<'static>> {
-    let mut w = Writer { theme: *theme, lines: Vec::new(), current: Vec::new(), styles: Vec::new(), ..Writer::default() };
+    let mut w =
+        Writer { theme: *theme, lines: Vec::new(), current: Vec::new(), styles: Vec::new(), ..Writer::default() };
     let options = Options::ENABLE_STRIKETHROUGH | Options::ENABLE_TABLES | Options::ENABLE_TASKLISTS;
     for event in Parser::new_ext(markdown, options) {
         w.event(event);
@@ -124,11 +125,7 @@ impl Writer {
 
     fn start(&mut self, tag: Tag<'_>) {
         match tag {
-            Tag::Paragraph => {
-                if !self.item_start {
-                    self.flush();
-                }
-            }
+            Tag::Paragraph if !self.item_start => self.flush(),
             Tag::Heading { level, .. } => {
                 self.blank();
                 let marks = match level {

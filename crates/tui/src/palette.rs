@@ -5,8 +5,6 @@
 use nucleo_matcher::pattern::{CaseMatching, Normalization, Pattern};
 use nucleo_matcher::{Config, Matcher, Utf32Str};
 
-use crate::app::App;
-
 #[derive(Debug, Clone, PartialEq)]
 pub struct PaletteEntry {
     /// "command", "tools" or "mcp: SERVER".
@@ -95,9 +93,9 @@ impl Palette {
     }
 }
 
-impl App {
-    /// Commands first, then the loaded tools, then each MCP server's tools.
-    pub fn palette_entries(&self) -> Vec<PaletteEntry> {
+/// Commands first, then the tools, grouped by MCP server.
+pub fn entries(palette_tools: &[PaletteTool]) -> Vec<PaletteEntry> {
+    {
         let mut entries: Vec<PaletteEntry> = crate::slash::COMMANDS
             .iter()
             .map(|(name, args, help)| PaletteEntry {
@@ -111,7 +109,7 @@ impl App {
                 },
             })
             .collect();
-        let mut tools = self.palette_tools.clone();
+        let mut tools = palette_tools.to_vec();
         // Grouped by server, in name order within a group: the same list every time.
         tools.sort_by(|a, b| a.server.cmp(&b.server).then(a.name.cmp(&b.name)));
         for tool in tools {
@@ -134,10 +132,8 @@ pub fn fuzzy_paths(files: &[String], query: &str, limit: usize) -> Vec<String> {
     let pattern = Pattern::parse(query, CaseMatching::Smart, Normalization::Smart);
     let mut matcher = Matcher::new(Config::DEFAULT.match_paths());
     let mut buf = Vec::new();
-    let mut scored: Vec<(u32, &String)> = files
-        .iter()
-        .filter_map(|f| pattern.score(Utf32Str::new(f, &mut buf), &mut matcher).map(|s| (s, f)))
-        .collect();
+    let mut scored: Vec<(u32, &String)> =
+        files.iter().filter_map(|f| pattern.score(Utf32Str::new(f, &mut buf), &mut matcher).map(|s| (s, f))).collect();
     scored.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.len().cmp(&b.1.len())).then(a.1.cmp(b.1)));
     scored.into_iter().take(limit).map(|(_, f)| f.clone()).collect()
 }

@@ -5,37 +5,14 @@
 
 use std::time::{Duration, Instant};
 
-use crossterm::event::{Event, EventStream};
-use futures::StreamExt;
-use quiver_agent::message::Message;
-use quiver_agent::run::RunEvent;
-use tokio::sync::mpsc;
-
-use crate::app::{Action, App, Approval, Footer, Overlay};
+use crate::app::{Action, App, Overlay};
 use crate::driver::{Driver, DriverSetup};
+pub use crate::event::{UiEvent, UiReceiver, UiSender, channel};
 use crate::render::{self, TranscriptCache};
 use crate::terminal::{self, Tui};
 use crate::theme::Theme;
-use crate::work::WorkSnapshot;
-
-/// What reaches the loop from elsewhere: the run, the approver, commands.
-pub enum UiEvent {
-    Run(RunEvent),
-    RunDone { messages: Option<Vec<Message>>, error: Option<String> },
-    Approval(Approval),
-    Panel { title: String, lines: Vec<String> },
-    Notice(String),
-    Failure(String),
-    Work(WorkSnapshot),
-    Files(Vec<String>),
-}
-
-pub type UiSender = mpsc::UnboundedSender<UiEvent>;
-pub type UiReceiver = mpsc::UnboundedReceiver<UiEvent>;
-
-pub fn channel() -> (UiSender, UiReceiver) {
-    mpsc::unbounded_channel()
-}
+use crossterm::event::{Event, EventStream};
+use futures::StreamExt;
 
 pub struct Options {
     /// Sent as the first prompt once the screen is up (`quiver "PROMPT"`).
@@ -61,29 +38,6 @@ pub async fn run(setup: DriverSetup, tx: UiSender, rx: UiReceiver, options: Opti
     result
 }
 
-fn footer_of(setup: &DriverSetup) -> Footer {
-    Footer {
-        provider: setup.provider_name.clone(),
-        model: setup.model.clone(),
-        session_id: setup.ctx.session.id().to_string(),
-        context_window: setup.context_window,
-        ..Footer::default()
-    }
-}
-
-/// The app for a driver's session: the history (a resumed session's)
-/// shown as cells, the surface for the palette.
-pub fn app_for(driver: &Driver, options: &Options) -> App {
-    let mut app = App::new(driver.mode(), footer_of(&driver.setup));
-    for line in &options.banner {
-        app.info(line.clone());
-    }
-    crate::history::show(&mut app, &driver.setup.history);
-    app.palette_tools = driver.setup.hooks.palette_tools(&driver.setup.ctx);
-    app.work = driver.setup.hooks.work(&driver.setup.ctx);
-    app
-}
-
 async fn event_loop(
     tui: &mut Tui,
     setup: DriverSetup,
@@ -93,7 +47,7 @@ async fn event_loop(
 ) -> anyhow::Result<()> {
     let theme = options.theme;
     let mut driver = Driver::new(setup, tx.clone());
-    let mut app = app_for(&driver, &options);
+    let mut app = crate::commands::app_for(&driver, &options.banner);
     if options.pick_session {
         let items = driver.setup.hooks.sessions(&driver.setup.ctx);
         app.overlay = Some(Overlay::Sessions { items, selected: 0 });

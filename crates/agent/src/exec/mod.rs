@@ -8,6 +8,7 @@ pub mod audit;
 pub mod paths;
 pub mod render;
 pub mod resume;
+pub mod sessions;
 
 use std::io::Write;
 use std::path::Path;

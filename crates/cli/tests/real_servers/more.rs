@@ -166,9 +166,7 @@ pub(crate) async fn interactive_in_tmux(rig: &Rig) -> Outcome {
         let new: Vec<_> = rig.sessions().into_iter().filter(|s| !before.contains(s)).collect();
         new.iter().any(|s| std::fs::read_to_string(s).is_ok_and(|t| t.contains("\"role\":\"assistant\"")))
     };
-    let screen = tmux
-        .wait_within(super::PATIENCE, "the answer", |s| answered() && !s.contains("working ·"))
-        .await?;
+    let screen = tmux.wait_within(super::PATIENCE, "the answer", |s| answered() && !s.contains("working ·")).await?;
     if screen.contains('✗') {
         return Err(format!("the run failed on screen:\n{screen}"));
     }

@@ -23,7 +23,10 @@ pub fn cell_lines(cell: &Cell, selected: bool, theme: &Theme) -> Vec<Line<'stati
                     (0, true) => "↳ ",
                     _ => "  ",
                 };
-                lines.push(Line::from(vec![Span::styled(mark, theme.user()), Span::styled(line.to_string(), theme.user())]));
+                lines.push(Line::from(vec![
+                    Span::styled(mark, theme.user()),
+                    Span::styled(line.to_string(), theme.user()),
+                ]));
             }
             lines
         }
@@ -39,8 +42,10 @@ pub fn cell_lines(cell: &Cell, selected: bool, theme: &Theme) -> Vec<Line<'stati
         }
         CellKind::Reasoning { text, chars } => {
             let mark = if cell.expanded { "▾" } else { "▸" };
-            let mut lines =
-                vec![Line::from(Span::styled(format!("{mark} thinking ({} chars)", group(*chars as u64)), theme.dim()))];
+            let mut lines = vec![Line::from(Span::styled(
+                format!("{mark} thinking ({} chars)", group(*chars as u64)),
+                theme.dim(),
+            ))];
             if cell.expanded {
                 lines.extend(text.lines().map(|l| Line::from(Span::styled(format!("  {l}"), theme.dim()))));
             }
@@ -72,10 +77,7 @@ fn tool_lines(tool: &ToolCell, expanded: bool, theme: &Theme) -> Vec<Line<'stati
         ToolStatus::Failed => ("✗", theme.error()),
         ToolStatus::Cancelled => ("⊘", theme.dim()),
     };
-    let mut header = vec![
-        Span::styled(format!("{glyph} "), style),
-        Span::styled(tool.name.clone(), theme.heading()),
-    ];
+    let mut header = vec![Span::styled(format!("{glyph} "), style), Span::styled(tool.name.clone(), theme.heading())];
     let summary = tool.summary();
     if !summary.is_empty() {
         header.push(Span::styled(format!(" {summary}"), theme.dim()));
@@ -114,7 +116,10 @@ fn tool_lines(tool: &ToolCell, expanded: bool, theme: &Theme) -> Vec<Line<'stati
         lines.push(Line::from(vec![Span::styled("  │ ", theme.dim()), Span::styled(line.to_string(), style)]));
     }
     if all.len() > keep {
-        lines.push(Line::from(Span::styled(format!("  … {} more lines (Ctrl+O unfolds)", all.len() - keep), theme.dim())));
+        lines.push(Line::from(Span::styled(
+            format!("  … {} more lines (Ctrl+O unfolds)", all.len() - keep),
+            theme.dim(),
+        )));
     }
     lines
 }
@@ -142,7 +147,7 @@ pub fn group(n: u64) -> String {
     let digits = n.to_string();
     let mut out = String::new();
     for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(c);

@@ -27,9 +27,13 @@ const SPINNER: [&str; 10] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "�
 pub fn draw(frame: &mut Frame, app: &mut App, cache: &mut TranscriptCache, theme: &Theme) {
     let area = frame.area();
     let bottom = if app.approvals.is_empty() { composer_height(app, area.width) } else { approval_height(app, area) };
-    let [main, status, bottom_area, footer] =
-        Layout::vertical([Constraint::Min(1), Constraint::Length(1), Constraint::Length(bottom), Constraint::Length(1)])
-            .areas(area);
+    let [main, status, bottom_area, footer] = Layout::vertical([
+        Constraint::Min(1),
+        Constraint::Length(1),
+        Constraint::Length(bottom),
+        Constraint::Length(1),
+    ])
+    .areas(area);
     let transcript_area = if app.show_work && main.width >= WORK_WIDTH + 30 {
         let [left, right] = Layout::horizontal([Constraint::Min(30), Constraint::Length(WORK_WIDTH)]).areas(main);
         overlay::work_panel(frame, right, app, theme);
@@ -141,7 +145,8 @@ fn draw_composer(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         })
         .collect();
     if app.composer.text().is_empty() {
-        let placeholder = if app.running() { "steer the running turn…" } else { "ask quiver to do something (/ for commands)" };
+        let placeholder =
+            if app.running() { "steer the running turn…" } else { "ask quiver to do something (/ for commands)" };
         frame.render_widget(
             Paragraph::new(Line::from(vec![Span::styled("› ", theme.user()), Span::styled(placeholder, theme.dim())])),
             inner,
@@ -170,8 +175,10 @@ fn approval_height(app: &App, area: Rect) -> u16 {
 
 fn draw_approval(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     let more = app.approvals.len().saturating_sub(1);
-    let title = if more > 0 { format!(" quiver needs approval (+{more} waiting) ") } else { " quiver needs approval ".into() };
-    let block = Block::default().borders(Borders::ALL).border_style(theme.warn()).title(Span::styled(title, theme.warn()));
+    let title =
+        if more > 0 { format!(" quiver needs approval (+{more} waiting) ") } else { " quiver needs approval ".into() };
+    let block =
+        Block::default().borders(Borders::ALL).border_style(theme.warn()).title(Span::styled(title, theme.warn()));
     let inner = block.inner(area);
     frame.render_widget(Clear, area);
     frame.render_widget(block, area);
@@ -204,7 +211,12 @@ fn draw_footer(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     let f = &app.footer;
     let context = match f.context_used {
         Some(used) if f.context_window > 0 => {
-            format!("ctx {}/{} ({:.0}%)", tokens(used), tokens(f.context_window), used as f64 * 100.0 / f.context_window as f64)
+            format!(
+                "ctx {}/{} ({:.0}%)",
+                tokens(used),
+                tokens(f.context_window),
+                used as f64 * 100.0 / f.context_window as f64
+            )
         }
         Some(used) => format!("ctx {}", tokens(used)),
         None => "ctx —".into(),

@@ -32,8 +32,9 @@ fn centered(area: Rect, w: u16, h: u16) -> Rect {
     Rect { x: area.x + (area.width - w) / 2, y: area.y + (area.height - h) / 2, width: w, height: h }
 }
 
-fn boxed<'a>(frame: &mut Frame, rect: Rect, title: &'a str, theme: &Theme) -> Rect {
-    let block = Block::default().borders(Borders::ALL).border_style(theme.accent()).title(Span::styled(title, theme.accent()));
+fn boxed(frame: &mut Frame, rect: Rect, title: &str, theme: &Theme) -> Rect {
+    let block =
+        Block::default().borders(Borders::ALL).border_style(theme.accent()).title(Span::styled(title, theme.accent()));
     let inner = block.inner(rect);
     frame.render_widget(Clear, rect);
     frame.render_widget(block, rect);
@@ -101,7 +102,10 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
                     .take(rows)
                     .map(|(i, (id, about))| {
                         let style = if i == *selected { theme.selected() } else { theme.text() };
-                        Line::from(vec![Span::styled(id.clone(), style), Span::styled(format!("  {about}"), theme.dim())])
+                        Line::from(vec![
+                            Span::styled(id.clone(), style),
+                            Span::styled(format!("  {about}"), theme.dim()),
+                        ])
                     })
                     .collect()
             };
@@ -114,7 +118,12 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
                 Line::from("yolo runs every step without asking."),
                 Line::from("Deny rules still hold; the sandbox does not."),
                 Line::default(),
-                Line::from(vec![Span::styled("[y]", theme.ok()), Span::raw(" switch  "), Span::styled("[n]", theme.error()), Span::raw(" stay")]),
+                Line::from(vec![
+                    Span::styled("[y]", theme.ok()),
+                    Span::raw(" switch  "),
+                    Span::styled("[n]", theme.error()),
+                    Span::raw(" stay"),
+                ]),
             ];
             frame.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }), inner);
         }

@@ -62,7 +62,9 @@ fn tool(app: &mut App, id: &str, name: &str, args: &str, output: &str, error: bo
 fn a_streamed_answer_with_markdown() {
     let mut app = app(Mode::Agent);
     running(&mut app, "explain the retry loop");
-    for piece in ["The loop **retries** three times:\n\n", "```rust\nfor attempt in 0..3 {\n", "    send()?;\n}\n```\n\nThen it"] {
+    for piece in
+        ["The loop **retries** three times:\n\n", "```rust\nfor attempt in 0..3 {\n", "    send()?;\n}\n```\n\nThen it"]
+    {
         app.on_run_event(RunEvent::Delta(StreamEvent::TextDelta(piece.into())));
     }
     let usage = Usage { input_tokens: 12_400, output_tokens: 600, cache_hit_tokens: 11_000, ..Usage::default() };
@@ -86,7 +88,14 @@ fn an_edit_shows_its_diff_and_a_failure_shows_its_error() {
     let mut app = app(Mode::Agent);
     running(&mut app, "fix the typo");
     let diff = "--- a/src/lib.rs\n+++ b/src/lib.rs\n@@ -1,3 +1,3 @@\n fn main() {\n-    printn!(\"hi\");\n+    println!(\"hi\");\n }\n";
-    tool(&mut app, "c1", "edit_file", r#"{"path":"src/lib.rs","old_string":"printn","new_string":"println"}"#, diff, false);
+    tool(
+        &mut app,
+        "c1",
+        "edit_file",
+        r#"{"path":"src/lib.rs","old_string":"printn","new_string":"println"}"#,
+        diff,
+        false,
+    );
     tool(&mut app, "c2", "exec_shell", r#"{"command":"cargo test"}"#, "error[E0425]: cannot find value `x`", true);
     insta::assert_snapshot!(screen(&mut app, 72, 20));
 }
@@ -98,7 +107,9 @@ fn an_approval_prompt_in_front_of_the_composer() {
     tool(&mut app, "c1", "read_file", r#"{"path":"package.json"}"#, "{ \"name\": \"web\" }", false);
     let (reply, _answer) = oneshot::channel();
     app.ask(Approval {
-        question: "exec_shell wants to run `npm ci` with network access (the sandbox blocks it).\nIt may write: node_modules/".into(),
+        question:
+            "exec_shell wants to run `npm ci` with network access (the sandbox blocks it).\nIt may write: node_modules/"
+                .into(),
         reply,
     });
     insta::assert_snapshot!(screen(&mut app, 80, 16));
@@ -137,12 +148,24 @@ fn the_job_center_and_mcp_panels() {
 fn the_palette_groups_mcp_tools_by_server() {
     let mut app = app(Mode::Agent);
     app.palette_tools = vec![
-        PaletteTool { name: "mcp__everything__echo".into(), server: Some("everything".into()), description: "Echoes back the input".into() },
-        PaletteTool { name: "mcp__everything__add".into(), server: Some("everything".into()), description: "Adds two numbers".into() },
-        PaletteTool { name: "mcp__gh__list_issues".into(), server: Some("gh".into()), description: "List issues".into() },
+        PaletteTool {
+            name: "mcp__everything__echo".into(),
+            server: Some("everything".into()),
+            description: "Echoes back the input".into(),
+        },
+        PaletteTool {
+            name: "mcp__everything__add".into(),
+            server: Some("everything".into()),
+            description: "Adds two numbers".into(),
+        },
+        PaletteTool {
+            name: "mcp__gh__list_issues".into(),
+            server: Some("gh".into()),
+            description: "List issues".into(),
+        },
         PaletteTool { name: "read_file".into(), server: None, description: "Read a file".into() },
     ];
-    app.overlay = Some(Overlay::Palette(crate::palette::Palette::new(app.palette_entries())));
+    app.overlay = Some(Overlay::Palette(crate::palette::Palette::new(crate::palette::entries(&app.palette_tools))));
     if let Some(Overlay::Palette(p)) = &mut app.overlay {
         p.type_str("mcp__");
     }
@@ -153,7 +176,12 @@ fn work() -> WorkSnapshot {
     WorkSnapshot {
         checklist: vec![(true, "read the failing test".into()), (false, "fix the parser".into())],
         task: Some(("t-7".into(), "parser bug".into(), "active".into())),
-        jobs: vec![JobLine { id: "task-1".into(), command: "cargo watch".into(), status: "running".into(), elapsed_secs: 75 }],
+        jobs: vec![JobLine {
+            id: "task-1".into(),
+            command: "cargo watch".into(),
+            status: "running".into(),
+            elapsed_secs: 75,
+        }],
         agents: vec![AgentLine { id: "a1".into(), name: "explorer".into(), state: "running".into() }],
     }
 }
