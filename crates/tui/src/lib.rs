@@ -11,6 +11,7 @@ mod commands;
 pub mod composer;
 pub mod driver;
 pub mod event;
+mod highlight;
 mod history;
 mod keys;
 pub mod markdown;

@@ -1,6 +1,6 @@
 //! The model's markdown as terminal lines (pulldown-cmark's events): headings
 //! bold, emphasis, inline code and code blocks set apart (with the fence's
-//! language named), lists with bullets or numbers, quotes with a bar, links
+//! language named, and coloured by `highlight`), lists with bullets or numbers, quotes with a bar, links
 //! with their target. Lines are unwrapped here; `wrap` fits them to a width.
 
 use pulldown_cmark::{CodeBlockKind, Event, HeadingLevel, Options, Parser, Tag, TagEnd};
@@ -9,9 +9,10 @@ use ratatui::text::{Line, Span};
 
 use crate::theme::Theme;
 
-pub fn render(markdown: &str, theme: &Theme) -> Vec<Line<'static>> {
-    let mut w =
-        Writer { theme: *theme, lines: Vec::new(), current: Vec::new(), styles: Vec::new(), ..Writer::default() };
+/// `highlight`: colour code blocks (off while an answer streams, so a long
+/// block is parsed once, when it is whole).
+pub fn render(markdown: &str, theme: &Theme, highlight: bool) -> Vec<Line<'static>> {
+    let mut w = Writer { theme: *theme, highlight, ..Writer::default() };
     let options = Options::ENABLE_STRIKETHROUGH | Options::ENABLE_TABLES | Options::ENABLE_TASKLISTS;
     for event in Parser::new_ext(markdown, options) {
         w.event(event);
@@ -32,7 +33,9 @@ struct Writer {
     /// Open lists: the next number of an ordered one, `None` for bullets.
     lists: Vec<Option<u64>>,
     quote_depth: usize,
-    in_code: Option<String>,
+    /// The fenced block being read: its language and text so far.
+    in_code: Option<(String, String)>,
+    highlight: bool,
     link: Option<String>,
     /// The next text starts a list item (its marker is already out).
     item_start: bool,
@@ -79,26 +82,27 @@ impl Writer {
     }
 
     fn text(&mut self, text: &str) {
-        if let Some(_lang) = &self.in_code {
-            for (i, line) in text.split('\n').enumerate() {
-                if i > 0 {
-                    self.flush_code_line();
-                }
-                if !line.is_empty() {
-                    self.current.push(Span::styled(line.to_string(), self.theme.code()));
-                }
-            }
+        if let Some((_, code)) = &mut self.in_code {
+            code.push_str(text);
             return;
         }
         self.item_start = false;
         self.current.push(Span::styled(text.to_string(), self.style()));
     }
 
-    fn flush_code_line(&mut self) {
-        let mut spans = self.prefix();
-        spans.push(Span::styled("  ", self.theme.dim()));
-        spans.append(&mut self.current);
-        self.lines.push(Line::from(spans));
+    /// The finished block's lines: highlighted when its language is known.
+    fn code_block(&mut self, lang: &str, code: &str) {
+        let code = code.strip_suffix('\n').unwrap_or(code);
+        let colored = if self.highlight { crate::highlight::highlight(code, lang, &self.theme) } else { None };
+        let rows: Vec<Vec<Span<'static>>> = colored.unwrap_or_else(|| {
+            code.split('\n').map(|l| vec![Span::styled(l.to_string(), self.theme.code())]).collect()
+        });
+        for row in rows {
+            let mut spans = self.prefix();
+            spans.push(Span::raw("  "));
+            spans.extend(row);
+            self.lines.push(Line::from(spans));
+        }
     }
 
     fn event(&mut self, event: Event<'_>) {
@@ -148,7 +152,7 @@ impl Writer {
                 };
                 let label = if lang.is_empty() { "code".to_string() } else { lang.clone() };
                 self.lines.push(Line::from(Span::styled(format!("  ┌ {label}"), self.theme.dim())));
-                self.in_code = Some(lang);
+                self.in_code = Some((lang, String::new()));
             }
             Tag::List(start) => {
                 self.flush();
@@ -200,10 +204,9 @@ impl Writer {
                 self.quote_depth = self.quote_depth.saturating_sub(1);
             }
             TagEnd::CodeBlock => {
-                if !self.current.is_empty() {
-                    self.flush_code_line();
+                if let Some((lang, code)) = self.in_code.take() {
+                    self.code_block(&lang, &code);
                 }
-                self.in_code = None;
                 self.lines.push(Line::from(Span::styled("  └", self.theme.dim())));
                 self.lines.push(Line::default());
             }

@@ -1,7 +1,7 @@
 use super::*;
 
 fn plain(md: &str) -> String {
-    render(md, &Theme::plain())
+    render(md, &Theme::plain(), true)
         .iter()
         .map(|l| l.spans.iter().map(|s| s.content.as_ref()).collect::<String>())
         .collect::<Vec<_>>()

@@ -54,10 +54,15 @@ async fn event_loop(
     }
     let mut cache = TranscriptCache::default();
     spawn_file_list(&driver, &tx);
+    tokio::task::spawn_blocking(crate::highlight::warm_up);
     let mut terminal_events = EventStream::new();
     let mut tick = tokio::time::interval(TICK);
     let mut pending: Vec<Action> = options.prompt.iter().map(|p| Action::Submit(p.clone())).collect();
     let mut last_work = Instant::now();
+    // A terminal closed under us (SIGHUP) or a polite kill (SIGTERM) leaves
+    // like a quit, so the terminal is restored and the transcript flushed.
+    let mut hangup = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup())?;
+    let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
     loop {
         for action in pending.drain(..) {
             crate::commands::perform(action, &mut app, &mut driver, &tx, tui, &mut cache)?;
@@ -82,6 +87,8 @@ async fn event_loop(
                     pending.extend(on_ui(&mut app, &mut driver, event));
                 }
             }
+            _ = hangup.recv() => pending.push(Action::Quit),
+            _ = terminate.recv() => pending.push(Action::Quit),
             _ = tick.tick(), if animating => {
                 if app.quit_armed.is_some_and(|t| t.elapsed() > Duration::from_secs(2)) {
                     app.quit_armed = None;

@@ -31,7 +31,7 @@ pub fn cell_lines(cell: &Cell, selected: bool, theme: &Theme) -> Vec<Line<'stati
             lines
         }
         CellKind::Assistant { text, streaming } => {
-            let mut lines = crate::markdown::render(text, theme);
+            let mut lines = crate::markdown::render(text, theme, !*streaming);
             if *streaming {
                 match lines.last_mut() {
                     Some(last) => last.spans.push(Span::styled("▌", theme.accent())),
