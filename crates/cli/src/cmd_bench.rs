@@ -23,6 +23,9 @@ use crate::setup;
 pub enum Bench {
     /// Tool-search quality and latency over catalog and query files.
     Search(SearchArgs),
+    /// The interactive agent: first frame, keypress-to-frame while streaming,
+    /// scrolling a long transcript, idle CPU.
+    Tui(crate::cmd_bench_tui::Args),
 }
 
 #[derive(clap::Args)]
@@ -92,6 +95,7 @@ enum Split {
 pub fn run(bench: Bench) -> anyhow::Result<ExitCode> {
     match bench {
         Bench::Search(args) => search(args),
+        Bench::Tui(args) => crate::cmd_bench_tui::run(args),
     }
 }
 

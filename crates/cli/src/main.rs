@@ -12,6 +12,7 @@ mod cmd_audit;
 mod cmd_bench;
 #[cfg(feature = "semantic")]
 mod cmd_bench_semantic;
+mod cmd_bench_tui;
 mod cmd_call;
 mod cmd_catalog;
 mod cmd_exec;

@@ -93,9 +93,8 @@ mod tests {
     fn rust_keywords_strings_and_comments_get_named_colours() {
         let lines = highlight("fn main() {\n    let s = \"hi\"; // greet\n}\n", "rust", &Theme::colored()).unwrap();
         assert_eq!(lines.len(), 3);
-        let style_of = |text: &str| {
-            lines.iter().flatten().find(|s| s.content.contains(text)).map(|s| s.style).unwrap_or_default()
-        };
+        let style_of =
+            |text: &str| lines.iter().flatten().find(|s| s.content.contains(text)).map(|s| s.style).unwrap_or_default();
         assert_eq!(style_of("fn").fg, Some(Color::Magenta));
         assert_eq!(style_of("hi").fg, Some(Color::Green));
         assert_eq!(style_of("greet"), Theme::colored().dim());

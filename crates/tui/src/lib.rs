@@ -6,6 +6,7 @@
 
 pub mod app;
 pub mod approval;
+pub mod bench;
 pub mod cells;
 mod commands;
 pub mod composer;

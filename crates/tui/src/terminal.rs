@@ -4,6 +4,7 @@
 //! restores before the message prints), and around Ctrl-Z.
 
 use std::io::{self, Stdout, Write};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use crossterm::event::{
     DisableBracketedPaste, EnableBracketedPaste, KeyboardEnhancementFlags, PopKeyboardEnhancementFlags,
@@ -16,6 +17,10 @@ use ratatui::backend::CrosstermBackend;
 
 pub type Tui = Terminal<CrosstermBackend<Stdout>>;
 
+/// Whether the keyboard flags were pushed (asked once: the question is a
+/// round trip to the terminal).
+static ENHANCED: AtomicBool = AtomicBool::new(false);
+
 /// Takes the terminal over; [`restore`] gives it back.
 pub fn init() -> io::Result<Tui> {
     install_panic_hook();
@@ -24,6 +29,7 @@ pub fn init() -> io::Result<Tui> {
     execute!(out, EnterAlternateScreen, EnableBracketedPaste)?;
     if crossterm::terminal::supports_keyboard_enhancement().unwrap_or(false) {
         let _ = execute!(out, PushKeyboardEnhancementFlags(KeyboardEnhancementFlags::DISAMBIGUATE_ESCAPE_CODES));
+        ENHANCED.store(true, Ordering::SeqCst);
     }
     Terminal::new(CrosstermBackend::new(out))
 }
@@ -31,7 +37,7 @@ pub fn init() -> io::Result<Tui> {
 /// Puts the terminal back as it was; safe to call more than once.
 pub fn restore() {
     let mut out = io::stdout();
-    if crossterm::terminal::supports_keyboard_enhancement().unwrap_or(false) {
+    if ENHANCED.swap(false, Ordering::SeqCst) {
         let _ = execute!(out, PopKeyboardEnhancementFlags);
     }
     let _ = execute!(out, DisableBracketedPaste, LeaveAlternateScreen, cursor::Show);

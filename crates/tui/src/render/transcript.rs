@@ -55,27 +55,35 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &mut App, cache: &mut Transcript
     }
     let height = area.height as usize;
     let want = height + app.scroll;
-    // Walk back from the newest cell until the screen and the scroll are covered.
-    let mut rows: Vec<Line<'static>> = Vec::new();
-    let mut chunks: Vec<Vec<Line<'static>>> = Vec::new();
+    // Walk back from the newest cell until the screen and the scroll are
+    // covered, reading only heights (each cell is wrapped once, then cached).
     let mut total = 0usize;
-    for index in (0..app.transcript.cells.len()).rev() {
-        let lines = cache.lines(app, index, area.width, theme).to_vec();
-        total += lines.len();
-        chunks.push(lines);
-        if total >= want {
-            break;
-        }
+    let mut first = app.transcript.cells.len();
+    while first > 0 && total < want {
+        first -= 1;
+        total += cache.lines(app, first, area.width, theme).len();
     }
     // Scrolled past the top: stop at the first line.
     if total < want {
         app.scroll = total.saturating_sub(height);
     }
-    for chunk in chunks.into_iter().rev() {
-        rows.extend(chunk);
-    }
-    let end = rows.len().saturating_sub(app.scroll);
+    // Rows from `first`'s top: the window is [total - scroll - height, total - scroll).
+    let end = total.saturating_sub(app.scroll);
     let start = end.saturating_sub(height);
-    let visible: Vec<Line<'static>> = rows.drain(start..end).collect();
+    let mut visible: Vec<Line<'static>> = Vec::with_capacity(height);
+    let mut row = 0usize;
+    for index in first..app.transcript.cells.len() {
+        if row >= end {
+            break;
+        }
+        let lines = cache.lines(app, index, area.width, theme);
+        let next = row + lines.len();
+        if next > start {
+            let from = start.saturating_sub(row);
+            let to = (end - row).min(lines.len());
+            visible.extend(lines[from..to].iter().cloned());
+        }
+        row = next;
+    }
     frame.render_widget(Paragraph::new(visible), area);
 }
