@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 use quiver_agent::BoxFuture;
 use quiver_agent::exec::resume;
 use quiver_agent::subagent::AgentHub;
+use quiver_engine::transcript::Transcript;
 use quiver_engine::{EngineHost, ToolContext, ToolSource};
 use quiver_mcp::McpManager;
 use quiver_tools::planning::checklist::{Checklist, ItemStatus};
@@ -73,7 +74,8 @@ impl CliHooks {
         match verb {
             None | Some("list") => {
                 let all = jobs.background();
-                if all.is_empty() {
+                let stale = remembered_jobs(ctx, &all);
+                if all.is_empty() && stale.is_empty() {
                     return Ok(vec![
                         "no shell jobs in this session (exec_shell with background: true starts one)".into(),
                     ]);
@@ -92,6 +94,12 @@ impl CliHooks {
                     if !last.is_empty() {
                         lines.push(format!("          │ {last}"));
                     }
+                }
+                for (id, command) in &stale {
+                    lines.push(format!(
+                        "{id:<9} {:<10} {:>8}  {command}  (started before quiver restarted; not running)",
+                        "stale", "-"
+                    ));
                 }
                 lines.push(String::new());
                 lines.push("/jobs show|poll|wait|cancel ID · /jobs stdin ID TEXT".into());
@@ -175,6 +183,32 @@ impl CliHooks {
         }
         Ok(lines)
     }
+}
+
+/// Background jobs the session's transcript records that no live job of
+/// this process is (a resumed session's jobs died with the quiver that ran
+/// them): (task id, command). A live job matches by id and process id, since
+/// ids start again at 1 in each process.
+fn remembered_jobs(ctx: &ToolContext, live: &[Arc<Job>]) -> Vec<(String, String)> {
+    let Some(transcript) = ctx.transcript.as_ref().and_then(|t| Transcript::read(t.path()).ok()) else {
+        return Vec::new();
+    };
+    let mut stale = Vec::new();
+    for (_, args, result, _) in transcript.calls() {
+        let Some(meta) = result.map(|r| &r.metadata) else { continue };
+        let (Some(id), Some(true)) =
+            (meta.get("task_id").and_then(|v| v.as_str()), meta.get("background").and_then(|v| v.as_bool()))
+        else {
+            continue;
+        };
+        let pid = meta.get("pid").and_then(|v| v.as_i64());
+        if live.iter().any(|job| job.id == id && Some(i64::from(job.pid)) == pid) {
+            continue;
+        }
+        let command = args.get("command").and_then(|v| v.as_str()).unwrap_or_default().to_string();
+        stale.push((id.to_string(), command));
+    }
+    stale
 }
 
 impl Hooks for CliHooks {

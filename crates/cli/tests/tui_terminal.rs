@@ -182,6 +182,8 @@ async fn a_person_works_with_the_interactive_agent_in_a_real_terminal() {
         ScriptedTurn::text("This answer is long and will be interrupted before it ends")
             .with_fault(Fault::StallAfterFirstChunk(Duration::from_secs(120))),
         ScriptedTurn::text("Still here after the interruption."),
+        // /compact: the summary request.
+        ScriptedTurn::text("We tried the terminal: an answer, an approval, a job, a relay."),
     ]);
     let exit_file = env.state.path().join("exit-status");
     let command = quiver_command(
@@ -255,9 +257,38 @@ async fn a_person_works_with_the_interactive_agent_in_a_real_terminal() {
     tmux.line("are you there?");
     tmux.wait_text("Still here after the interruption.").await;
 
+    // /compact summarizes now; the transcript records the one allowed break.
+    tmux.line("/compact");
+    tmux.wait_text("compacted the conversation (~").await;
+
     // Ctrl-C twice quits and gives the terminal back.
     assert_eq!(quit(&tmux, &exit_file).await.unwrap(), "0");
-    audit(&only_session(&env)).unwrap();
+    let session = only_session(&env);
+    let report = audit(&session).unwrap();
+    assert!(report.contains(" compactions=1 "), "{report}");
+    drop(tmux);
+
+    // Resumed: the conversation is on screen again, and the job that died
+    // with the first quiver is listed as stale, never as running.
+    let id = session.file_stem().unwrap().to_str().unwrap().to_string();
+    let exit_file = env.state.path().join("exit-status-2");
+    let command = quiver_command(
+        &env,
+        &["resume", &id, "--base-url", &server.base_url()],
+        &[("DEEPSEEK_API_KEY", "sk-test-secret")],
+        &exit_file,
+    );
+    let tmux = Tmux::start(&command, 110, 32).unwrap();
+    tmux.wait_text(&format!("resumed session {id}")).await;
+    // After the compaction, the conversation is the relay and what followed.
+    tmux.wait_text("We tried the terminal").await;
+    tmux.line("/jobs");
+    let screen = tmux.wait_text("stale").await;
+    let row = screen.lines().find(|l| l.contains(&job) && l.contains("stale")).unwrap_or_default();
+    assert!(!row.is_empty() && !row.contains("running"), "{screen}");
+    tmux.key("Escape");
+    assert_eq!(quit(&tmux, &exit_file).await.unwrap(), "0");
+    assert_eq!(only_session(&env), session, "resuming appends to the same transcript");
 }
 
 #[test]

@@ -111,6 +111,9 @@ pub struct App {
     /// The tool surface for the palette (native and MCP, runtime names).
     pub palette_tools: Vec<crate::palette::PaletteTool>,
     pub should_quit: bool,
+    /// The last approval was declined: the composer invites a reason, which
+    /// (typed while the run works) reaches the model after the refused call.
+    pub declined: bool,
     /// Reasoning streamed this turn (its summary would repeat it).
     turn_reasoned: bool,
 }
@@ -137,6 +140,7 @@ impl App {
             files: Arc::new(Vec::new()),
             palette_tools: Vec::new(),
             should_quit: false,
+            declined: false,
             turn_reasoned: false,
         }
     }
@@ -277,6 +281,7 @@ impl App {
                 Answer::No => "declined",
             };
             self.info(format!("{verdict}: {}", crate::cells::first_line(&approval.question)));
+            self.declined = answer == Answer::No && self.running();
             let _ = approval.reply.send(answer);
         }
     }

@@ -137,8 +137,14 @@ fn approvals_are_answered_in_order_and_a_stopped_run_declines_the_rest() {
     app.on_key(key(KeyCode::Char('n')));
     assert_eq!(rx2.try_recv(), Ok(Answer::No));
     assert!(app.composer.text().is_empty());
+    // A declined step invites a reason; typed now, it is queued for the model.
+    assert!(app.declined);
+    app.on_key(key(KeyCode::Char('y')));
+    assert_eq!(rx3.try_recv(), Ok(Answer::Once));
+    let (tx4, mut rx4) = oneshot::channel();
+    app.ask(Approval { question: "fourth".into(), reply: tx4 });
     app.run_finished(true);
-    assert_eq!(rx3.try_recv(), Ok(Answer::No));
+    assert_eq!(rx4.try_recv(), Ok(Answer::No));
 }
 
 #[test]

@@ -193,6 +193,7 @@ impl App {
     /// What Enter does with a composer line: a command, a prompt, or a
     /// follow-up queued for the running turn.
     pub fn submit_line(&mut self, line: &str) -> Vec<Action> {
+        self.declined = false;
         if line.trim().is_empty() {
             return Vec::new();
         }
