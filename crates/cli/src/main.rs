@@ -26,6 +26,7 @@ mod cmd_sandbox;
 mod cmd_search;
 mod cmd_tasks;
 mod cmd_tools;
+mod own_secrets;
 mod search_model;
 mod setup;
 mod tasks_pool;
@@ -103,12 +104,30 @@ fn main() -> ExitCode {
         .without_time()
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .init();
-    // Before anything reads a key into memory: no other process of the
-    // user's reads quiver's environment or memory (issue 46).
+    let cli = Cli::parse();
+    // Still one thread: the keys leave quiver's environment (and the block
+    // `/proc/<pid>/environ` shows) before anything could start another, and
+    // before quiver turns non-dumpable, which would close its own
+    // /proc/self/environ to it when it is not root.
+    let token_env = match &cli.command {
+        Command::Mcp(mcp) => cmd_mcp::token_env(mcp),
+        _ => None,
+    };
+    let withheld = own_secrets::withhold(token_env);
+    // No other process of the user's reads quiver's memory, where the keys
+    // now are (issue 46).
     if !quiver_sandbox::keep_own_memory_private() {
         tracing::debug!("could not make quiver non-dumpable");
     }
-    let cli = Cli::parse();
+    match withheld {
+        Ok(withheld) => {
+            if let Some(why) = withheld.block_left.filter(|_| !withheld.names.is_empty()) {
+                tracing::warn!(%why, "quiver's keys are out of its environment but still in /proc/<pid>/environ");
+            }
+        }
+        Err(e) if cfg!(target_os = "linux") => tracing::warn!(%e, "quiver's keys stay in its environment"),
+        Err(e) => tracing::debug!(%e, "quiver's keys stay in its environment"),
+    }
     let result = match cli.command {
         Command::Tools(args) => cmd_tools::run(args),
         Command::Catalog(args) => cmd_catalog::run(args),

@@ -94,3 +94,58 @@ async fn ordinary_work_unasked(mechanism: Option<&str>) {
     assert!(!out.stdout.is_empty());
     assert!(!String::from_utf8_lossy(&out.stdout).contains("approval"), "{}", String::from_utf8_lossy(&out.stdout));
 }
+
+/// quiver's keys leave its own environment at start: root (or a yolo line
+/// running as root) reading `/proc/<quiver>/environ` finds none of them, a key
+/// in a variable only the user's config names included, and the provider
+/// still gets its key.
+#[tokio::test(flavor = "multi_thread")]
+async fn keys_are_out_of_quivers_environ_and_still_reach_the_provider() {
+    const SECRETS: [(&str, &str); 4] = [
+        ("CORP_LLM_CRED", "cred-corp-4821"),
+        ("OPENAI_API_KEY", "sk-test-openai-5930"),
+        ("GH_TOKEN", "ghp_test_6617"),
+        ("DATABASE_URL", "postgres://u:pw-7702@db/x"),
+    ];
+    let env = Env::new();
+    let ws = env.ws.path();
+    std::fs::write(env.config.path().join("config.toml"), "[providers.deepseek]\napi_key_env = \"CORP_LLM_CRED\"\n")
+        .unwrap();
+    // The line holds quiver running until the test has read its environ.
+    let hold = "touch started; i=0; while [ ! -e release ] && [ $i -lt 1200 ]; do sleep 0.05; i=$((i+1)); done";
+    let server = ScriptedServer::start().await.unwrap();
+    server.script([shell("c1", hold), ScriptedTurn::text("Done.")]);
+    let mut cmd = env.command(None);
+    cmd.envs(SECRETS).arg("exec").arg("--base-url").arg(server.base_url()).arg("--workspace").arg(ws);
+    let child =
+        cmd.args(["--mode", "yolo", "--json", "Hold on."]).stdout(std::process::Stdio::piped()).spawn().unwrap();
+    let pid = child.id().unwrap();
+    let started = std::time::Instant::now();
+    while !ws.join("started").exists() {
+        assert!(started.elapsed() < std::time::Duration::from_secs(60), "the held line never started");
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    let environ = std::fs::read(format!("/proc/{pid}/environ"));
+    std::fs::write(ws.join("release"), "").unwrap();
+    let out = child.wait_with_output().await.unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    match environ {
+        Ok(environ) => {
+            let environ = String::from_utf8_lossy(&environ).into_owned();
+            assert!(environ.contains("QUIVER_STATE_DIR="), "not quiver's environment: {environ:?}");
+            for (name, value) in SECRETS {
+                assert!(!environ.contains(value), "{name}'s value in /proc/<quiver>/environ: {environ:?}");
+            }
+        }
+        // Not root: quiver's proc files are root's (it is non-dumpable).
+        Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => {
+            quiver_testkit::require_or_skip("root (to read quiver's own environ)", &e.to_string());
+        }
+        Err(e) => panic!("/proc/{pid}/environ: {e}"),
+    }
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2);
+    for request in &requests {
+        assert_eq!(request.header("authorization"), Some("Bearer cred-corp-4821"));
+    }
+}

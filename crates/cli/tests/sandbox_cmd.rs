@@ -246,7 +246,8 @@ fn hostile_corpus_as_an_unprivileged_user() {
 
 /// quiver's own `/proc/<pid>/environ` (every provider key, `GH_TOKEN`,
 /// `QUIVER_MCP_TOKEN`) is not readable by another process of the same user:
-/// run as an unprivileged user, quiver's proc files belong to root.
+/// run as an unprivileged user, quiver's proc files belong to root. And root,
+/// who reads it anyway, finds no key there: they left it at start.
 #[test]
 fn quivers_own_environment_is_out_of_reach_of_the_users_other_processes() {
     use std::os::unix::fs::{MetadataExt, PermissionsExt};
@@ -278,9 +279,12 @@ fn quivers_own_environment_is_out_of_reach_of_the_users_other_processes() {
     std::thread::sleep(std::time::Duration::from_millis(500));
     let environ = std::path::PathBuf::from(format!("/proc/{}/environ", child.id()));
     let owner = std::fs::metadata(&environ).unwrap().uid();
+    let seen_by_root = String::from_utf8_lossy(&std::fs::read(&environ).unwrap()).into_owned();
     let still_running = child.try_wait().unwrap().is_none();
     let _ = child.kill();
     let _ = child.wait();
     assert!(still_running, "quiver (as uid 65534) exited before its environ could be looked at");
     assert_eq!(owner, 0, "quiver's environ belongs to uid {owner}: readable by the user's other processes");
+    assert!(seen_by_root.contains("QUIVER_STATE_DIR="), "not quiver's environment: {seen_by_root:?}");
+    assert!(!seen_by_root.contains("sk-must-stay-inside"), "root reads the key: {seen_by_root:?}");
 }

@@ -11,7 +11,8 @@
 //!   sandbox is built, so the hook that runs between fork and exec only makes
 //!   system calls.
 //! - [`EnvPolicy`]: which environment variables a child inherits (quiver's own
-//!   secrets never).
+//!   secrets never). The same secrets leave quiver's own environment at start
+//!   ([`withhold_own_secrets`]); quiver reads them through [`secret_env`].
 //! - [`Containment`]: every process a job starts (also after `setsid` or a
 //!   double fork) can be found and killed, through a cgroup v2 per job or, where
 //!   no cgroup is writable, a child subreaper plus a `/proc` walk.
@@ -45,6 +46,7 @@ mod gitpaths;
 #[cfg(target_os = "linux")]
 mod guard;
 mod hook;
+mod own_env;
 #[cfg(target_os = "linux")]
 mod placeholder;
 mod policy;
@@ -67,6 +69,7 @@ pub use env::{EnvPolicy, Inherit, user_scrub_list};
 pub use hook::{PreExecTarget, die_with_parent};
 #[cfg(target_os = "linux")]
 pub use landlock_rules::normalize;
+pub use own_env::{Withheld, secret_env, secret_env_os, withheld_env, withhold_own_secrets};
 pub use policy::{SandboxPolicy, quiver_config_dir, quiver_state_dir, user_config_file, user_home_allow};
 pub use probe::{NO_USERNS_VAR, Probe, probe};
 pub use sandbox::{Limits, Sandbox, SandboxError, SandboxMechanism, SandboxOptions};

@@ -326,7 +326,7 @@ pub(crate) async fn open(
             super::tls::install_crypto_provider();
             let mut transport_config = StreamableHttpClientTransportConfig::with_uri(url.as_str());
             if let Some(var) = bearer_token_env {
-                let token = std::env::var(var).map_err(|_| {
+                let token = quiver_sandbox::secret_env(var).ok_or_else(|| {
                     format!("environment variable `{var}` (bearer_token_env of server `{}`) is not set", config.name)
                 })?;
                 transport_config = transport_config.auth_header(token);
