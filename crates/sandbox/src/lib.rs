@@ -47,6 +47,7 @@ mod gitpaths;
 mod guard;
 mod hook;
 mod own_env;
+mod pid_namespace;
 #[cfg(target_os = "linux")]
 mod placeholder;
 mod policy;
@@ -70,6 +71,7 @@ pub use hook::{PreExecTarget, die_with_parent};
 #[cfg(target_os = "linux")]
 pub use landlock_rules::normalize;
 pub use own_env::{Withheld, secret_env, secret_env_os, withheld_env, withhold_own_secrets};
+pub use pid_namespace::own_pid_namespace;
 pub use policy::{SandboxPolicy, quiver_config_dir, quiver_state_dir, user_config_file, user_home_allow};
 pub use probe::{NO_USERNS_VAR, Probe, probe};
 pub use sandbox::{Limits, Sandbox, SandboxError, SandboxMechanism, SandboxOptions};
