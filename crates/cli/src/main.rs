@@ -88,12 +88,18 @@ fn pin_thread_count() {
         return;
     }
     let n = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
-    // SAFETY: the first statement of `main`, before any thread of this process
+    // SAFETY: called at the start of `main`, before any thread of this process
     // exists, so no other thread can be reading the environment.
     unsafe { std::env::set_var("RAYON_NUM_THREADS", n.to_string()) };
 }
 
 fn main() -> ExitCode {
+    // quiver started again as its own reaper (see `quiver_sandbox::reap_if_asked`):
+    // nothing else of quiver's runs there.
+    #[cfg(target_os = "linux")]
+    if let Some(code) = quiver_sandbox::reap_if_asked() {
+        return ExitCode::from(u8::try_from(code).unwrap_or(1));
+    }
     pin_thread_count();
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
@@ -128,6 +134,9 @@ fn main() -> ExitCode {
         Err(e) if cfg!(target_os = "linux") => tracing::warn!(%e, "quiver's keys stay in its environment"),
         Err(e) => tracing::debug!(%e, "quiver's keys stay in its environment"),
     }
+    // Jobs' leftovers are swept as soon as quiver is gone, even after a kill -9.
+    #[cfg(target_os = "linux")]
+    quiver_sandbox::enable_reaper();
     let result = match cli.command {
         Command::Tools(args) => cmd_tools::run(args),
         Command::Catalog(args) => cmd_catalog::run(args),

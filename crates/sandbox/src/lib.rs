@@ -31,8 +31,9 @@
 //! - Containment: a `full`-policy command running as root can move itself out
 //!   of its cgroup; in the subreaper fallback, a process that leaves the
 //!   leader's tree after the leader exits *and* clears its environment is not
-//!   found; after quiver is SIGKILLed, escaped processes live until the next
-//!   `Containment::new` sweeps them.
+//!   found; after quiver is SIGKILLed, escaped processes are swept by its
+//!   reaper ([`reap_if_asked`]) once it is gone, or where no reaper could
+//!   start, by the next `Containment::new`.
 //! - macOS and others: no OS sandbox yet: [`Sandbox::new`] returns
 //!   [`SandboxError::Unavailable`] for anything but `Full` + network, and
 //!   the caller asks for every command.
@@ -65,7 +66,9 @@ pub mod protected;
 mod seccomp;
 
 #[cfg(target_os = "linux")]
-pub use contain::{Containment, JOB_MARKER, Job, Mechanism, Prefer, sweep_stale};
+pub use contain::{
+    Containment, JOB_MARKER, Job, Mechanism, Prefer, REAPER_ARG, enable_reaper, reap_if_asked, sweep_stale,
+};
 pub use env::{EnvPolicy, Inherit, user_scrub_list};
 pub use hook::{PreExecTarget, die_with_parent};
 #[cfg(target_os = "linux")]
