@@ -97,6 +97,6 @@ pub(crate) fn configured_provider(
     let layers = paths::read_layers(root).map_err(|e| e.to_string())?;
     let config = paths::load_config(&layers, cli).map_err(|e| e.to_string())?;
     let provider =
-        config.build_provider(&|var| std::env::var(var).ok(), HttpOptions::default()).map_err(|e| e.to_string())?;
+        config.build_provider(&quiver_sandbox::secret_env, HttpOptions::default()).map_err(|e| e.to_string())?;
     Ok((layers, config, Arc::from(provider)))
 }

@@ -123,6 +123,14 @@ pub struct ServeArgs {
     task_workers: usize,
 }
 
+/// `mcp serve --token-env`'s variable: a secret of quiver's whatever its name.
+pub fn token_env(command: &Mcp) -> Option<&str> {
+    match command {
+        Mcp::Serve(args) => args.token_env.as_deref(),
+        _ => None,
+    }
+}
+
 pub fn run(command: Mcp) -> anyhow::Result<ExitCode> {
     match command {
         Mcp::Serve(args) => serve(args),
@@ -338,10 +346,12 @@ async fn shutdown_signal() {
 /// default variable is used when present.
 fn token(args: &ServeArgs) -> anyhow::Result<Option<String>> {
     match &args.token_env {
-        Some(var) => match std::env::var(var) {
-            Ok(value) if !value.trim().is_empty() => Ok(Some(value.trim().to_string())),
+        Some(var) => match quiver_sandbox::secret_env(var) {
+            Some(value) if !value.trim().is_empty() => Ok(Some(value.trim().to_string())),
             _ => bail!("--token-env {var}: that environment variable is not set (or empty)"),
         },
-        None => Ok(std::env::var(DEFAULT_TOKEN_ENV).ok().map(|v| v.trim().to_string()).filter(|v| !v.is_empty())),
+        None => {
+            Ok(quiver_sandbox::secret_env(DEFAULT_TOKEN_ENV).map(|v| v.trim().to_string()).filter(|v| !v.is_empty()))
+        }
     }
 }

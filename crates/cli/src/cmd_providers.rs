@@ -71,7 +71,7 @@ fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
         Ok(config) => config,
         Err(e) => return Ok(usage_error(e)),
     };
-    let mut target = match Target::from_config(&config, &|var| std::env::var(var).ok()) {
+    let mut target = match Target::from_config(&config, &quiver_sandbox::secret_env) {
         Ok(target) => target,
         Err(e) => return Ok(usage_error(e)),
     };

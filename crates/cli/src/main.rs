@@ -29,6 +29,7 @@ mod cmd_search;
 mod cmd_tasks;
 mod cmd_tools;
 mod cmd_tui;
+mod own_secrets;
 mod search_model;
 mod setup;
 mod tasks_pool;
@@ -104,21 +105,48 @@ fn pin_thread_count() {
         return;
     }
     let n = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
-    // SAFETY: the first statement of `main`, before any thread of this process
+    // SAFETY: called at the start of `main`, before any thread of this process
     // exists, so no other thread can be reading the environment.
     unsafe { std::env::set_var("RAYON_NUM_THREADS", n.to_string()) };
 }
 
 fn main() -> ExitCode {
+    // quiver started again as its own reaper (see `quiver_sandbox::reap_if_asked`):
+    // nothing else of quiver's runs there.
+    #[cfg(target_os = "linux")]
+    if let Some(code) = quiver_sandbox::reap_if_asked() {
+        return ExitCode::from(u8::try_from(code).unwrap_or(1));
+    }
     pin_thread_count();
     let cli = Cli::parse();
     let interactive = matches!(cli.command, None | Some(Command::Resume(_)));
     init_logging(interactive);
-    // Before anything reads a key into memory: no other process of the
-    // user's reads quiver's environment or memory (issue 46).
+    // Still one thread: the keys leave quiver's environment (and the block
+    // `/proc/<pid>/environ` shows) before anything could start another, and
+    // before quiver turns non-dumpable, which would close its own
+    // /proc/self/environ to it when it is not root.
+    let token_env = match &cli.command {
+        Some(Command::Mcp(mcp)) => cmd_mcp::token_env(mcp),
+        _ => None,
+    };
+    let withheld = own_secrets::withhold(token_env);
+    // No other process of the user's reads quiver's memory, where the keys
+    // now are (issue 46).
     if !quiver_sandbox::keep_own_memory_private() {
         tracing::debug!("could not make quiver non-dumpable");
     }
+    match withheld {
+        Ok(withheld) => {
+            if let Some(why) = withheld.block_left.filter(|_| !withheld.names.is_empty()) {
+                tracing::warn!(%why, "quiver's keys are out of its environment but still in /proc/<pid>/environ");
+            }
+        }
+        Err(e) if cfg!(target_os = "linux") => tracing::warn!(%e, "quiver's keys stay in its environment"),
+        Err(e) => tracing::debug!(%e, "quiver's keys stay in its environment"),
+    }
+    // Jobs' leftovers are swept as soon as quiver is gone, even after a kill -9.
+    #[cfg(target_os = "linux")]
+    quiver_sandbox::enable_reaper();
     let Some(command) = cli.command else {
         return finish(cmd_tui::run(cli.interactive));
     };

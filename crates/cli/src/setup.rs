@@ -105,7 +105,7 @@ pub fn configure_agents(agents: &AgentHub, workspace: &Path) {
         let limits = quiver_agent::subagent::SubagentLimits::from_layers(&layers)?;
         let config = paths::load_config(&layers, &quiver_agent::CliOverrides::default()).map_err(|e| e.to_string())?;
         let provider = config
-            .build_provider(&|var| std::env::var(var).ok(), quiver_agent::HttpOptions::default())
+            .build_provider(&quiver_sandbox::secret_env, quiver_agent::HttpOptions::default())
             .map_err(|e| e.to_string())?;
         Ok(quiver_agent::subagent::AgentRuntime {
             provider: Arc::from(provider),
@@ -166,9 +166,9 @@ pub fn rlm_child_model(workspace: Option<&Path>) -> ChildModel {
 }
 
 /// The configured provider with `deepseek-v4-flash` on DeepSeek, else that
-/// provider's model. The key is read from the environment on the first child
-/// query, in quiver's process only; every provider's key variable is removed
-/// from the REPL's environment.
+/// provider's model. The key is read (`secret_env`) on the first child query,
+/// in quiver's process only; every provider's key variable is removed from the
+/// REPL's environment.
 pub fn rlm_child_for(config: quiver_agent::AgentConfig) -> ChildModel {
     let model = if config.provider == quiver_agent::config::DEFAULT_PROVIDER {
         quiver_rlm::DEFAULT_CHILD_MODEL.to_string()
@@ -178,7 +178,7 @@ pub fn rlm_child_for(config: quiver_agent::AgentConfig) -> ChildModel {
     let secret_env: Vec<String> = config.providers.values().map(|p| p.api_key_env.clone()).collect();
     let factory: quiver_rlm::ProviderFactory = Arc::new(move || {
         let provider = config
-            .build_provider(&|var| std::env::var(var).ok(), quiver_agent::HttpOptions::default())
+            .build_provider(&quiver_sandbox::secret_env, quiver_agent::HttpOptions::default())
             .map_err(|e| e.to_string())?;
         Ok(Arc::from(provider))
     });

@@ -169,6 +169,9 @@ fn spawn_run(
     cmd.args(&options.exec_args)
         .arg("--")
         .arg(&task.prompt)
+        // The keys left quiver's environment at start (`own_secrets`): the
+        // worker is quiver too, needs them, and withholds them again itself.
+        .envs(quiver_sandbox::withheld_env())
         .env(quiver_tools::work::ACTIVE_TASK_ENV, &task.id)
         .env(quiver_tools::work::WORK_DIR_ENV, store.dir())
         .stdin(Stdio::null())

@@ -175,6 +175,9 @@ impl CliHooks {
         let exe = std::env::current_exe().map_err(|e| format!("cannot find the quiver binary: {e}"))?;
         let mut command = tokio::process::Command::new(exe);
         command.arg("mcp").args(args).current_dir(&self.workspace).stdin(std::process::Stdio::null());
+        // `validate` starts servers that may need a bearer or OAuth secret:
+        // the child is quiver too, and withholds them again itself.
+        command.envs(quiver_sandbox::withheld_env());
         let output = command.output().await.map_err(|e| format!("cannot run quiver mcp: {e}"))?;
         let mut lines: Vec<String> = String::from_utf8_lossy(&output.stdout).lines().map(str::to_string).collect();
         lines.extend(String::from_utf8_lossy(&output.stderr).lines().map(str::to_string));

@@ -94,3 +94,105 @@ async fn ordinary_work_unasked(mechanism: Option<&str>) {
     assert!(!out.stdout.is_empty());
     assert!(!String::from_utf8_lossy(&out.stdout).contains("approval"), "{}", String::from_utf8_lossy(&out.stdout));
 }
+
+/// quiver's keys leave its own environment at start: root (or a yolo line
+/// running as root) reading `/proc/<quiver>/environ` finds none of them, a key
+/// in a variable only the user's config names included, and the provider
+/// still gets its key.
+#[tokio::test(flavor = "multi_thread")]
+async fn keys_are_out_of_quivers_environ_and_still_reach_the_provider() {
+    const SECRETS: [(&str, &str); 4] = [
+        ("CORP_LLM_CRED", "cred-corp-4821"),
+        ("OPENAI_API_KEY", "sk-test-openai-5930"),
+        ("GH_TOKEN", "ghp_test_6617"),
+        ("DATABASE_URL", "postgres://u:pw-7702@db/x"),
+    ];
+    let env = Env::new();
+    let ws = env.ws.path();
+    std::fs::write(env.config.path().join("config.toml"), "[providers.deepseek]\napi_key_env = \"CORP_LLM_CRED\"\n")
+        .unwrap();
+    // The line holds quiver running until the test has read its environ.
+    let hold = "touch started; i=0; while [ ! -e release ] && [ $i -lt 1200 ]; do sleep 0.05; i=$((i+1)); done";
+    let server = ScriptedServer::start().await.unwrap();
+    server.script([shell("c1", hold), ScriptedTurn::text("Done.")]);
+    let mut cmd = env.command(None);
+    cmd.envs(SECRETS).arg("exec").arg("--base-url").arg(server.base_url()).arg("--workspace").arg(ws);
+    let child =
+        cmd.args(["--mode", "yolo", "--json", "Hold on."]).stdout(std::process::Stdio::piped()).spawn().unwrap();
+    let pid = child.id().unwrap();
+    let started = std::time::Instant::now();
+    while !ws.join("started").exists() {
+        assert!(started.elapsed() < std::time::Duration::from_secs(60), "the held line never started");
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    let environ = std::fs::read(format!("/proc/{pid}/environ"));
+    std::fs::write(ws.join("release"), "").unwrap();
+    let out = child.wait_with_output().await.unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    match environ {
+        Ok(environ) => {
+            let environ = String::from_utf8_lossy(&environ).into_owned();
+            assert!(environ.contains("QUIVER_STATE_DIR="), "not quiver's environment: {environ:?}");
+            for (name, value) in SECRETS {
+                assert!(!environ.contains(value), "{name}'s value in /proc/<quiver>/environ: {environ:?}");
+            }
+        }
+        // Not root: quiver's proc files are root's (it is non-dumpable).
+        Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => {
+            quiver_testkit::require_or_skip("root (to read quiver's own environ)", &e.to_string());
+        }
+        Err(e) => panic!("/proc/{pid}/environ: {e}"),
+    }
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2);
+    for request in &requests {
+        assert_eq!(request.header("authorization"), Some("Bearer cred-corp-4821"));
+    }
+}
+
+/// Whether `pid` runs (a zombie counts as gone).
+fn running(pid: i32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .is_ok_and(|stat| stat.rsplit_once(") ").is_some_and(|(_, rest)| !rest.starts_with('Z')))
+}
+
+/// A yolo line's `setsid` child left quiver's process group and session, so
+/// no parent-death signal or group kill reaches it: when quiver is killed
+/// with SIGKILL (no cleanup runs), its reaper kills it as soon as quiver is
+/// gone, not the next quiver to start.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_yolo_lines_setsid_child_dies_soon_after_quiver_is_killed() {
+    let env = Env::new();
+    let ws = env.ws.path();
+    let line = "setsid sh -c 'echo $$ > escaped.pid; exec sleep 300' > /dev/null 2>&1 < /dev/null & \
+                touch started; i=0; while [ ! -e release ] && [ $i -lt 1200 ]; do sleep 0.05; i=$((i+1)); done";
+    let server = ScriptedServer::start().await.unwrap();
+    server.script([shell("c1", line), ScriptedTurn::text("Done.")]);
+    let mut cmd = env.command(Some("sk-test-secret"));
+    cmd.arg("exec").arg("--base-url").arg(server.base_url()).arg("--workspace").arg(ws);
+    cmd.args(["--mode", "yolo", "--json", "Leave something behind."]).stdout(std::process::Stdio::null());
+    let mut quiver = cmd.kill_on_drop(true).spawn().unwrap();
+    let started = std::time::Instant::now();
+    let escaped: i32 = loop {
+        let pid = std::fs::read_to_string(ws.join("escaped.pid")).ok().and_then(|s| s.trim().parse().ok());
+        if let Some(pid) = pid
+            && ws.join("started").exists()
+        {
+            break pid;
+        }
+        assert!(started.elapsed() < std::time::Duration::from_secs(60), "the line never started");
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    };
+    assert!(running(escaped), "the setsid child {escaped} is not running");
+    quiver.start_kill().unwrap(); // SIGKILL
+    quiver.wait().await.unwrap();
+    let killed = std::time::Instant::now();
+    while running(escaped) && killed.elapsed() < std::time::Duration::from_secs(10) {
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    let survived = running(escaped);
+    if survived {
+        let _ = std::process::Command::new("kill").args(["-9", &escaped.to_string()]).status();
+    }
+    assert!(!survived, "the setsid child {escaped} outlived a SIGKILLed quiver by 10 s");
+}

@@ -55,8 +55,13 @@ impl Home {
     }
 
     fn quiver(&self, args: &[&str]) -> Run {
+        self.quiver_env(&[], args)
+    }
+
+    fn quiver_env(&self, envs: &[(&str, &str)], args: &[&str]) -> Run {
         let out = Command::new(env!("CARGO_BIN_EXE_quiver"))
             .args(args)
+            .envs(envs.iter().copied())
             .current_dir(self.workspace())
             .env("HOME", self.path())
             .env("XDG_CONFIG_HOME", self.path().join("xdg-config"))
@@ -368,6 +373,46 @@ fn validate_starts_servers_names_the_broken_one_and_leaves_disabled_ones_alone()
     home.ok(&["mcp", "enable", "off"]);
     home.ok(&["mcp", "validate", "off"]);
     assert!(marker.exists(), "an enabled one is started");
+}
+
+/// A stdio server starts in a PID namespace of its own: its `/proc` holds
+/// its own tree only. Where user namespaces are refused it starts as before,
+/// and the log says so once, however many servers start.
+#[test]
+fn servers_start_in_a_pid_namespace_of_their_own_or_the_log_says_why_not() {
+    let home = Home::new();
+    let quiver = env!("CARGO_BIN_EXE_quiver");
+    let ws = home.workspace().display().to_string();
+    let empty = home.path().join("empty-config");
+    std::fs::create_dir_all(&empty).unwrap();
+    let env = format!("QUIVER_CONFIG_DIR={}", empty.display());
+    let counts = |name: &str| home.path().join(format!("{name}.procs"));
+    for name in ["one", "two"] {
+        let line = format!(
+            "ls /proc | grep -c '^[0-9]' > '{}'; exec '{quiver}' mcp serve --task-workers 0 --workspace '{ws}'",
+            counts(name).display()
+        );
+        home.ok(&["mcp", "add", name, "--env", &env, "--timeout", "120", "--", "sh", "-c", &line]);
+    }
+    let seen = |name: &str| -> usize { std::fs::read_to_string(counts(name)).unwrap().trim().parse().unwrap() };
+    const WARNING: &str = "MCP servers start in quiver's own PID namespace";
+
+    let run = home.quiver(&["mcp", "validate"]);
+    assert_eq!(run.code, 0, "{}{}", run.out, run.err);
+    match &quiver_sandbox::probe().namespaces {
+        Ok(()) => {
+            // P1 (the namespace's init), sh, ls and grep.
+            assert!(seen("one") <= 5 && seen("two") <= 5, "{} and {} processes in sight", seen("one"), seen("two"));
+            assert!(!run.err.contains(WARNING), "{}", run.err);
+        }
+        Err(why) => quiver_testkit::require_or_skip("user namespaces", why),
+    }
+
+    let run = home.quiver_env(&[(quiver_sandbox::NO_USERNS_VAR, "1")], &["mcp", "validate"]);
+    assert_eq!(run.code, 0, "{}{}", run.out, run.err);
+    assert_eq!(run.err.matches(WARNING).count(), 1, "{}", run.err);
+    // The host's processes, this test's own among them.
+    assert!(seen("one") > 5, "{} processes in sight", seen("one"));
 }
 
 #[test]

@@ -244,9 +244,35 @@ fn hostile_corpus_as_an_unprivileged_user() {
     }
 }
 
+/// `pid`'s children, grandchildren, ... with their command names.
+fn descendants(pid: u32) -> Vec<(u32, String)> {
+    let procs: Vec<(u32, u32, String)> = std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| {
+            let pid: u32 = e.file_name().to_str()?.parse().ok()?;
+            let stat = std::fs::read_to_string(e.path().join("stat")).ok()?;
+            let (name, rest) = stat.split_once(" (")?.1.rsplit_once(") ")?;
+            Some((pid, rest.split_whitespace().nth(1)?.parse().ok()?, name.to_string()))
+        })
+        .collect();
+    let mut tree: Vec<(u32, String)> = Vec::new();
+    let mut parents = vec![pid];
+    while let Some(parent) = parents.pop() {
+        for (child, _, name) in procs.iter().filter(|(_, ppid, _)| *ppid == parent) {
+            tree.push((*child, name.clone()));
+            parents.push(*child);
+        }
+    }
+    tree
+}
+
 /// quiver's own `/proc/<pid>/environ` (every provider key, `GH_TOKEN`,
 /// `QUIVER_MCP_TOKEN`) is not readable by another process of the same user:
-/// run as an unprivileged user, quiver's proc files belong to root.
+/// run as an unprivileged user, quiver's proc files belong to root, and so do
+/// those of the namespace sandbox's P0 and P1, forks of quiver that never
+/// exec (a copy of its memory while the command runs). And root, who reads
+/// quiver's environ anyway, finds no key there: they left it at start.
 #[test]
 fn quivers_own_environment_is_out_of_reach_of_the_users_other_processes() {
     use std::os::unix::fs::{MetadataExt, PermissionsExt};
@@ -275,12 +301,30 @@ fn quivers_own_environment_is_out_of_reach_of_the_users_other_processes() {
         .spawn()
         .unwrap();
     // The process is quiver until it execs nothing: it waits for its child.
-    std::thread::sleep(std::time::Duration::from_millis(500));
+    let started = std::time::Instant::now();
+    let mut tree = descendants(child.id());
+    while !tree.iter().any(|(_, name)| name == "sleep") && started.elapsed() < std::time::Duration::from_secs(4) {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        tree = descendants(child.id());
+    }
+    let fork_owners: Vec<(u32, u32)> = tree
+        .iter()
+        .filter(|(_, name)| name == "quiver")
+        .filter_map(|(pid, _)| Some((*pid, std::fs::metadata(format!("/proc/{pid}/environ")).ok()?.uid())))
+        .collect();
     let environ = std::path::PathBuf::from(format!("/proc/{}/environ", child.id()));
     let owner = std::fs::metadata(&environ).unwrap().uid();
+    let seen_by_root = String::from_utf8_lossy(&std::fs::read(&environ).unwrap()).into_owned();
     let still_running = child.try_wait().unwrap().is_none();
     let _ = child.kill();
     let _ = child.wait();
     assert!(still_running, "quiver (as uid 65534) exited before its environ could be looked at");
     assert_eq!(owner, 0, "quiver's environ belongs to uid {owner}: readable by the user's other processes");
+    assert!(seen_by_root.contains("QUIVER_STATE_DIR="), "not quiver's environment: {seen_by_root:?}");
+    assert!(!seen_by_root.contains("sk-must-stay-inside"), "root reads the key: {seen_by_root:?}");
+    if fork_owners.is_empty() {
+        // No namespace sandbox for uid 65534 here (the Landlock fallback forks nothing).
+        quiver_testkit::require_or_skip("the namespace sandbox for uid 65534", &format!("{tree:?}"));
+    }
+    assert!(fork_owners.iter().all(|(_, uid)| *uid == 0), "quiver's forks readable by their user: {fork_owners:?}");
 }

@@ -39,7 +39,7 @@ async fn crash_mid_call_shows_stderr_and_the_next_call_restarts() {
     let cache = tempfile::tempdir().unwrap();
     let m = manager(vec![test_server("t", &[])], cache.path());
     let server = m.server("t").unwrap();
-    let pid1 = ok_text(server.call("pid", None).await);
+    let pid1 = host_pid(server, ok_text(server.call("pid", None).await).parse().unwrap());
 
     let e = err_text(server.call("crash", args(json!({"code": 9}))).await);
     assert!(e.contains("MCP server `t` exited while running `crash`"), "{e}");
@@ -49,7 +49,7 @@ async fn crash_mid_call_shows_stderr_and_the_next_call_restarts() {
     assert_eq!(status.state, ConnState::Failed);
     assert!(status.last_error.unwrap_or_default().contains("boom"));
 
-    let pid2 = ok_text(server.call("pid", None).await);
+    let pid2 = host_pid(server, ok_text(server.call("pid", None).await).parse().unwrap());
     assert_ne!(pid1, pid2, "a new process must serve the next call");
     assert_eq!(server.status().state, ConnState::Connected);
     assert_eq!(server.status().starts, 2);
@@ -86,7 +86,7 @@ async fn a_frozen_server_is_stopped_and_restarted() {
     cfg.tool_timeout = Duration::from_millis(400);
     let m = manager(vec![cfg], cache.path());
     let server = m.server("t").unwrap();
-    let pid1: u32 = ok_text(call_patiently(server, "pid", None).await).parse().unwrap();
+    let pid1 = host_pid(server, ok_text(call_patiently(server, "pid", None).await).parse().unwrap());
 
     // Without the timeout the call would come back after a minute, thawed, as
     // a success: the error alone shows it was cut short.
@@ -94,7 +94,7 @@ async fn a_frozen_server_is_stopped_and_restarted() {
     assert!(e.contains("did not answer a ping either, so it was stopped"), "{e}");
     assert_eq!(server.status().state, ConnState::Failed);
 
-    let pid2: u32 = ok_text(call_patiently(server, "pid", None).await).parse().unwrap();
+    let pid2 = host_pid(server, ok_text(call_patiently(server, "pid", None).await).parse().unwrap());
     assert_ne!(pid1, pid2);
     // The frozen process was killed, not leaked.
     assert!(eventually(|| !alive(pid1)).await, "frozen server {pid1} still running");
@@ -187,7 +187,7 @@ async fn other_servers_are_untouched() {
     // call only ends when its process is killed below, so a `good` that
     // waited on `bad` would time out its own calls instead of answering.
     let bad_server = m.server("bad").unwrap().clone();
-    let bad_pid: i32 = ok_text(bad_server.call("pid", None).await).parse().unwrap();
+    let bad_pid = host_pid(&bad_server, ok_text(bad_server.call("pid", None).await).parse().unwrap());
     let frozen = tokio::spawn(async move { bad_server.call("freeze", args(json!({"ms": 600_000}))).await });
     let bad_server = m.server("bad").unwrap();
     assert!(eventually(|| bad_server.stderr_tail().contains("freezing")).await, "`bad` never froze");
@@ -215,7 +215,7 @@ async fn shutdown_kills_the_whole_process_group() {
     let script = format!("{TEST_SERVER}; true");
     let m = manager(vec![stdio_server("wrapped", "sh", &["-c", &script], &[])], cache.path());
     let server = m.server("wrapped").unwrap();
-    let pid: u32 = ok_text(server.call("pid", None).await).parse().unwrap();
+    let pid = host_pid(server, ok_text(server.call("pid", None).await).parse().unwrap());
     let sh = server.status().pid.unwrap();
     assert_ne!(pid, sh);
     assert!(alive(pid));
@@ -229,7 +229,8 @@ async fn shutdown_kills_the_whole_process_group() {
 async fn dropping_the_manager_kills_its_servers() {
     let cache = tempfile::tempdir().unwrap();
     let m = manager(vec![test_server("t", &[])], cache.path());
-    let pid: u32 = ok_text(m.server("t").unwrap().call("pid", None).await).parse().unwrap();
+    let server = m.server("t").unwrap();
+    let pid = host_pid(server, ok_text(server.call("pid", None).await).parse().unwrap());
     drop(m);
     assert!(eventually(|| !alive(pid)).await, "server {pid} outlived its manager");
 }
@@ -239,7 +240,7 @@ async fn a_server_killed_between_calls_shows_as_failed_and_restarts() {
     let cache = tempfile::tempdir().unwrap();
     let m = manager(vec![test_server("t", &[])], cache.path());
     let server = m.server("t").unwrap();
-    let pid: i32 = ok_text(server.call("pid", None).await).parse().unwrap();
+    let pid = host_pid(server, ok_text(server.call("pid", None).await).parse().unwrap());
     // Killed from outside while idle.
     let _ = std::process::Command::new("kill").args(["-9", &pid.to_string()]).status();
     eventually(|| server.status().state == ConnState::Failed).await;
@@ -262,9 +263,49 @@ async fn shutdown_kills_a_setsid_child_of_the_server() {
     let server = m.server("escaper").unwrap();
     let _: u32 = ok_text(server.call("pid", None).await).parse().unwrap();
     eventually(|| std::fs::read_to_string(&pidfile).is_ok_and(|s| s.trim().parse::<u32>().is_ok())).await;
-    let escaped: u32 = std::fs::read_to_string(&pidfile).unwrap().trim().parse().unwrap();
+    let escaped = host_pid(server, std::fs::read_to_string(&pidfile).unwrap().trim().parse().unwrap());
     assert!(alive(escaped));
     m.shutdown().await;
     eventually(|| !alive(escaped)).await;
     assert!(!alive(escaped), "the server's setsid child {escaped} survived shutdown");
+}
+
+/// A stdio server runs in a PID namespace of its own: quiver (this test
+/// process) is not in its `/proc`, cannot be signalled, and the namespace's
+/// init, a fork of quiver's, keeps its memory (and environ) to itself.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_sees_only_its_own_processes() {
+    if let Err(why) = &quiver_sandbox::probe().namespaces {
+        assert!(std::env::var("QUIVER_REQUIRE_SANDBOX").as_deref() != Ok("1"), "no namespaces: {why}");
+        quiver_testkit::require_or_skip("user namespaces", why);
+        return;
+    }
+    let cache = tempfile::tempdir().unwrap();
+    let out = cache.path();
+    let quiver = std::process::id();
+    // What the server's own start sees, written where the test reads it.
+    let script = format!(
+        "ls /proc | grep -E '^[0-9]+$' | tr '\\n' ' ' > {o}/pids; \
+         kill -0 {quiver} 2>/dev/null && echo signalled > {o}/signal || echo refused > {o}/signal; \
+         cat /proc/{quiver}/cmdline > {o}/cmdline 2>/dev/null; \
+         cat /proc/1/environ > {o}/init_environ 2>/dev/null; \
+         exec {TEST_SERVER}",
+        o = out.display()
+    );
+    let m = manager(vec![stdio_server("peeker", "sh", &["-c", &script], &[])], cache.path());
+    let server = m.server("peeker").unwrap();
+    assert_eq!(ok_text(server.call("echo", args(json!({"text": "up"}))).await), "up");
+    let read = |name: &str| std::fs::read_to_string(out.join(name)).unwrap();
+    let pids: Vec<u32> = read("pids").split_whitespace().map(|p| p.parse().unwrap()).collect();
+    assert!(!pids.is_empty(), "the server listed no process at all");
+    assert!(!pids.contains(&quiver), "quiver ({quiver}) is in the server's /proc: {pids:?}");
+    assert!(pids.len() < 10, "the server sees the host's processes: {pids:?}");
+    assert_eq!(read("signal").trim(), "refused", "the server could signal quiver");
+    assert_eq!(read("cmdline"), "", "the server read quiver's command line");
+    assert_eq!(read("init_environ"), "", "the server read its namespace's init (a fork of quiver)");
+    // It still works as a server, and quiver still stops it.
+    let pid = host_pid(server, ok_text(server.call("pid", None).await).parse().unwrap());
+    assert!(alive(pid) && pid != quiver);
+    m.shutdown().await;
+    assert!(eventually(|| !alive(pid)).await, "server {pid} outlived shutdown");
 }

@@ -106,9 +106,7 @@ impl EnvPolicy {
     pub fn resolve<I: IntoIterator<Item = (OsString, OsString)>>(&self, vars: I) -> BTreeMap<OsString, OsString> {
         let mut out = BTreeMap::new();
         for (name, value) in vars {
-            let secret_value =
-                !self.ignore_default_excludes && credential_url(&name.to_string_lossy(), &value.to_string_lossy());
-            if self.keeps(&name) && !secret_value {
+            if !self.withholds(&name, &value) {
                 out.insert(name, value);
             }
         }
@@ -116,6 +114,13 @@ impl EnvPolicy {
             out.insert(OsString::from(name), OsString::from(value));
         }
         out
+    }
+
+    /// Whether an inherited `name=value` is dropped: by its name, or by a
+    /// value that is a credential URL.
+    pub fn withholds(&self, name: &OsStr, value: &OsStr) -> bool {
+        !self.keeps(name)
+            || (!self.ignore_default_excludes && credential_url(&name.to_string_lossy(), &value.to_string_lossy()))
     }
 
     /// Whether an inherited variable called `name` survives the filters.

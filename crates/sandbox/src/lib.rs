@@ -11,7 +11,8 @@
 //!   sandbox is built, so the hook that runs between fork and exec only makes
 //!   system calls.
 //! - [`EnvPolicy`]: which environment variables a child inherits (quiver's own
-//!   secrets never).
+//!   secrets never). The same secrets leave quiver's own environment at start
+//!   ([`withhold_own_secrets`]); quiver reads them through [`secret_env`].
 //! - [`Containment`]: every process a job starts (also after `setsid` or a
 //!   double fork) can be found and killed, through a cgroup v2 per job or, where
 //!   no cgroup is writable, a child subreaper plus a `/proc` walk.
@@ -30,8 +31,9 @@
 //! - Containment: a `full`-policy command running as root can move itself out
 //!   of its cgroup; in the subreaper fallback, a process that leaves the
 //!   leader's tree after the leader exits *and* clears its environment is not
-//!   found; after quiver is SIGKILLed, escaped processes live until the next
-//!   `Containment::new` sweeps them.
+//!   found; after quiver is SIGKILLed, escaped processes are swept by its
+//!   reaper ([`reap_if_asked`]) once it is gone, or where no reaper could
+//!   start, by the next `Containment::new`.
 //! - macOS and others: no OS sandbox yet: [`Sandbox::new`] returns
 //!   [`SandboxError::Unavailable`] for anything but `Full` + network, and
 //!   the caller asks for every command.
@@ -45,6 +47,8 @@ mod gitpaths;
 #[cfg(target_os = "linux")]
 mod guard;
 mod hook;
+mod own_env;
+mod pid_namespace;
 #[cfg(target_os = "linux")]
 mod placeholder;
 mod policy;
@@ -62,11 +66,15 @@ pub mod protected;
 mod seccomp;
 
 #[cfg(target_os = "linux")]
-pub use contain::{Containment, JOB_MARKER, Job, Mechanism, Prefer, sweep_stale};
+pub use contain::{
+    Containment, JOB_MARKER, Job, Mechanism, Prefer, REAPER_ARG, enable_reaper, reap_if_asked, sweep_stale,
+};
 pub use env::{EnvPolicy, Inherit, user_scrub_list};
 pub use hook::{PreExecTarget, die_with_parent};
 #[cfg(target_os = "linux")]
 pub use landlock_rules::normalize;
+pub use own_env::{Withheld, secret_env, secret_env_os, withheld_env, withhold_own_secrets};
+pub use pid_namespace::own_pid_namespace;
 pub use policy::{SandboxPolicy, quiver_config_dir, quiver_state_dir, user_config_file, user_home_allow};
 pub use probe::{NO_USERNS_VAR, Probe, probe};
 pub use sandbox::{Limits, Sandbox, SandboxError, SandboxMechanism, SandboxOptions};

@@ -295,11 +295,16 @@ pub(crate) async fn open(
             // server itself runs without a filesystem/network sandbox (`full`):
             // the user configured it, or approved the project's configuration
             // through the command gate, and servers routinely need the network
-            // and their own caches (`npx` writes ~/.npm). It is contained, though.
+            // and their own caches (`npx` writes ~/.npm). It is contained, though,
+            // and kept away from quiver's processes (a PID namespace of its own).
             quiver_sandbox::EnvPolicy::user().apply_to(&mut cmd);
             cmd.args(args).envs(env);
-            cmd.current_dir(start_dir(config, cwd.as_deref()));
+            let dir = start_dir(config, cwd.as_deref());
+            cmd.current_dir(&dir);
             let job = contain(&mut cmd)?;
+            // Last: it forks, and the containment job and the parent-death
+            // signal above belong to the process quiver starts.
+            quiver_sandbox::own_pid_namespace(&mut cmd, &dir);
             let mut wrapped = CommandWrap::from(cmd);
             // Its own process group, so the whole tree (npx → node, a shell
             // wrapper → the real server) dies with the session.
@@ -326,7 +331,7 @@ pub(crate) async fn open(
             super::tls::install_crypto_provider();
             let mut transport_config = StreamableHttpClientTransportConfig::with_uri(url.as_str());
             if let Some(var) = bearer_token_env {
-                let token = std::env::var(var).map_err(|_| {
+                let token = quiver_sandbox::secret_env(var).ok_or_else(|| {
                     format!("environment variable `{var}` (bearer_token_env of server `{}`) is not set", config.name)
                 })?;
                 transport_config = transport_config.auth_header(token);

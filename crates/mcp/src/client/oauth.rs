@@ -355,7 +355,7 @@ fn authorization_request(
         if let Some(secret) = &oauth.client_secret {
             request = request.with_client_secret(secret.0.clone());
         } else if let Some(var) = &oauth.client_secret_env {
-            let secret = std::env::var(var).map_err(|_| {
+            let secret = quiver_sandbox::secret_env(var).ok_or_else(|| {
                 format!("environment variable `{var}` (oauth_client_secret_env of server `{}`) is not set", config.name)
             })?;
             request = request.with_client_secret(secret);

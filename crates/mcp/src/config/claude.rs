@@ -102,10 +102,11 @@ pub(crate) fn expand(text: &str) -> Result<String, String> {
         if var.is_empty() || !var.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
             return Err(format!("`${{{inner}}}` is not a valid variable reference"));
         }
-        match (std::env::var(var), default) {
-            (Ok(value), _) => out.push_str(&value),
-            (Err(_), Some(d)) => out.push_str(d),
-            (Err(_), None) => {
+        // A key in a `${VAR}` reference lives outside the environment now.
+        match (quiver_sandbox::secret_env(var), default) {
+            (Some(value), _) => out.push_str(&value),
+            (None, Some(d)) => out.push_str(d),
+            (None, None) => {
                 return Err(format!("environment variable `{var}` is not set (use `${{{var}:-default}}`)"));
             }
         }

@@ -96,6 +96,34 @@ pub fn alive(pid: u32) -> bool {
     }
 }
 
+/// The host's pid of a process of `server`'s that the server reported from
+/// inside (its `pid` tool, a script's `$$`): a stdio server runs in a PID
+/// namespace of its own where user namespaces work, and its own pids are not
+/// the host's there. Found among the descendants of the process quiver
+/// started, by the innermost pid of their `NSpid` (the same pid without a
+/// namespace). `/proc/PID/status` is readable by anyone, unlike a
+/// non-dumpable process's `ns/` links.
+pub fn host_pid(server: &ServerHandle, inner: u32) -> u32 {
+    let Some(leader) = server.status().pid else { return inner };
+    let mut procs: Vec<(u32, u32, u32)> = Vec::new();
+    for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+        let Some(pid) = entry.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else { continue };
+        let Ok(status) = std::fs::read_to_string(entry.path().join("status")) else { continue };
+        let field = |name: &str| status.lines().find_map(|l| l.strip_prefix(name)).map(str::to_string);
+        let ppid = field("PPid:").and_then(|v| v.trim().parse().ok()).unwrap_or(0);
+        let innermost = field("NSpid:").and_then(|v| v.split_whitespace().last().and_then(|p| p.parse().ok()));
+        procs.push((pid, ppid, innermost.unwrap_or(pid)));
+    }
+    let mut tree = vec![leader];
+    let mut i = 0;
+    while i < tree.len() {
+        let parent = tree[i];
+        tree.extend(procs.iter().filter(|(_, ppid, _)| *ppid == parent).map(|(pid, _, _)| *pid));
+        i += 1;
+    }
+    procs.iter().find(|(pid, _, innermost)| tree.contains(pid) && *innermost == inner).map_or(inner, |(pid, _, _)| *pid)
+}
+
 /// A host over quiver's full native surface (what `quiver mcp serve` runs),
 /// so searches compete with every native tool.
 pub fn full_host(manager: &Arc<McpManager>) -> Arc<EngineHost> {

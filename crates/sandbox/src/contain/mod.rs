@@ -15,14 +15,18 @@
 //!   Limit: a process that both leaves the leader's tree (after the leader
 //!   exited) and clears its environment (`env -i`) is not attributed.
 //!
-//! Quiver's own death: its cleanup cannot run, so the next [`Containment::new`]
-//! sweeps the jobs of quiver processes that are gone (their cgroups, or
-//! processes whose marker names a dead quiver). Until then, only the leader
-//! dies with quiver (the callers' parent-death signal).
+//! Quiver's own death: its cleanup cannot run. The leader dies with quiver
+//! (the callers' parent-death signal); the rest of its jobs (their cgroups,
+//! or processes whose marker names a dead quiver) are swept by quiver's
+//! reaper ([`reaper`], in a program that enabled it) as soon as quiver is
+//! gone, and in any case by the next [`Containment::new`].
 
 mod cgroup;
 pub(crate) mod pids;
 mod procfs;
+mod reaper;
+
+pub use reaper::{REAPER_ARG, enable_reaper, reap_if_asked};
 
 use std::collections::HashSet;
 use std::io;
@@ -98,6 +102,7 @@ impl Containment {
 
     pub fn with(prefer: Prefer) -> Self {
         sweep_stale();
+        reaper::ensure();
         let n = CONTAINMENTS.fetch_add(1, Ordering::Relaxed);
         let tag = format!("{}.{}.{n}", std::process::id(), procfs::self_start());
         let cgroup = match prefer {

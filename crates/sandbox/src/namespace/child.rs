@@ -80,6 +80,12 @@ pub(super) fn enter(plan: &NsPlan) -> io::Result<()> {
         write_file(c"/proc/self/setgroups".as_ptr(), b"deny")?;
         write_file(c"/proc/self/uid_map".as_ptr(), &plan.uid_map)?;
         write_file(c"/proc/self/gid_map".as_ptr(), &plan.gid_map)?;
+        // Non-dumpable again: P0 and P1 never exec, so they hold a copy of
+        // quiver's memory (its keys) while the command runs, and P1 is pid 1
+        // in the command's own `/proc`. Dumpable, a process of the same uid
+        // could read that memory through /proc/<pid>/mem. The command
+        // itself is dumpable again after its exec.
+        check(libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0))?;
         // Nothing done here may propagate back to quiver's namespace.
         check(libc::mount(
             std::ptr::null(),

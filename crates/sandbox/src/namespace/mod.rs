@@ -539,6 +539,26 @@ pub(crate) fn plan(private: &Private, inputs: &Inputs<'_>, cwd: &Path) -> io::Re
     })
 }
 
+/// The plan for a process that gets a PID namespace and nothing else of the
+/// sandbox ([`crate::own_pid_namespace`]): its own user namespace (which the
+/// PID namespace needs without privileges) mapping only the user's own ids,
+/// and its own mount namespace, where the one change is P1's fresh `/proc`.
+/// Filesystem, network, IPC and host name stay the host's. P2 still drops
+/// every capability: root of the new user namespace could otherwise unmount
+/// that `/proc` and find the host's beneath.
+pub(crate) fn pids_only(cwd: &Path) -> io::Result<NsPlan> {
+    let (uid, gid) = ids();
+    Ok(NsPlan {
+        flags: libc::CLONE_NEWUSER | libc::CLONE_NEWNS | libc::CLONE_NEWPID,
+        uid_map: format!("{uid} {uid} 1\n").into_bytes(),
+        gid_map: format!("{gid} {gid} 1\n").into_bytes(),
+        ops: Vec::new(),
+        loopback_up: false,
+        cwd: c(cwd)?,
+        rlimits: Vec::new(),
+    })
+}
+
 /// The pathname Unix sockets bound in this network namespace (the host's),
 /// from `/proc/net/unix`, where they are now: a socket bound through a
 /// symlinked directory is listed under that spelling, so it is covered at

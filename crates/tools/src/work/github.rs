@@ -136,7 +136,7 @@ impl Gh {
         let user_scrub = EnvPolicy { ignore_default_excludes: true, ..EnvPolicy::user() };
         let gh_host = std::env::var("GH_HOST").ok();
         for name in token_vars_for(target_host(args, gh_host.as_deref()), gh_host.as_deref()) {
-            if let Some(value) = std::env::var_os(name)
+            if let Some(value) = quiver_sandbox::secret_env_os(name)
                 && user_scrub.keeps(std::ffi::OsStr::new(name))
             {
                 cmd.env(name, value);
