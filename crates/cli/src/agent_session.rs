@@ -13,6 +13,33 @@ use quiver_agent::{AgentConfig, CliOverrides, HttpOptions, Message, Provider};
 use quiver_engine::{Audience, EngineHost, Mode, Session, ToolContext, Workspace};
 use quiver_mcp::McpManager;
 
+/// Which model a session talks to: the flags `quiver`, `quiver exec` and
+/// `quiver relay` share (they win over the config files).
+#[derive(clap::Args, Debug, Default, Clone)]
+pub(crate) struct ModelFlags {
+    /// deepseek (default), openai, anthropic, or a provider from your config.
+    #[arg(long)]
+    pub provider: Option<String>,
+    /// The model id (default: the provider's default model or `[model] model`).
+    #[arg(long)]
+    pub model: Option<String>,
+    /// Send requests to this base URL instead (vLLM, llama.cpp, OpenRouter, ...).
+    #[arg(long)]
+    pub base_url: Option<String>,
+}
+
+impl ModelFlags {
+    pub fn overrides(&self, effort: Option<quiver_agent::Effort>) -> CliOverrides {
+        CliOverrides {
+            provider: self.provider.clone(),
+            model: self.model.clone(),
+            base_url: self.base_url.clone(),
+            effort,
+            max_output_tokens: None,
+        }
+    }
+}
+
 pub(crate) struct AgentSession {
     pub config: AgentConfig,
     pub provider: Arc<dyn Provider>,

@@ -9,10 +9,10 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 
+use quiver_agent::Effort;
 use quiver_agent::exec::{self, ExecOptions, paths, resume};
 use quiver_agent::relay;
 use quiver_agent::run::{CompactionPolicy, EnginePort};
-use quiver_agent::{CliOverrides, Effort};
 use quiver_engine::{Mode, Workspace};
 
 use crate::agent_session::{self, AgentSession, OpenError};
@@ -50,15 +50,8 @@ pub struct Args {
     /// With --from-relay: read the relay from FILE instead.
     #[arg(long, value_name = "FILE", requires = "from_relay")]
     relay_file: Option<PathBuf>,
-    /// deepseek (default), openai, anthropic, or a provider from your config.
-    #[arg(long)]
-    provider: Option<String>,
-    /// The model id (default: the provider's default model or `[model] model`).
-    #[arg(long)]
-    model: Option<String>,
-    /// Send requests to this base URL instead (vLLM, llama.cpp, OpenRouter, ...).
-    #[arg(long)]
-    base_url: Option<String>,
+    #[command(flatten)]
+    model_flags: crate::agent_session::ModelFlags,
     /// plan (read-only), agent (asks for risky steps), yolo (asks nothing). Default agent.
     #[arg(long)]
     mode: Option<Mode>,
@@ -134,13 +127,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     };
     let mode = args.mode.or_else(|| resumed.as_ref()?.mode.as_deref()?.parse().ok()).unwrap_or(Mode::Agent);
 
-    let cli = CliOverrides {
-        provider: args.provider.clone(),
-        model: args.model.clone(),
-        base_url: args.base_url.clone(),
-        effort: args.effort,
-        max_output_tokens: None,
-    };
+    let cli = args.model_flags.overrides(args.effort);
     // --json: children's events, tagged with their agent id, on the same stream.
     let tap = args.json.then(|| -> quiver_agent::subagent::EventTap {
         Arc::new(|event| setup::out(&quiver_engine::canonical::to_string(&event)))

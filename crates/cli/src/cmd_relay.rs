@@ -6,7 +6,6 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use quiver_agent::CliOverrides;
 use quiver_agent::exec::{self, paths, resume};
 use quiver_agent::relay;
 
@@ -27,12 +26,8 @@ pub struct Args {
     /// The workspace (default: the current directory).
     #[arg(long)]
     workspace: Option<PathBuf>,
-    #[arg(long)]
-    provider: Option<String>,
-    #[arg(long)]
-    model: Option<String>,
-    #[arg(long)]
-    base_url: Option<String>,
+    #[command(flatten)]
+    model_flags: crate::agent_session::ModelFlags,
     /// Print the relay instead of writing .quiver/handoff.md.
     #[arg(long)]
     stdout: bool,
@@ -73,13 +68,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         return Ok(usage_error(format!("session {} has no conversation to relay", session.session_id)));
     }
 
-    let cli = CliOverrides {
-        provider: args.provider.clone(),
-        model: args.model.clone(),
-        base_url: args.base_url.clone(),
-        effort: None,
-        max_output_tokens: None,
-    };
+    let cli = args.model_flags.overrides(None);
     let (_, config, provider) = match crate::agent_session::configured_provider(&root, &cli) {
         Ok(found) => found,
         Err(e) => return Ok(usage_error(e)),

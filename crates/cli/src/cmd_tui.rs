@@ -9,8 +9,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 
+use quiver_agent::Effort;
 use quiver_agent::exec::{self, paths, resume};
-use quiver_agent::{CliOverrides, Effort};
 use quiver_engine::{Mode, Workspace};
 use quiver_tui::driver::DriverSetup;
 use quiver_tui::runner::{self, Options};
@@ -27,15 +27,8 @@ pub struct Args {
     /// Continue the newest session recorded in this workspace.
     #[arg(short = 'c', long = "continue")]
     continue_last: bool,
-    /// deepseek (default), openai, anthropic, or a provider from your config.
-    #[arg(long)]
-    provider: Option<String>,
-    /// The model id (default: the provider's default model or `[model] model`).
-    #[arg(long)]
-    model: Option<String>,
-    /// Send requests to this base URL instead (vLLM, llama.cpp, OpenRouter, ...).
-    #[arg(long)]
-    base_url: Option<String>,
+    #[command(flatten)]
+    model_flags: crate::agent_session::ModelFlags,
     /// plan, agent (default) or yolo; Shift+Tab switches while you work.
     #[arg(long)]
     mode: Option<Mode>,
@@ -120,13 +113,7 @@ fn interactive(args: Args, start: Start) -> anyhow::Result<ExitCode> {
         }
     };
     let mode = args.mode.or_else(|| resumed.as_ref()?.mode.as_deref()?.parse().ok()).unwrap_or(Mode::Agent);
-    let cli = CliOverrides {
-        provider: args.provider.clone(),
-        model: args.model.clone(),
-        base_url: args.base_url.clone(),
-        effort: args.effort,
-        max_output_tokens: None,
-    };
+    let cli = args.model_flags.overrides(args.effort);
     let runtime = tokio::runtime::Runtime::new()?;
     let _guard = runtime.enter();
     let resumed_from = resumed.as_ref().map(|r| r.session_id.clone());

@@ -116,38 +116,8 @@ fn command_action(command: Slash, app: &mut App, driver: &mut Driver, tx: &UiSen
             Ok(()) => reset_view(app, driver, cache, "new session".into()),
             Err(e) => app.error(format!("cannot start a new session: {e:#}")),
         },
-        Slash::Jobs(args) => {
-            let hooks = Arc::clone(&driver.setup.hooks);
-            let ctx = driver.setup.ctx.clone();
-            let tx = tx.clone();
-            tokio::spawn(async move {
-                let title = if args.is_empty() {
-                    " jobs · Esc closes ".to_string()
-                } else {
-                    format!(" jobs {} · Esc closes ", args.join(" "))
-                };
-                let _ = tx.send(match hooks.jobs(&ctx, &args).await {
-                    Ok(lines) => UiEvent::Panel { title, lines },
-                    Err(e) => UiEvent::Failure(e),
-                });
-            });
-        }
-        Slash::Mcp(args) => {
-            let hooks = Arc::clone(&driver.setup.hooks);
-            let ctx = driver.setup.ctx.clone();
-            let tx = tx.clone();
-            tokio::spawn(async move {
-                let title = if args.is_empty() {
-                    " mcp · Esc closes ".to_string()
-                } else {
-                    format!(" mcp {} · Esc closes ", args.join(" "))
-                };
-                let _ = tx.send(match hooks.mcp(&ctx, &args).await {
-                    Ok(lines) => UiEvent::Panel { title, lines },
-                    Err(e) => UiEvent::Failure(e),
-                });
-            });
-        }
+        Slash::Jobs(args) => spawn_hook_panel(driver, tx, HookPanel::Jobs, args),
+        Slash::Mcp(args) => spawn_hook_panel(driver, tx, HookPanel::Mcp, args),
         Slash::Relay(_) if driver.setup.history.is_empty() => app.error("nothing to relay yet: the session is empty"),
         Slash::Relay(focus) => {
             app.info("writing the session relay…");
@@ -183,30 +153,56 @@ fn command_action(command: Slash, app: &mut App, driver: &mut Driver, tx: &UiSen
             panel(app, "agents", lines);
         }
         Slash::Agent(Some(prompt)) => {
-            let line = format!("Hand this to a sub-agent (agent_open), then report what it found: {prompt}");
-            let actions = app.submit_line(&line);
-            for action in actions {
-                if let Action::Submit(p) = action {
-                    app.run_started(&p);
-                    driver.start(p, Arc::clone(&app.queued));
-                }
-            }
+            submit(app, driver, &format!("Hand this to a sub-agent (agent_open), then report what it found: {prompt}"));
         }
         Slash::Rlm(prompt) => {
             let line = match prompt {
                 Some(p) => format!("Use the RLM tool (rlm) for this, then answer from its result: {p}"),
                 None => "Use the RLM tool (rlm) on the task so far and answer from its result.".into(),
             };
-            for action in app.submit_line(&line) {
-                if let Action::Submit(p) = action {
-                    app.run_started(&p);
-                    driver.start(p, Arc::clone(&app.queued));
-                }
-            }
+            submit(app, driver, &line);
         }
         // Handled by the app itself.
         Slash::Help | Slash::Quit | Slash::Work => {}
     }
+}
+
+/// A prompt a command writes for the person: sent as if typed.
+fn submit(app: &mut App, driver: &mut Driver, line: &str) {
+    for action in app.submit_line(line) {
+        if let Action::Submit(prompt) = action {
+            app.run_started(&prompt);
+            driver.start(prompt, Arc::clone(&app.queued));
+        }
+    }
+}
+
+/// The commands answered by the composing program's hooks.
+#[derive(Clone, Copy)]
+enum HookPanel {
+    Jobs,
+    Mcp,
+}
+
+/// Runs a hook command as a task; its lines come back as a panel.
+fn spawn_hook_panel(driver: &Driver, tx: &UiSender, which: HookPanel, args: Vec<String>) {
+    let hooks = Arc::clone(&driver.setup.hooks);
+    let ctx = driver.setup.ctx.clone();
+    let tx = tx.clone();
+    tokio::spawn(async move {
+        let (name, answer) = match which {
+            HookPanel::Jobs => ("jobs", hooks.jobs(&ctx, &args).await),
+            HookPanel::Mcp => ("mcp", hooks.mcp(&ctx, &args).await),
+        };
+        let title = match args.is_empty() {
+            true => format!(" {name} · Esc closes "),
+            false => format!(" {name} {} · Esc closes ", args.join(" ")),
+        };
+        let _ = tx.send(match answer {
+            Ok(lines) => UiEvent::Panel { title, lines },
+            Err(e) => UiEvent::Failure(e),
+        });
+    });
 }
 
 fn status_lines(app: &App, driver: &Driver) -> Vec<String> {
