@@ -188,6 +188,45 @@ impl CliHooks {
     }
 }
 
+/// What `/mcp init` writes when the user has no config file yet: comments
+/// only, so nothing changes until the person adds a server.
+const CONFIG_TEMPLATE: &str = "# quiver's settings. `quiver mcp add` and the terminal's /mcp edit this file\n\
+# in place and keep your comments.\n\
+#\n\
+# MCP servers quiver starts for their tools (named mcp__NAME__<tool> to the model):\n\
+# [mcp_servers.everything]\n\
+# command = \"npx\"\n\
+# args = [\"-y\", \"@modelcontextprotocol/server-everything\"]\n\
+#\n\
+# [mcp_servers.docs]\n\
+# url = \"https://example.com/mcp\"\n\
+# bearer_token_env = \"DOCS_TOKEN\"\n";
+
+/// `/mcp init`: the user's config file, created with a commented example
+/// when there is none; an existing file is never touched.
+fn mcp_init() -> Result<Vec<String>, String> {
+    let path = quiver_mcp::manage::UserConfig::default_path().map_err(|e| e.to_string())?;
+    if path.exists() {
+        return Ok(vec![
+            format!("{} exists (left as it is)", path.display()),
+            "/mcp add NAME -- CMD ARGS adds a server to it".into(),
+        ]);
+    }
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    }
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&path)
+        .map_err(|e| format!("cannot create {}: {e}", path.display()))?;
+    std::io::Write::write_all(&mut file, CONFIG_TEMPLATE.as_bytes())
+        .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    let mut lines = vec![format!("wrote {}:", path.display()), String::new()];
+    lines.extend(CONFIG_TEMPLATE.lines().map(str::to_string));
+    Ok(lines)
+}
+
 /// Background jobs the session's transcript records that no live job of
 /// this process is (a resumed session's jobs died with the quiver that ran
 /// them): (task id, command). A live job matches by id and process id, since
@@ -280,9 +319,10 @@ impl Hooks for CliHooks {
                     lines.push("configured (quiver mcp list):".into());
                     lines.extend(self.mcp_cli(&["list".to_string()]).await?);
                     lines.push(String::new());
-                    lines.push("/mcp add|get|remove|enable|disable|validate|tools|import|reload".into());
+                    lines.push("/mcp init|add|get|remove|enable|disable|validate|tools|import|reload".into());
                     Ok(lines)
                 }
+                Some("init") => mcp_init(),
                 Some("reload" | "reconnect") => {
                     let mut lines = Vec::new();
                     for server in self.manager.servers() {

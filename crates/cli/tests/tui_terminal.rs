@@ -93,7 +93,8 @@ impl Tmux {
 
 impl Drop for Tmux {
     fn drop(&mut self) {
-        let _ = Command::new("tmux").args(["-L", &self.socket, "kill-server"]).status();
+        let _ =
+            Command::new("tmux").args(["-L", &self.socket, "kill-server"]).stderr(std::process::Stdio::null()).status();
     }
 }
 
@@ -228,17 +229,21 @@ async fn a_person_works_with_the_interactive_agent_in_a_real_terminal() {
     .await;
     tmux.key("Escape");
 
-    // /mcp add, then disable: the user's file is edited at once, comments kept.
-    tmux.line("/mcp add scratch -- /bin/echo hello");
-    let screen = tmux.wait_text("mcp add scratch -- /bin/echo hello · Esc closes").await;
+    // /mcp init leaves an existing file alone; /mcp add, then disable: the
+    // user's file is edited at once, comments kept (adding starts nothing).
+    tmux.line("/mcp init");
+    tmux.wait_text("exists (left as it is)").await;
+    tmux.key("Escape");
+    tmux.line("/mcp add everything -- npx -y @modelcontextprotocol/server-everything");
+    let screen = tmux.wait_text("server-everything · Esc closes").await;
     assert!(!screen.contains("exited with"), "{screen}");
     tmux.key("Escape");
-    tmux.line("/mcp disable scratch");
-    tmux.wait_text("mcp disable scratch · Esc closes").await;
+    tmux.line("/mcp disable everything");
+    tmux.wait_text("mcp disable everything · Esc closes").await;
     tmux.key("Escape");
     let config = std::fs::read_to_string(&config_file).unwrap();
     assert!(config.contains("# my quiver settings") && config.contains("# keep this"), "{config}");
-    assert!(config.contains("[mcp.servers.scratch]") || config.contains("scratch"), "{config}");
+    assert!(config.contains("[mcp_servers.everything]"), "{config}");
     assert!(config.contains("enabled = false"), "{config}");
 
     // /relay writes the hand-off file.

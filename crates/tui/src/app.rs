@@ -81,6 +81,9 @@ pub struct Footer {
     pub context_window: u64,
     /// The last request's share of prompt tokens served from cache.
     pub cached_share: Option<f64>,
+    /// `cached_share` is quiver's estimate (the prefix shared with the
+    /// previous request), not the server's figure.
+    pub cached_estimated: bool,
     pub total: Usage,
 }
 
@@ -229,12 +232,21 @@ impl App {
                     queue.remove(i);
                 }
             }
-            RunEvent::Usage { usage, total, .. } => {
+            RunEvent::Usage { usage, total, shared_share, .. } => {
                 self.footer.total = total;
-                if let Some(u) = usage {
-                    self.footer.context_used = Some(u.input_tokens + u.output_tokens);
-                    self.footer.cached_share =
-                        (u.input_tokens > 0).then(|| u.cache_hit_tokens as f64 / u.input_tokens as f64);
+                match usage {
+                    Some(u) => {
+                        self.footer.context_used = Some(u.input_tokens + u.output_tokens);
+                        self.footer.cached_share =
+                            (u.input_tokens > 0).then(|| u.cache_hit_tokens as f64 / u.input_tokens as f64);
+                        self.footer.cached_estimated = false;
+                    }
+                    // The server said nothing: what quiver can tell from the bytes it sent.
+                    None if shared_share.is_some() => {
+                        self.footer.cached_share = shared_share;
+                        self.footer.cached_estimated = true;
+                    }
+                    None => {}
                 }
             }
             RunEvent::Compacted { before_tokens, after_tokens, .. } => {

@@ -178,12 +178,14 @@ fn slash_commands_route_and_unknown_ones_say_so() {
 fn usage_fills_the_footer_with_context_and_cached_share() {
     let mut app = app();
     let usage = Usage { input_tokens: 1000, output_tokens: 200, cache_hit_tokens: 800, ..Usage::default() };
-    app.on_run_event(RunEvent::Usage { turn: 1, usage: Some(usage), total: usage, unreported: 0 });
+    app.on_run_event(RunEvent::Usage { turn: 1, usage: Some(usage), total: usage, unreported: 0, shared_share: None });
     assert_eq!(app.footer.context_used, Some(1200));
     assert_eq!(app.footer.cached_share, Some(0.8));
-    // A request with no usage leaves the last known figures.
-    app.on_run_event(RunEvent::Usage { turn: 2, usage: None, total: usage, unreported: 1 });
-    assert_eq!(app.footer.cached_share, Some(0.8));
+    assert!(!app.footer.cached_estimated);
+    // A request the server reported nothing for: quiver's own estimate, marked as one.
+    app.on_run_event(RunEvent::Usage { turn: 2, usage: None, total: usage, unreported: 1, shared_share: Some(0.9) });
+    assert_eq!(app.footer.cached_share, Some(0.9));
+    assert!(app.footer.cached_estimated);
 }
 
 #[test]

@@ -34,7 +34,7 @@ pub const COMMANDS: &[(&str, &str, &str)] = &[
     ("/compact", "", "summarize the conversation so far"),
     ("/resume", "", "pick a recorded session of this workspace (Ctrl+R)"),
     ("/jobs", "[show|poll|wait|stdin|cancel ID]", "shell jobs"),
-    ("/mcp", "[add|enable|disable|remove|validate|reload ...]", "MCP servers"),
+    ("/mcp", "[init|add|get|enable|disable|remove|validate|tools|import|reload ...]", "MCP servers"),
     ("/relay", "[FOCUS]", "write the session relay (.quiver/handoff.md)"),
     ("/agent", "[PROMPT]", "sub-agents: list them, or start one"),
     ("/rlm", "[PROMPT]", "run a prompt through the RLM tool"),

@@ -61,7 +61,7 @@ pub fn json_event(event: &RunEvent) -> Option<Value> {
             }
             event
         }
-        RunEvent::Usage { turn, usage, total, unreported } => {
+        RunEvent::Usage { turn, usage, total, unreported, .. } => {
             // Unknown is `null`, never 0: some servers report no usage at all.
             let usage = usage.as_ref().map_or(Value::Null, usage_json);
             let mut v = json!({"type": "usage", "turn": turn, "usage": usage, "total": total_json(total, *unreported)});

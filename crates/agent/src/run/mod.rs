@@ -74,6 +74,10 @@ pub enum RunEvent {
         usage: Option<Usage>,
         total: Usage,
         unreported: u32,
+        /// quiver's own estimate of the cacheable share: the bytes this
+        /// request shares with the previous one over its size (`None` for
+        /// the first). For servers that report no cache figures.
+        shared_share: Option<f64>,
     },
     /// The history was summarized into a relay and the loads were reset.
     Compacted {
@@ -272,7 +276,8 @@ impl AgentLoop<'_> {
                 Some(usage) => total.add(&usage),
                 None => unreported += 1,
             }
-            events(RunEvent::Usage { turn, usage: response.reported_usage(), total, unreported });
+            let shared_share = record.shared_prefix_bytes.map(|shared| shared as f64 / record.bytes.max(1) as f64);
+            events(RunEvent::Usage { turn, usage: response.reported_usage(), total, unreported, shared_share });
             if let Some(reasoning) = &response.reasoning {
                 let summary: String = reasoning.chars().take(200).collect();
                 events(RunEvent::ReasoningSummary { summary, chars: reasoning.chars().count() });

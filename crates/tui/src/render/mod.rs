@@ -222,6 +222,7 @@ fn draw_footer(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         None => "ctx —".into(),
     };
     let cached = match f.cached_share {
+        Some(share) if f.cached_estimated => format!("cached ~{:.0}% (est.)", share * 100.0),
         Some(share) => format!("cached {:.0}%", share * 100.0),
         None => "cached —".into(),
     };

@@ -68,7 +68,7 @@ fn a_streamed_answer_with_markdown() {
         app.on_run_event(RunEvent::Delta(StreamEvent::TextDelta(piece.into())));
     }
     let usage = Usage { input_tokens: 12_400, output_tokens: 600, cache_hit_tokens: 11_000, ..Usage::default() };
-    app.on_run_event(RunEvent::Usage { turn: 1, usage: Some(usage), total: usage, unreported: 0 });
+    app.on_run_event(RunEvent::Usage { turn: 1, usage: Some(usage), total: usage, unreported: 0, shared_share: None });
     insta::assert_snapshot!(screen(&mut app, 80, 20));
 }
 
