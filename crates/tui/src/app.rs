@@ -119,6 +119,8 @@ pub struct App {
     pub declined: bool,
     /// Reasoning streamed this turn (its summary would repeat it).
     turn_reasoned: bool,
+    /// The run's failure is on screen already (its end repeats it).
+    pub failure_shown: bool,
 }
 
 impl App {
@@ -145,6 +147,7 @@ impl App {
             should_quit: false,
             declined: false,
             turn_reasoned: false,
+            failure_shown: false,
         }
     }
 
@@ -173,6 +176,7 @@ impl App {
     pub fn run_started(&mut self, prompt: &str) {
         self.transcript.push(CellKind::User { text: prompt.to_string(), steered: false });
         self.run = RunState::Running { since: self.now, turn: 0 };
+        self.failure_shown = false;
         self.scroll = 0;
     }
 
@@ -262,7 +266,10 @@ impl App {
                     RunStatus::Stopped(reason) => {
                         self.error(format!("the model stopped without an answer ({reason:?})"))
                     }
-                    RunStatus::Failed(message) => self.error(message),
+                    RunStatus::Failed(message) => {
+                        self.failure_shown = true;
+                        self.error(message);
+                    }
                 }
             }
         }

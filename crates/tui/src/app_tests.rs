@@ -206,6 +206,16 @@ fn the_palette_finds_commands_and_mcp_tools_by_server() {
     assert_eq!((first.label.as_str(), first.group.as_str()), ("mcp__everything__echo", "mcp: everything"));
     app.on_key(key(KeyCode::Enter));
     assert_eq!(app.composer.text(), "use mcp__everything__echo to ");
+    // A name match beats a description that happens to match.
+    app.composer.take();
+    app.palette_tools.push(crate::palette::PaletteTool {
+        name: "agent_eval".into(),
+        server: None,
+        description: "Report a sub-agent's status".into(),
+    });
+    app.on_key(ctrl('p'));
+    type_text(&mut app, "stat");
+    assert_eq!(app.on_key(key(KeyCode::Enter)), vec![Action::Command(Slash::Status)]);
 }
 
 #[test]

@@ -5,6 +5,9 @@
 use nucleo_matcher::pattern::{CaseMatching, Normalization, Pattern};
 use nucleo_matcher::{Config, Matcher, Utf32Str};
 
+/// Added to a match in an entry's name, above any description-only match.
+const NAME_BONUS: u32 = 1 << 20;
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct PaletteEntry {
     /// "command", "tools" or "mcp: SERVER".
@@ -83,7 +86,12 @@ impl Palette {
             .iter()
             .enumerate()
             .filter_map(|(i, e)| {
-                let hay = format!("{} {} {}", e.label, e.group, e.detail);
+                // A match in the name beats any match in the description:
+                // "stat" finds /status before a tool that mentions a status.
+                if let Some(score) = pattern.score(Utf32Str::new(&e.label, &mut buf), &mut matcher) {
+                    return Some((score + NAME_BONUS, i));
+                }
+                let hay = format!("{} {}", e.group, e.detail);
                 pattern.score(Utf32Str::new(&hay, &mut buf), &mut matcher).map(|s| (s, i))
             })
             .collect();

@@ -125,7 +125,8 @@ fn on_ui(app: &mut App, driver: &mut Driver, event: UiEvent) -> Vec<Action> {
         UiEvent::RunDone { messages, error } => {
             driver.finished(messages);
             app.run_finished(false);
-            if let Some(error) = error {
+            // The run's own end event usually said it already.
+            if let Some(error) = error.filter(|_| !app.failure_shown) {
                 app.error(error);
             }
             app.work = driver.setup.hooks.work(&driver.setup.ctx);
