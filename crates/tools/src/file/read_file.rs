@@ -5,6 +5,7 @@
 use schemars::JsonSchema;
 use serde::Deserialize;
 
+use quiver_engine::permissions::command::CommandRequest;
 use quiver_engine::{Capabilities, Domain, ReadError, Risk, Tool, ToolContext, ToolError, ToolOutput};
 
 use crate::util::{io_error, looks_binary, which};
@@ -76,7 +77,7 @@ impl Tool for ReadFile {
             return Ok(image_output(&bytes, mime, shown));
         }
         let text = if is_pdf {
-            pdf_text(&bytes, &shown, input.pages.as_deref()).await?
+            pdf_text(ctx, &bytes, &shown, input.pages.as_deref()).await?
         } else {
             if looks_binary(&bytes) {
                 return Err(ToolError::model(format!("`{shown}` is a binary file ({} bytes); not shown", bytes.len())));
@@ -186,13 +187,19 @@ pub(crate) fn read_error(err: ReadError, shown: &str) -> ToolError {
 
 /// Extracts text with `pdftotext` (poppler), optionally limited to pages. The
 /// bytes (already read beneath the root) go in on stdin, so pdftotext never
-/// opens a path that could have changed.
-async fn pdf_text(bytes: &[u8], shown: &str, pages: Option<&str>) -> Result<String, ToolError> {
+/// opens a path that could have changed. Like every process a tool starts, it
+/// passes the command gate and runs in the sandbox with a scrubbed
+/// environment: a PDF is untrusted input to a large C parser. It writes only
+/// to its stdout, so nothing of the workspace is writable to it.
+async fn pdf_text(ctx: &ToolContext, bytes: &[u8], shown: &str, pages: Option<&str>) -> Result<String, ToolError> {
     let Some(program) = which("pdftotext") else {
         return Err(ToolError::model(format!(
             "`{shown}` is a PDF and `pdftotext` (poppler-utils) is not installed; install it to read PDFs"
         )));
     };
+    let request = CommandRequest::tool_argv(&[program.display().to_string()]);
+    let grant = crate::process::authorize(ctx, &request).await?;
+    let launch = crate::process::Launch::with_roots(ctx, grant, Vec::new())?;
     let mut cmd = tokio::process::Command::new(program);
     cmd.arg("-layout");
     if let Some(pages) = pages {
@@ -201,9 +208,11 @@ async fn pdf_text(bytes: &[u8], shown: &str, pages: Option<&str>) -> Result<Stri
     }
     cmd.arg("-").arg("-").kill_on_drop(true);
     cmd.stdin(std::process::Stdio::piped()).stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped());
+    let running = launch.prepare(&mut cmd).map_err(|e| io_error("run pdftotext on", shown, &e))?;
     let run = async {
         use tokio::io::AsyncWriteExt;
         let mut child = cmd.spawn()?;
+        running.started(child.id());
         if let Some(mut stdin) = child.stdin.take() {
             // pdftotext may stop reading early on a broken PDF; its exit status says why.
             let _ = stdin.write_all(bytes).await;

@@ -1,3 +1,4 @@
+use quiver_engine::Mode;
 use serde_json::json;
 
 use crate::test_support::Harness;
@@ -49,6 +50,21 @@ async fn reads_pdf_pages_when_pdftotext_exists() {
     assert!(!page2.contains("First page"), "{page2}");
     let bad = h.err("read_file", json!({"path": "doc.pdf", "pages": "3-1"})).await;
     assert!(bad.contains("pages"), "{bad}");
+}
+
+/// pdftotext passes the command gate like every tool's process: a deny rule
+/// on it refuses the PDF read in every mode (it ran ungated before).
+#[tokio::test]
+async fn pdftotext_goes_through_the_command_gate() {
+    if !quiver_testkit::pdftotext_or_skip() {
+        return;
+    }
+    for mode in [Mode::Plan, Mode::Agent, Mode::Yolo] {
+        let h = Harness::with_manifest(mode, "[exec_policy]\ndeny_prefixes = [\"pdftotext\"]\n");
+        std::fs::write(h.path("doc.pdf"), crate::test_support::two_page_pdf()).unwrap();
+        let err = h.err("read_file", json!({"path": "doc.pdf"})).await;
+        assert!(err.contains("deny rule"), "{mode}: {err}");
+    }
 }
 
 /// A PNG's signature and IHDR chunk (2 x 3 pixels), enough for type and size.
