@@ -17,7 +17,7 @@
 //!
 //! The cost: the model reads the loaded schemas as text rather than as
 //! declared functions, and the server cannot constrain `arguments` to them
-//! (`exec_bench` measures both ways; the README has the figures).
+//! (`exec_bench` measures both ways; bench/exec/README.md has the figures).
 
 use std::collections::BTreeSet;
 

@@ -1,4 +1,4 @@
-//! The session relay (seed 004's `/relay`): a compact Markdown hand-off,
+//! The session relay (`quiver relay`, `/relay` in the interactive agent): a compact Markdown hand-off,
 //! `# Session relay`, that lets a fresh session pick up where another stopped.
 //! `quiver relay [focus]` asks the model to write one from a recorded
 //! session; compaction writes one as a side effect; `quiver exec --from-relay`

@@ -1,4 +1,4 @@
-//! The stream idle timeout (issue 46): any byte keeps a stream alive (an SSE
+//! The stream idle timeout: any byte keeps a stream alive (an SSE
 //! comment too, which llama-cpp-python sends every 15 s while the model
 //! works), the wait is `[providers.NAME] stream_idle_timeout_secs`, and a
 //! stream silent before any output is asked again like other temporary

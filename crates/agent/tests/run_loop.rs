@@ -303,7 +303,7 @@ async fn the_anthropic_wire_appends_loaded_tools_when_set_to_append() {
     assert!(!requests[1].to_string().contains("tool_reference"));
 }
 
-/// llama-cpp-python as observed (issue 23): it refuses `content: null`, sends
+/// llama-cpp-python as observed: it refuses `content: null`, sends
 /// an empty 200 stream for tools without `tool_choice`, reports no usage, and
 /// repeats id and name on every delta. A tool round trip must still work.
 #[tokio::test]

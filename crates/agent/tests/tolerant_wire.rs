@@ -1,6 +1,6 @@
 //! Both wires against servers that are not the reference APIs: the scripted
 //! server's quirks imitate llama-cpp-python, LiteLLM's Anthropic adapter,
-//! legacy function calling and strict validators (issue 23).
+//! legacy function calling and strict validators.
 
 use quiver_agent::scripted::{Fault, Quirk, ScriptedServer, ScriptedTurn};
 use quiver_agent::{FinishReason, Message, ProviderError, StreamEvent, ToolCall};

@@ -25,7 +25,7 @@
 //! a turn, at most 3 turns a run, 10 runs by default).
 //!
 //! Each CATALOG.json (a `tools/list`-shaped file, like the bench catalogs in
-//! `/work/shared/bench/catalogs`) adds its tools as MCP tools of the engine,
+//! `bench/search/data/catalogs`) adds its tools as MCP tools of the engine,
 //! registered the way the MCP client registers a server's cached tools, so
 //! the eager comparison and the searches see a gateway-sized catalog.
 

@@ -1,6 +1,6 @@
 //! `quiver`: the command-line face of the engine. Each subcommand is a thin
-//! module over the library crates; output formats are a contract for scripts
-//! (see PRODUCT.md §5).
+//! module over the library crates; output formats and exit codes are a
+//! contract for scripts (`tests/cli.rs` holds them).
 
 use std::process::ExitCode;
 
@@ -131,7 +131,7 @@ fn main() -> ExitCode {
     };
     let withheld = own_secrets::withhold(token_env);
     // No other process of the user's reads quiver's memory, where the keys
-    // now are (issue 46).
+    // now are.
     if !quiver_sandbox::keep_own_memory_private() {
         tracing::debug!("could not make quiver non-dumpable");
     }

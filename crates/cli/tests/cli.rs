@@ -1,4 +1,5 @@
-//! The CLI contract scripts rely on (PRODUCT.md §5), through the real binary.
+//! The CLI contract scripts rely on (output formats, exit codes, the metrics
+//! line), through the real binary.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -57,7 +58,7 @@ fn lint_passes_and_rejects_a_bad_overlay() {
     let (code, _, err) = quiver(&["lint", "--manifest", "bad.toml"], dir.path());
     assert_eq!(code, 1);
     assert!(err.contains("alias-in-active"), "{err}");
-    // Seed 000's guardrail: a retired sub-agent name may not come back, not even as an alias.
+    // A retired sub-agent name may not come back, not even as an alias.
     std::fs::write(
         dir.path().join("legacy.toml"),
         "[aliases.spawn_agent]\nreplacement = \"agent_open\"\nstate = \"hidden-compatibility\"\n",
@@ -112,7 +113,7 @@ fn bench_data() -> std::path::PathBuf {
 }
 
 /// The contract's fields first, in order (scripts match this prefix), then the
-/// load figures issue 13 added, starting with `tail_bytes=`.
+/// load figures, starting with `tail_bytes=`.
 fn metrics_line_ok(line: &str) -> bool {
     let keys = ["top1=", "top5=", "mrr=", "p50_us=", "p99_us=", "n=", "tools=", "tail_bytes="];
     let parts: Vec<&str> = line.split(' ').collect();

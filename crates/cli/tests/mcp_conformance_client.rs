@@ -9,7 +9,7 @@ use crate::mcp_support::*;
 
 /// The client scenarios quiver passes on the suite's version 0.1.16: every
 /// non-draft, non-extension one but two (measured by hand with the same
-/// command, see the issue-24 notes):
+/// command):
 /// - `auth/basic-cimd`: every check passes (15/15) but one warning: quiver
 ///   registers dynamically instead of using a URL as its client id when the
 ///   server advertises `client_id_metadata_document_supported` (a SHOULD);

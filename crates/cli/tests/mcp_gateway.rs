@@ -43,7 +43,8 @@ async fn downstream_tools_are_found_loaded_announced_and_called() {
     assert!(after.contains(&"mcp__everything__echo".to_string()), "{after:?}");
     client.cancel().await.unwrap();
 
-    // Second session (new process, warm tool cache): the scenario.
+    // Second session (new process, warm tool cache): the everyday case, a
+    // search finds the cached server's tool, loads it, and the call reaches it.
     let handler = TestClient::default();
     let client = stdio(dir.path(), &[], handler.clone()).await;
     let head = list(&client).await;

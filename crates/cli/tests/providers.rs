@@ -1,5 +1,5 @@
 //! `quiver providers check` against the scripted server, well behaved and
-//! with the quirks of real servers switched on (issue 23): the table, the
+//! with the quirks of real servers switched on: the table, the
 //! cache per base URL and model, `--recheck`, and the wire using what the
 //! check learned from the first request of the next run.
 

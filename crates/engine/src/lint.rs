@@ -27,7 +27,8 @@ impl fmt::Display for Finding {
 }
 
 /// Sub-agent tool names retired for `agent_open` / `agent_eval` /
-/// `agent_close` (seed 000's guardrail): never registered, never an alias.
+/// `agent_close`: never registered, never an alias, so the model meets one
+/// name per sub-agent step (two names for one thing confuse smaller models).
 pub const LEGACY_AGENT_NAMES: &[&str] = &[
     "spawn_agent",
     "agent_spawn",

@@ -1,4 +1,4 @@
-//! Issue 8, fault 2: a cloned repository's `.mcp.json` used to start its own
+//! A cloned repository's `.mcp.json` once started its own
 //! servers unasked. A project-defined server now starts only after the user's
 //! approval (asked through the host), remembered per workspace and exact
 //! configuration; a user-defined one starts unasked; deny rules hold for both.

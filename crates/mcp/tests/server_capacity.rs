@@ -261,7 +261,7 @@ async fn a_new_session_past_the_cap_gets_503_until_one_ends() {
     third.start().await.unwrap();
 }
 
-/// Issue 46: a client's own address floods the listener with connections
+/// A client's own address floods the listener with connections
 /// (held a while, then dropped) while the client makes 300 requests, each on
 /// a new connection. A request may be turned away, but always with an HTTP
 /// status: none may end as a reset with no status (79 of 300 did).

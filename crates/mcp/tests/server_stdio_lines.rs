@@ -1,4 +1,4 @@
-//! Issue 46: every line from the client that carries an `id` gets an answer
+//! Every line from the client that carries an `id` gets an answer
 //! over stdio, even one quiver cannot read: an `id` without a `method`, and
 //! a line over the 16 MiB bound (answered as soon as it is seen, under its id
 //! when the first bytes hold one), and the session goes on after either.

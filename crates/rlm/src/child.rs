@@ -7,7 +7,9 @@ use std::time::Duration;
 
 use quiver_agent::{Message, ModelRequest, Provider, Usage};
 
-/// Seed 000 §7: the fast, non-thinking executor lane.
+/// The child model on DeepSeek: its fast, non-thinking model, since child
+/// queries are many small one-shot completions (other providers use their
+/// configured model).
 pub const DEFAULT_CHILD_MODEL: &str = "deepseek-v4-flash";
 /// At most this many child queries per `sub_query_batch` call (they run concurrently).
 pub const BATCH_CAP: usize = 16;

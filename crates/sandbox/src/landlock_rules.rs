@@ -10,6 +10,14 @@
 //! right on a directory is inherited by everything beneath it (a `make_reg` on
 //! the root would let a command create `.git/hooks/pre-commit`).
 //!
+//! What the callers split today: the namespace sandbox nothing (its mounts
+//! keep the protected paths read-only, and Landlock only repeats the outer
+//! boundary); the Landlock fallback only quiver's own config and state
+//! directories, where a writable root holds them. The fallback grants the
+//! workspace whole, since splitting it around `.git/config` and the like
+//! refused every new top-level entry, and its guard puts the protected paths
+//! back after the command instead.
+//!
 //! Limits that follow, on purpose:
 //! - a new entry directly in a split directory (a new top-level file or
 //!   directory of the workspace, a new file directly in `.git/` such as

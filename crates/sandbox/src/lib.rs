@@ -6,10 +6,27 @@
 //! This crate gives the command gate three independent pieces, each applied to
 //! a `std::process::Command` or a `tokio::process::Command` before it spawns:
 //!
-//! - [`Sandbox`]: Landlock (filesystem) + seccomp (network) under a
-//!   [`SandboxPolicy`]; everything that allocates or opens files is done when the
-//!   sandbox is built, so the hook that runs between fork and exec only makes
-//!   system calls.
+//! - [`Sandbox`]: a [`SandboxPolicy`] enforced by one of two mechanisms
+//!   ([`SandboxMechanism`], the best the kernel offers unless forced):
+//!   - **namespaces**, the primary one wherever unprivileged user namespaces
+//!     work: the command runs in its own user, mount, PID, IPC and UTS
+//!     namespaces, and without network in its own network namespace with
+//!     loopback only. What it sees is built from allowlists: the filesystem
+//!     read-only but the writable roots and a private `/tmp`, the protected
+//!     paths bound read-only on top, the home reduced to toolchains and
+//!     caches, a `/dev` and a fresh `/proc` of its own, no capabilities (see
+//!     the `namespace` module). Landlock and seccomp are applied inside it
+//!     too (Landlock repeats the outer boundary; seccomp refuses the kernel
+//!     keyring, io_uring and terminal injection).
+//!   - **Landlock + seccomp alone**, the fallback where user namespaces are
+//!     refused (AppArmor's restriction, many containers,
+//!     `QUIVER_SANDBOX_NO_USERNS=1`): Landlock grants the writable roots
+//!     whole, a guard puts the protected paths back when the command ends,
+//!     and seccomp also refuses `socket(2)` without network.
+//!
+//!   Everything that allocates or opens files is done when the sandbox is
+//!   built, so the code that runs between fork and exec only makes system
+//!   calls.
 //! - [`EnvPolicy`]: which environment variables a child inherits (quiver's own
 //!   secrets never). The same secrets leave quiver's own environment at start
 //!   ([`withhold_own_secrets`]); quiver reads them through [`secret_env`].
@@ -17,17 +34,28 @@
 //!   double fork) can be found and killed, through a cgroup v2 per job or, where
 //!   no cgroup is writable, a child subreaper plus a `/proc` walk.
 //!
-//! What stays unprotected (by platform):
-//! - Linux, Landlock: metadata changes are not file writes to Landlock:
-//!   `chmod`, `chown`, `touch -d` (utimes) and xattrs still work on files
-//!   outside the writable roots (refusing them by seccomp would also refuse
-//!   `chmod +x` inside the workspace). ABI < 3 cannot refuse `truncate(2)`
-//!   outside; ABI < 6 cannot stop a command signalling quiver. Connecting to
-//!   an existing *path* Unix socket (a docker or ssh-agent socket) is not
-//!   filtered. New top-level entries of a writable root that holds a
-//!   read-only path (any git workspace) need `full` (see `landlock_rules`).
-//! - Linux, seccomp: `AF_UNIX` is allowed, so a local proxy listening on a
-//!   Unix socket could relay traffic out.
+//! [`own_pid_namespace`] gives a process started outside the sandbox (a stdio
+//! MCP server from the user's config) a PID namespace of its own, so it can
+//! neither see nor signal quiver.
+//!
+//! What stays unprotected (by mechanism and platform):
+//! - Namespaces: `/sys` is the host's; a host process that binds a socket
+//!   inside the workspace or `/var` after the command started is reachable; a
+//!   workspace without `.git` may get one whose config the command wrote
+//!   (`git init` must work), and so may a repository it creates below the
+//!   root. `RLIMIT_NPROC` does not bind the host's root, so the process limit
+//!   for root is a `pids` cgroup, where one is writable.
+//! - The Landlock fallback ([`SandboxMechanism::gaps`] lists what it lacks
+//!   against the namespaces, and `quiver sandbox --check` prints it): a
+//!   protected path is put back after the command, not refused while it
+//!   runs; metadata changes are not file writes to Landlock (`chmod`,
+//!   `chown`, `touch -d`, xattrs still work on files outside the writable
+//!   roots); other processes' `/proc` entries, the home and the host's
+//!   terminals stay readable; leftover background processes live until the
+//!   job is killed; denied programs are refused by the parse of the line
+//!   only. ABI < 3 cannot refuse `truncate(2)` outside the writable roots;
+//!   ABI < 6 cannot stop a command signalling quiver or reaching abstract
+//!   sockets.
 //! - Containment: a `full`-policy command running as root can move itself out
 //!   of its cgroup; in the subreaper fallback, a process that leaves the
 //!   leader's tree after the leader exits *and* clears its environment is not
@@ -38,8 +66,10 @@
 //!   [`SandboxError::Unavailable`] for anything but `Full` + network, and
 //!   the caller asks for every command.
 //!
-//! Order on one command: `env.apply_to(cmd)` (it clears the environment), then
-//! `sandbox.apply_to(cmd)` (it sets `TMPDIR`), then `job.apply_to(cmd)`, spawn,
+//! Order on one command: `env.apply_to(cmd)` (it clears the environment),
+//! then the containment job's hook and [`die_with_parent`], then
+//! `sandbox.apply_to(cmd)` last (it sets `TMPDIR`; in the namespace sandbox a
+//! hook registered after it would run inside the namespaces), spawn,
 //! `job.started(pid)`.
 
 mod env;

@@ -1,5 +1,5 @@
 //! A PID namespace of its own for a process quiver starts outside the
-//! sandbox: a stdio MCP server from the user's config (issue 46).
+//! sandbox: a stdio MCP server from the user's config.
 //!
 //! Such a server runs with the user's rights on the filesystem and the
 //! network (it needs them), but has no business with quiver itself: in the

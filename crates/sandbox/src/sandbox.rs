@@ -23,8 +23,9 @@ pub enum SandboxError {
 /// How a sandbox is enforced.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SandboxMechanism {
-    /// User, mount, PID, IPC and network namespaces with Landlock and
-    /// seccomp inside (see the `namespace` module): the primary mechanism.
+    /// User, mount, PID, IPC and UTS namespaces (and, without network, a
+    /// network namespace with loopback only), with Landlock and seccomp
+    /// inside (see the `namespace` module): the primary mechanism.
     Namespaces,
     /// Landlock and seccomp alone, where user namespaces are refused
     /// (AppArmor's restriction, some containers): see [`SandboxMechanism::gaps`].

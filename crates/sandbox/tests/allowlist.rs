@@ -1,4 +1,4 @@
-//! Issue 46's routes out of the namespace sandbox, each through a place no
+//! Routes out of the namespace sandbox, each through a place no
 //! list named: a tool's token in the home, the host's terminals, the kernel
 //! keyring, a working directory that is the workspace's parent.
 #![allow(clippy::unwrap_used, clippy::expect_used)]

@@ -1,4 +1,4 @@
-//! Issue 46's two-step routes through git's indirections and through
+//! Two-step routes through git's indirections and through
 //! protected paths that did not exist yet: each write is refused, ordinary
 //! git work still runs, and nothing of the sandbox's stand-ins is left.
 #![allow(clippy::unwrap_used, clippy::expect_used)]

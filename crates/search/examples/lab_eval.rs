@@ -1,4 +1,4 @@
-//! Every dev set, lexical and fused, in one process (issue 26's fast loop):
+//! Every dev set, lexical and fused, in one process (the ranking lab's fast loop):
 //! `cargo run -p quiver-search --features semantic,bench --example lab_eval --
 //! --native-docs FILE [--model DIR] [--only a,b] [--misses a,b] [--halves] [--ranks F] [--set KEY=VALUE ...]`.
 //!

@@ -1,4 +1,4 @@
-//! Benchmark data for tool search (PRODUCT.md §5): catalog files
+//! Benchmark data for tool search (`quiver bench search`): catalog files
 //! `{name, tools:[{name, description, inputSchema, server?}]}` and JSONL query
 //! files `{query, expected:[names]}`, plus the hit rule and the metrics line.
 //! Shared by `quiver bench search` and the criterion benchmark.

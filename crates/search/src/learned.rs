@@ -12,7 +12,7 @@
 //! (the lab's `lab_eval --features FILE`), so training and ranking share one
 //! feature computation; the weights are embedded from `learned_fusion.json`.
 //! Not the default: under cross-validation on the dev sets it does not beat
-//! the hand-set fusion (`bench/search/README.md`, session 37).
+//! the hand-set fusion (`bench/search/README.md`, learned fusion v2).
 
 use std::sync::OnceLock;
 

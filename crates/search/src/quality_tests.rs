@@ -63,7 +63,7 @@ fn lexical_quality_stays_above_the_floors() {
     assert!(failures.is_empty(), "search quality regressed:\n{}", failures.join("\n"));
 }
 
-// BFCL live is a dev set since issue 26 (decisions had cited it); the frozen
+// BFCL live is a dev set (earlier ranking decisions had cited it); the frozen
 // check set is Seal-Tools (FLOOR_SEAL).
 // Floors: today's lexical numbers (after the vocabulary audit) minus one query
 // per set (a set loses two queries before it fails). Raise them when the ranker improves; never lower one to make
@@ -80,10 +80,10 @@ const FLOOR_BFCL: (f64, f64, f64) = (0.589, 0.884, 0.703);
 // lexical when it was frozen; a floor only, never a reason for a change.
 const FLOOR_SEAL: (f64, f64, f64) = (0.955, 0.99, 0.97);
 // authored lowered 0.755 / 0.832 -> 0.754 / 0.831 by the snake_case literal
-// rule (issue 26): lexical top-1 0.756 -> 0.755 (1 of 1000), while azure and
+// rule: lexical top-1 0.756 -> 0.755 (1 of 1000), while azure and
 // mixed gained one each; fused authored unchanged (0.790 / 0.969).
 const FLOOR_AUTHORED: (f64, f64, f64) = (0.754, 0.950, 0.831);
-// Session 31 (command lines, relative clauses ...): multi-turn 0.560 / 0.880 /
+// After the command-line and relative-clause rules: multi-turn 0.560 / 0.880 /
 // 0.686, azure odd 0.940 / 0.988 / 0.959, even 0.944 / 0.992 / 0.965, mixed
 // 0.942 / 0.982 / 0.959, live.mix 0.568 / 0.811 / 0.663; raised to those less
 // about one query (multi-turn's top-1 floor stays).

@@ -1,5 +1,5 @@
 //! Hostile input, agent mode, nobody to approve: routes that parsing a shell
-//! line cannot see through (issue 11) must leave no file outside the
+//! line cannot see through must leave no file outside the
 //! workspace, reach no network, leak no secret and leave no process behind.
 //! The OS sandbox is what holds them, so these skip (printing why) where the
 //! kernel has none, and fail then under `QUIVER_REQUIRE_SANDBOX=1` (CI).

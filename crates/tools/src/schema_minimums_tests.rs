@@ -1,4 +1,4 @@
-//! Issue 46: a schema must not allow what its tool refuses. A model whose
+//! A schema must not allow what its tool refuses. A model whose
 //! grammar follows the schema (llama.cpp's JSON-schema grammars) produced
 //! `read_file` with `offset: 0`, which the schema allowed and the tool
 //! refused; with `"minimum": 1` such a call is a schema error the model is

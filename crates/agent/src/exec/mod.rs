@@ -21,7 +21,8 @@ use crate::message::{Effort, Message};
 use crate::provider::Provider;
 use crate::run::{AgentLoop, CompactionPolicy, RunEvent, RunLimits, RunStatus, ToolPort};
 
-/// Exit codes (PRODUCT.md §5).
+/// Exit codes of `quiver exec`: a contract for scripts (`exec --help` lists
+/// them, `crates/cli/tests` holds them).
 pub const EXIT_DONE: u8 = 0;
 pub const EXIT_GAVE_UP: u8 = 1;
 pub const EXIT_USAGE: u8 = 2;

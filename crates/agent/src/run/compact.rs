@@ -48,7 +48,7 @@ pub fn context_window_of(model: &str) -> u64 {
 }
 
 /// The request that asks for the relay: the pending request plus the relay
-/// instruction (seed 004's shape, see [`crate::relay`]), so it extends the
+/// instruction (the relay's shape, see [`crate::relay`]), so it extends the
 /// previous request and its prefix is cached.
 pub fn summary_request(request: &ModelRequest) -> ModelRequest {
     let mut ask = request.clone();

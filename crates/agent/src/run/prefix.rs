@@ -104,8 +104,9 @@ fn tools_system_messages(request: &ModelRequest) -> String {
 }
 
 /// Whether `now` only appends to `before`: the same tools first (head, then
-/// the earlier tail) and the same messages first. What PRODUCT.md §7 asks of
-/// every request but the one after a compaction.
+/// the earlier tail) and the same messages first. Every request but the one
+/// after a compaction must, so the provider's prefix cache can serve all the
+/// previous request sent (`quiver audit` counts each one that does not).
 pub fn extends(before: &ModelRequest, now: &ModelRequest) -> bool {
     let starts = |a: &[Value], b: &[Value]| b.len() >= a.len() && b[..a.len()] == *a;
     starts(&crate::deferred::prompt_tools(before), &crate::deferred::prompt_tools(now))

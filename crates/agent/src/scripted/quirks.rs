@@ -1,6 +1,7 @@
 //! Behaviours of real servers the scripted one can switch on, each imitating
 //! what the named server does on the wire (observed against llama-cpp-python
-//! 0.3.x's server and LiteLLM 1.x's proxy, see issue 23):
+//! 0.3.x's server and LiteLLM 1.x's proxy; `crates/cli/tests/real_servers`
+//! runs against the real ones):
 //!
 //! - [`Quirk::LlamaNullContent`]: llama-cpp-python validates an assistant
 //!   message's `content` as a string and wraps the failure as HTTP 500

@@ -1,5 +1,5 @@
 //! Sub-agents: child runs of the same agent loop, each with its own session,
-//! transcript, role and enforced limits (seed 002, issue 10).
+//! transcript, role and enforced limits.
 //!
 //! - [`hub`]: the registry of child runs (open, wait, input, cancel, release).
 //! - [`role`]: roles, their aliases, prompts and what each may call.

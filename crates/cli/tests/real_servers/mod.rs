@@ -1,5 +1,5 @@
 //! `quiver exec` and `quiver providers check` against real model servers
-//! nobody in this project wrote (issue 23): llama-cpp-python's server over
+//! nobody in this project wrote: llama-cpp-python's server over
 //! SmolLM2-135M on the OpenAI wire, and LiteLLM's proxy in front of it on the
 //! Anthropic Messages wire and the OpenAI wire. Real child processes on
 //! loopback, started here; `proxy.rs` is the one test-side piece in front

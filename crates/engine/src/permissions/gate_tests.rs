@@ -29,7 +29,7 @@ fn spec(risk: Risk, capabilities: Capabilities) -> ToolSpec {
     }
 }
 
-/// Issue 8: plan mode refuses every capability that writes or runs, whatever
+/// Plan mode refuses every capability that writes or runs, whatever
 /// the tool's risk says.
 #[test]
 fn plan_mode_refuses_every_capability_that_writes_or_runs() {
@@ -72,7 +72,7 @@ impl Tool for Wipe {
     }
 }
 
-/// Issue 8, fault 3: a project overlay could set `domain = "shell"` on a
+/// A project overlay once could set `domain = "shell"` on a
 /// destructive tool, and the gate, which read the domain, stopped asking.
 /// Domain is now a search facet only.
 #[tokio::test]

@@ -5,7 +5,8 @@
 //! - [`user_file`]: the user's own `config.toml`, edited with `toml_edit`
 //!   (comments and layout kept), checked with the same reader quiver runs
 //!   on, written atomically. Nothing here ever writes a project's file: a
-//!   cloned repository's config only restricts (PRODUCT.md §1, Trust).
+//!   cloned repository's config may only restrict what the user's allows,
+//!   and quiver never edits it.
 //! - [`new_server`]: a server to add, and the `K=V` / `K: V` argument forms.
 //! - [`name`]: which server names are accepted (those that are their own
 //!   tool prefix, `mcp__<name>__<tool>`).

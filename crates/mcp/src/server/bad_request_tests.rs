@@ -59,7 +59,7 @@ fn a_response_a_notification_or_a_blank_line_gets_no_answer() {
     assert_eq!(answered(r#"{"jsonrpc":"2.0","method":"notifications/odd","params":7}"#), None);
 }
 
-/// Issue 46: an `id` with no `method` (and no `result` or `error`) is a
+/// An `id` with no `method` (and no `result` or `error`) is a
 /// request that cannot be served; the client is told, under its id.
 #[test]
 fn an_id_without_a_method_is_an_invalid_request_under_that_id() {

@@ -28,8 +28,8 @@ pub const EXAMPLE_WEIGHT: f32 = 1.0;
 /// A tool's example requests count by the mean cosine of its this many
 /// closest ones, not the closest alone: one example that shares a request's
 /// incidental words (a product name, a file) is weak evidence, several
-/// alike are strong (issue 26, session 37: 3 against 1 gained on the blind
-/// dev sets, see bench/search/README.md).
+/// alike are strong (3 against 1 gained on the blind dev sets, see the
+/// example requests in bench/search/README.md).
 pub const EXAMPLE_TOP: usize = 3;
 
 /// A text's identity in the store: the first 16 bytes of its SHA-256.

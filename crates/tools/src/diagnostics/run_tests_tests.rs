@@ -315,7 +315,7 @@ fn tail_and_error_excerpt_are_bounded() {
     assert!(first.starts_with("error[E0425]") && first.lines().count() == super::ERROR_EXCERPT_LINES, "{first}");
 }
 
-/// Issue 8, fault 1: run_tests used to skip the exec policy. Every command it
+/// run_tests once skipped the exec policy. Every command it
 /// would start passes the one command gate, deny rules first, in every mode;
 /// the default cargo command included.
 #[tokio::test]

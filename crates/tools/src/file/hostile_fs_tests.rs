@@ -1,4 +1,4 @@
-//! Hostile file-system tricks against the file tools (issue 11, items 2 and 3):
+//! Hostile file-system tricks against the file tools:
 //! a directory swapped for a symlink to an outside directory while calls run
 //! (`renameat2(RENAME_EXCHANGE)` in a loop), a self-referencing dangling
 //! symlink, and FIFOs. Nothing outside may be read, listed or written, and

@@ -29,7 +29,7 @@ pub struct ReadFileInput {
     /// First line to return, 1-based (default 1).
     #[serde(default)]
     // The schema says what `run` refuses: a model whose grammar follows it
-    // cannot send 0, and one that does is told by the schema check (issue 46).
+    // cannot send 0, and one that does is told by the schema check.
     #[schemars(range(min = 1))]
     pub offset: Option<usize>,
     /// Maximum number of lines (default 2000).

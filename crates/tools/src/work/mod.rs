@@ -127,7 +127,8 @@ pub async fn change_automation<T: Send + 'static>(
     blocking(store, move |s| act(s, &id)).await
 }
 
-/// Approval for a write the issue calls approval-required: asked in agent mode,
+/// Approval for a durable-work write that changes what runs or what others
+/// see (task cancels, automation changes, GitHub writes): asked in agent mode,
 /// given in yolo (the user chose to be asked nothing); plan mode never gets here
 /// (the gate refuses tools that persist state).
 pub async fn approve(ctx: &ToolContext, question: &str) -> Result<(), ToolError> {
