@@ -24,8 +24,10 @@
 //!   `chmod +x` inside the workspace). ABI < 3 cannot refuse `truncate(2)`
 //!   outside; ABI < 6 cannot stop a command signalling quiver. Connecting to
 //!   an existing *path* Unix socket (a docker or ssh-agent socket) is not
-//!   filtered. New top-level entries of a writable root that holds a
-//!   read-only path (any git workspace) need `full` (see `landlock_rules`).
+//!   filtered by Landlock (seccomp refuses `socket(AF_UNIX)` without
+//!   network). Reads are an allowlist (`read_allow`), which costs new ptys;
+//!   new top-level entries of a directory split around a closed path (the
+//!   home, when a workspace holds it) need `full` (see `landlock_rules`).
 //! - Linux, seccomp: `AF_UNIX` is allowed, so a local proxy listening on a
 //!   Unix socket could relay traffic out.
 //! - Containment: a `full`-policy command running as root can move itself out
@@ -53,6 +55,8 @@ mod pid_namespace;
 mod placeholder;
 mod policy;
 mod probe;
+#[cfg(target_os = "linux")]
+mod read_allow;
 mod sandbox;
 
 #[cfg(target_os = "linux")]
