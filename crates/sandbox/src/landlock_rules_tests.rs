@@ -7,9 +7,11 @@ use super::*;
 /// The paths `split` grants, read back from the descriptors it opened.
 fn granted(root: &Path, read_only: &[PathBuf]) -> Vec<String> {
     let mut grants = Vec::new();
-    split(open_dir_at(None, root).unwrap(), root, read_only, &mut grants);
+    split(open_dir_at(None, root).unwrap(), root, read_only, handled(), &mut grants);
+    // The split directories' listing-only rights are not grants of their contents.
     let mut names: Vec<String> = grants
         .iter()
+        .filter(|(_, rights)| *rights != BitFlags::from(AccessFs::ReadDir))
         .map(|(fd, _)| {
             let target = std::fs::read_link(format!("/proc/self/fd/{}", fd.as_raw_fd())).unwrap();
             target.strip_prefix(root).unwrap().display().to_string()

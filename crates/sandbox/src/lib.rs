@@ -50,8 +50,12 @@
 //!   protected path is put back after the command, not refused while it
 //!   runs; metadata changes are not file writes to Landlock (`chmod`,
 //!   `chown`, `touch -d`, xattrs still work on files outside the writable
-//!   roots); other processes' `/proc` entries, the home and the host's
-//!   terminals stay readable; leftover background processes live until the
+//!   roots); other processes' `/proc` entries stay readable (reads are
+//!   otherwise an allowlist, `read_allow`, which costs new ptys: their
+//!   other end is refused like a host terminal); root-only files in the
+//!   system trees stay readable to a root command; `connect(2)` to a path
+//!   Unix socket is no file access to Landlock, so with network granted
+//!   host sockets are reachable; leftover background processes live until the
 //!   job is killed; denied programs are refused by the parse of the line
 //!   only. ABI < 3 cannot refuse `truncate(2)` outside the writable roots;
 //!   ABI < 6 cannot stop a command signalling quiver or reaching abstract
@@ -83,6 +87,8 @@ mod pid_namespace;
 mod placeholder;
 mod policy;
 mod probe;
+#[cfg(target_os = "linux")]
+mod read_allow;
 mod sandbox;
 
 #[cfg(target_os = "linux")]

@@ -2,9 +2,10 @@
 
 use std::path::PathBuf;
 
-/// The filesystem half of a policy. Reading is allowed everywhere in every
-/// policy (a coding agent reads system headers, toolchains, caches); what
-/// differs is where a command may write.
+/// The filesystem half of a policy: where a command may write. What it may
+/// read is the same in every restricted policy: the system's trees,
+/// toolchains and caches, the workspace, and of the home only an allowlist
+/// (the namespace sandbox's view; the Landlock fallback's `read_allow`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SandboxPolicy {
     /// Writes nothing but its private temp dir.

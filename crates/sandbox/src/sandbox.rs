@@ -64,6 +64,8 @@ impl SandboxMechanism {
             ],
             SandboxMechanism::Landlock => &[
                 "write outside the workspace and its private temp dir (Landlock)",
+                "read beyond an allowlist (Landlock): the system's trees (/usr, /bin, /lib*, /etc, /opt, /nix, /snap, /proc, /sys, /var/lib, /var/cache), PATH, the workspace and the working directory; of the home only toolchains and package caches (`[sandbox] home_allow` adds more), git seeing the user's identity only; never quiver's own config and state, /run, /tmp, another top-level directory",
+                "open the host's terminals: of /dev only null, zero, full, random, urandom, tty and ptmx (a terminal it was handed keeps working)",
                 "keep a change to the protected paths (.git/config, .git/hooks, .git/info, .git/modules, .git/commondir, nested repositories, what a repository's config names, .quiver/, quiver.toml, .mcp.json, .envrc, .vscode/): it is undone when the command ends, and named to the model",
                 "open any socket but socketpair (seccomp), so neither the network nor host Unix sockets",
                 "signal processes outside the sandbox or reach abstract sockets (Landlock scopes)",
@@ -83,7 +85,9 @@ impl SandboxMechanism {
                 "chmod, chown, utime and xattrs work on files outside the workspace",
                 "protected paths are put back after the command, not refused: a git command the user runs in the workspace while the command runs could see the change",
                 "leftover background processes live until quiver kills the job",
-                "the home stays readable (only the namespace sandbox reduces it to an allowlist), and so do the host's terminals",
+                "no new pseudo-terminal (openpty, script, expect, tmux): its /dev/pts/N is closed like the host's; a terminal it was handed is not reopened by path (/dev/stdout), /dev/tty is",
+                "with the workspace at the home, no new top-level entry of the home can be made, and names (not contents) of its hidden entries can be listed",
+                "as root, root-only files in the system's trees (/etc/shadow, /var/lib's service state) stay readable: the uid is not changed",
                 "Unix sockets are refused altogether (no socket(AF_UNIX)); socketpair still works",
                 "denied programs are refused by the command line's parse only",
             ],
@@ -131,9 +135,18 @@ pub struct Sandbox {
     read_only: Vec<PathBuf>,
     options: SandboxOptions,
     mechanism: SandboxMechanism,
-    tmp: Option<tempfile::TempDir>,
+    /// The Landlock fallback's own directory: the command's temp dir
+    /// (`tmp/`, writable) and the files it reads but may not change
+    /// (`gitconfig`).
+    own: Option<tempfile::TempDir>,
     #[cfg(target_os = "linux")]
     private: Option<crate::namespace::Private>,
+    /// The Landlock fallback's read allowlist and writable grants, kept to
+    /// add a command's working directory to (see [`Sandbox::apply_to`]).
+    #[cfg(target_os = "linux")]
+    reads: Option<(crate::read_allow::ReadPlan, Vec<PathBuf>)>,
+    /// The global git config the fallback's commands get (`GIT_CONFIG_GLOBAL`).
+    git_config: Option<PathBuf>,
     /// The process-count limit where a pids cgroup can be made (it holds
     /// for root, which `RLIMIT_NPROC` does not).
     #[cfg(target_os = "linux")]
@@ -188,9 +201,12 @@ impl Sandbox {
             read_only,
             options,
             mechanism: SandboxMechanism::None,
-            tmp: None,
+            own: None,
             #[cfg(target_os = "linux")]
             private: None,
+            #[cfg(target_os = "linux")]
+            reads: None,
+            git_config: None,
             #[cfg(target_os = "linux")]
             pids: None,
             #[cfg(target_os = "linux")]
@@ -261,29 +277,55 @@ impl Sandbox {
                 let mut granted = vec![private.tmp(), private.shm(), private.dev_dir()];
                 granted.extend(writable.iter().cloned());
                 self.private = Some(private);
-                // The mounts keep the protected paths read-only; Landlock
-                // only repeats the outer boundary, so no root is split.
-                (granted, crate::landlock_rules::Rules { read_only: Vec::new() })
+                // The mounts keep the protected paths read-only and decide
+                // what there is to read; Landlock only repeats the outer
+                // boundary, so no root is split.
+                (granted, crate::landlock_rules::Rules::default())
             }
             _ => {
-                let tmp = tempfile::Builder::new()
+                let own = tempfile::Builder::new()
                     .prefix("quiver-sandbox-")
                     .tempdir()
                     .map_err(|e| setup("creating the private temp dir", &e))?;
-                let mut granted = vec![tmp.path().to_path_buf()];
+                let tmp = own.path().join("tmp");
+                std::fs::create_dir(&tmp).map_err(|e| setup("creating the private temp dir", &e))?;
+                let mut granted = vec![tmp];
                 granted.extend(writable.iter().cloned());
-                self.tmp = Some(tmp);
                 // The workspace is granted whole (splitting it around the
                 // protected paths refused every new top-level entry): the
                 // guard puts those back after the command instead. Only
-                // quiver's own config and state, which quiver itself writes
-                // while a command runs, are split out where a root holds them.
+                // what must not be read either is split out where a root
+                // holds it: quiver's own config and state (which quiver
+                // itself writes while a command runs) and a home's
+                // configuration (`read_allow`).
                 if !writable.is_empty() {
                     self.guard = Some(crate::guard::Guard::new(&writable, self.options.home.clone()));
                 }
-                let own: Vec<PathBuf> =
-                    crate::policy::quiver_config_dir().into_iter().chain(crate::policy::quiver_state_dir()).collect();
-                (granted, crate::landlock_rules::Rules { read_only: own })
+                let rules = if self.policy.restricts_filesystem() {
+                    // Reads by allowlist (see `read_allow`): the system's
+                    // trees, the home's toolchains, a few devices.
+                    let mut plan =
+                        crate::read_allow::plan(self.options.home.as_deref(), &self.options.home_allow, &writable);
+                    if let Some(text) = &plan.gitconfig {
+                        let file = own.path().join("gitconfig");
+                        write_private_file(&file, text).map_err(|e| setup("writing the sandbox's git config", &e))?;
+                        plan.roots.push(file.clone());
+                        self.git_config = Some(file);
+                    }
+                    let rules = crate::landlock_rules::Rules {
+                        read_only: plan.not_writable.clone(),
+                        reads: Some(crate::landlock_rules::Reads {
+                            roots: plan.roots.clone(),
+                            closed: plan.closed.clone(),
+                        }),
+                    };
+                    self.reads = Some((plan, granted.clone()));
+                    rules
+                } else {
+                    crate::landlock_rules::Rules::default()
+                };
+                self.own = Some(own);
+                (granted, rules)
             }
         };
         let landlock = if self.policy.restricts_filesystem() {
@@ -337,7 +379,7 @@ impl Sandbox {
         if let Some(private) = &self.private {
             return Some(private.tmp());
         }
-        self.tmp.as_ref().map(|t| t.path().to_path_buf())
+        self.own.as_ref().map(|t| t.path().join("tmp"))
     }
 
     /// What `TMPDIR` is set to for the command.
@@ -360,6 +402,11 @@ impl Sandbox {
                 cmd.env(var, &tmp);
             }
         }
+        // The home's `.gitconfig` is out of reach in the fallback: git
+        // reads the user's identity from the sandbox's own file instead.
+        if let Some(file) = &self.git_config {
+            cmd.env("GIT_CONFIG_GLOBAL", file);
+        }
         // Joined first, by the process that then builds the namespaces, so
         // every process of the command counts against `pids.max`.
         #[cfg(target_os = "linux")]
@@ -368,11 +415,7 @@ impl Sandbox {
         }
         #[cfg(target_os = "linux")]
         if let Some(private) = &self.private {
-            let cwd = match cmd.get_current_dir() {
-                Some(dir) if dir.is_absolute() => dir.to_path_buf(),
-                Some(dir) => std::env::current_dir().map(|c| c.join(dir)).unwrap_or_else(|_| dir.to_path_buf()),
-                None => std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/")),
-            };
+            let cwd = command_cwd(cmd);
             let writable = match &self.policy {
                 SandboxPolicy::WorkspaceWrite { writable_roots } => writable_roots.clone(),
                 _ => Vec::new(),
@@ -401,11 +444,48 @@ impl Sandbox {
                 crate::hook::register(cmd, Step::Limits(Arc::new(limits)));
             }
         }
-        if let Some(step) = &self.step {
-            crate::hook::register(cmd, step.clone());
+        if let Some(step) = self.step_for(cmd)? {
+            crate::hook::register(cmd, step);
         }
         Ok(())
     }
+
+    /// The confining step for `cmd`: in the Landlock fallback, a working
+    /// directory outside every grant is added for reading (the namespace
+    /// sandbox keeps it in sight too), unless it holds the home or is `/`.
+    fn step_for(&self, cmd: &std::process::Command) -> Result<Option<Step>, SandboxError> {
+        #[cfg(target_os = "linux")]
+        if let (Some((plan, granted)), Some(Step::Confine { landlock: Some(_), seccomp })) = (&self.reads, &self.step) {
+            let cwd = command_cwd(cmd);
+            if crate::read_allow::cwd_needs_grant(plan, granted, &cwd) {
+                let mut reads = crate::landlock_rules::Reads { roots: plan.roots.clone(), closed: plan.closed.clone() };
+                reads.roots.push(cwd);
+                let rules = crate::landlock_rules::Rules { read_only: plan.not_writable.clone(), reads: Some(reads) };
+                let landlock = crate::landlock_rules::build(granted, &rules).map_err(SandboxError::Setup)?;
+                return Ok(Some(Step::Confine { landlock: Some(Arc::new(landlock)), seccomp: seccomp.clone() }));
+            }
+        }
+        Ok(self.step.clone())
+    }
+}
+
+/// The working directory `cmd` will start in.
+#[cfg(target_os = "linux")]
+fn command_cwd(cmd: &std::process::Command) -> PathBuf {
+    match cmd.get_current_dir() {
+        Some(dir) if dir.is_absolute() => dir.to_path_buf(),
+        Some(dir) => std::env::current_dir().map(|c| c.join(dir)).unwrap_or_else(|_| dir.to_path_buf()),
+        None => std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/")),
+    }
+}
+
+/// A file of the sandbox's own, readable by its owner only (the command
+/// runs as the same uid; a name and email are nobody else's business).
+#[cfg(target_os = "linux")]
+fn write_private_file(path: &std::path::Path, text: &str) -> std::io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::write(path, text)?;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))
 }
 
 impl Drop for Sandbox {

@@ -11,7 +11,7 @@ use crate::support::*;
 
 /// A home with other tools' credentials under names no list carries, a
 /// toolchain, and a `.gitconfig` holding a credential helper and a token.
-fn hostile_home(home: &Path) {
+pub(crate) fn hostile_home(home: &Path) {
     for (path, text) in [
         (".codex/auth.json", "{\"token\":\"codex-secret\"}"),
         (".claude/.credentials.json", "claude-secret"),
@@ -32,12 +32,12 @@ fn hostile_home(home: &Path) {
     }
 }
 
-fn options_for(home: &Path) -> SandboxOptions {
+pub(crate) fn options_for(home: &Path) -> SandboxOptions {
     SandboxOptions { home: Some(home.to_path_buf()), ..Default::default() }
 }
 
 /// Every secret of the hostile home, by any command that prints files.
-fn leaked(out: &std::process::Output) -> Vec<&'static str> {
+pub(crate) fn leaked(out: &std::process::Output) -> Vec<&'static str> {
     let text = format!("{}{}", stdout(out), String::from_utf8_lossy(&out.stderr));
     ["codex-secret", "claude-secret", "pg-secret", "newtool-secret", "cargo-secret", "gh-secret", "helper"]
         .into_iter()
@@ -162,7 +162,7 @@ fn a_working_directory_above_the_workspace_keeps_it_writable() {
 /// A pseudo-terminal of the test process: its master (kept open) and the
 /// path of its slave.
 #[allow(unsafe_code)]
-fn host_pty() -> (std::os::fd::OwnedFd, std::path::PathBuf) {
+pub(crate) fn host_pty() -> (std::os::fd::OwnedFd, std::path::PathBuf) {
     use std::os::fd::FromRawFd;
     // SAFETY: posix_openpt/grantpt/unlockpt/ptsname_r on a descriptor this
     // function owns and a stack buffer.

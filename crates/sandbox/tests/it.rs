@@ -10,6 +10,7 @@ mod env;
 mod fs;
 mod gate;
 mod git_routes;
+mod landlock_reads;
 mod namespace;
 mod net;
 mod support;

@@ -26,7 +26,7 @@
 //! same path. The mount sequence itself runs in [`child`].
 
 mod child;
-mod home;
+pub(crate) mod home;
 
 use std::ffi::CString;
 use std::io;
@@ -580,15 +580,13 @@ fn host_sockets() -> Vec<PathBuf> {
 }
 
 /// Top-level directories a command sees: the system's programs, libraries
-/// and configuration, and the places the sandbox replaces with its own
-/// (`/dev`, `/run`, `/tmp`, the home). Any other (`/srv`, `/mnt`, `/media`,
-/// a `/data` disk) is covered by an empty read-only directory unless the
+/// and configuration ([`SYSTEM_TREES`](crate::read_allow::SYSTEM_TREES),
+/// the list the Landlock fallback reads too), and the places the sandbox
+/// replaces with its own (these). Any other (`/srv`, `/mnt`, `/media`, a
+/// `/data` disk) is covered by an empty read-only directory unless the
 /// command was given something inside it: a socket bound there later, by
 /// any spelling, is not reachable.
-const ROOT_ALLOW: &[&str] = &[
-    "bin", "sbin", "lib", "lib32", "lib64", "libx32", "usr", "etc", "opt", "nix", "snap", "gnu", "proc", "sys", "dev",
-    "run", "tmp", "var", "home",
-];
+const REPLACED_TOPS: &[&str] = &["dev", "run", "tmp", "home"];
 
 /// The top-level directories to cover: not allowed, not a link, and not
 /// holding anything in `needed`.
@@ -598,7 +596,9 @@ fn hidden_top_levels(needed: &[PathBuf]) -> Vec<PathBuf> {
         .flatten()
         .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
         .map(|e| e.path())
-        .filter(|p| !ROOT_ALLOW.iter().any(|a| p.file_name().is_some_and(|n| n == *a)))
+        .filter(|p| {
+            !crate::read_allow::SYSTEM_TREES.iter().chain(REPLACED_TOPS).any(|a| p.file_name().is_some_and(|n| n == *a))
+        })
         .filter(|p| !needed.iter().any(|n| n.starts_with(p)))
         .collect();
     out.sort();
