@@ -4,6 +4,7 @@
 
 use quiver_engine::Registry;
 
+mod git_settings_write;
 mod util;
 
 /// The one helper every child process starts through (gate → sandbox → env → containment).

@@ -191,6 +191,13 @@ pub async fn authorize_with(
         return Err(ToolError::model(message.clone()));
     }
     let model_line = request.origin == CommandOrigin::Model;
+    if model_line
+        && ctx.mode() == Mode::Agent
+        && sandbox_available()
+        && let Some((what, files)) = crate::git_settings_write::protected_git_write(&request.line)
+    {
+        return ask_for_git_settings(ctx, request, &what, files).await;
+    }
     if model_line && escalation != Escalation::None {
         return escalate(ctx, request, escalation).await;
     }
@@ -221,6 +228,29 @@ pub async fn authorize_with(
         }
         _ => Ok(Grant { permit, sandbox: SandboxKind::Unavailable }),
     }
+}
+
+/// A line that writes git's own settings (`git remote add`, `git config
+/// user.email`): asked for by name before it runs, instead of failing on the
+/// sandbox's read-only `.git/config`. Approved, it runs outside the sandbox:
+/// the file is the one git reads commands from, so making it writable is the
+/// whole trust decision, and `git push -u` needs the network besides.
+async fn ask_for_git_settings(
+    ctx: &ToolContext,
+    request: &CommandRequest,
+    what: &str,
+    files: &str,
+) -> Result<Grant, ToolError> {
+    let line = request.line.trim();
+    let why = "the sandbox keeps git's settings read-only because git runs commands named there on the user's next git command";
+    if ctx.approver.is_none() {
+        return Err(ToolError::model(format!(
+            "not run: `{line}` ({what}) writes {files}; {why}, and this session has nobody to approve that. \
+             Leave this step to the user: tell them the exact command."
+        )));
+    }
+    ctx.ask(&format!("run `{line}`? {what} writes {files} ({why}); approved, it runs outside the sandbox")).await?;
+    Ok(Grant { permit: Permit::Approved, sandbox: SandboxKind::Full })
 }
 
 /// Leaving the sandbox: plan refuses, yolo grants, agent asks (and refuses

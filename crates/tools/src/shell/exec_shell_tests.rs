@@ -149,6 +149,37 @@ async fn agent_mode_asks_for_untrusted_commands() {
     assert_eq!(r.metadata["sandbox"], "workspace-write+network", "{}", r.content_text());
 }
 
+/// `git remote add` writes `.git/config`, which the sandbox keeps read-only:
+/// agent mode asks for it by name before it runs (it used to run sandboxed
+/// and fail with "Device or resource busy"), and with nobody to ask refuses
+/// it with the reason. Reading git's settings still runs unasked.
+#[tokio::test]
+async fn writing_git_settings_is_asked_for_by_name() {
+    if !crate::process::sandbox_available() {
+        return;
+    }
+    let h = Harness::new();
+    crate::git::repo::test_git(h.ctx.workspace.root(), &["init", "-q"]);
+    let err = h.err("exec_shell", json!({"command": "git remote add origin https://example.com/r.git"})).await;
+    assert!(err.contains("nobody to approve") && err.contains(".git/config"), "{err}");
+    assert!(!h.read(".git/config").contains("example.com"));
+    h.ok("exec_shell", json!({"command": "git config --get core.bare"})).await;
+
+    let mut h = h;
+    let no = FixedApprover::new(false);
+    h.ctx.approver = Some(no.clone());
+    assert!(h.err("exec_shell", json!({"command": "git config user.email me@example.com"})).await.contains("declined"));
+    assert!(no.asked.lock().unwrap()[0].contains("writes .git/config"), "{:?}", no.asked.lock().unwrap());
+
+    let yes = FixedApprover::new(true);
+    h.ctx.approver = Some(yes.clone());
+    let r = h.call("exec_shell", json!({"command": "git remote add origin https://example.com/r.git"})).await;
+    assert_eq!((r.metadata["permission"].as_str(), r.metadata["sandbox"].as_str()), (Some("approved"), Some("full")));
+    assert!(h.read(".git/config").contains("https://example.com/r.git"));
+    let asked = yes.asked.lock().unwrap().clone();
+    assert!(asked.len() == 1 && asked[0].contains("git remote add") && asked[0].contains(".git/config"), "{asked:?}");
+}
+
 #[tokio::test]
 async fn deny_rules_hold_in_yolo_mode() {
     let h = Harness::with_mode(Mode::Yolo);
