@@ -150,7 +150,7 @@ def main():
     ap.add_argument("--inflight", type=int, default=8)
     ap.add_argument("--sequential", type=int, default=500)
     ap.add_argument("--no-list", action="store_true",
-                    help="call without listing tools first (what session 32's figures did)")
+                    help="call without listing tools first, as the runs before plain calls were relayed did")
     o = ap.parse_args()
     binaries = o.quiver or [os.path.join(ROOT, "target/bench-fast/quiver")]
     with tempfile.TemporaryDirectory() as tmp:

@@ -5,7 +5,7 @@
 #   both halves), alone and mixed with every bench catalog; gh and live: sanity
 #   sets written here, never tuned on, over their own catalog and the mixed one;
 #   native, native.dd and native.d2 to native.d5: native dev sets; authored and turns:
-#   BFCL dev sets; bfcl.live: a dev set since issue 26.
+#   BFCL dev sets; bfcl.live: a dev set too (earlier decisions cited it).
 #   Check sets (never tuned on): native.ck, native.dc (native everyday check
 #   halves) and seal (frozen/: no change may cite it).
 # Needs a release build: cargo build --release

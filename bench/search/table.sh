@@ -1,5 +1,5 @@
 #!/bin/sh
-# The issue-13 measurement table: plain BM25 (--baseline), lexical, semantic and
+# The measurement table: plain BM25 (--baseline), lexical, semantic and
 # fused on every set, with latency and tail bytes (confident loads / all --limit),
 # and learned fusion (the committed weights, `--set fuse.learned=1`), and fused
 # without the built-in tools' intent prior (`--set fuse.w_prior=0`).

@@ -16,8 +16,8 @@ Dev sets (TUNE_DEV): `all` (default: every set below, as the README says),
 own tools: bench/search/data/queries/native.jsonl, dev/native-everyday.jsonl
 and the dev sets queries/native-daily-dev.jsonl, native-daily-dev2.jsonl,
 native-daily-dev3.jsonl, native-daily-dev4.jsonl and native-daily-dev5.jsonl), `bfcl` (third-party: BFCL's
-authored, multi-turn and live categories; live became a dev set in issue 26,
-once decisions had cited it).
+authored, multi-turn and live categories; live is a dev set because earlier
+decisions cited it).
 
 usage: [TUNE_DEV=all|azure|native|bfcl] bench/search/tune.py [GRID_JSON] [START_JSON]
 """

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Retrains learned fusion (issue 26) in one step: exports the re-ranker's
+# Retrains learned fusion in one step: exports the re-ranker's
 # features on every dev set with the lab (`lab_eval --features`), trains
 # (`train.py`, about half a minute) and writes the weights the crate embeds
 # (crates/search/src/learned_fusion.json); `--cv` also prints the

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Retrains the built-in tools' intent prior (issue 26) in one step: embeds
+# Retrains the built-in tools' intent prior in one step: embeds
 # every training text with the model (`embed_texts`, cached in VECTORS),
 # trains (`train_prior.py`, numpy, about ten seconds) and writes the weights
 # the crate embeds (crates/search/src/semantic/native_prior.json); `--cv`

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Trains the built-in tools' intent prior (issue 26): a softmax classifier
+"""Trains the built-in tools' intent prior: a softmax classifier
 over quiver's own tools on sentence vectors, added to the fused score of the
 built-in tools it knows (crates/search/src/semantic/prior.rs).
 
@@ -8,7 +8,7 @@ native-everyday-check2, Seal-Tools):
   - each built-in tool's embedded description, manifest phrasings and example
     requests (crates/engine/manifest/examples.toml), from the exported docs;
   - the second blind batch of examples (bench/search/experiments/examples-b.toml),
-    used here only: indexed lexically it cost the older dev sets (README, session 38);
+    used here only: indexed lexically it cost the older dev sets (bench/search/README.md);
   - the native dev sets' requests (NATIVE_DEV below); `--cv` leaves each out in turn;
   - with --other, requests for third-party tools (the azure prompts and the
     BFCL dev sets' requests) as one more class, "not one of quiver's tools", so

@@ -78,7 +78,7 @@ fn native_quality_floors_lexical_and_fused() {
 // never lower one to let a change pass without saying why in the commit. A
 // check set is measured once, after the last ranking change, and its floor is
 // not lowered when a later measurement comes out a query below an earlier
-// one (the measurement is deterministic). bench/search/README.md and the git
+// one (the measurement is deterministic). bench/search/runs/ and the git
 // log keep the measurements' history.
 //
 // The native dev set (52 requests, 66 tools), lexical with the blind

@@ -41,7 +41,7 @@ pub enum FusionMethod {
 }
 
 /// Fusion weights, chosen on the dev sets with the both-halves rule
-/// (`bench/search/tune.py`); see `bench/search/README.md` for the runs.
+/// (`bench/search/tune.py`); the runs are under `bench/search/runs/`.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct FusionParams {
     pub method: FusionMethod,
