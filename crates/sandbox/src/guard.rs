@@ -89,7 +89,7 @@ impl Guard {
     fn refresh(&self) {
         let mut snap = Snapshot::default();
         for root in &self.roots {
-            let root = crate::landlock_rules::normalize(root);
+            let root = crate::paths::normalize(root);
             let mut tops = crate::protected::existing_protected(&root);
             tops.extend(crate::protected::absent_protected(&root, self.home.as_deref()).into_iter().map(|(p, _)| p));
             for top in tops {
@@ -149,8 +149,7 @@ impl Guard {
     /// directory: a `.git` the command swapped for a link to elsewhere must
     /// not make quiver write there.
     fn reachable(&self, path: &Path) -> bool {
-        let Some(root) = self.roots.iter().map(|r| crate::landlock_rules::normalize(r)).find(|r| path.starts_with(r))
-        else {
+        let Some(root) = self.roots.iter().map(|r| crate::paths::normalize(r)).find(|r| path.starts_with(r)) else {
             return false;
         };
         path.ancestors()

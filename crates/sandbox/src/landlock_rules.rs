@@ -48,6 +48,8 @@ use landlock::{
     RulesetCreatedAttr, Scope,
 };
 use nix::dir::Dir;
+
+use crate::paths::normalize;
 use nix::fcntl::OFlag;
 use nix::sys::stat::Mode;
 
@@ -266,30 +268,6 @@ fn open_dir_at(dir: Option<&OwnedFd>, path: &Path) -> nix::Result<OwnedFd> {
     match dir {
         Some(dir) => nix::fcntl::openat(dir.as_fd(), path, flags, Mode::empty()),
         None => nix::fcntl::open(path, flags, Mode::empty()),
-    }
-}
-
-/// `path` with its longest existing prefix canonicalized, so that paths given
-/// through a symlink (`/tmp` → `/private/tmp`, a workspace reached by a link)
-/// compare equal to the ones found by walking.
-pub fn normalize(path: &Path) -> PathBuf {
-    let mut rest = Vec::new();
-    let mut cur = path.to_path_buf();
-    loop {
-        if let Ok(canon) = std::fs::canonicalize(&cur) {
-            let mut out = canon;
-            for part in rest.iter().rev() {
-                out.push(part);
-            }
-            return out;
-        }
-        match (cur.file_name().map(OsStr::to_os_string), cur.parent()) {
-            (Some(name), Some(parent)) => {
-                rest.push(name);
-                cur = parent.to_path_buf();
-            }
-            _ => return path.to_path_buf(),
-        }
     }
 }
 

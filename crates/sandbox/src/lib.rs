@@ -97,6 +97,8 @@ mod contain;
 mod landlock_rules;
 #[cfg(target_os = "linux")]
 mod namespace;
+#[cfg(target_os = "linux")]
+mod paths;
 pub mod protected;
 #[cfg(target_os = "linux")]
 mod seccomp;
@@ -107,9 +109,9 @@ pub use contain::{
 };
 pub use env::{EnvPolicy, Inherit, user_scrub_list};
 pub use hook::{PreExecTarget, die_with_parent};
-#[cfg(target_os = "linux")]
-pub use landlock_rules::normalize;
 pub use own_env::{Withheld, secret_env, secret_env_os, withheld_env, withhold_own_secrets};
+#[cfg(target_os = "linux")]
+pub use paths::normalize;
 pub use pid_namespace::own_pid_namespace;
 pub use policy::{SandboxPolicy, quiver_config_dir, quiver_state_dir, user_config_file, user_home_allow};
 pub use probe::{NO_USERNS_VAR, Probe, probe};

@@ -51,7 +51,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::landlock_rules::normalize;
+use crate::paths::normalize;
 
 /// Top-level directories holding the system's programs, libraries and
 /// configuration, readable in both mechanisms (the namespace sandbox adds

@@ -269,7 +269,7 @@ impl Sandbox {
                     crate::namespace::prepare_git(root);
                     // A protected path the command could otherwise create.
                     let absent = crate::protected::absent_protected(
-                        &crate::landlock_rules::normalize(root),
+                        &crate::paths::normalize(root),
                         self.options.home.as_deref(),
                     );
                     self.stand_ins.hold_all(&absent);

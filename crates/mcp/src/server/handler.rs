@@ -147,7 +147,7 @@ pub struct QuiverServer {
     /// Set when the transport writes verbatim results (quiver's stdio
     /// transport, its HTTP layer): downstream answers then reach the client
     /// as their server wrote them.
-    verbatim: Option<Arc<super::stdio_line::VerbatimResults>>,
+    verbatim: Option<Arc<super::verbatim::VerbatimResults>>,
     /// This client's number (its session's): what a downstream server sends
     /// during a call goes to the client whose call it is, never another's.
     client: u64,
@@ -212,7 +212,7 @@ impl QuiverServer {
     }
 
     /// This handler's transport writes the results in `verbatim` as their text.
-    pub fn with_verbatim_results(mut self, verbatim: Arc<super::stdio_line::VerbatimResults>) -> Self {
+    pub fn with_verbatim_results(mut self, verbatim: Arc<super::verbatim::VerbatimResults>) -> Self {
         self.verbatim = Some(verbatim);
         self
     }

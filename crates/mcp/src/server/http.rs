@@ -98,7 +98,7 @@ impl HttpServer {
         let end_sessions = Box::new(move || token.cancel());
         // One set of verbatim slots for every session: the layer below fills
         // them into whichever response carries their placeholder.
-        let verbatim = Arc::new(super::stdio_line::VerbatimResults::default());
+        let verbatim = Arc::new(super::verbatim::VerbatimResults::default());
         let slots = Arc::clone(&verbatim);
         let sessions = Arc::new(CallStreams::new(LocalSessionManager::default()));
         let service = StreamableHttpService::new(

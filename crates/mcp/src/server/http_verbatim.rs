@@ -1,6 +1,6 @@
 //! Verbatim results over streamable HTTP: rmcp's HTTP service serializes
 //! every message itself, so a placeholder result (see
-//! [`super::stdio_line::VerbatimResults`]) reaches the response body as JSON,
+//! [`super::verbatim::VerbatimResults`]) reaches the response body as JSON,
 //! and this layer writes the slot's text in its place, in an SSE `data:` line
 //! or a plain JSON body alike. A chunk without a placeholder passes untouched
 //! after one substring search.
@@ -14,7 +14,8 @@ use axum::response::Response;
 use futures::StreamExt;
 use rmcp::model::ServerJsonRpcMessage;
 
-use super::stdio_line::{self, VerbatimResults};
+use super::stdio_line;
+use super::verbatim::{self, VerbatimResults};
 
 /// The middleware: the response body, chunk by chunk, with placeholders
 /// replaced.
@@ -27,7 +28,7 @@ pub async fn substitute(State(verbatim): State<Arc<VerbatimResults>>, request: R
 
 /// `chunk` with each line that holds a placeholder rewritten.
 fn rewrite(verbatim: &VerbatimResults, chunk: Bytes) -> Bytes {
-    if memchr::memmem::find(&chunk, stdio_line::SLOT_KEY.as_bytes()).is_none() {
+    if memchr::memmem::find(&chunk, verbatim::SLOT_KEY.as_bytes()).is_none() {
         return chunk;
     }
     let mut out = Vec::with_capacity(chunk.len());
@@ -46,7 +47,7 @@ fn rewrite(verbatim: &VerbatimResults, chunk: Bytes) -> Bytes {
 /// An SSE `data:` line or a bare JSON message holding a placeholder, with the
 /// verbatim text in its place; `None` leaves the line as it is.
 fn rewrite_line(verbatim: &VerbatimResults, line: &[u8]) -> Option<Vec<u8>> {
-    memchr::memmem::find(line, stdio_line::SLOT_KEY.as_bytes())?;
+    memchr::memmem::find(line, verbatim::SLOT_KEY.as_bytes())?;
     let (prefix, json) = match line.strip_prefix(b"data:") {
         Some(rest) => {
             let json = rest.strip_prefix(b" ").unwrap_or(rest);

@@ -35,6 +35,7 @@ pub mod passthrough;
 pub mod stdio;
 pub mod stdio_calls;
 pub mod stdio_line;
+pub mod verbatim;
 
 use std::sync::Arc;
 
@@ -56,7 +57,7 @@ where
     R: tokio::io::AsyncRead + Send + Unpin + 'static,
     W: tokio::io::AsyncWrite + Send + Unpin + 'static,
 {
-    let verbatim = Arc::new(stdio_line::VerbatimResults::default());
+    let verbatim = Arc::new(verbatim::VerbatimResults::default());
     let calls = Arc::new(stdio_calls::DirectCalls::default());
     let handler = QuiverServer::new(surface).with_verbatim_results(Arc::clone(&verbatim));
     let server = handler

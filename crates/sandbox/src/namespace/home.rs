@@ -19,7 +19,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::landlock_rules::normalize;
+use crate::paths::normalize;
 
 /// What becomes of the home for one command.
 #[derive(Debug, Clone, PartialEq, Eq)]

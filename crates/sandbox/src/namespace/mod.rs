@@ -35,7 +35,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{PermissionsExt, symlink};
 use std::path::{Path, PathBuf};
 
-use crate::landlock_rules::normalize;
+use crate::paths::normalize;
 use crate::protected;
 
 #[cfg(target_env = "gnu")]

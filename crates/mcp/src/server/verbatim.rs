@@ -1,0 +1,134 @@
+//! Results the handler passes on verbatim (a directly exposed server's
+//! `tools/call` answer, its `tools/list` entries), kept by slot until the
+//! transport writes them: rmcp's types cannot carry bytes, so the handler
+//! hands rmcp a placeholder naming a slot and the transport (stdio or HTTP)
+//! writes the slot's text in its place. Apart from both, so the handler can
+//! hold one without importing a transport.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use rmcp::model::{CallToolResult, JsonObject, ListToolsResult, MetaObject, ServerResult};
+
+/// The `_meta` key of a placeholder result. Never leaves quiver: the
+/// transport replaces the whole result.
+pub(crate) const SLOT_KEY: &str = "io.quiver/verbatim-slot";
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// What a slot holds.
+enum Verbatim {
+    /// A whole `CallToolResult`.
+    Call(Arc<String>),
+    /// For each tool of a `tools/list` answer, in order, its entry's text
+    /// when it has one; the others are written as rmcp would.
+    Tools(Vec<Option<Arc<str>>>),
+}
+
+/// Results waiting to be written verbatim, by slot.
+#[derive(Default)]
+pub struct VerbatimResults {
+    next: AtomicU64,
+    slots: Mutex<BTreeMap<u64, Verbatim>>,
+}
+
+/// Slots kept at most. A slot is taken as soon as its answer is written, so
+/// the map is nearly empty; what stays is an answer never written (an HTTP
+/// client that left mid-call), and a client leaving over and over must not
+/// grow it without bound. The oldest goes first.
+pub(crate) const MAX_SLOTS: usize = 1024;
+
+fn slot_meta(slot: u64) -> MetaObject {
+    let mut meta = JsonObject::new();
+    meta.insert(SLOT_KEY.into(), slot.into());
+    MetaObject(meta)
+}
+
+fn slot_of(meta: Option<&MetaObject>) -> Option<u64> {
+    meta?.0.get(SLOT_KEY)?.as_u64()
+}
+
+impl VerbatimResults {
+    /// Slots held now (tests of the bound).
+    #[cfg(test)]
+    pub(crate) fn slot_count(&self) -> usize {
+        lock(&self.slots).len()
+    }
+
+    /// A placeholder for `verbatim` (a `CallToolResult`'s JSON text); the
+    /// transport writes `verbatim` where the placeholder would go.
+    pub fn placeholder(&self, verbatim: Arc<String>) -> CallToolResult {
+        let slot = self.next.fetch_add(1, Ordering::Relaxed);
+        self.keep(slot, Verbatim::Call(verbatim));
+        let mut result = CallToolResult::success(Vec::new());
+        result.meta = Some(slot_meta(slot));
+        result
+    }
+
+    /// `list` marked so that the transport writes the tools that have an
+    /// entry in `entries` (same order) as that text.
+    pub fn tools_placeholder(&self, mut list: ListToolsResult, entries: Vec<Option<Arc<str>>>) -> ListToolsResult {
+        if list.meta.is_some() || entries.len() != list.tools.len() {
+            return list;
+        }
+        let slot = self.next.fetch_add(1, Ordering::Relaxed);
+        self.keep(slot, Verbatim::Tools(entries));
+        list.meta = Some(slot_meta(slot));
+        list
+    }
+
+    fn keep(&self, slot: u64, verbatim: Verbatim) {
+        let mut slots = lock(&self.slots);
+        slots.insert(slot, verbatim);
+        while slots.len() > MAX_SLOTS {
+            slots.pop_first();
+        }
+    }
+
+    /// The line's `result` text for a placeholder (taken: each is written once).
+    pub(crate) fn take(&self, result: &ServerResult) -> Option<Result<Vec<u8>, serde_json::Error>> {
+        match result {
+            ServerResult::CallToolResult(call) => match lock(&self.slots).remove(&slot_of(call.meta.as_ref())?)? {
+                Verbatim::Call(text) => Some(Ok(text.as_bytes().to_vec())),
+                Verbatim::Tools(_) => None,
+            },
+            ServerResult::ListToolsResult(list) => match lock(&self.slots).remove(&slot_of(list.meta.as_ref())?)? {
+                Verbatim::Tools(entries) => Some(tools_text(list, &entries)),
+                Verbatim::Call(_) => None,
+            },
+            _ => None,
+        }
+    }
+}
+
+/// `{"tools":[...], <the list's other members>}` with each entry's text
+/// where it has one.
+fn tools_text(list: &ListToolsResult, entries: &[Option<Arc<str>>]) -> Result<Vec<u8>, serde_json::Error> {
+    let mut out = b"{\"tools\":[".to_vec();
+    for (i, (tool, entry)) in list.tools.iter().zip(entries).enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        match entry {
+            Some(text) => out.extend_from_slice(text.as_bytes()),
+            None => serde_json::to_writer(&mut out, tool)?,
+        }
+    }
+    out.push(b']');
+    let mut rest = list.clone();
+    rest.tools.clear();
+    rest.meta = None;
+    if let serde_json::Value::Object(members) = serde_json::to_value(&rest)? {
+        for (key, value) in members.iter().filter(|(k, _)| k.as_str() != "tools") {
+            out.push(b',');
+            serde_json::to_writer(&mut out, key)?;
+            out.push(b':');
+            serde_json::to_writer(&mut out, value)?;
+        }
+    }
+    out.push(b'}');
+    Ok(out)
+}
