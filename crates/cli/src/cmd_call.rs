@@ -4,6 +4,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
+use quiver_engine::spill::SpillStore;
 use quiver_engine::{Workspace, canonical};
 
 use crate::setup;
@@ -34,6 +35,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         manager.shutdown().await;
         result
     })?;
+    // The result shows what a model would get (a summary and a handle), but
+    // no later call of this process can read the handle back: the spill files
+    // go with it, unless the user named a folder to keep them in.
+    let keep = std::env::var_os("QUIVER_SPILL_DIR").is_some_and(|d| !d.is_empty());
+    if !keep && ctx.session.state::<SpillStore>().discard(ctx.session.id()) {
+        eprintln!("quiver call: the spilled output was removed with this call; set QUIVER_SPILL_DIR to keep it");
+    }
     setup::out(&canonical::to_string_pretty(&serde_json::to_value(&result)?));
     Ok(if result.is_error { ExitCode::FAILURE } else { ExitCode::SUCCESS })
 }

@@ -95,6 +95,38 @@ fn call_reports_bad_json_and_error_results() {
     assert!(out.contains("outside the workspace root"), "{out}");
 }
 
+/// A `quiver call` whose result spills leaves no spill files behind (nothing
+/// can read its handle once the process ends), unless `QUIVER_SPILL_DIR`
+/// names a folder to keep them in.
+#[test]
+fn call_removes_its_spilled_output_unless_asked_to_keep_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("big.txt"), "a line of a large file\n".repeat(4000)).unwrap();
+    let run = |var: &str, value: &std::path::Path| {
+        Command::new(env!("CARGO_BIN_EXE_quiver"))
+            .args(["call", "read_file", "--args", r#"{"path":"big.txt","limit":4000}"#])
+            .current_dir(dir.path())
+            .env("QUIVER_LOG", "warn")
+            .env_remove("QUIVER_SPILL_DIR")
+            .env(var, value)
+            .output()
+            .unwrap()
+    };
+    let out = run("QUIVER_HOME", home.path());
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success() && stdout.contains("out_1"), "{stdout}");
+    let spills = home.path().join("tool_outputs");
+    let left: Vec<_> = std::fs::read_dir(&spills).map(|d| d.flatten().map(|e| e.path()).collect()).unwrap_or_default();
+    assert!(left.is_empty(), "spill folders left behind: {left:?}");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("QUIVER_SPILL_DIR"));
+
+    let keep = tempfile::tempdir().unwrap();
+    let out = run("QUIVER_SPILL_DIR", keep.path());
+    assert!(out.status.success());
+    assert_eq!(std::fs::read_dir(keep.path()).unwrap().count(), 1, "the named folder keeps the session's spills");
+}
+
 #[test]
 fn tools_lists_every_name() {
     let dir = tempfile::tempdir().unwrap();

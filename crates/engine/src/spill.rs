@@ -195,6 +195,14 @@ impl SpillStore {
         record
     }
 
+    /// Removes this session's spill folder, for a host whose session ends with
+    /// the process (`quiver call`): no later call can read its handles back.
+    /// Only a folder of nothing but spill files goes; `true` when one did.
+    pub fn discard(&self, session_id: &str) -> bool {
+        let root = self.config().root;
+        sweep::remove_spill_folder(&root.join(safe_component(session_id)))
+    }
+
     pub fn get(&self, handle: &str) -> Option<SpillRecord> {
         let number = handle_number(handle, "out_")?;
         lock(&self.inner).records.get(&number).cloned()

@@ -57,6 +57,11 @@ pub fn sweep(root: &Path, keep: &Path, now: SystemTime, retention: Duration) -> 
     removed
 }
 
+/// Removes `dir` when it holds nothing but spill files.
+pub(super) fn remove_spill_folder(dir: &Path) -> bool {
+    newest_spill_write(dir).is_some() && std::fs::remove_dir_all(dir).is_ok()
+}
+
 /// The newest modification time in a folder of spill files, or None when the
 /// folder holds anything that is not a spill file (then it is not ours to remove).
 fn newest_spill_write(dir: &Path) -> Option<SystemTime> {
