@@ -155,6 +155,26 @@ async fn a_configured_provider_talks_to_its_base_url_with_its_key() {
     assert!(provider.fim("a", "b", 1).await.unwrap_err().to_string().contains("fill-in-the-middle"));
 }
 
+/// `--provider openai --base-url` at a server with no Responses API (most
+/// OpenAI-compatible servers) says which setting speaks Chat Completions,
+/// not only "HTTP 404".
+#[tokio::test]
+async fn a_server_without_the_responses_api_is_told_to_use_wire_openai() {
+    let server = quiver_agent::scripted::ScriptedServer::start().await.unwrap();
+    let cli = CliOverrides {
+        provider: Some("openai".into()),
+        base_url: Some(format!("{}/no-responses-here", server.base_url())),
+        ..Default::default()
+    };
+    let config = AgentConfig::load(&[], &cli).unwrap();
+    let env = |_: &str| Some("sk".to_string());
+    let provider = config.build_provider(&env, crate::support::fast_options()).unwrap();
+    let req = quiver_agent::ModelRequest { stream: false, ..quiver_agent::ModelRequest::new(config.model.clone()) };
+    let mut sink = |_: quiver_agent::StreamEvent| {};
+    let err = provider.complete(&req, &mut sink).await.unwrap_err().to_string();
+    assert!(err.contains("HTTP 404") && err.contains("no Responses API") && err.contains("wire = \"openai\""), "{err}");
+}
+
 #[tokio::test]
 async fn stream_false_makes_the_provider_never_stream_and_a_project_may_only_turn_it_off() {
     use quiver_agent::scripted::{ScriptedServer, ScriptedTurn};

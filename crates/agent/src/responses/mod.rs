@@ -80,7 +80,26 @@ impl ResponsesProvider {
             // Nothing in this wire's bodies has a second shape to try.
             repair: &|_| None,
         };
-        self.transport.complete::<ResponsesStreamAssembler>(call, sink).await
+        self.transport.complete::<ResponsesStreamAssembler>(call, sink).await.map_err(|e| no_responses_api(e, &url))
+    }
+}
+
+/// A server without `/responses` answers 404 (or 405): most OpenAI-compatible
+/// servers (vLLM, llama.cpp, Ollama, older LiteLLM) speak Chat Completions
+/// only. Said plainly, with the setting that fixes it, instead of a bare status.
+fn no_responses_api(error: ProviderError, url: &str) -> ProviderError {
+    match error {
+        ProviderError::Status { provider, status: status @ (404 | 405), message } => ProviderError::Status {
+            provider,
+            status,
+            message: format!(
+                "{message} (POST {url}: this server has no Responses API. For an OpenAI-compatible server \
+                 that speaks Chat Completions (vLLM, llama.cpp, Ollama), configure a provider with \
+                 `wire = \"openai\"` in your config.toml: [providers.local] base_url = \"…/v1\" \
+                 api_key_env = \"…\" wire = \"openai\", then --provider local)"
+            ),
+        },
+        other => other,
     }
 }
 
