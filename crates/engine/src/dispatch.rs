@@ -187,18 +187,15 @@ pub fn deprecation_block(name: &str, entry: &AliasEntry) -> Value {
     json!({
         "this_tool": name,
         "use_instead": entry.replacement,
+        // The wire keeps saying "TBD" for no planned version: recorded
+        // transcripts replay to the same bytes.
         "removed_in": entry.planned_removal_version.as_deref().unwrap_or("TBD"),
         "message": format!("Tool '{name}' is deprecated; use '{}' instead.", entry.replacement),
     })
 }
 
 fn removed_message(name: &str, entry: &AliasEntry) -> String {
-    let when = entry
-        .planned_removal_version
-        .as_deref()
-        .filter(|v| *v != "TBD")
-        .map(|v| format!(" in version {v}"))
-        .unwrap_or_default();
+    let when = entry.planned_removal_version.as_deref().map(|v| format!(" in version {v}")).unwrap_or_default();
     format!("Tool '{name}' was removed{when}; use '{}' instead.", entry.replacement)
 }
 

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use crate::audience::Audience;
 use crate::catalog::CatalogFormat;
 use crate::engine::Engine;
-use crate::manifest::AliasState;
+use crate::manifest::{AliasEntry, AliasState};
 use crate::permissions::Mode;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -83,19 +83,8 @@ pub fn lint(engine: &Engine, current_version: &str) -> Vec<Finding> {
                 format!("alias `{alias}` points at `{}`, which is not a registered tool", entry.replacement),
             );
         }
-        if entry.state == AliasState::Removed {
-            match entry.planned_removal_version.as_deref() {
-                None | Some("TBD") | Some("") => {
-                    push("removed-without-version", format!("`{alias}` is removed but has no planned_removal_version"))
-                }
-                Some(v) if version_gt(v, current_version) => push(
-                    "removed-too-early",
-                    format!(
-                        "`{alias}` is removed but its planned_removal_version {v} is after the current version {current_version}"
-                    ),
-                ),
-                Some(_) => {}
-            }
+        for (rule, message) in version_findings(alias, entry, current_version) {
+            push(rule, message);
         }
     }
 
@@ -144,24 +133,60 @@ pub fn lint(engine: &Engine, current_version: &str) -> Vec<Finding> {
     out
 }
 
-/// Numeric dotted-version comparison; non-numeric parts compare as 0.
-fn version_gt(a: &str, b: &str) -> bool {
-    let parse = |v: &str| -> Vec<u64> { v.split('.').map(|p| p.trim().parse().unwrap_or(0)).collect() };
-    let (mut a, mut b) = (parse(a), parse(b));
-    let len = a.len().max(b.len());
-    a.resize(len, 0);
-    b.resize(len, 0);
-    a > b
+/// An alias's versions against each other and against the version being
+/// built: each is a semantic version; nothing was deprecated in a version
+/// later than this one; a planned removal comes after the deprecation; a
+/// removed alias names the version that removed it, not a later one.
+fn version_findings(alias: &str, entry: &AliasEntry, current: &str) -> Vec<(&'static str, String)> {
+    let mut out = Vec::new();
+    let mut parse = |field: &str, value: Option<&str>| {
+        let value = value?;
+        match semver::Version::parse(value) {
+            Ok(v) => Some(v),
+            Err(e) => {
+                out.push(("bad-version", format!("`{alias}`'s {field} `{value}` is not a version (x.y.z): {e}")));
+                None
+            }
+        }
+    };
+    let deprecated = parse("first_deprecated_version", entry.first_deprecated_version.as_deref());
+    let removal = parse("planned_removal_version", entry.planned_removal_version.as_deref());
+    let Ok(current_v) = semver::Version::parse(current) else {
+        out.push(("bad-version", format!("the current version `{current}` is not a version (x.y.z)")));
+        return out;
+    };
+    if let Some(d) = &deprecated
+        && *d > current_v
+    {
+        out.push((
+            "deprecated-in-future",
+            format!("`{alias}` says it was first deprecated in {d}, after the current version {current_v}"),
+        ));
+    }
+    if let (Some(d), Some(r)) = (&deprecated, &removal)
+        && r <= d
+    {
+        out.push((
+            "removal-before-deprecation",
+            format!("`{alias}` is to be removed in {r}, not after its deprecation in {d}"),
+        ));
+    }
+    if entry.state == AliasState::Removed {
+        match &removal {
+            None if entry.planned_removal_version.is_none() => out
+                .push(("removed-without-version", format!("`{alias}` is removed but has no planned_removal_version"))),
+            Some(r) if *r > current_v => out.push((
+                "removed-too-early",
+                format!(
+                    "`{alias}` is removed but its planned_removal_version {r} is after the current version {current_v}"
+                ),
+            )),
+            _ => {}
+        }
+    }
+    out
 }
 
 #[cfg(test)]
-mod tests {
-    use super::version_gt;
-
-    #[test]
-    fn versions_compare_numerically() {
-        assert!(version_gt("0.10.0", "0.9.9"));
-        assert!(!version_gt("0.1", "0.1.0"));
-        assert!(!version_gt("0.0.9", "0.1.0"));
-    }
-}
+#[path = "lint_tests.rs"]
+mod tests;

@@ -43,8 +43,9 @@ pub struct AliasEntry {
     pub state: AliasState,
     #[serde(default)]
     pub first_deprecated_version: Option<String>,
-    /// A version, or `TBD`.
-    #[serde(default)]
+    /// The version that removes (or removed) the name; `None` while not
+    /// planned (`"TBD"` in a manifest file reads as `None`).
+    #[serde(default, deserialize_with = "version_or_tbd")]
     pub planned_removal_version: Option<String>,
     #[serde(default = "yes")]
     pub replay_supported: bool,
@@ -56,6 +57,12 @@ pub struct AliasEntry {
 
 fn yes() -> bool {
     true
+}
+
+/// `"TBD"` (and an empty string) mean no version is planned yet.
+fn version_or_tbd<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    let value: Option<String> = Option::deserialize(d)?;
+    Ok(value.filter(|v| !v.trim().is_empty() && !v.trim().eq_ignore_ascii_case("TBD")))
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -361,7 +368,7 @@ impl Manifest {
                 replacement: canonical.clone(),
                 state: AliasState::HiddenCompatibility,
                 first_deprecated_version: None,
-                planned_removal_version: Some("TBD".into()),
+                planned_removal_version: None,
                 replay_supported: true,
                 set_args: BTreeMap::new(),
             });

@@ -19,7 +19,7 @@ fn builtin_manifest_has_the_contract_aliases() {
         let e = &m.aliases[alias];
         assert_eq!((e.replacement.as_str(), e.state), (replacement, state), "{alias}");
         assert!(e.replay_supported);
-        assert_eq!(e.planned_removal_version.as_deref(), Some("TBD"));
+        assert_eq!(e.planned_removal_version, None, "\"TBD\" reads as no planned version");
         assert!(e.first_deprecated_version.is_some());
     }
     assert_eq!(m.aliases["tool_search_tool_regex"].set_args["mode"], "regex");
