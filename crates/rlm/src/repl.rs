@@ -73,12 +73,10 @@ impl std::fmt::Display for ReplFailure {
 
 /// `python3` on the PATH quiver itself runs with.
 pub fn find_python() -> Result<PathBuf, ToolError> {
-    let path = std::env::var_os("PATH").unwrap_or_default();
-    for dir in std::env::split_paths(&path) {
-        let candidate = dir.join("python3");
-        if candidate.is_file() {
-            return Ok(candidate);
-        }
+    // Executable files only (a non-executable `python3` earlier on PATH is
+    // skipped, as a shell would), relative entries never against the cwd.
+    if let Ok(found) = which::which_in("python3", std::env::var_os("PATH"), "/") {
+        return Ok(found);
     }
     Err(ToolError::model(
         "RLM sessions need Python 3, and no `python3` is on PATH: install it (apt-get install python3, brew install python) and retry",

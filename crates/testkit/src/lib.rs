@@ -90,11 +90,7 @@ pub fn node_modules() -> PathBuf {
 
 /// The first executable `program` on `PATH`.
 pub fn which(program: &str) -> Option<PathBuf> {
-    use std::os::unix::fs::PermissionsExt;
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path)
-        .map(|dir| dir.join(program))
-        .find(|p| p.metadata().is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0))
+    which::which(program).ok()
 }
 
 /// The official conformance suite (`@modelcontextprotocol/conformance` from

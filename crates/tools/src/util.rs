@@ -1,6 +1,5 @@
 //! Small helpers shared by several tools.
 
-use std::path::Path;
 
 use quiver_engine::ToolError;
 
@@ -22,13 +21,14 @@ pub fn looks_binary(bytes: &[u8]) -> bool {
 
 /// Whether a program is on PATH (for optional helpers such as `pdftotext`).
 pub fn which(program: &str) -> Option<std::path::PathBuf> {
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path).map(|dir| dir.join(program)).find(|p| is_executable(p))
+    which_in(program, std::env::var_os("PATH"))
 }
 
-fn is_executable(p: &Path) -> bool {
-    use std::os::unix::fs::PermissionsExt;
-    p.metadata().map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0).unwrap_or(false)
+/// `program` on `path` (a `PATH`-style list). A relative entry (`.`) is
+/// resolved against `/`, never the working directory: a workspace must not
+/// put its own `gh` or `git` in front of the real one.
+pub fn which_in(program: &str, path: Option<std::ffi::OsString>) -> Option<std::path::PathBuf> {
+    which::which_in(program, path, "/").ok()
 }
 
 /// Whether an entry a directory walk found really lies inside the workspace.

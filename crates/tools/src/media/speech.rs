@@ -127,18 +127,12 @@ impl Tool for Speech {
 
 /// espeak-ng on `path_var`, or an error that names the package to install.
 fn locate(path_var: Option<&OsStr>) -> Result<PathBuf, ToolError> {
-    use std::os::unix::fs::PermissionsExt;
-    path_var
-        .into_iter()
-        .flat_map(std::env::split_paths)
-        .map(|dir| dir.join(PROGRAM))
-        .find(|p| p.metadata().is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0))
-        .ok_or_else(|| {
-            ToolError::model(
-                "speech needs `espeak-ng`, which is not installed (not on PATH); install the `espeak-ng` package \
+    crate::util::which_in(PROGRAM, path_var.map(OsStr::to_os_string)).ok_or_else(|| {
+        ToolError::model(
+            "speech needs `espeak-ng`, which is not installed (not on PATH); install the `espeak-ng` package \
                  (e.g. `apt-get install espeak-ng` or `brew install espeak-ng`) and retry",
-            )
-        })
+        )
+    })
 }
 
 /// Voice names are short identifiers such as `en-us`, `en+f3` or `mb-en1`. Anything

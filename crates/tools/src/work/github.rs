@@ -12,7 +12,7 @@
 //! whole argv, so a user's deny rule (`gh issue close`) holds.
 
 use std::ffi::OsString;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Stdio;
 use std::sync::Arc;
 use std::time::Duration;
@@ -51,8 +51,8 @@ impl GhCli {
     }
 
     fn locate(&self) -> Result<PathBuf, ToolError> {
-        let path = self.search_path.clone().or_else(|| std::env::var_os("PATH")).unwrap_or_default();
-        std::env::split_paths(&path).map(|dir| dir.join("gh")).find(|p| is_executable(p)).ok_or_else(|| {
+        let path = self.search_path.clone().or_else(|| std::env::var_os("PATH"));
+        crate::util::which_in("gh", path).ok_or_else(|| {
             ToolError::model(
                 "the GitHub CLI `gh` is not installed (not on PATH), and the github_* tools work through it: \
                  install it (https://cli.github.com), run `gh auth login`, then retry",
@@ -79,11 +79,6 @@ impl GhCli {
         }
         Ok(gh)
     }
-}
-
-fn is_executable(p: &Path) -> bool {
-    use std::os::unix::fs::PermissionsExt;
-    p.metadata().map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0).unwrap_or(false)
 }
 
 /// A `gh` that passed `gh auth status`.
