@@ -135,10 +135,10 @@ impl EnvPolicy {
             return false;
         }
         let defaults = if self.ignore_default_excludes { &[][..] } else { DEFAULT_EXCLUDES };
-        if defaults.iter().any(|p| glob_match(p, &name)) || self.exclude.iter().any(|p| glob_match(p, &name)) {
+        if matches_any(defaults, &name) || matches_any(&self.exclude, &name) {
             return false;
         }
-        self.include_only.is_empty() || self.include_only.iter().any(|p| glob_match(p, &name))
+        self.include_only.is_empty() || matches_any(&self.include_only, &name)
     }
 
     /// Replaces `cmd`'s environment with [`resolve`](Self::resolve) of quiver's
@@ -160,33 +160,53 @@ pub fn user_scrub_list(path: &std::path::Path) -> Result<Vec<String>, String> {
 
 /// Case-insensitive glob: `*` any run of characters, `?` one character.
 pub fn glob_match(pattern: &str, name: &str) -> bool {
-    let p: Vec<char> = pattern.chars().flat_map(char::to_lowercase).collect();
-    let n: Vec<char> = name.chars().flat_map(char::to_lowercase).collect();
-    // Iterative matcher with one backtrack point: linear in practice, never
-    // exponential on patterns like `*a*a*a*`.
-    let (mut pi, mut ni) = (0, 0);
-    let mut star: Option<(usize, usize)> = None;
-    while ni < n.len() {
-        match p.get(pi) {
-            Some('*') => {
-                star = Some((pi, ni));
-                pi += 1;
+    matches_any(&[pattern], name)
+}
+
+/// Whether `name` matches one of `patterns` (case-insensitive globs). Each
+/// distinct list is compiled once into a `GlobSet` and kept: the lists are the
+/// defaults and the user's few, and every spawn checks every variable.
+fn matches_any<S: AsRef<str>>(patterns: &[S], name: &str) -> bool {
+    use std::collections::HashMap;
+    use std::sync::{Arc, LazyLock, Mutex};
+    static COMPILED: LazyLock<Mutex<HashMap<Vec<String>, Arc<globset::GlobSet>>>> = LazyLock::new(Default::default);
+    if patterns.is_empty() {
+        return false;
+    }
+    let key: Vec<String> = patterns.iter().map(|p| p.as_ref().to_string()).collect();
+    let set = {
+        let mut compiled = COMPILED.lock().unwrap_or_else(|p| p.into_inner());
+        Arc::clone(compiled.entry(key).or_insert_with_key(|key| Arc::new(compile(key))))
+    };
+    set.is_match(name)
+}
+
+/// A name pattern as a glob: `*` and `?` are wildcards; anything else
+/// globset would read as syntax (`[`, `{`, `\\`) is taken literally, since
+/// these are variable names, not paths.
+fn compile(patterns: &[String]) -> globset::GlobSet {
+    let mut set = globset::GlobSetBuilder::new();
+    for pattern in patterns {
+        let literal: String = pattern
+            .chars()
+            .map(|c| if matches!(c, '[' | ']' | '{' | '}') { format!("[{c}]") } else { c.to_string() })
+            .collect();
+        match globset::GlobBuilder::new(&literal)
+            .case_insensitive(true)
+            .literal_separator(false)
+            .backslash_escape(false)
+            .build()
+        {
+            Ok(glob) => {
+                set.add(glob);
             }
-            Some(c) if *c == '?' || *c == n[ni] => {
-                pi += 1;
-                ni += 1;
-            }
-            _ => match star {
-                Some((sp, sn)) => {
-                    pi = sp + 1;
-                    ni = sn + 1;
-                    star = Some((sp, sn + 1));
-                }
-                None => return false,
-            },
+            Err(e) => tracing::warn!(%pattern, %e, "an environment pattern that is not a glob is ignored"),
         }
     }
-    p[pi..].iter().all(|c| *c == '*')
+    set.build().unwrap_or_else(|e| {
+        tracing::warn!(%e, "environment patterns could not be compiled; none applied");
+        globset::GlobSet::empty()
+    })
 }
 
 #[cfg(test)]

@@ -21,6 +21,9 @@ fn globs() {
     assert!(!glob_match("A?C", "abbc"));
     assert!(!glob_match("*_TOKEN", "TOKENIZER"));
     assert!(glob_match("*", ""));
+    // Not glob syntax in a variable name: taken literally.
+    assert!(glob_match("A[1]", "a[1]") && !glob_match("A[1]", "A1"));
+    assert!(glob_match("X{Y}*", "x{y}z") && glob_match("B\\C", "b\\c"));
     assert!(!glob_match("", "x"));
     assert!(!glob_match("*a*a*a*a*a*b", &"a".repeat(200)));
 }
