@@ -2,8 +2,10 @@
 //! artifact folder beside it.
 
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::Arc;
 use std::time::Duration;
+
+use parking_lot::{Mutex, MutexGuard};
 
 use rusqlite::{Connection, Transaction, TransactionBehavior};
 
@@ -87,7 +89,7 @@ impl Store {
     pub(crate) fn lock(&self) -> MutexGuard<'_, Connection> {
         // A panic while holding the lock leaves SQLite consistent (the open
         // transaction rolls back on drop), so a poisoned lock is still usable.
-        self.conn.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+        self.conn.lock()
     }
 
     /// Runs `f` in one IMMEDIATE transaction (the write lock is taken up front, so

@@ -11,7 +11,9 @@
 //! The host is also what a long-lived context holds as its search and dispatch
 //! handles, so a call always reaches the newest engine.
 
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::Arc;
+
+use parking_lot::{Mutex, RwLock};
 
 use quiver_search::MeaningModel;
 use serde_json::Value;
@@ -87,15 +89,15 @@ impl EngineHost {
     pub fn engine(&self) -> Arc<Engine> {
         {
             // Compared in place: a gateway asks this once per relayed call.
-            let current = self.current.read().unwrap_or_else(|p| p.into_inner());
+            let current = self.current.read();
             if current.0.iter().zip(&self.providers).all(|(built, p)| *built == p.generation()) {
                 return Arc::clone(&current.1);
             }
         }
         let wanted: Vec<u64> = self.providers.iter().map(|p| p.generation()).collect();
-        let _one_at_a_time = self.rebuilding.lock().unwrap_or_else(|p| p.into_inner());
+        let _one_at_a_time = self.rebuilding.lock();
         let base_engine = {
-            let current = self.current.read().unwrap_or_else(|p| p.into_inner());
+            let current = self.current.read();
             if current.0 == wanted {
                 return Arc::clone(&current.1);
             }
@@ -104,11 +106,11 @@ impl EngineHost {
         let commands = Arc::clone(base_engine.commands());
         match build(&self.base, &self.providers, &self.manifest, commands) {
             Ok(engine) => {
-                if let Some(model) = &*self.meaning.read().unwrap_or_else(|p| p.into_inner()) {
+                if let Some(model) = &*self.meaning.read() {
                     engine.attach_meaning(&**model);
                 }
                 let engine = Arc::new(engine);
-                *self.current.write().unwrap_or_else(|p| p.into_inner()) = (wanted, Arc::clone(&engine));
+                *self.current.write() = (wanted, Arc::clone(&engine));
                 engine
             }
             Err(e) => {
@@ -124,7 +126,7 @@ impl EngineHost {
     /// their catalog with `model` in the background (searches are lexical
     /// until an engine's vectors are ready).
     pub fn set_meaning(&self, model: Arc<dyn MeaningModel>) {
-        *self.meaning.write().unwrap_or_else(|p| p.into_inner()) = Some(Arc::clone(&model));
+        *self.meaning.write() = Some(Arc::clone(&model));
         self.engine().attach_meaning(&*model);
     }
 

@@ -4,8 +4,10 @@
 
 use std::any::{Any, TypeId};
 use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+
+use parking_lot::Mutex;
 
 use serde::{Deserialize, Serialize};
 
@@ -37,12 +39,6 @@ pub struct Session {
     state: Mutex<HashMap<TypeId, Arc<dyn Any + Send + Sync>>>,
 }
 
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    // A panic in another holder must not make the session unusable: the data is
-    // plain state that stays consistent between statements.
-    m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
-}
-
 impl Session {
     pub fn new(id: impl Into<String>) -> Self {
         Session { id: id.into(), ..Default::default() }
@@ -64,39 +60,39 @@ impl Session {
     /// Whether a catalog was built for this session yet (see [`Self::pinned_head`]),
     /// without copying the names: asked on every call.
     pub fn is_head_pinned(&self) -> bool {
-        lock(&self.head).is_some()
+        self.head.lock().is_some()
     }
 
     /// The head names this session was first given, if a catalog was built yet.
     pub fn pinned_head(&self) -> Option<Vec<String>> {
-        lock(&self.head).clone()
+        self.head.lock().clone()
     }
 
     /// Pins the head on first use; later calls keep the first pin.
     pub fn pin_head(&self, names: Vec<String>) -> Vec<String> {
-        lock(&self.head).get_or_insert(names).clone()
+        self.head.lock().get_or_insert(names).clone()
     }
 
     pub fn lazy_state(&self) -> LazyToolState {
-        lock(&self.lazy).clone()
+        self.lazy.lock().clone()
     }
 
     pub fn restore_lazy_state(&self, state: LazyToolState) {
-        *lock(&self.lazy) = state;
+        *self.lazy.lock() = state;
     }
 
     pub fn loaded(&self) -> Vec<String> {
-        lock(&self.lazy).loaded_lazy_tools.clone()
+        self.lazy.lock().loaded_lazy_tools.clone()
     }
 
     pub fn is_loaded(&self, name: &str) -> bool {
-        lock(&self.lazy).loaded_lazy_tools.iter().any(|n| n == name)
+        self.lazy.lock().loaded_lazy_tools.iter().any(|n| n == name)
     }
 
     /// Appends names not loaded yet, in the given order; returns the newly loaded.
     pub fn load(&self, names: &[String]) -> Vec<String> {
         let turn = self.turn();
-        let mut lazy = lock(&self.lazy);
+        let mut lazy = self.lazy.lock();
         let mut added = Vec::new();
         for name in names {
             if !lazy.loaded_lazy_tools.contains(name) {
@@ -110,7 +106,7 @@ impl Session {
 
     /// Explicit unload; returns whether the name was loaded.
     pub fn unload(&self, name: &str) -> bool {
-        let mut lazy = lock(&self.lazy);
+        let mut lazy = self.lazy.lock();
         let before = lazy.loaded_lazy_tools.len();
         lazy.loaded_lazy_tools.retain(|n| n != name);
         lazy.loaded_at_turn.remove(name);
@@ -119,19 +115,19 @@ impl Session {
 
     /// The compaction hook: after the context is compacted the tail starts empty.
     pub fn reset_loads(&self) {
-        let mut lazy = lock(&self.lazy);
+        let mut lazy = self.lazy.lock();
         lazy.loaded_lazy_tools.clear();
         lazy.loaded_at_turn.clear();
     }
 
     pub fn record_search(&self, query: &str, loaded: Vec<String>) {
         let turn = self.turn();
-        lock(&self.lazy).search_history.push(SearchRecord { turn, query: query.to_string(), loaded });
+        self.lazy.lock().search_history.push(SearchRecord { turn, query: query.to_string(), loaded });
     }
 
     /// Typed per-session state, created on first use. `T` carries its own locking.
     pub fn state<T: Default + Send + Sync + 'static>(&self) -> Arc<T> {
-        let mut map = lock(&self.state);
+        let mut map = self.state.lock();
         let entry = map.entry(TypeId::of::<T>()).or_insert_with(|| Arc::new(T::default()));
         match Arc::clone(entry).downcast::<T>() {
             Ok(state) => state,

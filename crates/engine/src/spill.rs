@@ -12,7 +12,9 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::Arc;
+
+use parking_lot::Mutex;
 
 use serde_json::{Value, json};
 
@@ -41,11 +43,6 @@ mod blocks_spill;
 mod sweep;
 pub use blocks_spill::BINARY_INLINE_BYTES;
 pub use sweep::{SPILL_RETENTION, sweep};
-
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    // A panicking holder must not make the evidence of a whole session unreadable.
-    m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
-}
 
 /// Where spill files go and how large a result may get before it is spilled.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -115,16 +112,16 @@ pub struct SpillStore {
 impl SpillStore {
     /// Overrides the environment's settings for this session (hosts, tests).
     pub fn configure(&self, config: SpillConfig) {
-        lock(&self.inner).config = Some(config);
+        self.inner.lock().config = Some(config);
     }
 
     /// Outputs larger than this many bytes are spilled.
     pub fn threshold_bytes(&self) -> usize {
-        lock(&self.inner).config.get_or_insert_with(SpillConfig::from_env).threshold_bytes
+        self.inner.lock().config.get_or_insert_with(SpillConfig::from_env).threshold_bytes
     }
 
     pub fn config(&self) -> SpillConfig {
-        lock(&self.inner).config.get_or_insert_with(SpillConfig::from_env).clone()
+        self.inner.lock().config.get_or_insert_with(SpillConfig::from_env).clone()
     }
 
     /// Writes `text` to a new spill file and records it under the next `out_<n>`.
@@ -138,7 +135,7 @@ impl SpillStore {
         var_handle: Option<String>,
     ) -> std::io::Result<SpillRecord> {
         let (number, root) = {
-            let mut inner = lock(&self.inner);
+            let mut inner = self.inner.lock();
             let root = inner.config.get_or_insert_with(SpillConfig::from_env).root.clone();
             inner.next += 1;
             (inner.next, root)
@@ -156,7 +153,7 @@ impl SpillStore {
             lines: text.lines().count(),
             var_handle,
         };
-        lock(&self.inner).records.insert(number, record.clone());
+        self.inner.lock().records.insert(number, record.clone());
         Ok(record)
     }
 
@@ -165,7 +162,7 @@ impl SpillStore {
     /// path. Not a `retrieve_tool_result` handle: line windows of bytes mean nothing.
     pub async fn spill_bytes(&self, session_id: &str, bytes: &[u8], ext: &str) -> std::io::Result<PathBuf> {
         let (number, root) = {
-            let mut inner = lock(&self.inner);
+            let mut inner = self.inner.lock();
             let root = inner.config.get_or_insert_with(SpillConfig::from_env).root.clone();
             inner.next_blob += 1;
             (inner.next_blob, root)
@@ -180,7 +177,7 @@ impl SpillStore {
     /// artifact) under the next `out_<n>`, so `retrieve_tool_result` reads it like
     /// any spilled output. The file is not copied and never swept from here.
     pub fn adopt(&self, tool: &str, path: PathBuf, bytes: usize, lines: usize) -> SpillRecord {
-        let mut inner = lock(&self.inner);
+        let mut inner = self.inner.lock();
         inner.next += 1;
         let number = inner.next;
         let record = SpillRecord {
@@ -205,12 +202,12 @@ impl SpillStore {
 
     pub fn get(&self, handle: &str) -> Option<SpillRecord> {
         let number = handle_number(handle, "out_")?;
-        lock(&self.inner).records.get(&number).cloned()
+        self.inner.lock().records.get(&number).cloned()
     }
 
     /// Handles of this session, oldest first.
     pub fn handles(&self) -> Vec<String> {
-        lock(&self.inner).records.values().map(|r| r.handle.clone()).collect()
+        self.inner.lock().records.values().map(|r| r.handle.clone()).collect()
     }
 }
 
@@ -231,7 +228,7 @@ pub struct VarHandles {
 impl VarHandles {
     /// Stores a payload; returns its handle name.
     pub fn register(&self, payload: Value) -> String {
-        let mut inner = lock(&self.inner);
+        let mut inner = self.inner.lock();
         inner.next += 1;
         let number = inner.next;
         inner.payloads.insert(number, Arc::new(payload));
@@ -241,12 +238,12 @@ impl VarHandles {
     /// The payload, shared: large payloads are never copied to be read.
     pub fn get(&self, handle: &str) -> Option<Arc<Value>> {
         let number = handle_number(handle, "var_")?;
-        lock(&self.inner).payloads.get(&number).cloned()
+        self.inner.lock().payloads.get(&number).cloned()
     }
 
     /// Handles of this session, oldest first.
     pub fn handles(&self) -> Vec<String> {
-        lock(&self.inner).payloads.keys().map(|n| format!("var_{n}")).collect()
+        self.inner.lock().payloads.keys().map(|n| format!("var_{n}")).collect()
     }
 
     /// What a model is shown instead of a payload: handle, type and size.

@@ -10,8 +10,9 @@
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 use std::time::{Duration, SystemTime};
+
+use parking_lot::Mutex;
 
 /// How long a session folder is kept after its last write.
 pub const SPILL_RETENTION: Duration = Duration::from_secs(7 * 24 * 3600);
@@ -21,7 +22,7 @@ static SWEPT: Mutex<Option<HashSet<PathBuf>>> = Mutex::new(None);
 /// Sweeps `root` in the background unless this process already did.
 pub(super) fn sweep_once(root: &Path, keep: &Path) {
     {
-        let mut swept = SWEPT.lock().unwrap_or_else(|p| p.into_inner());
+        let mut swept = SWEPT.lock();
         if !swept.get_or_insert_with(HashSet::new).insert(root.to_path_buf()) {
             return;
         }

@@ -5,7 +5,8 @@
 use std::fs::{File, OpenOptions};
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+
+use parking_lot::Mutex;
 
 use anyhow::Context;
 use serde::{Deserialize, Serialize};
@@ -149,7 +150,7 @@ impl TranscriptWriter {
     pub fn append(&self, event: &Event) -> anyhow::Result<()> {
         let mut line = serde_json::to_string(event)?;
         line.push('\n');
-        let mut file = self.file.lock().unwrap_or_else(|p| p.into_inner());
+        let mut file = self.file.lock();
         // One write call per line keeps concurrent appenders from interleaving.
         file.write_all(line.as_bytes()).with_context(|| format!("appending to {}", self.path.display()))?;
         file.flush()?;

@@ -2,8 +2,10 @@
 //! through quiver's provider layer. The provider (and its key) lives in the
 //! quiver process only; the REPL asks over the protocol and gets text back.
 
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 use std::time::Duration;
+
+use parking_lot::Mutex;
 
 use quiver_agent::{Message, ModelRequest, Provider, Usage};
 
@@ -93,7 +95,7 @@ impl ChildModel {
     }
 
     fn provider(&self) -> Result<Arc<dyn Provider>, String> {
-        let mut built = self.built.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut built = self.built.lock();
         if let Some(p) = built.as_ref() {
             return Ok(Arc::clone(p));
         }

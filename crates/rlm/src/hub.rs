@@ -3,7 +3,9 @@
 //! engine sessions of this process (sub-agents), through the hub.
 
 use std::collections::BTreeMap;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
+
+use parking_lot::Mutex;
 
 use quiver_engine::{ToolContext, ToolError};
 
@@ -20,8 +22,8 @@ pub struct RlmSessions {
 }
 
 impl RlmSessions {
-    fn lock(&self) -> std::sync::MutexGuard<'_, BTreeMap<String, SessionHandle>> {
-        self.map.lock().unwrap_or_else(PoisonError::into_inner)
+    fn lock(&self) -> parking_lot::MutexGuard<'_, BTreeMap<String, SessionHandle>> {
+        self.map.lock()
     }
 }
 
@@ -40,8 +42,8 @@ impl RlmHub {
         &self.fanout.child
     }
 
-    fn shared(&self) -> std::sync::MutexGuard<'_, BTreeMap<String, SessionHandle>> {
-        self.shared.lock().unwrap_or_else(PoisonError::into_inner)
+    fn shared(&self) -> parking_lot::MutexGuard<'_, BTreeMap<String, SessionHandle>> {
+        self.shared.lock()
     }
 
     /// This engine session's session by name, else a shared one.

@@ -9,6 +9,8 @@
 use std::collections::BTreeMap;
 use std::ffi::{OsStr, OsString};
 
+use parking_lot::Mutex;
+
 use crate::hook::PreExecTarget;
 
 /// Where the inherited set starts.
@@ -159,6 +161,7 @@ pub fn user_scrub_list(path: &std::path::Path) -> Result<Vec<String>, String> {
 }
 
 /// Case-insensitive glob: `*` any run of characters, `?` one character.
+#[cfg(test)]
 pub fn glob_match(pattern: &str, name: &str) -> bool {
     matches_any(&[pattern], name)
 }
@@ -168,14 +171,14 @@ pub fn glob_match(pattern: &str, name: &str) -> bool {
 /// defaults and the user's few, and every spawn checks every variable.
 fn matches_any<S: AsRef<str>>(patterns: &[S], name: &str) -> bool {
     use std::collections::HashMap;
-    use std::sync::{Arc, LazyLock, Mutex};
+    use std::sync::{Arc, LazyLock};
     static COMPILED: LazyLock<Mutex<HashMap<Vec<String>, Arc<globset::GlobSet>>>> = LazyLock::new(Default::default);
     if patterns.is_empty() {
         return false;
     }
     let key: Vec<String> = patterns.iter().map(|p| p.as_ref().to_string()).collect();
     let set = {
-        let mut compiled = COMPILED.lock().unwrap_or_else(|p| p.into_inner());
+        let mut compiled = COMPILED.lock();
         Arc::clone(compiled.entry(key).or_insert_with_key(|key| Arc::new(compile(key))))
     };
     set.is_match(name)

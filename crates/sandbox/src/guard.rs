@@ -23,7 +23,9 @@
 use std::collections::BTreeMap;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::{Arc, Weak};
+
+use parking_lot::Mutex;
 
 /// A protected tree bigger than this is recorded as such and not restored
 /// (a `.git/modules` with whole repositories in it is guarded by its parts).
@@ -69,7 +71,7 @@ static LIVE: Mutex<Vec<Weak<Guard>>> = Mutex::new(Vec::new());
 /// unsandboxed one) has ended.
 pub fn refresh_all() {
     let live: Vec<Arc<Guard>> = {
-        let mut live = LIVE.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut live = LIVE.lock();
         live.retain(|w| w.strong_count() > 0);
         live.iter().filter_map(Weak::upgrade).collect()
     };
@@ -82,7 +84,7 @@ impl Guard {
     pub(crate) fn new(roots: &[PathBuf], home: Option<PathBuf>) -> Arc<Guard> {
         let guard = Arc::new(Guard { roots: roots.to_vec(), home, snapshot: Mutex::new(Snapshot::default()) });
         guard.refresh();
-        LIVE.lock().unwrap_or_else(std::sync::PoisonError::into_inner).push(Arc::downgrade(&guard));
+        LIVE.lock().push(Arc::downgrade(&guard));
         guard
     }
 
@@ -99,13 +101,13 @@ impl Guard {
                 snap.tops.push(top);
             }
         }
-        *self.snapshot.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = snap;
+        *self.snapshot.lock() = snap;
     }
 
     /// Puts every protected path back as it was; returns what was undone,
     /// one sentence each, for the model.
     pub(crate) fn restore(&self) -> Vec<String> {
-        let snap = self.snapshot.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let snap = self.snapshot.lock();
         let mut undone = Vec::new();
         // What appeared beneath a recorded directory, deepest first.
         let mut extra: Vec<PathBuf> = Vec::new();

@@ -20,7 +20,8 @@ use std::collections::BTreeMap;
 use std::io::Write;
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+
+use parking_lot::Mutex;
 
 use crate::protected::StandIn;
 
@@ -64,7 +65,7 @@ impl Placeholders {
     /// [`hold`](Self::hold) for many paths, journaled in one write; returns
     /// how many are held.
     pub(crate) fn hold_all(&mut self, wanted: &[(PathBuf, StandIn)]) -> usize {
-        let mut made = MADE.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut made = MADE.lock();
         let mut created = Vec::new();
         let mut held = 0;
         for (path, kind) in wanted {
@@ -103,7 +104,7 @@ fn hold_one(made: &mut BTreeMap<PathBuf, Made>, path: &Path, kind: StandIn, crea
 
 impl Drop for Placeholders {
     fn drop(&mut self) {
-        let mut made = MADE.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut made = MADE.lock();
         let mut gone = Vec::new();
         for path in self.held.drain(..) {
             let Some(entry) = made.get_mut(&path) else { continue };

@@ -1,6 +1,5 @@
 //! Small helpers shared by several tools.
 
-
 use quiver_engine::ToolError;
 
 /// Turns an I/O error on `path` into a message the model can act on.

@@ -9,7 +9,8 @@ use std::collections::HashSet;
 use std::future::Future;
 use std::io::{BufRead, IsTerminal, Write};
 use std::pin::Pin;
-use std::sync::Mutex;
+
+use parking_lot::Mutex;
 
 use quiver_engine::permissions::Approver;
 
@@ -27,8 +28,8 @@ impl TerminalApprover {
         (tty && !stdin_is_prompt).then(TerminalApprover::default)
     }
 
-    fn always(&self) -> std::sync::MutexGuard<'_, HashSet<String>> {
-        self.always.lock().unwrap_or_else(|p| p.into_inner())
+    fn always(&self) -> parking_lot::MutexGuard<'_, HashSet<String>> {
+        self.always.lock()
     }
 }
 

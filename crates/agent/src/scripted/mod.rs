@@ -26,8 +26,10 @@ mod responses;
 
 use std::collections::{BTreeMap, VecDeque};
 use std::net::SocketAddr;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::Arc;
 use std::time::Duration;
+
+use parking_lot::{Mutex, MutexGuard};
 
 use axum::Router;
 use axum::body::{Body, Bytes};
@@ -193,7 +195,7 @@ struct Shared(Arc<Mutex<Inner>>);
 impl Shared {
     fn lock(&self) -> MutexGuard<'_, Inner> {
         // A panicking test thread must not hide the recorded requests.
-        self.0.lock().unwrap_or_else(|p| p.into_inner())
+        self.0.lock()
     }
 }
 

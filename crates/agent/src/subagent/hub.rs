@@ -7,8 +7,10 @@
 
 use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
+use std::sync::{Arc, OnceLock, Weak};
 use std::time::{Duration, Instant};
+
+use parking_lot::Mutex;
 
 use quiver_engine::{EngineHost, Session, ToolContext, ToolError, new_session_id};
 use serde_json::Value;
@@ -78,10 +80,6 @@ pub struct AgentHub {
     state: Mutex<HubState>,
 }
 
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
-}
-
 const NO_PROVIDER: &str = "sub-agents need a model provider, and none is configured: set [model] provider/model (and \
 [providers.NAME] for your own endpoint) in ~/.config/quiver/config.toml and export its API key (DEEPSEEK_API_KEY by \
 default)";
@@ -106,7 +104,7 @@ impl AgentHub {
     fn persist(&self) {
         let Some(path) = self.store.get() else { return };
         let records: Vec<AgentRecord> = {
-            let state = lock(&self.state);
+            let state = self.state.lock();
             state.released.iter().cloned().chain(state.agents.iter().map(|a| a.record(&self.boot_id))).collect()
         };
         if let Err(e) = store::save(path, &self.boot_id, &records) {
@@ -128,7 +126,7 @@ impl AgentHub {
 
     /// Why children cannot run here (a missing key, a bad config); said in every refusal.
     pub fn set_unavailable(&self, reason: impl Into<String>) {
-        *lock(&self.unavailable) = Some(reason.into());
+        *self.unavailable.lock() = Some(reason.into());
     }
 
     pub fn is_configured(&self) -> bool {
@@ -139,7 +137,7 @@ impl AgentHub {
         let host = self.host.get().and_then(Weak::upgrade);
         match (self.runtime.get(), host) {
             (Some(runtime), Some(host)) => Ok((Arc::clone(runtime), host)),
-            _ => Err(ToolError::model(match lock(&self.unavailable).as_deref() {
+            _ => Err(ToolError::model(match self.unavailable.lock().as_deref() {
                 Some(reason) => format!("{NO_PROVIDER} ({reason})."),
                 None => format!("{NO_PROVIDER}."),
             })),
@@ -148,14 +146,14 @@ impl AgentHub {
 
     /// Children with a live task that are not done yet, across all depths.
     pub fn running(&self) -> usize {
-        lock(&self.state).agents.iter().filter(|a| a.snapshot().state.is_active()).count()
+        self.state.lock().agents.iter().filter(|a| a.snapshot().state.is_active()).count()
     }
 
     /// Starts a child and returns at once; the child runs as a tokio task.
     pub fn open(self: &Arc<Self>, ctx: &ToolContext, request: OpenRequest) -> Result<Arc<AgentHandle>, ToolError> {
         let (runtime, host) = self.runtime()?;
         let parent_id = ctx.session.id().to_string();
-        let mut state = lock(&self.state);
+        let mut state = self.state.lock();
         let (depth, mut chain, parent_system, parent_model) = match state.sessions.get(&parent_id) {
             Some(info) => (info.depth, info.chain.clone(), info.system.clone(), info.model.clone()),
             None => (0, Vec::new(), runtime.root_system.clone(), ctx.audience.model.clone().unwrap_or_default()),
@@ -254,7 +252,7 @@ agent_eval one to wait for it, or agent_close one to free a slot",
             effort_off: request.thinking_off,
         };
         let task = tokio::spawn(job.run(history, first_prompt, inputs));
-        *lock(&handle.task) = Some(task.abort_handle());
+        *handle.task.lock() = Some(task.abort_handle());
         Ok(handle)
     }
 
@@ -275,12 +273,12 @@ agent_eval one to wait for it, or agent_close one to free a slot",
     /// This session's agents, oldest first.
     pub fn list(&self, ctx: &ToolContext) -> Vec<Arc<AgentHandle>> {
         let parent = ctx.session.id();
-        lock(&self.state).agents.iter().filter(|a| a.parent_session == parent).cloned().collect()
+        self.state.lock().agents.iter().filter(|a| a.parent_session == parent).cloned().collect()
     }
 
     /// Queues a follow-up input; the child runs it after its current run.
     pub fn send_input(&self, handle: &AgentHandle, input: String) -> Result<(), ToolError> {
-        let sender = lock(&handle.input).clone();
+        let sender = handle.input.lock().clone();
         let state = handle.snapshot().state;
         match sender {
             Some(tx) if !matches!(state, AgentState::Cancelled | AgentState::Interrupted(_)) => {
@@ -310,7 +308,7 @@ agent_eval one to wait for it, or agent_close one to free a slot",
             handle.set(|s| s.state = AgentState::Cancelled);
         }
         let children: Vec<Arc<AgentHandle>> =
-            lock(&self.state).agents.iter().filter(|a| a.parent_session == handle.session_id).cloned().collect();
+            self.state.lock().agents.iter().filter(|a| a.parent_session == handle.session_id).cloned().collect();
         for child in children {
             self.cancel_tree(&child);
         }
@@ -321,7 +319,7 @@ agent_eval one to wait for it, or agent_close one to free a slot",
     pub fn release(&self, handle: &AgentHandle) {
         handle.abort();
         {
-            let mut state = lock(&self.state);
+            let mut state = self.state.lock();
             state.agents.retain(|a| a.id != handle.id);
             state.sessions.remove(&handle.session_id);
             state.released.push(handle.record(&self.boot_id));

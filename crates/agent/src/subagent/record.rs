@@ -3,8 +3,9 @@
 //! polling, and a dropped wait costs the child nothing.
 
 use std::path::PathBuf;
-use std::sync::Mutex;
 use std::time::Instant;
+
+use parking_lot::Mutex;
 
 use serde_json::{Map, Value, json};
 use tokio::sync::{mpsc, watch};
@@ -125,9 +126,9 @@ impl AgentHandle {
     }
 
     pub fn abort(&self) {
-        if let Some(task) = self.task.lock().unwrap_or_else(|p| p.into_inner()).take() {
+        if let Some(task) = self.task.lock().take() {
             task.abort();
         }
-        self.input.lock().unwrap_or_else(|p| p.into_inner()).take();
+        self.input.lock().take();
     }
 }

@@ -8,7 +8,8 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+
+use parking_lot::Mutex;
 
 use anyhow::Context;
 use serde::{Deserialize, Serialize};
@@ -92,7 +93,7 @@ impl TrustStore {
     }
 
     pub fn is_trusted(&self, key: &TrustKey) -> bool {
-        let _guard = self.lock.lock().unwrap_or_else(|p| p.into_inner());
+        let _guard = self.lock.lock();
         let Some(path) = &self.path else { return false };
         read(path)
             .ok()
@@ -102,7 +103,7 @@ impl TrustStore {
 
     /// Records an approval; written atomically, readable only by the user.
     pub fn trust(&self, key: &TrustKey) -> anyhow::Result<()> {
-        let _guard = self.lock.lock().unwrap_or_else(|p| p.into_inner());
+        let _guard = self.lock.lock();
         let Some(path) = &self.path else { return Ok(()) };
         let mut file = read(path).unwrap_or_default();
         file.workspaces
@@ -114,7 +115,7 @@ impl TrustStore {
 
     /// Forgets an approval; whether there was one.
     pub fn revoke(&self, workspace: &Path, subject: &str) -> anyhow::Result<bool> {
-        let _guard = self.lock.lock().unwrap_or_else(|p| p.into_inner());
+        let _guard = self.lock.lock();
         let Some(path) = &self.path else { return Ok(false) };
         let mut file = read(path).unwrap_or_default();
         let removed = file.workspaces.get_mut(&workspace_key(workspace)).and_then(|m| m.remove(subject)).is_some();

@@ -32,9 +32,11 @@ use std::collections::HashSet;
 use std::io;
 use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
+
+use parking_lot::Mutex;
 
 use nix::sys::signal::{Signal, kill};
 use nix::sys::wait::{WaitPidFlag, waitpid};
@@ -147,13 +149,13 @@ impl Containment {
         };
         let job =
             Job { inner: Arc::new(JobInner { marker: format!("{}.{n}", self.tag), cgroup, leader: Mutex::new(None) }) };
-        self.jobs.lock().unwrap_or_else(PoisonError::into_inner).push(job.clone());
+        self.jobs.lock().push(job.clone());
         Ok(job)
     }
 
     /// Kills every process of every job. `Ok(n)`: processes found.
     pub fn kill_all(&self) -> io::Result<usize> {
-        let jobs: Vec<Job> = std::mem::take(&mut *self.jobs.lock().unwrap_or_else(PoisonError::into_inner));
+        let jobs: Vec<Job> = std::mem::take(&mut *self.jobs.lock());
         let mut total = 0;
         let mut first_err = None;
         for job in jobs {
@@ -167,13 +169,13 @@ impl Containment {
 
     /// Forgets jobs that have no process left (their cgroups are removed).
     pub fn reap_finished(&self) {
-        let mut jobs = self.jobs.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut jobs = self.jobs.lock();
         jobs.retain(|job| {
             // A job between creation and spawn is empty too, and removing its
             // cgroup then makes the child's join fail (ENODEV): only a job whose
             // leader started, or that nobody holds any more (its spawn failed),
             // is finished when empty.
-            let started = job.inner.leader.lock().unwrap_or_else(PoisonError::into_inner).is_some();
+            let started = job.inner.leader.lock().is_some();
             let abandoned = Arc::strong_count(&job.inner) == 1;
             let done = (started || abandoned) && job.pids().is_empty();
             if done && let Some((dir, _)) = &job.inner.cgroup {
@@ -212,9 +214,9 @@ impl Job {
     /// Records the leader's pid (from `Child::id()`).
     pub fn started(&self, pid: u32) {
         let pid = i32::try_from(pid).ok();
-        *self.inner.leader.lock().unwrap_or_else(PoisonError::into_inner) = pid;
+        *self.inner.leader.lock() = pid;
         if let Some(pid) = pid {
-            let mut leaders = LEADERS.lock().unwrap_or_else(PoisonError::into_inner);
+            let mut leaders = LEADERS.lock();
             // Only recent leaders matter (a pid is reused after its owner reaped it).
             if leaders.len() > 4096 {
                 leaders.drain(..2048);
@@ -246,7 +248,7 @@ impl Job {
     }
 
     fn leader(&self) -> Option<i32> {
-        *self.inner.leader.lock().unwrap_or_else(PoisonError::into_inner)
+        *self.inner.leader.lock()
     }
 
     /// Live members in `table`: descendants of the leader, and descendants of
@@ -329,7 +331,7 @@ fn reap(pids: &HashSet<i32>) {
 /// Whether `pid` is a leader this program spawned: its exit status belongs to
 /// its `Child` (tokio or std wait for it), so reaping it here would break them.
 fn is_spawned_child(pid: i32) -> bool {
-    LEADERS.lock().unwrap_or_else(PoisonError::into_inner).contains(&pid)
+    LEADERS.lock().contains(&pid)
 }
 
 /// Leaders spawned by this process (all containments).

@@ -657,9 +657,9 @@ pub(crate) fn denied_paths(programs: &[String]) -> Vec<PathBuf> {
     // sandboxed command asks with the same rules and PATH, so the last answer
     // is kept for that pair.
     type Key = (Vec<String>, Option<std::ffi::OsString>);
-    static LAST: std::sync::Mutex<Option<(Key, Vec<PathBuf>)>> = std::sync::Mutex::new(None);
+    static LAST: parking_lot::Mutex<Option<(Key, Vec<PathBuf>)>> = parking_lot::Mutex::new(None);
     let key = (programs.to_vec(), std::env::var_os("PATH"));
-    let mut last = LAST.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let mut last = LAST.lock();
     if let Some((k, found)) = last.as_ref()
         && *k == key
     {

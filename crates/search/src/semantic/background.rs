@@ -2,7 +2,9 @@
 //! vectors build on a background thread, so no search waits for them.
 
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, OnceLock};
+
+use parking_lot::Mutex;
 
 use super::{Encoder, SemanticIndex};
 use crate::SearchDoc;
@@ -44,7 +46,7 @@ impl BackgroundModel {
 fn encoder_of(dir: &Path, slot: &Mutex<LoadedEncoder>) -> Result<Arc<Encoder>, String> {
     // Held across the load: a second catalog waits for the first load
     // instead of reading the weights again.
-    let mut slot = slot.lock().unwrap_or_else(|p| p.into_inner());
+    let mut slot = slot.lock();
     slot.get_or_insert_with(|| Encoder::load(dir).map(Arc::new).map_err(|e| e.to_string())).clone()
 }
 
@@ -93,11 +95,11 @@ impl MeaningModel for BackgroundModel {
         );
         let job = move || {
             let built = encoder_of(&dir, &slot).and_then(|encoder| {
-                let previous = last.lock().unwrap_or_else(|p| p.into_inner()).clone();
+                let previous = last.lock().clone();
                 let index = SemanticIndex::build_reusing(&encoder, &docs, cache.as_deref(), previous.as_deref())
                     .map(Arc::new)
                     .map_err(|e| e.to_string())?;
-                *last.lock().unwrap_or_else(|p| p.into_inner()) = Some(Arc::clone(&index));
+                *last.lock() = Some(Arc::clone(&index));
                 Ok(Built { encoder, index })
             });
             let _ = out.built.set(built);

@@ -128,8 +128,8 @@ fn embedded_rows(docs: &[SearchDoc]) -> (Vec<String>, Vec<u32>, Vec<bool>) {
 /// Whether `prior` was trained on `encoder`'s model; asked once per model,
 /// since it encodes the probe sentences.
 fn prior_fits(prior: &IntentPrior, encoder: &Encoder) -> bool {
-    static FITS: std::sync::Mutex<Vec<(String, bool)>> = std::sync::Mutex::new(Vec::new());
-    let mut fits = FITS.lock().unwrap_or_else(|p| p.into_inner());
+    static FITS: parking_lot::Mutex<Vec<(String, bool)>> = parking_lot::Mutex::new(Vec::new());
+    let mut fits = FITS.lock();
     if let Some((_, f)) = fits.iter().find(|(id, _)| id == encoder.id()) {
         return *f;
     }

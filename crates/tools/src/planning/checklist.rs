@@ -1,8 +1,7 @@
 //! The session's checklist, shared by the `checklist_*` tools (and, through the
 //! deprecated `todo_*` aliases, by transcripts that still use the old names).
 
-use std::sync::Mutex;
-
+use parking_lot::Mutex;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
@@ -48,7 +47,7 @@ struct ChecklistInner {
 impl Checklist {
     /// Runs `f` on the items under the lock and renders the result.
     pub fn with<R>(&self, f: impl FnOnce(&mut Vec<Item>, &mut u32) -> R) -> R {
-        let mut inner = self.inner.lock().unwrap_or_else(|p| p.into_inner());
+        let mut inner = self.inner.lock();
         let ChecklistInner { items, next_id } = &mut *inner;
         f(items, next_id)
     }

@@ -1,8 +1,7 @@
 //! `note`: a scratch note kept for the rest of the session (decisions, findings,
 //! things to come back to), listed back on every call.
 
-use std::sync::Mutex;
-
+use parking_lot::Mutex;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
@@ -38,7 +37,7 @@ impl Tool for Note {
 
     async fn run(&self, input: NoteInput, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let store = ctx.session.state::<Notes>();
-        let mut notes = store.notes.lock().unwrap_or_else(|p| p.into_inner());
+        let mut notes = store.notes.lock();
         if let Some(text) = input.text {
             if notes.len() >= 200 {
                 return Err(ToolError::model("the session already holds 200 notes"));

@@ -1,8 +1,7 @@
 //! `update_plan`: high-level strategy for multi-phase work. The checklist stays
 //! the progress surface; the plan is the why and the order.
 
-use std::sync::Mutex;
-
+use parking_lot::Mutex;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
@@ -63,7 +62,7 @@ impl Tool for UpdatePlan {
         }
         let explanation = input.explanation.map(|e| e.trim().to_string()).filter(|e| !e.is_empty());
         let plan = ctx.session.state::<Plan>();
-        *plan.steps.lock().unwrap_or_else(|p| p.into_inner()) = (explanation.clone(), steps.clone());
+        *plan.steps.lock() = (explanation.clone(), steps.clone());
 
         let done = steps.iter().filter(|s| s.status == ItemStatus::Completed).count();
         let mut text = format!("Plan updated ({done}/{} steps completed)", steps.len());

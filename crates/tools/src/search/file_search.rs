@@ -4,10 +4,9 @@
 //! the same matcher Helix's file picker uses. Each walker thread scores with its
 //! own matcher; ranking afterwards is by score, then path, so it is deterministic.
 
-use std::sync::Mutex;
-
 use nucleo_matcher::pattern::{CaseMatching, Normalization, Pattern};
 use nucleo_matcher::{Config, Matcher, Utf32Str};
+use parking_lot::Mutex;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
@@ -113,7 +112,7 @@ fn find(ws: &Workspace, target: &std::path::Path, query: &str) -> Result<Found, 
             }
         }
     })?;
-    let Batch { mut ranked, scanned } = results.into_inner().unwrap_or_else(|p| p.into_inner());
+    let Batch { mut ranked, scanned } = results.into_inner();
     ranked.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
     Ok(Found { ranked, scanned })
 }
@@ -134,7 +133,7 @@ struct LocalBatch<'a> {
 
 impl Drop for LocalBatch<'_> {
     fn drop(&mut self) {
-        let mut shared = self.shared.lock().unwrap_or_else(|p| p.into_inner());
+        let mut shared = self.shared.lock();
         shared.ranked.append(&mut self.batch.ranked);
         shared.scanned += self.batch.scanned;
     }

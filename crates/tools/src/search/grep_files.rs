@@ -11,8 +11,9 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
+
+use parking_lot::Mutex;
 
 use grep_regex::{RegexMatcher, RegexMatcherBuilder};
 use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkContext, SinkMatch};
@@ -280,7 +281,7 @@ pub fn search(root: &Path, target: &Path, opts: &SearchOptions) -> Result<Search
     })?;
     totals.unreadable.fetch_add(unlisted, Ordering::Relaxed);
 
-    let collector = collector.into_inner().unwrap_or_else(|poisoned| poisoned.into_inner());
+    let collector = collector.into_inner();
     Ok(SearchReport {
         files: collector.files.into_values().collect(),
         total_matches: totals.matches.load(Ordering::Relaxed),
@@ -356,7 +357,7 @@ fn search_one(
     let rel = path.strip_prefix(root).unwrap_or(path).to_path_buf();
     let mut hits = sink.hits;
     hits.shown = rel.to_string_lossy().replace('\\', "/");
-    let mut collector = collector.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    let mut collector = collector.lock();
     collector.add(rel, hits);
 }
 

@@ -27,7 +27,9 @@ use std::io::{self, Read};
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::sync::Arc;
+
+use parking_lot::{Condvar, Mutex, MutexGuard};
 
 use ignore::Match;
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
@@ -447,7 +449,7 @@ impl Queue {
     }
 
     fn lock(&self) -> MutexGuard<'_, QueueState> {
-        self.state.lock().unwrap_or_else(|p| p.into_inner())
+        self.state.lock()
     }
 
     /// The next item, waiting while others may still add some; `None` when
@@ -465,7 +467,7 @@ impl Queue {
             if state.busy == 0 {
                 return None;
             }
-            state = self.wake.wait(state).unwrap_or_else(|p| p.into_inner());
+            self.wake.wait(&mut state);
         }
     }
 

@@ -8,8 +8,10 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
+
+use parking_lot::Mutex;
 
 use nix::sys::signal::{Signal, kill, killpg};
 use nix::unistd::Pid;
@@ -37,12 +39,6 @@ pub const MAX_RUNNING: usize = 32;
 const DRAIN_GRACE: Duration = Duration::from_millis(500);
 /// A poll returns once output has been quiet this long (rather than at the first byte).
 const SETTLE: Duration = Duration::from_millis(150);
-
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    // The guarded data stays consistent between statements; a panicking holder
-    // must not disable process cleanup for the rest of the session.
-    m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
-}
 
 /// A named verification result recorded by `task_shell_wait {gate}`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -87,7 +83,7 @@ impl ShellJobs {
     /// Starts a job. Foreground jobs get no task id the model can use, but are
     /// tracked like the others until [`ShellJobs::forget`], so they die with the session too.
     pub fn start(&self, spec: &JobSpec<'_>, launch: crate::process::Launch) -> Result<Arc<Job>, ToolError> {
-        let mut inner = lock(&self.inner);
+        let mut inner = self.inner.lock();
         let running = inner.jobs.values().filter(|j| j.background && j.exit().is_none()).count();
         if spec.background && running >= MAX_RUNNING {
             return Err(ToolError::model(format!(
@@ -116,7 +112,7 @@ impl ShellJobs {
 
     /// A background task by id; the error names the ids that exist.
     pub fn get(&self, task_id: &str) -> Result<Arc<Job>, ToolError> {
-        let inner = lock(&self.inner);
+        let inner = self.inner.lock();
         if let Some(job) = inner.jobs.values().find(|j| j.background && j.id == task_id) {
             return Ok(job.clone());
         }
@@ -132,33 +128,33 @@ impl ShellJobs {
 
     /// Background tasks whose shell is still running.
     pub fn running(&self) -> Vec<Arc<Job>> {
-        lock(&self.inner).jobs.values().filter(|j| j.background && j.exit().is_none()).cloned().collect()
+        self.inner.lock().jobs.values().filter(|j| j.background && j.exit().is_none()).cloned().collect()
     }
 
     /// Every background task of the session, running or finished, oldest
     /// first (the job center lists them).
     pub fn background(&self) -> Vec<Arc<Job>> {
-        lock(&self.inner).jobs.values().filter(|j| j.background).cloned().collect()
+        self.inner.lock().jobs.values().filter(|j| j.background).cloned().collect()
     }
 
     /// Drops a finished foreground job from the table.
     pub fn forget(&self, job: &Job) {
-        lock(&self.inner).jobs.retain(|_, j| j.id != job.id);
+        self.inner.lock().jobs.retain(|_, j| j.id != job.id);
     }
 
     pub fn record_gate(&self, gate: Gate) {
-        lock(&self.inner).gates.push(gate);
+        self.inner.lock().gates.push(gate);
     }
 
     /// Gates recorded in this session, oldest first.
     pub fn gates(&self) -> Vec<Gate> {
-        lock(&self.inner).gates.clone()
+        self.inner.lock().gates.clone()
     }
 }
 
 impl Drop for ShellJobs {
     fn drop(&mut self) {
-        let inner = lock(&self.inner);
+        let inner = self.inner.lock();
         for job in inner.jobs.values() {
             job.kill_group(Signal::SIGKILL);
         }
@@ -172,7 +168,7 @@ static LIVE: Mutex<Vec<std::sync::Weak<Job>>> = Mutex::new(Vec::new());
 /// without dropping its sessions (a signal handler, `std::process::exit`): the
 /// parent-death signal only reaches each job's shell, not what the shell started.
 pub fn stop_all_jobs() {
-    let live = std::mem::take(&mut *lock(&LIVE));
+    let live = std::mem::take(&mut *LIVE.lock());
     for job in live.iter().filter_map(std::sync::Weak::upgrade) {
         job.kill_group(Signal::SIGKILL);
     }
@@ -252,10 +248,10 @@ impl Job {
             stdin: Mutex::new(None),
         });
         if let Some(writer) = spawned.stdin {
-            *lock(&job.stdin) = Some(start_writer(&job.id, writer));
+            *job.stdin.lock() = Some(start_writer(&job.id, writer));
         }
         {
-            let mut live = lock(&LIVE);
+            let mut live = LIVE.lock();
             live.retain(|j| j.strong_count() > 0);
             live.push(Arc::downgrade(&job));
         }
@@ -265,15 +261,15 @@ impl Job {
     }
 
     pub fn exit(&self) -> Option<Exit> {
-        lock(&self.state).exit
+        self.state.lock().exit
     }
 
     pub fn stopped_because(&self) -> Option<&'static str> {
-        lock(&self.state).stopped_because
+        self.state.lock().stopped_because
     }
 
     pub fn strays_stopped(&self) -> bool {
-        lock(&self.state).strays_stopped
+        self.state.lock().strays_stopped
     }
 
     pub fn log_shown(&self) -> String {
@@ -304,7 +300,7 @@ impl Job {
         let deadline = tokio::time::Instant::now() + timeout;
         loop {
             let wake = {
-                let st = lock(&self.state);
+                let st = self.state.lock();
                 let now = Instant::now();
                 match (st.exit, st.last_output) {
                     (Some(exit), _) if st.eof || self.started + exit.duration + DRAIN_GRACE <= now => return,
@@ -331,21 +327,21 @@ impl Job {
 
     /// Output since the last call, windowed; and how many bytes that was.
     pub fn take_unread(&self) -> (String, bool, u64) {
-        let unread = std::mem::take(&mut lock(&self.state).unread);
+        let unread = std::mem::take(&mut self.state.lock().unread);
         let (text, truncated) = unread.render(self.tty, &self.log_shown());
         (text, truncated, unread.bytes())
     }
 
     /// All output so far, windowed; and its size in bytes.
     pub fn whole_output(&self) -> (String, bool, u64) {
-        let st = lock(&self.state);
+        let st = self.state.lock();
         let (text, truncated) = st.whole.render(self.tty, &self.log_shown());
         (text, truncated, st.whole.bytes())
     }
 
     /// Queues `data` for the task's stdin.
     pub fn send_input(&self, data: &[u8]) -> Result<(), ToolError> {
-        let stdin = lock(&self.stdin);
+        let stdin = self.stdin.lock();
         let sender = stdin.as_ref().ok_or_else(|| ToolError::model(format!("the stdin of {} is closed", self.id)))?;
         sender.send(data.to_vec()).map_err(|_| {
             ToolError::model(format!("the stdin of {} is closed: the command stopped reading it", self.id))
@@ -357,13 +353,13 @@ impl Job {
         if self.tty {
             return self.send_input(&[0x04]);
         }
-        lock(&self.stdin).take();
+        self.stdin.lock().take();
         Ok(())
     }
 
     /// Sends `signal` to the job's processes unless they are known to be gone.
     fn kill_group(&self, signal: Signal) {
-        let st = lock(&self.state);
+        let st = self.state.lock();
         if !st.group_done {
             signal_session(self.pid, signal);
         }
@@ -379,7 +375,7 @@ impl Job {
         if self.exit().is_some() {
             return;
         }
-        lock(&self.state).stopped_because.get_or_insert(reason);
+        self.state.lock().stopped_because.get_or_insert(reason);
         self.kill_group(Signal::SIGTERM);
         self.wait_exit(grace).await;
         if self.exit().is_none() {
@@ -393,7 +389,7 @@ impl Job {
     }
 
     fn push_output(&self, data: &[u8]) {
-        let mut st = lock(&self.state);
+        let mut st = self.state.lock();
         if let Some(log) = st.log.as_mut() {
             use std::io::Write;
             if let Err(e) = log.write_all(data) {
@@ -430,7 +426,7 @@ impl Job {
         if let Some(reason) = self.stopped_because() {
             out = out.with_meta("stopped", reason);
         }
-        if let Some(err) = lock(&self.state).log_error.clone() {
+        if let Some(err) = self.state.lock().log_error.clone() {
             out = out.with_meta("log_error", err);
         }
         out
@@ -507,12 +503,12 @@ fn start_reader(job: &Arc<Job>, mut output: Box<dyn std::io::Read + Send>) {
                 Err(_) => break,
             }
         }
-        lock(&job.state).eof = true;
+        job.state.lock().eof = true;
         job.notify();
     });
     if spawned.is_err() {
         // Without a reader the output cannot be shown; say so instead of hanging.
-        let mut st = lock(&job.state);
+        let mut st = job.state.lock();
         st.eof = true;
         st.log_error = Some("could not start a thread to read the output".into());
     }
@@ -550,7 +546,7 @@ fn start_supervisor(job: &Arc<Job>, mut child: Box<dyn process_wrap::tokio::Chil
             Err(_) => (-1, None),
         };
         {
-            let mut st = lock(&job.state);
+            let mut st = job.state.lock();
             // Right after reaping the leader its group id cannot have been reused
             // yet (the group's members, if any, still hold it), so this is safe.
             st.strays_stopped = signal_session(job.pid, Signal::SIGKILL) | job.running.kill();

@@ -15,8 +15,10 @@
 
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
+
+use parking_lot::Mutex;
 
 use quiver_engine::ToolError;
 use reqwest::Url;
@@ -55,11 +57,11 @@ pub struct WebSearchSettings {
 
 impl WebSearchSettings {
     pub fn set_backend(&self, backend: Arc<dyn SearchBackend>) {
-        *self.backend.lock().unwrap_or_else(|p| p.into_inner()) = Some(backend);
+        *self.backend.lock() = Some(backend);
     }
 
     pub fn backend(&self) -> Result<Arc<dyn SearchBackend>, ToolError> {
-        if let Some(backend) = self.backend.lock().unwrap_or_else(|p| p.into_inner()).clone() {
+        if let Some(backend) = self.backend.lock().clone() {
             return Ok(backend);
         }
         backend_from_env()
@@ -67,7 +69,7 @@ impl WebSearchSettings {
 
     /// Numbers this session's searches, so `ref_id`s never repeat within it.
     pub fn next_search(&self) -> u64 {
-        let mut n = self.searches.lock().unwrap_or_else(|p| p.into_inner());
+        let mut n = self.searches.lock();
         *n += 1;
         *n
     }
