@@ -174,6 +174,20 @@ fn slash_commands_route_and_unknown_ones_say_so() {
     assert_eq!(app.submit_line("//etc/hosts is odd"), vec![Action::Submit("//etc/hosts is odd".into())]);
 }
 
+/// Esc then `/` typed quickly reach quiver as one Alt+`/`: with a panel open
+/// that closes it and the `/` starts the next command (it was lost, and the
+/// rest of the line went to the model as a prompt).
+#[test]
+fn esc_and_a_quick_character_close_an_overlay_and_type_it() {
+    let mut app = app();
+    app.submit_line("/help");
+    assert_eq!(app.overlay, Some(Overlay::Help));
+    assert!(app.on_key(KeyEvent::new(KeyCode::Char('/'), KeyModifiers::ALT)).is_empty());
+    assert_eq!(app.overlay, None);
+    type_text(&mut app, "relay");
+    assert_eq!(app.on_key(key(KeyCode::Enter)), vec![Action::Command(Slash::Relay(None))]);
+}
+
 #[test]
 fn usage_fills_the_footer_with_context_and_cached_share() {
     let mut app = app();

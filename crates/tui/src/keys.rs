@@ -39,6 +39,17 @@ impl App {
         if !self.approvals.is_empty() {
             return self.approval_key(key);
         }
+        // A terminal sends Esc and a character typed right after it as one
+        // Alt+character. With an overlay open that can only mean "close it,
+        // then type" (Esc, then `/mcp ...`): the character goes to the
+        // composer instead of being lost. The yolo question keeps its own keys.
+        if key.modifiers == KeyModifiers::ALT
+            && let KeyCode::Char(c) = key.code
+            && self.overlay.as_ref().is_some_and(|o| !matches!(o, Overlay::ConfirmYolo))
+        {
+            self.overlay = None;
+            return self.composer_key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE));
+        }
         if self.overlay.is_some() {
             return self.overlay_key(key);
         }
