@@ -6,7 +6,7 @@
 //! hand-written `ServerHandler` rather than rmcp's `#[tool]` router.
 
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
 use quiver_engine::transcript::{Event, TRANSCRIPT_VERSION, TranscriptWriter};
 use quiver_engine::{Audience, CatalogFormat, Engine, EngineHost, Session, ToolContext, Workspace};
@@ -36,6 +36,8 @@ pub struct Surface {
     pub audience: Audience,
     /// Where each session's transcript is written (`<dir>/<session id>.jsonl`).
     pub transcript_dir: Option<std::path::PathBuf>,
+    /// The head every stateless (2026-07-28) request is shown.
+    stateless_head: super::stateless::StatelessHead,
 }
 
 enum Engines {
@@ -46,7 +48,14 @@ enum Engines {
 impl Surface {
     /// A surface over one frozen engine (native tools only, or tests).
     pub fn new(engine: Arc<Engine>, workspace: Workspace, audience: Audience) -> Self {
-        Surface { engines: Engines::Fixed(engine), passthrough: None, workspace, audience, transcript_dir: None }
+        Surface {
+            engines: Engines::Fixed(engine),
+            passthrough: None,
+            workspace,
+            audience,
+            transcript_dir: None,
+            stateless_head: Default::default(),
+        }
     }
 
     /// A surface whose engine follows `host` (downstream MCP servers of
@@ -54,7 +63,14 @@ impl Surface {
     pub fn hosted(host: Arc<EngineHost>, manager: Arc<McpManager>, workspace: Workspace, audience: Audience) -> Self {
         let servers: Vec<_> = manager.servers().cloned().collect();
         let passthrough = (!servers.is_empty()).then(|| Arc::new(Passthrough::new(servers)));
-        Surface { engines: Engines::Hosted { host, manager }, passthrough, workspace, audience, transcript_dir: None }
+        Surface {
+            engines: Engines::Hosted { host, manager },
+            passthrough,
+            workspace,
+            audience,
+            transcript_dir: None,
+            stateless_head: Default::default(),
+        }
     }
 
     /// How many resource subscriptions quiver holds on the servers behind
@@ -106,6 +122,13 @@ impl Surface {
         }
     }
 
+    /// Whether a directly exposed server is behind quiver (its tools are in
+    /// the head, and change when it says so).
+    fn has_direct_servers(&self) -> bool {
+        let Engines::Hosted { manager, .. } = &self.engines else { return false };
+        manager.servers().any(|s| s.config().enabled && s.config().expose.is_direct())
+    }
+
     /// Announcements of the servers behind (none for a fixed engine).
     fn downstream_events(&self) -> Option<tokio::sync::broadcast::Receiver<crate::client::DownstreamEvent>> {
         match &self.engines {
@@ -138,7 +161,9 @@ static NEXT_SESSION: AtomicU64 = AtomicU64::new(1);
 pub struct QuiverServer {
     surface: Arc<Surface>,
     session: Arc<Session>,
-    transcript: Option<Arc<TranscriptWriter>>,
+    /// Opened at `initialize`: a stateless request (which sends none) has no
+    /// transcript of its own.
+    transcript: Arc<OnceLock<Arc<TranscriptWriter>>>,
     /// What the client was last shown or told about, so each change of the
     /// list sends exactly one `notifications/tools/list_changed`.
     announced: Arc<Mutex<Announced>>,
@@ -190,13 +215,12 @@ impl QuiverServer {
     pub fn new(surface: Arc<Surface>) -> Self {
         let n = NEXT_SESSION.fetch_add(1, Ordering::Relaxed);
         let session = Arc::new(Session::new(format!("mcp-{}-{n}", std::process::id())));
-        let transcript = surface.transcript_dir.as_deref().and_then(|dir| open_transcript(dir, &surface, &session));
         let ended = CancellationToken::new();
         let end = SessionEnd { ended: ended.clone(), client: n, surface: Arc::clone(&surface) };
         QuiverServer {
             surface,
             session,
-            transcript,
+            transcript: Arc::default(),
             announced: Arc::default(),
             subscribed: Arc::default(),
             verbatim: None,
@@ -250,7 +274,7 @@ impl QuiverServer {
     /// (starting the server, settling the first list, asking, deprecation
     /// notices, the transcript).
     pub(crate) fn relay_route(&self, name: &str, arguments: Option<&str>) -> Option<RelayRoute> {
-        if self.transcript.is_some() || !self.session.is_head_pinned() {
+        if self.surface.transcript_dir.is_some() || !self.session.is_head_pinned() {
             return None;
         }
         let Engines::Hosted { manager, .. } = &self.surface.engines else { return None };
@@ -312,16 +336,31 @@ impl QuiverServer {
 
     /// The context one call runs in. The approver is per call because the peer
     /// (and whether it can answer elicitation) is only known once the client
-    /// has initialized.
+    /// has initialized. A stateless request gets none: its revision has no
+    /// server-to-client requests.
     fn context(&self, request: &RequestContext<RoleServer>) -> ToolContext {
-        let approver = ElicitationApprover::for_peer(&request.peer)
-            .map(|a| Arc::new(a) as Arc<dyn quiver_engine::permissions::Approver>);
+        let approver = if super::stateless::is_stateless(request) {
+            None
+        } else {
+            ElicitationApprover::for_peer(&request.peer)
+                .map(|a| Arc::new(a) as Arc<dyn quiver_engine::permissions::Approver>)
+        };
         // Built by the engine so fields it adds later get their defaults.
         let mut ctx = self.surface.context();
         ctx.session = self.session.clone();
         ctx.approver = approver;
-        ctx.transcript = self.transcript.clone();
+        ctx.transcript = self.transcript.get().cloned();
         ctx
+    }
+
+    /// Whether `request` is stateless (see `stateless`); if so this fresh
+    /// session starts from the head every stateless request is shown.
+    fn adopt_stateless_head(&self, request: &RequestContext<RoleServer>) -> bool {
+        let stateless = super::stateless::is_stateless(request);
+        if stateless && let Some(head) = self.surface.stateless_head.get() {
+            self.session.pin_head(head);
+        }
+        stateless
     }
 
     /// Whether the list the client would get now differs from what it knows:
@@ -512,10 +551,35 @@ impl ServerHandler for QuiverServer {
             .with_instructions(INSTRUCTIONS)
     }
 
-    /// Session-based protocol versions only: notifications and elicitation are
-    /// server-to-client messages, which the stateless 2026-07-28 revision drops.
+    /// The session-based revisions and the stateless 2026-07-28 (see
+    /// `stateless`); an `initialize` still settles on a session-based one.
     fn supported_protocol_versions(&self) -> std::borrow::Cow<'static, [ProtocolVersion]> {
-        std::borrow::Cow::Borrowed(ProtocolVersion::known_up_to(&ProtocolVersion::LATEST_WITH_INITIALIZE))
+        std::borrow::Cow::Borrowed(ProtocolVersion::known_up_to(&ProtocolVersion::V_2026_07_28))
+    }
+
+    /// A session starts here, and so does its transcript (a stateless
+    /// request never sends `initialize`, so it writes no file of its own).
+    async fn initialize(
+        &self,
+        request: rmcp::model::InitializeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::InitializeResult, McpError> {
+        if let Some(dir) = self.surface.transcript_dir.as_deref()
+            && self.transcript.get().is_none()
+            && let Some(writer) = open_transcript(dir, &self.surface, &self.session)
+        {
+            let _ = self.transcript.set(writer);
+        }
+        context.peer.set_peer_info(request.clone());
+        self.negotiate_initialize(&request)
+    }
+
+    /// What a stateless client can use (see [`super::stateless::discover_capabilities`]).
+    async fn discover(&self, _context: RequestContext<RoleServer>) -> Result<rmcp::model::DiscoverResult, McpError> {
+        let passthrough = self.surface.passthrough.as_ref().is_some_and(|p| !p.is_empty());
+        let mut info = self.get_info();
+        info.capabilities = super::stateless::discover_capabilities(passthrough);
+        Ok(rmcp::model::DiscoverResult::from_server_info(self.supported_protocol_versions().into_owned(), info))
     }
 
     /// Kept as this client's choice: the servers behind, which every client
@@ -651,6 +715,7 @@ impl ServerHandler for QuiverServer {
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
+        let stateless = self.adopt_stateless_head(&context);
         if self.session.pinned_head().is_none() {
             self.surface.settle_direct(&self.context(&context)).await;
         }
@@ -683,7 +748,15 @@ impl ServerHandler for QuiverServer {
         announced.fingerprint = catalog.fingerprint(CatalogFormat::Mcp).sha256;
         announced.engine = Some(engine);
         drop(announced);
-        let result = ListToolsResult::with_all_items(tools);
+        let mut result = ListToolsResult::with_all_items(tools);
+        if stateless {
+            if let Some(head) = self.session.pinned_head() {
+                self.surface.stateless_head.pin(head);
+            }
+            let (ttl, scope) = super::stateless::tools_cache_hints(self.surface.has_direct_servers());
+            result.ttl_ms = Some(ttl);
+            result.cache_scope = Some(scope);
+        }
         // A directly exposed server's entries go out as it wrote them.
         Ok(match &self.verbatim {
             Some(slots) if verbatim_entries.iter().any(Option::is_some) => {
@@ -698,6 +771,7 @@ impl ServerHandler for QuiverServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
+        let stateless = self.adopt_stateless_head(&context);
         let ctx = self.context(&context);
         if !self.session.is_head_pinned() {
             self.surface.settle_direct(&ctx).await;
@@ -720,6 +794,8 @@ impl ServerHandler for QuiverServer {
             }
         };
         let result = match dispatched {
+            // Verbatim text is a downstream server's, in its revision's shape.
+            Ok(result) if stateless => convert::call_result(&result),
             Ok(result) => self.call_result(&result),
             // A fatal tool failure breaks that call, not the connection.
             Err(e) => {
@@ -727,7 +803,11 @@ impl ServerHandler for QuiverServer {
                 convert::error_result(format!("{e:#}"))
             }
         };
-        self.announce_changes(&context).await;
+        // A stateless client hears of changes on `subscriptions/listen`, not
+        // on a call's response.
+        if !stateless {
+            self.announce_changes(&context).await;
+        }
         Ok(result.into())
     }
 }
