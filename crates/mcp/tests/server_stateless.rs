@@ -79,9 +79,13 @@ async fn post(url: &str, method: &str, params: Value, headers: &[(&str, &str)]) 
 }
 
 /// A well-formed 2026-07-28 request of `method` (`name`: the tool's, for the
-/// `Mcp-Name` header).
+/// `Mcp-Name` header); `_meta` members in `params` are kept.
 async fn request(url: &str, method: &str, name: Option<&str>, mut params: Value) -> Answer {
-    params["_meta"] = meta();
+    let mut full = meta();
+    if let Some(given) = params.get("_meta").and_then(Value::as_object) {
+        full.as_object_mut().unwrap().extend(given.clone());
+    }
+    params["_meta"] = full;
     let mut headers = vec![("MCP-Protocol-Version", V), ("Mcp-Method", method)];
     if let Some(name) = name {
         headers.push(("Mcp-Name", name));
@@ -133,7 +137,8 @@ async fn tools_list_is_the_head_with_cache_hints() {
 }
 
 /// Calls go through dispatch as a session's do; what a request loads does
-/// not outlive it (the list stays the head), but a found tool is callable.
+/// not outlive it unless the client carries it back (see below), but a
+/// found tool is callable by name.
 #[tokio::test]
 async fn tools_call_goes_through_dispatch() {
     let (url, _dir) = started().await;
@@ -235,4 +240,43 @@ async fn a_2025_11_25_session_works_beside_stateless_requests() {
     let said = call_tool(&url, "say", json!({"text": "still here"})).await;
     assert_eq!(call_text(&said), "still here", "{}", said.message);
     assert_eq!(text(&call(&client, "say", json!({"text": "and here"})).await), "and here");
+}
+
+/// What a call loads comes back as a signed tail; sent back, it is that
+/// client's list (private), and grows only by its own searches. A tail
+/// changed by the client, or none, is the head.
+#[tokio::test]
+async fn a_client_carries_its_tail() {
+    let (url, _dir) = started().await;
+    let said = call_tool(&url, "say", json!({"text": "hi"})).await;
+    assert!(said.message["result"]["_meta"].get("quiver/tail").is_none(), "nothing loaded: {}", said.message);
+
+    let found = call_tool(&url, "tool_search", json!({"query": "weather forecast"})).await;
+    let tail = found.message["result"]["_meta"]["quiver/tail"].clone();
+    assert_eq!(tail["loaded"], json!(["weather_lookup"]), "{}", found.message);
+
+    let list = |tail: Value| {
+        let url = url.clone();
+        async move { request(&url, "tools/list", None, json!({"_meta": {"quiver/tail": tail}})).await }
+    };
+    let mine = list(tail.clone()).await;
+    assert_eq!(tool_names(&mine.message), ["explode", "json_info", "say", "tool_search", "weather_lookup"]);
+    assert_eq!(mine.message["result"]["cacheScope"], "private");
+
+    // Another search in the same client's requests adds to its tail.
+    let params =
+        json!({"name": "tool_search", "arguments": {"query": "stock price quote"}, "_meta": {"quiver/tail": tail}});
+    let more = request(&url, "tools/call", Some("tool_search"), params).await;
+    let grown = more.message["result"]["_meta"]["quiver/tail"].clone();
+    assert_eq!(grown["loaded"], json!(["weather_lookup", "stock_quote"]), "{}", more.message);
+    let names = tool_names(&list(grown).await.message);
+    assert_eq!(names[4..], ["weather_lookup", "stock_quote"]);
+
+    // Another client (no tail) sees the head; a tail the client rewrote is no tail.
+    let other = list(Value::Null).await;
+    assert_eq!(tool_names(&other.message), ["explode", "json_info", "say", "tool_search"]);
+    assert_eq!(other.message["result"]["cacheScope"], "public");
+    let mut forged = tail.clone();
+    forged["loaded"] = json!(["wipe_cache"]);
+    assert_eq!(tool_names(&list(forged).await.message), ["explode", "json_info", "say", "tool_search"]);
 }

@@ -38,6 +38,8 @@ pub struct Surface {
     pub transcript_dir: Option<std::path::PathBuf>,
     /// The head every stateless (2026-07-28) request is shown.
     stateless_head: super::stateless::StatelessHead,
+    /// Signs the tails stateless clients carry (see `stateless_tail`).
+    tail_keys: super::stateless_tail::TailKeys,
 }
 
 enum Engines {
@@ -55,6 +57,7 @@ impl Surface {
             audience,
             transcript_dir: None,
             stateless_head: Default::default(),
+            tail_keys: Default::default(),
         }
     }
 
@@ -70,6 +73,7 @@ impl Surface {
             audience,
             transcript_dir: None,
             stateless_head: Default::default(),
+            tail_keys: Default::default(),
         }
     }
 
@@ -354,13 +358,25 @@ impl QuiverServer {
     }
 
     /// Whether `request` is stateless (see `stateless`); if so this fresh
-    /// session starts from the head every stateless request is shown.
+    /// session starts from the head every stateless request is shown and the
+    /// tail the client carries, when quiver signed it (see `stateless_tail`).
     fn adopt_stateless_head(&self, request: &RequestContext<RoleServer>) -> bool {
         let stateless = super::stateless::is_stateless(request);
-        if stateless && let Some(head) = self.surface.stateless_head.get() {
+        if !stateless {
+            return false;
+        }
+        if let Some(head) = self.surface.stateless_head.get() {
             self.session.pin_head(head);
         }
-        stateless
+        if let Some(token) = request.meta.get(super::stateless_tail::TAIL_KEY) {
+            match self.surface.tail_keys.verify(token) {
+                Some(loaded) => {
+                    self.session.load(&loaded);
+                }
+                None => tracing::debug!("ignored a tail token quiver cannot verify"),
+            }
+        }
+        true
     }
 
     /// Whether the list the client would get now differs from what it knows:
@@ -753,7 +769,8 @@ impl ServerHandler for QuiverServer {
             if let Some(head) = self.session.pinned_head() {
                 self.surface.stateless_head.pin(head);
             }
-            let (ttl, scope) = super::stateless::tools_cache_hints(self.surface.has_direct_servers());
+            let carries_tail = !self.session.loaded().is_empty();
+            let (ttl, scope) = super::stateless::tools_cache_hints(self.surface.has_direct_servers(), carries_tail);
             result.ttl_ms = Some(ttl);
             result.cache_scope = Some(scope);
         }
@@ -793,7 +810,7 @@ impl ServerHandler for QuiverServer {
                 return Ok(convert::error_result(format!("call to `{name}` was cancelled by the client")).into());
             }
         };
-        let result = match dispatched {
+        let mut result = match dispatched {
             // Verbatim text is a downstream server's, in its revision's shape.
             Ok(result) if stateless => convert::call_result(&result),
             Ok(result) => self.call_result(&result),
@@ -804,9 +821,15 @@ impl ServerHandler for QuiverServer {
             }
         };
         // A stateless client hears of changes on `subscriptions/listen`, not
-        // on a call's response.
+        // on a call's response; it carries its tail itself.
         if !stateless {
             self.announce_changes(&context).await;
+        } else {
+            let loaded = self.session.loaded();
+            if !loaded.is_empty() {
+                let token = self.surface.tail_keys.token(&loaded);
+                result.meta.get_or_insert_with(Default::default).insert(super::stateless_tail::TAIL_KEY.into(), token);
+            }
         }
         Ok(result.into())
     }

@@ -16,18 +16,21 @@
 //!   shown; a stateless request has no session to pin it in, so the first
 //!   stateless list pins it for every later one ([`StatelessHead`]). Every
 //!   stateless client of this process is therefore shown the same list.
-//! - **No tail yet.** What a stateless request loads (`tool_search`, a direct
-//!   call of a deferred tool) lives as long as that request: the list stays
-//!   the head. A loaded tool is still callable by name in any later request
-//!   (dispatch accepts every known name). Carrying a client's tail across
-//!   requests is left for later (see `docs/gateway.md`).
-//! - **Caching hints** ([`tools_cache_hints`]): the list is the same for every
-//!   client (the audience is the process's), so `cacheScope` is `public`.
-//!   With no directly exposed server behind quiver nothing can change it
-//!   while the process runs, so it is fresh for [`STABLE_TTL_MS`]; a directly
-//!   exposed server's tools are in the head and change when that server says
-//!   so, and until quiver delivers `notifications/tools/list_changed` on
-//!   `subscriptions/listen` its `ttlMs` is `0` (list again each time).
+//! - **The tail, carried by the client** (`stateless_tail`): a call that
+//!   loads tools answers with a signed token of the client's tail in
+//!   `_meta["quiver/tail"]`; a request that sends it back is answered as a
+//!   session with that tail would be. Without it the list is the head, and a
+//!   loaded tool is still callable by name (dispatch accepts every known name).
+//! - **Caching hints** ([`tools_cache_hints`]): the head is the same for every
+//!   client (the audience is the process's), so a list without a tail is
+//!   `public`; one with a tail is that client's (`private`). A list changes
+//!   only by a search in the client's own requests (which answer with its
+//!   new token, so it knows) or by the servers behind: with no directly
+//!   exposed server nothing else changes it while the process runs, so it is
+//!   fresh for [`STABLE_TTL_MS`]; a directly exposed server's tools are in the
+//!   head and change when that server says so, and until quiver delivers
+//!   `notifications/tools/list_changed` on `subscriptions/listen` its `ttlMs`
+//!   is `0` (list again each time).
 //! - **Nothing sent to the client during a request but progress**: approvals
 //!   are not asked by elicitation (2026-07-28 replaced server-to-client
 //!   requests with `InputRequiredResult`, not done yet), and no
@@ -71,10 +74,11 @@ impl StatelessHead {
 
 /// `ttlMs` and `cacheScope` of a stateless `tools/list` (see the module
 /// documentation): `direct_servers` is whether a directly exposed server is
-/// behind quiver (its tools are in the head).
-pub fn tools_cache_hints(direct_servers: bool) -> (u64, CacheScope) {
+/// behind quiver (its tools are in the head), `tail` whether the list shows
+/// a tail the client carried.
+pub fn tools_cache_hints(direct_servers: bool, tail: bool) -> (u64, CacheScope) {
     let ttl = if direct_servers { 0 } else { STABLE_TTL_MS };
-    (ttl, CacheScope::Public)
+    (ttl, if tail { CacheScope::Private } else { CacheScope::Public })
 }
 
 /// The capabilities `server/discover` states: what a stateless client can
@@ -109,9 +113,10 @@ mod tests {
     }
 
     #[test]
-    fn a_list_with_direct_servers_is_never_fresh() {
-        assert_eq!(tools_cache_hints(false), (STABLE_TTL_MS, CacheScope::Public));
-        assert_eq!(tools_cache_hints(true), (0, CacheScope::Public));
+    fn a_list_with_direct_servers_is_never_fresh_one_with_a_tail_is_private() {
+        assert_eq!(tools_cache_hints(false, false), (STABLE_TTL_MS, CacheScope::Public));
+        assert_eq!(tools_cache_hints(true, false), (0, CacheScope::Public));
+        assert_eq!(tools_cache_hints(false, true), (STABLE_TTL_MS, CacheScope::Private));
     }
 
     #[test]
