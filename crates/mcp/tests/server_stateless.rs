@@ -179,10 +179,18 @@ async fn errors_are_the_revisions() {
     let data = unsupported.message["error"]["data"].to_string();
     assert!(data.contains(V) && data.contains("2025-11-25"), "{data}");
 
-    // A method the revision removed: 404, -32601.
-    let ping = request(&url, "ping", None, json!({})).await;
-    assert_eq!(ping.status, 404, "{}", ping.message);
-    assert_eq!(ping.message["error"]["code"], -32601, "{}", ping.message);
+    // A method the revision removed: 404, -32601, whatever its params (as
+    // the conformance suite sends them: nothing but `_meta`) ...
+    for method in ["ping", "initialize", "logging/setLevel", "resources/subscribe", "resources/unsubscribe"] {
+        let removed = request(&url, method, None, json!({})).await;
+        assert_eq!(removed.status, 404, "{method}: {}", removed.message);
+        assert_eq!(removed.message["error"]["code"], -32601, "{method}: {}", removed.message);
+    }
+    // ... and with well-formed ones.
+    let set_level = request(&url, "logging/setLevel", None, json!({"level": "debug"})).await;
+    assert_eq!((set_level.status, &set_level.message["error"]["code"]), (404, &json!(-32601)), "{}", set_level.message);
+    let subscribe = request(&url, "resources/subscribe", Some("test://x"), json!({"uri": "test://x"})).await;
+    assert_eq!((subscribe.status, &subscribe.message["error"]["code"]), (404, &json!(-32601)), "{}", subscribe.message);
 
     // Headers that disagree with the body: 400, -32020.
     let mismatch = post(

@@ -434,6 +434,15 @@ fn changed_since_announced(surface: &Surface, session: &Session, announced: &Mut
     true
 }
 
+/// A stateless request's result says it is complete (2026-07-28 requires
+/// `resultType`; what the servers behind answer in an older revision has
+/// none). rmcp drops it again for a session's older revision.
+fn complete(result_type: &mut Option<rmcp::model::ResultType>, context: &RequestContext<RoleServer>) {
+    if super::stateless::is_stateless(context) {
+        result_type.get_or_insert(rmcp::model::ResultType::COMPLETE);
+    }
+}
+
 /// The capabilities a gateway with servers behind it adds.
 fn with_passthrough(capabilities: ServerCapabilities) -> ServerCapabilities {
     let mut value = serde_json::to_value(&capabilities).unwrap_or_default();
@@ -606,8 +615,11 @@ impl ServerHandler for QuiverServer {
     async fn set_level(
         &self,
         request: rmcp::model::SetLevelRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
+        if super::stateless::is_stateless(&context) {
+            return Err(super::stateless::removed_error("logging/setLevel"));
+        }
         if let Engines::Hosted { manager, .. } = &self.surface.engines {
             manager.choose_log_level(self.client, request.level).await;
         }
@@ -631,23 +643,27 @@ impl ServerHandler for QuiverServer {
     async fn list_resources(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::ListResourcesResult, McpError> {
-        match &self.surface.passthrough {
-            Some(p) => p.list_resources().await,
-            None => Ok(Default::default()),
-        }
+        let mut result = match &self.surface.passthrough {
+            Some(p) => p.list_resources().await?,
+            None => Default::default(),
+        };
+        complete(&mut result.result_type, &context);
+        Ok(result)
     }
 
     async fn list_resource_templates(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::ListResourceTemplatesResult, McpError> {
-        match &self.surface.passthrough {
-            Some(p) => p.list_resource_templates().await,
-            None => Ok(Default::default()),
-        }
+        let mut result = match &self.surface.passthrough {
+            Some(p) => p.list_resource_templates().await?,
+            None => Default::default(),
+        };
+        complete(&mut result.result_type, &context);
+        Ok(result)
     }
 
     async fn read_resource(
@@ -656,7 +672,9 @@ impl ServerHandler for QuiverServer {
         context: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::ReadResourceResponse, McpError> {
         let passthrough = self.passthrough()?;
-        Ok(passthrough.read_resource(request, &self.context(&context)).await?.into())
+        let mut result = passthrough.read_resource(request, &self.context(&context)).await?;
+        complete(&mut result.result_type, &context);
+        Ok(result.into())
     }
 
     #[allow(deprecated)] // resources/subscribe: legacy-only, still in every session revision
@@ -690,12 +708,14 @@ impl ServerHandler for QuiverServer {
     async fn list_prompts(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::ListPromptsResult, McpError> {
-        match &self.surface.passthrough {
-            Some(p) => p.list_prompts().await,
-            None => Ok(Default::default()),
-        }
+        let mut result = match &self.surface.passthrough {
+            Some(p) => p.list_prompts().await?,
+            None => Default::default(),
+        };
+        complete(&mut result.result_type, &context);
+        Ok(result)
     }
 
     async fn get_prompt(
@@ -704,7 +724,9 @@ impl ServerHandler for QuiverServer {
         context: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::GetPromptResponse, McpError> {
         let passthrough = self.passthrough()?;
-        Ok(passthrough.get_prompt(request, &self.context(&context)).await?.into())
+        let mut result = passthrough.get_prompt(request, &self.context(&context)).await?;
+        complete(&mut result.result_type, &context);
+        Ok(result.into())
     }
 
     async fn complete(
@@ -712,17 +734,22 @@ impl ServerHandler for QuiverServer {
         request: rmcp::model::CompleteRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::CompleteResult, McpError> {
-        match &self.surface.passthrough {
-            Some(p) => p.complete(request, &self.context(&context)).await,
-            None => Ok(Default::default()),
-        }
+        let mut result = match &self.surface.passthrough {
+            Some(p) => p.complete(request, &self.context(&context)).await?,
+            None => Default::default(),
+        };
+        complete(&mut result.result_type, &context);
+        Ok(result)
     }
 
     async fn on_custom_request(
         &self,
         request: rmcp::model::CustomRequest,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::CustomResult, McpError> {
+        if super::stateless::is_stateless(&context) && super::stateless::removed(&request.method) {
+            return Err(super::stateless::removed_error(&request.method));
+        }
         Err(super::bad_request::answer(&request.method, request.params.as_ref()))
     }
 

@@ -55,6 +55,22 @@ pub fn is_stateless(context: &RequestContext<RoleServer>) -> bool {
     context.meta.protocol_version().is_some_and(|v| v.as_str() >= ProtocolVersion::V_2026_07_28.as_str())
 }
 
+/// Whether `method` is a request 2026-07-28 removed (the handshake, `ping`,
+/// the session's log level and resource subscriptions): a stateless request
+/// of it is answered "method not found" (HTTP 404), whatever its params.
+pub fn removed(method: &str) -> bool {
+    matches!(method, "initialize" | "ping" | "logging/setLevel" | "resources/subscribe" | "resources/unsubscribe")
+}
+
+/// The answer to a stateless request of a method 2026-07-28 removed.
+pub fn removed_error(method: &str) -> rmcp::ErrorData {
+    rmcp::ErrorData::new(
+        rmcp::model::ErrorCode::METHOD_NOT_FOUND,
+        format!("method not found: `{method}` is not part of MCP 2026-07-28"),
+        None,
+    )
+}
+
 /// The head every stateless request of this process is shown: the first one
 /// built, kept.
 #[derive(Default)]
