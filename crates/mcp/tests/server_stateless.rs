@@ -288,3 +288,39 @@ async fn a_client_carries_its_tail() {
     forged["loaded"] = json!(["wipe_cache"]);
     assert_eq!(tool_names(&list(forged).await.message), ["explode", "json_info", "say", "tool_search"]);
 }
+
+/// Over stdio a 2026-07-28 client opens with a request carrying its `_meta`
+/// (no `initialize`): rmcp answers `server/discover` and serves the rest in
+/// the connection's session, through the same handler.
+#[tokio::test]
+async fn stdio_speaks_2026_07_28_too() {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+    let (surface, _dir) = surface(Mode::Agent);
+    let (client_io, server_io) = tokio::io::duplex(1 << 20);
+    let (server_read, server_write) = tokio::io::split(server_io);
+    tokio::spawn(quiver_mcp::server::serve_io(surface, server_read, server_write));
+    let (read, mut write) = tokio::io::split(client_io);
+    let mut lines = BufReader::new(read).lines();
+    let mut ask = async |id: u64, method: &str, mut params: Value| {
+        params["_meta"] = meta();
+        let line = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+        write.write_all(format!("{line}\n").as_bytes()).await.unwrap();
+        loop {
+            let next = tokio::time::timeout(std::time::Duration::from_secs(20), lines.next_line()).await;
+            let message: Value = serde_json::from_str(&next.unwrap().unwrap().unwrap()).unwrap();
+            if message["id"] == id {
+                return message;
+            }
+        }
+    };
+    let discover = ask(1, "server/discover", json!({})).await;
+    assert!(discover["result"]["supportedVersions"].to_string().contains(V), "{discover}");
+    let list = ask(2, "tools/list", json!({})).await;
+    assert_eq!(tool_names(&list), ["explode", "json_info", "say", "tool_search"]);
+    assert_eq!(list["result"]["resultType"], "complete");
+    assert_eq!(list["result"]["cacheScope"], "public");
+    let said = ask(3, "tools/call", json!({"name": "say", "arguments": {"text": "over stdio"}})).await;
+    assert_eq!(said["result"]["content"][0]["text"], "over stdio", "{said}");
+    let ping = ask(4, "ping", json!({})).await;
+    assert_eq!(ping["error"]["code"], -32601, "{ping}");
+}
