@@ -117,7 +117,7 @@ async fn discover_answers_without_a_session() {
         result["supportedVersions"].as_array().unwrap().iter().map(|v| v.as_str().unwrap()).collect();
     assert!(versions.contains(&V) && versions.contains(&"2025-11-25"), "{versions:?}");
     assert_eq!(result["resultType"], "complete");
-    assert_eq!(result["capabilities"]["tools"], json!({}), "no listChanged without subscriptions/listen");
+    assert_eq!(result["capabilities"]["tools"], json!({"listChanged": true}), "on subscriptions/listen");
     assert!(result["capabilities"].get("logging").is_none(), "{result}");
     assert_eq!(result["_meta"]["io.modelcontextprotocol/serverInfo"]["name"], "quiver");
     assert!(result["instructions"].as_str().unwrap().contains("tool_search"));
@@ -323,4 +323,45 @@ async fn stdio_speaks_2026_07_28_too() {
     assert_eq!(said["result"]["content"][0]["text"], "over stdio", "{said}");
     let ping = ask(4, "ping", json!({})).await;
     assert_eq!(ping["error"]["code"], -32601, "{ping}");
+}
+
+/// `subscriptions/listen` is acknowledged on its stream with what quiver
+/// accepted (tool list changes; no resources or prompts with no servers
+/// behind), and the stream stays open for what comes.
+#[tokio::test]
+async fn subscriptions_listen_is_acknowledged() {
+    let (url, _dir) = started().await;
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let body = json!({"jsonrpc": "2.0", "id": 9, "method": "subscriptions/listen", "params": {
+        "notifications": {"toolsListChanged": true, "promptsListChanged": true}, "_meta": meta()}});
+    let mut response = reqwest::Client::new()
+        .post(&url)
+        .header("Accept", "application/json, text/event-stream")
+        .header("MCP-Protocol-Version", V)
+        .header("Mcp-Method", "subscriptions/listen")
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200);
+    assert!(response.headers().get("mcp-session-id").is_none());
+    let mut seen = String::new();
+    let ack = loop {
+        let chunk = tokio::time::timeout(std::time::Duration::from_secs(10), response.chunk()).await;
+        seen.push_str(&String::from_utf8_lossy(&chunk.expect("the acknowledgement within 10 s").unwrap().unwrap()));
+        let found = seen
+            .lines()
+            .filter_map(|line| line.strip_prefix("data:"))
+            .filter_map(|data| serde_json::from_str::<Value>(data.trim()).ok())
+            .find(|m| m["method"] == "notifications/subscriptions/acknowledged");
+        if let Some(ack) = found {
+            break ack;
+        }
+    };
+    assert_eq!(ack["params"]["notifications"], json!({"toolsListChanged": true}), "{ack}");
+    // Still open: no final result yet.
+    let more = tokio::time::timeout(std::time::Duration::from_millis(300), response.chunk()).await;
+    assert!(
+        more.is_err() || !String::from_utf8_lossy(&more.unwrap().unwrap().unwrap_or_default()).contains("\"result\"")
+    );
 }

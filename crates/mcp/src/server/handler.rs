@@ -25,6 +25,10 @@ use super::passthrough::Passthrough;
 use crate::client::McpManager;
 use crate::client::server::RelayRoute;
 
+#[path = "announce.rs"]
+mod announce;
+use announce::{Announced, Forwarder, changed_since_announced, forward_downstream};
+
 /// What every session of one `quiver mcp serve` shares: the engine (or the
 /// host that rebuilds it when a downstream tool list changes), the workspace
 /// its tools act on, and the audience (provider, model, mode).
@@ -201,17 +205,6 @@ impl Drop for SessionEnd {
             manager.forget_log_level(self.client);
         }
     }
-}
-
-#[derive(Default)]
-struct Announced {
-    /// Loaded tools (the tail) the client knows about.
-    loaded: usize,
-    /// The engine the client's list came from, and that list's fingerprint:
-    /// a rebuilt engine (a downstream server's tools changed) only matters
-    /// when the list it renders differs.
-    engine: Option<Arc<Engine>>,
-    fingerprint: String,
 }
 
 impl QuiverServer {
@@ -411,29 +404,6 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-/// Whether the list the client would get now differs from what it knows:
-/// the tail grew, or a rebuilt engine renders a different list.
-fn changed_since_announced(surface: &Surface, session: &Session, announced: &Mutex<Announced>) -> bool {
-    let loaded = session.loaded();
-    let engine = surface.engine();
-    let mut announced = lock(announced);
-    if loaded.len() > announced.loaded {
-        announced.loaded = loaded.len();
-        return true;
-    }
-    let same_engine = announced.engine.as_ref().is_some_and(|e| Arc::ptr_eq(e, &engine));
-    if same_engine || announced.engine.is_none() {
-        return false;
-    }
-    let fingerprint = fingerprint(&engine, &surface.audience, &loaded);
-    announced.engine = Some(engine);
-    if fingerprint == announced.fingerprint {
-        return false;
-    }
-    announced.fingerprint = fingerprint;
-    true
-}
-
 /// A stateless request's result says it is complete (2026-07-28 requires
 /// `resultType`; what the servers behind answer in an older revision has
 /// none). rmcp drops it again for a session's older revision.
@@ -452,83 +422,6 @@ fn with_passthrough(capabilities: ServerCapabilities) -> ServerCapabilities {
         map.insert("completions".into(), serde_json::json!({}));
     }
     serde_json::from_value(value).unwrap_or(capabilities)
-}
-
-/// What one session's forwarder needs of it.
-struct Forwarder {
-    surface: Arc<Surface>,
-    session: Arc<Session>,
-    announced: Arc<Mutex<Announced>>,
-    subscribed: Arc<Mutex<std::collections::HashSet<String>>>,
-    peer: rmcp::service::Peer<RoleServer>,
-    /// The session's end (see [`QuiverServer`]'s `ended`).
-    ended: CancellationToken,
-}
-
-/// Forwards to one client what the servers behind announce, while it is
-/// connected: its tool list changed (once re-listed, and only if what the
-/// client would be shown changed), resource and prompt lists changed, and
-/// updates of resources it subscribed to. Unsubscribes what it held at the end.
-///
-/// It learns of the end from the session's handles dropping, not from a
-/// periodic check: a timer always pending would make every park of the
-/// runtime arm a kernel timer, on every relayed call.
-async fn forward_downstream(
-    forwarder: Forwarder,
-    mut events: tokio::sync::broadcast::Receiver<crate::client::DownstreamEvent>,
-) {
-    use crate::client::DownstreamEvent as E;
-    use tokio::sync::broadcast::error::RecvError;
-    let Forwarder { surface, session, announced, subscribed, peer, ended } = forwarder;
-    loop {
-        let event = tokio::select! {
-            event = events.recv() => event,
-            () = ended.cancelled() => break,
-        };
-        if peer.is_transport_closed() {
-            break;
-        }
-        let event = match event {
-            Ok(event) => event,
-            Err(RecvError::Lagged(_)) => continue,
-            Err(RecvError::Closed) => break,
-        };
-        let sent = match event {
-            E::ToolsRelisted { .. } => {
-                if changed_since_announced(&surface, &session, &announced) {
-                    peer.notify_tool_list_changed().await.map_err(|e| e.to_string())
-                } else {
-                    Ok(())
-                }
-            }
-            E::ResourcesListChanged { .. } => peer.notify_resource_list_changed().await.map_err(|e| e.to_string()),
-            E::PromptsListChanged { .. } => peer.notify_prompt_list_changed().await.map_err(|e| e.to_string()),
-            E::ResourceUpdated { server, uri } => {
-                let Some(handle) = surface.passthrough.as_ref().and_then(|p| p.server(&server).cloned()) else {
-                    continue;
-                };
-                let upstream = Passthrough::upstream_uri(&handle, &uri);
-                if lock(&subscribed).contains(&upstream) {
-                    peer.notify_resource_updated(rmcp::model::ResourceUpdatedNotificationParam::new(upstream))
-                        .await
-                        .map_err(|e| e.to_string())
-                } else {
-                    Ok(())
-                }
-            }
-            E::ToolsChanged { .. } => Ok(()),
-        };
-        if let Err(e) = sent {
-            tracing::debug!(error = %e, "could not forward a downstream announcement");
-            if peer.is_transport_closed() {
-                break;
-            }
-        }
-    }
-    let held = std::mem::take(&mut *lock(&subscribed));
-    if let Some(passthrough) = &surface.passthrough {
-        passthrough.release(held).await;
-    }
 }
 
 /// Starts this session's transcript. A transcript that cannot be written is
@@ -551,10 +444,6 @@ fn open_transcript(dir: &std::path::Path, surface: &Surface, session: &Session) 
             None
         }
     }
-}
-
-fn fingerprint(engine: &Engine, audience: &Audience, loaded: &[String]) -> String {
-    engine.catalog(audience, loaded).fingerprint(CatalogFormat::Mcp).sha256
 }
 
 impl ServerHandler for QuiverServer {
@@ -597,6 +486,30 @@ impl ServerHandler for QuiverServer {
         }
         context.peer.set_peer_info(request.clone());
         self.negotiate_initialize(&request)
+    }
+
+    /// `subscriptions/listen` (2026-07-28): tool list changes, and those of
+    /// the resource and prompt lists when servers are behind (not yet updates
+    /// of single resources).
+    fn accepted_subscription_filter(
+        &self,
+        requested: &rmcp::model::SubscriptionFilter,
+    ) -> Option<rmcp::model::SubscriptionFilter> {
+        let mut accepted = rmcp::model::SubscriptionFilter::new();
+        accepted.tools_list_changed = requested.tools_list_changed;
+        if self.surface.passthrough.as_ref().is_some_and(|p| !p.is_empty()) {
+            accepted.prompts_list_changed = requested.prompts_list_changed;
+            accepted.resources_list_changed = requested.resources_list_changed;
+        }
+        Some(accepted)
+    }
+
+    /// See [`announce::listen`]; the tail the listen request carried is the
+    /// one whose changes count.
+    async fn listen(&self, subscription: rmcp::service::SubscriptionContext) -> Result<(), McpError> {
+        self.adopt_stateless_head(subscription.request_context());
+        announce::listen(&self.surface, &self.session, &self.announced, subscription).await;
+        Ok(())
     }
 
     /// What a stateless client can use (see [`super::stateless::discover_capabilities`]).

@@ -28,13 +28,14 @@
 //!   new token, so it knows) or by the servers behind: with no directly
 //!   exposed server nothing else changes it while the process runs, so it is
 //!   fresh for [`STABLE_TTL_MS`]; a directly exposed server's tools are in the
-//!   head and change when that server says so, and until quiver delivers
-//!   `notifications/tools/list_changed` on `subscriptions/listen` its `ttlMs`
-//!   is `0` (list again each time).
+//!   head and change when that server says so: a client listening on
+//!   `subscriptions/listen` hears of it, one that does not must list again,
+//!   so its `ttlMs` is `0`.
 //! - **Nothing sent to the client during a request but progress**: approvals
 //!   are not asked by elicitation (2026-07-28 replaced server-to-client
 //!   requests with `InputRequiredResult`, not done yet), and no
-//!   `notifications/tools/list_changed` goes on a call's response.
+//!   `notifications/tools/list_changed` goes on a call's response: list
+//!   changes go on `subscriptions/listen` (`announce.rs`).
 //! - **No transcript per request**: a session's transcript starts at its
 //!   `initialize`, which a stateless request never sends.
 
@@ -98,16 +99,17 @@ pub fn tools_cache_hints(direct_servers: bool, tail: bool) -> (u64, CacheScope) 
 }
 
 /// The capabilities `server/discover` states: what a stateless client can
-/// use. No `listChanged` (quiver does not answer `subscriptions/listen` yet),
-/// no `resources.subscribe` (removed in 2026-07-28), no `logging`
-/// (deprecated, and `logging/setLevel` needs a session to keep the level).
+/// use. List changes come on `subscriptions/listen`; no `resources.subscribe`
+/// (removed in 2026-07-28; single-resource updates on `subscriptions/listen`
+/// are not done yet), no `logging` (deprecated, and `logging/setLevel` needs
+/// a session to keep the level).
 pub fn discover_capabilities(passthrough: bool) -> ServerCapabilities {
-    let mut capabilities = ServerCapabilities::builder().enable_tools().build();
+    let mut capabilities = ServerCapabilities::builder().enable_tools().enable_tool_list_changed().build();
     if passthrough {
         let mut value = serde_json::to_value(&capabilities).unwrap_or_default();
         if let serde_json::Value::Object(map) = &mut value {
-            map.insert("resources".into(), serde_json::json!({}));
-            map.insert("prompts".into(), serde_json::json!({}));
+            map.insert("resources".into(), serde_json::json!({"listChanged": true}));
+            map.insert("prompts".into(), serde_json::json!({"listChanged": true}));
             map.insert("completions".into(), serde_json::json!({}));
         }
         capabilities = serde_json::from_value(value).unwrap_or(capabilities);
@@ -138,8 +140,8 @@ mod tests {
     #[test]
     fn discover_states_no_session_features() {
         let value = serde_json::to_value(discover_capabilities(true)).unwrap_or_default();
-        assert_eq!(value["tools"], serde_json::json!({}));
-        assert_eq!(value["resources"], serde_json::json!({}));
+        assert_eq!(value["tools"], serde_json::json!({"listChanged": true}));
+        assert_eq!(value["resources"], serde_json::json!({"listChanged": true}));
         assert!(value.get("logging").is_none());
     }
 }
