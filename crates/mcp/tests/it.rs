@@ -24,5 +24,6 @@ mod gateway_verbatim;
 mod server_capacity;
 mod server_http;
 mod server_session;
+mod server_stateless;
 mod server_stdio_lines;
 mod server_support;

@@ -6,7 +6,7 @@
 //! hand-written `ServerHandler` rather than rmcp's `#[tool]` router.
 
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
 use quiver_engine::transcript::{Event, TRANSCRIPT_VERSION, TranscriptWriter};
 use quiver_engine::{Audience, CatalogFormat, Engine, EngineHost, Session, ToolContext, Workspace};
@@ -25,6 +25,10 @@ use super::passthrough::Passthrough;
 use crate::client::McpManager;
 use crate::client::server::RelayRoute;
 
+#[path = "announce.rs"]
+mod announce;
+use announce::{Announced, Forwarder, changed_since_announced, forward_downstream};
+
 /// What every session of one `quiver mcp serve` shares: the engine (or the
 /// host that rebuilds it when a downstream tool list changes), the workspace
 /// its tools act on, and the audience (provider, model, mode).
@@ -36,6 +40,10 @@ pub struct Surface {
     pub audience: Audience,
     /// Where each session's transcript is written (`<dir>/<session id>.jsonl`).
     pub transcript_dir: Option<std::path::PathBuf>,
+    /// The head every stateless (2026-07-28) request is shown.
+    stateless_head: super::stateless::StatelessHead,
+    /// Signs the tails stateless clients carry (see `stateless_tail`).
+    tail_keys: super::stateless_tail::TailKeys,
 }
 
 enum Engines {
@@ -46,7 +54,15 @@ enum Engines {
 impl Surface {
     /// A surface over one frozen engine (native tools only, or tests).
     pub fn new(engine: Arc<Engine>, workspace: Workspace, audience: Audience) -> Self {
-        Surface { engines: Engines::Fixed(engine), passthrough: None, workspace, audience, transcript_dir: None }
+        Surface {
+            engines: Engines::Fixed(engine),
+            passthrough: None,
+            workspace,
+            audience,
+            transcript_dir: None,
+            stateless_head: Default::default(),
+            tail_keys: Default::default(),
+        }
     }
 
     /// A surface whose engine follows `host` (downstream MCP servers of
@@ -54,7 +70,15 @@ impl Surface {
     pub fn hosted(host: Arc<EngineHost>, manager: Arc<McpManager>, workspace: Workspace, audience: Audience) -> Self {
         let servers: Vec<_> = manager.servers().cloned().collect();
         let passthrough = (!servers.is_empty()).then(|| Arc::new(Passthrough::new(servers)));
-        Surface { engines: Engines::Hosted { host, manager }, passthrough, workspace, audience, transcript_dir: None }
+        Surface {
+            engines: Engines::Hosted { host, manager },
+            passthrough,
+            workspace,
+            audience,
+            transcript_dir: None,
+            stateless_head: Default::default(),
+            tail_keys: Default::default(),
+        }
     }
 
     /// How many resource subscriptions quiver holds on the servers behind
@@ -106,6 +130,13 @@ impl Surface {
         }
     }
 
+    /// Whether a directly exposed server is behind quiver (its tools are in
+    /// the head, and change when it says so).
+    fn has_direct_servers(&self) -> bool {
+        let Engines::Hosted { manager, .. } = &self.engines else { return false };
+        manager.servers().any(|s| s.config().enabled && s.config().expose.is_direct())
+    }
+
     /// Announcements of the servers behind (none for a fixed engine).
     fn downstream_events(&self) -> Option<tokio::sync::broadcast::Receiver<crate::client::DownstreamEvent>> {
         match &self.engines {
@@ -138,7 +169,9 @@ static NEXT_SESSION: AtomicU64 = AtomicU64::new(1);
 pub struct QuiverServer {
     surface: Arc<Surface>,
     session: Arc<Session>,
-    transcript: Option<Arc<TranscriptWriter>>,
+    /// Opened at `initialize`: a stateless request (which sends none) has no
+    /// transcript of its own.
+    transcript: Arc<OnceLock<Arc<TranscriptWriter>>>,
     /// What the client was last shown or told about, so each change of the
     /// list sends exactly one `notifications/tools/list_changed`.
     announced: Arc<Mutex<Announced>>,
@@ -174,29 +207,17 @@ impl Drop for SessionEnd {
     }
 }
 
-#[derive(Default)]
-struct Announced {
-    /// Loaded tools (the tail) the client knows about.
-    loaded: usize,
-    /// The engine the client's list came from, and that list's fingerprint:
-    /// a rebuilt engine (a downstream server's tools changed) only matters
-    /// when the list it renders differs.
-    engine: Option<Arc<Engine>>,
-    fingerprint: String,
-}
-
 impl QuiverServer {
     /// A handler with a fresh session (one per connection / HTTP session).
     pub fn new(surface: Arc<Surface>) -> Self {
         let n = NEXT_SESSION.fetch_add(1, Ordering::Relaxed);
         let session = Arc::new(Session::new(format!("mcp-{}-{n}", std::process::id())));
-        let transcript = surface.transcript_dir.as_deref().and_then(|dir| open_transcript(dir, &surface, &session));
         let ended = CancellationToken::new();
         let end = SessionEnd { ended: ended.clone(), client: n, surface: Arc::clone(&surface) };
         QuiverServer {
             surface,
             session,
-            transcript,
+            transcript: Arc::default(),
             announced: Arc::default(),
             subscribed: Arc::default(),
             verbatim: None,
@@ -250,7 +271,7 @@ impl QuiverServer {
     /// (starting the server, settling the first list, asking, deprecation
     /// notices, the transcript).
     pub(crate) fn relay_route(&self, name: &str, arguments: Option<&str>) -> Option<RelayRoute> {
-        if self.transcript.is_some() || !self.session.is_head_pinned() {
+        if self.surface.transcript_dir.is_some() || !self.session.is_head_pinned() {
             return None;
         }
         let Engines::Hosted { manager, .. } = &self.surface.engines else { return None };
@@ -312,16 +333,43 @@ impl QuiverServer {
 
     /// The context one call runs in. The approver is per call because the peer
     /// (and whether it can answer elicitation) is only known once the client
-    /// has initialized.
+    /// has initialized. A stateless request gets none: its revision has no
+    /// server-to-client requests.
     fn context(&self, request: &RequestContext<RoleServer>) -> ToolContext {
-        let approver = ElicitationApprover::for_peer(&request.peer)
-            .map(|a| Arc::new(a) as Arc<dyn quiver_engine::permissions::Approver>);
+        let approver = if super::stateless::is_stateless(request) {
+            None
+        } else {
+            ElicitationApprover::for_peer(&request.peer)
+                .map(|a| Arc::new(a) as Arc<dyn quiver_engine::permissions::Approver>)
+        };
         // Built by the engine so fields it adds later get their defaults.
         let mut ctx = self.surface.context();
         ctx.session = self.session.clone();
         ctx.approver = approver;
-        ctx.transcript = self.transcript.clone();
+        ctx.transcript = self.transcript.get().cloned();
         ctx
+    }
+
+    /// Whether `request` is stateless (see `stateless`); if so this fresh
+    /// session starts from the head every stateless request is shown and the
+    /// tail the client carries, when quiver signed it (see `stateless_tail`).
+    fn adopt_stateless_head(&self, request: &RequestContext<RoleServer>) -> bool {
+        let stateless = super::stateless::is_stateless(request);
+        if !stateless {
+            return false;
+        }
+        if let Some(head) = self.surface.stateless_head.get() {
+            self.session.pin_head(head);
+        }
+        if let Some(token) = request.meta.get(super::stateless_tail::TAIL_KEY) {
+            match self.surface.tail_keys.verify(token) {
+                Some(loaded) => {
+                    self.session.load(&loaded);
+                }
+                None => tracing::debug!("ignored a tail token quiver cannot verify"),
+            }
+        }
+        true
     }
 
     /// Whether the list the client would get now differs from what it knows:
@@ -356,27 +404,13 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-/// Whether the list the client would get now differs from what it knows:
-/// the tail grew, or a rebuilt engine renders a different list.
-fn changed_since_announced(surface: &Surface, session: &Session, announced: &Mutex<Announced>) -> bool {
-    let loaded = session.loaded();
-    let engine = surface.engine();
-    let mut announced = lock(announced);
-    if loaded.len() > announced.loaded {
-        announced.loaded = loaded.len();
-        return true;
+/// A stateless request's result says it is complete (2026-07-28 requires
+/// `resultType`; what the servers behind answer in an older revision has
+/// none). rmcp drops it again for a session's older revision.
+fn complete(result_type: &mut Option<rmcp::model::ResultType>, context: &RequestContext<RoleServer>) {
+    if super::stateless::is_stateless(context) {
+        result_type.get_or_insert(rmcp::model::ResultType::COMPLETE);
     }
-    let same_engine = announced.engine.as_ref().is_some_and(|e| Arc::ptr_eq(e, &engine));
-    if same_engine || announced.engine.is_none() {
-        return false;
-    }
-    let fingerprint = fingerprint(&engine, &surface.audience, &loaded);
-    announced.engine = Some(engine);
-    if fingerprint == announced.fingerprint {
-        return false;
-    }
-    announced.fingerprint = fingerprint;
-    true
 }
 
 /// The capabilities a gateway with servers behind it adds.
@@ -388,83 +422,6 @@ fn with_passthrough(capabilities: ServerCapabilities) -> ServerCapabilities {
         map.insert("completions".into(), serde_json::json!({}));
     }
     serde_json::from_value(value).unwrap_or(capabilities)
-}
-
-/// What one session's forwarder needs of it.
-struct Forwarder {
-    surface: Arc<Surface>,
-    session: Arc<Session>,
-    announced: Arc<Mutex<Announced>>,
-    subscribed: Arc<Mutex<std::collections::HashSet<String>>>,
-    peer: rmcp::service::Peer<RoleServer>,
-    /// The session's end (see [`QuiverServer`]'s `ended`).
-    ended: CancellationToken,
-}
-
-/// Forwards to one client what the servers behind announce, while it is
-/// connected: its tool list changed (once re-listed, and only if what the
-/// client would be shown changed), resource and prompt lists changed, and
-/// updates of resources it subscribed to. Unsubscribes what it held at the end.
-///
-/// It learns of the end from the session's handles dropping, not from a
-/// periodic check: a timer always pending would make every park of the
-/// runtime arm a kernel timer, on every relayed call.
-async fn forward_downstream(
-    forwarder: Forwarder,
-    mut events: tokio::sync::broadcast::Receiver<crate::client::DownstreamEvent>,
-) {
-    use crate::client::DownstreamEvent as E;
-    use tokio::sync::broadcast::error::RecvError;
-    let Forwarder { surface, session, announced, subscribed, peer, ended } = forwarder;
-    loop {
-        let event = tokio::select! {
-            event = events.recv() => event,
-            () = ended.cancelled() => break,
-        };
-        if peer.is_transport_closed() {
-            break;
-        }
-        let event = match event {
-            Ok(event) => event,
-            Err(RecvError::Lagged(_)) => continue,
-            Err(RecvError::Closed) => break,
-        };
-        let sent = match event {
-            E::ToolsRelisted { .. } => {
-                if changed_since_announced(&surface, &session, &announced) {
-                    peer.notify_tool_list_changed().await.map_err(|e| e.to_string())
-                } else {
-                    Ok(())
-                }
-            }
-            E::ResourcesListChanged { .. } => peer.notify_resource_list_changed().await.map_err(|e| e.to_string()),
-            E::PromptsListChanged { .. } => peer.notify_prompt_list_changed().await.map_err(|e| e.to_string()),
-            E::ResourceUpdated { server, uri } => {
-                let Some(handle) = surface.passthrough.as_ref().and_then(|p| p.server(&server).cloned()) else {
-                    continue;
-                };
-                let upstream = Passthrough::upstream_uri(&handle, &uri);
-                if lock(&subscribed).contains(&upstream) {
-                    peer.notify_resource_updated(rmcp::model::ResourceUpdatedNotificationParam::new(upstream))
-                        .await
-                        .map_err(|e| e.to_string())
-                } else {
-                    Ok(())
-                }
-            }
-            E::ToolsChanged { .. } => Ok(()),
-        };
-        if let Err(e) = sent {
-            tracing::debug!(error = %e, "could not forward a downstream announcement");
-            if peer.is_transport_closed() {
-                break;
-            }
-        }
-    }
-    let held = std::mem::take(&mut *lock(&subscribed));
-    if let Some(passthrough) = &surface.passthrough {
-        passthrough.release(held).await;
-    }
 }
 
 /// Starts this session's transcript. A transcript that cannot be written is
@@ -489,10 +446,6 @@ fn open_transcript(dir: &std::path::Path, surface: &Surface, session: &Session) 
     }
 }
 
-fn fingerprint(engine: &Engine, audience: &Audience, loaded: &[String]) -> String {
-    engine.catalog(audience, loaded).fingerprint(CatalogFormat::Mcp).sha256
-}
-
 impl ServerHandler for QuiverServer {
     #[allow(deprecated)] // logging: deprecated by SEP-2577, still in every session revision
     fn get_info(&self) -> ServerConfig {
@@ -512,10 +465,59 @@ impl ServerHandler for QuiverServer {
             .with_instructions(INSTRUCTIONS)
     }
 
-    /// Session-based protocol versions only: notifications and elicitation are
-    /// server-to-client messages, which the stateless 2026-07-28 revision drops.
+    /// The session-based revisions and the stateless 2026-07-28 (see
+    /// `stateless`); an `initialize` still settles on a session-based one.
     fn supported_protocol_versions(&self) -> std::borrow::Cow<'static, [ProtocolVersion]> {
-        std::borrow::Cow::Borrowed(ProtocolVersion::known_up_to(&ProtocolVersion::LATEST_WITH_INITIALIZE))
+        std::borrow::Cow::Borrowed(ProtocolVersion::known_up_to(&ProtocolVersion::V_2026_07_28))
+    }
+
+    /// A session starts here, and so does its transcript (a stateless
+    /// request never sends `initialize`, so it writes no file of its own).
+    async fn initialize(
+        &self,
+        request: rmcp::model::InitializeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::InitializeResult, McpError> {
+        if let Some(dir) = self.surface.transcript_dir.as_deref()
+            && self.transcript.get().is_none()
+            && let Some(writer) = open_transcript(dir, &self.surface, &self.session)
+        {
+            let _ = self.transcript.set(writer);
+        }
+        context.peer.set_peer_info(request.clone());
+        self.negotiate_initialize(&request)
+    }
+
+    /// `subscriptions/listen` (2026-07-28): tool list changes, and those of
+    /// the resource and prompt lists when servers are behind (not yet updates
+    /// of single resources).
+    fn accepted_subscription_filter(
+        &self,
+        requested: &rmcp::model::SubscriptionFilter,
+    ) -> Option<rmcp::model::SubscriptionFilter> {
+        let mut accepted = rmcp::model::SubscriptionFilter::new();
+        accepted.tools_list_changed = requested.tools_list_changed;
+        if self.surface.passthrough.as_ref().is_some_and(|p| !p.is_empty()) {
+            accepted.prompts_list_changed = requested.prompts_list_changed;
+            accepted.resources_list_changed = requested.resources_list_changed;
+        }
+        Some(accepted)
+    }
+
+    /// See [`announce::listen`]; the tail the listen request carried is the
+    /// one whose changes count.
+    async fn listen(&self, subscription: rmcp::service::SubscriptionContext) -> Result<(), McpError> {
+        self.adopt_stateless_head(subscription.request_context());
+        announce::listen(&self.surface, &self.session, &self.announced, subscription).await;
+        Ok(())
+    }
+
+    /// What a stateless client can use (see [`super::stateless::discover_capabilities`]).
+    async fn discover(&self, _context: RequestContext<RoleServer>) -> Result<rmcp::model::DiscoverResult, McpError> {
+        let passthrough = self.surface.passthrough.as_ref().is_some_and(|p| !p.is_empty());
+        let mut info = self.get_info();
+        info.capabilities = super::stateless::discover_capabilities(passthrough);
+        Ok(rmcp::model::DiscoverResult::from_server_info(self.supported_protocol_versions().into_owned(), info))
     }
 
     /// Kept as this client's choice: the servers behind, which every client
@@ -526,8 +528,11 @@ impl ServerHandler for QuiverServer {
     async fn set_level(
         &self,
         request: rmcp::model::SetLevelRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
+        if super::stateless::is_stateless(&context) {
+            return Err(super::stateless::removed_error("logging/setLevel"));
+        }
         if let Engines::Hosted { manager, .. } = &self.surface.engines {
             manager.choose_log_level(self.client, request.level).await;
         }
@@ -551,23 +556,27 @@ impl ServerHandler for QuiverServer {
     async fn list_resources(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::ListResourcesResult, McpError> {
-        match &self.surface.passthrough {
-            Some(p) => p.list_resources().await,
-            None => Ok(Default::default()),
-        }
+        let mut result = match &self.surface.passthrough {
+            Some(p) => p.list_resources().await?,
+            None => Default::default(),
+        };
+        complete(&mut result.result_type, &context);
+        Ok(result)
     }
 
     async fn list_resource_templates(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::ListResourceTemplatesResult, McpError> {
-        match &self.surface.passthrough {
-            Some(p) => p.list_resource_templates().await,
-            None => Ok(Default::default()),
-        }
+        let mut result = match &self.surface.passthrough {
+            Some(p) => p.list_resource_templates().await?,
+            None => Default::default(),
+        };
+        complete(&mut result.result_type, &context);
+        Ok(result)
     }
 
     async fn read_resource(
@@ -576,7 +585,9 @@ impl ServerHandler for QuiverServer {
         context: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::ReadResourceResponse, McpError> {
         let passthrough = self.passthrough()?;
-        Ok(passthrough.read_resource(request, &self.context(&context)).await?.into())
+        let mut result = passthrough.read_resource(request, &self.context(&context)).await?;
+        complete(&mut result.result_type, &context);
+        Ok(result.into())
     }
 
     #[allow(deprecated)] // resources/subscribe: legacy-only, still in every session revision
@@ -610,12 +621,14 @@ impl ServerHandler for QuiverServer {
     async fn list_prompts(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::ListPromptsResult, McpError> {
-        match &self.surface.passthrough {
-            Some(p) => p.list_prompts().await,
-            None => Ok(Default::default()),
-        }
+        let mut result = match &self.surface.passthrough {
+            Some(p) => p.list_prompts().await?,
+            None => Default::default(),
+        };
+        complete(&mut result.result_type, &context);
+        Ok(result)
     }
 
     async fn get_prompt(
@@ -624,7 +637,9 @@ impl ServerHandler for QuiverServer {
         context: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::GetPromptResponse, McpError> {
         let passthrough = self.passthrough()?;
-        Ok(passthrough.get_prompt(request, &self.context(&context)).await?.into())
+        let mut result = passthrough.get_prompt(request, &self.context(&context)).await?;
+        complete(&mut result.result_type, &context);
+        Ok(result.into())
     }
 
     async fn complete(
@@ -632,17 +647,22 @@ impl ServerHandler for QuiverServer {
         request: rmcp::model::CompleteRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::CompleteResult, McpError> {
-        match &self.surface.passthrough {
-            Some(p) => p.complete(request, &self.context(&context)).await,
-            None => Ok(Default::default()),
-        }
+        let mut result = match &self.surface.passthrough {
+            Some(p) => p.complete(request, &self.context(&context)).await?,
+            None => Default::default(),
+        };
+        complete(&mut result.result_type, &context);
+        Ok(result)
     }
 
     async fn on_custom_request(
         &self,
         request: rmcp::model::CustomRequest,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::CustomResult, McpError> {
+        if super::stateless::is_stateless(&context) && super::stateless::removed(&request.method) {
+            return Err(super::stateless::removed_error(&request.method));
+        }
         Err(super::bad_request::answer(&request.method, request.params.as_ref()))
     }
 
@@ -651,6 +671,7 @@ impl ServerHandler for QuiverServer {
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
+        let stateless = self.adopt_stateless_head(&context);
         if self.session.pinned_head().is_none() {
             self.surface.settle_direct(&self.context(&context)).await;
         }
@@ -683,7 +704,16 @@ impl ServerHandler for QuiverServer {
         announced.fingerprint = catalog.fingerprint(CatalogFormat::Mcp).sha256;
         announced.engine = Some(engine);
         drop(announced);
-        let result = ListToolsResult::with_all_items(tools);
+        let mut result = ListToolsResult::with_all_items(tools);
+        if stateless {
+            if let Some(head) = self.session.pinned_head() {
+                self.surface.stateless_head.pin(head);
+            }
+            let carries_tail = !self.session.loaded().is_empty();
+            let (ttl, scope) = super::stateless::tools_cache_hints(self.surface.has_direct_servers(), carries_tail);
+            result.ttl_ms = Some(ttl);
+            result.cache_scope = Some(scope);
+        }
         // A directly exposed server's entries go out as it wrote them.
         Ok(match &self.verbatim {
             Some(slots) if verbatim_entries.iter().any(Option::is_some) => {
@@ -698,6 +728,7 @@ impl ServerHandler for QuiverServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
+        let stateless = self.adopt_stateless_head(&context);
         let ctx = self.context(&context);
         if !self.session.is_head_pinned() {
             self.surface.settle_direct(&ctx).await;
@@ -719,7 +750,9 @@ impl ServerHandler for QuiverServer {
                 return Ok(convert::error_result(format!("call to `{name}` was cancelled by the client")).into());
             }
         };
-        let result = match dispatched {
+        let mut result = match dispatched {
+            // Verbatim text is a downstream server's, in its revision's shape.
+            Ok(result) if stateless => convert::call_result(&result),
             Ok(result) => self.call_result(&result),
             // A fatal tool failure breaks that call, not the connection.
             Err(e) => {
@@ -727,7 +760,17 @@ impl ServerHandler for QuiverServer {
                 convert::error_result(format!("{e:#}"))
             }
         };
-        self.announce_changes(&context).await;
+        // A stateless client hears of changes on `subscriptions/listen`, not
+        // on a call's response; it carries its tail itself.
+        if !stateless {
+            self.announce_changes(&context).await;
+        } else {
+            let loaded = self.session.loaded();
+            if !loaded.is_empty() {
+                let token = self.surface.tail_keys.token(&loaded);
+                result.meta.get_or_insert_with(Default::default).insert(super::stateless_tail::TAIL_KEY.into(), token);
+            }
+        }
         Ok(result.into())
     }
 }

@@ -88,7 +88,10 @@ impl HttpServer {
         let listener = TcpListener::bind(addr).await.with_context(|| format!("binding {addr}"))?;
         let addr = listener.local_addr().context("reading the bound address")?;
 
-        let mut config = StreamableHttpServerConfig::default();
+        // A stateless (2026-07-28) request whose answer is one message gets
+        // it as plain JSON, not an SSE stream (rmcp consults this only for
+        // those; a session's requests are answered as before).
+        let mut config = StreamableHttpServerConfig::default().with_json_response(true);
         if options.allow_remote {
             // rmcp's own Host check only knows loopback names; a remote
             // deployment is reached under names we cannot list here.
@@ -180,24 +183,27 @@ async fn check_request(State(guard): State<Arc<Guard>>, request: Request, next: 
     if request.method() != axum::http::Method::POST {
         return next.run(request).await;
     }
-    // A POST without a session id starts one (`initialize`). Checked here,
-    // not in rmcp, so the client gets a status it can act on; concurrent
-    // starts that pass together may overshoot the cap by their number.
-    let max_sessions = guard.admission.limits().max_sessions;
-    if !request.headers().contains_key(SESSION_ID_HEADER) && guard.sessions.live_sessions() >= max_sessions {
-        let peer = request_peer(request.extensions());
-        guard.admission.note_refusal("refused a new MCP session (503): the session cap is reached", peer);
-        return (
-            StatusCode::SERVICE_UNAVAILABLE,
-            [(header::RETRY_AFTER, "1")],
-            format!("{max_sessions} MCP sessions are open, the most this server keeps; retry when one ends\n"),
-        )
-            .into_response();
-    }
+    let at_session_cap = !request.headers().contains_key(SESSION_ID_HEADER)
+        && guard.sessions.live_sessions() >= guard.admission.limits().max_sessions;
     // The whole body within the deadline, however it trickles; rmcp then
     // parses it from memory (and still enforces its own size limit).
     let (parts, body) = request.into_parts();
     match conn::read_body(body, guard.admission.limits().body_timeout).await {
+        // An `initialize` (a POST without a session id that starts one) at
+        // the cap is refused here, not in rmcp, so the client gets a status it
+        // can act on; concurrent starts that pass together may overshoot the
+        // cap by their number. A stateless (2026-07-28) request starts none.
+        Some(Ok(bytes)) if at_session_cap && starts_session(&bytes) => {
+            let max_sessions = guard.admission.limits().max_sessions;
+            let peer = request_peer(&parts.extensions);
+            guard.admission.note_refusal("refused a new MCP session (503): the session cap is reached", peer);
+            (
+                StatusCode::SERVICE_UNAVAILABLE,
+                [(header::RETRY_AFTER, "1")],
+                format!("{max_sessions} MCP sessions are open, the most this server keeps; retry when one ends\n"),
+            )
+                .into_response()
+        }
         Some(Ok(bytes)) => next.run(Request::from_parts(parts, axum::body::Body::from(bytes))).await,
         Some(Err(_)) => (StatusCode::BAD_REQUEST, "the request body could not be read\n").into_response(),
         None => {
@@ -206,6 +212,21 @@ async fn check_request(State(guard): State<Arc<Guard>>, request: Request, next: 
             (StatusCode::REQUEST_TIMEOUT, [(header::CONNECTION, "close")], "the request body arrived too slowly\n")
                 .into_response()
         }
+    }
+}
+
+/// Whether a POST body without a session id would start a session: an
+/// `initialize`, or what is no message at all (rmcp answers that, as before).
+fn starts_session(body: &[u8]) -> bool {
+    #[derive(serde::Deserialize)]
+    struct Method<'a> {
+        #[serde(borrow)]
+        method: Option<std::borrow::Cow<'a, str>>,
+    }
+    match serde_json::from_slice::<Method>(body) {
+        Ok(Method { method: Some(method) }) => method == "initialize",
+        Ok(Method { method: None }) => false,
+        Err(_) => true,
     }
 }
 

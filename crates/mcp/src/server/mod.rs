@@ -15,6 +15,9 @@
 //!   and how their names and URIs are prefixed;
 //! - [`http`]: the streamable HTTP transport and its guards (`http_verbatim`:
 //!   the layer that writes verbatim results into its responses);
+//! - [`stateless`]: requests of the 2026-07-28 revision, answered without a
+//!   session beside the session-based revisions on the same transports
+//!   (`stateless_tail`: the loaded tools such a client carries);
 //! - [`call_streams`]: the HTTP session layer that puts what the gateway
 //!   relays during a call on that call's own SSE stream;
 //! - [`stdio`]: stdin/stdout through the event loop when they are pipes or sockets;
@@ -32,6 +35,8 @@ pub mod http;
 mod http_bad_body;
 mod http_verbatim;
 pub mod passthrough;
+pub mod stateless;
+pub mod stateless_tail;
 pub mod stdio;
 pub mod stdio_calls;
 pub mod stdio_line;
