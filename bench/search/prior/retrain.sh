@@ -12,15 +12,16 @@
 #                bench/search/data/queries/native.jsonl --export-docs FILE`
 #   MODEL_DIR:   the sentence model the weights are for (all-MiniLM-L6-v2,
 #                see bench/search/README.md)
-# VECTORS=FILE keeps the text vectors between runs; PYTHON=... a python with numpy.
+# VECTORS=FILE keeps the text vectors between runs; PYTHON=... a python with numpy;
+# OUT=FILE writes the weights elsewhere (the static model's: static_prior.json).
 set -eu
-[ $# -ge 2 ] || { sed -n '2,17p' "$0"; exit 2; }
+[ $# -ge 2 ] || { sed -n '2,18p' "$0"; exit 2; }
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../../.." && pwd)
 py=${PYTHON:-python3}
 "$py" -c 'import numpy' 2>/dev/null || { echo "retrain.sh: $py has no numpy (pip install numpy, or PYTHON=...)" >&2; exit 2; }
 vectors=${VECTORS:-${TMPDIR:-/tmp}/quiver-prior-vectors.jsonl}
-out="$root/crates/search/src/semantic/native_prior.json"
+out=${OUT:-"$root/crates/search/src/semantic/native_prior.json"}
 cd "$root"
 "$py" "$here/train_prior.py" "$1" - - --other --texts |
     cargo run -q --release -p quiver-search --features semantic,bench --example embed_texts -- "$2" "$vectors"

@@ -4,8 +4,10 @@
 //! last line is the contract: `top1=… top5=… mrr=… p50_us=… p99_us=… n=… tools=…`,
 //! then (scripts match the prefix) `tail_bytes=` and the other load figures.
 //!
-//! Ranking: `--baseline` (plain BM25), `--lexical`, `--semantic`; with a model
-//! in `QUIVER_SEARCH_MODEL=DIR` the default is the fusion of both, else lexical.
+//! Ranking: `--baseline` (plain BM25), `--lexical`, `--semantic`; the default
+//! is the fusion of both with the model tool search uses (`QUIVER_SEARCH_MODEL`,
+//! the user's `[search] model`, a pulled model, else the embedded one), or
+//! lexical when that is `off`.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -50,7 +52,7 @@ pub struct SearchArgs {
     /// The lexical ranker alone, even with a model configured.
     #[arg(long, conflicts_with = "semantic")]
     lexical: bool,
-    /// The sentence-embedding model alone (needs QUIVER_SEARCH_MODEL).
+    /// The sentence-embedding model alone.
     #[arg(long)]
     semantic: bool,
     /// Ignore cached tool vectors: time a cold build, then a read back from cache.
@@ -145,14 +147,16 @@ fn search(args: SearchArgs) -> anyhow::Result<ExitCode> {
         .collect();
     let limit = args.limit.clamp(1, 100);
     let mut params = if args.baseline { RankParams::baseline() } else { RankParams::default() };
-    let mut fusion = FusionParams::default();
+    let mut fusion_sets = Vec::new();
     let mut margin = None;
     for kv in &args.sets {
         let (key, value) = kv.split_once('=').ok_or_else(|| anyhow::anyhow!("--set {kv}: expected KEY=VALUE"))?;
         let value: f32 = value.trim().parse().map_err(|e| anyhow::anyhow!("--set {kv}: {e}"))?;
         let key = key.trim();
         let done = if let Some(k) = key.strip_prefix("fuse.") {
-            fusion.set(k, value)
+            // checked now, applied once the model (and so the base) is known
+            fusion_sets.push((k.to_string(), value));
+            FusionParams::default().set(k, value)
         } else if key == "margin" {
             margin = Some(value);
             Ok(())
@@ -161,20 +165,21 @@ fn search(args: SearchArgs) -> anyhow::Result<ExitCode> {
         };
         done.map_err(|e| anyhow::anyhow!("--set {kv}: {e}"))?;
     }
-    let model = crate::search_model::model_dir()?;
-    let ranking = match (&model, args.semantic, args.lexical || args.baseline) {
-        (None, true, _) => bail!(
-            "--semantic needs a model: set QUIVER_SEARCH_MODEL=DIR (a sentence-transformers directory) or run `quiver models pull`"
+    let model = crate::search_model::model_choice()?;
+    let off = model == crate::search_model::ModelChoice::Off;
+    let ranking = match (off, args.semantic, args.lexical || args.baseline) {
+        (true, true, _) => bail!(
+            "--semantic needs a model, and QUIVER_SEARCH_MODEL or [search] model says off: unset it (the embedded model), or name a model directory"
         ),
-        (Some(_), true, _) => Ranking::Semantic,
-        (Some(_), false, false) => Ranking::Fused,
+        (false, true, _) => Ranking::Semantic,
+        (false, false, false) => Ranking::Fused,
         _ => Ranking::Lexical,
     };
     let tools = docs.len();
     #[cfg(feature = "semantic")]
-    let semantic = match (&model, ranking) {
-        (Some(dir), Ranking::Semantic | Ranking::Fused) => Some(Semantic::load(dir, &docs, args.cold)?),
-        _ => None,
+    let semantic = match ranking {
+        Ranking::Semantic | Ranking::Fused => Some(Semantic::load(&model, &docs, args.cold)?),
+        Ranking::Lexical => None,
     };
     #[cfg(not(feature = "semantic"))]
     let semantic: Option<std::convert::Infallible> = match ranking {
@@ -184,6 +189,13 @@ fn search(args: SearchArgs) -> anyhow::Result<ExitCode> {
     #[cfg(feature = "semantic")]
     if let Some(s) = &semantic {
         setup::out(&s.report());
+    }
+    #[cfg(feature = "semantic")]
+    let mut fusion = semantic.as_ref().map_or_else(FusionParams::default, Semantic::fusion);
+    #[cfg(not(feature = "semantic"))]
+    let mut fusion = FusionParams::default();
+    for (k, v) in &fusion_sets {
+        fusion.set(k, *v).map_err(anyhow::Error::msg)?;
     }
     let index = SearchIndex::build_with(docs, params);
     let keep = |_: usize| true;

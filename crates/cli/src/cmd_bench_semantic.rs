@@ -1,18 +1,21 @@
-//! The semantic side of `quiver bench search`: load the model named by
-//! `QUIVER_SEARCH_MODEL`, build (or read back) tool vectors, rank a query by
-//! meaning alone or fused with the lexical ranker, and time each step.
+//! The semantic side of `quiver bench search`: load the model tool search
+//! uses (see `search_model`), build (or read back) tool vectors, rank a query
+//! by meaning alone or fused with the lexical ranker, and time each step.
 
-use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::Context;
 use quiver_search::semantic::{Encoder, SemanticIndex};
 use quiver_search::{FusionParams, Hit, Ranking, SearchDoc, SearchIndex, SemanticScores, fuse_scores};
 
+use crate::search_model::ModelChoice;
+
 pub struct Semantic {
-    encoder: Encoder,
+    encoder: Arc<Encoder>,
     index: SemanticIndex,
-    dir: PathBuf,
+    /// What the model is, for the report line.
+    name: String,
     load_ms: u128,
     vectors_ms: u128,
     cached_ms: Option<u128>,
@@ -21,13 +24,21 @@ pub struct Semantic {
 impl Semantic {
     /// `cold`: encode into a fresh cache dir (the cold time), then read it back
     /// (the cached time), ignoring the user's cache.
-    pub fn load(dir: &Path, docs: &[SearchDoc], cold: bool) -> anyhow::Result<Semantic> {
+    /// A static model's vectors are not cached on disk (encoding them is
+    /// cheaper than reading them back), so `cold` changes nothing for it.
+    pub fn load(choice: &ModelChoice, docs: &[SearchDoc], cold: bool) -> anyhow::Result<Semantic> {
         let start = Instant::now();
-        let encoder = Encoder::load(dir)?;
+        let (encoder, name) = match choice {
+            ModelChoice::Off => anyhow::bail!("no search model (off)"),
+            ModelChoice::Embedded => (Encoder::embedded().map_err(anyhow::Error::msg)?, "embedded".to_string()),
+            ModelChoice::Dir(dir) => (Arc::new(Encoder::load(dir)?), dir.display().to_string()),
+        };
         let load_ms = start.elapsed().as_millis();
+        let cold = cold && !encoder.is_static();
         let scratch = if cold { Some(tempfile::tempdir().context("temp dir for a cold vector build")?) } else { None };
         let cache = match &scratch {
             Some(t) => Some(t.path().to_path_buf()),
+            None if encoder.is_static() => None,
             None => crate::search_model::vectors_dir(),
         };
         let start = Instant::now();
@@ -41,14 +52,19 @@ impl Semantic {
         } else {
             None
         };
-        Ok(Semantic { encoder, index, dir: dir.to_path_buf(), load_ms, vectors_ms, cached_ms })
+        Ok(Semantic { encoder, index, name, load_ms, vectors_ms, cached_ms })
+    }
+
+    /// How this model's similarities are fused (as tool search does).
+    pub fn fusion(&self) -> FusionParams {
+        if self.encoder.is_static() { FusionParams::for_static() } else { FusionParams::default() }
     }
 
     /// One line about the model and the vector build (printed before the metrics line).
     pub fn report(&self) -> String {
         let mut line = format!(
             "semantic: model={} id={} dim={} pooling={:?} load_ms={} vectors_ms={} vectors={}",
-            self.dir.display(),
+            self.name,
             self.encoder.id(),
             self.encoder.dim(),
             self.encoder.pooling(),

@@ -67,10 +67,7 @@ fn list() -> anyhow::Result<ExitCode> {
         let installed = dir.as_ref().is_some_and(|d| d.join(name).join("config.json").is_file());
         setup::out(&format!("{name}\t{repo}\t{}", if installed { "installed" } else { "-" }));
     }
-    match search_model::model_dir()? {
-        Some(m) => setup::out(&format!("search model: {}", m.display())),
-        None => setup::out("search model: none (lexical ranking)"),
-    }
+    setup::out(&format!("search model: {}", search_model::model_choice()?.describe()));
     Ok(ExitCode::SUCCESS)
 }
 

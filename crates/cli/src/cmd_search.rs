@@ -1,4 +1,7 @@
 //! `quiver search QUERY [--limit N] [--domain D] [--scope deferred|all] [--json]`
+//!
+//! Ranks as `tool_search` does: with the search model tool search uses
+//! (`search_model`), and says which ranking answered.
 
 use std::process::ExitCode;
 
@@ -48,7 +51,17 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             ScopeArg::All => Scope::All,
         },
     };
-    let hits = engine.search_tools(&args.query, &options, &audience, &[]).map_err(anyhow::Error::msg)?;
+    let choice = crate::search_model::model_choice()?;
+    if let Some(model) = crate::search_model::meaning(&choice) {
+        engine.attach_meaning(&*model);
+        wait_for_vectors(&engine);
+    }
+    let found = engine.search_found(&args.query, &options, &audience, &[]).map_err(anyhow::Error::msg)?;
+    let hits = found.tools;
+    let ranking = match found.ranking {
+        quiver_search::Ranking::Lexical => "lexical".to_string(),
+        other => format!("{}; model: {}", other.as_str(), choice.describe()),
+    };
     if args.json {
         let rows: Vec<_> = hits
             .iter()
@@ -63,13 +76,35 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 })
             })
             .collect();
-        setup::out(&canonical::to_string_pretty(&json!({ "query": args.query, "matches": rows })));
-    } else if hits.is_empty() {
-        setup::out("no match");
+        let body = json!({ "query": args.query, "matches": rows, "ranking": ranking });
+        setup::out(&canonical::to_string_pretty(&body));
     } else {
+        if hits.is_empty() {
+            setup::out("no match");
+        }
         for (i, t) in hits.iter().enumerate() {
             setup::out(&format!("{:>2}. {:<24} [{}] {}", i + 1, t.spec.name, t.spec.domain, t.spec.description));
         }
+        setup::out(&format!("ranking: {ranking}"));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// A one-shot search waits for an installed model's vectors (a cold build of
+/// a few hundred tools takes seconds; cached, milliseconds) rather than
+/// answering lexically; a broken model is reported and the search is lexical.
+fn wait_for_vectors(engine: &quiver_engine::Engine) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    loop {
+        match engine.meaning_state() {
+            Some(quiver_search::MeaningState::Building) if std::time::Instant::now() < deadline => {
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            Some(quiver_search::MeaningState::Failed(why)) => {
+                tracing::warn!("search model: {why}; ranking by words alone");
+                return;
+            }
+            _ => return,
+        }
+    }
 }

@@ -2,13 +2,15 @@
 //! vectors are cached. Only the user's own settings choose a model (it is
 //! read from disk and run), never a project's.
 //!
-//! The model directory, first found wins:
-//! 1. `QUIVER_SEARCH_MODEL=DIR` (`off` or empty: no model);
-//! 2. `[search] model = "DIR"` in the user's `config.toml` (`"off"`: no model);
+//! The model, first found wins:
+//! 1. `QUIVER_SEARCH_MODEL=DIR` (`off` or empty: words alone; `embedded`:
+//!    the static model in the binary);
+//! 2. `[search] model = "DIR"` in the user's `config.toml` (`"off"`,
+//!    `"embedded"` as above);
 //! 3. the default install, `~/.cache/quiver/models/all-minilm-l6-v2`
-//!    (`quiver models pull`), when it exists.
-//!
-//! With none, search is lexical: nothing has to be downloaded.
+//!    (`quiver models pull`), when it exists;
+//! 4. the static embedding compiled into the binary: search ranks by
+//!    meaning with nothing downloaded.
 
 use std::path::{Path, PathBuf};
 
@@ -51,20 +53,50 @@ fn user_config_file() -> Option<PathBuf> {
     Some(dir.join("config.toml"))
 }
 
-/// `[search] model` from a config file: `Some(None)` for `"off"`.
-fn configured(file: Option<&Path>) -> anyhow::Result<Option<Option<PathBuf>>> {
+/// Which sentence model tool search ranks with.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ModelChoice {
+    /// Words alone (BM25F with quiver's expansion rules).
+    Off,
+    /// The static embedding compiled into the binary.
+    Embedded,
+    /// A model directory (a sentence-transformers transformer, or a static one).
+    Dir(PathBuf),
+}
+
+impl ModelChoice {
+    /// The word a setting spells this choice with, else the directory.
+    fn parse(value: &str) -> ModelChoice {
+        match value.trim() {
+            "" | "off" => ModelChoice::Off,
+            "embedded" => ModelChoice::Embedded,
+            dir => ModelChoice::Dir(expand_home(dir)),
+        }
+    }
+
+    /// For a person: what ranks searches.
+    pub fn describe(&self) -> String {
+        match self {
+            ModelChoice::Off => "none (words alone: lexical ranking)".into(),
+            ModelChoice::Embedded => {
+                "embedded (the static model in this binary, distilled from all-MiniLM-L6-v2)".into()
+            }
+            ModelChoice::Dir(d) => d.display().to_string(),
+        }
+    }
+}
+
+/// `[search] model` from a config file.
+fn configured(file: Option<&Path>) -> anyhow::Result<Option<ModelChoice>> {
     let Some(file) = file.filter(|f| f.is_file()) else { return Ok(None) };
     let text = std::fs::read_to_string(file).with_context(|| format!("reading {}", file.display()))?;
     let value: toml::Value = toml::from_str(&text).with_context(|| format!("{} is not TOML", file.display()))?;
     let Some(search) = value.get("search") else { return Ok(None) };
     let Some(model) = search.get("model") else { return Ok(None) };
-    let model = model
-        .as_str()
-        .with_context(|| format!("{}: [search] model must be a directory path or \"off\"", file.display()))?;
-    Ok(Some(match model.trim() {
-        "" | "off" => None,
-        dir => Some(expand_home(dir)),
-    }))
+    let model = model.as_str().with_context(|| {
+        format!("{}: [search] model must be a directory path, \"embedded\" or \"off\"", file.display())
+    })?;
+    Ok(Some(ModelChoice::parse(model)))
 }
 
 fn expand_home(path: &str) -> PathBuf {
@@ -74,44 +106,55 @@ fn expand_home(path: &str) -> PathBuf {
     }
 }
 
-/// The model directory to rank with, if any (see the module docs). A
-/// configured directory is returned even when it is broken: loading it then
-/// says what is wrong, and search stays lexical.
-pub fn model_dir() -> anyhow::Result<Option<PathBuf>> {
+/// The model to rank with (see the module docs). A configured directory is
+/// returned even when it is broken: loading it then says what is wrong, and
+/// search stays lexical.
+pub fn model_choice() -> anyhow::Result<ModelChoice> {
     let env = std::env::var_os("QUIVER_SEARCH_MODEL").map(|v| v.to_string_lossy().into_owned());
     resolve(env.as_deref(), user_config_file().as_deref(), models_dir().as_deref())
 }
 
-/// [`model_dir`] from its inputs: the environment variable's value, the
+/// [`model_choice`] from its inputs: the environment variable's value, the
 /// user's config file, the models directory.
-fn resolve(env: Option<&str>, config: Option<&Path>, models: Option<&Path>) -> anyhow::Result<Option<PathBuf>> {
-    if let Some(v) = env.map(str::trim) {
-        return Ok(if v.is_empty() || v == "off" { None } else { Some(expand_home(v)) });
+fn resolve(env: Option<&str>, config: Option<&Path>, models: Option<&Path>) -> anyhow::Result<ModelChoice> {
+    if let Some(v) = env {
+        return Ok(ModelChoice::parse(v));
     }
     if let Some(choice) = configured(config)? {
         return Ok(choice);
     }
-    Ok(models.map(|d| d.join(DEFAULT_MODEL)).filter(|d| d.join("config.json").is_file()))
+    let pulled = models.map(|d| d.join(DEFAULT_MODEL)).filter(|d| d.join("config.json").is_file());
+    Ok(pulled.map_or(ModelChoice::Embedded, ModelChoice::Dir))
 }
 
-/// Lets `host` rank by meaning when a model is configured: vectors build in
-/// the background and searches stay lexical until they are ready (or for
-/// good, with the reason logged, if the model is broken).
+/// The meaning model for `choice`: the embedded one indexes each catalog at
+/// once; a directory loads and builds its vectors in the background
+/// (searches stay lexical until they are ready, or for good, with the reason
+/// logged, if the model is broken).
 #[cfg(feature = "semantic")]
-pub fn attach(host: &quiver_engine::EngineHost) -> anyhow::Result<()> {
-    if let Some(dir) = model_dir()? {
-        let model = quiver_search::semantic::BackgroundModel::new(&dir, vectors_dir().as_deref());
-        host.set_meaning(std::sync::Arc::new(model));
+pub fn meaning(choice: &ModelChoice) -> Option<std::sync::Arc<dyn quiver_search::MeaningModel>> {
+    use quiver_search::semantic::{BackgroundModel, EmbeddedModel};
+    match choice {
+        ModelChoice::Off => None,
+        ModelChoice::Embedded => Some(std::sync::Arc::new(EmbeddedModel)),
+        ModelChoice::Dir(dir) => Some(std::sync::Arc::new(BackgroundModel::new(dir, vectors_dir().as_deref()))),
     }
-    Ok(())
 }
 
 /// Built without the `semantic` feature: a configured model is reported once,
 /// and search stays lexical.
 #[cfg(not(feature = "semantic"))]
-pub fn attach(_host: &quiver_engine::EngineHost) -> anyhow::Result<()> {
-    if let Some(dir) = model_dir()? {
+pub fn meaning(choice: &ModelChoice) -> Option<std::sync::Arc<dyn quiver_search::MeaningModel>> {
+    if let ModelChoice::Dir(dir) = choice {
         tracing::warn!(model = %dir.display(), "this quiver was built without the `semantic` feature; search stays lexical");
+    }
+    None
+}
+
+/// Lets `host` rank by meaning (see [`meaning`]).
+pub fn attach(host: &quiver_engine::EngineHost) -> anyhow::Result<()> {
+    if let Some(model) = meaning(&model_choice()?) {
+        host.set_meaning(model);
     }
     Ok(())
 }

@@ -186,8 +186,10 @@ fn bench_search_splits_queries_and_takes_parameter_overrides() {
     let dir = tempfile::tempdir().unwrap();
     let queries = bench.join("queries/native.jsonl");
     let q = queries.to_str().unwrap();
+    // the lexical ranker's parameters: meaning (the embedded model) would
+    // make up for the weights turned off below
     let run = |extra: &[&str]| {
-        let mut args = vec!["bench", "search", "--native", "--queries", q];
+        let mut args = vec!["bench", "search", "--native", "--lexical", "--queries", q];
         args.extend_from_slice(extra);
         quiver(&args, dir.path())
     };

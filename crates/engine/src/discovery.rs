@@ -77,7 +77,7 @@ pub fn search<'r>(
     let (hits, ranking) = if options.regex {
         (index.search_regex(query, limit, &keep).map_err(|e| format!("invalid regex: {e}"))?, Ranking::Lexical)
     } else {
-        let fusion = FusionParams::default();
+        let fusion = meaning.map_or_else(FusionParams::default, |m| m.fusion());
         // Fusion takes its candidates from the lexical pool, not just the top `limit`.
         let lexical = index.search(query, limit.max(fusion.pool), &keep);
         match meaning.and_then(|m| m.scores_and_prior(query)).filter(|(s, _)| s.len() == index.docs().len()) {

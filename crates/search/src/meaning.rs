@@ -6,6 +6,7 @@
 use std::sync::Arc;
 
 use crate::SearchDoc;
+use crate::fusion::FusionParams;
 
 /// Where a catalog's tool vectors are.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -30,6 +31,17 @@ pub trait CatalogMeaning: Send + Sync {
     }
 
     fn state(&self) -> MeaningState;
+
+    /// How this model's similarities are fused with the lexical ranking.
+    fn fusion(&self) -> FusionParams {
+        FusionParams::default()
+    }
+
+    /// Which model ranks, for a person reading the result: "embedded" (the
+    /// static model in the binary) or "model" (an installed transformer).
+    fn model(&self) -> &'static str {
+        "model"
+    }
 }
 
 /// A sentence-embedding model a catalog can be indexed with.

@@ -8,6 +8,7 @@ use parking_lot::Mutex;
 
 use super::{Encoder, SemanticIndex};
 use crate::SearchDoc;
+use crate::fusion::FusionParams;
 use crate::meaning::{CatalogMeaning, MeaningModel, MeaningState};
 
 /// The model once loaded, or why it could not be (kept, so a broken model is
@@ -71,6 +72,13 @@ impl CatalogMeaning for BackgroundCatalog {
         let built = self.built.get()?.as_ref().ok()?;
         let q = built.encoder.encode_query(query).ok()?;
         Some((built.index.scores(&q), built.index.prior(&q)))
+    }
+
+    fn fusion(&self) -> FusionParams {
+        match self.built.get() {
+            Some(Ok(b)) if b.encoder.is_static() => FusionParams::for_static(),
+            _ => FusionParams::default(),
+        }
     }
 
     fn state(&self) -> MeaningState {

@@ -125,17 +125,18 @@ fn embedded_rows(docs: &[SearchDoc]) -> (Vec<String>, Vec<u32>, Vec<bool>) {
     (texts, owner, example)
 }
 
-/// Whether `prior` was trained on `encoder`'s model; asked once per model,
-/// since it encodes the probe sentences.
-fn prior_fits(prior: &IntentPrior, encoder: &Encoder) -> bool {
-    static FITS: parking_lot::Mutex<Vec<(String, bool)>> = parking_lot::Mutex::new(Vec::new());
+/// The committed prior trained on `encoder`'s model, if any; asked once per
+/// model, since it encodes the probe sentences.
+fn prior_of(encoder: &Encoder) -> Option<&'static IntentPrior> {
+    type Known = Vec<(String, Option<&'static IntentPrior>)>;
+    static FITS: parking_lot::Mutex<Known> = parking_lot::Mutex::new(Vec::new());
     let mut fits = FITS.lock();
-    if let Some((_, f)) = fits.iter().find(|(id, _)| id == encoder.id()) {
-        return *f;
+    if let Some((_, p)) = fits.iter().find(|(id, _)| id == encoder.id()) {
+        return *p;
     }
-    let f = prior.fits(encoder);
-    fits.push((encoder.id().to_string(), f));
-    f
+    let p = IntentPrior::committed().find(|p| p.fits(encoder));
+    fits.push((encoder.id().to_string(), p));
+    p
 }
 
 /// The store key of one text under one model.
@@ -238,7 +239,7 @@ impl SemanticIndex {
             encoded: missing.len(),
             prior: None,
         }
-        .with_prior(IntentPrior::embedded().filter(|p| prior_fits(p, encoder)), docs))
+        .with_prior(prior_of(encoder), docs))
     }
 
     /// The same vectors with `prior` (or none) matched to `docs`, the docs

@@ -1,4 +1,6 @@
-//! Semantic ranking with a local sentence-embedding model (feature `semantic`).
+//! Semantic ranking with a local sentence-embedding model (feature `semantic`):
+//! a transformer the user installs (`quiver models pull`), or the static
+//! embedding compiled into the binary ([`EmbeddedModel`]), the default.
 //!
 //! Load an [`Encoder`] from a sentence-transformers directory, build a
 //! [`SemanticIndex`] over the same docs as the lexical
@@ -8,17 +10,21 @@
 
 mod background;
 mod bert;
+mod embedded;
 mod index;
 mod model;
 mod prior;
+mod static_model;
 
 use std::io::Write;
 use std::path::PathBuf;
 
 pub use background::BackgroundModel;
+pub use embedded::EmbeddedModel;
 pub use index::{EXAMPLE_TOP, EXAMPLE_WEIGHT, SemanticIndex, TextKey, doc_text, embedded_texts, text_key};
 pub use model::{Encoder, Pooling, Prefixes};
 pub use prior::IntentPrior;
+pub use static_model::{StaticModel, write_table as write_static_table};
 
 /// Why semantic ranking is unavailable; callers fall back to lexical.
 #[derive(Debug)]

@@ -15,6 +15,7 @@ use tokenizers::{Tokenizer, TruncationParams};
 
 use super::SemanticError;
 use super::bert::{Bert, BertConfig};
+use super::static_model::StaticModel;
 
 /// How token vectors become one sentence vector (from `1_Pooling/config.json`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -33,16 +34,26 @@ pub struct Prefixes {
     pub passage: String,
 }
 
-/// A loaded encoder.
+/// A loaded encoder: a transformer run with candle, or a static embedding.
 pub struct Encoder {
-    model: Bert,
-    tokenizer: Tokenizer,
+    kind: Kind,
     pooling: Pooling,
     normalize: bool,
     prefixes: Prefixes,
-    pad_id: u32,
     dim: usize,
     id: String,
+}
+
+enum Kind {
+    Transformer(Box<Transformer>),
+    Static(Box<StaticModel>),
+}
+
+/// A BERT-family sentence model and where its passes run.
+struct Transformer {
+    model: Bert,
+    tokenizer: Tokenizer,
+    pad_id: u32,
     device: Device,
     /// Where a query's forward pass runs (one thread).
     query_pool: rayon::ThreadPool,
@@ -71,9 +82,14 @@ impl Encoder {
     /// Loads a model directory; every missing or malformed piece is a
     /// [`SemanticError::Model`] naming the file, so a caller can fall back to
     /// lexical ranking and tell the user why.
+    /// A directory with `static.json` is a static embedding
+    /// ([`StaticModel`]); any other is a sentence-transformers model.
     pub fn load(dir: &Path) -> Result<Encoder, SemanticError> {
         if !dir.is_dir() {
             return Err(model_err(dir, "not a directory"));
+        }
+        if dir.join("static.json").is_file() {
+            return Ok(Encoder::from_static(StaticModel::load(dir)?));
         }
         let config_json = read_json(dir, "config.json")?.ok_or_else(|| model_err(dir, "config.json is missing"))?;
         let config = BertConfig::from_json(&config_json)
@@ -118,19 +134,41 @@ impl Encoder {
         };
         let query_pool = pool(1, "quiver-encode-query")?;
         let batch_pool = pool(cores, "quiver-encode")?;
+        let transformer = Transformer { query_pool, batch_pool, model, tokenizer, pad_id: config.pad_token_id, device };
         Ok(Encoder {
-            query_pool,
-            batch_pool,
-            model,
-            tokenizer,
+            kind: Kind::Transformer(Box::new(transformer)),
             pooling,
             normalize,
             prefixes,
-            pad_id: config.pad_token_id,
             dim: config.hidden_size,
             id,
-            device,
         })
+    }
+
+    /// A static embedding as an encoder (mean of unit-normalized token rows,
+    /// no prefixes).
+    pub fn from_static(model: StaticModel) -> Encoder {
+        Encoder {
+            pooling: Pooling::Mean,
+            normalize: true,
+            prefixes: Prefixes::default(),
+            dim: model.dim(),
+            id: model.id().to_string(),
+            kind: Kind::Static(Box::new(model)),
+        }
+    }
+
+    #[cfg(test)]
+    fn transformer(&self) -> &Transformer {
+        match &self.kind {
+            Kind::Transformer(t) => t,
+            Kind::Static(_) => panic!("a static model has no transformer"),
+        }
+    }
+
+    /// Whether this is a static embedding (no forward pass).
+    pub fn is_static(&self) -> bool {
+        matches!(self.kind, Kind::Static(_))
     }
 
     /// Stable identity of the model and of everything that changes its vectors.
@@ -152,8 +190,12 @@ impl Encoder {
 
     /// One query vector (with the model's query prefix).
     pub fn encode_query(&self, query: &str) -> Result<Vec<f32>, SemanticError> {
-        let ids = self.tokenize(&format!("{}{}", self.prefixes.query, query))?;
-        let mut out = self.query_pool.install(|| self.encode_ids(&[&ids]))?;
+        let t = match &self.kind {
+            Kind::Static(m) => return m.encode(query),
+            Kind::Transformer(t) => t,
+        };
+        let ids = t.tokenize(&format!("{}{}", self.prefixes.query, query))?;
+        let mut out = t.query_pool.install(|| self.encode_ids(t, &[&ids]))?;
         out.pop().ok_or_else(|| SemanticError::Inference("empty batch".into()))
     }
 
@@ -161,42 +203,48 @@ impl Encoder {
     /// `batch` texts per forward pass. Texts are batched by token count so
     /// that texts of like length share a pass.
     pub fn encode_passages(&self, texts: &[String], batch: usize) -> Result<Vec<Vec<f32>>, SemanticError> {
-        self.batch_pool.install(|| self.encode_passages_here(texts, batch))
+        match &self.kind {
+            Kind::Static(m) => texts.iter().map(|t| m.encode(t)).collect(),
+            Kind::Transformer(t) => t.batch_pool.install(|| self.encode_passages_here(t, texts, batch)),
+        }
     }
 
-    fn encode_passages_here(&self, texts: &[String], batch: usize) -> Result<Vec<Vec<f32>>, SemanticError> {
-        let ids: Vec<Vec<u32>> = texts
-            .iter()
-            .map(|t| self.tokenize(&format!("{}{}", self.prefixes.passage, t)))
-            .collect::<Result<_, _>>()?;
+    /// The pooled output for raw token-id sequences (each with its own
+    /// `[CLS]`/`[SEP]`), on every core: how a static embedding is distilled
+    /// from this model. `None` for a static model.
+    #[doc(hidden)]
+    pub fn encode_token_ids(&self, texts: &[&[u32]]) -> Option<Result<Vec<Vec<f32>>, SemanticError>> {
+        match &self.kind {
+            Kind::Static(_) => None,
+            Kind::Transformer(t) => Some(t.batch_pool.install(|| self.encode_ids(t, texts))),
+        }
+    }
+
+    fn encode_passages_here(
+        &self,
+        t: &Transformer,
+        texts: &[String],
+        batch: usize,
+    ) -> Result<Vec<Vec<f32>>, SemanticError> {
+        let ids: Vec<Vec<u32>> =
+            texts.iter().map(|x| t.tokenize(&format!("{}{}", self.prefixes.passage, x))).collect::<Result<_, _>>()?;
         let mut order: Vec<usize> = (0..ids.len()).collect();
         order.sort_by_key(|&i| (ids[i].len(), i));
         let mut out = vec![Vec::new(); ids.len()];
         for chunk in order.chunks(batch.max(1)) {
             let batch_ids: Vec<&[u32]> = chunk.iter().map(|&i| ids[i].as_slice()).collect();
-            for (&i, v) in chunk.iter().zip(self.encode_ids(&batch_ids)?) {
+            for (&i, v) in chunk.iter().zip(self.encode_ids(t, &batch_ids)?) {
                 out[i] = v;
             }
         }
         Ok(out)
     }
 
-    /// Token ids of one text, `[CLS]` ... `[SEP]`, truncated to the model's limit.
-    fn tokenize(&self, text: &str) -> Result<Vec<u32>, SemanticError> {
-        let encoding = self.tokenizer.encode(text, true).map_err(|e| SemanticError::Inference(e.to_string()))?;
-        let mut ids = encoding.get_ids().to_vec();
-        if ids.is_empty() {
-            // never the case with [CLS]/[SEP]; a tokenizer without them still needs a row
-            ids.push(self.pad_id);
-        }
-        Ok(ids)
-    }
-
     /// One forward pass over several texts' token ids, then pooling (and
     /// normalization when the model asks for it).
-    fn encode_ids(&self, texts: &[&[u32]]) -> Result<Vec<Vec<f32>>, SemanticError> {
+    fn encode_ids(&self, t: &Transformer, texts: &[&[u32]]) -> Result<Vec<Vec<f32>>, SemanticError> {
         let inf = |e: candle_core::Error| SemanticError::Inference(e.to_string());
-        let (hidden, spans) = self.model.forward(texts, &self.device).map_err(inf)?;
+        let (hidden, spans) = t.model.forward(texts, &t.device).map_err(inf)?;
         let dim = self.dim;
         let mut rows = Vec::with_capacity(spans.len());
         for s in spans {
@@ -220,6 +268,19 @@ impl Encoder {
             rows.push(r);
         }
         Ok(rows)
+    }
+}
+
+impl Transformer {
+    /// Token ids of one text, `[CLS]` ... `[SEP]`, truncated to the model's limit.
+    fn tokenize(&self, text: &str) -> Result<Vec<u32>, SemanticError> {
+        let encoding = self.tokenizer.encode(text, true).map_err(|e| SemanticError::Inference(e.to_string()))?;
+        let mut ids = encoding.get_ids().to_vec();
+        if ids.is_empty() {
+            // never the case with [CLS]/[SEP]; a tokenizer without them still needs a row
+            ids.push(self.pad_id);
+        }
+        Ok(ids)
     }
 }
 

@@ -158,10 +158,11 @@ fn encoder_and_index_can_move_to_a_background_thread() {
 /// the batch padded to its longest text, an attention mask when it holds
 /// more than one, then pooling and normalization.
 fn reference_vectors(enc: &Encoder, reference: &ReferenceBert, texts: &[String]) -> Vec<Vec<f32>> {
-    let encodings: Vec<_> = texts.iter().map(|t| enc.tokenizer.encode(t.as_str(), true).unwrap()).collect();
+    let encodings: Vec<_> =
+        texts.iter().map(|t| enc.transformer().tokenizer.encode(t.as_str(), true).unwrap()).collect();
     let len = encodings.iter().map(|e| e.get_ids().len()).max().unwrap().max(1);
     let n = encodings.len();
-    let mut ids = vec![enc.pad_id; n * len];
+    let mut ids = vec![enc.transformer().pad_id; n * len];
     let mut mask = vec![0u32; n * len];
     for (r, e) in encodings.iter().enumerate() {
         for (c, (&id, &m)) in e.get_ids().iter().zip(e.get_attention_mask()).enumerate() {
@@ -169,8 +170,8 @@ fn reference_vectors(enc: &Encoder, reference: &ReferenceBert, texts: &[String])
             mask[r * len + c] = m;
         }
     }
-    let ids = candle_core::Tensor::from_vec(ids, (n, len), &enc.device).unwrap();
-    let mask = candle_core::Tensor::from_vec(mask, (n, len), &enc.device).unwrap();
+    let ids = candle_core::Tensor::from_vec(ids, (n, len), &enc.transformer().device).unwrap();
+    let mask = candle_core::Tensor::from_vec(mask, (n, len), &enc.transformer().device).unwrap();
     let hidden = reference.forward(&ids, (n > 1).then_some(&mask)).unwrap();
     let pooled = match enc.pooling {
         Pooling::Cls => hidden.narrow(1, 0, 1).unwrap().squeeze(1).unwrap(),
@@ -203,7 +204,7 @@ fn the_fast_forward_gives_the_reference_encoders_vectors() {
     let config: Value = serde_json::from_str(&std::fs::read_to_string(dir.join("config.json")).unwrap()).unwrap();
     let config = BertConfig::from_json(&config).unwrap();
     let weights = std::fs::read(dir.join("model.safetensors")).unwrap();
-    let vb = VarBuilder::from_buffered_safetensors(weights, DType::F32, &enc.device).unwrap();
+    let vb = VarBuilder::from_buffered_safetensors(weights, DType::F32, &enc.transformer().device).unwrap();
     let reference = ReferenceBert::load(vb, &config).unwrap();
 
     let long = "Lists every storage account in the subscription with its kind, region, replication and access tier, \

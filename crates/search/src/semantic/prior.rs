@@ -24,8 +24,11 @@ use serde::Deserialize;
 use super::model::Encoder;
 use crate::SearchDoc;
 
-/// The committed weights (all-MiniLM-L6-v2).
+/// The committed weights for all-MiniLM-L6-v2 (`quiver models pull`).
 const EMBEDDED: &str = include_str!("native_prior.json");
+/// The committed weights for the static embedding compiled into the binary
+/// (`retrain.sh` with `OUT=` this file and the static model's directory).
+const EMBEDDED_STATIC: &str = include_str!("static_prior.json");
 
 /// How close a probe's vector must come to the trained one (cosine): the
 /// same model in another precision or runtime lands above 0.999; another
@@ -87,10 +90,22 @@ impl IntentPrior {
         })
     }
 
-    /// The committed prior (parsed once; a unit test keeps it parsing).
+    /// The committed prior of all-MiniLM-L6-v2 (parsed once; a unit test
+    /// keeps it parsing).
     pub fn embedded() -> Option<&'static IntentPrior> {
         static PRIOR: OnceLock<Option<IntentPrior>> = OnceLock::new();
         PRIOR.get_or_init(|| IntentPrior::parse(EMBEDDED).ok()).as_ref()
+    }
+
+    /// The committed prior of the static embedding compiled into the binary.
+    pub fn embedded_static() -> Option<&'static IntentPrior> {
+        static PRIOR: OnceLock<Option<IntentPrior>> = OnceLock::new();
+        PRIOR.get_or_init(|| IntentPrior::parse(EMBEDDED_STATIC).ok()).as_ref()
+    }
+
+    /// Every committed prior; the one whose probes `fits` an encoder is its.
+    pub fn committed() -> impl Iterator<Item = &'static IntentPrior> {
+        [IntentPrior::embedded(), IntentPrior::embedded_static()].into_iter().flatten()
     }
 
     /// The tools (and the other class) the prior knows, in weight order.
