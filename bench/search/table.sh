@@ -3,8 +3,8 @@
 # fused on every set, with latency and tail bytes (confident loads / all --limit),
 # and learned fusion (the committed weights, `--set fuse.learned=1`), and fused
 # without the built-in tools' intent prior (`--set fuse.w_prior=0`).
-# usage: QUIVER_SEARCH_MODEL=DIR bench/search/table.sh [extra bench args]
-# Without a model only the bm25 and lexical columns run. Needs a release build
+# usage: QUIVER_SEARCH_MODEL=DIR|embedded bench/search/table.sh [extra bench args]
+# With QUIVER_SEARCH_MODEL unset only the bm25 and lexical columns run. Needs a release build
 # (or QUIVER=a debug build with quiver-search at opt-level 3: same rankings):
 #   CARGO_INCREMENTAL=0 cargo build --release -p quiver-cli
 set -eu

@@ -139,6 +139,22 @@ fn prior_of(encoder: &Encoder) -> Option<&'static IntentPrior> {
     p
 }
 
+/// A dot product in eight independent lanes: a single running sum is a
+/// chain the compiler may not reorder (float addition is not associative),
+/// so it runs one multiply-add at a time; eight lanes vectorize. Catalogs of
+/// a thousand tools with example rows score ten thousand rows a query.
+fn dot(a: &[f32], b: &[f32]) -> f32 {
+    let mut lanes = [0f32; 8];
+    let (ac, bc) = (a.chunks_exact(8), b.chunks_exact(8));
+    let tail: f32 = ac.remainder().iter().zip(bc.remainder()).map(|(x, y)| x * y).sum();
+    for (x, y) in ac.zip(bc) {
+        for i in 0..8 {
+            lanes[i] += x[i] * y[i];
+        }
+    }
+    lanes.iter().sum::<f32>() + tail
+}
+
 /// The store key of one text under one model.
 pub fn text_key(model_id: &str, text: &str) -> TextKey {
     let mut h = Sha256::new();
@@ -301,7 +317,7 @@ impl SemanticIndex {
             if example && self.example_weight <= 0.0 {
                 continue;
             }
-            let s: f32 = v.iter().zip(query).map(|(a, b)| a * b).sum();
+            let s = dot(v, query);
             let d = self.owner[row] as usize;
             if example {
                 let t = &mut top[d];
