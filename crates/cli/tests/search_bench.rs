@@ -321,3 +321,38 @@ fn the_intent_prior_knows_every_built_in_tool() {
         "the intent prior is stale: retrain it with bench/search/prior/retrain.sh (bench/search/README.md)"
     );
 }
+
+/// The ranking a newcomer gets with nothing downloaded: fused with the
+/// static model compiled into the binary (`QUIVER_SEARCH_MODEL` unset means
+/// it; `embedded` names it). No test model needed, so it always runs.
+#[test]
+fn the_embedded_model_ranks_fused_with_nothing_downloaded() {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../bench/search/queries");
+    let embedded = Path::new("embedded");
+    for (set, floor) in [
+        ("native-check.jsonl", EMBEDDED_CHECK_FLOOR),
+        ("native-daily-check.jsonl", EMBEDDED_DAILY_CHECK_FLOOR),
+        ("native-everyday-check2.jsonl", EMBEDDED_CHECK2_FLOOR),
+        ("native-daily-dev5.jsonl", EMBEDDED_DAILY_DEV5_FLOOR),
+    ] {
+        let q = dir.join(set);
+        let (code, out, err) = bench(&["--native", "--queries", q.to_str().unwrap()], Some(embedded));
+        assert_eq!(code, 0, "{set}: {err}");
+        assert!(out.contains("semantic: model=embedded id=static-"), "{set}: {out}");
+        let last = out.lines().last().unwrap_or_default();
+        assert!(last.ends_with(" ranking=fused"), "{set}: {last}");
+        assert_above(last, floor);
+        // the lexical ranking of the same set stays below it: meaning adds
+        let lexical = native_line(&q, None, &["--lexical"]);
+        assert!(field(last, "top1") > field(&lexical, "top1"), "{set}: {last} vs {lexical}");
+    }
+}
+
+// Measured once, after the embedded model's last decision (w_semantic 0.15,
+// its own intent prior), release build: native-check 0.920 / 0.990 / 0.948,
+// daily check 0.869 / 0.988 / 0.926, check2 0.899 / 0.979 / 0.935; daily
+// dev5 (in the prior's training data) 0.940 / 0.991 / 0.962.
+const EMBEDDED_CHECK_FLOOR: (f64, f64, f64) = (0.91, 0.98, 0.94);
+const EMBEDDED_DAILY_CHECK_FLOOR: (f64, f64, f64) = (0.85, 0.97, 0.91);
+const EMBEDDED_CHECK2_FLOOR: (f64, f64, f64) = (0.89, 0.97, 0.93);
+const EMBEDDED_DAILY_DEV5_FLOOR: (f64, f64, f64) = (0.93, 0.98, 0.955);
