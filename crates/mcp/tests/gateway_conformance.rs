@@ -1,14 +1,18 @@
 //! The official conformance suite's server scenarios
-//! (`@modelcontextprotocol/conformance@0.1.16 server --suite all`: 32
-//! scenarios, 47 checks) run
-//! against the gateway — `quiver mcp serve`'s surface over streamable HTTP on
+//! (`@modelcontextprotocol/conformance@0.2.0-alpha.12 server`) run against
+//! the gateway — `quiver mcp serve`'s surface over streamable HTTP on
 //! loopback — fronting `quiver-conformance-mcp`, a server of ours that
 //! implements what the scenarios call, configured with `expose = "direct"`
-//! in the user's config file. Every scenario must pass: only what the
-//! downstream server says, forwarded unchanged, can pass them.
-//! One run, no re-run. Skips when the npm packages, or a Node.js 22 to run
-//! the suite, are not installed (fails under `QUIVER_REQUIRE_ALL`); install
-//! with `npm ci --prefix crates/mcp/tests/node` (see `quiver_testkit::conformance_or_skip`).
+//! in the user's config file. Two runs: the active suite at its default
+//! revision (the 2025-11-25 session lifecycle) and `--spec-version
+//! 2026-07-28` (stateless requests). Only what the downstream server says,
+//! forwarded unchanged, can pass them. Both runs take the expected-failures
+//! baseline `conformance-baseline.yml` (a reason for each entry): the suite
+//! fails a run on a failure not listed, and on a listed one that passes, so
+//! a stale excuse fails CI. One run each, no re-run. Skips when the npm
+//! packages, or a Node.js 22 to run the suite, are not installed (fails
+//! under `QUIVER_REQUIRE_ALL`); install with `npm ci --prefix
+//! crates/mcp/tests/node` (see `quiver_testkit::conformance_or_skip`).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::sync::Arc;
@@ -60,25 +64,52 @@ fn counts(report: &str) -> Option<(u32, u32)> {
     Some((number_before(" passed")?, number_before(" failed")?))
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn every_active_server_scenario_passes_through_the_gateway() {
+/// The expected-failures baseline both runs take.
+const BASELINE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/conformance-baseline.yml");
+
+/// One run of the suite's server scenarios with `args` through a fresh
+/// gateway; fails unless the suite exits with success against the baseline.
+async fn server_scenarios_pass(revision: &str, args: &[&str]) {
     let Some(suite_bin) = quiver_testkit::conformance_or_skip() else { return };
     let (dirs, surface, url) = http_gateway(4).await;
 
     let results = dirs[3].path().to_path_buf(); // the suite writes results/ into its cwd
     let results_dir = results.clone();
-    let suite = std::env::var("QUIVER_CONFORMANCE_SUITE").unwrap_or_else(|_| "all".into());
-    let asked = suite.clone();
-    let (ok, report) =
-        tokio::task::spawn_blocking(move || suite_bin.server(&url, &["--suite", &asked], &results)).await.unwrap();
+    let mut all: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+    all.extend(["--expected-failures".to_string(), BASELINE.to_string()]);
+    let started = std::time::Instant::now();
+    let (ok, report) = tokio::task::spawn_blocking(move || {
+        let all: Vec<&str> = all.iter().map(String::as_str).collect();
+        suite_bin.server(&url, &all, &results)
+    })
+    .await
+    .unwrap();
     let (passed, failed) = counts(&report).unwrap_or_else(|| panic!("no summary in the suite's output:\n{report}"));
-    eprintln!("{report}\nconformance server ({suite} suite) through the gateway: {passed} passed, {failed} failed");
+    eprintln!(
+        "{report}\nconformance server ({revision}) through the gateway: {passed} passed, {failed} failed in {:.1} s",
+        started.elapsed().as_secs_f64()
+    );
     assert!(
         ok && passed > 0,
-        "{passed} passed, {failed} failed:\n{report}\nfailed checks:\n{}",
+        "{revision}: {passed} passed, {failed} failed (against {BASELINE}):\n{report}\nfailed checks:\n{}",
         failed_checks(&results_dir)
     );
     surface.shutdown().await;
+}
+
+/// The active suite at its default revision: `initialize` sessions.
+/// `QUIVER_CONFORMANCE_SUITE` picks another `--suite` by hand.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_active_server_scenario_passes_through_the_gateway() {
+    let suite = std::env::var("QUIVER_CONFORMANCE_SUITE").unwrap_or_else(|_| "active".into());
+    server_scenarios_pass(&format!("{suite} suite, default revision"), &["--suite", &suite]).await;
+}
+
+/// The scenarios of MCP 2026-07-28 (stateless requests, `server/discover`,
+/// `ttlMs` / `cacheScope`, the revision's header and error rules).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_2026_07_28_server_scenario_passes_through_the_gateway() {
+    server_scenarios_pass("2026-07-28", &["--spec-version", "2026-07-28"]).await;
 }
 
 /// The suite's per-scenario `checks.json` files under `dir` that hold a

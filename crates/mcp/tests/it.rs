@@ -23,6 +23,7 @@ mod gateway_stdio_calls;
 mod gateway_verbatim;
 mod server_capacity;
 mod server_http;
+mod server_http_plain;
 mod server_session;
 mod server_stateless;
 mod server_stdio_lines;

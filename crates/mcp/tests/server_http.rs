@@ -211,7 +211,8 @@ async fn a_slow_body_is_cut_within_the_body_timeout() {
 #[tokio::test]
 async fn an_idle_connection_is_closed_after_the_header_timeout() {
     let (surface, _dir) = surface(Mode::Agent);
-    let limits = HttpLimits { header_timeout: Duration::from_secs(1), ..HttpLimits::default() };
+    let second = Duration::from_secs(1);
+    let limits = HttpLimits { header_timeout: second, idle_timeout: second, ..HttpLimits::default() };
     let url = start_limited(surface, None, limits).await;
     let mut silent = TcpStream::connect(authority(&url)).await.unwrap();
     let mut partial = TcpStream::connect(authority(&url)).await.unwrap();

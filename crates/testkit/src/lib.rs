@@ -104,7 +104,7 @@ pub struct Conformance {
 /// too old for it (`.ci/run` sets it).
 pub const CONFORMANCE_NODE: &str = "QUIVER_TEST_NODE";
 
-/// The oldest Node.js major version the suite runs on: 0.1.16 imports
+/// The oldest Node.js major version the suite runs on: it (0.1.16, 0.2.0-alpha.12) imports
 /// `fs.globSync`, which Node.js 22 added.
 pub const CONFORMANCE_NODE_MAJOR: u32 = 22;
 

@@ -113,6 +113,9 @@ impl HttpServer {
         let guard = Arc::new(Guard { token: options.token, admission: admission.clone(), sessions });
         let router = Router::new()
             .route_service(MCP_PATH, service)
+            // Inside the verbatim layer: that one fills placeholders into a
+            // plain body as into an SSE line.
+            .layer(middleware::from_fn(super::http_plain::answer_plainly))
             .layer(middleware::from_fn_with_state(verbatim, super::http_verbatim::substitute))
             .layer(middleware::from_fn(super::http_bad_body::answer_unreadable))
             .layer(middleware::from_fn_with_state(guard, check_request));

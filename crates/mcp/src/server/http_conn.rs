@@ -24,8 +24,10 @@
 //!   never before it (see [`refusal`]): an HTTP client takes bytes that come
 //!   before its request for a broken connection, and a close that leaves its
 //!   request unread resets it.
-//! - hyper's header-read timeout closes a connection that does not complete
-//!   its request head in time, idle keep-alive connections included; the
+//! - An idle connection (kept alive, or new) is closed after `idle_timeout`
+//!   (hyper's header-read timer, which starts when it waits for a head), a
+//!   head not complete `header_timeout` after its first byte is cut by
+//!   [`head_clock`]; the
 //!   request body has a total deadline (see `read_body`), not a per-read one,
 //!   so a trickle is cut too.
 //! - Refusals are logged with `tracing::warn!` at most once per burst window,
@@ -48,9 +50,11 @@ use tokio::sync::{Notify, mpsc, watch};
 /// Limits of the HTTP listener. The defaults suit a local tool server.
 #[derive(Debug, Clone)]
 pub struct HttpLimits {
-    /// A connection must complete each request head within this (also the
-    /// longest a keep-alive connection may sit idle).
+    /// A request head must be complete within this of its first byte.
     pub header_timeout: Duration,
+    /// The longest a kept-alive connection may sit idle between requests
+    /// (and a new one before its first request).
+    pub idle_timeout: Duration,
     /// A request body must arrive whole within this, however it trickles.
     pub body_timeout: Duration,
     /// Open connections at once (kept well below the usual 1024 fd limit).
@@ -73,6 +77,10 @@ impl Default for HttpLimits {
     fn default() -> Self {
         HttpLimits {
             header_timeout: Duration::from_secs(10),
+            // What clients expect to reuse: mcp-proxy, nginx and Go's
+            // net/http keep an idle connection 75 s or more; quiver closed
+            // it after 10 s.
+            idle_timeout: Duration::from_secs(75),
             body_timeout: Duration::from_secs(30),
             max_connections: 512,
             max_pending_per_address: 256,
@@ -362,10 +370,13 @@ async fn serve_connection(
     > + Send,
     ticket: Arc<Ticket>,
     mut shutdown: watch::Receiver<bool>,
+    (clock, head_limit): (Arc<HeadClock>, Duration),
 ) {
     let mut conn = builder.serve_connection(TokioIo::new(stream), service);
     let ended = tokio::select! {
         _ = &mut conn => Ended::Served,
+        // Dropping the connection closes it, as hyper's own timeout would.
+        () = clock.head_overdue(head_limit) => Ended::Served,
         () = ticket.evicted.notified() => Ended::Evicted,
         _ = shutdown.wait_for(|stop| *stop) => Ended::Shutdown,
     };
@@ -400,7 +411,7 @@ pub(super) async fn serve(
     let mut builder = http1::Builder::new();
     builder
         .timer(TokioTimer::new())
-        .header_read_timeout(admission.limits().header_timeout)
+        .header_read_timeout(admission.limits().idle_timeout)
         .max_buf_size(READ_BUFFER)
         .keep_alive(true);
     // Refused connections are answered after their request (see `refusal`).
@@ -430,11 +441,13 @@ pub(super) async fn serve(
             }
         };
         let ticket = Arc::new(ticket);
-        let stream = Watched { inner: stream, active };
-        let service = connection_service(router.clone(), ticket.clone());
+        let clock = Arc::new(HeadClock::new());
+        let stream = Watched { inner: stream, active, clock: clock.clone() };
+        let service = connection_service(router.clone(), ticket.clone(), clock.clone());
+        let head_limit = admission.limits().header_timeout;
         let (builder, stopping, alive) = (builder.clone(), stopping.clone(), alive.clone());
         tokio::spawn(async move {
-            serve_connection(builder, stream, service, ticket, stopping).await;
+            serve_connection(builder, stream, service, ticket, stopping, (clock, head_limit)).await;
             drop(alive);
         });
     }
@@ -458,6 +471,7 @@ fn has_bytes_waiting(stream: &tokio::net::TcpStream) -> bool {
 struct Watched {
     inner: tokio::net::TcpStream,
     active: Arc<AtomicBool>,
+    clock: Arc<HeadClock>,
 }
 
 impl tokio::io::AsyncRead for Watched {
@@ -470,6 +484,7 @@ impl tokio::io::AsyncRead for Watched {
         let polled = std::pin::Pin::new(&mut self.inner).poll_read(cx, buf);
         if buf.filled().len() > before {
             self.active.store(true, Ordering::Relaxed);
+            self.clock.read();
         }
         polled
     }
@@ -514,6 +529,7 @@ impl tokio::io::AsyncWrite for Watched {
 fn connection_service(
     router: Router,
     ticket: Arc<Ticket>,
+    clock: Arc<HeadClock>,
 ) -> impl hyper::service::Service<
     hyper::Request<hyper::body::Incoming>,
     Response = axum::response::Response,
@@ -523,9 +539,19 @@ fn connection_service(
     hyper::service::service_fn(move |mut request: hyper::Request<hyper::body::Incoming>| {
         request.extensions_mut().insert(ticket.clone());
         let router = router.clone();
-        async move { tower::ServiceExt::oneshot(router, request.map(Body::new)).await }
+        clock.head_done();
+        let in_service = InService(clock.clone());
+        async move {
+            let response = tower::ServiceExt::oneshot(router, request.map(Body::new)).await;
+            drop(in_service);
+            response
+        }
     })
 }
+
+#[path = "http_head_clock.rs"]
+mod head_clock;
+use head_clock::{HeadClock, InService};
 
 #[path = "http_refusal.rs"]
 mod refusal;

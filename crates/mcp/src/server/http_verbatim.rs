@@ -7,11 +7,12 @@
 
 use std::sync::Arc;
 
-use axum::body::{Body, Bytes};
+use axum::body::{Body, Bytes, HttpBody};
 use axum::extract::{Request, State};
 use axum::middleware::Next;
 use axum::response::Response;
 use futures::StreamExt;
+use http_body_util::BodyExt;
 use rmcp::model::ServerJsonRpcMessage;
 
 use super::stdio_line;
@@ -21,7 +22,16 @@ use super::verbatim::{self, VerbatimResults};
 /// replaced.
 pub async fn substitute(State(verbatim): State<Arc<VerbatimResults>>, request: Request, next: Next) -> Response {
     let response = next.run(request).await;
-    let (parts, body) = response.into_parts();
+    let (mut parts, body) = response.into_parts();
+    if body.size_hint().exact().is_some() {
+        // A body already whole in memory (a plain JSON answer) stays one
+        // piece, so it goes out with a Content-Length and not chunked.
+        let Ok(whole) = body.collect().await.map(http_body_util::Collected::to_bytes) else {
+            return Response::from_parts(parts, Body::empty());
+        };
+        parts.headers.remove(http::header::CONTENT_LENGTH); // hyper sets the rewritten one
+        return Response::from_parts(parts, Body::from(rewrite(&verbatim, whole)));
+    }
     let stream = body.into_data_stream().map(move |chunk| chunk.map(|bytes| rewrite(&verbatim, bytes)));
     Response::from_parts(parts, Body::from_stream(stream))
 }

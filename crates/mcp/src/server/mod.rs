@@ -33,6 +33,7 @@ pub mod convert;
 pub mod handler;
 pub mod http;
 mod http_bad_body;
+mod http_plain;
 mod http_verbatim;
 pub mod passthrough;
 pub mod stateless;
