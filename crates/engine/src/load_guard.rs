@@ -45,7 +45,7 @@ pub fn names_action(query: &str, words: &[String]) -> bool {
         .split(|c: char| !c.is_alphanumeric())
         .filter(|w| !w.is_empty())
         .map(str::to_lowercase)
-        .any(|w| words.iter().any(|a| *a == w) || stems.iter().any(|s| w.starts_with(s)))
+        .any(|w| words.contains(&w) || stems.iter().any(|s| w.starts_with(s)))
 }
 
 #[cfg(test)]
