@@ -195,7 +195,7 @@ fn bench_search_splits_queries_and_takes_parameter_overrides() {
     };
     let (_, odd, _) = run(&["--split", "odd"]);
     let (_, even, _) = run(&["--split", "even"]);
-    assert!(odd.contains(" n=26 tools=66 ") && even.contains(" n=26 tools=66 "), "{odd}{even}");
+    assert!(odd.contains(" n=26 tools=70 ") && even.contains(" n=26 tools=70 "), "{odd}{even}");
     // an override changes the ranking: no name or description weight left
     let (code, out, err) = run(&["--set", "name=0", "--set", "desc=0", "--set", "snippet=0", "--set", "alias=0"]);
     assert_eq!(code, 0, "{err}");

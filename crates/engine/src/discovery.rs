@@ -11,6 +11,7 @@ use quiver_search::{
 
 use crate::audience::Audience;
 use crate::lifecycle::Lifecycle;
+use crate::load_guard;
 use crate::registry::{RegisteredTool, Registry};
 use crate::spec::ToolSource;
 use crate::surface::{Scope, SearchOptions};
@@ -45,6 +46,9 @@ pub struct Found<'r> {
     /// How many of the first `tools` are confident matches (see
     /// [`quiver_search::confident`]); every one for a regex search.
     pub confident: usize,
+    /// Names among the confident matches that are listed but not loaded
+    /// (see `load_guard.rs`).
+    pub held: Vec<String>,
 }
 
 /// Ranked tools for `query` that `audience` may find under `options`.
@@ -94,6 +98,16 @@ pub fn search<'r>(
         let scores: Vec<f32> = hits.iter().map(|h| h.score).collect();
         confident(&scores, confident_margin(ranking))
     };
-    let tools = hits.iter().filter_map(|h| index.docs().get(h.doc).and_then(|d| registry.get(&d.name))).collect();
-    Ok(Found { tools, ranking, confident })
+    let tools: Vec<&RegisteredTool> =
+        hits.iter().filter_map(|h| index.docs().get(h.doc).and_then(|d| registry.get(&d.name))).collect();
+    let held = tools
+        .iter()
+        .take(confident)
+        .filter(|t| {
+            let overlay = lifecycle.manifest().tools.get(&t.spec.name);
+            load_guard::action_words(&t.spec, overlay).is_some_and(|words| !load_guard::names_action(query, &words))
+        })
+        .map(|t| t.spec.name.clone())
+        .collect();
+    Ok(Found { tools, ranking, confident, held })
 }

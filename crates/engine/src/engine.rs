@@ -146,6 +146,7 @@ impl ToolSurface for Engine {
             tools: found.tools.into_iter().map(|t| t.spec.clone()).collect(),
             ranking: found.ranking,
             confident: found.confident,
+            held: found.held,
         })
     }
 

@@ -23,6 +23,7 @@ mod engine;
 mod fim;
 mod host;
 mod lifecycle;
+mod load_guard;
 mod manifest;
 mod registry;
 mod result;

@@ -102,6 +102,12 @@ pub struct ToolOverlay {
     /// like `phrasings` with their own weight, never sent in the catalog.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub examples: Vec<String>,
+    /// Words naming the tool's own action ("close", "shut") for a tool that
+    /// asks for approval: a search loads it only when the request uses one
+    /// (`load_guard.rs`); otherwise it is listed, loadable with `select:`.
+    /// Loading is not a permission: the call still asks.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub action: Vec<String>,
 }
 
 impl ToolOverlay {
@@ -119,6 +125,9 @@ impl ToolOverlay {
         }
         if !later.examples.is_empty() {
             self.examples = later.examples;
+        }
+        if !later.action.is_empty() {
+            self.action = later.action;
         }
     }
 }

@@ -36,6 +36,9 @@ pub struct Ranked {
     pub tools: Vec<ToolSpec>,
     pub ranking: Ranking,
     pub confident: usize,
+    /// Confident matches not to load: tools that ask for approval, found by
+    /// a request that does not name their action (see `load_guard.rs`).
+    pub held: Vec<String>,
 }
 
 /// A name resolved for loading: its canonical tool, and whether the name

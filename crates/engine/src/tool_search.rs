@@ -104,6 +104,9 @@ impl Tool for ToolSearch {
         // them to load: every named one, else the confident ones only.
         let ranking: &str;
         let mut confident = usize::MAX;
+        // Confident matches that ask for approval and were found by a request
+        // that does not name their action: listed, not loaded (`load_guard.rs`).
+        let mut held: Vec<String> = Vec::new();
         if let Some(list) = query.strip_prefix("select:") {
             ranking = "select";
             for raw in list.split(',').map(str::trim).filter(|s| !s.is_empty()) {
@@ -128,6 +131,7 @@ impl Tool for ToolSearch {
                 surface.search_ranked(query, &options, &ctx.audience, &loaded_before).map_err(ToolError::model)?;
             ranking = if options.regex { "regex" } else { ranked.ranking.as_str() };
             confident = ranked.confident;
+            held = ranked.held;
             let named_alias = surface.deprecated_replacement(query);
             found = ranked
                 .tools
@@ -145,7 +149,7 @@ impl Tool for ToolSearch {
         let to_load: Vec<String> = found
             .iter()
             .take(confident)
-            .filter(|(t, _)| !surface.in_head(t, &ctx.audience))
+            .filter(|(t, _)| !surface.in_head(t, &ctx.audience) && !held.contains(&t.name))
             .map(|(t, _)| t.name.clone())
             .collect();
         let newly = session.load(&to_load);
@@ -179,6 +183,18 @@ impl Tool for ToolSearch {
             .collect();
 
         let mut next = next_instruction(&matches, &newly, &not_found);
+        if !held.is_empty() {
+            next.push_str(&format!(
+                " {} ask{} for approval and your request does not name {} action, so {} not loaded: \
+                 `select:{}` loads {}.",
+                names(held.iter().map(String::as_str)),
+                if held.len() == 1 { "s" } else { "" },
+                if held.len() == 1 { "its" } else { "their" },
+                if held.len() == 1 { "it is" } else { "they are" },
+                held.join(","),
+                if held.len() == 1 { "it" } else { "them" },
+            ));
+        }
         for note in &pending {
             next.push(' ');
             next.push_str(note);

@@ -101,6 +101,10 @@ pub fn register_all_with(registry: &mut Registry, options: &NativeOptions) -> an
     registry.register(work::github_pr_context::GithubPrContext(work.clone(), gh.clone()))?;
     registry.register(work::github_comment::GithubComment(work.clone(), gh.clone()))?;
     registry.register(work::github_close_issue::GithubCloseIssue(work.clone(), gh.clone()))?;
+    registry.register(work::github_issue_list::GithubIssueList(gh.clone()))?;
+    registry.register(work::github_pr_list::GithubPrList(gh.clone()))?;
+    registry.register(work::github_create_issue::GithubCreateIssue(work.clone(), gh.clone()))?;
+    registry.register(work::github_create_pr::GithubCreatePr(work.clone(), gh.clone()))?;
     registry.register(work::github_close_pr::GithubClosePr(work, gh))?;
     Ok(())
 }
@@ -128,3 +132,7 @@ mod hostile_tests;
 #[cfg(test)]
 #[allow(clippy::expect_used, clippy::unwrap_used)]
 mod schema_minimums_tests;
+
+#[cfg(test)]
+#[allow(clippy::expect_used, clippy::unwrap_used)]
+mod search_load_tests;

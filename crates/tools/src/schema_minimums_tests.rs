@@ -37,6 +37,8 @@ const REFUSED_AT_ZERO: &[(&str, &str)] = &[
     ("github_comment", "number"),
     ("github_issue_context", "number"),
     ("github_pr_context", "number"),
+    ("github_issue_list", "limit"),
+    ("github_pr_list", "limit"),
 ];
 
 fn schema_of(tool: &str) -> Value {

@@ -5,6 +5,13 @@
 //! list (NUL-separated, so odd file names need no unquoting) with counts, and the
 //! patch gives the hunks. Patch sections are matched to files by their exact header,
 //! which survives custom diff orders and type changes (two sections for one path).
+//!
+//! `rev` names a revision (`main`: it against the work tree, or the index with
+//! `staged`) or a range (`HEAD~3..HEAD`, `main...topic`). It reaches git as
+//! one argv element, never through a shell, and is checked first: a model's
+//! `--output=/tmp/x` in that position would be an option to git, not a
+//! revision, so anything starting with `-` (on either side of a range) and any
+//! character a revision does not need is refused.
 
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -24,6 +31,8 @@ const MAX_HUNK_BYTES: usize = 14 * 1024;
 const MAX_LINE_CHARS: usize = 500;
 /// The raw patch shown next to the structure, cut at a line boundary.
 const MAX_RAW_BYTES: usize = 8 * 1024;
+/// Longer than any revision expression a person writes.
+const MAX_REV_CHARS: usize = 200;
 
 pub struct GitDiff;
 
@@ -39,6 +48,12 @@ pub struct GitDiffInput {
     /// Context lines around each change (default 3).
     #[serde(default)]
     pub context: Option<u32>,
+    /// A revision (`main`: it against the work tree) or range (`HEAD~3..HEAD`, `main...topic`).
+    #[serde(default)]
+    pub rev: Option<String>,
+    /// Only files and line counts (git diff --stat), no hunks.
+    #[serde(default)]
+    pub stat: Option<bool>,
 }
 
 impl Tool for GitDiff {
@@ -49,7 +64,7 @@ impl Tool for GitDiff {
     const CAPABILITIES: Capabilities = Capabilities::NONE;
 
     fn description(&self) -> String {
-        "Git diff of unstaged (or staged) changes as JSON: files, hunks, added/deleted line counts, plus the raw patch."
+        "Git diff of unstaged (or staged) changes, or against a revision or range, as JSON: files, hunks, added/deleted line counts, plus the raw patch (or --stat)."
             .into()
     }
 
@@ -59,6 +74,16 @@ impl Tool for GitDiff {
             return Err(ToolError::model(format!("`context` must be at most {MAX_CONTEXT} lines, got {context}")));
         }
         let staged = input.staged.unwrap_or(false);
+        let stat = input.stat.unwrap_or(false);
+        let rev = match input.rev.as_deref().map(str::trim).filter(|r| !r.is_empty()) {
+            Some(raw) => Some(check_rev(raw)?),
+            None => None,
+        };
+        if staged && rev.as_deref().is_some_and(|r| r.contains("..")) {
+            return Err(ToolError::model(
+                "`staged` compares the index with one revision; a range (`A..B`) compares two commits: drop one",
+            ));
+        }
         let root = ctx.workspace.root();
         // Pathspec magic `:(literal)` keeps `*` or `?` in a real file name from globbing.
         let pathspec = match &input.path {
@@ -74,23 +99,37 @@ impl Tool for GitDiff {
         if staged {
             common.push("--cached");
         }
+        // Checked by `check_rev`: never an option, so it is a revision to git.
+        if let Some(rev) = &rev {
+            common.push(rev.as_str());
+        }
         let mut list_args = common.clone();
         list_args.extend(["--raw", "--numstat", "-z", "--", &pathspec]);
         let mut patch_args = common;
-        patch_args.extend(["--no-color", &unified, "--src-prefix=a/", "--dst-prefix=b/", "--", &pathspec]);
+        if stat {
+            patch_args.extend(["--no-color", "--stat", "--", &pathspec]);
+        } else {
+            patch_args.extend(["--no-color", &unified, "--src-prefix=a/", "--dst-prefix=b/", "--", &pathspec]);
+        }
         let (listed, patch) = tokio::join!(repo::run(&launch, root, &list_args), repo::run(&launch, root, &patch_args));
         let mut files = parse_file_list(&listed?);
         let patch = String::from_utf8_lossy(&patch?).into_owned();
-        let truncated_hunks = attach_hunks(&mut files, &patch);
+        // With `stat` the second call printed `--stat`, which has no hunks.
+        let truncated_hunks = !stat && attach_hunks(&mut files, &patch);
 
         let additions: u64 = files.iter().map(|f| f.additions).sum();
         let deletions: u64 = files.iter().map(|f| f.deletions).sum();
         let (raw, raw_truncated) = bounded(&patch, MAX_RAW_BYTES);
         let mut out = Map::new();
         out.insert("staged".into(), json!(staged));
+        if let Some(rev) = &rev {
+            out.insert("rev".into(), json!(rev));
+        }
         out.insert("files".into(), Value::Array(files.iter().map(FileDiff::to_json).collect()));
         out.insert("stats".into(), json!({"files": files.len(), "additions": additions, "deletions": deletions}));
-        if files.is_empty() {
+        if files.is_empty() && rev.is_some() {
+            out.insert("note".into(), json!("no differences for this revision and path"));
+        } else if files.is_empty() {
             let what = if staged { "no staged changes" } else { "no unstaged changes (staged: true shows the index)" };
             out.insert("note".into(), json!(format!("{what}; git_status lists untracked files")));
         }
@@ -111,6 +150,31 @@ impl Tool for GitDiff {
             .with_meta("deletions", deletions)
             .with_meta("truncated", truncated_hunks || raw_truncated))
     }
+}
+
+/// A revision or range as git should read it, or the model's error. What a
+/// revision needs: names (`main`, `origin/main`, `v1.2`), ids, `~N`, `^N`,
+/// `@{u}`, `..` and `...`. Nothing else gets through, and no side of a range
+/// may start with `-` (git would read `--output=...` as an option).
+fn check_rev(raw: &str) -> Result<String, ToolError> {
+    let refuse = |why: &str| Err(ToolError::model(format!("`rev` {raw:?} is not a revision or range: {why}")));
+    if raw.chars().count() > MAX_REV_CHARS {
+        return refuse(&format!("longer than {MAX_REV_CHARS} characters"));
+    }
+    if let Some(bad) = raw.chars().find(|c| !(c.is_alphanumeric() || "/._-~^@{}".contains(*c))) {
+        return refuse(&format!("{bad:?} has no place in one (give e.g. `main`, `HEAD~3..HEAD`, `main...topic`)"));
+    }
+    let sides: Vec<&str> = raw.split("..").map(|s| s.trim_start_matches('.')).collect();
+    if sides.len() > 2 {
+        return refuse("a range has one `..` or `...`");
+    }
+    if sides.iter().any(|s| s.starts_with('-')) {
+        return refuse("it starts with `-`, which git would read as an option");
+    }
+    if sides.iter().all(|s| s.is_empty()) {
+        return refuse("name a revision on at least one side of the range");
+    }
+    Ok(raw.to_string())
 }
 
 #[derive(Debug, Default)]

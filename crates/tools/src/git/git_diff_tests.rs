@@ -1,6 +1,6 @@
 use serde_json::{Value, json};
 
-use super::{bounded, parse_hunk_header, quote_c};
+use super::{bounded, check_rev, parse_hunk_header, quote_c};
 use crate::git::repo::test_git;
 use crate::test_support::Harness;
 
@@ -133,4 +133,78 @@ fn helpers() {
     assert_eq!((cc.old_start, cc.old_lines, cc.new_start, cc.new_lines), (1, 2, 1, 5));
     assert_eq!(bounded("ab\ncd\nef\n", 7), ("ab\ncd\n… [3 more bytes]\n".to_string(), true));
     assert_eq!(bounded("short", 7), ("short".to_string(), false));
+}
+
+/// A second and third commit on top of `repo()`'s, on a branch `topic`, with
+/// `main` left at the first.
+fn repo_with_history() -> Harness {
+    let h = repo();
+    let root = h.ctx.workspace.root().to_path_buf();
+    test_git(&root, &["branch", "-M", "main"]);
+    test_git(&root, &["checkout", "-qb", "topic"]);
+    h.write("a.txt", "1\n2\n3\n4\n5\n6\n");
+    test_git(&root, &["commit", "-qam", "six"]);
+    h.write("b.txt", "new\n");
+    test_git(&root, &["add", "b.txt"]);
+    test_git(&root, &["commit", "-qm", "b"]);
+    h
+}
+
+#[tokio::test]
+async fn a_revision_or_a_range_is_diffed() {
+    let h = repo_with_history();
+    // One revision: it against the work tree (an unstaged edit shows too).
+    h.write("old.txt", "changed\n");
+    let d = diff(&h, json!({"rev": "main"})).await;
+    assert_eq!(d["rev"], "main");
+    let mut paths: Vec<&str> = d["files"].as_array().unwrap().iter().map(|f| f["path"].as_str().unwrap()).collect();
+    paths.sort_unstable();
+    assert_eq!(paths, ["a.txt", "b.txt", "old.txt"]);
+    assert_eq!(file(&d, "a.txt")["hunks"][0]["lines"].as_array().unwrap().last().unwrap(), "+6");
+
+    // A range: the commits only, not the work tree.
+    let r = diff(&h, json!({"rev": "HEAD~2..HEAD"})).await;
+    let mut paths: Vec<&str> = r["files"].as_array().unwrap().iter().map(|f| f["path"].as_str().unwrap()).collect();
+    paths.sort_unstable();
+    assert_eq!(paths, ["a.txt", "b.txt"]);
+    assert_eq!(r["stats"], json!({"files": 2, "additions": 2, "deletions": 0}));
+    let one = diff(&h, json!({"rev": "HEAD~1..HEAD"})).await;
+    assert_eq!(one["stats"]["files"], 1);
+    let sym = diff(&h, json!({"rev": "main...topic"})).await;
+    assert_eq!(sym["stats"]["files"], 2);
+    let none = diff(&h, json!({"rev": "HEAD..HEAD"})).await;
+    assert_eq!(none["files"], json!([]));
+    assert!(none["note"].as_str().unwrap().contains("no differences"), "{none}");
+}
+
+#[tokio::test]
+async fn stat_gives_counts_without_hunks() {
+    let h = repo_with_history();
+    let d = diff(&h, json!({"rev": "HEAD~2..HEAD", "stat": true})).await;
+    let a = file(&d, "a.txt");
+    assert_eq!((a["additions"].as_u64(), a["deletions"].as_u64()), (Some(1), Some(0)));
+    assert_eq!(a["hunks"], json!([]));
+    let raw = d["raw"].as_str().unwrap();
+    assert!(raw.contains("2 files changed, 2 insertions(+)"), "{raw}");
+    assert!(!raw.contains("@@"), "{raw}");
+}
+
+#[tokio::test]
+async fn hostile_revisions_are_refused_before_git_runs() {
+    let h = repo_with_history();
+    let out = std::env::temp_dir().join(format!("quiver-git-diff-{}", std::process::id()));
+    let hostile = format!("--output={}", out.display());
+    for bad in
+        [hostile.as_str(), "-p", "HEAD..--output=x", "main;rm -rf /", "$(id)", "main HEAD", "a..b..c", "..", "`x`"]
+    {
+        let r = h.call("git_diff", json!({"rev": bad})).await;
+        assert!(r.is_error, "{bad:?} was accepted: {}", r.content_text());
+        assert!(r.content_text().contains("is not a revision or range"), "{bad:?}: {}", r.content_text());
+    }
+    assert!(!out.exists(), "git wrote {}", out.display());
+    let r = h.call("git_diff", json!({"rev": "HEAD~1..HEAD", "staged": true})).await;
+    assert!(r.is_error && r.content_text().contains("`staged` compares the index"), "{}", r.content_text());
+    for ok in ["main", "HEAD~3..HEAD", "main...topic", "origin/main", "v1.2.0^", "@{u}..", "a1b2c3d"] {
+        assert_eq!(check_rev(ok).unwrap(), ok);
+    }
 }

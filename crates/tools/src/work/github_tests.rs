@@ -44,14 +44,14 @@ exit "$(cat "$here/fixtures/$key.code" 2>/dev/null || echo 0)"
 /// What real `gh auth status` prints for a logged-in user (v2.40+).
 const AUTH_OK: &str = "github.com\n  ✓ Logged in to github.com account octocat (keyring)\n  - Active account: true\n  - Git operations protocol: https\n  - Token: gho_************************************\n  - Token scopes: 'gist', 'read:org', 'repo', 'workflow'\n";
 
-struct Setup {
-    ws: tempfile::TempDir,
-    state: tempfile::TempDir,
-    bin: tempfile::TempDir,
+pub(super) struct Setup {
+    pub(super) ws: tempfile::TempDir,
+    pub(super) state: tempfile::TempDir,
+    pub(super) bin: tempfile::TempDir,
 }
 
 impl Setup {
-    fn new() -> Setup {
+    pub(super) fn new() -> Setup {
         let s = Setup {
             ws: tempfile::tempdir().unwrap(),
             state: tempfile::tempdir().unwrap(),
@@ -68,20 +68,20 @@ impl Setup {
     }
 
     /// Records what the stand-in answers to `gh <key with - for space>`.
-    fn record(&self, key: &str, stdout: &str, code: i32) {
+    pub(super) fn record(&self, key: &str, stdout: &str, code: i32) {
         let dir = self.bin.path().join("fixtures");
         std::fs::write(dir.join(format!("{key}.out")), stdout).unwrap();
         std::fs::write(dir.join(format!("{key}.code")), code.to_string()).unwrap();
     }
 
-    fn record_err(&self, key: &str, stderr: &str, code: i32) {
+    pub(super) fn record_err(&self, key: &str, stderr: &str, code: i32) {
         let dir = self.bin.path().join("fixtures");
         let _ = std::fs::remove_file(dir.join(format!("{key}.out")));
         std::fs::write(dir.join(format!("{key}.err")), stderr).unwrap();
         std::fs::write(dir.join(format!("{key}.code")), code.to_string()).unwrap();
     }
 
-    fn ctx_with(&self, mode: Mode, gh_dir: &Path, approver: Option<Arc<dyn Approver>>) -> ToolContext {
+    pub(super) fn ctx_with(&self, mode: Mode, gh_dir: &Path, approver: Option<Arc<dyn Approver>>) -> ToolContext {
         let work = WorkStore::new(Some(self.state.path().to_path_buf()));
         let gh = GhCli::new(Some(gh_dir.as_os_str().to_os_string()));
         let mut registry = Registry::new();
@@ -92,6 +92,10 @@ impl Setup {
         registry.register(github_pr_context::GithubPrContext(work.clone(), gh.clone())).unwrap();
         registry.register(github_comment::GithubComment(work.clone(), gh.clone())).unwrap();
         registry.register(github_close_issue::GithubCloseIssue(work.clone(), gh.clone())).unwrap();
+        registry.register(github_issue_list::GithubIssueList(gh.clone())).unwrap();
+        registry.register(github_pr_list::GithubPrList(gh.clone())).unwrap();
+        registry.register(github_create_issue::GithubCreateIssue(work.clone(), gh.clone())).unwrap();
+        registry.register(github_create_pr::GithubCreatePr(work.clone(), gh.clone())).unwrap();
         registry.register(github_close_pr::GithubClosePr(work, gh)).unwrap();
         registry.register(crate::evidence::retrieve_tool_result::RetrieveToolResult).unwrap();
         let engine = Arc::new(Engine::new(registry, Manifest::builtin().unwrap()));
@@ -100,16 +104,16 @@ impl Setup {
         ctx
     }
 
-    fn ctx(&self, mode: Mode) -> ToolContext {
+    pub(super) fn ctx(&self, mode: Mode) -> ToolContext {
         self.ctx_with(mode, self.bin.path(), None)
     }
 
-    fn store(&self) -> quiver_durable::Store {
+    pub(super) fn store(&self) -> quiver_durable::Store {
         quiver_durable::Store::open(self.state.path()).unwrap()
     }
 
     /// Every call the stand-in got, in order, as argv.
-    fn calls(&self) -> Vec<Vec<String>> {
+    pub(super) fn calls(&self) -> Vec<Vec<String>> {
         let dir = self.bin.path().join("calls");
         let n: usize = std::fs::read_to_string(dir.join("count")).map(|s| s.trim().parse().unwrap()).unwrap_or(0);
         (1..=n)
@@ -121,12 +125,12 @@ impl Setup {
             .collect()
     }
 
-    fn call_file(&self, n: usize, ext: &str) -> String {
+    pub(super) fn call_file(&self, n: usize, ext: &str) -> String {
         std::fs::read_to_string(self.bin.path().join("calls").join(format!("{n}.{ext}"))).unwrap()
     }
 
     /// A committed repository in the workspace (a clean tree).
-    fn git_repo(&self) {
+    pub(super) fn git_repo(&self) {
         let ws = self.ws.path();
         test_git(ws, &["init", "-q"]);
         std::fs::write(ws.join("lib.rs"), "fn fixed() {}\n").unwrap();
@@ -136,13 +140,13 @@ impl Setup {
 }
 
 /// Says a fixed yes or no and remembers the questions.
-struct Answer {
+pub(super) struct Answer {
     yes: bool,
-    asked: Mutex<Vec<String>>,
+    pub(super) asked: Mutex<Vec<String>>,
 }
 
 impl Answer {
-    fn new(yes: bool) -> Arc<Answer> {
+    pub(super) fn new(yes: bool) -> Arc<Answer> {
         Arc::new(Answer { yes, asked: Mutex::new(Vec::new()) })
     }
 }
@@ -155,21 +159,21 @@ impl Approver for Answer {
     }
 }
 
-async fn call(ctx: &ToolContext, name: &str, args: Value) -> ToolResult {
+pub(super) async fn call(ctx: &ToolContext, name: &str, args: Value) -> ToolResult {
     ctx.call(name, args).await.unwrap()
 }
 
-fn json_of(r: &ToolResult) -> Value {
+pub(super) fn json_of(r: &ToolResult) -> Value {
     assert!(!r.is_error, "{}", r.content_text());
     serde_json::from_str(&r.content_text()).unwrap()
 }
 
-fn refused(r: &ToolResult, needle: &str) {
+pub(super) fn refused(r: &ToolResult, needle: &str) {
     assert!(r.is_error, "expected a refusal containing {needle:?}, got {}", r.content_text());
     assert!(r.content_text().contains(needle), "expected {needle:?} in: {}", r.content_text());
 }
 
-fn args(list: &[&str]) -> Vec<String> {
+pub(super) fn args(list: &[&str]) -> Vec<String> {
     list.iter().map(|s| s.to_string()).collect()
 }
 

@@ -20,8 +20,13 @@ pub mod github;
 pub mod github_close_issue;
 pub mod github_close_pr;
 pub mod github_comment;
+mod github_create;
+pub mod github_create_issue;
+pub mod github_create_pr;
 pub mod github_issue_context;
+pub mod github_issue_list;
 pub mod github_pr_context;
+pub mod github_pr_list;
 mod github_write;
 mod pr_attempt;
 pub mod pr_attempt_list;
@@ -147,3 +152,8 @@ mod tests;
 #[allow(clippy::expect_used, clippy::unwrap_used)]
 #[path = "github_tests.rs"]
 mod github_tests;
+
+#[cfg(test)]
+#[allow(clippy::expect_used, clippy::unwrap_used)]
+#[path = "github_list_create_tests.rs"]
+mod github_list_create_tests;
