@@ -200,6 +200,7 @@ fn search(args: SearchArgs) -> anyhow::Result<ExitCode> {
     let index = SearchIndex::build_with(docs, params);
     let keep = |_: usize| true;
     let margin = margin.unwrap_or_else(|| confident_margin(ranking));
+    #[cfg(feature = "semantic")]
     let pool = limit.max(fusion.pool);
     let rank = |q: &str| -> anyhow::Result<Vec<quiver_search::Hit>> {
         Ok(match &semantic {

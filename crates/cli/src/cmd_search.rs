@@ -76,7 +76,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 })
             })
             .collect();
-        let body = json!({ "query": args.query, "matches": rows, "ranking": ranking });
+        let model = (found.ranking != quiver_search::Ranking::Lexical).then(|| choice.label());
+        let body = json!({ "query": args.query, "matches": rows, "ranking": found.ranking.as_str(), "model": model });
         setup::out(&canonical::to_string_pretty(&body));
     } else {
         if hits.is_empty() {

@@ -38,6 +38,7 @@ pub fn models_dir() -> Option<PathBuf> {
 
 /// Where tool vectors are cached (one `.qvec` store per model, a vector per tool text):
 /// `QUIVER_SEARCH_CACHE`, else `~/.cache/quiver/vectors`.
+#[cfg_attr(not(feature = "semantic"), allow(dead_code))]
 pub fn vectors_dir() -> Option<PathBuf> {
     match std::env::var_os("QUIVER_SEARCH_CACHE").filter(|v| !v.is_empty()) {
         Some(d) => Some(PathBuf::from(d)),
@@ -71,6 +72,15 @@ impl ModelChoice {
             "" | "off" => ModelChoice::Off,
             "embedded" => ModelChoice::Embedded,
             dir => ModelChoice::Dir(expand_home(dir)),
+        }
+    }
+
+    /// For a script: `off`, `embedded` or the directory.
+    pub fn label(&self) -> String {
+        match self {
+            ModelChoice::Off => "off".into(),
+            ModelChoice::Embedded => "embedded".into(),
+            ModelChoice::Dir(d) => d.display().to_string(),
         }
     }
 

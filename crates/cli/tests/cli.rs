@@ -10,8 +10,9 @@ fn quiver(args: &[&str], cwd: &std::path::Path) -> (i32, String, String) {
         .args(args)
         .current_dir(cwd)
         .env("QUIVER_LOG", "warn")
-        // the contract tests run the default (lexical) ranker, whatever the shell has
-        .env_remove("QUIVER_SEARCH_MODEL")
+        // the contract tests run a fresh machine's ranker (the embedded
+        // model), whatever the shell, the user's config or a pulled model say
+        .env("QUIVER_SEARCH_MODEL", "embedded")
         .output()
         .unwrap();
     (
@@ -216,6 +217,24 @@ fn search_command_finds_deferred_tools() {
     assert_eq!(code, 0, "{err}");
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(v["matches"][0]["name"], "git_diff", "{out}");
+    // it says how it ranked: as tool_search does, fused with the model in use
+    assert_eq!((v["ranking"].as_str(), v["model"].as_str()), (Some("fused"), Some("embedded")), "{out}");
+    let (code, out, err) = quiver(&["search", "show the staged diff"], dir.path());
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.trim_end().ends_with(
+            "ranking: fused; model: embedded (the static model in this binary, distilled from all-MiniLM-L6-v2)"
+        ),
+        "{out}"
+    );
+    let off = Command::new(env!("CARGO_BIN_EXE_quiver"))
+        .args(["search", "show the staged diff", "--json"])
+        .current_dir(dir.path())
+        .env("QUIVER_SEARCH_MODEL", "off")
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&off.stdout).unwrap();
+    assert_eq!((v["ranking"].as_str(), v["model"].is_null()), (Some("lexical"), true), "{v}");
     let (code, _, err) = quiver(&["search", "(", "--regex"], dir.path());
     assert_eq!(code, 2);
     assert!(err.contains("invalid regex"), "{err}");
