@@ -57,7 +57,7 @@ impl Semantic {
 
     /// How this model's similarities are fused (as tool search does).
     pub fn fusion(&self) -> FusionParams {
-        if self.encoder.is_static() { FusionParams::for_static() } else { FusionParams::default() }
+        self.encoder.fusion()
     }
 
     /// One line about the model and the vector build (printed before the metrics line).

@@ -76,7 +76,7 @@ impl CatalogMeaning for BackgroundCatalog {
 
     fn fusion(&self) -> FusionParams {
         match self.built.get() {
-            Some(Ok(b)) if b.encoder.is_static() => FusionParams::for_static(),
+            Some(Ok(b)) => b.encoder.fusion(),
             _ => FusionParams::default(),
         }
     }

@@ -61,7 +61,7 @@ impl CatalogMeaning for ReadyCatalog {
     }
 
     fn fusion(&self) -> FusionParams {
-        FusionParams::for_static()
+        self.0.as_ref().map_or_else(|_| FusionParams::default(), |b| b.encoder.fusion())
     }
 
     fn model(&self) -> &'static str {

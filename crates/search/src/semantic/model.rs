@@ -16,6 +16,7 @@ use tokenizers::{Tokenizer, TruncationParams};
 use super::SemanticError;
 use super::bert::{Bert, BertConfig};
 use super::static_model::StaticModel;
+use crate::fusion::FusionParams;
 
 /// How token vectors become one sentence vector (from `1_Pooling/config.json`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -164,6 +165,12 @@ impl Encoder {
             Kind::Transformer(t) => t,
             Kind::Static(_) => panic!("a static model has no transformer"),
         }
+    }
+
+    /// How this model's similarities are fused with the lexical ranking (a
+    /// static embedding's count less: [`FusionParams::for_static`]).
+    pub fn fusion(&self) -> FusionParams {
+        if self.is_static() { FusionParams::for_static() } else { FusionParams::default() }
     }
 
     /// Whether this is a static embedding (no forward pass).

@@ -67,20 +67,11 @@ impl Tool for GithubIssueList {
             IssueState::Closed => "closed",
             IssueState::All => "all",
         };
-        let mut filters = list_filters(&input.labels, input.author.as_deref(), input.limit)?;
-        let repo = resolve_repo(ctx, input.repo.as_deref()).await?;
-        let gh = self.0.ready(ctx).await?;
-        let mut args = vec!["issue".to_string(), "list".into(), "--repo".into(), repo.clone()];
-        args.push(format!("--state={state}"));
-        args.append(&mut filters);
-        args.extend(["--json".into(), ISSUE_LIST_FIELDS.into()]);
-        let argv: Vec<&str> = args.iter().map(String::as_str).collect();
-        let out = gh.run(ctx, &argv, None).await?;
-        let listed = parse_json(&out, "`issue list`")?;
+        let filters = ListFilters { labels: &input.labels, author: input.author.as_deref(), limit: input.limit };
+        let (repo, listed) =
+            gh_list(&self.0, ctx, "issue", input.repo.as_deref(), state, &filters, ISSUE_LIST_FIELDS).await?;
         let issues: Vec<Value> = listed
-            .as_array()
-            .into_iter()
-            .flatten()
+            .iter()
             .map(|i| {
                 json!({
                     "number": i["number"],
@@ -99,9 +90,41 @@ impl Tool for GithubIssueList {
     }
 }
 
+/// What both list tools filter by.
+pub struct ListFilters<'a> {
+    pub labels: &'a [String],
+    pub author: Option<&'a str>,
+    pub limit: Option<u32>,
+}
+
+/// `gh NOUN list` (`issue` or `pr`) in `repo` (default: the workspace's)
+/// with `state` and `filters`, reading `fields`: the repository and the
+/// listed items. Filters are checked before anything runs.
+pub async fn gh_list(
+    gh: &GhCli,
+    ctx: &ToolContext,
+    noun: &str,
+    repo: Option<&str>,
+    state: &str,
+    filters: &ListFilters<'_>,
+    fields: &str,
+) -> Result<(String, Vec<Value>), ToolError> {
+    let mut filters = list_filters(filters.labels, filters.author, filters.limit)?;
+    let repo = resolve_repo(ctx, repo).await?;
+    let gh = gh.ready(ctx).await?;
+    let mut args = vec![noun.to_string(), "list".into(), "--repo".into(), repo.clone()];
+    args.push(format!("--state={state}"));
+    args.append(&mut filters);
+    args.extend(["--json".into(), fields.into()]);
+    let argv: Vec<&str> = args.iter().map(String::as_str).collect();
+    let out = gh.run(ctx, &argv, None).await?;
+    let listed = parse_json(&out, &format!("`{noun} list`"))?;
+    Ok((repo, listed.as_array().cloned().unwrap_or_default()))
+}
+
 /// `--label=L`, `--author=A` and `--limit=N` for gh's list commands: the
 /// `=` form keeps a value that starts with `-` a value.
-pub fn list_filters(labels: &[String], author: Option<&str>, limit: Option<u32>) -> Result<Vec<String>, ToolError> {
+fn list_filters(labels: &[String], author: Option<&str>, limit: Option<u32>) -> Result<Vec<String>, ToolError> {
     let limit = limit.unwrap_or(DEFAULT_LIMIT);
     if !(1..=MAX_LIMIT).contains(&limit) {
         return Err(ToolError::model(format!("`limit` must be between 1 and {MAX_LIMIT}, got {limit}")));

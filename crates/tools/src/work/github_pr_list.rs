@@ -10,8 +10,8 @@ use serde_json::{Value, json};
 
 use quiver_engine::{Capabilities, Domain, Risk, Tool, ToolContext, ToolError, ToolOutput};
 
-use super::github::{GhCli, login, names, parse_json, resolve_repo};
-use super::github_issue_list::list_filters;
+use super::github::{GhCli, login, names};
+use super::github_issue_list::{ListFilters, gh_list};
 
 /// The `gh pr list --json` fields read (gh's own names).
 pub const PR_LIST_FIELDS: &str = "number,title,state,isDraft,author,headRefName,baseRefName,labels,updatedAt,url";
@@ -67,20 +67,11 @@ impl Tool for GithubPrList {
             PrState::Merged => "merged",
             PrState::All => "all",
         };
-        let mut filters = list_filters(&input.labels, input.author.as_deref(), input.limit)?;
-        let repo = resolve_repo(ctx, input.repo.as_deref()).await?;
-        let gh = self.0.ready(ctx).await?;
-        let mut args = vec!["pr".to_string(), "list".into(), "--repo".into(), repo.clone()];
-        args.push(format!("--state={state}"));
-        args.append(&mut filters);
-        args.extend(["--json".into(), PR_LIST_FIELDS.into()]);
-        let argv: Vec<&str> = args.iter().map(String::as_str).collect();
-        let out = gh.run(ctx, &argv, None).await?;
-        let listed = parse_json(&out, "`pr list`")?;
+        let filters = ListFilters { labels: &input.labels, author: input.author.as_deref(), limit: input.limit };
+        let (repo, listed) =
+            gh_list(&self.0, ctx, "pr", input.repo.as_deref(), state, &filters, PR_LIST_FIELDS).await?;
         let prs: Vec<Value> = listed
-            .as_array()
-            .into_iter()
-            .flatten()
+            .iter()
             .map(|p| {
                 json!({
                     "number": p["number"],
