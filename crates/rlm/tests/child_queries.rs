@@ -200,6 +200,8 @@ async fn provider_keys_never_reach_the_python_environment() {
     let server = ScriptedServer::start().await.unwrap();
     let h = harness(scripted_child(&server, vec!["DEEPSEEK_API_KEY".into(), "MYLLM_KEYVAR".into()]));
     h.ok("rlm_open", json!({"name": "s", "content": "x"})).await;
-    let out = h.eval_ok("s", "import os\n(sorted(k for k in os.environ if 'KEY' in k), 'sk-probe' in repr(dict(os.environ)), os.environ.get('QUIVER_RLM_HARMLESS'))").await;
+    // `GIT_CONFIG_KEY_0` is git's `safe.directory` for a root command (the
+    // sandbox's idmap), not a key.
+    let out = h.eval_ok("s", "import os\n(sorted(k for k in os.environ if 'KEY' in k and not k.startswith('GIT_CONFIG_')), 'sk-probe' in repr(dict(os.environ)), os.environ.get('QUIVER_RLM_HARMLESS'))").await;
     assert_eq!(out["value"], "([], False, 'visible')");
 }

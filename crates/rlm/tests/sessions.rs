@@ -388,3 +388,48 @@ async fn memory_and_fork_bombs_stop_at_the_interpreters_limits() {
     let read = h.ok("handle_read", json!({"handle": handle, "op": "slice"})).await;
     assert_eq!(read["entries"]["n"], 42, "{read}");
 }
+
+/// Started by root, the REPL runs as an unprivileged user: root-only files
+/// outside its scratch dir (`/etc/shadow`, a service's state) are not
+/// readable to it, while its scratch dir stays writable. Not root: the
+/// REPL already runs as the user, and there is nothing to map.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_repl_started_by_root_cannot_read_root_only_files() {
+    use std::os::unix::fs::MetadataExt;
+    if std::fs::metadata("/proc/self").unwrap().uid() != 0 {
+        eprintln!("SKIPPED: a_repl_started_by_root_cannot_read_root_only_files needs root");
+        return;
+    }
+    let secret = std::path::PathBuf::from(format!("/var/lib/quiver-rlm-root-secret-{}", std::process::id()));
+    std::fs::write(&secret, "root-only").unwrap();
+    std::fs::set_permissions(&secret, std::os::unix::fs::PermissionsExt::from_mode(0o600)).unwrap();
+    struct Cleanup(std::path::PathBuf);
+    impl Drop for Cleanup {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_file(&self.0);
+        }
+    }
+    let _cleanup = Cleanup(secret.clone());
+    let Some(h) = sandboxed_session().await else { return };
+    if quiver_tools::process::mechanism() != quiver_sandbox::SandboxMechanism::Namespaces {
+        // The Landlock fallback keeps the uid (a listed gap).
+        return;
+    }
+    let code = format!(
+        "import os\nres = {{'uid': os.getuid()}}\n\
+         for name, path in [('secret', {secret:?}), ('shadow', '/etc/shadow')]:\n    \
+         try:\n        open(path).read()\n        res[name] = 'read'\n    except OSError as e:\n        res[name] = type(e).__name__\n\
+         open('scratch_ok.txt', 'w').write('fine')\nres['scratch'] = open('scratch_ok.txt').read()\n\
+         finalize(res)"
+    );
+    let out = h.eval_ok("s", &code).await;
+    let handle = out["final"]["var_handle"].as_str().unwrap();
+    let res = h.ok("handle_read", json!({"handle": handle, "op": "slice"})).await;
+    let res = &res["entries"];
+    assert_ne!(res["uid"], 0, "{res}");
+    assert_eq!(res["secret"], "PermissionError", "{res}");
+    if std::path::Path::new("/etc/shadow").exists() {
+        assert_eq!(res["shadow"], "PermissionError", "{res}");
+    }
+    assert_eq!(res["scratch"], "fine", "{res}");
+}

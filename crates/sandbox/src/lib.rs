@@ -15,7 +15,9 @@
 //!     read-only but the writable roots and a private `/tmp`, the protected
 //!     paths bound read-only on top, the home reduced to toolchains and
 //!     caches, a `/dev` and a fresh `/proc` of its own, no capabilities (see
-//!     the `namespace` module). Landlock and seccomp are applied inside it
+//!     the `namespace` module); started by root, the command runs as `nobody`
+//!     with its writable roots idmapped (the `namespace::idmap` module), so
+//!     root-only files stay closed to it. Landlock and seccomp are applied inside it
 //!     too (Landlock repeats the outer boundary; seccomp refuses the kernel
 //!     keyring, io_uring and terminal injection).
 //!   - **Landlock + seccomp alone**, the fallback where user namespaces are
@@ -39,12 +41,17 @@
 //! neither see nor signal quiver.
 //!
 //! What stays unprotected (by mechanism and platform):
-//! - Namespaces: `/sys` is the host's; a host process that binds a socket
-//!   inside the workspace or `/var` after the command started is reachable; a
+//! - Namespaces: `/sys` is the host's; a socket a host process binds inside
+//!   the workspace after the command started is reachable (and one under
+//!   `/var` whose mode lets the command's user write it: Landlock's
+//!   `RESOLVE_UNIX` right, kernels after 7.0, would close both; this kernel
+//!   generation has no way to scope a path socket's `connect(2)`); a
 //!   workspace without `.git` may get one whose config the command wrote
 //!   (`git init` must work), and so may a repository it creates below the
-//!   root. `RLIMIT_NPROC` does not bind the host's root, so the process limit
-//!   for root is a `pids` cgroup, where one is writable.
+//!   root. Root's commands all run as `nobody`, whose `RLIMIT_NPROC` counts
+//!   them together, so the process limit for root is a `pids` cgroup where
+//!   one is writable; where a writable root cannot be idmapped (some network
+//!   and FUSE file systems), root's command stays root, and the log says so.
 //! - The Landlock fallback ([`SandboxMechanism::gaps`] lists what it lacks
 //!   against the namespaces, and `quiver sandbox --check` prints it): a
 //!   protected path is put back after the command, not refused while it

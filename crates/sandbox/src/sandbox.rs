@@ -61,6 +61,7 @@ impl SandboxMechanism {
                 "run a program a single-word deny rule names, by any spelling",
                 "keep processes running after the command ends, or after quiver dies",
                 "exceed 4096 tasks or 16 GiB of memory per command",
+                "read root-only files when quiver runs as root: the command runs as nobody (65534), its writable roots idmapped so that it owns them and what it makes there is root's on disk",
             ],
             SandboxMechanism::Landlock => &[
                 "write outside the workspace and its private temp dir (Landlock)",
@@ -420,15 +421,33 @@ impl Sandbox {
                 SandboxPolicy::WorkspaceWrite { writable_roots } => writable_roots.clone(),
                 _ => Vec::new(),
             };
+            let root_map = crate::namespace::idmap::root_map_or_warn(&writable);
+            let mut limits = rlimits(&self.options.limits);
+            if root_map.is_some() {
+                // Every root command runs as the same unprivileged uid, whose
+                // RLIMIT_NPROC counts them all together: where a pids cgroup
+                // limits this command alone, that is the limit.
+                if self.pids.is_some() {
+                    limits.retain(|(r, _)| *r != libc::RLIMIT_NPROC);
+                }
+                // Outside the idmapped writable roots every repository is
+                // someone else's to the command: git would refuse them all
+                // ("dubious ownership"), a repository above the workspace
+                // included. Inside the sandbox that check protects nothing.
+                cmd.env("GIT_CONFIG_COUNT", "1")
+                    .env("GIT_CONFIG_KEY_0", "safe.directory")
+                    .env("GIT_CONFIG_VALUE_0", "*");
+            }
             let inputs = crate::namespace::Inputs {
                 writable: &writable,
                 network: self.network,
                 extra_read_only: &self.options.read_only,
                 deny_programs: &self.options.deny_programs,
-                rlimits: rlimits(&self.options.limits),
+                rlimits: limits,
                 home: self.options.home.as_deref(),
                 home_allow: &self.options.home_allow,
                 stand_ins: self.stand_ins.paths(),
+                root_map,
             };
             let plan = crate::namespace::plan(private, &inputs, &cwd)
                 .map_err(|e| SandboxError::Setup(format!("planning the namespace sandbox: {e}")))?;

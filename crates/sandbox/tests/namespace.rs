@@ -2,6 +2,8 @@
 //! a probe that escaped the Landlock-only sandbox.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+use std::path::PathBuf;
+
 use quiver_sandbox::{SandboxMechanism, SandboxOptions, SandboxPolicy, probe};
 
 use crate::support::*;
@@ -188,4 +190,59 @@ fn an_interrupt_reaches_the_command() {
     out.read_line(&mut line).unwrap();
     assert_eq!(line, "got\n");
     assert_eq!(child.wait().unwrap().code(), Some(3));
+}
+
+/// A command root starts runs as an unprivileged user: root-only files
+/// outside the workspace (`/etc/shadow`, a service's state under
+/// `/var/lib`) are refused, while the workspace is its own (idmapped): it
+/// writes, commits with git, and what it makes is root's on disk, as the
+/// rest of the workspace is. Not root: nothing to map.
+#[test]
+fn a_command_root_starts_runs_unprivileged_and_still_owns_its_workspace() {
+    use std::os::unix::fs::MetadataExt;
+    if std::fs::metadata("/proc/self").unwrap().uid() != 0 {
+        eprintln!("SKIPPED: a_command_root_starts_runs_unprivileged_and_still_owns_its_workspace needs root");
+        return;
+    }
+    let l = layout();
+    std::fs::remove_dir_all(l.ws.join(".git")).unwrap();
+    let secret = PathBuf::from(format!("/var/lib/quiver-test-root-secret-{}", std::process::id()));
+    std::fs::write(&secret, "root-only").unwrap();
+    std::fs::set_permissions(&secret, std::os::unix::fs::PermissionsExt::from_mode(0o600)).unwrap();
+    struct Cleanup(PathBuf);
+    impl Drop for Cleanup {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_file(&self.0);
+        }
+    }
+    let _cleanup = Cleanup(secret.clone());
+    let Some(sb) = ns_sandbox("root_unprivileged", &l.ws, SandboxOptions::default()) else { return };
+    let mut refused = vec![secret.clone()];
+    if std::path::Path::new("/etc/shadow").exists() {
+        refused.push(PathBuf::from("/etc/shadow"));
+    }
+    for path in &refused {
+        let out = run(Some(&sb), &l.ws, &format!("cat {}", path.display()));
+        assert!(!out.status.success(), "{} was read: {}", path.display(), stdout(&out));
+    }
+    let out = run(Some(&sb), &l.ws, "id -u");
+    assert_ne!(stdout(&out).trim(), "0", "the command ran as root");
+    // The workspace is the command's own; git trusts it; a repository
+    // above a subdirectory too.
+    let script = "set -e; test -O README; mkdir build; echo hi > build/x; echo more >> README; git init -q .; \
+                  git -c user.name=q -c user.email=q@q add -A && git -c user.name=q -c user.email=q@q commit -qm x; \
+                  cd build && git log --oneline | wc -l";
+    let out = run(Some(&sb), &l.ws, script);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(stdout(&out), "1\n");
+    for made in ["build", "build/x", ".git/HEAD", "README"] {
+        let meta = std::fs::metadata(l.ws.join(made)).unwrap();
+        assert_eq!((meta.uid(), meta.gid()), (0, 0), "{made} is not root's on disk");
+    }
+    // A workspace below a repository's root: the repository is not the
+    // command's (not idmapped), and git still reads it.
+    let Some(sub) = ns_sandbox("root_unprivileged_sub", &l.ws.join("build"), SandboxOptions::default()) else { return };
+    let out = run(Some(&sub), &l.ws.join("build"), "git log --oneline | wc -l && git status --short");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(stdout(&out).starts_with("1\n"), "{}", stdout(&out));
 }

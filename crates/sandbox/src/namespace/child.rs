@@ -5,8 +5,9 @@
 //! Three processes, because a new PID namespace applies to the children of
 //! the process that makes it, and its first process is its init:
 //!
-//! - **P0**, the child std forked: makes the user, mount, PID, IPC, UTS and
-//!   (without network) network namespaces, maps its own uid and gid, builds
+//! - **P0**, the child std forked: makes the user (not as root: see
+//!   [`super::idmap`]), mount, PID, IPC, UTS and (without network) network
+//!   namespaces, maps its own uid and gid, builds
 //!   the mount tree, forks P1, closes every descriptor (so `spawn` returns as
 //!   soon as P2 execs) and waits; it exits with P1's status. It is the pid
 //!   quiver sees, in quiver's cgroup job and process group.
@@ -20,7 +21,8 @@
 //! - P0 and P1 pass interrupting signals (SIGINT, SIGTERM, ...) on to their
 //!   child, so the command is interrupted, not its sandbox torn down.
 //! - **P2** re-enters its working directory on the new mounts, sets the
-//!   limits, drops every capability and returns to std, which runs the later
+//!   limits, drops every capability (as root, becomes the unprivileged user
+//!   too) and returns to std, which runs the later
 //!   hooks (Landlock, seccomp) and execs the command.
 
 use std::io;
@@ -30,15 +32,15 @@ use std::sync::atomic::{AtomicI32, Ordering};
 use super::{MountOp, NsPlan};
 
 const MOUNT_ATTR_RDONLY: u64 = 0x1;
-const AT_RECURSIVE: c_int = 0x8000;
+const AT_RECURSIVE: c_int = super::idmap::AT_RECURSIVE as c_int;
 
 /// `struct mount_attr` of `mount_setattr(2)`.
 #[repr(C)]
-struct MountAttr {
-    attr_set: u64,
-    attr_clr: u64,
-    propagation: u64,
-    userns_fd: u64,
+pub(super) struct MountAttr {
+    pub(super) attr_set: u64,
+    pub(super) attr_clr: u64,
+    pub(super) propagation: u64,
+    pub(super) userns_fd: u64,
 }
 
 #[repr(C)]
@@ -75,11 +77,17 @@ pub(super) fn enter(plan: &NsPlan) -> io::Result<()> {
         // quiver keeps itself non-dumpable, and a fork inherits that until
         // exec: the child's own /proc/self/uid_map would then be root's and
         // a user who is not root could not map itself.
-        check(libc::prctl(libc::PR_SET_DUMPABLE, 1, 0, 0, 0))?;
+        // Root makes no user namespace (see `idmap`): it builds the mounts
+        // as root and P2 becomes the unprivileged user before exec.
+        if plan.root_map.is_none() {
+            check(libc::prctl(libc::PR_SET_DUMPABLE, 1, 0, 0, 0))?;
+        }
         check(libc::unshare(plan.flags))?;
-        write_file(c"/proc/self/setgroups".as_ptr(), b"deny")?;
-        write_file(c"/proc/self/uid_map".as_ptr(), &plan.uid_map)?;
-        write_file(c"/proc/self/gid_map".as_ptr(), &plan.gid_map)?;
+        if plan.root_map.is_none() {
+            write_file(c"/proc/self/setgroups".as_ptr(), b"deny")?;
+            write_file(c"/proc/self/uid_map".as_ptr(), &plan.uid_map)?;
+            write_file(c"/proc/self/gid_map".as_ptr(), &plan.gid_map)?;
+        }
         // Non-dumpable again: P0 and P1 never exec, so they hold a copy of
         // quiver's memory (its keys) while the command runs, and P1 is pid 1
         // in the command's own `/proc`. Dumpable, a process of the same uid
@@ -146,7 +154,7 @@ pub(super) fn enter(plan: &NsPlan) -> io::Result<()> {
             let lim = libc::rlimit { rlim_cur: *value, rlim_max: *value };
             check(libc::setrlimit(*resource, &lim))?;
         }
-        drop_capabilities()
+        drop_capabilities(plan.root_map.map(|m| (m.uid, m.gid)))
     }
 }
 
@@ -162,6 +170,20 @@ unsafe fn run_op(op: &MountOp) -> io::Result<()> {
                 libc::MS_BIND | libc::MS_REC,
                 std::ptr::null(),
             )),
+            MountOp::Idmapped { src, dst, userns } => {
+                let fd = super::idmap::open_tree(src.as_ptr(), *userns)?;
+                let rc = libc::syscall(
+                    libc::SYS_move_mount,
+                    fd,
+                    c"".as_ptr(),
+                    libc::AT_FDCWD,
+                    dst.as_ptr(),
+                    super::idmap::MOVE_MOUNT_F_EMPTY_PATH,
+                );
+                let err = io::Error::last_os_error();
+                libc::close(fd);
+                if rc < 0 { Err(err) } else { Ok(()) }
+            }
             MountOp::Devpts { dst } => check(libc::mount(
                 c"devpts".as_ptr(),
                 dst.as_ptr(),
@@ -317,9 +339,12 @@ unsafe fn loopback_up() -> io::Result<()> {
 
 /// Empties the bounding, ambient and process capability sets: root inside
 /// the namespace could otherwise unmount the read-only binds (they were made
-/// in its own user namespace) or exec with full capabilities.
+/// in its own user namespace) or exec with full capabilities. `as_user`:
+/// the uid and gid a root command becomes (no supplementary groups either),
+/// after the bounding set is dropped (which needs `CAP_SETPCAP`) and before
+/// the last capabilities go.
 #[allow(unsafe_code)]
-unsafe fn drop_capabilities() -> io::Result<()> {
+unsafe fn drop_capabilities(as_user: Option<(libc::uid_t, libc::gid_t)>) -> io::Result<()> {
     // SAFETY: prctl with integers; capset with repr(C) structs on this frame.
     unsafe {
         for cap in 0..64 as c_ulong {
@@ -332,6 +357,11 @@ unsafe fn drop_capabilities() -> io::Result<()> {
             }
         }
         check(libc::prctl(libc::PR_CAP_AMBIENT, libc::PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0))?;
+        if let Some((uid, gid)) = as_user {
+            check(libc::setgroups(0, std::ptr::null()))?;
+            check(libc::setresgid(gid, gid, gid))?;
+            check(libc::setresuid(uid, uid, uid))?;
+        }
         let header = CapHeader { version: LINUX_CAPABILITY_VERSION_3, pid: 0 };
         let data = [CapData { effective: 0, permitted: 0, inheritable: 0 }; 2];
         check_long(libc::syscall(libc::SYS_capset, &header as *const CapHeader, data.as_ptr()))

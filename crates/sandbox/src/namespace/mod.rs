@@ -27,6 +27,7 @@
 
 mod child;
 pub(crate) mod home;
+pub(crate) mod idmap;
 
 use std::ffi::CString;
 use std::io;
@@ -54,6 +55,10 @@ pub(crate) enum MountOp {
     Tmpfs { dst: CString, data: CString, optional: bool },
     /// A fresh devpts instance on `dst` (its own terminals and `ptmx`).
     Devpts { dst: CString },
+    /// `src`'s mount tree, idmapped through the user namespace `userns`,
+    /// onto `dst`: a writable root of a command that root started
+    /// ([`idmap`]).
+    Idmapped { src: CString, dst: CString, userns: std::os::fd::RawFd },
     /// Sets (or clears) read-only on the mount at `path` (and, `recursive`,
     /// every mount beneath).
     ReadOnly { path: CString, read_only: bool, optional: bool, recursive: bool },
@@ -67,6 +72,7 @@ impl MountOp {
             MountOp::Bind { optional, .. } | MountOp::Tmpfs { optional, .. } | MountOp::ReadOnly { optional, .. } => {
                 *optional
             }
+            MountOp::Idmapped { .. } => false,
             // A kernel that refuses a devpts instance in a user namespace
             // leaves `/dev/pts` empty: no terminal at all, never the host's.
             MountOp::Devpts { .. } => true,
@@ -93,6 +99,9 @@ pub(crate) struct NsPlan {
     pub(crate) loopback_up: bool,
     pub(crate) cwd: CString,
     pub(crate) rlimits: Vec<(Resource, u64)>,
+    /// Set when root started the command: no user namespace, the writable
+    /// roots idmapped, and the command run as this unprivileged user.
+    pub(crate) root_map: Option<idmap::RootMap>,
 }
 
 impl NsPlan {
@@ -134,7 +143,11 @@ impl Private {
         let denied = root.join("denied");
         std::fs::write(&denied, b"")?;
         std::fs::set_permissions(&denied, std::fs::Permissions::from_mode(0o000))?;
-        std::fs::set_permissions(root.join("tmp"), std::fs::Permissions::from_mode(0o1777))?;
+        // Sticky and open to all, like the host's: a root command runs as
+        // another user than the one that made them ([`idmap`]).
+        for shared in ["tmp", "shm"] {
+            std::fs::set_permissions(root.join(shared), std::fs::Permissions::from_mode(0o1777))?;
+        }
         Ok(Private { dir })
     }
 
@@ -179,6 +192,8 @@ pub(crate) struct Inputs<'a> {
     /// The stand-ins the sandbox holds for absent protected paths: git
     /// inside the sandbox is told to ignore those in a working tree.
     pub stand_ins: &'a [PathBuf],
+    /// How a command root started is mapped ([`idmap::RootMap::get`]).
+    pub root_map: Option<idmap::RootMap>,
 }
 
 fn c(path: &Path) -> io::Result<CString> {
@@ -190,6 +205,10 @@ fn bind(src: &Path, dst: &Path, optional: bool) -> io::Result<MountOp> {
     Ok(MountOp::Bind { src: c(src)?, dst: c(dst)?, optional, best_effort: false })
 }
 
+fn idmapped(src: &Path, dst: &Path, map: &idmap::RootMap) -> io::Result<MountOp> {
+    Ok(MountOp::Idmapped { src: c(src)?, dst: c(dst)?, userns: map.userns })
+}
+
 fn read_only(path: &Path, ro: bool, optional: bool, recursive: bool) -> io::Result<MountOp> {
     Ok(MountOp::ReadOnly { path: c(path)?, read_only: ro, optional, recursive })
 }
@@ -199,11 +218,16 @@ fn tmpfs(dst: &Path) -> io::Result<MountOp> {
 }
 
 /// Writes a file of the plan's own, readable by its owner only: the command
-/// runs as the same uid, and a home's name and email are nobody else's
-/// business on the host while the file exists.
-fn write_private_file(path: &Path, text: &str) -> io::Result<()> {
+/// runs as the same uid (or, started by root, is made the owner), and a
+/// home's name and email are nobody else's business on the host while the
+/// file exists.
+fn write_private_file(path: &Path, text: &str, root_map: Option<&idmap::RootMap>) -> io::Result<()> {
     std::fs::write(path, text)?;
-    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))?;
+    if let Some(map) = root_map {
+        std::os::unix::fs::chown(path, Some(map.uid), Some(map.gid))?;
+    }
+    Ok(())
 }
 
 /// The canonical `/tmp`, or `None` when it is missing.
@@ -223,6 +247,9 @@ pub(crate) fn plan(private: &Private, inputs: &Inputs<'_>, cwd: &Path) -> io::Re
         libc::CLONE_NEWUSER | libc::CLONE_NEWNS | libc::CLONE_NEWPID | libc::CLONE_NEWIPC | libc::CLONE_NEWUTS;
     if !inputs.network {
         flags |= libc::CLONE_NEWNET;
+    }
+    if inputs.root_map.is_some() {
+        flags &= !libc::CLONE_NEWUSER;
     }
     let (uid, gid) = ids();
     let writable: Vec<PathBuf> = inputs.writable.iter().map(|p| normalize(p)).collect();
@@ -304,13 +331,22 @@ pub(crate) fn plan(private: &Private, inputs: &Inputs<'_>, cwd: &Path) -> io::Re
                 }
                 std::fs::write(&at, b"")?;
             }
-            let mut op = bind(&path, &at, false)?;
-            if let MountOp::Bind { best_effort, .. } = &mut op {
-                *best_effort = sight_only.contains(&path) && !writable.contains(&path) && path != cwd;
-            }
+            let op = match &inputs.root_map {
+                Some(map) if writable.contains(&path) => idmapped(&path, &at, map)?,
+                _ => {
+                    let mut op = bind(&path, &at, false)?;
+                    if let MountOp::Bind { best_effort, .. } = &mut op {
+                        *best_effort = sight_only.contains(&path) && !writable.contains(&path) && path != cwd;
+                    }
+                    op
+                }
+            };
             ops.push(op);
         } else if writable.contains(&path) && path.exists() && path != Path::new("/") {
-            ops.push(bind(&path, &path, false)?);
+            ops.push(match &inputs.root_map {
+                Some(map) => idmapped(&path, &path, map)?,
+                None => bind(&path, &path, false)?,
+            });
         } else {
             continue;
         }
@@ -323,9 +359,9 @@ pub(crate) fn plan(private: &Private, inputs: &Inputs<'_>, cwd: &Path) -> io::Re
         && let Some(text) = &h.gitconfig
     {
         let file = private.path("gitconfig");
-        write_private_file(&file, text)?;
+        write_private_file(&file, text, inputs.root_map.as_ref())?;
         if h.replaced && !h.allowed.contains(&h.home.join(".gitconfig")) {
-            write_private_file(&private.path("home/.gitconfig"), text)?;
+            write_private_file(&private.path("home/.gitconfig"), text, inputs.root_map.as_ref())?;
         }
         identity = Some(file);
     }
@@ -491,7 +527,7 @@ pub(crate) fn plan(private: &Private, inputs: &Inputs<'_>, cwd: &Path) -> io::Re
             text.push('\n');
         }
         let file = private.path(&format!("exclude-{n}"));
-        write_private_file(&file, &text)?;
+        write_private_file(&file, &text, inputs.root_map.as_ref())?;
         let at = staged_at(&exclude);
         ops.push(bind(&file, &at, true)?);
         mask_files.push(at);
@@ -536,6 +572,7 @@ pub(crate) fn plan(private: &Private, inputs: &Inputs<'_>, cwd: &Path) -> io::Re
         loopback_up: !inputs.network,
         cwd: c(&cwd)?,
         rlimits: inputs.rlimits.clone(),
+        root_map: inputs.root_map,
     })
 }
 
@@ -556,6 +593,7 @@ pub(crate) fn pids_only(cwd: &Path) -> io::Result<NsPlan> {
         loopback_up: false,
         cwd: c(cwd)?,
         rlimits: Vec::new(),
+        root_map: None,
     })
 }
 

@@ -21,6 +21,7 @@ fn inputs<'a>(writable: &'a [PathBuf], home: Option<&'a std::path::Path>) -> Inp
         home,
         home_allow: &[],
         stand_ins: &[],
+        root_map: None,
     }
 }
 
@@ -112,4 +113,26 @@ fn a_home_toolchain_is_kept_for_sight_only_and_the_workspace_is_not() {
     };
     assert_eq!(best_effort(&home.path().join(".cargo")), Some(true));
     assert_eq!(best_effort(&ws), Some(false));
+}
+
+#[test]
+fn a_plan_for_root_makes_no_user_namespace_and_idmaps_only_the_writable_roots() {
+    let ws = tempfile::tempdir().unwrap();
+    let private = Private::new().unwrap();
+    let writable = vec![ws.path().to_path_buf()];
+    let mut with_map = inputs(&writable, None);
+    with_map.root_map = Some(idmap::RootMap { uid: 65534, gid: 65534, userns: 7 });
+    let plan = plan(&private, &with_map, ws.path()).unwrap();
+    assert_eq!(plan.flags & libc::CLONE_NEWUSER, 0);
+    assert!(plan.flags & libc::CLONE_NEWNS != 0 && plan.flags & libc::CLONE_NEWPID != 0);
+    let ws_c = c(&normalize(ws.path())).unwrap();
+    let idmapped: Vec<_> = plan.ops.iter().filter(|op| matches!(op, MountOp::Idmapped { .. })).collect();
+    assert_eq!(idmapped.len(), 1, "{idmapped:?}");
+    assert!(matches!(idmapped[0], MountOp::Idmapped { src, userns: 7, .. } if *src == ws_c));
+    assert!(!plan.ops.iter().any(|op| matches!(op, MountOp::Bind { src, .. } if *src == ws_c)));
+    // The command is not the owner of the private /tmp and /dev/shm.
+    for shared in [private.tmp(), private.shm()] {
+        use std::os::unix::fs::PermissionsExt;
+        assert_eq!(std::fs::metadata(&shared).unwrap().permissions().mode() & 0o7777, 0o1777, "{}", shared.display());
+    }
 }
