@@ -29,19 +29,12 @@ use std::io;
 use std::os::raw::{c_char, c_int, c_ulong};
 use std::sync::atomic::{AtomicI32, Ordering};
 
+use super::idmap::MountAttr;
 use super::{MountOp, NsPlan};
 
 const MOUNT_ATTR_RDONLY: u64 = 0x1;
 const AT_RECURSIVE: c_int = super::idmap::AT_RECURSIVE as c_int;
 
-/// `struct mount_attr` of `mount_setattr(2)`.
-#[repr(C)]
-pub(super) struct MountAttr {
-    pub(super) attr_set: u64,
-    pub(super) attr_clr: u64,
-    pub(super) propagation: u64,
-    pub(super) userns_fd: u64,
-}
 
 #[repr(C)]
 struct CapHeader {

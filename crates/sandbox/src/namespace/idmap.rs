@@ -41,6 +41,16 @@ pub(super) const AT_RECURSIVE: libc::c_uint = 0x8000;
 pub(super) const MOUNT_ATTR_IDMAP: u64 = 0x0010_0000;
 pub(super) const MOVE_MOUNT_F_EMPTY_PATH: libc::c_uint = 0x4;
 
+/// `struct mount_attr` of `mount_setattr(2)` (here, not in `child`, which
+/// uses both: this module is the leaf).
+#[repr(C)]
+pub(super) struct MountAttr {
+    pub(super) attr_set: u64,
+    pub(super) attr_clr: u64,
+    pub(super) propagation: u64,
+    pub(super) userns_fd: u64,
+}
+
 /// How a root command is mapped: to whom, and through which idmapping.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct RootMap {
@@ -128,7 +138,7 @@ pub(super) unsafe fn open_tree(path: *const libc::c_char, userns: RawFd) -> io::
         if fd < 0 {
             return Err(io::Error::last_os_error());
         }
-        let attr = super::child::MountAttr {
+        let attr = MountAttr {
             attr_set: MOUNT_ATTR_IDMAP,
             attr_clr: 0,
             propagation: 0,
@@ -139,8 +149,8 @@ pub(super) unsafe fn open_tree(path: *const libc::c_char, userns: RawFd) -> io::
             fd,
             c"".as_ptr(),
             libc::AT_EMPTY_PATH as libc::c_uint | AT_RECURSIVE,
-            &attr as *const super::child::MountAttr,
-            std::mem::size_of::<super::child::MountAttr>(),
+            &attr as *const MountAttr,
+            std::mem::size_of::<MountAttr>(),
         );
         if rc < 0 {
             let err = io::Error::last_os_error();
