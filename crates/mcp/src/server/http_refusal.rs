@@ -14,13 +14,9 @@
 //! Connections waiting here are bounded: at the bound the oldest one that
 //! has sent nothing (a flood's) is answered at once and closed to make room;
 //! a client's request follows its connect within milliseconds, so it is
-//! read long before that. "Sent nothing" is asked of the kernel (a peek at
-//! the socket), not of the task that reads it: on a starved machine a
-//! client's request can sit unread in the socket while newer connections
-//! arrive, and answering it before reading it was exactly the failure.
+//! read long before that.
 
 use std::collections::BTreeMap;
-use std::os::fd::{AsRawFd, RawFd};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
@@ -52,10 +48,9 @@ pub(super) struct Refusals {
 #[derive(Default)]
 struct Waiting {
     next: u64,
-    /// By arrival (oldest first): whether it has sent anything, its socket
-    /// (open while it is listed: the task leaves before it drops the
-    /// stream), and how to tell it to give up waiting.
-    connections: BTreeMap<u64, (Arc<AtomicBool>, RawFd, Arc<Notify>)>,
+    /// By arrival (oldest first): whether it has sent anything, and how to
+    /// tell it to give up waiting.
+    connections: BTreeMap<u64, (Arc<AtomicBool>, Arc<Notify>)>,
 }
 
 /// How a refused connection's wait ended.
@@ -76,7 +71,7 @@ impl Refusals {
     /// `Connection: close`), after its request when one comes.
     pub(super) fn refuse(self: &Arc<Self>, stream: TcpStream, response: &'static [u8]) {
         let active = Arc::new(AtomicBool::new(false));
-        let Some((id, pushed_out)) = self.enter(active.clone(), stream.as_raw_fd()) else {
+        let Some((id, pushed_out)) = self.enter(active.clone()) else {
             // Every waiting connection is reading a request: this one is
             // answered as before, at once.
             let _ = stream.try_write(response);
@@ -102,29 +97,19 @@ impl Refusals {
 
     /// A place among the waiting, pushing out the oldest silent one at the
     /// bound; `None` when every one has sent something.
-    fn enter(&self, active: Arc<AtomicBool>, fd: RawFd) -> Option<(u64, Arc<Notify>)> {
+    fn enter(&self, active: Arc<AtomicBool>) -> Option<(u64, Arc<Notify>)> {
         let mut state = self.lock();
         if state.connections.len() >= WAITING_MAX {
-            let silent = state.connections.iter().find(|(_, (active, fd, _))| {
-                if active.load(Ordering::Relaxed) {
-                    return false;
-                }
-                // Bytes in the socket: its request came, unread so far.
-                let sent = has_unread_bytes(*fd);
-                if sent {
-                    active.store(true, Ordering::Relaxed);
-                }
-                !sent
-            });
+            let silent = state.connections.iter().find(|(_, (active, _))| !active.load(Ordering::Relaxed));
             let oldest = *silent?.0;
-            if let Some((_, _, pushed_out)) = state.connections.remove(&oldest) {
+            if let Some((_, pushed_out)) = state.connections.remove(&oldest) {
                 pushed_out.notify_one();
             }
         }
         let id = state.next;
         state.next += 1;
         let pushed_out = Arc::new(Notify::new());
-        state.connections.insert(id, (active, fd, pushed_out.clone()));
+        state.connections.insert(id, (active, pushed_out.clone()));
         Some((id, pushed_out))
     }
 
@@ -182,15 +167,6 @@ async fn answer(stream: &mut TcpStream, response: &[u8], wait: Duration, active:
     }
 }
 
-/// Whether the socket `fd` holds bytes not read yet (a peek, which takes
-/// nothing and never blocks; the descriptor stays open while it is listed
-/// among the waiting).
-fn has_unread_bytes(fd: RawFd) -> bool {
-    use nix::sys::socket::{MsgFlags, recv};
-    let mut byte = [0u8; 1];
-    recv(fd, &mut byte, MsgFlags::MSG_PEEK | MsgFlags::MSG_DONTWAIT).is_ok_and(|n| n > 0)
-}
-
 /// A request head's `Content-Length` (0 when absent or unreadable).
 fn content_length(head: &[u8]) -> usize {
     String::from_utf8_lossy(head)
@@ -218,41 +194,13 @@ mod tests {
     fn the_oldest_silent_connection_makes_room() {
         let refusals = Refusals::new(Duration::from_secs(1));
         let flags: Vec<Arc<AtomicBool>> = (0..WAITING_MAX).map(|_| Arc::new(AtomicBool::new(false))).collect();
-        let entered: Vec<_> = flags.iter().map(|f| refusals.enter(f.clone(), -1).unwrap()).collect();
+        let entered: Vec<_> = flags.iter().map(|f| refusals.enter(f.clone()).unwrap()).collect();
         flags[0].store(true, Ordering::Relaxed);
-        assert!(refusals.enter(Arc::new(AtomicBool::new(false)), -1).is_some());
+        assert!(refusals.enter(Arc::new(AtomicBool::new(false))).is_some());
         assert!(refusals.lock().connections.contains_key(&entered[0].0), "it has sent its request");
         assert!(!refusals.lock().connections.contains_key(&entered[1].0), "the oldest silent one left");
-        refusals.lock().connections.values().for_each(|(active, _, _)| active.store(true, Ordering::Relaxed));
+        refusals.lock().connections.values().for_each(|(active, _)| active.store(true, Ordering::Relaxed));
         assert_eq!(refusals.lock().connections.len(), WAITING_MAX);
-        assert!(refusals.enter(Arc::new(AtomicBool::new(false)), -1).is_none());
-    }
-
-    /// A request already in the socket, not yet read by its task (a starved
-    /// machine), is not "silent": the next silent one makes room instead.
-    #[test]
-    fn a_request_waiting_unread_in_the_socket_is_not_pushed_out() {
-        use std::io::Write;
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        let addr = listener.local_addr().unwrap();
-        let refusals = Refusals::new(Duration::from_secs(1));
-        let mut pairs = Vec::new();
-        let mut entered = Vec::new();
-        for _ in 0..WAITING_MAX {
-            let client = std::net::TcpStream::connect(addr).unwrap();
-            let (server, _) = listener.accept().unwrap();
-            entered.push(refusals.enter(Arc::new(AtomicBool::new(false)), server.as_raw_fd()).unwrap());
-            pairs.push((client, server));
-        }
-        pairs[0].0.write_all(b"POST /mcp HTTP/1.1\r\n").unwrap();
-        let deadline = std::time::Instant::now() + Duration::from_secs(5);
-        while !has_unread_bytes(pairs[0].1.as_raw_fd()) && std::time::Instant::now() < deadline {
-            std::thread::sleep(Duration::from_millis(5));
-        }
-        assert!(refusals.enter(Arc::new(AtomicBool::new(false)), -1).is_some());
-        let guard = refusals.lock();
-        let waiting = &guard.connections;
-        assert!(waiting.contains_key(&entered[0].0), "the one whose request is in its socket was pushed out");
-        assert!(!waiting.contains_key(&entered[1].0), "the oldest silent one stayed");
+        assert!(refusals.enter(Arc::new(AtomicBool::new(false))).is_none());
     }
 }
