@@ -17,6 +17,7 @@ mod client_trust;
 mod gateway_call_stream;
 mod gateway_conformance;
 mod gateway_everything;
+mod gateway_input_required;
 mod gateway_passthrough;
 mod gateway_relay;
 mod gateway_stdio_calls;

@@ -133,7 +133,7 @@ impl ClientHandler for ClientState {
         self.relay.forward_turn(ticket).await;
         match self.relay.log_target() {
             // Below the level that client chose: not for it.
-            Some(upstream) if !self.log_levels.passes(upstream.client, params.level) => {}
+            Some(upstream) if !upstream.wants_log(params.level, &self.log_levels) => {}
             Some(upstream) => {
                 let notification = ServerNotification::LoggingMessageNotification(Notification::new(params));
                 if let Err(e) = upstream.notify(notification).await {
