@@ -413,9 +413,14 @@ impl CallGuard {
         }
         let upstream = lock(&self.relay.active).iter().find(|(n, _)| *n == self.number).map(|(_, u)| u.clone());
         if let Some(upstream) = upstream {
-            lock(&self.relay.progress).insert(token.clone(), upstream);
+            let mut progress = lock(&self.relay.progress);
+            progress.insert(token.clone(), upstream);
+            // A multi-round call's earlier round is answered: its token goes.
+            if let Some(earlier) = self.downstream_token.replace(token) {
+                progress.remove(&earlier);
+            }
+            drop(progress);
             self.relay.tokens.notify_waiters();
-            self.downstream_token = Some(token);
         }
     }
 }

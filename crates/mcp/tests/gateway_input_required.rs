@@ -41,16 +41,16 @@ fn dirs() -> Vec<tempfile::TempDir> {
 }
 
 /// A stateless client: its name and what it declares in each request.
-struct Stateless {
+pub(crate) struct Stateless {
     url: String,
     name: &'static str,
-    capabilities: Value,
+    pub capabilities: Value,
     /// More `_meta` for each request (a progress token, a log level).
     meta: Value,
 }
 
 impl Stateless {
-    fn new(url: &str, name: &'static str) -> Self {
+    pub fn new(url: &str, name: &'static str) -> Self {
         let capabilities = json!({"elicitation": {}, "sampling": {}, "roots": {}});
         Stateless { url: url.to_string(), name, capabilities, meta: json!({}) }
     }
@@ -119,7 +119,7 @@ fn is_approval(params: &Value) -> bool {
 
 /// What the client answers each request `ask_client` sends (and quiver's
 /// approval question, if agent mode asks one: yes).
-fn answer_to(method: &str, params: &Value) -> Value {
+pub(crate) fn answer_to(method: &str, params: &Value) -> Value {
     match method {
         "elicitation/create" if is_approval(params) => json!({"action": "accept", "content": {"approve": true}}),
         "roots/list" => json!({"roots": [{"uri": "file:///work", "name": "work"}]}),
@@ -136,7 +136,10 @@ fn retry(key: &str, answer: Value, state: &str) -> Value {
 
 /// Runs `ask_client` as `client`, answering each round with `answer`; the
 /// methods asked in order, and the final message.
-async fn ask_client_rounds(client: &Stateless, answer: impl Fn(&str, &Value) -> Value) -> (Vec<String>, Value) {
+pub(crate) async fn ask_client_rounds(
+    client: &Stateless,
+    answer: impl Fn(&str, &Value) -> Value,
+) -> (Vec<String>, Value) {
     let mut asked = Vec::new();
     let mut states = Vec::new();
     let mut message = client.call("ask_client", json!({})).await;

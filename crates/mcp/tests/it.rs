@@ -11,6 +11,7 @@ mod client_everything;
 mod client_http;
 mod client_isolation;
 mod client_oauth;
+mod client_protocol;
 mod client_start_dir;
 mod client_support;
 mod client_trust;

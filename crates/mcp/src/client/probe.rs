@@ -99,6 +99,8 @@ pub async fn run(
         source: "(command line)".into(),
         trust: quiver_engine::permissions::trust::Source::User,
         expose: Default::default(),
+        // What a caller would set for a server that may speak 2026-07-28.
+        protocol: crate::config::Protocol::Auto,
         workspace: None,
     };
     let dir = std::env::temp_dir().join(format!("quiver-probe-{}-{}", std::process::id(), nanos()));

@@ -75,6 +75,10 @@ pub struct ServerStatus {
     /// The restart backoff still pending: no start before this many ms.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub restart_in_ms: Option<u64>,
+    /// The revision the live connection speaks (`protocol = "auto"` may make
+    /// it 2026-07-28).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub protocol: Option<String>,
 }
 
 fn is_zero(n: &u32) -> bool {
@@ -269,7 +273,16 @@ impl ServerHandle {
             starts: self.starts.load(Ordering::SeqCst),
             consecutive_failures: failures.count(now),
             restart_in_ms: failures.wait(now).map(|d| d.as_millis().max(1) as u64),
+            protocol: self.protocol(),
         }
+    }
+
+    /// The revision the live connection speaks, if one is open (and not
+    /// being replaced right now).
+    fn protocol(&self) -> Option<String> {
+        let slot = self.conn.try_lock().ok()?;
+        let conn = slot.as_ref().filter(|c| !c.is_closed())?;
+        conn.service.peer().peer_info().map(|info| info.protocol_version.to_string())
     }
 
     /// The tail of the current (or last) process's stderr.
@@ -687,11 +700,12 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 const SET_LEVEL_WAIT: Duration = Duration::from_secs(2);
 
 /// Sends `logging/setLevel` on `conn` when its server declared logging (MCP:
-/// a client sends it only to a server that did).
+/// a client sends it only to a server that did) in a session (2026-07-28
+/// removed it: a request asks for log messages in its own `_meta`).
 #[allow(deprecated)] // logging: deprecated by SEP-2577, still in every session revision
 async fn set_level_on(conn: &Connection, server: &str, level: rmcp::model::LoggingLevel) -> Result<(), String> {
     let peer = conn.service.peer();
-    if peer.peer_info().is_none_or(|info| info.capabilities.logging.is_none()) {
+    if conn.stateless || peer.peer_info().is_none_or(|info| info.capabilities.logging.is_none()) {
         return Ok(());
     }
     match tokio::time::timeout(SET_LEVEL_WAIT, peer.set_level(rmcp::model::SetLevelRequestParams::new(level))).await {
