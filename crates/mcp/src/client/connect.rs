@@ -344,6 +344,47 @@ pub(crate) async fn open(
     local: Option<Arc<dyn LocalAnswers>>,
     log_levels: Arc<super::log_levels::LogLevels>,
 ) -> Result<Connection, String> {
+    open_or_challenge(config, stderr, tools_changed, events, tokens, local, log_levels).await.map_err(|f| f.message)
+}
+
+/// Why a connection did not open: the text, and the server's
+/// `WWW-Authenticate` challenge when it refused for authorization.
+pub(crate) struct OpenFailure {
+    pub message: String,
+    pub challenge: Option<String>,
+}
+
+impl From<String> for OpenFailure {
+    fn from(message: String) -> Self {
+        OpenFailure { message, challenge: None }
+    }
+}
+
+/// The challenge of a 401/403 that stopped the handshake. With `protocol =
+/// "auto"` it may have come on `server/discover`, after which rmcp tried
+/// `initialize` and reports that attempt's error (a 2026-07-28-only server
+/// answers it 400): the discover phase's challenge counts too.
+fn challenge_of(e: &rmcp::service::ClientInitializeError) -> Option<String> {
+    use rmcp::service::ClientInitializeError;
+    let discover = match e {
+        ClientInitializeError::LegacyFallbackFailed { discover, .. } => discover.auth_challenge(),
+        _ => None,
+    };
+    e.auth_challenge().or(discover).map(str::to_string)
+}
+
+/// [`open`], keeping the server's authorization challenge (the conformance
+/// probe signs in with the scope it names).
+#[allow(clippy::too_many_arguments)]
+pub(crate) async fn open_or_challenge(
+    config: &ServerConfig,
+    stderr: &Arc<StderrTail>,
+    tools_changed: Arc<AtomicBool>,
+    events: tokio::sync::broadcast::Sender<DownstreamEvent>,
+    tokens: Option<super::oauth::FileTokenStore>,
+    local: Option<Arc<dyn LocalAnswers>>,
+    log_levels: Arc<super::log_levels::LogLevels>,
+) -> Result<Connection, OpenFailure> {
     let relay = Arc::new(Relay::default());
     let state = ClientState {
         server: config.name.clone(),
@@ -432,13 +473,15 @@ pub(crate) async fn open(
                     state.serve_with_lifecycle(Ordered::new(transport, Arc::clone(&relay)), lifecycle(config)).await
                 }
             };
-            let service = opened.map_err(|e| match e.auth_challenge() {
-                Some(_) => super::oauth::login_needed(config),
-                None => format!("could not open an MCP session at {url}: {e}"),
+            let service = opened.map_err(|e| match challenge_of(&e) {
+                Some(challenge) => {
+                    OpenFailure { message: super::oauth::login_needed(config), challenge: Some(challenge) }
+                }
+                None => OpenFailure::from(format!("could not open an MCP session at {url}: {e}")),
             })?;
             let stateless = is_stateless(&service);
             Ok(Connection { service, pid: None, relay, stateless, raw: None, _job: None })
         }
-        Transport::Unsupported { reason, .. } => Err(reason.clone()),
+        Transport::Unsupported { reason, .. } => Err(reason.clone().into()),
     }
 }
