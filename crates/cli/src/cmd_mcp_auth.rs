@@ -12,7 +12,7 @@ use quiver_engine::permissions::command::CommandOrigin;
 use quiver_engine::permissions::trust::{Source, TrustStore};
 use quiver_mcp::McpConfig;
 use quiver_mcp::client::oauth::{self, Browser, FileTokenStore, LoginOptions};
-use quiver_mcp::config::{OAuthSettings, Secret, ServerConfig, Transport};
+use quiver_mcp::config::{OAuthSettings, Protocol, Secret, ServerConfig, Transport};
 
 use crate::setup;
 
@@ -162,8 +162,14 @@ pub fn conformance_client(args: ConformanceArgs) -> anyhow::Result<ExitCode> {
     let context = std::env::var("MCP_CONFORMANCE_CONTEXT").ok();
     let oauth = oauth_from_context(context.as_deref())?;
     let given = calls_from_context(context.as_deref())?;
+    // The revision the suite runs the scenario at: from 2026-07-28 quiver
+    // opens as `protocol = "auto"` would; before it, a session (a server of
+    // an older revision may answer `server/discover` with an empty result,
+    // which no fallback can tell from a broken one).
+    let version = std::env::var("MCP_CONFORMANCE_PROTOCOL_VERSION").unwrap_or_default();
+    let protocol = if version.as_str() >= "2026-07-28" { Protocol::Auto } else { Protocol::Initialize };
     let report = runtime
-        .block_on(quiver_mcp::client::probe::run(&args.url, oauth, &given, timeout, &say))
+        .block_on(quiver_mcp::client::probe::run(&args.url, oauth, protocol, &given, timeout, &say))
         .map_err(anyhow::Error::msg)?;
     let mut failed = false;
     for (tool, outcome) in &report.calls {

@@ -89,6 +89,7 @@ fn sample_object(schema: &Value) -> Value {
 pub async fn run(
     url: &str,
     oauth: OAuthSettings,
+    protocol: crate::config::Protocol,
     given: &Given,
     timeout: Duration,
     say: &(dyn Fn(&str) + Sync),
@@ -104,8 +105,7 @@ pub async fn run(
         source: "(command line)".into(),
         trust: quiver_engine::permissions::trust::Source::User,
         expose: Default::default(),
-        // What a caller would set for a server that may speak 2026-07-28.
-        protocol: crate::config::Protocol::Auto,
+        protocol,
         workspace: None,
     };
     let dir = std::env::temp_dir().join(format!("quiver-probe-{}-{}", std::process::id(), nanos()));
