@@ -58,7 +58,7 @@ pub struct Upstream {
     /// Set for a 2026-07-28 (stateless) call: its client cannot be sent a
     /// request, so a server's request becomes an input request of the call's
     /// `InputRequiredResult` (`server::input_required`).
-    pub input: Option<crate::server::input_required::Asker>,
+    pub input: Option<std::sync::Arc<crate::server::input_required::Asker>>,
 }
 
 /// Marks a message relayed to the upstream client with the upstream call it

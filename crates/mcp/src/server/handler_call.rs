@@ -18,7 +18,7 @@ impl QuiverServer {
     pub(in crate::server) fn upstream(
         &self,
         context: &RequestContext<RoleServer>,
-        input: Option<crate::server::input_required::Asker>,
+        input: Option<std::sync::Arc<crate::server::input_required::Asker>>,
     ) -> crate::relay::Upstream {
         crate::relay::Upstream {
             client: self.client,
@@ -94,7 +94,7 @@ pub(in crate::server) async fn call_stateless(
             // Approvals go to the client as input requests too.
             ctx.approver = crate::server::approver::ElicitationApprover::for_input(&asker)
                 .map(|a| std::sync::Arc::new(a) as std::sync::Arc<dyn quiver_engine::permissions::Approver>);
-            let upstream = server.upstream(&context, Some(asker));
+            let upstream = server.upstream(&context, Some(std::sync::Arc::new(asker)));
             let args = request.arguments.map(Value::Object).unwrap_or(Value::Null);
             let (server, name) = (server.clone(), request.name.to_string());
             Parked::start(async move { server.dispatch(&name, args, ctx, upstream, true).await }, asks)
