@@ -96,6 +96,8 @@ pub struct ServerHandle {
     tools: RwLock<(Vec<RemoteTool>, ToolOrigin)>,
     last_error: Mutex<Option<String>>,
     connected_pid: Mutex<Option<Option<u32>>>,
+    /// The revision the live connection speaks (set and cleared with `connected_pid`).
+    connected_protocol: Mutex<Option<String>>,
     starts: AtomicU32,
     stderr: Arc<StderrTail>,
     list_changed: Arc<AtomicBool>,
@@ -154,6 +156,7 @@ impl ServerHandle {
             tools: RwLock::new(tools),
             last_error: Mutex::new(None),
             connected_pid: Mutex::new(None),
+            connected_protocol: Mutex::new(None),
             starts: AtomicU32::new(0),
             stderr: StderrTail::new(),
             list_changed: Arc::new(AtomicBool::new(false)),
@@ -273,16 +276,8 @@ impl ServerHandle {
             starts: self.starts.load(Ordering::SeqCst),
             consecutive_failures: failures.count(now),
             restart_in_ms: failures.wait(now).map(|d| d.as_millis().max(1) as u64),
-            protocol: self.protocol(),
+            protocol: pid.and(lock(&self.connected_protocol).clone()),
         }
-    }
-
-    /// The revision the live connection speaks, if one is open (and not
-    /// being replaced right now).
-    fn protocol(&self) -> Option<String> {
-        let slot = self.conn.try_lock().ok()?;
-        let conn = slot.as_ref().filter(|c| !c.is_closed())?;
-        conn.service.peer().peer_info().map(|info| info.protocol_version.to_string())
     }
 
     /// The tail of the current (or last) process's stderr.
@@ -433,6 +428,7 @@ impl ServerHandle {
             }
         }
         *self.connected_pid.lock().unwrap_or_else(|p| p.into_inner()) = None;
+        *lock(&self.connected_protocol) = None;
     }
 
     /// The live connection, starting the server when there is none (or the last
@@ -505,6 +501,8 @@ impl ServerHandle {
                 self.set_tools(tools, ToolOrigin::Live);
                 *self.last_error.lock().unwrap_or_else(|p| p.into_inner()) = None;
                 *self.connected_pid.lock().unwrap_or_else(|p| p.into_inner()) = Some(conn.pid);
+                *lock(&self.connected_protocol) =
+                    conn.service.peer().peer_info().map(|info| info.protocol_version.to_string());
                 lock(&self.failures).connected(Instant::now());
                 *slot = Some(Arc::clone(&conn));
                 // The level in force, before any call reaches the server
@@ -576,6 +574,7 @@ impl ServerHandle {
         lock(&self.failures).record(self.starts.load(Ordering::SeqCst), Instant::now());
         *self.last_error.lock().unwrap_or_else(|p| p.into_inner()) = Some(message);
         *self.connected_pid.lock().unwrap_or_else(|p| p.into_inner()) = None;
+        *lock(&self.connected_protocol) = None;
     }
 
     /// Drops `conn` from the slot if it is still the current one, killing it.
