@@ -124,3 +124,32 @@ async fn auto_falls_back_to_a_session_with_a_server_that_predates_2026_07_28() {
     assert_eq!(crate::client_support::text(&echoed), "Echo: hi");
     manager.shutdown().await;
 }
+
+/// A 2026-07-28 server's list changes come on `subscriptions/listen`, which
+/// quiver keeps open: when the test server behind the inner gateway grows a
+/// tool, the outer gateway's list of the inner one follows.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn auto_follows_a_stateless_servers_list_changes() {
+    let (outer_dirs, inner_dirs) = (dirs(), dirs());
+    let (url, manager, surfaces) = chain(&outer_dirs, &inner_dirs).await;
+    let inner = Arc::clone(manager.server("inner").unwrap());
+    let names = |tools: Vec<quiver_mcp::client::RemoteTool>| tools.into_iter().map(|t| t.name).collect::<Vec<_>>();
+    let before = names(inner.refresh().await.unwrap());
+    assert!(before.contains(&"change_tools".to_string()) && !before.contains(&"added_later".to_string()), "{before:?}");
+
+    let client = open_session(&url, "session-client").await;
+    let mut call = CallStream::start(&client, 3, "change_tools", "p").await;
+    call.run(&client, 3, None).await;
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        let now = names(inner.refresh().await.unwrap());
+        if now.contains(&"added_later".to_string()) {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "the outer gateway never heard of the change: {now:?}");
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    for surface in surfaces {
+        surface.shutdown().await;
+    }
+}

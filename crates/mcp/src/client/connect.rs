@@ -266,6 +266,8 @@ pub(crate) struct Connection {
     pub relay: Arc<Relay>,
     /// At 2026-07-28 (see [`is_stateless`]).
     pub stateless: bool,
+    /// At 2026-07-28: the subscription that hears of the server's list changes.
+    pub _listening: Option<super::listen::Listening>,
     /// A stdio server's raw lane: calls whose answers are passed on as the
     /// server wrote them (see [`super::child_lane`]).
     pub raw: Option<Arc<super::child_lane::RawLane>>,
@@ -439,7 +441,8 @@ pub(crate) async fn open_or_challenge(
             let stateless = is_stateless(&service);
             // The raw lane writes a session's `tools/call` lines (no `_meta`).
             let raw = (!stateless).then_some(spawned.lane);
-            Ok(Connection { service, pid, relay, stateless, raw, _job: job })
+            let _listening = if stateless { super::listen::follow(&service) } else { None };
+            Ok(Connection { service, pid, relay, stateless, _listening, raw, _job: job })
         }
         Transport::Http { url, headers, bearer_token_env, .. } => {
             super::tls::install_crypto_provider();
@@ -480,7 +483,8 @@ pub(crate) async fn open_or_challenge(
                 None => OpenFailure::from(format!("could not open an MCP session at {url}: {e}")),
             })?;
             let stateless = is_stateless(&service);
-            Ok(Connection { service, pid: None, relay, stateless, raw: None, _job: None })
+            let _listening = if stateless { super::listen::follow(&service) } else { None };
+            Ok(Connection { service, pid: None, relay, stateless, _listening, raw: None, _job: None })
         }
         Transport::Unsupported { reason, .. } => Err(reason.clone().into()),
     }
