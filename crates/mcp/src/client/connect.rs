@@ -257,6 +257,17 @@ fn is_stateless(service: &RunningService<RoleClient, ClientState>) -> bool {
     service.peer().peer_info().is_some_and(|info| !info.protocol_version.has_initialize())
 }
 
+/// At 2026-07-28: follows the server's list changes (`listen`).
+fn listen(service: &RunningService<RoleClient, ClientState>) -> Option<super::listen::Listening> {
+    let state = service.service();
+    let heard = super::listen::Heard {
+        server: state.server.clone(),
+        tools_changed: Arc::clone(&state.tools_changed),
+        events: state.events.clone(),
+    };
+    super::listen::follow(service.peer().clone(), heard)
+}
+
 /// A live session. Dropping it ends the session, which kills a stdio server's
 /// whole process group, and then its containment job (what left the group:
 /// `setsid`, a double fork).
@@ -441,7 +452,7 @@ pub(crate) async fn open_or_challenge(
             let stateless = is_stateless(&service);
             // The raw lane writes a session's `tools/call` lines (no `_meta`).
             let raw = (!stateless).then_some(spawned.lane);
-            let _listening = if stateless { super::listen::follow(&service) } else { None };
+            let _listening = if stateless { listen(&service) } else { None };
             Ok(Connection { service, pid, relay, stateless, _listening, raw, _job: job })
         }
         Transport::Http { url, headers, bearer_token_env, .. } => {
@@ -483,7 +494,7 @@ pub(crate) async fn open_or_challenge(
                 None => OpenFailure::from(format!("could not open an MCP session at {url}: {e}")),
             })?;
             let stateless = is_stateless(&service);
-            let _listening = if stateless { super::listen::follow(&service) } else { None };
+            let _listening = if stateless { listen(&service) } else { None };
             Ok(Connection { service, pid: None, relay, stateless, _listening, raw: None, _job: None })
         }
         Transport::Unsupported { reason, .. } => Err(reason.clone().into()),
