@@ -399,7 +399,7 @@ impl InputRounds {
                 biased;
                 outcome = &mut parked.outcome.0 => {
                     return Ok(outcome.unwrap_or_else(|e| super::convert::error_result(format!(
-                        "the call failed while waiting for input: {e}"
+                        "the call failed: {e}"
                     ))).into());
                 }
                 Some(ask) = parked.asks.recv() => parked.add(ask),
