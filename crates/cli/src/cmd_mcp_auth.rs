@@ -12,7 +12,7 @@ use quiver_engine::permissions::command::CommandOrigin;
 use quiver_engine::permissions::trust::{Source, TrustStore};
 use quiver_mcp::McpConfig;
 use quiver_mcp::client::oauth::{self, Browser, FileTokenStore, LoginOptions};
-use quiver_mcp::config::{OAuthSettings, Secret, ServerConfig, Transport};
+use quiver_mcp::config::{OAuthSettings, Protocol, Secret, ServerConfig, Transport};
 
 use crate::setup;
 
@@ -61,6 +61,26 @@ fn oauth_from_context(context: Option<&str>) -> anyhow::Result<OAuthSettings> {
         client_id: context.client_id,
         ..OAuthSettings::default()
     })
+}
+
+/// The arguments the suite names for some tools (`toolCalls` in its
+/// context): the values a scenario checks how the client sends.
+fn calls_from_context(context: Option<&str>) -> anyhow::Result<quiver_mcp::client::probe::Given> {
+    #[derive(serde::Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Context {
+        #[serde(default)]
+        tool_calls: Vec<Call>,
+    }
+    #[derive(serde::Deserialize)]
+    struct Call {
+        name: String,
+        #[serde(default)]
+        arguments: serde_json::Map<String, serde_json::Value>,
+    }
+    let Some(text) = context else { return Ok(Default::default()) };
+    let context: Context = serde_json::from_str(text).context("reading MCP_CONFORMANCE_CONTEXT")?;
+    Ok(context.tool_calls.into_iter().map(|c| (c.name, c.arguments)).collect())
 }
 
 /// The configured HTTP server `name`; a project-defined one only once the
@@ -139,9 +159,17 @@ pub fn conformance_client(args: ConformanceArgs) -> anyhow::Result<ExitCode> {
     let runtime = tokio::runtime::Runtime::new().context("starting the async runtime")?;
     let say = |line: &str| eprintln!("{line}");
     let timeout = Duration::from_secs(args.timeout.max(1));
-    let oauth = oauth_from_context(std::env::var("MCP_CONFORMANCE_CONTEXT").ok().as_deref())?;
+    let context = std::env::var("MCP_CONFORMANCE_CONTEXT").ok();
+    let oauth = oauth_from_context(context.as_deref())?;
+    let given = calls_from_context(context.as_deref())?;
+    // The revision the suite runs the scenario at: from 2026-07-28 quiver
+    // opens as `protocol = "auto"` would; before it, a session (a server of
+    // an older revision may answer `server/discover` with an empty result,
+    // which no fallback can tell from a broken one).
+    let version = std::env::var("MCP_CONFORMANCE_PROTOCOL_VERSION").unwrap_or_default();
+    let protocol = if version.as_str() >= "2026-07-28" { Protocol::Auto } else { Protocol::Initialize };
     let report = runtime
-        .block_on(quiver_mcp::client::probe::run(&args.url, oauth, timeout, &say))
+        .block_on(quiver_mcp::client::probe::run(&args.url, oauth, protocol, &given, timeout, &say))
         .map_err(anyhow::Error::msg)?;
     let mut failed = false;
     for (tool, outcome) in &report.calls {

@@ -8,7 +8,7 @@
 use crate::mcp_support::*;
 
 /// The client scenarios quiver passes on the suite's version 0.1.16 (chosen there;
-/// they pass on the pinned 0.2.0-alpha.12 too, 2026-07-28 not among them): every
+/// they pass on the pinned 0.2.0-alpha.12 too; 2026-07-28 is its own run below): every
 /// non-draft, non-extension one but two (measured by hand with the same
 /// command):
 /// - `auth/basic-cimd`: every check passes (15/15) but one warning: quiver
@@ -61,4 +61,23 @@ fn conformance_client_scenarios_pass() {
         })
         .collect();
     assert!(failed.is_empty(), "conformance client scenarios failed:\n{}", failed.join("\n"));
+}
+
+/// The expected-failures baseline of the 2026-07-28 run.
+const BASELINE_2026: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/conformance-client-baseline.yml");
+
+/// Every client scenario MCP 2026-07-28 requires (`--requirements`: the
+/// stateless lifecycle through `server/discover`, per-request `_meta`,
+/// `InputRequiredResult` rounds, the revision's headers and its
+/// authorization scenarios), in one run of the suite against the baseline:
+/// a failure not listed fails it, and so does a listed scenario that passes.
+#[test]
+fn conformance_client_2026_07_28_requirements_pass() {
+    let Some(suite) = quiver_testkit::conformance_or_skip() else { return };
+    let results = tempfile::tempdir().unwrap();
+    let command = format!("{} mcp conformance-client", quiver_bin().display());
+    let args = ["client", "--command", &command, "--requirements", "2026-07-28", "--expected-failures", BASELINE_2026];
+    let (ok, report) = suite.run(&args, results.path());
+    assert!(report.contains("Total: ") && report.contains("http-standard-headers"), "no run:\n{report}");
+    assert!(ok, "conformance client scenarios of 2026-07-28 failed (against {BASELINE_2026}):\n{report}");
 }

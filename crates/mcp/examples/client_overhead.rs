@@ -38,6 +38,7 @@ fn server(name: &str, command: &str, args: &[String]) -> ServerConfig {
         trust: quiver_engine::permissions::trust::Source::User,
         workspace: None,
         expose: Default::default(),
+        protocol: Default::default(),
     }
 }
 

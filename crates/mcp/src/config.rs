@@ -14,7 +14,8 @@
 //! `oauth_client_secret_env`, `oauth_scopes`, `oauth_redirect_port`: see
 //! [`OAuthSettings`]); `enabled`, `enabled_tools`, `disabled_tools`,
 //! `startup_timeout_ms`, `tool_timeout_ms`, `expose` (`"search"`, the default, or
-//! `"direct"`: see [`Expose`]). Unknown keys are errors (a typo must
+//! `"direct"`: see [`Expose`]), `protocol` (`"initialize"`, the default, or
+//! `"auto"`: see [`Protocol`]). Unknown keys are errors (a typo must
 //! not silently drop a setting); other top-level tables of `quiver.toml` are not
 //! ours and are ignored.
 
@@ -66,6 +67,27 @@ pub struct ServerConfig {
     pub workspace: Option<PathBuf>,
     /// How the server's tools, resources and prompts reach a model or client.
     pub expose: Expose,
+    /// Which revision quiver opens the connection at (`protocol`).
+    pub protocol: Protocol,
+}
+
+/// How quiver opens a connection to a server (`protocol = "initialize" | "auto"`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Protocol {
+    /// An `initialize` session at the newest revision that has one
+    /// (2025-11-25): the default. Servers built on rmcp 3.9 (and others)
+    /// state 2026-07-28 whatever their tools do, and a tool that asks its
+    /// client mid-call by a request of its session (elicitation, sampling,
+    /// roots) fails at 2026-07-28, which forbids such requests; so quiver
+    /// speaks the stateless revision only to a server it is told speaks it.
+    #[default]
+    Initialize,
+    /// `server/discover` first: MCP 2026-07-28 (stateless requests; what the
+    /// server asks mid-call comes as `InputRequiredResult` rounds, which
+    /// quiver answers through the client in front), falling back to
+    /// `initialize` when the server answers it with an error (one that
+    /// predates the revision).
+    Auto,
 }
 
 /// How a server is exposed (`expose = "search" | "direct"`).
@@ -374,6 +396,7 @@ const TOML_KEYS: &[&str] = &[
     "startup_timeout_sec",
     "tool_timeout_sec",
     "expose",
+    "protocol",
     "oauth_client_id",
     "oauth_client_secret_env",
     "oauth_scopes",
@@ -405,6 +428,7 @@ pub(crate) struct RawServer {
     pub startup_timeout_sec: Option<f64>,
     pub tool_timeout_sec: Option<f64>,
     pub expose: Option<String>,
+    pub protocol: Option<String>,
     pub oauth_client_id: Option<String>,
     pub oauth_client_secret_env: Option<String>,
     #[serde(default)]
@@ -545,8 +569,22 @@ pub(crate) fn build_server(path: &Path, name: &str, raw: RawServer) -> Result<Se
             ));
         }
     };
+    let protocol = match raw.protocol.as_deref() {
+        None | Some("initialize") => Protocol::Initialize,
+        Some("auto") => Protocol::Auto,
+        Some(other) => {
+            return Err(err(
+                "protocol",
+                format!(
+                    "`{other}` is not a way to open a connection; use \"initialize\" (a session, the default) or \
+                     \"auto\" (MCP 2026-07-28 when the server speaks it)"
+                ),
+            ));
+        }
+    };
     Ok(ServerConfig {
         expose,
+        protocol,
         name: name.to_string(),
         transport,
         enabled: raw.enabled.unwrap_or(true),

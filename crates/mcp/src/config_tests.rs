@@ -238,6 +238,18 @@ fn expose_is_search_by_default_direct_on_request_and_checked() -> anyhow::Result
 }
 
 #[test]
+fn protocol_is_initialize_by_default_auto_on_request_and_checked() -> anyhow::Result<()> {
+    let c = toml("[mcp_servers.a]\ncommand = \"x\"\n[mcp_servers.b]\nurl = \"http://h/mcp\"\nprotocol = \"auto\"\n")?;
+    assert_eq!(c.servers["a"].protocol, Protocol::Initialize);
+    assert_eq!(c.servers["b"].protocol, Protocol::Auto);
+    let c = json(r#"{"mcpServers": {"b": {"command": "y", "protocol": "auto"}}}"#)?;
+    assert_eq!(c.servers["b"].protocol, Protocol::Auto);
+    let e = err_text(toml("[mcp_servers.a]\ncommand = \"x\"\nprotocol = \"2026-07-28\"\n"));
+    assert!(e.contains("mcp_servers.a.protocol") && e.contains("`2026-07-28`") && e.contains("\"auto\""), "{e}");
+    Ok(())
+}
+
+#[test]
 fn a_project_cannot_expose_a_server_directly() -> anyhow::Result<()> {
     let dir = tempfile::tempdir()?;
     let user = dir.path().join("user.toml");

@@ -16,7 +16,9 @@
 //!   verbose level any client chose (`client::log_levels`);
 //! - server-to-client requests (`sampling/createMessage`, `elicitation/create`,
 //!   `roots/list`) go to the upstream client of the call in flight when it
-//!   declared the capability, and are refused with a reason otherwise;
+//!   declared the capability, and are refused with a reason otherwise; a
+//!   2026-07-28 (stateless) client is asked them as input requests of its
+//!   call's `InputRequiredResult` (`server::input_required`);
 //! - one downstream connection serves every client of an HTTP gateway, and
 //!   MCP does not say which call a server's request or log message belongs
 //!   to: while calls from more than one client are in flight on it, requests
@@ -53,6 +55,10 @@ pub struct Upstream {
     pub request_id: RequestId,
     /// The upstream client's progress token for this call, if it asked for progress.
     pub progress_token: Option<ProgressToken>,
+    /// Set for a 2026-07-28 (stateless) call: its client cannot be sent a
+    /// request, so a server's request becomes an input request of the call's
+    /// `InputRequiredResult` (`server::input_required`).
+    pub input: Option<std::sync::Arc<crate::server::input_required::Asker>>,
 }
 
 /// Marks a message relayed to the upstream client with the upstream call it
@@ -64,14 +70,57 @@ pub struct CallStream(pub RequestId);
 impl Upstream {
     /// Sends a server-to-client request for this call and waits for the answer.
     pub(crate) async fn request(&self, mut request: ServerRequest) -> Result<ClientResult, ServiceError> {
+        if let Some(asker) = &self.input {
+            return asker.ask(request).await;
+        }
         request.extensions_mut().insert(CallStream(self.request_id.clone()));
         self.peer.send_request(request).await
     }
 
-    /// Sends a notification for this call.
+    /// What the client declared it can answer: a session's at `initialize`,
+    /// a stateless call's in its request's `_meta`.
+    fn capabilities(&self) -> Option<rmcp::model::ClientCapabilities> {
+        match &self.input {
+            Some(asker) => Some(asker.capabilities.clone()),
+            None => self.peer.peer_info().map(|info| info.capabilities.clone()),
+        }
+    }
+
+    /// Sends a notification for this call: a stateless call's goes on the
+    /// request it is answering now (its first, or the latest retry).
     pub(crate) async fn notify(&self, mut notification: ServerNotification) -> Result<(), ServiceError> {
+        if let Some(asker) = &self.input {
+            let route = asker.route();
+            notification.extensions_mut().insert(CallStream(route.request_id));
+            return route.peer.send_notification(notification).await;
+        }
         notification.extensions_mut().insert(CallStream(self.request_id.clone()));
         self.peer.send_notification(notification).await
+    }
+
+    /// The client's progress token for this call (a stateless call's, of the
+    /// request it is answering now).
+    fn progress_token(&self) -> Option<ProgressToken> {
+        match &self.input {
+            Some(asker) => asker.route().progress_token,
+            None => self.progress_token.clone(),
+        }
+    }
+
+    /// Whether a log message at `level` is for this client: the level a
+    /// session chose (`levels`), or the one a stateless request asked in its
+    /// `_meta` (none unless it asked).
+    #[allow(deprecated)] // logging: deprecated by SEP-2577, kept for clients that ask for it
+    pub(crate) fn wants_log(
+        &self,
+        level: rmcp::model::LoggingLevel,
+        levels: &crate::client::log_levels::LogLevels,
+    ) -> bool {
+        use crate::client::log_levels::severity;
+        match &self.input {
+            Some(asker) => asker.route().log_level.is_some_and(|least| severity(level) >= severity(least)),
+            None => levels.passes(self.client, level),
+        }
     }
 }
 
@@ -122,7 +171,8 @@ impl Relay {
     /// Records a downstream call serving `upstream`; forgotten when the guard drops.
     pub(crate) fn enter(self: &Arc<Self>, upstream: Upstream, downstream_token: Option<ProgressToken>) -> CallGuard {
         let number = self.next.fetch_add(1, Ordering::SeqCst);
-        let asks_progress = upstream.progress_token.is_some();
+        // A stateless call's retry may ask for progress where its first request did not.
+        let asks_progress = upstream.progress_token.is_some() || upstream.input.is_some();
         lock(&self.active).push((number, upstream));
         let mut guard = CallGuard { relay: Arc::clone(self), number, asks_progress, downstream_token: None };
         if let Some(token) = downstream_token {
@@ -269,7 +319,7 @@ impl Relay {
 
     pub(crate) async fn forward_progress(&self, mut params: ProgressNotificationParam) {
         let target = self.progress_target(&params.progress_token).await;
-        let Some((upstream, token)) = target.and_then(|up| up.progress_token.clone().map(|token| (up, token))) else {
+        let Some((upstream, token)) = target.and_then(|up| up.progress_token().map(|token| (up, token))) else {
             return;
         };
         params.progress_token = token;
@@ -311,7 +361,7 @@ impl Relay {
                 ));
             }
         };
-        let capable = upstream.peer.peer_info().is_some_and(|info| declared(&info.capabilities));
+        let capable = upstream.capabilities().is_some_and(|c| declared(&c));
         if !capable {
             return Err(ErrorData::new(
                 ErrorCode::METHOD_NOT_FOUND,
@@ -363,9 +413,14 @@ impl CallGuard {
         }
         let upstream = lock(&self.relay.active).iter().find(|(n, _)| *n == self.number).map(|(_, u)| u.clone());
         if let Some(upstream) = upstream {
-            lock(&self.relay.progress).insert(token.clone(), upstream);
+            let mut progress = lock(&self.relay.progress);
+            progress.insert(token.clone(), upstream);
+            // A multi-round call's earlier round is answered: its token goes.
+            if let Some(earlier) = self.downstream_token.replace(token) {
+                progress.remove(&earlier);
+            }
+            drop(progress);
             self.relay.tokens.notify_waiters();
-            self.downstream_token = Some(token);
         }
     }
 }

@@ -72,6 +72,7 @@ fn upstream(client: u64, peer: &rmcp::service::Peer<rmcp::RoleServer>, id: i64) 
         peer: peer.clone(),
         request_id: rmcp::model::NumberOrString::Number(id),
         progress_token: None,
+        input: None,
     }
 }
 

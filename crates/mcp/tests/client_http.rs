@@ -52,6 +52,7 @@ fn http_config(name: &str, url: &str, token_env: Option<&str>) -> ServerConfig {
         trust: quiver_engine::permissions::trust::Source::User,
         workspace: None,
         expose: Default::default(),
+        protocol: Default::default(),
     }
 }
 

@@ -16,11 +16,11 @@ use crate::client_support::{full_host, manager, test_server};
 
 /// The gateway over streamable HTTP, fronting the test server as a direct
 /// server (its tools keep their names).
-async fn gateway(dirs: &[tempfile::TempDir]) -> (Arc<Surface>, String) {
+pub(crate) async fn gateway(dirs: &[tempfile::TempDir]) -> (Arc<Surface>, String) {
     gateway_with(dirs, &[]).await
 }
 
-async fn gateway_with(dirs: &[tempfile::TempDir], env: &[(&str, &str)]) -> (Arc<Surface>, String) {
+pub(crate) async fn gateway_with(dirs: &[tempfile::TempDir], env: &[(&str, &str)]) -> (Arc<Surface>, String) {
     let mut server = test_server("misbehaver", env);
     server.expose = Expose::Direct;
     let manager = manager(vec![server], dirs[0].path());
@@ -81,7 +81,7 @@ fn describe(message: &Value) -> String {
 }
 
 /// What the test client answers to a request the server relays to it.
-fn reply_to(message: &Value) -> Option<Value> {
+pub(crate) fn reply_to(message: &Value) -> Option<Value> {
     let result = match message["method"].as_str()? {
         "roots/list" => json!({"roots": [{"uri": "file:///work", "name": "work"}]}),
         "sampling/createMessage" => json!({"role": "assistant", "model": "test",
@@ -98,15 +98,15 @@ fn reply_to(message: &Value) -> Option<Value> {
 }
 
 /// One call's SSE stream as the client reads it.
-struct CallStream {
+pub(crate) struct CallStream {
     response: reqwest::Response,
     buffer: String,
     /// A short name for each message it carried, in order.
-    seen: Vec<String>,
+    pub seen: Vec<String>,
 }
 
 impl CallStream {
-    async fn start(client: &RawClient, id: i64, tool: &str, progress: &str) -> Self {
+    pub async fn start(client: &RawClient, id: i64, tool: &str, progress: &str) -> Self {
         let call = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
             "params": {"name": tool, "arguments": {}, "_meta": {"progressToken": progress}}});
         CallStream { response: client.post(call).await, buffer: String::new(), seen: Vec::new() }
@@ -115,7 +115,7 @@ impl CallStream {
     /// Reads on, answering each request relayed to the client, until the
     /// answer to call `id` (returned), or until a request whose method is
     /// `pause_at` (returned unanswered).
-    async fn run(&mut self, client: &RawClient, id: i64, pause_at: Option<&str>) -> Value {
+    pub async fn run(&mut self, client: &RawClient, id: i64, pause_at: Option<&str>) -> Value {
         let outcome = tokio::time::timeout(std::time::Duration::from_secs(30), async {
             loop {
                 let Some(chunk) = self.response.chunk().await.unwrap() else { return Value::Null };
@@ -173,7 +173,7 @@ const ASKED: [&str; 8] = [
     "answer:3",
 ];
 
-fn said(answer: &Value) -> Value {
+pub(crate) fn said(answer: &Value) -> Value {
     serde_json::from_str(answer["result"]["content"][0]["text"].as_str().unwrap()).unwrap()
 }
 

@@ -197,6 +197,7 @@ mod tests {
             trust: quiver_engine::permissions::trust::Source::User,
             workspace: None,
             expose: Default::default(),
+            protocol: Default::default(),
         }
     }
 

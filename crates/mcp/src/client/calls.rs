@@ -12,7 +12,8 @@ use memchr::memmem::Finder;
 
 use rmcp::ServiceError;
 use rmcp::model::{
-    CallToolRequestParams, ClientRequest, NumberOrString, ProgressToken, RequestParamsMeta, ServerResult, Tool,
+    CallToolRequestParams, ClientRequest, DEFAULT_MRTR_MAX_ROUNDS, NumberOrString, ProgressToken, RequestParamsMeta,
+    ServerResult, Tool,
 };
 use serde::Deserialize;
 use serde_json::value::RawValue;
@@ -27,7 +28,8 @@ pub(crate) enum Failure {
     Closed,
     /// A JSON-RPC error answer: its message.
     Rejected(String),
-    /// A multi-round (`input_required`) or task answer, which quiver does not drive.
+    /// A task answer (the tasks extension), or a multi-round one on a
+    /// session's raw lane, which quiver does not drive.
     NotComplete,
     /// Anything else that is not a `CallToolResult`.
     Unusable(String),
@@ -35,31 +37,64 @@ pub(crate) enum Failure {
 
 /// Through rmcp: the result as rmcp read it, serialized back to JSON text.
 pub(crate) async fn typed(conn: &Connection, params: CallToolRequestParams) -> Result<Arc<String>, Failure> {
+    match rounds(conn, params).await {
+        Ok(Answer::Complete(result)) => {
+            serde_json::to_string(&result).map(Arc::new).map_err(|e| Failure::Unusable(e.to_string()))
+        }
+        Ok(Answer::Task) => Err(Failure::NotComplete),
+        Err(e) => Err(failure(e)),
+    }
+}
+
+/// How a call through rmcp ended.
+pub(crate) enum Answer {
+    Complete(rmcp::model::CallToolResult),
+    /// A task (the tasks extension), which quiver does not drive.
+    Task,
+}
+
+/// One call through rmcp, every round of it. A 2026-07-28 server that asks
+/// the client something mid-call answers with an `InputRequiredResult`: its
+/// requests are answered through the relay (the client in front, as in a
+/// session; quiver itself when nobody is, see `connect::LocalAnswers`) and
+/// the call is made again, under a new id, with the answers and the
+/// server's `requestState` as it sent it, for at most
+/// [`DEFAULT_MRTR_MAX_ROUNDS`] rounds.
+pub(crate) async fn rounds(conn: &Connection, mut params: CallToolRequestParams) -> Result<Answer, ServiceError> {
     let peer = conn.service.peer().clone();
-    let request = ClientRequest::CallToolRequest(rmcp::model::CallToolRequest::new(params));
     // In flight before the request goes out: the server may ask the client
     // something (elicitation, sampling) or report progress before this task
     // runs again, and must find the call it belongs to.
     let mut in_flight = relay::current().map(|up| conn.relay.enter(up, None));
-    let handle = peer
-        .send_cancellable_request(request, rmcp::service::PeerRequestOptions::no_options())
-        .await
-        .map_err(failure)?;
-    if let Some(guard) = in_flight.as_mut() {
-        guard.track_progress(handle.progress_token.clone());
-    }
-    let mut cancel = CancelOnDrop { peer, id: handle.id.clone(), done: false };
-    let response = handle.await_response().await;
-    cancel.done = true;
-    // Progress and log messages the server sent before its answer go up first.
-    conn.relay.forwards_settled().await;
-    match response.map_err(failure)? {
-        ServerResult::CallToolResult(result) => {
-            serde_json::to_string(&result).map(Arc::new).map_err(|e| Failure::Unusable(e.to_string()))
+    for _ in 0..DEFAULT_MRTR_MAX_ROUNDS {
+        let request = ClientRequest::CallToolRequest(rmcp::model::CallToolRequest::new(params.clone()));
+        let handle = peer.send_cancellable_request(request, rmcp::service::PeerRequestOptions::no_options()).await?;
+        if let Some(guard) = in_flight.as_mut() {
+            guard.track_progress(handle.progress_token.clone());
         }
-        ServerResult::InputRequiredResult(_) | ServerResult::CreateTaskResult(_) => Err(Failure::NotComplete),
-        _ => Err(Failure::Unusable(ServiceError::UnexpectedResponse.to_string())),
+        let mut cancel = CancelOnDrop { peer: peer.clone(), id: handle.id.clone(), done: false };
+        let response = handle.await_response().await;
+        cancel.done = true;
+        // Progress and log messages the server sent before its answer go up first.
+        conn.relay.forwards_settled().await;
+        match response? {
+            ServerResult::CallToolResult(result) => return Ok(Answer::Complete(result)),
+            ServerResult::InputRequiredResult(asked) => {
+                let requests = asked.input_requests.unwrap_or_default();
+                let answers = conn.service.service().answer_inputs(requests).await.map_err(ServiceError::McpError)?;
+                params.input_responses = Some(answers);
+                params.request_state = asked.request_state;
+            }
+            ServerResult::CreateTaskResult(_) => return Ok(Answer::Task),
+            _ => return Err(ServiceError::UnexpectedResponse),
+        }
     }
+    Err(ServiceError::McpError(rmcp::ErrorData::internal_error(
+        format!(
+            "the server asked for input more than {DEFAULT_MRTR_MAX_ROUNDS} times in one call; quiver gave up on it"
+        ),
+        None,
+    )))
 }
 
 fn failure(e: ServiceError) -> Failure {

@@ -12,14 +12,14 @@ use process_wrap::tokio::{CommandWrap, KillOnDrop, ProcessGroup};
 use rmcp::ErrorData;
 use rmcp::model::{
     ClientCapabilities, ClientConfig, ClientResult, CreateMessageRequestParams, CreateMessageResult,
-    ElicitRequestParams, ElicitResult, ElicitationCapability, FormElicitationCapability, Implementation,
-    ListRootsResult, LoggingMessageNotificationParam, Notification, ProgressNotificationParam, ProtocolVersion,
-    Request, RequestNoParam, ServerNotification, ServerRequest,
+    ElicitRequestParams, ElicitResult, ElicitationCapability, FormElicitationCapability, Implementation, InputRequest,
+    InputRequests, InputResponses, ListRootsResult, LoggingMessageNotificationParam, Notification,
+    ProgressNotificationParam, ProtocolVersion, Request, RequestNoParam, ServerNotification, ServerRequest,
 };
-use rmcp::service::{NotificationContext, RequestContext, RunningService};
+use rmcp::service::{ClientLifecycleMode, ClientServiceExt, NotificationContext, RequestContext, RunningService};
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-use rmcp::{ClientHandler, RoleClient, ServiceExt};
+use rmcp::{ClientHandler, RoleClient};
 
 use super::events::DownstreamEvent;
 use super::ordered::Ordered;
@@ -133,7 +133,7 @@ impl ClientHandler for ClientState {
         self.relay.forward_turn(ticket).await;
         match self.relay.log_target() {
             // Below the level that client chose: not for it.
-            Some(upstream) if !self.log_levels.passes(upstream.client, params.level) => {}
+            Some(upstream) if !upstream.wants_log(params.level, &self.log_levels) => {}
             Some(upstream) => {
                 let notification = ServerNotification::LoggingMessageNotification(Notification::new(params));
                 if let Err(e) = upstream.notify(notification).await {
@@ -151,7 +151,32 @@ impl ClientHandler for ClientState {
         params: CreateMessageRequestParams,
         context: RequestContext<RoleClient>,
     ) -> Result<CreateMessageResult, ErrorData> {
-        self.relay.forward_turn(context.extensions.get::<ForwardTicket>().copied()).await;
+        self.sampled(params, context.extensions.get::<ForwardTicket>().copied()).await
+    }
+
+    async fn list_roots(&self, context: RequestContext<RoleClient>) -> Result<ListRootsResult, ErrorData> {
+        self.roots(context.extensions.get::<ForwardTicket>().copied()).await
+    }
+
+    async fn create_elicitation(
+        &self,
+        request: ElicitRequestParams,
+        context: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, ErrorData> {
+        self.elicited(request, context.extensions.get::<ForwardTicket>().copied()).await
+    }
+}
+
+/// What the server asks its client, answered through the relay: in a
+/// session as a request of its own, at 2026-07-28 as an input request of a
+/// call's `InputRequiredResult` ([`ClientState::answer_inputs`]).
+impl ClientState {
+    async fn sampled(
+        &self,
+        params: CreateMessageRequestParams,
+        ticket: Option<ForwardTicket>,
+    ) -> Result<CreateMessageResult, ErrorData> {
+        self.relay.forward_turn(ticket).await;
         let upstream = self.relay.upstream_for(&self.server, "sampling/createMessage", |c| c.sampling.is_some())?;
         match upstream.request(ServerRequest::CreateMessageRequest(Request::new(params))).await.map_err(relayed)? {
             ClientResult::CreateMessageResult(result) => Ok(*result),
@@ -159,8 +184,8 @@ impl ClientHandler for ClientState {
         }
     }
 
-    async fn list_roots(&self, context: RequestContext<RoleClient>) -> Result<ListRootsResult, ErrorData> {
-        self.relay.forward_turn(context.extensions.get::<ForwardTicket>().copied()).await;
+    async fn roots(&self, ticket: Option<ForwardTicket>) -> Result<ListRootsResult, ErrorData> {
+        self.relay.forward_turn(ticket).await;
         let upstream = self.relay.upstream_for(&self.server, "roots/list", |c| c.roots.is_some())?;
         let request = ServerRequest::ListRootsRequest(RequestNoParam {
             method: Default::default(),
@@ -172,12 +197,12 @@ impl ClientHandler for ClientState {
         }
     }
 
-    async fn create_elicitation(
+    async fn elicited(
         &self,
         request: ElicitRequestParams,
-        context: RequestContext<RoleClient>,
+        ticket: Option<ForwardTicket>,
     ) -> Result<ElicitResult, ErrorData> {
-        self.relay.forward_turn(context.extensions.get::<ForwardTicket>().copied()).await;
+        self.relay.forward_turn(ticket).await;
         if !self.relay.any_in_flight()
             && let Some(answer) = self.local.as_ref().and_then(|local| local.elicit(&request))
         {
@@ -189,6 +214,58 @@ impl ClientHandler for ClientState {
             other => Err(unexpected("elicitation/create", &other)),
         }
     }
+
+    /// A 2026-07-28 server's input requests (one round of a call), each
+    /// answered as the same request in a session would be, in key order.
+    pub(crate) async fn answer_inputs(&self, requests: InputRequests) -> Result<InputResponses, ErrorData> {
+        let mut answers = InputResponses::new();
+        for (key, request) in requests {
+            let answer = match request {
+                InputRequest::Elicitation(r) => serde_json::to_value(self.elicited(r.params, None).await?),
+                InputRequest::CreateMessage(r) => serde_json::to_value(self.sampled(r.params, None).await?),
+                InputRequest::ListRoots(_) => serde_json::to_value(self.roots(None).await?),
+                other => {
+                    let method =
+                        serde_json::to_value(&other).ok().and_then(|v| v["method"].as_str().map(str::to_string));
+                    return Err(ErrorData::invalid_params(
+                        format!("server `{}` asked for input quiver does not know: {method:?}", self.server),
+                        None,
+                    ));
+                }
+            };
+            answers.insert(key, answer.map_err(|e| ErrorData::internal_error(e.to_string(), None))?);
+        }
+        Ok(answers)
+    }
+}
+
+/// How `config` opens its connection (see [`crate::config::Protocol`]).
+fn lifecycle(config: &ServerConfig) -> ClientLifecycleMode {
+    match config.protocol {
+        crate::config::Protocol::Initialize => ClientLifecycleMode::Initialize,
+        crate::config::Protocol::Auto => ClientLifecycleMode::Auto {
+            preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+            legacy_version: Some(ProtocolVersion::LATEST_WITH_INITIALIZE),
+        },
+    }
+}
+
+/// Whether a connection speaks a revision without sessions (2026-07-28 and
+/// later): requests carry their own `_meta`, a server asks mid-call by
+/// `InputRequiredResult`, and `logging/setLevel` is gone.
+fn is_stateless(service: &RunningService<RoleClient, ClientState>) -> bool {
+    service.peer().peer_info().is_some_and(|info| !info.protocol_version.has_initialize())
+}
+
+/// At 2026-07-28: follows the server's list changes (`listen`).
+fn listen(service: &RunningService<RoleClient, ClientState>) -> Option<super::listen::Listening> {
+    let state = service.service();
+    let heard = super::listen::Heard {
+        server: state.server.clone(),
+        tools_changed: Arc::clone(&state.tools_changed),
+        events: state.events.clone(),
+    };
+    super::listen::follow(service.peer().clone(), heard)
 }
 
 /// A live session. Dropping it ends the session, which kills a stdio server's
@@ -198,6 +275,10 @@ pub(crate) struct Connection {
     pub service: RunningService<RoleClient, ClientState>,
     pub pid: Option<u32>,
     pub relay: Arc<Relay>,
+    /// At 2026-07-28 (see [`is_stateless`]).
+    pub stateless: bool,
+    /// At 2026-07-28: the subscription that hears of the server's list changes.
+    pub _listening: Option<super::listen::Listening>,
     /// A stdio server's raw lane: calls whose answers are passed on as the
     /// server wrote them (see [`super::child_lane`]).
     pub raw: Option<Arc<super::child_lane::RawLane>>,
@@ -276,6 +357,47 @@ pub(crate) async fn open(
     local: Option<Arc<dyn LocalAnswers>>,
     log_levels: Arc<super::log_levels::LogLevels>,
 ) -> Result<Connection, String> {
+    open_or_challenge(config, stderr, tools_changed, events, tokens, local, log_levels).await.map_err(|f| f.message)
+}
+
+/// Why a connection did not open: the text, and the server's
+/// `WWW-Authenticate` challenge when it refused for authorization.
+pub(crate) struct OpenFailure {
+    pub message: String,
+    pub challenge: Option<String>,
+}
+
+impl From<String> for OpenFailure {
+    fn from(message: String) -> Self {
+        OpenFailure { message, challenge: None }
+    }
+}
+
+/// The challenge of a 401/403 that stopped the handshake. With `protocol =
+/// "auto"` it may have come on `server/discover`, after which rmcp tried
+/// `initialize` and reports that attempt's error (a 2026-07-28-only server
+/// answers it 400): the discover phase's challenge counts too.
+fn challenge_of(e: &rmcp::service::ClientInitializeError) -> Option<String> {
+    use rmcp::service::ClientInitializeError;
+    let discover = match e {
+        ClientInitializeError::LegacyFallbackFailed { discover, .. } => discover.auth_challenge(),
+        _ => None,
+    };
+    e.auth_challenge().or(discover).map(str::to_string)
+}
+
+/// [`open`], keeping the server's authorization challenge (the conformance
+/// probe signs in with the scope it names).
+#[allow(clippy::too_many_arguments)]
+pub(crate) async fn open_or_challenge(
+    config: &ServerConfig,
+    stderr: &Arc<StderrTail>,
+    tools_changed: Arc<AtomicBool>,
+    events: tokio::sync::broadcast::Sender<DownstreamEvent>,
+    tokens: Option<super::oauth::FileTokenStore>,
+    local: Option<Arc<dyn LocalAnswers>>,
+    log_levels: Arc<super::log_levels::LogLevels>,
+) -> Result<Connection, OpenFailure> {
     let relay = Arc::new(Relay::default());
     let state = ClientState {
         server: config.name.clone(),
@@ -323,9 +445,15 @@ pub(crate) async fn open(
                 spawned.transport.marking_tools_changed(Arc::clone(&state.tools_changed)),
                 Arc::clone(&relay),
             );
-            let service =
-                state.serve(transport).await.map_err(|e| format!("the MCP handshake with `{command}` failed: {e}"))?;
-            Ok(Connection { service, pid, relay, raw: Some(spawned.lane), _job: job })
+            let service = state
+                .serve_with_lifecycle(transport, lifecycle(config))
+                .await
+                .map_err(|e| format!("the MCP handshake with `{command}` failed: {e}"))?;
+            let stateless = is_stateless(&service);
+            // The raw lane writes a session's `tools/call` lines (no `_meta`).
+            let raw = (!stateless).then_some(spawned.lane);
+            let _listening = if stateless { listen(&service) } else { None };
+            Ok(Connection { service, pid, relay, stateless, _listening, raw, _job: job })
         }
         Transport::Http { url, headers, bearer_token_env, .. } => {
             super::tls::install_crypto_provider();
@@ -352,19 +480,23 @@ pub(crate) async fn open(
             let opened = match oauth {
                 Some(client) => {
                     let transport = StreamableHttpClientTransport::with_client(client, transport_config);
-                    state.serve(Ordered::new(transport, Arc::clone(&relay))).await
+                    state.serve_with_lifecycle(Ordered::new(transport, Arc::clone(&relay)), lifecycle(config)).await
                 }
                 None => {
                     let transport = StreamableHttpClientTransport::from_config(transport_config);
-                    state.serve(Ordered::new(transport, Arc::clone(&relay))).await
+                    state.serve_with_lifecycle(Ordered::new(transport, Arc::clone(&relay)), lifecycle(config)).await
                 }
             };
-            let service = opened.map_err(|e| match e.auth_challenge() {
-                Some(_) => super::oauth::login_needed(config),
-                None => format!("could not open an MCP session at {url}: {e}"),
+            let service = opened.map_err(|e| match challenge_of(&e) {
+                Some(challenge) => {
+                    OpenFailure { message: super::oauth::login_needed(config), challenge: Some(challenge) }
+                }
+                None => OpenFailure::from(format!("could not open an MCP session at {url}: {e}")),
             })?;
-            Ok(Connection { service, pid: None, relay, raw: None, _job: None })
+            let stateless = is_stateless(&service);
+            let _listening = if stateless { listen(&service) } else { None };
+            Ok(Connection { service, pid: None, relay, stateless, _listening, raw: None, _job: None })
         }
-        Transport::Unsupported { reason, .. } => Err(reason.clone()),
+        Transport::Unsupported { reason, .. } => Err(reason.clone().into()),
     }
 }

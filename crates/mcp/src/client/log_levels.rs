@@ -24,7 +24,7 @@ pub(crate) struct LogLevels {
 }
 
 /// A level's severity: 0 (debug) is the most verbose.
-fn severity(level: LoggingLevel) -> u8 {
+pub(crate) fn severity(level: LoggingLevel) -> u8 {
     match level {
         LoggingLevel::Debug => 0,
         LoggingLevel::Info => 1,

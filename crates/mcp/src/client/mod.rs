@@ -14,6 +14,7 @@ pub mod cache;
 pub(crate) mod calls;
 pub(crate) mod child_lane;
 pub(crate) mod connect;
+mod listen;
 pub(crate) mod log_levels;
 pub use connect::LocalAnswers;
 pub mod content;

@@ -19,6 +19,10 @@ use super::oauth::{self, Browser, FileTokenStore, LoginOptions};
 use super::stderr::StderrTail;
 use crate::config::{OAuthSettings, ServerConfig, Transport};
 
+/// Arguments the caller gives for some tools (by name), used instead of
+/// ones built from the schema (the suite names the values a scenario checks).
+pub type Given = std::collections::HashMap<String, Map<String, Value>>;
+
 /// What one run did, for the command's output.
 #[derive(Debug, Default, serde::Serialize)]
 pub struct ProbeReport {
@@ -85,6 +89,8 @@ fn sample_object(schema: &Value) -> Value {
 pub async fn run(
     url: &str,
     oauth: OAuthSettings,
+    protocol: crate::config::Protocol,
+    given: &Given,
     timeout: Duration,
     say: &(dyn Fn(&str) + Sync),
 ) -> Result<ProbeReport, String> {
@@ -99,10 +105,11 @@ pub async fn run(
         source: "(command line)".into(),
         trust: quiver_engine::permissions::trust::Source::User,
         expose: Default::default(),
+        protocol,
         workspace: None,
     };
     let dir = std::env::temp_dir().join(format!("quiver-probe-{}-{}", std::process::id(), nanos()));
-    let result = probe(&config, FileTokenStore::new(&dir, &config.name, url), timeout, say).await;
+    let result = probe(&config, FileTokenStore::new(&dir, &config.name, url), given, timeout, say).await;
     let _ = std::fs::remove_dir_all(&dir);
     result
 }
@@ -150,6 +157,7 @@ impl From<rmcp::ServiceError> for StepError {
 async fn probe(
     config: &ServerConfig,
     store: FileTokenStore,
+    given: &Given,
     timeout: Duration,
     say: &(dyn Fn(&str) + Sync),
 ) -> Result<ProbeReport, String> {
@@ -157,7 +165,7 @@ async fn probe(
     let mut sign_ins = 0;
     let mut granted: Vec<String> = Vec::new();
     loop {
-        match attempt(config, &store, timeout, &mut report).await {
+        match attempt(config, &store, given, timeout, &mut report).await {
             Ok(()) => return Ok(report),
             Err(StepError::Other(e)) => return Err(e),
             Err(StepError::Auth(challenge)) => {
@@ -190,6 +198,7 @@ async fn probe(
 async fn attempt(
     config: &ServerConfig,
     store: &FileTokenStore,
+    given: &Given,
     timeout: Duration,
     report: &mut ProbeReport,
 ) -> Result<(), StepError> {
@@ -198,7 +207,7 @@ async fn attempt(
     let flag = Arc::new(AtomicBool::new(false));
     let opened = tokio::time::timeout(
         timeout,
-        connect::open(
+        connect::open_or_challenge(
             config,
             &stderr,
             flag,
@@ -212,8 +221,9 @@ async fn attempt(
     .map_err(|_| StepError::Other("the server did not answer initialize in time".into()))?;
     let conn = match opened {
         Ok(conn) => conn,
-        Err(e) if e == oauth::login_needed(config) => return Err(StepError::Auth(None)),
-        Err(e) => return Err(StepError::Other(e)),
+        Err(connect::OpenFailure { challenge: Some(challenge), .. }) => return Err(StepError::Auth(Some(challenge))),
+        Err(e) if e.message == oauth::login_needed(config) => return Err(StepError::Auth(None)),
+        Err(e) => return Err(StepError::Other(e.message)),
     };
     let peer = conn.service.peer().clone();
     let outcome = async {
@@ -224,19 +234,22 @@ async fn attempt(
             if report.calls.iter().any(|(done, _)| *done == name) {
                 continue;
             }
-            let arguments = match sample_object(&Value::Object((*tool.input_schema).clone())) {
+            let sampled = || match sample_object(&Value::Object((*tool.input_schema).clone())) {
                 Value::Object(map) => map,
                 _ => Map::new(),
             };
+            let arguments = given.get(&name).cloned().unwrap_or_else(sampled);
             let mut params = CallToolRequestParams::new(name.clone());
             params.arguments = Some(arguments);
-            let result = match tokio::time::timeout(timeout, peer.call_tool(params)).await {
+            // quiver's own call path: every round of a 2026-07-28 server's.
+            let result = match tokio::time::timeout(timeout, super::calls::rounds(&conn, params)).await {
                 Err(_) => Err(format!("no answer within {} ms", timeout.as_millis())),
                 Ok(Err(e)) => match StepError::from(e) {
                     auth @ StepError::Auth(_) => return Err(auth),
                     StepError::Other(e) => Err(e),
                 },
-                Ok(Ok(result)) => {
+                Ok(Ok(super::calls::Answer::Task)) => Err("the server answered with a task".into()),
+                Ok(Ok(super::calls::Answer::Complete(result))) => {
                     let text: Vec<String> =
                         result.content.iter().filter_map(|c| c.as_text().map(|t| t.text.to_string())).collect();
                     if result.is_error == Some(true) { Err(text.join("\n")) } else { Ok(text.join("\n")) }

@@ -75,6 +75,10 @@ pub struct ServerStatus {
     /// The restart backoff still pending: no start before this many ms.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub restart_in_ms: Option<u64>,
+    /// The revision the live connection speaks (`protocol = "auto"` may make
+    /// it 2026-07-28).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub protocol: Option<String>,
 }
 
 fn is_zero(n: &u32) -> bool {
@@ -92,6 +96,8 @@ pub struct ServerHandle {
     tools: RwLock<(Vec<RemoteTool>, ToolOrigin)>,
     last_error: Mutex<Option<String>>,
     connected_pid: Mutex<Option<Option<u32>>>,
+    /// The revision the live connection speaks (set and cleared with `connected_pid`).
+    connected_protocol: Mutex<Option<String>>,
     starts: AtomicU32,
     stderr: Arc<StderrTail>,
     list_changed: Arc<AtomicBool>,
@@ -150,6 +156,7 @@ impl ServerHandle {
             tools: RwLock::new(tools),
             last_error: Mutex::new(None),
             connected_pid: Mutex::new(None),
+            connected_protocol: Mutex::new(None),
             starts: AtomicU32::new(0),
             stderr: StderrTail::new(),
             list_changed: Arc::new(AtomicBool::new(false)),
@@ -269,6 +276,7 @@ impl ServerHandle {
             starts: self.starts.load(Ordering::SeqCst),
             consecutive_failures: failures.count(now),
             restart_in_ms: failures.wait(now).map(|d| d.as_millis().max(1) as u64),
+            protocol: pid.and(lock(&self.connected_protocol).clone()),
         }
     }
 
@@ -420,6 +428,7 @@ impl ServerHandle {
             }
         }
         *self.connected_pid.lock().unwrap_or_else(|p| p.into_inner()) = None;
+        *lock(&self.connected_protocol) = None;
     }
 
     /// The live connection, starting the server when there is none (or the last
@@ -492,6 +501,8 @@ impl ServerHandle {
                 self.set_tools(tools, ToolOrigin::Live);
                 *self.last_error.lock().unwrap_or_else(|p| p.into_inner()) = None;
                 *self.connected_pid.lock().unwrap_or_else(|p| p.into_inner()) = Some(conn.pid);
+                *lock(&self.connected_protocol) =
+                    conn.service.peer().peer_info().map(|info| info.protocol_version.to_string());
                 lock(&self.failures).connected(Instant::now());
                 *slot = Some(Arc::clone(&conn));
                 // The level in force, before any call reaches the server
@@ -563,6 +574,7 @@ impl ServerHandle {
         lock(&self.failures).record(self.starts.load(Ordering::SeqCst), Instant::now());
         *self.last_error.lock().unwrap_or_else(|p| p.into_inner()) = Some(message);
         *self.connected_pid.lock().unwrap_or_else(|p| p.into_inner()) = None;
+        *lock(&self.connected_protocol) = None;
     }
 
     /// Drops `conn` from the slot if it is still the current one, killing it.
@@ -687,11 +699,12 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 const SET_LEVEL_WAIT: Duration = Duration::from_secs(2);
 
 /// Sends `logging/setLevel` on `conn` when its server declared logging (MCP:
-/// a client sends it only to a server that did).
+/// a client sends it only to a server that did) in a session (2026-07-28
+/// removed it: a request asks for log messages in its own `_meta`).
 #[allow(deprecated)] // logging: deprecated by SEP-2577, still in every session revision
 async fn set_level_on(conn: &Connection, server: &str, level: rmcp::model::LoggingLevel) -> Result<(), String> {
     let peer = conn.service.peer();
-    if peer.peer_info().is_none_or(|info| info.capabilities.logging.is_none()) {
+    if conn.stateless || peer.peer_info().is_none_or(|info| info.capabilities.logging.is_none()) {
         return Ok(());
     }
     match tokio::time::timeout(SET_LEVEL_WAIT, peer.set_level(rmcp::model::SetLevelRequestParams::new(level))).await {

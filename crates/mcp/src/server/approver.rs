@@ -3,6 +3,8 @@
 //! the MCP client. A client that advertised elicitation gets a yes/no form; a
 //! client that did not gets no approver at all, so the engine refuses with its
 //! own message ("needs approval, and this session has nobody to ask").
+//! A stateless (2026-07-28) client is asked the same form as an input
+//! request of the call's `InputRequiredResult` (`input_required`).
 
 use std::future::Future;
 use std::pin::Pin;
@@ -22,7 +24,14 @@ const ANSWER_TIMEOUT: Duration = Duration::from_secs(300);
 const FIELD: &str = "approve";
 
 pub struct ElicitationApprover {
-    peer: Peer<RoleServer>,
+    to: Asked,
+}
+
+/// Who is asked: a session's client, by a request on its connection, or a
+/// stateless call's client, by an input request of its call.
+enum Asked {
+    Peer(Peer<RoleServer>),
+    Input(super::input_required::Asker),
 }
 
 impl ElicitationApprover {
@@ -30,7 +39,15 @@ impl ElicitationApprover {
     pub fn for_peer(peer: &Peer<RoleServer>) -> Option<Self> {
         peer.supported_elicitation_modes()
             .contains(&ElicitationMode::Form)
-            .then(|| ElicitationApprover { peer: peer.clone() })
+            .then(|| ElicitationApprover { to: Asked::Peer(peer.clone()) })
+    }
+
+    /// An approver for a stateless call's client, or `None` when its request
+    /// did not declare form elicitation (an empty `elicitation` means form).
+    pub fn for_input(asker: &super::input_required::Asker) -> Option<Self> {
+        let elicitation = asker.capabilities.elicitation.as_ref()?;
+        let form = elicitation.form.is_some() || elicitation.url.is_none();
+        form.then(|| ElicitationApprover { to: Asked::Input(asker.clone()) })
     }
 
     async fn ask(&self, question: &str) -> bool {
@@ -40,7 +57,19 @@ impl ElicitationApprover {
             message: format!("quiver wants to {}", question.trim_start_matches("allow ")),
             requested_schema: schema,
         };
-        match self.peer.create_elicitation_with_timeout(params, Some(ANSWER_TIMEOUT)).await {
+        let answer = match &self.to {
+            Asked::Peer(peer) => peer.create_elicitation_with_timeout(params, Some(ANSWER_TIMEOUT)).await,
+            // Bounded by how long a call waits for its client's input.
+            Asked::Input(asker) => {
+                let request = rmcp::model::ServerRequest::ElicitRequest(rmcp::model::Request::new(params));
+                match asker.ask(request).await {
+                    Ok(rmcp::model::ClientResult::ElicitResult(answer)) => Ok(answer),
+                    Ok(_) => Err(rmcp::ServiceError::UnexpectedResponse),
+                    Err(e) => Err(e),
+                }
+            }
+        };
+        match answer {
             Ok(answer) => {
                 answer.action == ElicitationAction::Accept
                     && answer.content.as_ref().and_then(|c| c.get(FIELD)).and_then(|v| v.as_bool()) == Some(true)

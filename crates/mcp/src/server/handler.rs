@@ -27,6 +27,8 @@ use crate::client::server::RelayRoute;
 
 #[path = "announce.rs"]
 mod announce;
+#[path = "handler_call.rs"]
+mod call;
 use announce::{Announced, Forwarder, changed_since_announced, forward_downstream};
 
 /// What every session of one `quiver mcp serve` shares: the engine (or the
@@ -44,6 +46,8 @@ pub struct Surface {
     stateless_head: super::stateless::StatelessHead,
     /// Signs the tails stateless clients carry (see `stateless_tail`).
     tail_keys: super::stateless_tail::TailKeys,
+    /// Stateless calls waiting for their client's input (`input_required`).
+    input_rounds: Arc<super::input_required::InputRounds>,
 }
 
 enum Engines {
@@ -62,6 +66,7 @@ impl Surface {
             transcript_dir: None,
             stateless_head: Default::default(),
             tail_keys: Default::default(),
+            input_rounds: super::input_required::InputRounds::new(Default::default()),
         }
     }
 
@@ -78,7 +83,20 @@ impl Surface {
             transcript_dir: None,
             stateless_head: Default::default(),
             tail_keys: Default::default(),
+            input_rounds: super::input_required::InputRounds::new(Default::default()),
         }
+    }
+
+    /// How long a stateless call waits for its client's input, and how many
+    /// may wait at once (see `input_required`).
+    pub fn with_input_limits(mut self, limits: super::input_required::InputLimits) -> Self {
+        self.input_rounds = super::input_required::InputRounds::new(limits);
+        self
+    }
+
+    /// Stateless calls waiting for their client's input.
+    pub fn input_rounds(&self) -> &Arc<super::input_required::InputRounds> {
+        &self.input_rounds
     }
 
     /// How many resource subscriptions quiver holds on the servers behind
@@ -333,9 +351,10 @@ impl QuiverServer {
 
     /// The context one call runs in. The approver is per call because the peer
     /// (and whether it can answer elicitation) is only known once the client
-    /// has initialized. A stateless request gets none: its revision has no
-    /// server-to-client requests.
-    fn context(&self, request: &RequestContext<RoleServer>) -> ToolContext {
+    /// has initialized. A stateless request gets none here: its revision has
+    /// no server-to-client requests, and its call sets one that asks by
+    /// input request (`handler_call`).
+    pub(super) fn context(&self, request: &RequestContext<RoleServer>) -> ToolContext {
         let approver = if super::stateless::is_stateless(request) {
             None
         } else {
@@ -728,49 +747,19 @@ impl ServerHandler for QuiverServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
-        let stateless = self.adopt_stateless_head(&context);
-        let ctx = self.context(&context);
-        if !self.session.is_head_pinned() {
-            self.surface.settle_direct(&ctx).await;
+        if self.adopt_stateless_head(&context) {
+            return call::call_stateless(self, request, context).await;
         }
-        self.session.advance_turn();
+        let ctx = self.context(&context);
         let args = request.arguments.map(Value::Object).unwrap_or(Value::Null);
         let name = request.name.to_string();
-        // Downstream MCP tools reach this client through the relay: progress
-        // under its token, logging, and the server's own requests.
-        let upstream = crate::relay::Upstream {
-            client: self.client,
-            peer: context.peer.clone(),
-            request_id: context.id.clone(),
-            progress_token: context.meta.get_progress_token(),
-        };
-        let dispatched = tokio::select! {
-            r = crate::relay::with_upstream(upstream, ctx.call(&name, args)) => r,
+        let result = tokio::select! {
+            r = self.dispatch(&name, args, ctx, self.upstream(&context, None), false) => r,
             () = context.ct.cancelled() => {
                 return Ok(convert::error_result(format!("call to `{name}` was cancelled by the client")).into());
             }
         };
-        let mut result = match dispatched {
-            // Verbatim text is a downstream server's, in its revision's shape.
-            Ok(result) if stateless => convert::call_result(&result),
-            Ok(result) => self.call_result(&result),
-            // A fatal tool failure breaks that call, not the connection.
-            Err(e) => {
-                tracing::error!(tool = %name, error = %format!("{e:#}"), "tool failed");
-                convert::error_result(format!("{e:#}"))
-            }
-        };
-        // A stateless client hears of changes on `subscriptions/listen`, not
-        // on a call's response; it carries its tail itself.
-        if !stateless {
-            self.announce_changes(&context).await;
-        } else {
-            let loaded = self.session.loaded();
-            if !loaded.is_empty() {
-                let token = self.surface.tail_keys.token(&loaded);
-                result.meta.get_or_insert_with(Default::default).insert(super::stateless_tail::TAIL_KEY.into(), token);
-            }
-        }
+        self.announce_changes(&context).await;
         Ok(result.into())
     }
 }

@@ -17,7 +17,8 @@
 //!   the layer that writes verbatim results into its responses);
 //! - [`stateless`]: requests of the 2026-07-28 revision, answered without a
 //!   session beside the session-based revisions on the same transports
-//!   (`stateless_tail`: the loaded tools such a client carries);
+//!   (`stateless_tail`: the loaded tools such a client carries;
+//!   `input_required`: a call that asks such a client something);
 //! - [`call_streams`]: the HTTP session layer that puts what the gateway
 //!   relays during a call on that call's own SSE stream;
 //! - [`stdio`]: stdin/stdout through the event loop when they are pipes or sockets;
@@ -35,6 +36,7 @@ pub mod http;
 mod http_bad_body;
 mod http_plain;
 mod http_verbatim;
+pub mod input_required;
 pub mod passthrough;
 pub mod stateless;
 pub mod stateless_tail;

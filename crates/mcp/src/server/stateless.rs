@@ -31,9 +31,10 @@
 //!   head and change when that server says so: a client listening on
 //!   `subscriptions/listen` hears of it, one that does not must list again,
 //!   so its `ttlMs` is `0`.
-//! - **Nothing sent to the client during a request but progress**: approvals
-//!   are not asked by elicitation (2026-07-28 replaced server-to-client
-//!   requests with `InputRequiredResult`, not done yet), and no
+//! - **Nothing sent to the client during a request but progress**: what a
+//!   server behind asks mid-call, and quiver's own approval questions, are
+//!   input requests of an `InputRequiredResult` (2026-07-28 replaced
+//!   server-to-client requests with it; `input_required`), and no
 //!   `notifications/tools/list_changed` goes on a call's response: list
 //!   changes go on `subscriptions/listen` (`announce.rs`).
 //! - **No transcript per request**: a session's transcript starts at its

@@ -35,13 +35,18 @@ pub struct TailKeys {
 
 impl Default for TailKeys {
     fn default() -> Self {
-        let rng = ring::rand::SystemRandom::new();
-        let key = hmac::Key::generate(hmac::HMAC_SHA256, &rng)
-            // The system's random source failing is a broken host; a key from
-            // the clock still keeps tokens from passing across processes.
-            .unwrap_or_else(|_| hmac::Key::new(hmac::HMAC_SHA256, fallback_seed().as_bytes()));
-        TailKeys { key }
+        TailKeys { key: process_key() }
     }
+}
+
+/// A fresh HMAC-SHA256 key, drawn when the process starts: what quiver signs
+/// with it verifies in this process only (also `input_required`'s states).
+pub(crate) fn process_key() -> hmac::Key {
+    let rng = ring::rand::SystemRandom::new();
+    hmac::Key::generate(hmac::HMAC_SHA256, &rng)
+        // The system's random source failing is a broken host; a key from
+        // the clock still keeps tokens from passing across processes.
+        .unwrap_or_else(|_| hmac::Key::new(hmac::HMAC_SHA256, fallback_seed().as_bytes()))
 }
 
 fn fallback_seed() -> String {

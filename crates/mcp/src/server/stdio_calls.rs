@@ -213,6 +213,7 @@ impl DirectCalls {
             peer: armed.peer.clone(),
             request_id: call.id.clone(),
             progress_token: call.progress.clone(),
+            input: None,
         };
         let guard = route.conn.relay.enter(upstream, progress.then(|| calls::progress_token(&raw_id)));
         let lane = Arc::clone(&route.lane);

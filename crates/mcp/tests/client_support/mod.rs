@@ -40,6 +40,7 @@ pub fn stdio_server(name: &str, command: &str, args: &[&str], env: &[(&str, &str
         trust: Source::User,
         workspace: None,
         expose: Default::default(),
+        protocol: Default::default(),
     }
 }
 
