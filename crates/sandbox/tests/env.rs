@@ -56,7 +56,8 @@ fn apply_to_replaces_the_environment_and_sandbox_sets_tmpdir_after() {
             let name = line.split('=').next().unwrap();
             // A root command gets git's `safe.directory` too (see the
             // namespace sandbox's idmap).
-            let sandbox_own = ["PAGER", "TMPDIR", "TMP", "TEMP", "GIT_CONFIG_COUNT", "GIT_CONFIG_KEY_0", "GIT_CONFIG_VALUE_0"];
+            let sandbox_own =
+                ["PAGER", "TMPDIR", "TMP", "TEMP", "GIT_CONFIG_COUNT", "GIT_CONFIG_KEY_0", "GIT_CONFIG_VALUE_0"];
             assert!(policy.keeps(name.as_ref()) || sandbox_own.contains(&name), "{name}");
         }
     } else {

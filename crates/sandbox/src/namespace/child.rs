@@ -35,7 +35,6 @@ use super::{MountOp, NsPlan};
 const MOUNT_ATTR_RDONLY: u64 = 0x1;
 const AT_RECURSIVE: c_int = super::idmap::AT_RECURSIVE as c_int;
 
-
 #[repr(C)]
 struct CapHeader {
     version: u32,

@@ -138,12 +138,7 @@ pub(super) unsafe fn open_tree(path: *const libc::c_char, userns: RawFd) -> io::
         if fd < 0 {
             return Err(io::Error::last_os_error());
         }
-        let attr = MountAttr {
-            attr_set: MOUNT_ATTR_IDMAP,
-            attr_clr: 0,
-            propagation: 0,
-            userns_fd: userns as u64,
-        };
+        let attr = MountAttr { attr_set: MOUNT_ATTR_IDMAP, attr_clr: 0, propagation: 0, userns_fd: userns as u64 };
         let rc = libc::syscall(
             libc::SYS_mount_setattr,
             fd,
