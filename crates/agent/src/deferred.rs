@@ -148,48 +148,61 @@ pub fn prompt_tools(req: &ModelRequest) -> Vec<Value> {
     tools_with_deferral(req).into_iter().filter(|(_, deferred)| !deferred).map(|(t, _)| t).collect()
 }
 
-/// The text that goes with a result's `tool_reference` blocks. The
-/// references bring each loaded tool's whole definition in, so repeating
-/// the search's matches (descriptions, schema previews) would send the same
-/// bytes twice, on the one request where nothing new can come from the
-/// cache; what only the search knows is its `nextInstruction` (what it
-/// loaded, what else matched and how to load that). A result that is not a
-/// search's JSON goes whole.
-pub fn reference_note(content: &str) -> String {
-    let parsed = serde_json::from_str::<Value>(content).ok();
-    // The engine's port wraps a result with metadata (`loaded`) as
-    // `{content, is_error, metadata}`.
-    let next = parsed.as_ref().and_then(|v| {
-        v.pointer("/content/nextInstruction").or_else(|| v.get("nextInstruction")).and_then(Value::as_str)
-    });
-    match next {
-        Some(next) => next.to_string(),
-        None => content.to_string(),
-    }
-}
+/// The most bytes a loading search adds of quiver's own beside the loaded
+/// definitions, on every wire: the request that loads is the one whose new
+/// bytes nothing can come from the cache for, so beyond the model's call
+/// and the definitions it should carry only what the model needs to choose
+/// next: which other tools matched (a `select:` away). A name that was not
+/// found and a search's notes (discovery still under way) go beyond it:
+/// they are rare, and without them the model would search blind.
+pub const LOAD_NOTE_MAX: usize = 64;
 
-/// A loading search's result as it goes beside the loaded definitions (a
-/// Responses `tool_search_output`, the `call_tool` dispatcher's definitions):
-/// the matches it did not load, each its name and description (the model
-/// learns what else exists without reading the loaded tools twice), and the
-/// search's `nextInstruction` (what it loaded, how to load the rest), with
-/// how many matches it did not load. `None` when the result is not a
-/// search's JSON.
-pub fn unloaded_matches(content: &str, loaded: &[String]) -> Option<(usize, String)> {
+/// What a loading search says beside the definitions it loaded: the other
+/// matches by name, best first, as many as fit in `budget` bytes (one at
+/// least), then any name not found and the search's notes. `Some("")` when
+/// there is nothing to say; `None` when `content` is not a search's JSON.
+///
+/// The definitions themselves say what was loaded, so the search's own
+/// JSON (matches, schema previews, `nextInstruction`) would repeat them.
+pub fn load_note(content: &str, loaded: &[String], budget: usize) -> Option<String> {
     let search = search_json(content)?;
     let matches = search.get("matches")?.as_array()?;
-    let rest: Vec<Value> = matches
+    let rest: Vec<&str> = matches
         .iter()
-        .filter(|m| m.get("name").and_then(Value::as_str).is_none_or(|n| !loaded.iter().any(|l| l == n)))
-        .map(|m| json!({"name": m.get("name"), "description": m.get("description")}))
+        .filter(|m| m.get("status").and_then(Value::as_str) != Some("loaded"))
+        .filter_map(|m| m.get("name").and_then(Value::as_str))
+        .filter(|name| !loaded.iter().any(|l| l == name))
         .collect();
-    let count = rest.len();
-    let mut out = serde_json::Map::new();
-    out.insert("matches_not_loaded".into(), Value::Array(rest));
-    if let Some(next) = search.get("nextInstruction") {
-        out.insert("nextInstruction".into(), next.clone());
+    let mut text = String::new();
+    if let Some((first, others)) = rest.split_first() {
+        // `tool_search`'s description says what `select:NAME` does.
+        text = format!("Also matched (select: to load): {first}");
+        for name in others {
+            if text.len() + 2 + name.len() > budget {
+                break;
+            }
+            text.push_str(", ");
+            text.push_str(name);
+        }
     }
-    Some((count, quiver_engine::canonical::to_string(&Value::Object(out))))
+    let strings = |key: &str| -> Vec<String> {
+        let list = search.get(key).and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
+        list.iter().filter_map(Value::as_str).map(str::to_string).collect()
+    };
+    let not_found = strings("notFound");
+    let mut parts = vec![text];
+    if !not_found.is_empty() {
+        parts.push(format!("Not found: {}.", not_found.join(", ")));
+    }
+    parts.extend(strings("notes"));
+    Some(parts.into_iter().filter(|p| !p.is_empty()).collect::<Vec<_>>().join("\n"))
+}
+
+/// The text that goes with a result's `tool_reference` blocks (the
+/// references bring each loaded tool's whole definition in): the
+/// [`load_note`], or the whole result when it is not a search's JSON.
+pub fn reference_note(content: &str, loaded: &[String]) -> String {
+    load_note(content, loaded, LOAD_NOTE_MAX).unwrap_or_else(|| content.to_string())
 }
 
 /// A search result's JSON object, parsed from a tool message's text; `None`

@@ -82,10 +82,40 @@ fn the_setting_parses_its_two_values_only() {
     assert_eq!(DeferredTools::Append.as_str(), "append");
 }
 
+fn a_search(matches: &[(&str, &str)], extra: serde_json::Value) -> String {
+    let matches: Vec<serde_json::Value> =
+        matches.iter().map(|(n, s)| serde_json::json!({"name": n, "status": s, "description": "long"})).collect();
+    let mut content = serde_json::json!({"matches": matches, "nextInstruction": "Loaded `git_log`. Also matching ..."});
+    if let (Some(content), serde_json::Value::Object(extra)) = (content.as_object_mut(), extra) {
+        content.extend(extra);
+    }
+    serde_json::json!({"content": content, "is_error": false, "metadata": {"loaded": ["git_log"]}}).to_string()
+}
+
 #[test]
-fn the_text_beside_references_is_the_searchs_next_instruction() {
-    let wrapped = r#"{"content":{"matches":[{"description":"long"}],"nextInstruction":"Loaded `git_log`."},"is_error":false,"metadata":{"loaded":["git_log"]}}"#;
-    assert_eq!(reference_note(wrapped), "Loaded `git_log`.");
-    assert_eq!(reference_note(r#"{"nextInstruction":"Loaded `a`."}"#), "Loaded `a`.");
-    assert_eq!(reference_note("loaded: git_log"), "loaded: git_log", "not a search's JSON: whole");
+fn a_loading_searchs_note_names_what_else_matched_within_its_budget() {
+    let loaded = vec!["git_log".to_string()];
+    let lazy = [
+        ("git_log", "loaded"),
+        ("git_blame", "available_lazy"),
+        ("git_diff", "available_lazy"),
+        ("git_show_commit_details", "available_lazy"),
+        ("mcp__github__list_pull_requests", "available_lazy"),
+    ];
+    let note = load_note(&a_search(&lazy, serde_json::json!({})), &loaded, LOAD_NOTE_MAX).unwrap();
+    assert_eq!(note, "Also matched (select: to load): git_blame, git_diff");
+    assert!(note.len() <= LOAD_NOTE_MAX);
+    // Best first, and the first always, however long.
+    let note = load_note(&a_search(&lazy[3..], serde_json::json!({})), &loaded, 10).unwrap();
+    assert_eq!(note, "Also matched (select: to load): git_show_commit_details");
+    // Everything loaded: nothing to say; Anthropic's references go alone.
+    assert_eq!(load_note(&a_search(&lazy[..1], serde_json::json!({})), &loaded, LOAD_NOTE_MAX).unwrap(), "");
+    assert_eq!(reference_note(&a_search(&lazy[..1], serde_json::json!({})), &loaded), "");
+    // A name not found and the search's notes go beyond the budget.
+    let extra = serde_json::json!({"notFound": ["git_bisect"], "notes": ["MCP servers still starting: `jira`."]});
+    assert_eq!(
+        load_note(&a_search(&lazy[..2], extra), &loaded, LOAD_NOTE_MAX).unwrap(),
+        "Also matched (select: to load): git_blame\nNot found: git_bisect.\nMCP servers still starting: `jira`."
+    );
+    assert_eq!(reference_note("loaded: git_log", &loaded), "loaded: git_log", "not a search's JSON: whole");
 }

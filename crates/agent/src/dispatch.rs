@@ -90,9 +90,10 @@ fn wrap(call: &ToolCall) -> ToolCall {
     ToolCall { id: call.id.clone(), name: CALL_TOOL.into(), arguments: quiver_engine::canonical::to_string(&wrapped) }
 }
 
-/// A loading result followed by the loaded tools' definitions (the
-/// function objects, in load order), which the model calls through
-/// `call_tool`; a search's own result shortened to what it did not load.
+/// A loading result as the loaded tools' definitions (the function objects,
+/// in load order), which the model calls through `call_tool` (its
+/// description says where they are), then the search's
+/// [`load_note`](crate::deferred::load_note): what else matched.
 fn with_definitions(content: &str, loaded: &[String], tail: &[Value]) -> String {
     let definitions: Vec<&Value> = loaded
         .iter()
@@ -102,12 +103,14 @@ fn with_definitions(content: &str, loaded: &[String], tail: &[Value]) -> String 
     if definitions.is_empty() {
         return content.to_string();
     }
-    // The loaded matches' entries would repeat what the definitions say.
-    let said = crate::deferred::unloaded_matches(content, loaded).map_or_else(|| content.to_string(), |(_, text)| text);
-    format!(
-        "{said}\n\nLoaded tool definitions; call each through `{CALL_TOOL}` with its name and arguments:\n{}",
-        quiver_engine::canonical::to_string(&json!(definitions))
-    )
+    let definitions = quiver_engine::canonical::to_string(&json!(definitions));
+    // The line break before the note counts against its budget.
+    match crate::deferred::load_note(content, loaded, crate::deferred::LOAD_NOTE_MAX - 1) {
+        Some(note) if note.is_empty() => definitions,
+        Some(note) => format!("{definitions}\n{note}"),
+        // Not a search's JSON: all of it, then what it loaded.
+        None => format!("{content}\n\n{definitions}"),
+    }
 }
 
 /// Why a `call_tool` call could not be made (it names no tool): the error

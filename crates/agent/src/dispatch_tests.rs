@@ -22,7 +22,10 @@ fn request(calls_loaded: bool) -> ModelRequest {
         assistant(vec![call("s1", "tool_search", r#"{"query":"diff"}"#)]),
         Message::Tool {
             call_id: "s1".into(),
-            content: "Loaded `git_diff`.".into(),
+            content: json!({"matches": [{"name": "git_diff", "status": "loaded", "description": "The git_diff tool."},
+                {"name": "git_show", "status": "available_lazy", "description": "The git_show tool."}],
+                "nextInstruction": "Loaded `git_diff`."})
+            .to_string(),
             is_error: false,
             images: Vec::new(),
             loaded: vec!["git_diff".into()],
@@ -58,7 +61,12 @@ fn tools_are_the_head_and_the_dispatcher_whatever_was_loaded() {
 fn the_loading_result_carries_the_definition_and_the_call_goes_through_call_tool() {
     let sent = dispatched(&request(true));
     let Message::Tool { content, .. } = &sent.messages[2] else { panic!() };
-    assert!(content.starts_with("Loaded `git_diff`.\n\nLoaded tool definitions"), "{content}");
+    // The definitions, then what else matched: nothing but them and at most
+    // `LOAD_NOTE_MAX` bytes of quiver's own.
+    assert!(content.starts_with(r#"[{"description""#), "{content}");
+    let definitions_end = content.rfind(']').unwrap() + 1;
+    assert_eq!(&content[definitions_end..], "\nAlso matched (select: to load): git_show");
+    assert!(content.len() - definitions_end <= crate::deferred::LOAD_NOTE_MAX, "{content}");
     assert!(content.contains(r#""name":"git_diff""#) && content.contains(r#""parameters""#), "{content}");
     let Message::Assistant { tool_calls, .. } = &sent.messages[3] else { panic!() };
     assert_eq!(tool_calls[0].name, "call_tool");

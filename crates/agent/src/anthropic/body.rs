@@ -100,7 +100,10 @@ fn messages(req: &ModelRequest, vision: bool) -> Vec<Value> {
             Message::Tool { call_id, content, is_error, images, loaded } => {
                 let references = crate::deferred::references(req, loaded);
                 let content = if !references.is_empty() {
-                    after_results.push(json!({"type": "text", "text": crate::deferred::reference_note(content)}));
+                    let note = crate::deferred::reference_note(content, loaded);
+                    if !note.is_empty() {
+                        after_results.push(json!({"type": "text", "text": note}));
+                    }
                     Value::Array(references.iter().map(|n| json!({"type": "tool_reference", "tool_name": n})).collect())
                 } else if vision && !images.is_empty() {
                     let mut parts = vec![json!({"type": "text", "text": content})];

@@ -24,7 +24,9 @@ pub enum UnloadedMatches {
     /// Each one's name and the first clause of its description (at most
     /// [`LINE_CHARS`] characters).
     Describe,
-    /// Their names.
+    /// Their names, best first, as many as fit in
+    /// [`LOAD_NOTE_MAX`](crate::deferred::LOAD_NOTE_MAX) bytes with the rest
+    /// of the note ([`crate::deferred::load_note`], as on every wire).
     #[default]
     Name,
     /// Nothing (a `select:` name that was not found and discovery notes
@@ -58,6 +60,9 @@ pub const LINE_CHARS: usize = 80;
 /// `None` when it has nothing to say (every match loaded, `omit` with no
 /// missing names or notes) or `content` is not a search's JSON.
 pub fn note(content: &str, loaded: &[String], mode: UnloadedMatches) -> Option<String> {
+    if mode == UnloadedMatches::Name {
+        return crate::deferred::load_note(content, loaded, crate::deferred::LOAD_NOTE_MAX).filter(|t| !t.is_empty());
+    }
     let search = crate::deferred::search_json(content)?;
     let matches = search.get("matches")?.as_array()?;
     let rest: Vec<(&str, &str)> = matches
@@ -78,10 +83,7 @@ pub fn note(content: &str, loaded: &[String], mode: UnloadedMatches) -> Option<S
                 let lines: Vec<String> = rest.iter().map(|(n, d)| format!("- {n}: {}", one_line(d))).collect();
                 format!("{head}:\n{}", lines.join("\n"))
             }
-            UnloadedMatches::Name => {
-                format!("{head}: {}.", rest.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", "))
-            }
-            UnloadedMatches::Omit => String::new(),
+            UnloadedMatches::Name | UnloadedMatches::Omit => String::new(),
         });
     }
     let strings = |key: &str| -> Vec<String> {

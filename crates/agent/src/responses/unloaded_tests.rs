@@ -27,7 +27,7 @@ fn each_mode_says_what_matched_but_was_not_loaded_once() {
     let content = search(json!({}));
     assert_eq!(
         note(&content, &loaded(), UnloadedMatches::Name).as_deref(),
-        Some("tool_search also matched, not loaded: git_blame.")
+        Some("Also matched (select: to load): git_blame")
     );
     assert_eq!(
         note(&content, &loaded(), UnloadedMatches::Describe).as_deref(),
@@ -44,7 +44,7 @@ fn names_not_found_and_discovery_notes_go_in_every_mode() {
         Some("Not found: git_bisect.\nMCP servers still starting: `jira`.")
     );
     let named = note(&content, &loaded(), UnloadedMatches::Name).unwrap_or_default();
-    assert!(named.ends_with("git_blame.\nNot found: git_bisect.\nMCP servers still starting: `jira`."), "{named}");
+    assert!(named.ends_with("git_blame\nNot found: git_bisect.\nMCP servers still starting: `jira`."), "{named}");
 }
 
 #[test]
