@@ -33,7 +33,12 @@ pub async fn raw_initialize(url: &str, headers: &[(&str, &str)]) -> u16 {
 /// A raw request of any method to `url`: the status and the response's header
 /// lines (names lowercased). `Connection: close`, so the server ends the
 /// exchange; the body is not read past the head.
-pub async fn raw_request(url: &str, method: &str, headers: &[(&str, &str)], body: &str) -> (u16, Vec<(String, String)>) {
+pub async fn raw_request(
+    url: &str,
+    method: &str,
+    headers: &[(&str, &str)],
+    body: &str,
+) -> (u16, Vec<(String, String)>) {
     let rest = url.strip_prefix("http://").unwrap();
     let (authority, path) = rest.split_once('/').unwrap();
     let mut request = format!(
