@@ -18,6 +18,7 @@ mod mcp_gateway;
 mod mcp_http;
 mod mcp_manage;
 mod mcp_node;
+mod mcp_sdk;
 mod mcp_stdio;
 mod mcp_support;
 mod providers;

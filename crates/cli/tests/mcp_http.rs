@@ -83,3 +83,23 @@ async fn sigterm_stops_the_server_cleanly() {
         .unwrap();
     assert!(status.success(), "{status:?}");
 }
+
+/// A client ending its session with DELETE is told it worked with 200, as
+/// both SDKs' own servers answer (rmcp's 202 made the Python SDK's client warn
+/// "Session termination failed: 202" on every close), and the session is gone.
+#[tokio::test]
+async fn session_delete_is_200_and_ends_the_session() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = http(dir.path(), &[], &[]).await;
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}});
+    let (status, headers) = raw_request(&server.url, "POST", &[], &init.to_string()).await;
+    assert_eq!(status, 200, "{headers:?}");
+    let session = headers.iter().find(|(k, _)| k == "mcp-session-id").expect("a session id").1.clone();
+    let on_session = [("Mcp-Session-Id", session.as_str()), ("MCP-Protocol-Version", "2025-11-25")];
+    let (status, headers) = raw_request(&server.url, "DELETE", &on_session, "").await;
+    assert_eq!(status, 200, "{headers:?}");
+    let list = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}).to_string();
+    let (status, headers) = raw_request(&server.url, "POST", &on_session, &list).await;
+    assert_eq!(status, 404, "a deleted session is unknown: {headers:?}");
+}

@@ -19,7 +19,7 @@ pub fn quiver_bin() -> PathBuf {
 
 pub use quiver_testkit::mcp_client::{Client, TestClient, call, list};
 #[allow(unused_imports)] // only the HTTP tests use it
-pub use quiver_testkit::raw_http::raw_initialize;
+pub use quiver_testkit::raw_http::{raw_initialize, raw_request};
 
 /// `quiver mcp serve` (stdio) in `workspace`, with extra args.
 pub async fn stdio(workspace: &Path, extra: &[&str], handler: TestClient) -> Client {

@@ -184,7 +184,16 @@ async fn check_request(State(guard): State<Arc<Guard>>, request: Request, next: 
         ticket.authenticated();
     }
     if request.method() != axum::http::Method::POST {
-        return next.run(request).await;
+        let ends_session = request.method() == axum::http::Method::DELETE;
+        let mut response = next.run(request).await;
+        // rmcp answers a session's DELETE with 202 Accepted, though the
+        // session is already closed. Both SDKs' own servers answer 200, and
+        // the Python SDK's client (mcp 2.3.0) takes anything but 200, 204 or
+        // 405 for a failed termination and warns so on every close.
+        if ends_session && response.status() == StatusCode::ACCEPTED {
+            *response.status_mut() = StatusCode::OK;
+        }
+        return response;
     }
     let at_session_cap = !request.headers().contains_key(SESSION_ID_HEADER)
         && guard.sessions.live_sessions() >= guard.admission.limits().max_sessions;
