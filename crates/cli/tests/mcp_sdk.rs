@@ -58,14 +58,6 @@ fn sdk_or_skip(sdk: &Sdk) -> Option<(PathBuf, PathBuf)> {
     }
 }
 
-fn workspace() -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::create_dir_all(dir.path().join("src")).unwrap();
-    std::fs::write(dir.path().join("src/main.rs"), "fn main() {}\n").unwrap();
-    std::fs::write(dir.path().join("README.md"), "# demo\n").unwrap();
-    dir
-}
-
 /// Runs the SDK's script against `target` (`--url URL` or `-- quiver mcp
 /// serve ...`) and returns its summary. The environment keeps the user's own
 /// config out of a stdio server, which inherits it through the SDK. Also

@@ -7,14 +7,6 @@
 use crate::mcp_support::*;
 use serde_json::json;
 
-fn workspace() -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::create_dir_all(dir.path().join("src")).unwrap();
-    std::fs::write(dir.path().join("src/main.rs"), "fn main() {}\n").unwrap();
-    std::fs::write(dir.path().join("README.md"), "# demo\n").unwrap();
-    dir
-}
-
 #[tokio::test]
 async fn stdio_session_lists_searches_loads_and_calls() {
     let dir = workspace();

@@ -136,3 +136,12 @@ pub fn catalog_mcp(workspace: &Path, extra: &[&str]) -> Vec<String> {
     let list: Value = serde_json::from_slice(&out.stdout).unwrap();
     list.as_array().unwrap().iter().map(canonical).collect()
 }
+
+/// A small Rust project to serve: `src/main.rs` and a README.
+pub fn workspace() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("src")).unwrap();
+    std::fs::write(dir.path().join("src/main.rs"), "fn main() {}\n").unwrap();
+    std::fs::write(dir.path().join("README.md"), "# demo\n").unwrap();
+    dir
+}
