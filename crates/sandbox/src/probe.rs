@@ -96,7 +96,7 @@ fn probe_namespaces() -> Result<(), String> {
         home_allow: &[],
         stand_ins: &[],
         // Root's commands are mapped: probe the path they take.
-        root_map: crate::namespace::idmap::RootMap::get(&[]).ok().flatten(),
+        root_map: crate::namespace::idmap::RootMap::get(&[], &[]).ok().flatten(),
     };
     let plan = crate::namespace::plan(&private, &inputs, std::path::Path::new("/")).map_err(|e| e.to_string())?;
     let mut cmd = std::process::Command::new(truth);

@@ -421,7 +421,14 @@ impl Sandbox {
                 SandboxPolicy::WorkspaceWrite { writable_roots } => writable_roots.clone(),
                 _ => Vec::new(),
             };
-            let root_map = crate::namespace::idmap::root_map_or_warn(&writable);
+            // Ancestors the sandbox rebuilds itself (its private /tmp, a
+            // home it replaces) are open whatever they are on the host.
+            let replaced: Vec<PathBuf> = std::fs::canonicalize("/tmp")
+                .ok()
+                .into_iter()
+                .chain(self.options.home.clone().filter(|h| !writable.iter().any(|w| h.starts_with(w))))
+                .collect();
+            let root_map = crate::namespace::idmap::root_map_or_warn(&writable, &replaced);
             let mut limits = rlimits(&self.options.limits);
             if root_map.is_some() {
                 // Every root command runs as the same unprivileged uid, whose

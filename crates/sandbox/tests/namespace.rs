@@ -246,3 +246,26 @@ fn a_command_root_starts_runs_unprivileged_and_still_owns_its_workspace() {
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(stdout(&out).starts_with("1\n"), "{}", stdout(&out));
 }
+
+/// A root command whose workspace lies in a directory only root may cross
+/// (outside `/tmp` and the home, which the sandbox rebuilds) keeps root's
+/// uid rather than losing its own workspace: `nobody` would reach it by a
+/// relative path only, and git (which resolves absolute paths) would fail.
+#[test]
+fn a_root_workspace_behind_a_closed_directory_still_works() {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    if std::fs::metadata("/proc/self").unwrap().uid() != 0 {
+        eprintln!("SKIPPED: a_root_workspace_behind_a_closed_directory_still_works needs root");
+        return;
+    }
+    let outer = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    std::fs::set_permissions(outer.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
+    let ws = outer.path().join("ws");
+    std::fs::create_dir(&ws).unwrap();
+    assert!(std::process::Command::new("git").args(["init", "-q"]).current_dir(&ws).status().unwrap().success());
+    let Some(sb) = ns_sandbox("root_closed_ancestor", &ws, SandboxOptions::default()) else { return };
+    let script = format!("echo x > {}/made && git status --short", ws.display());
+    let out = run(Some(&sb), &ws, &script);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(stdout(&out).contains("made"), "{}", stdout(&out));
+}

@@ -67,9 +67,18 @@ impl RootMap {
     /// The mapping for a command whose writable roots are `writable`:
     /// `Ok(None)` when quiver is not root (nothing to map), `Err(why)`
     /// when root cannot be mapped here (the command then stays root).
-    pub(crate) fn get(writable: &[PathBuf]) -> Result<Option<RootMap>, String> {
+    pub(crate) fn get(writable: &[PathBuf], replaced: &[PathBuf]) -> Result<Option<RootMap>, String> {
         if !running_as_root() {
             return Ok(None);
+        }
+        for root in writable {
+            if let Some(closed) = closed_ancestor(root, replaced) {
+                return Err(format!(
+                    "{} lies in {}, which only root may cross (the command would not reach its workspace)",
+                    root.display(),
+                    closed.display()
+                ));
+            }
         }
         let userns = match USERNS.get_or_init(|| make_userns(UNPRIVILEGED).map_err(|e| e.to_string())) {
             Ok(fd) => fd.as_raw_fd(),
@@ -83,10 +92,25 @@ impl RootMap {
     }
 }
 
+/// A directory above `root` that the unprivileged user cannot cross (no
+/// search bit for others), outside the places the sandbox rebuilds with
+/// open directories (`replaced`: its private `/tmp`, a replaced home):
+/// there the command would reach its workspace by a relative path only, and
+/// git, or anything that resolves an absolute path, would fail.
+fn closed_ancestor(root: &Path, replaced: &[PathBuf]) -> Option<PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    root.ancestors()
+        .skip(1)
+        .filter(|a| a.parent().is_some())
+        .filter(|a| !replaced.iter().any(|r| a.starts_with(r)))
+        .find(|a| std::fs::metadata(a).is_ok_and(|m| m.permissions().mode() & 0o001 == 0))
+        .map(Path::to_path_buf)
+}
+
 /// [`RootMap::get`], falling back to no mapping with a warning logged once.
-pub(crate) fn root_map_or_warn(writable: &[PathBuf]) -> Option<RootMap> {
+pub(crate) fn root_map_or_warn(writable: &[PathBuf], replaced: &[PathBuf]) -> Option<RootMap> {
     static WARNED: std::sync::Once = std::sync::Once::new();
-    match RootMap::get(writable) {
+    match RootMap::get(writable, replaced) {
         Ok(map) => map,
         Err(why) => {
             WARNED.call_once(|| {
