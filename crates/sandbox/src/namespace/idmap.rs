@@ -19,8 +19,9 @@
 //! mapping 0 inside to [`UNPRIVILEGED`] outside; nothing runs in it.
 //!
 //! Where a writable root's file system cannot be idmapped (some network
-//! and FUSE file systems, kernels before 5.12), the command stays root
-//! mapped to root, as the log says once and `quiver sandbox --check` shows.
+//! and FUSE file systems, kernels before 5.12), or a directory above it
+//! only root may cross (the command would reach its workspace by a relative
+//! path only), the command stays root mapped to root, as the log says once.
 
 use std::ffi::CString;
 use std::io;
