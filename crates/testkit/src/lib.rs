@@ -108,13 +108,40 @@ pub const CONFORMANCE_NODE: &str = "QUIVER_TEST_NODE";
 /// `fs.globSync`, which Node.js 22 added.
 pub const CONFORMANCE_NODE_MAJOR: u32 = 22;
 
+/// The conformance suite's version as installed and as the npm lock pins
+/// it; `None` when either cannot be read.
+fn conformance_versions() -> Option<(String, String)> {
+    let installed =
+        std::fs::read_to_string(node_modules().join("@modelcontextprotocol/conformance/package.json")).ok()?;
+    let lock = std::fs::read_to_string(node_modules().parent()?.join("package-lock.json")).ok()?;
+    // The first `"version": "..."` at or after `from` (no JSON parser here:
+    // the crate's serde_json is optional).
+    let version_after = |text: &str, from: usize| -> Option<String> {
+        let rest = &text[from..];
+        let rest = &rest[rest.find("\"version\"")? + "\"version\"".len()..];
+        let start = rest.find('"')? + 1;
+        let end = start + rest[start..].find('"')?;
+        Some(rest[start..end].to_string())
+    };
+    let pinned_at = lock.find("\"node_modules/@modelcontextprotocol/conformance\"")?;
+    Some((version_after(&installed, 0)?, version_after(&lock, pinned_at)?))
+}
+
 /// The conformance suite, or `None` after [`require_or_skip`] when it or a
-/// Node.js new enough for it is not installed.
+/// Node.js new enough for it is not installed. Panics when the installed
+/// suite is not the version the npm lock pins.
 pub fn conformance_or_skip() -> Option<Conformance> {
     let script = node_modules().join("@modelcontextprotocol/conformance/dist/index.js");
     if !script.is_file() {
         require_or_skip("the npm test package @modelcontextprotocol/conformance", NPM_INSTALL);
         return None;
+    }
+    // A checkout's node_modules outlives a change of the lock: an older
+    // suite fails in ways that look like quiver's ("Unknown spec version").
+    if let Some((installed, pinned)) = conformance_versions()
+        && installed != pinned
+    {
+        panic!("the conformance suite in node_modules is {installed}, the lock pins {pinned}: run `{NPM_INSTALL}`");
     }
     let node = match std::env::var_os(CONFORMANCE_NODE) {
         Some(node) if !node.is_empty() => PathBuf::from(node),
