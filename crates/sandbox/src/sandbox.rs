@@ -441,9 +441,15 @@ impl Sandbox {
                 // someone else's to the command: git would refuse them all
                 // ("dubious ownership"), a repository above the workspace
                 // included. Inside the sandbox that check protects nothing.
-                cmd.env("GIT_CONFIG_COUNT", "1")
-                    .env("GIT_CONFIG_KEY_0", "safe.directory")
-                    .env("GIT_CONFIG_VALUE_0", "*");
+                // Added after any entries the command already carries.
+                let count = cmd
+                    .get_envs()
+                    .find(|(k, _)| *k == "GIT_CONFIG_COUNT")
+                    .and_then(|(_, v)| v?.to_str()?.parse::<usize>().ok())
+                    .unwrap_or(0);
+                cmd.env(format!("GIT_CONFIG_KEY_{count}"), "safe.directory")
+                    .env(format!("GIT_CONFIG_VALUE_{count}"), "*")
+                    .env("GIT_CONFIG_COUNT", (count + 1).to_string());
             }
             let inputs = crate::namespace::Inputs {
                 writable: &writable,

@@ -269,3 +269,23 @@ fn a_root_workspace_behind_a_closed_directory_still_works() {
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(stdout(&out).contains("made"), "{}", stdout(&out));
 }
+
+/// The `safe.directory` a root command gets goes after the git settings
+/// the command already carries in `GIT_CONFIG_*`, never over them.
+#[test]
+fn a_root_commands_own_git_settings_survive_the_safe_directory() {
+    use std::os::unix::fs::MetadataExt;
+    if std::fs::metadata("/proc/self").unwrap().uid() != 0 {
+        eprintln!("SKIPPED: a_root_commands_own_git_settings_survive_the_safe_directory needs root");
+        return;
+    }
+    let l = layout();
+    let Some(sb) = ns_sandbox("root_git_settings", &l.ws, SandboxOptions::default()) else { return };
+    let mut cmd = std::process::Command::new("sh");
+    cmd.args(["-c", "git config --get user.name && git config --get safe.directory"]).current_dir(&l.ws);
+    cmd.env("GIT_CONFIG_COUNT", "1").env("GIT_CONFIG_KEY_0", "user.name").env("GIT_CONFIG_VALUE_0", "Root Test");
+    sb.apply_to(&mut cmd).unwrap();
+    let out = cmd.output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "Root Test\n*\n");
+}
