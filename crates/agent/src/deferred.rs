@@ -166,18 +166,12 @@ pub const LOAD_NOTE_MAX: usize = 64;
 /// JSON (matches, schema previews, `nextInstruction`) would repeat them.
 pub fn load_note(content: &str, loaded: &[String], budget: usize) -> Option<String> {
     let search = search_json(content)?;
-    let matches = search.get("matches")?.as_array()?;
-    let rest: Vec<&str> = matches
-        .iter()
-        .filter(|m| m.get("status").and_then(Value::as_str) != Some("loaded"))
-        .filter_map(|m| m.get("name").and_then(Value::as_str))
-        .filter(|name| !loaded.iter().any(|l| l == name))
-        .collect();
+    let rest = not_loaded(&search, loaded)?;
     let mut text = String::new();
-    if let Some((first, others)) = rest.split_first() {
+    if let Some(((first, _), others)) = rest.split_first() {
         // `tool_search`'s description says what `select:NAME` does.
         text = format!("Also matched (select: to load): {first}");
-        for name in others {
+        for (name, _) in others {
             if text.len() + 2 + name.len() > budget {
                 break;
             }
@@ -185,17 +179,44 @@ pub fn load_note(content: &str, loaded: &[String], budget: usize) -> Option<Stri
             text.push_str(name);
         }
     }
+    let mut parts = vec![text];
+    parts.extend(search_notes(&search));
+    Some(parts.into_iter().filter(|p| !p.is_empty()).collect::<Vec<_>>().join("\n"))
+}
+
+/// A search's matches that are not loaded (by their status, or because
+/// `loaded` names them), best first: each one's name and description.
+/// `None` when the search has no `matches` list.
+pub fn not_loaded<'a>(search: &'a Value, loaded: &[String]) -> Option<Vec<(&'a str, &'a str)>> {
+    let matches = search.get("matches")?.as_array()?;
+    Some(
+        matches
+            .iter()
+            .filter(|m| m.get("status").and_then(Value::as_str) != Some("loaded"))
+            .filter_map(|m| {
+                let name = m.get("name").and_then(Value::as_str)?;
+                let description = m.get("description").and_then(Value::as_str).unwrap_or_default();
+                (!loaded.iter().any(|l| l == name)).then_some((name, description))
+            })
+            .collect(),
+    )
+}
+
+/// What a search says besides its matches, whatever else goes: the
+/// `select:` names it did not find, then its notes (MCP servers still
+/// starting).
+pub fn search_notes(search: &Value) -> Vec<String> {
     let strings = |key: &str| -> Vec<String> {
         let list = search.get(key).and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
         list.iter().filter_map(Value::as_str).map(str::to_string).collect()
     };
     let not_found = strings("notFound");
-    let mut parts = vec![text];
+    let mut out = Vec::new();
     if !not_found.is_empty() {
-        parts.push(format!("Not found: {}.", not_found.join(", ")));
+        out.push(format!("Not found: {}.", not_found.join(", ")));
     }
-    parts.extend(strings("notes"));
-    Some(parts.into_iter().filter(|p| !p.is_empty()).collect::<Vec<_>>().join("\n"))
+    out.extend(strings("notes"));
+    out
 }
 
 /// The text that goes with a result's `tool_reference` blocks (the

@@ -16,8 +16,6 @@
 //! Every byte follows from the search's result, so a repeated note is
 //! identical.
 
-use serde_json::Value;
-
 /// How much a loading search says about the matches it did not load.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum UnloadedMatches {
@@ -64,37 +62,14 @@ pub fn note(content: &str, loaded: &[String], mode: UnloadedMatches) -> Option<S
         return crate::deferred::load_note(content, loaded, crate::deferred::LOAD_NOTE_MAX).filter(|t| !t.is_empty());
     }
     let search = crate::deferred::search_json(content)?;
-    let matches = search.get("matches")?.as_array()?;
-    let rest: Vec<(&str, &str)> = matches
-        .iter()
-        .filter(|m| m.get("status").and_then(Value::as_str) != Some("loaded"))
-        .filter_map(|m| {
-            let name = m.get("name").and_then(Value::as_str)?;
-            let description = m.get("description").and_then(Value::as_str).unwrap_or_default();
-            (!loaded.iter().any(|l| l == name)).then_some((name, description))
-        })
-        .collect();
+    let rest = crate::deferred::not_loaded(&search, loaded)?;
     let mut parts: Vec<String> = Vec::new();
-    if !rest.is_empty() {
+    if mode == UnloadedMatches::Describe && !rest.is_empty() {
         // How to load one (`select:NAME`) is in `tool_search`'s own description.
-        let head = "tool_search also matched, not loaded";
-        parts.push(match mode {
-            UnloadedMatches::Describe => {
-                let lines: Vec<String> = rest.iter().map(|(n, d)| format!("- {n}: {}", one_line(d))).collect();
-                format!("{head}:\n{}", lines.join("\n"))
-            }
-            UnloadedMatches::Name | UnloadedMatches::Omit => String::new(),
-        });
+        let lines: Vec<String> = rest.iter().map(|(n, d)| format!("- {n}: {}", one_line(d))).collect();
+        parts.push(format!("tool_search also matched, not loaded:\n{}", lines.join("\n")));
     }
-    let strings = |key: &str| -> Vec<String> {
-        let list = search.get(key).and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
-        list.iter().filter_map(Value::as_str).map(str::to_string).collect()
-    };
-    let not_found = strings("notFound");
-    if !not_found.is_empty() {
-        parts.push(format!("Not found: {}.", not_found.join(", ")));
-    }
-    parts.extend(strings("notes"));
+    parts.extend(crate::deferred::search_notes(&search));
     let text = parts.into_iter().filter(|p| !p.is_empty()).collect::<Vec<_>>().join("\n");
     (!text.is_empty()).then_some(text)
 }

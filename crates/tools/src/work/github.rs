@@ -22,11 +22,19 @@ use tokio::io::AsyncWriteExt;
 
 use quiver_engine::permissions::command::CommandRequest;
 use quiver_engine::spill::SpillStore;
-use quiver_engine::{ToolContext, ToolError};
+use quiver_engine::{Capabilities, ToolContext, ToolError};
 use quiver_sandbox::EnvPolicy;
 
 use super::{WorkStore, blocking};
 use crate::process::{Grant, Launch, SandboxKind};
+
+/// What a tool that writes to GitHub through `gh` does: runs it, over the
+/// network, keeps an audit record on the task, and asks for approval itself
+/// (showing what it will write) rather than through the command gate.
+pub const GH_WRITE: Capabilities = Capabilities::RUNS_COMMANDS
+    .union(Capabilities::NETWORK)
+    .union(Capabilities::PERSISTS)
+    .union(Capabilities::GATES_ITSELF);
 
 /// A `gh` call that takes longer is a stuck network, not a slow answer.
 const GH_TIMEOUT: Duration = Duration::from_secs(90);

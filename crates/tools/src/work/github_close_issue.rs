@@ -54,10 +54,7 @@ impl Tool for GithubCloseIssue {
     const NAME: &'static str = "github_close_issue";
     const DOMAIN: Domain = Domain::Git;
     const RISK: Risk = Risk::Destructive;
-    const CAPABILITIES: Capabilities = Capabilities::RUNS_COMMANDS
-        .union(Capabilities::NETWORK)
-        .union(Capabilities::PERSISTS)
-        .union(Capabilities::GATES_ITSELF);
+    const CAPABILITIES: Capabilities = super::github::GH_WRITE;
 
     fn description(&self) -> String {
         "Close a GitHub issue, never a PR (asks for approval): needs acceptance criteria and evidence (passed gates, attempts), refuses a dirty work tree; audited on the task.".into()

@@ -43,10 +43,7 @@ impl Tool for GithubClosePr {
     const NAME: &'static str = "github_close_pr";
     const DOMAIN: Domain = Domain::Git;
     const RISK: Risk = Risk::Destructive;
-    const CAPABILITIES: Capabilities = Capabilities::RUNS_COMMANDS
-        .union(Capabilities::NETWORK)
-        .union(Capabilities::PERSISTS)
-        .union(Capabilities::GATES_ITSELF);
+    const CAPABILITIES: Capabilities = super::github::GH_WRITE;
 
     fn description(&self) -> String {
         "Close a GitHub pull request without merging (asks for approval): needs acceptance criteria and evidence (passed gates, attempts), refuses a dirty work tree; audited on the task.".into()

@@ -54,10 +54,7 @@ impl Tool for GithubComment {
     const NAME: &'static str = "github_comment";
     const DOMAIN: Domain = Domain::Git;
     const RISK: Risk = Risk::Destructive;
-    const CAPABILITIES: Capabilities = Capabilities::RUNS_COMMANDS
-        .union(Capabilities::NETWORK)
-        .union(Capabilities::PERSISTS)
-        .union(Capabilities::GATES_ITSELF);
+    const CAPABILITIES: Capabilities = super::github::GH_WRITE;
 
     fn description(&self) -> String {
         "Comment on a GitHub issue or PR (asks for approval): needs acceptance criteria and evidence (gate ids, PR attempts, artifacts), refuses a dirty work tree; audited on the task.".into()

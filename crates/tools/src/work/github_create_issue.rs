@@ -41,10 +41,7 @@ impl Tool for GithubCreateIssue {
     const NAME: &'static str = "github_create_issue";
     const DOMAIN: Domain = Domain::Git;
     const RISK: Risk = Risk::Destructive;
-    const CAPABILITIES: Capabilities = Capabilities::RUNS_COMMANDS
-        .union(Capabilities::NETWORK)
-        .union(Capabilities::PERSISTS)
-        .union(Capabilities::GATES_ITSELF);
+    const CAPABILITIES: Capabilities = super::github::GH_WRITE;
 
     fn description(&self) -> String {
         "Open a new GitHub issue (asks for approval, via gh): title, body, labels, assignees; audited on the task."

@@ -49,10 +49,7 @@ impl Tool for GithubCreatePr {
     const NAME: &'static str = "github_create_pr";
     const DOMAIN: Domain = Domain::Git;
     const RISK: Risk = Risk::Destructive;
-    const CAPABILITIES: Capabilities = Capabilities::RUNS_COMMANDS
-        .union(Capabilities::NETWORK)
-        .union(Capabilities::PERSISTS)
-        .union(Capabilities::GATES_ITSELF);
+    const CAPABILITIES: Capabilities = super::github::GH_WRITE;
 
     fn description(&self) -> String {
         "Open a GitHub pull request from a pushed branch (asks for approval, via gh): title, body, base, draft; audited on the task.".into()
