@@ -426,7 +426,7 @@ impl Sandbox {
             let replaced: Vec<PathBuf> = std::fs::canonicalize("/tmp")
                 .ok()
                 .into_iter()
-                .chain(self.options.home.clone().filter(|h| !writable.iter().any(|w| h.starts_with(w))))
+                .chain(self.options.home.clone().filter(|h| crate::namespace::home::is_replaced(h, &writable)))
                 .collect();
             let root_map = crate::namespace::idmap::root_map_or_warn(&writable, &replaced);
             let mut limits = rlimits(&self.options.limits);

@@ -38,6 +38,12 @@ pub(crate) struct HomeView {
     pub gitconfig: Option<String>,
 }
 
+/// Whether the sandbox replaces `home` with a skeleton of its own: no
+/// writable root contains it.
+pub(crate) fn is_replaced(home: &Path, writable: &[PathBuf]) -> bool {
+    !writable.iter().any(|w| home.starts_with(w))
+}
+
 /// The view for `home` (`None`: no home to restrict) given the writable
 /// roots (normalized) and the user's extra allowlist (relative to the home).
 pub(crate) fn view(home: Option<&Path>, writable: &[PathBuf], extra_allow: &[String]) -> Option<HomeView> {
@@ -46,7 +52,7 @@ pub(crate) fn view(home: Option<&Path>, writable: &[PathBuf], extra_allow: &[Str
         return None;
     }
     let allowed = crate::protected::home_allowed(&home, extra_allow);
-    let replaced = !writable.iter().any(|w| home.starts_with(w));
+    let replaced = is_replaced(&home, writable);
     let hidden =
         if replaced { Vec::new() } else { crate::protected::home_hidden(&home, &allowed, writable.contains(&home)) };
     let gitconfig = identity_gitconfig(&home);
