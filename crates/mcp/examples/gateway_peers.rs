@@ -1,14 +1,23 @@
 //! quiver's gateway beside the other MCP gateways, in one run, in front of the
-//! same reference `server-everything`, called by the same rmcp client:
+//! same reference `server-everything`, called by the same rmcp client, at
+//! each protocol revision a path speaks:
 //!
-//! | path          | how the client reaches server-everything                       |
-//! |---------------|-----------------------------------------------------------------|
-//! | direct stdio  | `node index.js stdio`                                           |
-//! | direct http   | `node index.js streamableHttp` (streamable HTTP)                |
-//! | quiver stdio  | `quiver mcp serve` (stdio) → server-everything over stdio       |
-//! | quiver http   | `quiver mcp serve --transport http` → server-everything (stdio) |
-//! | mcp-proxy     | `mcp-proxy --port P -- node index.js stdio` (streamable HTTP)   |
-//! | mcp-hub       | `mcp-hub` (the older HTTP+SSE transport: GET /mcp, POST /messages) |
+//! | path              | how the client reaches server-everything                        |
+//! |-------------------|------------------------------------------------------------------|
+//! | direct stdio      | `node index.js stdio`                                            |
+//! | direct http       | `node index.js streamableHttp` (streamable HTTP)                 |
+//! | quiver stdio      | `quiver mcp serve` (stdio) → server-everything over stdio        |
+//! | quiver http       | `quiver mcp serve --transport http` → server-everything (stdio)  |
+//! | mcp-proxy-rs      | the Rust `mcp-proxy` crate (tower-mcp), `--config proxy.toml`    |
+//! | mcp-proxy-py      | PyPI `mcp-proxy --port P -- node index.js stdio`                 |
+//! | mcp-hub           | `mcp-hub` (the older HTTP+SSE transport: GET /mcp, POST /messages) |
+//!
+//! server-everything itself speaks 2025-11-25 only, so the direct paths are
+//! the baseline at both revisions. quiver and the Rust mcp-proxy are measured
+//! twice: once as a 2025-11-25 client sees them (`initialize`, a session) and
+//! once as a 2026-07-28 client does (`server/discover`, stateless requests
+//! carrying their own `_meta`); the label says which (`@2026`). The Python
+//! mcp-proxy and mcp-hub speak no 2026-07-28.
 //!
 //! For each: p50/p99 of sequential `echo` calls (interleaved across the paths,
 //! so all see the same machine load) and what each adds to direct stdio;
@@ -25,11 +34,14 @@
 //! mkdir -p /tmp/peers && cd /tmp/peers
 //! npm init -y && npm install mcp-hub@4.2.1
 //! python3 -m venv venv && venv/bin/pip install mcp-proxy==0.13.0
+//! cargo install mcp-proxy --version 0.6.0 --locked --features protocol-2026-07-28 --root /tmp/peers/cargo
 //! cd - && npm ci --prefix crates/mcp/tests/node
 //! cargo build --profile bench-fast -p quiver-cli
 //! cargo run --profile bench-fast -p quiver-mcp --example gateway_peers -- \
 //!     --quiver target/bench-fast/quiver --peers /tmp/peers [--calls 2000] [--concurrency 8] [--seconds 5] [--rounds 3]
 //! ```
+//!
+//! server-everything needs Node 22 or later as `node` on `PATH`.
 #![allow(clippy::print_stdout)]
 
 use std::path::PathBuf;
@@ -37,15 +49,18 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
-use futures::StreamExt;
 use rmcp::ServiceExt;
-use rmcp::model::{CallToolRequestParams, ClientJsonRpcMessage, ServerJsonRpcMessage};
-use rmcp::service::{RoleClient, RunningService};
-use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
+use rmcp::model::{CallToolRequestParams, ProtocolVersion};
+use rmcp::service::{ClientLifecycleMode, ClientServiceExt, RoleClient, RunningService};
+use rmcp::transport::{IntoTransport, StreamableHttpClientTransport, TokioChildProcess};
 use serde_json::{Value, json};
 use tokio::io::AsyncBufReadExt;
 use tokio::process::{Child, Command};
 
+#[path = "support/legacy_sse.rs"]
+mod legacy_sse;
+#[path = "support/no_discover.rs"]
+mod no_discover;
 #[path = "support/proc_stats.rs"]
 mod proc_stats;
 
@@ -94,6 +109,7 @@ fn options() -> anyhow::Result<Options> {
         (&o.everything, "npm ci --prefix crates/mcp/tests/node, or pass --everything"),
         (&o.peers.join("node_modules/.bin/mcp-hub"), "see this example's header"),
         (&o.peers.join("venv/bin/mcp-proxy"), "see this example's header"),
+        (&o.peers.join("cargo/bin/mcp-proxy"), "see this example's header"),
     ] {
         if !path.exists() {
             bail!("{} not found: {how}", path.display());
@@ -104,8 +120,9 @@ fn options() -> anyhow::Result<Options> {
 
 /// One way to reach server-everything.
 struct Route {
-    label: &'static str,
+    label: String,
     client: Arc<Client>,
+    tail: Option<Value>,
     /// The gateway process (or server-everything itself when direct), then
     /// the server-everything behind it, if any.
     pids: Vec<u32>,
@@ -145,56 +162,47 @@ fn http_client() -> anyhow::Result<reqwest::Client> {
     Ok(reqwest::Client::builder().no_proxy().tcp_nodelay(true).build()?)
 }
 
-async fn streamable(url: String) -> anyhow::Result<Client> {
-    let config = rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig::with_uri(url);
-    Ok(().serve(StreamableHttpClientTransport::with_client(http_client()?, config)).await?)
+/// A protocol revision as the client opens it.
+#[derive(Clone, Copy, PartialEq)]
+enum Revision {
+    /// `initialize`, then a session (2025-11-25).
+    Sessions,
+    /// `server/discover`, then stateless requests (2026-07-28).
+    Stateless,
 }
 
-/// The older HTTP+SSE transport (protocol 2024-11-05): messages from the
-/// server arrive on one GET stream, whose first event names the URL to POST
-/// client messages to. rmcp 3.9 has no client for it; this is one, as a sink
-/// and a stream rmcp can serve over.
-async fn legacy_sse(base: &str, path: &str) -> anyhow::Result<Client> {
-    let http = http_client()?;
-    let mut stream =
-        http.get(format!("{base}{path}")).header("accept", "text/event-stream").send().await?.error_for_status()?;
-    let (to_client, from_server) = futures::channel::mpsc::unbounded::<ServerJsonRpcMessage>();
-    let (endpoint_tx, endpoint_rx) = tokio::sync::oneshot::channel::<String>();
-    tokio::spawn(async move {
-        let mut endpoint_tx = Some(endpoint_tx);
-        let mut buffer = String::new();
-        while let Ok(Some(chunk)) = stream.chunk().await {
-            buffer.push_str(&String::from_utf8_lossy(&chunk));
-            while let Some(end) = buffer.find("\n\n") {
-                let event: String = buffer.drain(..end + 2).collect();
-                let kind = event.lines().find_map(|l| l.strip_prefix("event:")).map(str::trim).unwrap_or("message");
-                let data: Vec<&str> =
-                    event.lines().filter_map(|l| l.strip_prefix("data:")).map(|d| d.trim_start()).collect();
-                let data = data.join("\n");
-                if kind == "endpoint" {
-                    if let Some(tx) = endpoint_tx.take() {
-                        let _ = tx.send(data);
-                    }
-                } else if let Ok(message) = serde_json::from_str(&data) {
-                    let _ = to_client.unbounded_send(message);
-                }
+impl Revision {
+    fn tag(self) -> &'static str {
+        match self {
+            Revision::Sessions => "",
+            Revision::Stateless => "@2026",
+        }
+    }
+}
+
+/// Opens a client over `transport` at `revision`.
+async fn connect<T, E, A>(transport: T, revision: Revision) -> anyhow::Result<Client>
+where
+    T: IntoTransport<RoleClient, E, A>,
+    E: std::error::Error + Send + Sync + 'static,
+{
+    Ok(match revision {
+        Revision::Sessions => ().serve(transport).await?,
+        Revision::Stateless => {
+            let mode = ClientLifecycleMode::Discover { preferred_versions: vec![ProtocolVersion::V_2026_07_28] };
+            let client = ().serve_with_lifecycle(transport, mode).await?;
+            let spoken = client.peer().peer_info().map(|i| i.protocol_version.clone());
+            if spoken != Some(ProtocolVersion::V_2026_07_28) {
+                bail!("asked for 2026-07-28, the server answered {spoken:?}");
             }
+            client
         }
-    });
-    let endpoint = tokio::time::timeout(Duration::from_secs(10), endpoint_rx).await??;
-    let post_url = if endpoint.starts_with("http") { endpoint } else { format!("{base}{endpoint}") };
-    let (to_server, mut outgoing) = futures::channel::mpsc::unbounded::<ClientJsonRpcMessage>();
-    tokio::spawn(async move {
-        while let Some(message) = outgoing.next().await {
-            // One POST per message, concurrently: the answers come on the stream.
-            let (http, url) = (http.clone(), post_url.clone());
-            tokio::spawn(async move {
-                let body = serde_json::to_string(&message).unwrap_or_default();
-                let _ = http.post(&url).header("content-type", "application/json").body(body).send().await;
-            });
-        }
-    });
-    Ok(().serve((to_server, from_server)).await?)
+    })
+}
+
+async fn streamable(url: String, revision: Revision) -> anyhow::Result<Client> {
+    let config = rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig::with_uri(url);
+    connect(StreamableHttpClientTransport::with_client(http_client()?, config), revision).await
 }
 
 /// The server-everything process under `pid` (a child, or a grandchild when
@@ -243,13 +251,35 @@ fn resolve(tools: &[Value], base: &str) -> Option<String> {
         .map(str::to_string)
 }
 
-async fn tools_of(client: &Client) -> anyhow::Result<Vec<Value>> {
-    Ok(client.list_all_tools().await?.into_iter().map(|t| serde_json::to_value(t).unwrap_or_default()).collect())
+/// `client`'s tool list. A stateless (2026-07-28) quiver client sends back the
+/// loaded tail quiver gave it (`_meta["quiver/tail"]`), as a real client would
+/// to see the tools it loaded: there is no session to remember them.
+async fn tools_of(client: &Client, tail: Option<&Value>) -> anyhow::Result<Vec<Value>> {
+    let Some(tail) = tail else {
+        return Ok(client
+            .list_all_tools()
+            .await?
+            .into_iter()
+            .map(|t| serde_json::to_value(t).unwrap_or_default())
+            .collect());
+    };
+    let params: rmcp::model::PaginatedRequestParams = serde_json::from_value(json!({"_meta": {"quiver/tail": tail}}))?;
+    let listed = client.list_tools(Some(params)).await?;
+    Ok(listed.tools.into_iter().map(|t| serde_json::to_value(t).unwrap_or_default()).collect())
+}
+
+/// Calls quiver's `mcp_discover`, which starts server-everything and loads
+/// its tools; returns the loaded tail a stateless client must carry.
+async fn discover_everything(client: &Client, what: &str) -> anyhow::Result<Option<Value>> {
+    let result = call_value(client, "mcp_discover", json!({"server": "everything"})).await.context(what.to_string())?;
+    Ok(result["_meta"].get("quiver/tail").cloned())
 }
 
 struct Setup {
-    label: &'static str,
+    label: String,
     client: Client,
+    /// The loaded tail a stateless quiver client sends back.
+    tail: Option<Value>,
     pids: Vec<u32>,
     children: Vec<Child>,
 }
@@ -265,15 +295,20 @@ fn quiver_command(o: &Options, dir: &std::path::Path) -> Command {
     cmd
 }
 
-async fn start_all(o: &Options, dir: &std::path::Path) -> anyhow::Result<Vec<Setup>> {
+/// The two direct paths: server-everything over stdio and over its own HTTP.
+async fn direct(o: &Options) -> anyhow::Result<Vec<Setup>> {
     let everything = o.everything.display().to_string();
-    let mut setups = Vec::new();
-
     let mut cmd = Command::new("node");
     cmd.arg(&everything).arg("stdio");
     let (transport, _) = TokioChildProcess::builder(cmd).stderr(std::process::Stdio::null()).spawn()?;
     let pid = transport.id().context("no pid")?;
-    setups.push(Setup { label: "direct stdio", client: ().serve(transport).await?, pids: vec![pid], children: vec![] });
+    let stdio = Setup {
+        label: "direct stdio".into(),
+        client: ().serve(transport).await?,
+        tail: None,
+        pids: vec![pid],
+        children: vec![],
+    };
 
     let port = free_port()?;
     // It logs every request on stdout (discarded).
@@ -283,17 +318,25 @@ async fn start_all(o: &Options, dir: &std::path::Path) -> anyhow::Result<Vec<Set
     )
     .await?;
     let pid = child.id().context("no pid")?;
-    let client = streamable(format!("http://127.0.0.1:{port}/mcp")).await?;
-    setups.push(Setup { label: "direct http", client, pids: vec![pid], children: vec![child] });
+    let client = streamable(format!("http://127.0.0.1:{port}/mcp"), Revision::Sessions).await?;
+    Ok(vec![stdio, Setup { label: "direct http".into(), client, tail: None, pids: vec![pid], children: vec![child] }])
+}
 
+/// quiver over stdio. The server is exposed through search, so a call to
+/// `mcp_discover` first starts it (and, at 2025-11-25, loads its tools).
+async fn quiver_stdio(o: &Options, dir: &std::path::Path, revision: Revision) -> anyhow::Result<Setup> {
     let (transport, _) =
         TokioChildProcess::builder(quiver_command(o, dir)).stderr(std::process::Stdio::null()).spawn()?;
     let pid = transport.id().context("no pid")?;
-    let client = ().serve(transport).await?;
-    call_value(&client, "mcp_discover", json!({"server": "everything"})).await.context("quiver stdio downstream")?;
+    let client = connect(transport, revision).await?;
+    let tail = discover_everything(&client, "quiver stdio downstream").await?;
     let pids = vec![pid, everything_under(pid).await?];
-    setups.push(Setup { label: "quiver stdio", client, pids, children: vec![] });
+    Ok(Setup { label: format!("quiver stdio{}", revision.tag()), client, tail, pids, children: vec![] })
+}
 
+/// quiver over streamable HTTP, one listener per revision (so each has its
+/// own process and its own CPU and RSS figures).
+async fn quiver_http(o: &Options, dir: &std::path::Path, revision: Revision) -> anyhow::Result<Setup> {
     let mut child = quiver_command(o, dir)
         .args(["--transport", "http", "--listen", "127.0.0.1:0"])
         .stderr(std::process::Stdio::piped())
@@ -312,11 +355,49 @@ async fn start_all(o: &Options, dir: &std::path::Path) -> anyhow::Result<Vec<Set
     .context("quiver printed no address")?;
     tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
     let pid = child.id().context("no pid")?;
-    let client = streamable(url).await?;
-    call_value(&client, "mcp_discover", json!({"server": "everything"})).await.context("quiver http downstream")?;
+    let client = streamable(url, revision).await?;
+    let tail = discover_everything(&client, "quiver http downstream").await?;
     let pids = vec![pid, everything_under(pid).await?];
-    setups.push(Setup { label: "quiver http", client, pids, children: vec![child] });
+    Ok(Setup { label: format!("quiver http{}", revision.tag()), client, tail, pids, children: vec![child] })
+}
 
+/// The Rust `mcp-proxy` crate with server-everything as its one stdio
+/// backend, its tools named `everything__NAME` (the separator is `/` by
+/// default; `__` lets the same name mapping serve every gateway). At
+/// 2026-07-28 the client answers its own `server/discover` (see
+/// `support/no_discover.rs`).
+async fn mcp_proxy_rs(o: &Options, dir: &std::path::Path, revision: Revision) -> anyhow::Result<Setup> {
+    let port = free_port()?;
+    let config = dir.join(format!("proxy-{port}.toml"));
+    std::fs::write(
+        &config,
+        format!(
+            "[proxy]\nname = \"bench\"\nseparator = \"__\"\n\n[proxy.listen]\nhost = \"127.0.0.1\"\nport = {port}\n\n\
+             [[backends]]\nname = \"everything\"\ntransport = \"stdio\"\ncommand = \"node\"\nargs = [{}, \"stdio\"]\n",
+            serde_json::to_string(&o.everything.display().to_string())?
+        ),
+    )?;
+    let child =
+        spawn_listening(Command::new(o.peers.join("cargo/bin/mcp-proxy")).arg("--config").arg(&config), port).await?;
+    let pid = child.id().context("no pid")?;
+    let url = format!("http://127.0.0.1:{port}/");
+    let client = match revision {
+        Revision::Sessions => streamable(url, revision).await?,
+        // It serves stateless requests but not `server/discover`.
+        Revision::Stateless => {
+            let config = rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig::with_uri(url);
+            let worker = StreamableHttpClientTransport::with_client(http_client()?, config);
+            let transport = IntoTransport::<RoleClient, _, _>::into_transport(worker);
+            connect(no_discover::NoDiscover::new(transport), revision).await?
+        }
+    };
+    let pids = vec![pid, everything_under(pid).await?];
+    Ok(Setup { label: format!("mcp-proxy-rs{}", revision.tag()), client, tail: None, pids, children: vec![child] })
+}
+
+/// PyPI's `mcp-proxy` in its stdio-to-HTTP mode (2025-11-25 only).
+async fn mcp_proxy_py(o: &Options) -> anyhow::Result<Setup> {
+    let everything = o.everything.display().to_string();
     let port = free_port()?;
     let child = spawn_listening(
         Command::new(o.peers.join("venv/bin/mcp-proxy")).args([
@@ -333,15 +414,18 @@ async fn start_all(o: &Options, dir: &std::path::Path) -> anyhow::Result<Vec<Set
     )
     .await?;
     let pid = child.id().context("no pid")?;
-    let client = streamable(format!("http://127.0.0.1:{port}/mcp")).await?;
+    let client = streamable(format!("http://127.0.0.1:{port}/mcp"), Revision::Sessions).await?;
     let pids = vec![pid, everything_under(pid).await?];
-    setups.push(Setup { label: "mcp-proxy", client, pids, children: vec![child] });
+    Ok(Setup { label: "mcp-proxy-py".into(), client, tail: None, pids, children: vec![child] })
+}
 
+/// mcp-hub over the older HTTP+SSE transport (2024-11-05 only).
+async fn mcp_hub(o: &Options, dir: &std::path::Path) -> anyhow::Result<Setup> {
     let port = free_port()?;
     let config = dir.join("hub.json");
     std::fs::write(
         &config,
-        json!({"mcpServers": {"everything": {"command": "node", "args": [everything, "stdio"]}}}).to_string(),
+        json!({"mcpServers": {"everything": {"command": "node", "args": [o.everything, "stdio"]}}}).to_string(),
     )?;
     let child = spawn_listening(
         Command::new(o.peers.join("node_modules/.bin/mcp-hub"))
@@ -355,13 +439,27 @@ async fn start_all(o: &Options, dir: &std::path::Path) -> anyhow::Result<Vec<Set
     // The hub connects its servers after it listens; its tool list fills then.
     let deadline = Instant::now() + Duration::from_secs(30);
     let client = loop {
-        let client = legacy_sse(&format!("http://127.0.0.1:{port}"), "/mcp").await?;
-        if resolve(&tools_of(&client).await?, "echo").is_some() || Instant::now() > deadline {
+        let client = legacy_sse::legacy_sse(http_client()?, &format!("http://127.0.0.1:{port}"), "/mcp").await?;
+        if resolve(&tools_of(&client, None).await?, "echo").is_some() || Instant::now() > deadline {
             break client;
         }
         tokio::time::sleep(Duration::from_millis(500)).await;
     };
-    setups.push(Setup { label: "mcp-hub", client, pids: vec![pid, downstream], children: vec![child] });
+    Ok(Setup { label: "mcp-hub".into(), client, tail: None, pids: vec![pid, downstream], children: vec![child] })
+}
+
+/// Every path, direct stdio first (the reference the others are measured
+/// against); each gateway that speaks both revisions once per revision.
+async fn start_all(o: &Options, dir: &std::path::Path) -> anyhow::Result<Vec<Setup>> {
+    let mut setups = direct(o).await?;
+    for revision in [Revision::Sessions, Revision::Stateless] {
+        let tag = revision.tag();
+        setups.push(quiver_stdio(o, dir, revision).await.with_context(|| format!("quiver stdio{tag}"))?);
+        setups.push(quiver_http(o, dir, revision).await.with_context(|| format!("quiver http{tag}"))?);
+        setups.push(mcp_proxy_rs(o, dir, revision).await.with_context(|| format!("mcp-proxy-rs{tag}"))?);
+    }
+    setups.push(mcp_proxy_py(o).await.context("mcp-proxy-py")?);
+    setups.push(mcp_hub(o, dir).await.context("mcp-hub")?);
     Ok(setups)
 }
 
@@ -391,7 +489,7 @@ fn differences(a: &Value, b: &Value, at: &str, out: &mut Vec<String>) {
 
 /// How this path's `tools/list` and results compare with direct stdio's.
 async fn transparency(path: &Route, reference: &Route, reference_tools: &[Value]) -> anyhow::Result<String> {
-    let tools = tools_of(&path.client).await?;
+    let tools = tools_of(&path.client, path.tail.as_ref()).await?;
     let mut diffs = Vec::new();
     let mut missing = 0;
     for tool in reference_tools {
@@ -465,13 +563,14 @@ async fn main() -> anyhow::Result<()> {
 
     let mut paths = Vec::new();
     for setup in start_all(&o, dir.path()).await? {
-        let tools = tools_of(&setup.client).await?;
+        let tools = tools_of(&setup.client, setup.tail.as_ref()).await?;
         let echo = resolve(&tools, "echo").with_context(|| format!("{}: no echo tool", setup.label))?;
         let image = resolve(&tools, "get-tiny-image").with_context(|| format!("{}: no get-tiny-image", setup.label))?;
-        println!("{:13} pids {:?}, tools `{echo}`, `{image}`", setup.label, setup.pids);
+        println!("{:17} pids {:?}, tools `{echo}`, `{image}`", setup.label, setup.pids);
         paths.push(Route {
             label: setup.label,
             client: Arc::new(setup.client),
+            tail: setup.tail,
             pids: setup.pids,
             echo,
             image,
@@ -479,7 +578,7 @@ async fn main() -> anyhow::Result<()> {
         });
     }
 
-    let reference_tools = tools_of(&paths[0].client).await?;
+    let reference_tools = tools_of(&paths[0].client, None).await?;
     let mut same = Vec::new();
     for path in &paths {
         same.push(transparency(path, &paths[0], &reference_tools).await?);
@@ -519,7 +618,7 @@ async fn main() -> anyhow::Result<()> {
         o.calls, o.concurrency, o.seconds, o.rounds
     );
     println!(
-        "{:13} {:>8} {:>8} {:>8} {:>8}  {:>23}  {:>22}  {:>13}  content vs direct stdio",
+        "{:17} {:>8} {:>8} {:>8} {:>8}  {:>23}  {:>22}  {:>13}  content vs direct stdio",
         "path", "p50 us", "p99 us", "+p50", "+p99", "calls/s per round", "CPU us/call (gw+srv)", "RSS MiB gw/srv"
     );
     for (j, path) in paths.iter().enumerate() {
@@ -529,7 +628,7 @@ async fn main() -> anyhow::Result<()> {
             cpus[j].iter().map(|c| c.iter().map(|v| format!("{v:.0}")).collect::<Vec<_>>().join("+")).collect();
         let rss: Vec<String> = path.pids.iter().map(|p| format!("{:.0}", rss_mib(*p))).collect();
         println!(
-            "{:13} {p50:8.0} {p99:8.0} {:8.0} {:8.0}  {:>23}  {:>22}  {:>13}  {}",
+            "{:17} {p50:8.0} {p99:8.0} {:8.0} {:8.0}  {:>23}  {:>22}  {:>13}  {}",
             path.label,
             p50 - base50,
             p99 - base99,
