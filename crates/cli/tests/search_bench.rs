@@ -356,13 +356,13 @@ fn the_embedded_model_ranks_fused_with_nothing_downloaded() {
 }
 
 // Measured once, after the embedded model's last decision (w_semantic 0.15,
-// its own intent prior), release build, 66 tools: native-check 0.920 /
-// 0.990 / 0.948, daily check 0.869 / 0.988 / 0.926, check2 0.899 / 0.979 /
-// 0.935; daily dev5 (in the prior's training data) 0.940 / 0.991 / 0.962.
-// With the four GitHub list / create tools (70 tools, the prior retrained):
-// 0.920 / 0.990 / 0.946, 0.869 / 0.988 / 0.924, 0.889 / 0.979 / 0.929 (three
-// check2 requests fewer), 0.931 / 0.995 / 0.958.
-const EMBEDDED_CHECK_FLOOR: (f64, f64, f64) = (0.91, 0.98, 0.94);
-const EMBEDDED_DAILY_CHECK_FLOOR: (f64, f64, f64) = (0.85, 0.97, 0.91);
-const EMBEDDED_CHECK2_FLOOR: (f64, f64, f64) = (0.88, 0.97, 0.92);
-const EMBEDDED_DAILY_DEV5_FLOOR: (f64, f64, f64) = (0.925, 0.98, 0.95);
+// its own intent prior), 70 tools: native-check 0.920 / 0.990 / 0.946, daily
+// check 0.869 / 0.988 / 0.924, check2 0.889 / 0.979 / 0.929, daily dev5 (in
+// the prior's training data) 0.931 / 0.995 / 0.958. With the table tuned on
+// requests and tool texts (`distill_static --tune`, chosen on the dev sets;
+// the check sets measured once after): 0.930 / 0.990 / 0.958, 0.917 / 0.988
+// / 0.952, 0.892 / 0.990 / 0.935, 0.950 / 0.995 / 0.971.
+const EMBEDDED_CHECK_FLOOR: (f64, f64, f64) = (0.92, 0.98, 0.95);
+const EMBEDDED_DAILY_CHECK_FLOOR: (f64, f64, f64) = (0.90, 0.97, 0.94);
+const EMBEDDED_CHECK2_FLOOR: (f64, f64, f64) = (0.885, 0.98, 0.925);
+const EMBEDDED_DAILY_DEV5_FLOOR: (f64, f64, f64) = (0.94, 0.98, 0.96);
