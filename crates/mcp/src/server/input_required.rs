@@ -59,6 +59,11 @@ use serde_json::Value;
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
+/// How long after a server's request the next one still goes out in the
+/// same round: a server's requests sent at once arrive within a millisecond
+/// or two; each round a client is asked costs this much more.
+const GATHER: Duration = Duration::from_millis(25);
+
 /// How long a parked call waits for its retry, and how many may wait at once.
 #[derive(Debug, Clone, Copy)]
 pub struct InputLimits {
@@ -420,8 +425,12 @@ impl InputRounds {
                 () = ct.cancelled() => return Round::Stopped("the call was cancelled by the client".into()),
             }
         }
-        // Requests the server sent together go out together.
-        while let Ok(ask) = parked.asks.try_recv() {
+        // Requests the server sent together go out together. They reach here
+        // one by one, each from the task that handles it (and over a pipe
+        // from the server), so what follows within `GATHER` of the last one
+        // counts as sent with it: a client asked them in one round answers
+        // them in one retry, where split rounds would make it retry for each.
+        while let Ok(Some(ask)) = tokio::time::timeout(GATHER, parked.asks.recv()).await {
             parked.add(ask);
         }
         let requests = parked.input_requests();

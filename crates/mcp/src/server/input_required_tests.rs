@@ -245,3 +245,35 @@ async fn a_call_that_asks_nothing_just_answers() {
     );
     assert_eq!(said, json!([]));
 }
+
+#[tokio::test]
+async fn requests_sent_together_are_asked_in_one_round() {
+    let (route, _keep) = route().await;
+    let (asker, receiver) = asker(capable(), route);
+    // As a server's three requests arrive: each from a task of its own, a
+    // few milliseconds apart.
+    let parked = Parked::start(
+        async move {
+            let ask = |delay: u64| {
+                let asker = asker.clone();
+                async move {
+                    tokio::time::sleep(Duration::from_millis(delay)).await;
+                    asker.ask(elicit()).await.map(|a| serde_json::to_value(a).unwrap()).unwrap_or_default()
+                }
+            };
+            let said = tokio::join!(ask(0), ask(5), ask(10));
+            let text = rmcp::model::ContentBlock::text(json!([said.0, said.1, said.2]).to_string());
+            Ok(ServerResult::CallToolResult(rmcp::model::CallToolResult::success(vec![text])))
+        },
+        receiver,
+    );
+    let rounds = InputRounds::new(InputLimits::default());
+    let (ct, bound) = (CancellationToken::new(), binding("ask", json!({}), "alice"));
+    let (keys, state) = asked(rounds.drive(parked, &bound, &ct).await);
+    assert_eq!(keys, ["elicitation-1", "elicitation-2", "elicitation-3"]);
+    let (id, parked) = rounds.resume(&state, &bound).unwrap();
+    let answer = json!({"action": "accept", "content": {"name": "ada"}});
+    let all: InputResponses = keys.iter().map(|k| (k.clone(), answer.clone())).collect();
+    let parked = rounds.answer(&id, parked, &all).unwrap();
+    assert_eq!(finished(rounds.drive(parked, &bound, &ct).await), json!([answer, answer, answer]));
+}
