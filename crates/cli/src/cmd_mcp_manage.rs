@@ -11,11 +11,12 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::{Context, bail};
+use clap::builder::TypedValueParser as _;
 use quiver_engine::permissions::trust::TrustStore;
 use quiver_engine::{Audience, Mode, Workspace};
 use quiver_mcp::McpConfig;
 use quiver_mcp::client::ToolCache;
-use quiver_mcp::config::Expose;
+use quiver_mcp::config::{Expose, Protocol};
 use quiver_mcp::manage::{
     self, Added, CheckOutcome, ImportOptions, NewServer, NewTransport, ServerCheck, ServerInfo, ToolInfo, UserConfig,
 };
@@ -50,6 +51,11 @@ pub struct AddArgs {
     /// `search` (default: behind tool_search) or `direct` (its tools in every first turn, under their own names).
     #[arg(long, value_enum)]
     expose: Option<ExposeArg>,
+    /// `initialize` (default: a session at 2025-11-25) or `auto` (MCP 2026-07-28 when the server speaks it).
+    // The library's names and parser, so a value the config reader refuses cannot be written.
+    #[arg(long, value_parser = clap::builder::PossibleValuesParser::new(Protocol::NAMES)
+        .try_map(|text| text.parse::<Protocol>()))]
+    protocol: Option<Protocol>,
     /// Add it switched off (listed, not started).
     #[arg(long)]
     disabled: bool,
@@ -178,6 +184,7 @@ pub fn add(args: AddArgs) -> anyhow::Result<ExitCode> {
             ExposeArg::Search => Expose::Search,
             ExposeArg::Direct => Expose::Direct,
         }),
+        protocol: args.protocol,
     };
     let mut config = UserConfig::open_default()?;
     let added = config.add(&server, args.force)?;
@@ -226,7 +233,7 @@ pub fn list(args: ListArgs) -> anyhow::Result<ExitCode> {
         ));
         return Ok(ExitCode::SUCCESS);
     }
-    let rows: Vec<[String; 5]> = infos
+    let rows: Vec<[String; 6]> = infos
         .iter()
         .map(|i| {
             let source = match i.approved {
@@ -234,10 +241,11 @@ pub fn list(args: ListArgs) -> anyhow::Result<ExitCode> {
                 Some(false) => format!("{} (project: `quiver mcp trust {}` to allow it)", i.source.display(), i.name),
                 None => i.source.display().to_string(),
             };
-            [i.name.clone(), state(i.enabled).into(), i.transport.clone(), i.target.clone(), source]
+            let protocol = i.protocol.to_string();
+            [i.name.clone(), state(i.enabled).into(), i.transport.clone(), protocol, i.target.clone(), source]
         })
         .collect();
-    table(&["NAME", "STATE", "TRANSPORT", "COMMAND / URL", "SOURCE"], &rows);
+    table(&["NAME", "STATE", "TRANSPORT", "PROTOCOL", "COMMAND / URL", "SOURCE"], &rows);
     Ok(ExitCode::SUCCESS)
 }
 
@@ -323,6 +331,12 @@ pub fn get(args: GetArgs) -> anyhow::Result<ExitCode> {
         format!("search (tools named {}<tool>, found by tool_search)", info.tool_prefix)
     };
     rows.push(("expose", expose));
+    let protocol = if info.protocol == Protocol::Auto.as_str() {
+        "auto (MCP 2026-07-28 when the server speaks it, else an initialize session)"
+    } else {
+        "initialize (an initialize session, the default)"
+    };
+    rows.push(("protocol", protocol.to_string()));
     if let Some(list) = &info.enabled_tools {
         rows.push(("enabled_tools", list.join(", ")));
     }

@@ -230,6 +230,32 @@ fn names_that_exist_or_do_not_fit_are_refused_with_the_file_untouched() {
 }
 
 #[test]
+fn add_protocol_auto_is_written_listed_and_a_bad_value_names_the_good_ones() {
+    let home = Home::new();
+    home.write_config(COMMENTED);
+    let run = home.quiver(&["mcp", "add", "next", "--protocol", "2026-07-28", "--url", "http://127.0.0.1:1/mcp"]);
+    assert_eq!(run.code, 2, "{}", run.err);
+    assert!(
+        run.err.contains("2026-07-28") && run.err.contains("initialize") && run.err.contains("auto"),
+        "{}",
+        run.err
+    );
+    assert_eq!(home.read_config(), COMMENTED);
+
+    home.ok(&["mcp", "add", "next", "--protocol", "auto", "--url", "http://127.0.0.1:1/mcp"]);
+    let text = home.read_config();
+    assert!(text.contains("[mcp_servers.next]\nurl = \"http://127.0.0.1:1/mcp\"\nprotocol = \"auto\"\n"), "{text}");
+    let list = home.ok(&["mcp", "list"]);
+    assert!(list.lines().next().unwrap().contains("PROTOCOL"), "{list}");
+    assert!(line_of(&list, "next").contains(" auto "), "{list}");
+    assert!(line_of(&list, "docs").contains(" initialize "), "the default is shown too:\n{list}");
+    assert_eq!(home.json(&["mcp", "list", "--json"])[1]["protocol"], "auto");
+    let get = home.ok(&["mcp", "get", "next"]);
+    assert!(get.lines().any(|l| l.trim_start().starts_with("protocol") && l.contains("auto (MCP 2026-07-28")), "{get}");
+    assert_eq!(home.json(&["mcp", "get", "docs", "--json"])["protocol"], "initialize");
+}
+
+#[test]
 fn a_malformed_config_is_named_with_line_and_column_and_never_written() {
     let home = Home::new();
     let broken = "# mine\n[mcp_servers.a]\ncommand = \"a\nargs = []\n";

@@ -90,6 +90,36 @@ pub enum Protocol {
     Auto,
 }
 
+impl Protocol {
+    /// The values the `protocol` key takes, as written (`quiver mcp add
+    /// --protocol` offers the same, so the two cannot drift apart).
+    pub const NAMES: [&'static str; 2] = ["initialize", "auto"];
+
+    /// The value as written in a config.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Protocol::Initialize => "initialize",
+            Protocol::Auto => "auto",
+        }
+    }
+}
+
+impl std::str::FromStr for Protocol {
+    type Err = String;
+
+    /// A config value; the error names every accepted one.
+    fn from_str(text: &str) -> Result<Protocol, String> {
+        match text {
+            "initialize" => Ok(Protocol::Initialize),
+            "auto" => Ok(Protocol::Auto),
+            other => Err(format!(
+                "`{other}` is not a way to open a connection; use \"initialize\" (a session, the default) or \
+                 \"auto\" (MCP 2026-07-28 when the server speaks it)"
+            )),
+        }
+    }
+}
+
 /// How a server is exposed (`expose = "search" | "direct"`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum Expose {
@@ -570,17 +600,8 @@ pub(crate) fn build_server(path: &Path, name: &str, raw: RawServer) -> Result<Se
         }
     };
     let protocol = match raw.protocol.as_deref() {
-        None | Some("initialize") => Protocol::Initialize,
-        Some("auto") => Protocol::Auto,
-        Some(other) => {
-            return Err(err(
-                "protocol",
-                format!(
-                    "`{other}` is not a way to open a connection; use \"initialize\" (a session, the default) or \
-                     \"auto\" (MCP 2026-07-28 when the server speaks it)"
-                ),
-            ));
-        }
+        None => Protocol::Initialize,
+        Some(text) => text.parse().map_err(|m| err("protocol", m))?,
     };
     Ok(ServerConfig {
         expose,

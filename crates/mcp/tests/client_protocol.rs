@@ -17,7 +17,9 @@ use serde_json::json;
 
 use crate::client_support::{discover, full_host, manager, stdio_server, test_server};
 use crate::gateway_call_stream::{CallStream, open_session, said};
-use crate::gateway_input_required::{Stateless, answer_to, ask_client_rounds};
+use crate::gateway_input_required::{
+    ASKING, Stateless, answer_to, ask_client_rounds, greeting, profile, prompt_text, resource, rounds_of,
+};
 
 /// `surface` served over streamable HTTP on loopback: its URL.
 async fn serve(surface: &Arc<Surface>) -> String {
@@ -48,7 +50,16 @@ async fn chain(
     outer_dirs: &[tempfile::TempDir],
     inner_dirs: &[tempfile::TempDir],
 ) -> (String, Arc<McpManager>, [Arc<Surface>; 2]) {
-    let mut behind = test_server("misbehaver", &[]);
+    chain_env(outer_dirs, inner_dirs, &[]).await
+}
+
+/// [`chain`], the test server started with `env`.
+async fn chain_env(
+    outer_dirs: &[tempfile::TempDir],
+    inner_dirs: &[tempfile::TempDir],
+    env: &[(&str, &str)],
+) -> (String, Arc<McpManager>, [Arc<Surface>; 2]) {
+    let mut behind = test_server("misbehaver", env);
     behind.expose = Expose::Direct;
     let (inner, _) = surface(vec![behind], inner_dirs);
     let inner_url = serve(&inner).await;
@@ -96,6 +107,29 @@ async fn auto_passes_a_stateless_servers_rounds_on_to_a_stateless_client() {
     let (asked, answer) = ask_client_rounds(&Stateless::new(&url, "alice"), answer_to).await;
     assert_eq!(asked, ["roots/list", "sampling/createMessage", "elicitation/create"]);
     assert_eq!(said(&answer)["elicited"], json!({"name": "ada"}), "{answer}");
+    for surface in surfaces {
+        surface.shutdown().await;
+    }
+}
+
+/// A prompt and a read whose server asks first, through two gateways: the
+/// inner one answers the outer one's `prompts/get` and `resources/read` with
+/// rounds, which the outer one drives through its own client in front (a
+/// session's on the request's stream, a stateless one's in rounds).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn auto_drives_a_stateless_servers_rounds_of_a_prompt_and_a_read() {
+    let (outer_dirs, inner_dirs) = (dirs(), dirs());
+    let (url, _manager, surfaces) = chain_env(&outer_dirs, &inner_dirs, &ASKING).await;
+    let session = open_session(&url, "session-client").await;
+    let mut prompt = CallStream::request(&session, 3, "prompts/get", greeting()).await;
+    let answer = prompt.run(&session, 3, None).await;
+    assert_eq!(prompt.seen, ["elicitation/create", "answer:3"], "{answer}");
+    assert_eq!(prompt_text(&answer), "Greet ada.");
+
+    let client = Stateless::new(&url, "alice");
+    let (asked, message) = rounds_of(&client, "resources/read", profile(), answer_to).await;
+    assert_eq!(asked, ["elicitation/create"], "{message}");
+    assert_eq!(resource(&message), ("name: ada", "test://profile"));
     for surface in surfaces {
         surface.shutdown().await;
     }

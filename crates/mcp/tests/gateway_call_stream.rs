@@ -39,6 +39,8 @@ pub(crate) struct RawClient {
     pub http: reqwest::Client,
     pub url: String,
     pub session: Option<String>,
+    /// The revision it speaks (its `mcp-protocol-version` header).
+    pub version: &'static str,
 }
 
 impl RawClient {
@@ -48,7 +50,7 @@ impl RawClient {
             .post(&self.url)
             .header("accept", "application/json, text/event-stream")
             .header("content-type", "application/json")
-            .header("mcp-protocol-version", "2025-06-18");
+            .header("mcp-protocol-version", self.version);
         if let Some(session) = &self.session {
             request = request.header("mcp-session-id", session);
         }
@@ -107,9 +109,14 @@ pub(crate) struct CallStream {
 
 impl CallStream {
     pub async fn start(client: &RawClient, id: i64, tool: &str, progress: &str) -> Self {
-        let call = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
-            "params": {"name": tool, "arguments": {}, "_meta": {"progressToken": progress}}});
-        CallStream { response: client.post(call).await, buffer: String::new(), seen: Vec::new() }
+        let params = json!({"name": tool, "arguments": {}, "_meta": {"progressToken": progress}});
+        CallStream::request(client, id, "tools/call", params).await
+    }
+
+    /// Any request's stream (a prompt's, a read's).
+    pub async fn request(client: &RawClient, id: i64, method: &str, params: Value) -> Self {
+        let request = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+        CallStream { response: client.post(request).await, buffer: String::new(), seen: Vec::new() }
     }
 
     /// Reads on, answering each request relayed to the client, until the
@@ -145,10 +152,15 @@ pub(crate) async fn open_session(url: &str, name: &str) -> RawClient {
 
 /// A session whose client asked for log messages at `level` and above.
 async fn open_session_at(url: &str, name: &str, level: &str) -> RawClient {
+    open_session_version(url, name, level, "2025-06-18").await
+}
+
+/// A session at `version`, its client asking for log messages at `level` and above.
+pub(crate) async fn open_session_version(url: &str, name: &str, level: &str, version: &'static str) -> RawClient {
     let _ = rustls::crypto::ring::default_provider().install_default(); // reqwest is built without a provider
-    let mut client = RawClient { http: reqwest::Client::new(), url: url.to_string(), session: None };
+    let mut client = RawClient { http: reqwest::Client::new(), url: url.to_string(), session: None, version };
     let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2025-06-18",
+        "protocolVersion": version,
         "capabilities": {"elicitation": {}, "sampling": {}, "roots": {"listChanged": false}},
         "clientInfo": {"name": name, "version": "0"}}});
     let response = client.post(init).await;

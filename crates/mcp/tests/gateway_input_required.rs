@@ -3,7 +3,8 @@
 //! 2026-07-28 (stateless) client gets an `InputRequiredResult` for each
 //! request and retries the call with its answers and the `requestState`; a
 //! 2025-11-25 client gets the requests on the call's own stream. Both are
-//! raw HTTP clients (reqwest) that never open the GET stream.
+//! raw HTTP clients (reqwest) that never open the GET stream. A prompt and a
+//! resource of the server that ask before they answer are asked the same way.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -15,14 +16,19 @@ use quiver_mcp::server::{HttpOptions, HttpServer, Surface};
 use serde_json::{Value, json};
 
 use crate::client_support::{full_host, manager, test_server};
-use crate::gateway_call_stream::{CallStream, open_session, said};
+use crate::gateway_call_stream::{CallStream, open_session, open_session_version, said};
 
 const V: &str = "2026-07-28";
 
 /// The gateway over streamable HTTP, fronting the test server as a direct
 /// server, its stateless calls waiting for input within `limits`.
 async fn gateway(dirs: &[tempfile::TempDir], limits: InputLimits) -> (Arc<Surface>, String) {
-    let mut server = test_server("misbehaver", &[]);
+    gateway_env(dirs, limits, &[]).await
+}
+
+/// [`gateway`], the test server started with `env`.
+async fn gateway_env(dirs: &[tempfile::TempDir], limits: InputLimits, env: &[(&str, &str)]) -> (Arc<Surface>, String) {
+    let mut server = test_server("misbehaver", env);
     server.expose = Expose::Direct;
     let manager = manager(vec![server], dirs[0].path());
     let host = full_host(&manager);
@@ -64,22 +70,30 @@ impl Stateless {
     /// Every message the call's response carried, its answer last: plain
     /// JSON when that is all, else its SSE stream's messages in order.
     async fn call_streamed(&self, tool: &str, extra: Value) -> Vec<Value> {
+        self.send("tools/call", json!({"name": tool, "arguments": {}}), extra).await
+    }
+
+    /// One request of `method` with `params` and `extra` params (answers
+    /// and state), as [`Self::call_streamed`] reads it.
+    async fn send(&self, method: &str, mut params: Value, extra: Value) -> Vec<Value> {
         let _ = rustls::crypto::ring::default_provider().install_default(); // reqwest is built without a provider
-        let mut params = json!({"name": tool, "arguments": {}, "_meta": {
+        // The standard headers name the tool or prompt, or the resource's URI.
+        let name = params.get("name").or(params.get("uri")).and_then(Value::as_str).unwrap_or_default().to_string();
+        params["_meta"] = json!({
             "io.modelcontextprotocol/protocolVersion": V,
             "io.modelcontextprotocol/clientInfo": {"name": self.name, "version": "0"},
             "io.modelcontextprotocol/clientCapabilities": self.capabilities,
-        }});
+        });
         params["_meta"].as_object_mut().unwrap().extend(self.meta.as_object().cloned().unwrap_or_default());
         params.as_object_mut().unwrap().extend(extra.as_object().cloned().unwrap_or_default());
-        let body = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": params});
+        let body = json!({"jsonrpc": "2.0", "id": 7, "method": method, "params": params});
         let response = reqwest::Client::new()
             .post(&self.url)
             .header("content-type", "application/json")
             .header("accept", "application/json, text/event-stream")
             .header("mcp-protocol-version", V)
-            .header("mcp-method", "tools/call")
-            .header("mcp-name", tool)
+            .header("mcp-method", method)
+            .header("mcp-name", name)
             .body(body.to_string())
             .send();
         let response =
@@ -140,15 +154,29 @@ pub(crate) async fn ask_client_rounds(
     client: &Stateless,
     answer: impl Fn(&str, &Value) -> Value,
 ) -> (Vec<String>, Value) {
+    rounds_of(client, "tools/call", json!({"name": "ask_client", "arguments": {}}), answer).await
+}
+
+/// [`ask_client_rounds`] for any request of `method` with `params`.
+pub(crate) async fn rounds_of(
+    client: &Stateless,
+    method: &str,
+    request: Value,
+    answer: impl Fn(&str, &Value) -> Value,
+) -> (Vec<String>, Value) {
+    let send = |extra: Value| {
+        let request = request.clone();
+        async move { client.send(method, request, extra).await.pop().unwrap() }
+    };
     let mut asked = Vec::new();
     let mut states = Vec::new();
-    let mut message = client.call("ask_client", json!({})).await;
+    let mut message = send(json!({})).await;
     while message["result"]["resultType"] == "input_required" {
         let (key, method, params) = input_request(&message);
         let state = state(&message);
         assert!(!states.contains(&state), "a requestState came twice: {state}");
         states.push(state.clone());
-        message = client.call("ask_client", retry(&key, answer(&method, &params), &state)).await;
+        message = send(retry(&key, answer(&method, &params), &state)).await;
         if !is_approval(&params) {
             asked.push(method);
         }
@@ -328,5 +356,81 @@ async fn a_resumed_call_reports_on_the_retry_that_resumed_it() {
         &[format!("progress:{last}:2.0"), "log:the client answered".into(), "complete".into()],
         "{shown:?}"
     );
+    surface.shutdown().await;
+}
+
+/// The test server's prompt and resource that ask the client's name first.
+pub(crate) const ASKING: [(&str, &str); 1] = [("QUIVER_TEST_MCP_ASKING", "1")];
+
+pub(crate) fn greeting() -> Value {
+    json!({"name": "greeting", "arguments": {}})
+}
+
+pub(crate) fn profile() -> Value {
+    json!({"uri": "test://profile"})
+}
+
+/// What a prompt or a read answered: the prompt's text, the resource's text and URI.
+pub(crate) fn prompt_text(message: &Value) -> &str {
+    message["result"]["messages"][0]["content"]["text"].as_str().unwrap_or_else(|| panic!("no prompt: {message}"))
+}
+
+pub(crate) fn resource(message: &Value) -> (&str, &str) {
+    let contents = &message["result"]["contents"][0];
+    let text = contents["text"].as_str().unwrap_or_else(|| panic!("no resource: {message}"));
+    (text, contents["uri"].as_str().unwrap())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stateless_prompt_or_read_asks_in_rounds_like_a_call() {
+    let dirs = dirs();
+    let (surface, url) = gateway_env(&dirs, InputLimits::default(), &ASKING).await;
+    let client = Stateless::new(&url, "alice");
+    let (asked, message) = rounds_of(&client, "prompts/get", greeting(), answer_to).await;
+    assert_eq!(asked, ["elicitation/create"], "{message}");
+    assert_eq!(message["result"]["resultType"], "complete", "{message}");
+    assert_eq!(prompt_text(&message), "Greet ada.");
+
+    let (asked, message) = rounds_of(&client, "resources/read", profile(), answer_to).await;
+    assert_eq!(asked, ["elicitation/create"], "{message}");
+    assert_eq!(message["result"]["resultType"], "complete", "{message}");
+    assert_eq!(resource(&message), ("name: ada", "test://profile"));
+
+    // A declined question reaches the server as declined.
+    let declining = |method: &str, params: &Value| match method {
+        "elicitation/create" if !is_approval(params) => json!({"action": "decline"}),
+        other => answer_to(other, params),
+    };
+    let (_, message) = rounds_of(&client, "resources/read", profile(), declining).await;
+    assert_eq!(resource(&message).0, "name: (declined)");
+    assert_eq!(surface.input_rounds().parked(), 0);
+
+    // A prompt's state resumes that prompt only: not a read, nor a call.
+    let first = client.send("prompts/get", greeting(), json!({})).await.pop().unwrap();
+    let (key, method, params) = input_request(&first);
+    let retry = retry(&key, answer_to(&method, &params), &state(&first));
+    for (method, request) in [("resources/read", profile()), ("tools/call", json!({"name": "greeting"}))] {
+        let refused = client.send(method, request, retry.clone()).await.pop().unwrap();
+        assert_eq!(refused["error"]["code"], -32602, "{method} resumed a prompt: {refused}");
+    }
+    let message = client.send("prompts/get", greeting(), retry).await.pop().unwrap();
+    assert_eq!(prompt_text(&message), "Greet ada.");
+    surface.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_client_is_asked_on_its_prompts_and_reads_own_stream() {
+    let dirs = dirs();
+    let (surface, url) = gateway_env(&dirs, InputLimits::default(), &ASKING).await;
+    let session = open_session_version(&url, "session-client", "debug", "2025-11-25").await;
+    let mut prompt = CallStream::request(&session, 3, "prompts/get", greeting()).await;
+    let answer = prompt.run(&session, 3, None).await;
+    assert_eq!(prompt.seen, ["elicitation/create", "answer:3"], "{answer}");
+    assert_eq!(prompt_text(&answer), "Greet ada.");
+
+    let mut read = CallStream::request(&session, 4, "resources/read", profile()).await;
+    let answer = read.run(&session, 4, None).await;
+    assert_eq!(read.seen, ["elicitation/create", "answer:4"], "{answer}");
+    assert_eq!(resource(&answer), ("name: ada", "test://profile"));
     surface.shutdown().await;
 }

@@ -192,7 +192,10 @@ async fn a_direct_servers_results_pass_through_byte_for_byte() {
     let http = quiver_mcp::server::HttpServer::bind(Arc::clone(&surface), options).await.unwrap();
     let url = http.url();
     tokio::spawn(http.run());
-    let mut client = HttpLineClient { raw: RawClient { http: reqwest::Client::new(), url, session: None }, next: 0 };
+    let mut client = HttpLineClient {
+        raw: RawClient { http: reqwest::Client::new(), url, session: None, version: "2025-06-18" },
+        next: 0,
+    };
     client.initialize().await;
     for (tool, args) in &cases[..3] {
         let params = json!({"name": tool, "arguments": args});

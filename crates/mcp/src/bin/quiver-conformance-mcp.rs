@@ -14,6 +14,14 @@
 //! `notifications/resources/list_changed` and `notifications/prompts/list_changed`.
 //! `QUIVER_CONFORMANCE_EXTRA_TOOL=NAME` adds a tool called NAME (to test name
 //! clashes of a directly exposed server).
+//!
+//! The `test_input_required_result_*` tools and prompt of the 2026-07-28
+//! scenarios (SEP-2322) ask their client as a session's server does, by
+//! requests of their own (`elicitation/create`, `sampling/createMessage`,
+//! `roots/list`) mid-call: the gateway turns those into the
+//! `InputRequiredResult` rounds a stateless client sees, with the
+//! `requestState` it signs. The scenarios' own input keys (`user_name`, ...)
+//! cannot cross a session, which has no such keys: the gateway names them.
 // Logging, sampling and resource subscriptions are deprecated by SEP-2577
 // (stateless revision) but are what the 0.1.8 suite's scenarios exercise.
 #![allow(deprecated)]
@@ -75,6 +83,14 @@ fn tools() -> Result<Vec<Tool>, ErrorData> {
         plain("test_elicitation_sep1034_defaults", "Elicits with defaults for every primitive type.", no_args()),
         plain("test_elicitation_sep1330_enums", "Elicits with every enum schema variant.", no_args()),
         plain("touch_resources", "Announces that the resource and prompt lists changed.", no_args()),
+        plain("test_input_required_result_elicitation", "Asks the user's name, then greets them.", no_args()),
+        plain("test_input_required_result_sampling", "Asks the client's model a question.", no_args()),
+        plain("test_input_required_result_list_roots", "Asks the client's roots.", no_args()),
+        plain("test_input_required_result_request_state", "Asks for a confirmation.", no_args()),
+        plain("test_input_required_result_tampered_state", "Asks for a confirmation.", no_args()),
+        plain("test_input_required_result_multiple_inputs", "Asks a name, a greeting and the roots at once.", no_args()),
+        plain("test_input_required_result_multi_round", "Asks a name, then a color.", no_args()),
+        plain("test_input_required_result_capabilities", "Asks only what the client can answer.", no_args()),
         // server-sse-polling (SEP-1699) calls it: the reference server closes
         // the call's HTTP stream mid-call to make the client resume. Behind
         // quiver over stdio there is no stream to close; it answers.
@@ -140,6 +156,71 @@ impl Conformance {
             Err(e) => Ok(CallToolResult::error(vec![ContentBlock::text(format!("elicitation failed: {e}"))]).into()),
         }
     }
+}
+
+type Peer = rmcp::service::Peer<RoleServer>;
+
+/// The answer of the `test_input_required_result_*` tool `which` (its name
+/// without the prefix), after what it asks its client; an error says what
+/// failed.
+async fn input_required(which: &str, peer: &Peer) -> Result<String, String> {
+    Ok(match which {
+        "elicitation" => {
+            let name = elicited(peer, "What is your name?", "name", "string").await?;
+            format!("Hello, {}!", name.as_str().unwrap_or("stranger"))
+        }
+        "sampling" => format!("The model said: {}", sampled(peer, "What is the capital of France?", 100).await?),
+        "list_roots" => format!("Roots: {}", roots(peer).await?),
+        "request_state" | "tampered_state" => {
+            format!("state-ok: confirmed={}", elicited(peer, "Please confirm", "ok", "boolean").await?)
+        }
+        // At once: a stateless client is asked all three in one round.
+        "multiple_inputs" => {
+            let (name, greeting, listed) = tokio::join!(
+                elicited(peer, "What is your name?", "name", "string"),
+                sampled(peer, "Generate a greeting", 50),
+                roots(peer),
+            );
+            format!("name={}, greeting={}, roots={}", name?, greeting?, listed?)
+        }
+        "multi_round" => {
+            let name = elicited(peer, "Step 1: What is your name?", "name", "string").await?;
+            let color = elicited(peer, "Step 2: What is your favorite color?", "color", "string").await?;
+            format!("name={name}, color={color}")
+        }
+        // Elicitation first: the gateway refuses it when the client did not
+        // declare it, and the tool asks what is left.
+        "capabilities" => {
+            let name = elicited(peer, "What is your name?", "name", "string").await;
+            let answer = sampled(peer, "Say hello", 50).await;
+            format!("name={name:?}, sampled={answer:?}")
+        }
+        other => return Err(format!("no tool named test_input_required_result_{other}")),
+    })
+}
+
+/// Elicits one field `key` of JSON type `kind`: its value (null when declined).
+async fn elicited(peer: &Peer, message: &str, key: &str, kind: &str) -> Result<Value, String> {
+    let params: rmcp::model::ElicitRequestParams = from(json!({"message": message,
+        "requestedSchema": {"type": "object", "properties": {key: {"type": kind}}, "required": [key]}}))
+    .map_err(|e| e.message.to_string())?;
+    let answer = peer.create_elicitation(params).await.map_err(|e| format!("elicitation/create failed: {e}"))?;
+    Ok(answer.content.and_then(|c| c.get(key).cloned()).unwrap_or(Value::Null))
+}
+
+/// Asks the client's model `text`: the text it answered.
+async fn sampled(peer: &Peer, text: &str, max_tokens: u32) -> Result<Value, String> {
+    let params: rmcp::model::CreateMessageRequestParams = from(json!({"maxTokens": max_tokens,
+        "messages": [{"role": "user", "content": {"type": "text", "text": text}}]}))
+    .map_err(|e| e.message.to_string())?;
+    let answer = peer.create_message(params).await.map_err(|e| format!("sampling/createMessage failed: {e}"))?;
+    Ok(serde_json::to_value(&answer.message.content).unwrap_or_default()["text"].clone())
+}
+
+/// The client's roots, by URI.
+async fn roots(peer: &Peer) -> Result<String, String> {
+    let listed = peer.list_roots().await.map_err(|e| format!("roots/list failed: {e}"))?;
+    Ok(listed.roots.iter().map(|root| root.uri.clone()).collect::<Vec<_>>().join(", "))
 }
 
 fn string_arg(request: &CallToolRequestParams, key: &str) -> String {
@@ -276,6 +357,13 @@ impl ServerHandler for Conformance {
                 Ok(text("announced"))
             }
             "json_schema_2020_12_tool" => Ok(text("schema tool called")),
+            other if other.starts_with("test_input_required_result_") => {
+                let which = other.trim_start_matches("test_input_required_result_");
+                Ok(match input_required(which, &context.peer).await {
+                    Ok(said) => text(said),
+                    Err(e) => CallToolResult::error(vec![ContentBlock::text(e)]).into(),
+                })
+            }
             other if std::env::var("QUIVER_CONFORMANCE_EXTRA_TOOL").is_ok_and(|extra| extra == other) => {
                 Ok(text(format!("the extra tool {other}")))
             }
@@ -375,13 +463,14 @@ impl ServerHandler for Conformance {
             {"name": "test_prompt_with_arguments", "description": "A prompt with two arguments", "arguments": [arg("arg1"), arg("arg2")]},
             {"name": "test_prompt_with_embedded_resource", "description": "A prompt embedding a resource", "arguments": [arg("resourceUri")]},
             {"name": "test_prompt_with_image", "description": "A prompt with an image"},
+            {"name": "test_input_required_result_prompt", "description": "Asks the context to use first"},
         ]}))
     }
 
     async fn get_prompt(
         &self,
         request: GetPromptRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, ErrorData> {
         let arg = |key: &str| {
             request.arguments.as_ref().and_then(|a| a.get(key)).and_then(Value::as_str).unwrap_or_default().to_string()
@@ -402,6 +491,11 @@ impl ServerHandler for Conformance {
                 user(json!({"type": "image", "data": PNG, "mimeType": "image/png"})),
                 user(json!({"type": "text", "text": "Please analyze the image above."})),
             ]),
+            "test_input_required_result_prompt" => {
+                let asked = elicited(&context.peer, "What context should the prompt use?", "context", "string").await;
+                let context = asked.map_err(|e| ErrorData::internal_error(e, None))?;
+                json!([user(json!({"type": "text", "text": format!("Use this context: {context}")}))])
+            }
             other => return Err(ErrorData::invalid_params(format!("no prompt named {other}"), None)),
         };
         let result: GetPromptResult = from(json!({"messages": messages}))?;

@@ -7,6 +7,9 @@
 //! need sanitizing, cutting and hashing. `QUIVER_TEST_MCP_LOGGING=1` declares
 //! logging, keeps the level `logging/setLevel` sets and adds `log_each_level`
 //! (`=hang`: the same, but `logging/setLevel` is never answered).
+//! `QUIVER_TEST_MCP_ASKING=1` adds the prompt `greeting` and the resource
+//! `test://profile`, which ask their client's name (`elicitation/create`)
+//! before they answer, as `ask_client` does in a call.
 //! Serves stdio by default, or
 //! streamable HTTP with `--http ADDR` (prints `listening on http://ADDR/mcp`
 //! to stderr).
@@ -40,6 +43,10 @@ struct Misbehaver {
 
 fn logging() -> bool {
     std::env::var_os("QUIVER_TEST_MCP_LOGGING").is_some()
+}
+
+fn asking() -> bool {
+    std::env::var_os("QUIVER_TEST_MCP_ASKING").is_some()
 }
 
 fn tool(name: &str, description: &str, schema: Value, annotations: Option<Value>) -> Option<Tool> {
@@ -150,6 +157,10 @@ impl ServerHandler for Misbehaver {
         if logging() {
             capabilities.logging = Some(Default::default());
         }
+        if asking() {
+            capabilities.prompts = Some(Default::default());
+            capabilities.resources = Some(Default::default());
+        }
         ServerConfig::new(capabilities).with_server_info(Implementation::new("quiver-test-mcp", "0.0.1"))
     }
 
@@ -175,6 +186,53 @@ impl ServerHandler for Misbehaver {
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
         Ok(ListToolsResult::with_all_items(self.tools()))
+    }
+
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::ListPromptsResult, ErrorData> {
+        let prompts =
+            if asking() { json!([{"name": "greeting", "description": "Asks your name first."}]) } else { json!([]) };
+        shaped(json!({"prompts": prompts}))
+    }
+
+    async fn get_prompt(
+        &self,
+        request: rmcp::model::GetPromptRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::GetPromptResponse, ErrorData> {
+        if !asking() || request.name != "greeting" {
+            return Err(ErrorData::invalid_params(format!("no prompt named {}", request.name), None));
+        }
+        let name = ask_name(&context).await?;
+        let result: rmcp::model::GetPromptResult = shaped(json!({"messages": [
+            {"role": "user", "content": {"type": "text", "text": format!("Greet {name}.")}}]}))?;
+        Ok(result.into())
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::ListResourcesResult, ErrorData> {
+        let resources = if asking() { json!([{"uri": PROFILE, "name": "profile"}]) } else { json!([]) };
+        shaped(json!({"resources": resources}))
+    }
+
+    async fn read_resource(
+        &self,
+        request: rmcp::model::ReadResourceRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::ReadResourceResponse, ErrorData> {
+        if !asking() || request.uri != PROFILE {
+            return Err(ErrorData::resource_not_found(format!("no resource {}", request.uri), None));
+        }
+        let name = ask_name(&context).await?;
+        let result: rmcp::model::ReadResourceResult =
+            shaped(json!({"contents": [{"uri": PROFILE, "mimeType": "text/plain", "text": format!("name: {name}")}]}))?;
+        Ok(result.into())
     }
 
     async fn call_tool(
@@ -318,6 +376,28 @@ async fn ask_client(context: &RequestContext<RoleServer>) -> Result<CallToolResp
     let _ = peer.notify_logging_message(log("the client answered")).await;
     let said = json!({"roots": roots.roots.len(), "sampled": sampled.message.content, "elicited": elicited.content});
     Ok(text(said.to_string()))
+}
+
+/// The resource that asks its reader's name.
+const PROFILE: &str = "test://profile";
+
+/// A value of rmcp's type `T` from its JSON shape.
+fn shaped<T: serde::de::DeserializeOwned>(value: Value) -> Result<T, ErrorData> {
+    serde_json::from_value(value).map_err(|e| ErrorData::internal_error(e.to_string(), None))
+}
+
+/// Asks the client its name (`elicitation/create`): the name, or
+/// `(declined)` when it gave none.
+async fn ask_name(context: &RequestContext<RoleServer>) -> Result<String, ErrorData> {
+    let elicit: rmcp::model::ElicitRequestParams = shaped(json!({"message": "your name?",
+        "requestedSchema": {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}}))?;
+    let elicited = context
+        .peer
+        .create_elicitation(elicit)
+        .await
+        .map_err(|e| ErrorData::internal_error(format!("elicitation/create failed: {e}"), None))?;
+    let name = elicited.content.as_ref().and_then(|c| c.get("name")).and_then(Value::as_str);
+    Ok(name.unwrap_or("(declined)").to_string())
 }
 
 async fn startup_misbehaviour() {

@@ -1,6 +1,9 @@
 //! One downstream `tools/call`, with the relay wired: the upstream call this
 //! task serves (if any) gets the downstream progress, and a call dropped
 //! before its answer (upstream cancel, tool timeout) is cancelled downstream.
+//! `prompts/get` and `resources/read` take the same path through rmcp
+//! ([`rounds`]): a server may ask its client something before it answers
+//! those too.
 //!
 //! Two ways to make it: through rmcp ([`typed`], for HTTP servers), or on a
 //! stdio server's raw lane ([`raw`]), whose answer is the server's own JSON
@@ -12,8 +15,9 @@ use memchr::memmem::Finder;
 
 use rmcp::ServiceError;
 use rmcp::model::{
-    CallToolRequestParams, ClientRequest, DEFAULT_MRTR_MAX_ROUNDS, NumberOrString, ProgressToken, RequestParamsMeta,
-    ServerResult, Tool,
+    CallToolRequestParams, CallToolResult, ClientRequest, DEFAULT_MRTR_MAX_ROUNDS, GetPromptRequest,
+    GetPromptRequestParams, GetPromptResult, InputResponses, NumberOrString, ProgressToken, ReadResourceRequest,
+    ReadResourceRequestParams, ReadResourceResult, RequestParamsMeta, ServerResult, Tool,
 };
 use serde::Deserialize;
 use serde_json::value::RawValue;
@@ -47,27 +51,91 @@ pub(crate) async fn typed(conn: &Connection, params: CallToolRequestParams) -> R
 }
 
 /// How a call through rmcp ended.
-pub(crate) enum Answer {
-    Complete(rmcp::model::CallToolResult),
+pub(crate) enum Answer<T = CallToolResult> {
+    Complete(T),
     /// A task (the tasks extension), which quiver does not drive.
     Task,
 }
 
-/// One call through rmcp, every round of it. A 2026-07-28 server that asks
+/// A request a 2026-07-28 server may answer with an `InputRequiredResult`
+/// (SEP-2322 allows it for these three) and that [`rounds`] makes again with
+/// the answers.
+pub(crate) trait Rounded: Clone {
+    /// Its final result.
+    type Complete;
+    fn request(self) -> ClientRequest;
+    /// The next round's request carries the answers and the server's state.
+    fn answered(&mut self, answers: InputResponses, state: Option<String>);
+    /// The final result out of rmcp's union (`None`: another request's).
+    fn complete(result: ServerResult) -> Option<Self::Complete>;
+}
+
+impl Rounded for CallToolRequestParams {
+    type Complete = CallToolResult;
+    fn request(self) -> ClientRequest {
+        ClientRequest::CallToolRequest(rmcp::model::CallToolRequest::new(self))
+    }
+    fn answered(&mut self, answers: InputResponses, state: Option<String>) {
+        self.input_responses = Some(answers);
+        self.request_state = state;
+    }
+    fn complete(result: ServerResult) -> Option<CallToolResult> {
+        match result {
+            ServerResult::CallToolResult(result) => Some(result),
+            _ => None,
+        }
+    }
+}
+
+impl Rounded for GetPromptRequestParams {
+    type Complete = GetPromptResult;
+    fn request(self) -> ClientRequest {
+        ClientRequest::GetPromptRequest(GetPromptRequest::new(self))
+    }
+    fn answered(&mut self, answers: InputResponses, state: Option<String>) {
+        self.input_responses = Some(answers);
+        self.request_state = state;
+    }
+    fn complete(result: ServerResult) -> Option<GetPromptResult> {
+        match result {
+            ServerResult::GetPromptResult(result) => Some(result),
+            _ => None,
+        }
+    }
+}
+
+impl Rounded for ReadResourceRequestParams {
+    type Complete = ReadResourceResult;
+    fn request(self) -> ClientRequest {
+        ClientRequest::ReadResourceRequest(ReadResourceRequest::new(self))
+    }
+    fn answered(&mut self, answers: InputResponses, state: Option<String>) {
+        self.input_responses = Some(answers);
+        self.request_state = state;
+    }
+    fn complete(result: ServerResult) -> Option<ReadResourceResult> {
+        match result {
+            ServerResult::ReadResourceResult(result) => Some(result),
+            _ => None,
+        }
+    }
+}
+
+/// One request through rmcp, every round of it. A 2026-07-28 server that asks
 /// the client something mid-call answers with an `InputRequiredResult`: its
 /// requests are answered through the relay (the client in front, as in a
 /// session; quiver itself when nobody is, see `connect::LocalAnswers`) and
 /// the call is made again, under a new id, with the answers and the
 /// server's `requestState` as it sent it, for at most
 /// [`DEFAULT_MRTR_MAX_ROUNDS`] rounds.
-pub(crate) async fn rounds(conn: &Connection, mut params: CallToolRequestParams) -> Result<Answer, ServiceError> {
+pub(crate) async fn rounds<R: Rounded>(conn: &Connection, mut params: R) -> Result<Answer<R::Complete>, ServiceError> {
     let peer = conn.service.peer().clone();
     // In flight before the request goes out: the server may ask the client
     // something (elicitation, sampling) or report progress before this task
     // runs again, and must find the call it belongs to.
     let mut in_flight = relay::current().map(|up| conn.relay.enter(up, None));
     for _ in 0..DEFAULT_MRTR_MAX_ROUNDS {
-        let request = ClientRequest::CallToolRequest(rmcp::model::CallToolRequest::new(params.clone()));
+        let request = params.clone().request();
         let handle = peer.send_cancellable_request(request, rmcp::service::PeerRequestOptions::no_options()).await?;
         if let Some(guard) = in_flight.as_mut() {
             guard.track_progress(handle.progress_token.clone());
@@ -78,15 +146,13 @@ pub(crate) async fn rounds(conn: &Connection, mut params: CallToolRequestParams)
         // Progress and log messages the server sent before its answer go up first.
         conn.relay.forwards_settled().await;
         match response? {
-            ServerResult::CallToolResult(result) => return Ok(Answer::Complete(result)),
             ServerResult::InputRequiredResult(asked) => {
                 let requests = asked.input_requests.unwrap_or_default();
                 let answers = conn.service.service().answer_inputs(requests).await.map_err(ServiceError::McpError)?;
-                params.input_responses = Some(answers);
-                params.request_state = asked.request_state;
+                params.answered(answers, asked.request_state);
             }
             ServerResult::CreateTaskResult(_) => return Ok(Answer::Task),
-            _ => return Err(ServiceError::UnexpectedResponse),
+            other => return R::complete(other).map(Answer::Complete).ok_or(ServiceError::UnexpectedResponse),
         }
     }
     Err(ServiceError::McpError(rmcp::ErrorData::internal_error(

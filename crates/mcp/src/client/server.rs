@@ -394,6 +394,20 @@ impl ServerHandle {
         Ok((peer, capabilities))
     }
 
+    /// `prompts/get` or `resources/read`, every round of it, with the relay
+    /// wired for the upstream request this task serves: the server may ask
+    /// its client something before it answers, as in a tool call (see
+    /// [`calls::rounds`]). Dropped early, the request is cancelled downstream.
+    pub(crate) async fn request<R: calls::Rounded>(&self, params: R) -> Result<R::Complete, rmcp::ServiceError> {
+        let conn = self.connection().await;
+        let conn = conn.map_err(|e| rmcp::ServiceError::McpError(rmcp::ErrorData::internal_error(e, None)))?;
+        match calls::rounds(&conn, params).await? {
+            calls::Answer::Complete(result) => Ok(result),
+            // Only a tool call may become a task.
+            calls::Answer::Task => Err(rmcp::ServiceError::UnexpectedResponse),
+        }
+    }
+
     /// Whether a session is open now (nothing is started to find out).
     pub fn is_connected(&self) -> bool {
         self.connected_pid.lock().unwrap_or_else(|p| p.into_inner()).is_some()

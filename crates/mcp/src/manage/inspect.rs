@@ -53,6 +53,9 @@ pub struct ServerInfo {
     pub expose: &'static str,
     /// How its tools are named: `mcp__<server>__` (a direct server's keep their own names).
     pub tool_prefix: String,
+    /// How quiver opens the connection: `initialize` (a session) or `auto`
+    /// (MCP 2026-07-28 when the server speaks it).
+    pub protocol: &'static str,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub enabled_tools: Option<Vec<String>>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -93,6 +96,7 @@ pub fn describe(server: &ServerConfig, reveal: bool, trust: &TrustStore) -> Serv
         } else {
             format!("{}{}__", quiver_engine::names::PREFIX, quiver_engine::names::sanitize_server(&server.name))
         },
+        protocol: server.protocol.as_str(),
         enabled_tools: server.enabled_tools.clone(),
         disabled_tools: server.disabled_tools.clone(),
         startup_timeout_ms: millis(server.startup_timeout),
@@ -161,7 +165,8 @@ mod tests {
     fn secrets_are_masked_unless_revealed() {
         let text = "[mcp_servers.a]\ncommand = \"run it\"\nargs = [\"--x\", \"two words\"]\n\
                     env = { LOG = \"debug\", GH_TOKEN = \"ghp_x\", DB = \"postgres://u:pw@h/db\" }\n\
-                    [mcp_servers.b]\nurl = \"https://h/mcp\"\nheaders = { X-Key = \"k\" }\noauth_scopes = [\"read\"]\n";
+                    [mcp_servers.b]\nurl = \"https://h/mcp\"\nheaders = { X-Key = \"k\" }\noauth_scopes = [\"read\"]\n\
+                    protocol = \"auto\"\n";
         let config = crate::config::parse_toml(std::path::Path::new("/c/config.toml"), text).unwrap();
         let trust = TrustStore::ephemeral();
         let a = describe(&config.servers["a"], false, &trust);
@@ -169,11 +174,12 @@ mod tests {
         assert_eq!(a.env["LOG"], "debug");
         assert_eq!(a.env["GH_TOKEN"], MASK);
         assert_eq!(a.env["DB"], MASK);
-        assert_eq!((a.scope, a.approved, a.tool_prefix.as_str()), ("user", None, "mcp__a__"));
+        assert_eq!((a.scope, a.approved, a.tool_prefix.as_str(), a.protocol), ("user", None, "mcp__a__", "initialize"));
         assert_eq!(describe(&config.servers["a"], true, &trust).env["GH_TOKEN"], "ghp_x");
         let b = describe(&config.servers["b"], false, &trust);
         assert_eq!(b.headers["X-Key"], MASK);
         assert_eq!(b.oauth["scopes"], serde_json::json!(["read"]));
+        assert_eq!(b.protocol, "auto");
         let json = serde_json::to_string(&b).unwrap();
         assert!(!json.contains("\"k\""), "{json}");
     }

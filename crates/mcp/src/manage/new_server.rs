@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use toml_edit::{InlineTable, Table, value};
 
-use crate::config::Expose;
+use crate::config::{Expose, Protocol};
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct NewServer {
@@ -19,6 +19,8 @@ pub struct NewServer {
     pub tool_timeout: Option<Duration>,
     /// Written only when set (`"search"` is the default).
     pub expose: Option<Expose>,
+    /// Written only when set (`"initialize"` is the default).
+    pub protocol: Option<Protocol>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -44,6 +46,7 @@ impl NewServer {
             startup_timeout: None,
             tool_timeout: None,
             expose: None,
+            protocol: None,
         }
     }
 
@@ -82,6 +85,9 @@ impl NewServer {
         }
         if let Some(expose) = self.expose {
             t.insert("expose", value(if expose.is_direct() { "direct" } else { "search" }));
+        }
+        if let Some(protocol) = self.protocol {
+            t.insert("protocol", value(protocol.as_str()));
         }
         if !self.enabled {
             t.insert("enabled", value(false));
@@ -160,10 +166,11 @@ mod tests {
             *bearer_token_env = Some("API_TOKEN".into());
         }
         s.expose = Some(Expose::Direct);
+        s.protocol = Some(Protocol::Auto);
         assert_eq!(
             s.to_table().to_string(),
             "url = \"https://example.com/mcp\"\nheaders = { X-Team = \"core\" }\nbearer_token_env = \"API_TOKEN\"\n\
-             expose = \"direct\"\n"
+             expose = \"direct\"\nprotocol = \"auto\"\n"
         );
     }
 

@@ -64,6 +64,18 @@ fn add_disable_enable_remove_gives_the_same_bytes_back() {
 }
 
 #[test]
+fn a_protocol_is_written_as_the_reader_takes_it() {
+    let (_dir, path) = file_with(COMMENTED);
+    let mut server = NewServer::http("next", "http://127.0.0.1:1/mcp");
+    server.protocol = Some(crate::config::Protocol::Auto);
+    edit(&path, |c| assert_eq!(c.add(&server, false).unwrap(), Added::New));
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(text.contains("[mcp_servers.next]\nurl = \"http://127.0.0.1:1/mcp\"\nprotocol = \"auto\"\n"), "{text}");
+    let read = UserConfig::open(&path).unwrap().config().unwrap();
+    assert_eq!(read.servers["next"].protocol, crate::config::Protocol::Auto);
+}
+
+#[test]
 fn a_commented_enabled_line_is_set_in_place() {
     let (_dir, path) = file_with("[mcp_servers.a]\ncommand = \"a\"\nenabled = false # flaky since May\n");
     edit(&path, |c| assert!(c.set_enabled("a", true).unwrap()));

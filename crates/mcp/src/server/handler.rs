@@ -603,10 +603,7 @@ impl ServerHandler for QuiverServer {
         request: rmcp::model::ReadResourceRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::ReadResourceResponse, McpError> {
-        let passthrough = self.passthrough()?;
-        let mut result = passthrough.read_resource(request, &self.context(&context)).await?;
-        complete(&mut result.result_type, &context);
-        Ok(result.into())
+        call::read_resource(self, request, context).await
     }
 
     #[allow(deprecated)] // resources/subscribe: legacy-only, still in every session revision
@@ -655,10 +652,7 @@ impl ServerHandler for QuiverServer {
         request: rmcp::model::GetPromptRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::GetPromptResponse, McpError> {
-        let passthrough = self.passthrough()?;
-        let mut result = passthrough.get_prompt(request, &self.context(&context)).await?;
-        complete(&mut result.result_type, &context);
-        Ok(result.into())
+        call::get_prompt(self, request, context).await
     }
 
     async fn complete(

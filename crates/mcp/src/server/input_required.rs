@@ -1,5 +1,9 @@
 //! A 2026-07-28 (stateless) call whose downstream server asks its client
-//! something mid-call: `InputRequiredResult` rounds (SEP-2322).
+//! something mid-call: `InputRequiredResult` rounds (SEP-2322). "Call" here
+//! is any request the revision lets a server answer that way and that quiver
+//! relays to a server behind it: `tools/call`, `prompts/get` and
+//! `resources/read`; the machinery does not know which (its outcome is
+//! rmcp's `ServerResult`, read back by `server::handler_call`).
 //!
 //! A session's client (2025-11-25 and before) gets the server's
 //! `elicitation/create`, `sampling/createMessage` or `roots/list` on the
@@ -21,7 +25,8 @@
 //! - **Unforgeable, bound to the call.** The state is a random 128-bit id
 //!   (the parked call's handle: knowing it is what lets a retry resume that
 //!   call) and an HMAC-SHA256, under a key drawn when the process starts,
-//!   over the id, the tool's name, its arguments and the client's name. A
+//!   over the id, the request's method, the tool's or prompt's name or the
+//!   resource's URI, its arguments and the client's name. A
 //!   state that does not verify for the retry (changed, issued for another
 //!   call or client, or by an earlier process) is refused with `-32602`
 //!   before any lookup; one that verifies but names no parked call (its wait
@@ -44,15 +49,20 @@ use std::time::Duration;
 
 use ring::hmac;
 use rmcp::model::{
-    CallToolResponse, CallToolResult, ClientCapabilities, ClientResult, CreateMessageResult, ElicitResult, ErrorCode,
-    InputRequest, InputRequests, InputRequiredResult, InputResponses, ListRootsResult, LoggingLevel, ProgressToken,
-    RequestId, ServerRequest,
+    ClientCapabilities, ClientResult, CreateMessageResult, ElicitResult, ErrorCode, InputRequest, InputRequests,
+    InputRequiredResult, InputResponses, ListRootsResult, LoggingLevel, ProgressToken, RequestId, ServerRequest,
+    ServerResult,
 };
 use rmcp::service::{Peer, RequestContext, RoleServer};
 use rmcp::{ErrorData, ServiceError};
 use serde_json::Value;
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
+
+/// How long after a server's request the next one still goes out in the
+/// same round: a server's requests sent at once arrive within a millisecond
+/// or two; each round a client is asked costs this much more.
+const GATHER: Duration = Duration::from_millis(25);
 
 /// How long a parked call waits for its retry, and how many may wait at once.
 #[derive(Debug, Clone, Copy)]
@@ -173,9 +183,14 @@ pub(crate) struct Parked {
     next_key: u64,
 }
 
+/// What a parked call's task ends with: the result of its request (a
+/// `CallToolResult`, `GetPromptResult` or `ReadResourceResult`), or the
+/// error the server behind (or quiver) answered it with.
+pub(crate) type Outcome = Result<ServerResult, ErrorData>;
+
 /// The call's task, aborted when dropped: an abandoned call's downstream call
 /// is cancelled (its guard sends `notifications/cancelled`).
-struct AbortOnDrop(tokio::task::JoinHandle<CallToolResult>);
+struct AbortOnDrop(tokio::task::JoinHandle<Outcome>);
 
 impl Drop for AbortOnDrop {
     fn drop(&mut self) {
@@ -184,11 +199,11 @@ impl Drop for AbortOnDrop {
 }
 
 impl Parked {
-    /// `call` (the dispatch, whose upstream holds the asker of `asks`) started
-    /// in its own task.
+    /// `call` (the dispatch or the relayed request, whose upstream holds the
+    /// asker of `asks`) started in its own task.
     pub(crate) fn start<F>(call: F, channel: Channel) -> Self
     where
-        F: std::future::Future<Output = CallToolResult> + Send + 'static,
+        F: std::future::Future<Output = Outcome> + Send + 'static,
     {
         let Channel { asks, route } = channel;
         Parked { outcome: AbortOnDrop(tokio::spawn(call)), asks, route, open: BTreeMap::new(), next_key: 1 }
@@ -254,14 +269,22 @@ impl Parked {
     }
 }
 
-/// What a state is bound to: the call (tool and arguments) and the client.
+/// What a state is bound to: the call (its method, the tool, prompt or
+/// resource it names, and its arguments) and the client. The method is part
+/// of it so that a state cannot resume a call of another kind whose name and
+/// arguments happen to match (its outcome would be another result).
 pub(crate) struct Binding(Vec<u8>);
 
 impl Binding {
-    pub(crate) fn new(tool: &str, arguments: Option<&serde_json::Map<String, Value>>, client: &str) -> Self {
+    pub(crate) fn new(
+        method: &str,
+        name: &str,
+        arguments: Option<&serde_json::Map<String, Value>>,
+        client: &str,
+    ) -> Self {
         let mut out = Vec::new();
-        for part in [tool.to_string(), canonical(&Value::Object(arguments.cloned().unwrap_or_default())), client.into()]
-        {
+        let arguments = canonical(&Value::Object(arguments.cloned().unwrap_or_default()));
+        for part in [method.to_string(), name.to_string(), arguments, client.into()] {
             out.extend_from_slice(&(part.len() as u64).to_be_bytes());
             out.extend_from_slice(part.as_bytes());
         }
@@ -384,47 +407,58 @@ impl InputRounds {
         }
     }
 
-    /// Runs `parked` until it ends (its result) or waits on its client (an
+    /// Runs `parked` until it ends (its outcome) or waits on its client (an
     /// `InputRequiredResult`, the call parked under a new state); `ct` is the
     /// HTTP request's: a client gone mid-request abandons the call.
-    pub(crate) async fn drive(
-        &self,
-        mut parked: Parked,
-        binding: &Binding,
-        ct: &CancellationToken,
-    ) -> Result<CallToolResponse, ErrorData> {
+    pub(crate) async fn drive(&self, mut parked: Parked, binding: &Binding, ct: &CancellationToken) -> Round {
         if parked.open.is_empty() {
             tokio::select! {
                 // An answer first: a call that asked and ended is over.
                 biased;
                 outcome = &mut parked.outcome.0 => {
-                    return Ok(outcome.unwrap_or_else(|e| super::convert::error_result(format!(
-                        "the call failed: {e}"
-                    ))).into());
+                    return match outcome {
+                        Ok(outcome) => Round::Ended(Box::new(outcome)),
+                        Err(e) => Round::Stopped(format!("the call failed: {e}")),
+                    };
                 }
                 Some(ask) = parked.asks.recv() => parked.add(ask),
-                () = ct.cancelled() => {
-                    return Ok(super::convert::error_result("the call was cancelled by the client").into());
-                }
+                () = ct.cancelled() => return Round::Stopped("the call was cancelled by the client".into()),
             }
         }
-        // Requests the server sent together go out together.
-        while let Ok(ask) = parked.asks.try_recv() {
+        // Requests the server sent together go out together. They reach here
+        // one by one, each from the task that handles it (and over a pipe
+        // from the server), so what follows within `GATHER` of the last one
+        // counts as sent with it: a client asked them in one round answers
+        // them in one retry, where split rounds would make it retry for each.
+        while let Ok(Some(ask)) = tokio::time::timeout(GATHER, parked.asks.recv()).await {
             parked.add(ask);
         }
         let requests = parked.input_requests();
         let id = new_id();
         let state = format!("{id}.{}", hex::encode(self.mac(&id, binding).as_ref()));
         if !self.park(&id, parked) {
-            return Ok(super::convert::error_result(format!(
+            return Round::Stopped(format!(
                 "the server behind quiver asked for input, but {} calls are already waiting for their clients' \
                  input; the call was cancelled (retry later)",
                 self.limits.max_parked
-            ))
-            .into());
+            ));
         }
-        Ok(CallToolResponse::InputRequired(InputRequiredResult::new(Some(requests), Some(state))))
+        Round::Asked(InputRequiredResult::new(Some(requests), Some(state)))
     }
+}
+
+/// How far [`InputRounds::drive`] took a call in one HTTP request.
+#[derive(Debug)]
+pub(crate) enum Round {
+    /// It ended with its outcome (boxed: a result is large, and most rounds
+    /// are not the last).
+    Ended(Box<Outcome>),
+    /// It waits for its client's answers, parked under the result's state.
+    Asked(InputRequiredResult),
+    /// It ended without an outcome, for this reason: its task failed, its
+    /// client went away, or too many calls were waiting to park one more. A
+    /// tool call says so in an error result, a prompt or a read as an error.
+    Stopped(String),
 }
 
 /// `wait` for a message: whole seconds, or milliseconds below a second.

@@ -72,7 +72,8 @@ async fn call(asks: usize, dropped: Arc<AtomicBool>) -> (Parked, impl Sized) {
                         Err(e) => said.push(json!(e.to_string())),
                     }
                 }
-                CallToolResult::success(vec![rmcp::model::ContentBlock::text(json!(said).to_string())])
+                let text = rmcp::model::ContentBlock::text(json!(said).to_string());
+                Ok(ServerResult::CallToolResult(rmcp::model::CallToolResult::success(vec![text])))
             },
             receiver,
         ),
@@ -81,24 +82,25 @@ async fn call(asks: usize, dropped: Arc<AtomicBool>) -> (Parked, impl Sized) {
 }
 
 fn binding(tool: &str, args: Value, client: &str) -> Binding {
-    Binding::new(tool, args.as_object(), client)
+    Binding::new("tools/call", tool, args.as_object(), client)
 }
 
 /// The input requests and state of an `InputRequiredResult`.
-fn asked(response: CallToolResponse) -> (Vec<String>, String) {
-    match response {
-        CallToolResponse::InputRequired(result) => {
-            (result.input_requests.unwrap().into_keys().collect(), result.request_state.unwrap())
-        }
+fn asked(round: Round) -> (Vec<String>, String) {
+    match round {
+        Round::Asked(result) => (result.input_requests.unwrap().into_keys().collect(), result.request_state.unwrap()),
         other => panic!("expected InputRequiredResult, got {other:?}"),
     }
 }
 
-fn finished(response: CallToolResponse) -> Value {
-    match response {
-        CallToolResponse::Complete(result) => {
-            serde_json::from_str(&result.content[0].as_text().unwrap().text).unwrap_or(Value::Null)
-        }
+fn finished(round: Round) -> Value {
+    match round {
+        Round::Ended(outcome) => match *outcome {
+            Ok(ServerResult::CallToolResult(result)) => {
+                serde_json::from_str(&result.content[0].as_text().unwrap().text).unwrap_or(Value::Null)
+            }
+            other => panic!("expected a tool's result, got {other:?}"),
+        },
         other => panic!("expected a complete result, got {other:?}"),
     }
 }
@@ -113,13 +115,16 @@ async fn a_state_resumes_its_own_call_once() {
     let rounds = InputRounds::new(InputLimits::default());
     let ct = CancellationToken::new();
     let bound = binding("ask", json!({"a": 1, "b": [1, {"x": 2, "y": 3}]}), "alice");
-    let first = rounds.drive(calls.start(1, Arc::default()).await, &bound, &ct).await.unwrap();
+    let first = rounds.drive(calls.start(1, Arc::default()).await, &bound, &ct).await;
     let (keys, state) = asked(first);
     assert_eq!(keys, ["elicitation-1"]);
     assert_eq!(rounds.parked(), 1);
 
-    // Another tool, other arguments, another client, a changed state: refused before any lookup.
+    // Another tool, other arguments, another client, another kind of request
+    // of the same name, a changed state: refused before any lookup.
+    let args = json!({"a": 1, "b": [1, {"x": 2, "y": 3}]});
     for (other, what) in [
+        (Binding::new("prompts/get", "ask", args.as_object(), "alice"), "method"),
         (binding("other", json!({"a": 1, "b": [1, {"x": 2, "y": 3}]}), "alice"), "tool"),
         (binding("ask", json!({"a": 2, "b": [1, {"x": 2, "y": 3}]}), "alice"), "arguments"),
         (binding("ask", json!({"a": 1, "b": [1, {"x": 2, "y": 3}]}), "bob"), "client"),
@@ -138,7 +143,7 @@ async fn a_state_resumes_its_own_call_once() {
     let same = binding("ask", json!({"b": [1, {"y": 3, "x": 2}], "a": 1}), "alice");
     let (id, parked) = rounds.resume(&state, &same).unwrap();
     let parked = rounds.answer(&id, parked, &accept("ada")).unwrap();
-    let said = finished(rounds.drive(parked, &bound, &ct).await.unwrap());
+    let said = finished(rounds.drive(parked, &bound, &ct).await);
     assert_eq!(said, json!([{"action": "accept", "content": {"name": "ada"}}]));
 
     let again = rounds.resume(&state, &bound).err().expect("a state resumed twice");
@@ -151,27 +156,27 @@ async fn each_round_has_its_own_state_and_a_missing_answer_is_asked_again() {
     let rounds = InputRounds::new(InputLimits::default());
     let ct = CancellationToken::new();
     let bound = binding("ask", json!({}), "alice");
-    let (_, first) = asked(rounds.drive(calls.start(2, Arc::default()).await, &bound, &ct).await.unwrap());
+    let (_, first) = asked(rounds.drive(calls.start(2, Arc::default()).await, &bound, &ct).await);
 
     // A retry without the answer (only a key quiver never asked): asked again, under a new state.
     let (id, parked) = rounds.resume(&first, &bound).unwrap();
     let wrong: InputResponses = [("user_name".to_string(), json!({"action": "accept"}))].into();
     let parked = rounds.answer(&id, parked, &wrong).unwrap();
-    let (keys, second) = asked(rounds.drive(parked, &bound, &ct).await.unwrap());
+    let (keys, second) = asked(rounds.drive(parked, &bound, &ct).await);
     assert_eq!(keys, ["elicitation-1"]);
     assert_ne!(second, first);
 
     // Answered: the call asks its second question, under another key and state.
     let (id, parked) = rounds.resume(&second, &bound).unwrap();
     let parked = rounds.answer(&id, parked, &accept("ada")).unwrap();
-    let (keys, third) = asked(rounds.drive(parked, &bound, &ct).await.unwrap());
+    let (keys, third) = asked(rounds.drive(parked, &bound, &ct).await);
     assert_eq!(keys, ["elicitation-2"]);
     assert!(third != first && third != second);
 
     let (id, parked) = rounds.resume(&third, &bound).unwrap();
     let declined: InputResponses = [("elicitation-2".to_string(), json!({"action": "decline"}))].into();
     let parked = rounds.answer(&id, parked, &declined).unwrap();
-    let said = finished(rounds.drive(parked, &bound, &ct).await.unwrap());
+    let said = finished(rounds.drive(parked, &bound, &ct).await);
     assert_eq!(said, json!([{"action": "accept", "content": {"name": "ada"}}, {"action": "decline"}]));
     assert_eq!(rounds.parked(), 0);
 }
@@ -182,7 +187,7 @@ async fn a_malformed_answer_is_refused_and_the_call_stays_parked_under_its_state
     let rounds = InputRounds::new(InputLimits::default());
     let ct = CancellationToken::new();
     let bound = binding("ask", json!({}), "alice");
-    let (_, state) = asked(rounds.drive(calls.start(1, Arc::default()).await, &bound, &ct).await.unwrap());
+    let (_, state) = asked(rounds.drive(calls.start(1, Arc::default()).await, &bound, &ct).await);
     let (id, parked) = rounds.resume(&state, &bound).unwrap();
     let bad: InputResponses = [("elicitation-1".to_string(), json!(12345))].into();
     let refused = rounds.answer(&id, parked, &bad).err().expect("a number taken as an ElicitResult");
@@ -194,7 +199,7 @@ async fn a_malformed_answer_is_refused_and_the_call_stays_parked_under_its_state
     );
     let (id, parked) = rounds.resume(&state, &bound).unwrap();
     let parked = rounds.answer(&id, parked, &accept("ada")).unwrap();
-    assert_eq!(finished(rounds.drive(parked, &bound, &ct).await.unwrap())[0]["content"]["name"], "ada");
+    assert_eq!(finished(rounds.drive(parked, &bound, &ct).await)[0]["content"]["name"], "ada");
 }
 
 #[tokio::test]
@@ -205,7 +210,7 @@ async fn a_call_not_resumed_in_time_is_dropped_and_so_cancelled() {
     let ct = CancellationToken::new();
     let bound = binding("ask", json!({}), "alice");
     let dropped = Arc::new(AtomicBool::new(false));
-    let (_, state) = asked(rounds.drive(calls.start(1, Arc::clone(&dropped)).await, &bound, &ct).await.unwrap());
+    let (_, state) = asked(rounds.drive(calls.start(1, Arc::clone(&dropped)).await, &bound, &ct).await);
     tokio::time::sleep(Duration::from_millis(400)).await;
     assert_eq!(rounds.parked(), 0);
     assert!(dropped.load(Ordering::SeqCst), "the abandoned call's task still runs");
@@ -219,12 +224,10 @@ async fn past_the_cap_a_call_that_asks_is_cancelled_with_a_reason() {
     let rounds = InputRounds::new(InputLimits { wait: Duration::from_secs(60), max_parked: 1 });
     let ct = CancellationToken::new();
     let bound = binding("ask", json!({}), "alice");
-    asked(rounds.drive(calls.start(1, Arc::default()).await, &bound, &ct).await.unwrap());
+    asked(rounds.drive(calls.start(1, Arc::default()).await, &bound, &ct).await);
     let dropped = Arc::new(AtomicBool::new(false));
-    let refused = rounds.drive(calls.start(1, Arc::clone(&dropped)).await, &bound, &ct).await.unwrap();
-    let CallToolResponse::Complete(result) = refused else { panic!("the second call was parked") };
-    assert_eq!(result.is_error, Some(true));
-    let text = &result.content[0].as_text().unwrap().text;
+    let refused = rounds.drive(calls.start(1, Arc::clone(&dropped)).await, &bound, &ct).await;
+    let Round::Stopped(text) = refused else { panic!("the second call was parked: {refused:?}") };
     assert!(text.contains("1 calls are already waiting"), "{text}");
     tokio::time::sleep(Duration::from_millis(50)).await;
     assert!(dropped.load(Ordering::SeqCst), "the refused call still runs");
@@ -238,8 +241,39 @@ async fn a_call_that_asks_nothing_just_answers() {
     let said = finished(
         rounds
             .drive(calls.start(0, Arc::default()).await, &binding("t", json!({}), ""), &CancellationToken::new())
-            .await
-            .unwrap(),
+            .await,
     );
     assert_eq!(said, json!([]));
+}
+
+#[tokio::test]
+async fn requests_sent_together_are_asked_in_one_round() {
+    let (route, _keep) = route().await;
+    let (asker, receiver) = asker(capable(), route);
+    // As a server's three requests arrive: each from a task of its own, a
+    // few milliseconds apart.
+    let parked = Parked::start(
+        async move {
+            let ask = |delay: u64| {
+                let asker = asker.clone();
+                async move {
+                    tokio::time::sleep(Duration::from_millis(delay)).await;
+                    asker.ask(elicit()).await.map(|a| serde_json::to_value(a).unwrap()).unwrap_or_default()
+                }
+            };
+            let said = tokio::join!(ask(0), ask(5), ask(10));
+            let text = rmcp::model::ContentBlock::text(json!([said.0, said.1, said.2]).to_string());
+            Ok(ServerResult::CallToolResult(rmcp::model::CallToolResult::success(vec![text])))
+        },
+        receiver,
+    );
+    let rounds = InputRounds::new(InputLimits::default());
+    let (ct, bound) = (CancellationToken::new(), binding("ask", json!({}), "alice"));
+    let (keys, state) = asked(rounds.drive(parked, &bound, &ct).await);
+    assert_eq!(keys, ["elicitation-1", "elicitation-2", "elicitation-3"]);
+    let (id, parked) = rounds.resume(&state, &bound).unwrap();
+    let answer = json!({"action": "accept", "content": {"name": "ada"}});
+    let all: InputResponses = keys.iter().map(|k| (k.clone(), answer.clone())).collect();
+    let parked = rounds.answer(&id, parked, &all).unwrap();
+    assert_eq!(finished(rounds.drive(parked, &bound, &ct).await), json!([answer, answer, answer]));
 }

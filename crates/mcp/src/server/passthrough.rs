@@ -258,9 +258,14 @@ impl Passthrough {
         Ok(Target { server: Arc::clone(server), own: own.to_string() })
     }
 
+    /// Whether the command gate lets the routed server start.
+    async fn authorize(&self, target: &Target, ctx: &ToolContext) -> Result<(), McpError> {
+        target.server.authorize(ctx).await.map_err(|e| McpError::invalid_request(e.to_string(), None))
+    }
+
     /// The routed server's session, once the command gate let it start.
     async fn open(&self, target: &Target, ctx: &ToolContext) -> Result<Peer<RoleClient>, McpError> {
-        target.server.authorize(ctx).await.map_err(|e| McpError::invalid_request(e.to_string(), None))?;
+        self.authorize(target, ctx).await?;
         let (peer, _) = target.server.session().await.map_err(|e| McpError::internal_error(e, None))?;
         Ok(peer)
     }
@@ -272,10 +277,10 @@ impl Passthrough {
     ) -> Result<ReadResourceResult, McpError> {
         let asked = request.uri.clone();
         let target = self.route_uri(&asked)?;
-        let peer = self.open(&target, ctx).await?;
+        self.authorize(&target, ctx).await?;
         let mut params = request;
         params.uri = target.own.clone();
-        let result = peer.read_resource(params).await.map_err(forwarded(&target.server, "resources/read"))?;
+        let result = target.server.request(params).await.map_err(forwarded(&target.server, "resources/read"))?;
         if direct(&target.server) {
             return Ok(result);
         }
@@ -296,10 +301,10 @@ impl Passthrough {
         ctx: &ToolContext,
     ) -> Result<GetPromptResult, McpError> {
         let target = self.route_prompt(&request.name)?;
-        let peer = self.open(&target, ctx).await?;
+        self.authorize(&target, ctx).await?;
         let mut params = request;
         params.name = target.own.clone();
-        peer.get_prompt(params).await.map_err(forwarded(&target.server, "prompts/get"))
+        target.server.request(params).await.map_err(forwarded(&target.server, "prompts/get"))
     }
 
     pub async fn complete(
