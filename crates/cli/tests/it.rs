@@ -32,4 +32,5 @@ mod subagents;
 mod surface;
 mod tasks;
 mod transcripts;
+mod vocabulary;
 mod tui_terminal;
