@@ -169,7 +169,7 @@ fn the_vocabulary_check_catches_each_former_word() {
 /// becomes: units converted (seconds → ms, `start..=end` → `offset` + `limit`).
 fn alias_cases() -> Vec<(&'static str, Value, Value)> {
     let write = |extra: Value| {
-        let mut args = json!({"number": 1, "body": "b", "acceptance_criteria": ["a"], "evidence": ["e"]});
+        let mut args = json!({"number": 1, "acceptance_criteria": ["a"], "evidence": ["e"]});
         args.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
         args
     };
@@ -187,7 +187,7 @@ fn alias_cases() -> Vec<(&'static str, Value, Value)> {
         ("task_gate_run", json!({"command": "true", "task": "task-3"}), json!({"command": "true", "task_id": "task-3"})),
         ("pr_attempt_record", json!({"task": "task-3"}), json!({"task_id": "task-3"})),
         ("pr_attempt_list", json!({"task": "task-3"}), json!({"task_id": "task-3"})),
-        ("github_comment", write(json!({"task": "task-3"})), write(json!({"task_id": "task-3"}))),
+        ("github_comment", write(json!({"body": "b", "task": "task-3"})), write(json!({"body": "b", "task_id": "task-3"}))),
         ("github_close_issue", write(json!({"task": "task-3"})), write(json!({"task_id": "task-3"}))),
         ("github_close_pr", write(json!({"task": "task-3"})), write(json!({"task_id": "task-3"}))),
         ("github_create_issue", json!({"title": "t", "task": "task-3"}), json!({"title": "t", "task_id": "task-3"})),

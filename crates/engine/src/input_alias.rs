@@ -15,17 +15,10 @@ pub enum Unit {
     Same,
     /// Seconds → milliseconds (× 1000).
     SecondsToMs,
-    /// A 0-based index → 1-based (`start` 0 is `offset` 1); a negative index,
-    /// counted from the end, keeps its value (-1 is the last either way).
-    ZeroBased,
     /// A 1-based inclusive last line → a count from the first line
     /// (`limit = end - start + 1`). `start` names the old first-line argument;
     /// without it the call's `offset` is the first line.
     InclusiveEnd { start: &'static str },
-    /// A 0-based exclusive end → a count (`limit = end - start`, `start`
-    /// defaulting to 0). Negative indexes count from the end, so they convert
-    /// only when both ends count from the same side.
-    ExclusiveEnd { start: &'static str },
 }
 
 /// One old argument name of a tool, and what it became.
@@ -117,7 +110,6 @@ fn convert(tool: &str, alias: &InputAlias, value: &Value, call: &Map<String, Val
     match alias.unit {
         Unit::Same => Ok(value.clone()),
         Unit::SecondsToMs => Ok(number_value(number * 1000.0)),
-        Unit::ZeroBased => Ok(if number < 0.0 { value.clone() } else { number_value(number + 1.0) }),
         Unit::InclusiveEnd { start } => {
             let first = match call.get(start).and_then(Value::as_f64) {
                 Some(first) => first,
@@ -127,26 +119,6 @@ fn convert(tool: &str, alias: &InputAlias, value: &Value, call: &Map<String, Val
                 return Err(format!("invalid arguments for {tool}: `{}` {number} is before `{start}` {first}", alias.old));
             }
             Ok(number_value(number - first + 1.0))
-        }
-        Unit::ExclusiveEnd { start } => {
-            let first = match (call.get(start), call.get("offset").and_then(Value::as_f64)) {
-                (Some(first), _) => first.as_f64().unwrap_or(0.0),
-                // The new `offset` is 1-based; the old `start` it stands for was 0-based.
-                (None, Some(offset)) if offset > 0.0 => offset - 1.0,
-                (None, Some(offset)) => offset,
-                (None, None) => 0.0,
-            };
-            if (first < 0.0) != (number < 0.0) && number != 0.0 {
-                return Err(format!(
-                    "invalid arguments for {tool}: `{start}` {first} and `{}` {number} count from opposite ends, \
-                     which `offset` and `limit` cannot say; give `offset` (1-based, negative from the end) and `limit`",
-                    alias.old
-                ));
-            }
-            if number < first {
-                return Err(format!("invalid arguments for {tool}: `{}` {number} is before `{start}` {first}", alias.old));
-            }
-            Ok(number_value(number - first))
         }
     }
 }

@@ -70,31 +70,12 @@ fn an_inclusive_line_range_becomes_offset_and_limit() {
     assert!(err.contains("read as `limit`: 10") && err.contains("`limit`: 5"), "{err}");
 }
 
-/// handle_read's slice: 0-based, exclusive end, negative from the end.
-#[test]
-fn a_zero_based_slice_becomes_offset_and_limit() {
-    let aliases = [
-        InputAlias::converted("start", "offset", Unit::ZeroBased),
-        InputAlias::converted("end", "limit", Unit::ExclusiveEnd { start: "start" }),
-    ];
-    assert_eq!(run(&aliases, json!({"start": 0, "end": 10})).unwrap(), json!({"offset": 1, "limit": 10}));
-    assert_eq!(run(&aliases, json!({"start": 5, "end": 8})).unwrap(), json!({"offset": 6, "limit": 3}));
-    assert_eq!(run(&aliases, json!({"end": 4})).unwrap(), json!({"limit": 4}));
-    assert_eq!(run(&aliases, json!({"start": -3})).unwrap(), json!({"offset": -3}));
-    assert_eq!(run(&aliases, json!({"start": -5, "end": -2})).unwrap(), json!({"offset": -5, "limit": 3}));
-    let err = run(&aliases, json!({"start": 0, "end": -1})).unwrap_err();
-    assert!(err.contains("opposite ends"), "{err}");
-}
-
 #[test]
 fn a_condition_limits_an_alias_to_calls_of_one_kind() {
-    let aliases = [
-        InputAlias::converted("start", "offset", Unit::ZeroBased).when("op", "slice"),
-        InputAlias::rename("start", "offset").when("op", "range"),
-    ];
-    assert_eq!(run(&aliases, json!({"op": "slice", "start": 0})).unwrap(), json!({"op": "slice", "offset": 1}));
+    // handle_read: `start` of a `range` is a first line now; of a `slice` it is still `start`.
+    let aliases = [InputAlias::rename("start", "offset").when("op", "range")];
     assert_eq!(run(&aliases, json!({"op": "range", "start": 4})).unwrap(), json!({"op": "range", "offset": 4}));
-    assert_eq!(run(&aliases, json!({"op": "count", "start": 4})).unwrap(), json!({"op": "count", "start": 4}));
+    assert_eq!(run(&aliases, json!({"op": "slice", "start": 4})).unwrap(), json!({"op": "slice", "start": 4}));
 }
 
 /// task_shell_wait: the old `task_id` (the shell job) is `job_id` now, and
