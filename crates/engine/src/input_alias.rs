@@ -68,7 +68,8 @@ pub fn apply(tool: &str, aliases: &[InputAlias], args: &mut Map<String, Value>) 
     // old `task_id` becomes `job_id` and then the old `task` becomes
     // `task_id`, so a word can be both.
     let mut consumed: Vec<&str> = Vec::new();
-    let mut written: Vec<&str> = Vec::new();
+    // (new word, the old word that wrote it)
+    let mut written: Vec<(&str, &str)> = Vec::new();
     for alias in aliases {
         if alias.unless.is_some_and(|field| original.contains_key(field)) {
             continue;
@@ -88,17 +89,23 @@ pub fn apply(tool: &str, aliases: &[InputAlias], args: &mut Map<String, Value>) 
             return Err(disagreement(tool, alias, old_value, &value, given));
         }
         // Two old words for one new one (`n` and `end` both became `limit`).
-        if let Some(earlier) = args.get(alias.new).filter(|_| written.contains(&alias.new))
+        if let Some((_, first)) = written.iter().find(|(new, _)| *new == alias.new)
+            && let Some(earlier) = args.get(alias.new)
             && !same_number_or_value(earlier, &value)
         {
-            return Err(disagreement(tool, alias, old_value, &value, earlier));
+            return Err(format!(
+                "invalid arguments for {tool}: `{first}` and `{old}` are both former names of `{new}`, and this \
+                 call gives them different values ({earlier} and {value}); give only `{new}`",
+                old = alias.old,
+                new = alias.new,
+            ));
         }
         consumed.push(alias.old);
-        if !written.contains(&alias.old) {
+        if !written.iter().any(|(new, _)| *new == alias.old) {
             args.remove(alias.old);
         }
         args.insert(alias.new.to_string(), value);
-        written.push(alias.new);
+        written.push((alias.new, alias.old));
     }
     Ok(())
 }

@@ -96,6 +96,19 @@ fn a_word_that_changed_meaning_is_read_by_the_call_it_is_in() {
     assert!(err.contains("`task`") && err.contains("`task_id`"), "{err}");
 }
 
+/// retrieve_tool_result: `n` (a count) and `end` (a last line) both became `limit`.
+#[test]
+fn two_old_words_for_one_new_one_must_agree() {
+    let aliases = [
+        InputAlias::rename("n", "limit"),
+        InputAlias::rename("start", "offset"),
+        InputAlias::converted("end", "limit", Unit::InclusiveEnd { start: "start" }),
+    ];
+    assert_eq!(run(&aliases, json!({"n": 3, "start": 1, "end": 3})).unwrap(), json!({"limit": 3, "offset": 1}));
+    let err = run(&aliases, json!({"n": 5, "start": 1, "end": 3})).unwrap_err();
+    assert!(err.contains("`n` and `end` are both former names of `limit`") && err.contains("(5 and 3)"), "{err}");
+}
+
 #[test]
 fn no_table_changes_nothing() {
     let mut map: Map<String, Value> = json!({"a": 1}).as_object().unwrap().clone();
