@@ -32,5 +32,5 @@ mod subagents;
 mod surface;
 mod tasks;
 mod transcripts;
-mod vocabulary;
 mod tui_terminal;
+mod vocabulary;

@@ -143,9 +143,13 @@ async fn role_limits_are_enforced_and_bad_types_are_typed_errors() {
     let env = Env::new();
     let server = ScriptedServer::start().await.unwrap();
     server.script([
-        ScriptedTurn::tool_call("p1", "agent_open", r#"{"prompt":"CHILD-W: write x.txt","agent_type":"explore","name":"w"}"#)
-            // `type`: the word before one vocabulary, which recorded calls still use.
-            .and_call("p2", "agent_open", r#"{"prompt":"CHILD-R: review","type":"reviewer","name":"r"}"#),
+        ScriptedTurn::tool_call(
+            "p1",
+            "agent_open",
+            r#"{"prompt":"CHILD-W: write x.txt","agent_type":"explore","name":"w"}"#,
+        )
+        // `type`: the word before one vocabulary, which recorded calls still use.
+        .and_call("p2", "agent_open", r#"{"prompt":"CHILD-R: review","type":"reviewer","name":"r"}"#),
         ScriptedTurn::tool_call("p3", "agent_eval", r#"{"name":"w","block":true,"timeout_ms":30000}"#).and_call(
             "p4",
             "agent_eval",

@@ -104,11 +104,19 @@ fn vocabulary_problems(name: &str, domain: Domain, description: &str, schema: &V
 
 /// Whole-word mentions of argument names no tool takes any more.
 fn former_words_in(at: &str, text: &str) -> Vec<String> {
-    ["max_results", "max_entries", "start_line", "end_line", "eval_timeout_secs", "sub_query_timeout_secs", "includeLoaded"]
-        .iter()
-        .filter(|word| mentions(text, word))
-        .map(|word| format!("{at}: names `{word}`"))
-        .collect()
+    [
+        "max_results",
+        "max_entries",
+        "start_line",
+        "end_line",
+        "eval_timeout_secs",
+        "sub_query_timeout_secs",
+        "includeLoaded",
+    ]
+    .iter()
+    .filter(|word| mentions(text, word))
+    .map(|word| format!("{at}: names `{word}`"))
+    .collect()
 }
 
 fn mentions(text: &str, word: &str) -> bool {
@@ -128,7 +136,12 @@ fn every_built_in_tool_input_uses_the_one_vocabulary() {
     let mut wrong = Vec::new();
     for tool in engine.registry().iter().filter(|t| t.spec.is_native()) {
         checked += 1;
-        wrong.extend(vocabulary_problems(&tool.spec.name, tool.spec.domain, &tool.spec.description, &tool.spec.input_schema));
+        wrong.extend(vocabulary_problems(
+            &tool.spec.name,
+            tool.spec.domain,
+            &tool.spec.description,
+            &tool.spec.input_schema,
+        ));
     }
     // The whole surface: the tools crate's, the sub-agents', RLM's and the `mcp_*` tools.
     for name in ["exec_shell_wait", "task_read", "agent_open", "rlm_configure", "mcp_call", "tool_search"] {
@@ -174,8 +187,16 @@ fn alias_cases() -> Vec<(&'static str, Value, Value)> {
         args
     };
     vec![
-        ("exec_shell_wait", json!({"task_id": "task-1", "timeout_ms": 5}), json!({"job_id": "task-1", "timeout_ms": 5})),
-        ("exec_shell_interact", json!({"task_id": "task-1", "input": "y\n"}), json!({"job_id": "task-1", "input": "y\n"})),
+        (
+            "exec_shell_wait",
+            json!({"task_id": "task-1", "timeout_ms": 5}),
+            json!({"job_id": "task-1", "timeout_ms": 5}),
+        ),
+        (
+            "exec_shell_interact",
+            json!({"task_id": "task-1", "input": "y\n"}),
+            json!({"job_id": "task-1", "input": "y\n"}),
+        ),
         ("exec_shell_cancel", json!({"task_id": "task-1"}), json!({"job_id": "task-1"})),
         (
             "task_shell_wait",
@@ -184,10 +205,18 @@ fn alias_cases() -> Vec<(&'static str, Value, Value)> {
         ),
         ("task_read", json!({"id": "task-3", "events": 5}), json!({"task_id": "task-3", "limit": 5})),
         ("task_cancel", json!({"id": "task-3"}), json!({"task_id": "task-3"})),
-        ("task_gate_run", json!({"command": "true", "task": "task-3"}), json!({"command": "true", "task_id": "task-3"})),
+        (
+            "task_gate_run",
+            json!({"command": "true", "task": "task-3"}),
+            json!({"command": "true", "task_id": "task-3"}),
+        ),
         ("pr_attempt_record", json!({"task": "task-3"}), json!({"task_id": "task-3"})),
         ("pr_attempt_list", json!({"task": "task-3"}), json!({"task_id": "task-3"})),
-        ("github_comment", write(json!({"body": "b", "task": "task-3"})), write(json!({"body": "b", "task_id": "task-3"}))),
+        (
+            "github_comment",
+            write(json!({"body": "b", "task": "task-3"})),
+            write(json!({"body": "b", "task_id": "task-3"})),
+        ),
         ("github_close_issue", write(json!({"task": "task-3"})), write(json!({"task_id": "task-3"}))),
         ("github_close_pr", write(json!({"task": "task-3"})), write(json!({"task_id": "task-3"}))),
         ("github_create_issue", json!({"title": "t", "task": "task-3"}), json!({"title": "t", "task_id": "task-3"})),
@@ -200,7 +229,11 @@ fn alias_cases() -> Vec<(&'static str, Value, Value)> {
             json!({"handle": "out_1", "mode": "lines", "start": 10, "end": 19}),
             json!({"handle": "out_1", "mode": "lines", "offset": 10, "limit": 10}),
         ),
-        ("retrieve_tool_result", json!({"handle": "out_1", "mode": "head", "n": 3}), json!({"handle": "out_1", "mode": "head", "limit": 3})),
+        (
+            "retrieve_tool_result",
+            json!({"handle": "out_1", "mode": "head", "n": 3}),
+            json!({"handle": "out_1", "mode": "head", "limit": 3}),
+        ),
         (
             "handle_read",
             json!({"handle": "var_1", "op": "range", "start": 2, "end": 3}),
@@ -211,7 +244,11 @@ fn alias_cases() -> Vec<(&'static str, Value, Value)> {
             json!({"handle": "var_1", "op": "slice", "start": 2, "end": 3}),
             json!({"handle": "var_1", "op": "slice", "start": 2, "end": 3}),
         ),
-        ("fim_edit", json!({"path": "a.rs", "start_line": 2, "end_line": 4}), json!({"path": "a.rs", "offset": 2, "limit": 3})),
+        (
+            "fim_edit",
+            json!({"path": "a.rs", "start_line": 2, "end_line": 4}),
+            json!({"path": "a.rs", "offset": 2, "limit": 3}),
+        ),
         (
             "rlm_configure",
             json!({"name": "s", "eval_timeout_secs": 30, "sub_query_timeout_secs": 2}),
@@ -267,11 +304,13 @@ async fn old_words_pass_dispatch_and_a_disagreeing_pair_is_refused() {
         let text = result.content_text();
         assert!(!text.starts_with("invalid arguments"), "{tool} {old}: {text}");
     }
-    let clash = engine.dispatch("agent_open", json!({"prompt": "p", "type": "explore", "agent_type": "plan"}), &ctx).await;
+    let clash =
+        engine.dispatch("agent_open", json!({"prompt": "p", "type": "explore", "agent_type": "plan"}), &ctx).await;
     let text = clash.unwrap().content_text();
     assert!(text.contains("`type` is the former name of `agent_type`"), "{text}");
     assert!(text.contains("\"explore\"") && text.contains("\"plan\""), "{text}");
-    let clash = engine.dispatch("rlm_configure", json!({"name": "s", "eval_timeout_secs": 2, "eval_timeout_ms": 3000}), &ctx);
+    let clash =
+        engine.dispatch("rlm_configure", json!({"name": "s", "eval_timeout_secs": 2, "eval_timeout_ms": 3000}), &ctx);
     let text = clash.await.unwrap().content_text();
     assert!(text.contains("read as `eval_timeout_ms`: 2000") && text.contains("`eval_timeout_ms`: 3000"), "{text}");
     let same = engine.dispatch("agent_open", json!({"prompt": "p", "type": "explore", "agent_type": "explore"}), &ctx);

@@ -123,7 +123,10 @@ fn convert(tool: &str, alias: &InputAlias, value: &Value, call: &Map<String, Val
                 None => call.get("offset").and_then(Value::as_f64).ok_or_else(|| needs_start(tool, alias, start))?,
             };
             if number < first {
-                return Err(format!("invalid arguments for {tool}: `{}` {number} is before `{start}` {first}", alias.old));
+                return Err(format!(
+                    "invalid arguments for {tool}: `{}` {number} is before `{start}` {first}",
+                    alias.old
+                ));
             }
             Ok(number_value(number - first + 1.0))
         }

@@ -82,7 +82,8 @@ fn a_condition_limits_an_alias_to_calls_of_one_kind() {
 /// the old `task` (the durable task) is `task_id`.
 #[test]
 fn a_word_that_changed_meaning_is_read_by_the_call_it_is_in() {
-    let aliases = [InputAlias::rename("task_id", "job_id").unless_given("job_id"), InputAlias::rename("task", "task_id")];
+    let aliases =
+        [InputAlias::rename("task_id", "job_id").unless_given("job_id"), InputAlias::rename("task", "task_id")];
     assert_eq!(
         run(&aliases, json!({"task_id": "task-1", "task": "task-3"})).unwrap(),
         json!({"job_id": "task-1", "task_id": "task-3"})

@@ -77,7 +77,8 @@ impl Tool for RlmConfigure {
         // Check everything before changing anything: a bad field changes nothing.
         let limit = in_range("output_limit_chars", input.output_limit_chars, 100, MAX_OUTPUT_LIMIT)?;
         let eval = in_range("eval_timeout_ms", input.eval_timeout_ms, 1000, MAX_EVAL_TIMEOUT_SECS * 1000)?;
-        let sub = in_range("sub_query_timeout_ms", input.sub_query_timeout_ms, 1000, MAX_SUB_QUERY_TIMEOUT_SECS * 1000)?;
+        let sub =
+            in_range("sub_query_timeout_ms", input.sub_query_timeout_ms, 1000, MAX_SUB_QUERY_TIMEOUT_SECS * 1000)?;
         let depth = in_range("max_depth", input.max_depth, 0, MAX_DEPTH)?;
         if let Some(m) = &input.child_model
             && (m.trim().is_empty() || m.len() > 200)

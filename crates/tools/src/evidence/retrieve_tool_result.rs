@@ -165,7 +165,11 @@ fn count(given: Option<usize>, default: usize, max: usize, field: &str) -> Resul
 }
 
 /// `limit` lines from the 1-based `offset` → 0-based half-open, clamped at the end.
-pub(crate) fn line_window(offset: Option<usize>, limit: Option<usize>, total: usize) -> Result<(usize, usize), ToolError> {
+pub(crate) fn line_window(
+    offset: Option<usize>,
+    limit: Option<usize>,
+    total: usize,
+) -> Result<(usize, usize), ToolError> {
     let Some(offset) = offset else {
         return Err(ToolError::model("this needs `offset` (first line, 1-based) and optionally `limit` (lines)"));
     };

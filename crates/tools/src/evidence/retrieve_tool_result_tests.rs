@@ -117,7 +117,9 @@ async fn bad_input_is_explained() {
         call(json!({"handle": "out_1", "mode": "lines", "offset": 3001})).await.contains("past the end (3000 lines)")
     );
     assert!(call(json!({"handle": "out_1", "mode": "lines", "start": 9, "end": 3})).await.contains("before `start`"));
-    assert!(call(json!({"handle": "out_1", "mode": "lines", "offset": 1, "limit": 1001})).await.contains("at most 1000"));
+    assert!(
+        call(json!({"handle": "out_1", "mode": "lines", "offset": 1, "limit": 1001})).await.contains("at most 1000")
+    );
     assert!(call(json!({"handle": "out_1", "mode": "head", "limit": 0})).await.contains("minimum of 1"));
     assert!(call(json!({"handle": "out_1", "mode": "tail", "limit": 1001})).await.contains("between 1 and 1000"));
     // An old window and a new count that disagree.

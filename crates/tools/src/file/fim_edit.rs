@@ -171,9 +171,9 @@ fn marker_region(text: &str, marker: &str, shown: &str) -> Result<Region, ToolEr
     let starts: Vec<usize> = text.match_indices(marker).map(|(i, _)| i).collect();
     let line_of = |at: usize| text[..at].matches('\n').count() + 1;
     match starts.as_slice() {
-        [] => Err(ToolError::model(format!(
-            "`marker` was not found in `{shown}`; quote it exactly, or use offset/limit"
-        ))),
+        [] => {
+            Err(ToolError::model(format!("`marker` was not found in `{shown}`; quote it exactly, or use offset/limit")))
+        }
         [at] => {
             Ok(Region { start: *at, end: at + marker.len(), line: line_of(*at), ends_line: marker.ends_with('\n') })
         }

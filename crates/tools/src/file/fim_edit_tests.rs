@@ -121,7 +121,10 @@ async fn bad_regions_are_explained_and_nothing_is_asked() {
         (json!({"path": "a.txt", "offset": 0, "limit": 1}), "`offset`: 0 is less than the minimum of 1"),
         (json!({"path": "a.txt", "offset": 2}), "both"),
         (json!({"path": "a.txt", "start_line": 3, "end_line": 2}), "`end_line` 2 is before `start_line` 3"),
-        (json!({"path": "a.txt", "start_line": 1, "end_line": 2, "limit": 1}), "`end_line` is the former name of `limit`"),
+        (
+            json!({"path": "a.txt", "start_line": 1, "end_line": 2, "limit": 1}),
+            "`end_line` is the former name of `limit`",
+        ),
         (json!({"path": "a.txt"}), "say where to fill"),
         (json!({"path": "a.txt", "marker": "one", "offset": 1, "limit": 1}), "not both"),
         (json!({"path": "a.txt", "marker": "one", "max_tokens": 100000}), "max_tokens"),

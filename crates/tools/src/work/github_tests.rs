@@ -510,7 +510,8 @@ async fn an_approved_close_sends_exactly_these_gh_arguments_and_audits_on_the_ta
     let yolo = s.ctx(Mode::Yolo);
     call(&yolo, "task_create", json!({"prompt": "fix #12"})).await;
     let gate = json_of(
-        &call(&yolo, "task_gate_run", json!({"command": "echo 'test result: ok. 3 passed'", "task_id": "task-1"})).await,
+        &call(&yolo, "task_gate_run", json!({"command": "echo 'test result: ok. 3 passed'", "task_id": "task-1"}))
+            .await,
     );
     assert_eq!(gate["classification"], "passed");
     let gate = s.store().gate("gate-1").unwrap();
@@ -631,8 +632,9 @@ async fn closing_refuses_red_gates_foreign_evidence_and_the_wrong_kind() {
     json_of(&call(&yolo, "task_gate_run", json!({"command": "echo broken; exit 1", "task_id": "task-1"})).await);
     json_of(&call(&yolo, "task_gate_run", json!({"command": "echo fine", "task_id": "task-2"})).await);
     s.record("issue-view", &target_json("OPEN", "issues"), 0);
-    let close =
-        |evidence: Value| close_args(json!({"acceptance_criteria": ["fixed"], "evidence": evidence, "task_id": "task-1"}));
+    let close = |evidence: Value| {
+        close_args(json!({"acceptance_criteria": ["fixed"], "evidence": evidence, "task_id": "task-1"}))
+    };
     refused(
         &call(&yolo, "github_close_issue", close(json!(["gate-1"]))).await,
         "gate-1 (echo broken; exit 1) is failed",

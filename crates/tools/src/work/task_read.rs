@@ -38,7 +38,8 @@ impl Tool for TaskRead {
     const CAPABILITIES: Capabilities = Capabilities::NONE;
 
     // Before one vocabulary: the task was `id`, the count `events` (recorded calls say so).
-    const INPUT_ALIASES: &'static [InputAlias] = &[InputAlias::rename("id", "task_id"), InputAlias::rename("events", "limit")];
+    const INPUT_ALIASES: &'static [InputAlias] =
+        &[InputAlias::rename("id", "task_id"), InputAlias::rename("events", "limit")];
     fn description(&self) -> String {
         "Read a durable task: state, result, checklist, timeline, gate evidence, PR attempts, artifacts, transcript."
             .into()

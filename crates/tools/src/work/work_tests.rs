@@ -259,8 +259,12 @@ async fn every_artifact_task_read_lists_is_readable_by_handle_in_any_session() {
     let ctx = s.ctx(Mode::Yolo);
     call(&ctx, "task_create", json!({"prompt": "x"})).await;
     let gate = json_of(
-        &call(&ctx, "task_gate_run", json!({"command": "echo first; echo 'LAST LINE' >&2; exit 1", "task_id": "task-1"}))
-            .await,
+        &call(
+            &ctx,
+            "task_gate_run",
+            json!({"command": "echo first; echo 'LAST LINE' >&2; exit 1", "task_id": "task-1"}),
+        )
+        .await,
     );
     // A body kept by another tool, with no trailing newline.
     s.store().put_artifact(Some("task-1"), "body", "issue body", b"line one\nline two\nthe end").unwrap();
