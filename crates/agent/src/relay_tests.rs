@@ -46,7 +46,7 @@ fn session() -> Vec<Message> {
         result("5", "\ntest result: FAILED. 3 passed; 1 failed\nmore", false),
         assistant(&[("6", "run_tests", r#"{}"#)]),
         result("6", "test result: ok. 4 passed", false),
-        assistant(&[("7", "task_shell_wait", r#"{"task_id":"task-1"}"#)]),
+        assistant(&[("7", "task_shell_wait", r#"{"job_id":"task-1"}"#)]),
         result("7", "still running", false),
     ]
 }

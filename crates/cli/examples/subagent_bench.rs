@@ -78,7 +78,8 @@ async fn bench() -> anyhow::Result<()> {
         server.push_routed(&format!("BENCH-{i}:"), ScriptedTurn::text(ANSWER));
         let before = server.requests().len();
         let started = Instant::now();
-        let opened = ctx.call("agent_open", json!({"prompt": format!("BENCH-{i}: go"), "type": "explore"})).await?;
+        let opened =
+            ctx.call("agent_open", json!({"prompt": format!("BENCH-{i}: go"), "agent_type": "explore"})).await?;
         anyhow::ensure!(!opened.is_error, "{}", opened.content_text());
         while server.requests().len() == before {
             tokio::task::yield_now().await;

@@ -238,9 +238,9 @@ fn remembered_jobs(ctx: &ToolContext, live: &[Arc<Job>]) -> Vec<(String, String)
     let mut stale = Vec::new();
     for (_, args, result, _) in transcript.calls() {
         let Some(meta) = result.map(|r| &r.metadata) else { continue };
-        let (Some(id), Some(true)) =
-            (meta.get("task_id").and_then(|v| v.as_str()), meta.get("background").and_then(|v| v.as_bool()))
-        else {
+        // `task_id` in sessions recorded before one vocabulary named the job.
+        let id = meta.get("job_id").or_else(|| meta.get("task_id")).and_then(|v| v.as_str());
+        let (Some(id), Some(true)) = (id, meta.get("background").and_then(|v| v.as_bool())) else {
             continue;
         };
         let pid = meta.get("pid").and_then(|v| v.as_i64());

@@ -33,3 +33,4 @@ mod surface;
 mod tasks;
 mod transcripts;
 mod tui_terminal;
+mod vocabulary;

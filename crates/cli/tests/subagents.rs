@@ -143,17 +143,22 @@ async fn role_limits_are_enforced_and_bad_types_are_typed_errors() {
     let env = Env::new();
     let server = ScriptedServer::start().await.unwrap();
     server.script([
-        ScriptedTurn::tool_call("p1", "agent_open", r#"{"prompt":"CHILD-W: write x.txt","type":"explore","name":"w"}"#)
-            .and_call("p2", "agent_open", r#"{"prompt":"CHILD-R: review","type":"reviewer","name":"r"}"#),
+        ScriptedTurn::tool_call(
+            "p1",
+            "agent_open",
+            r#"{"prompt":"CHILD-W: write x.txt","agent_type":"explore","name":"w"}"#,
+        )
+        // `type`: the word before one vocabulary, which recorded calls still use.
+        .and_call("p2", "agent_open", r#"{"prompt":"CHILD-R: review","type":"reviewer","name":"r"}"#),
         ScriptedTurn::tool_call("p3", "agent_eval", r#"{"name":"w","block":true,"timeout_ms":30000}"#).and_call(
             "p4",
             "agent_eval",
             r#"{"name":"r","block":true,"timeout_ms":30000}"#,
         ),
-        ScriptedTurn::tool_call("p5", "agent_open", r#"{"prompt":"anything","type":"custom"}"#).and_call(
+        ScriptedTurn::tool_call("p5", "agent_open", r#"{"prompt":"anything","agent_type":"custom"}"#).and_call(
             "p6",
             "agent_open",
-            r#"{"prompt":"anything","type":"wizard"}"#,
+            r#"{"prompt":"anything","agent_type":"wizard"}"#,
         ),
         ScriptedTurn::text("done"),
     ]);
@@ -188,7 +193,7 @@ async fn a_child_never_gets_a_looser_mode_than_its_parent() {
     let env = Env::new();
     let server = ScriptedServer::start().await.unwrap();
     server.script([
-        ScriptedTurn::tool_call("p1", "agent_open", r#"{"prompt":"CHILD-P: write it","type":"implementer"}"#),
+        ScriptedTurn::tool_call("p1", "agent_open", r#"{"prompt":"CHILD-P: write it","agent_type":"implementer"}"#),
         ScriptedTurn::tool_call("p2", "agent_eval", r#"{"agent_id":"agent-1","block":true,"timeout_ms":30000}"#),
         ScriptedTurn::text("done"),
     ]);

@@ -226,7 +226,7 @@ async fn tool_agent_is_gated_to_deepseek_v4_yet_dispatchable_by_all() {
     let c = e.context(Workspace::new(dir.path()).unwrap(), who("deepseek-chat"));
     let r = c.call("tool_agent", json!({"prompt": "list the files"})).await.unwrap();
     assert!(r.is_error && r.content_text().contains("model provider"), "{}", r.content_text());
-    let r = c.call("agent_open", json!({"prompt": "look around", "type": "explore"})).await.unwrap();
+    let r = c.call("agent_open", json!({"prompt": "look around", "agent_type": "explore"})).await.unwrap();
     assert!(
         r.content_text().contains("[model]") && r.content_text().contains("DEEPSEEK_API_KEY"),
         "{}",

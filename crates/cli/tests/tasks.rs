@@ -101,7 +101,7 @@ async fn a_queued_task_runs_to_completion_with_its_gate_evidence() {
     let transcript = tasks[0]["transcript"].as_str().unwrap();
     assert!(std::path::Path::new(transcript).is_file(), "transcript {transcript}");
 
-    let read = env.call("task_read", "agent", json!({"id": "task-1"})).await;
+    let read = env.call("task_read", "agent", json!({"task_id": "task-1"})).await;
     // JSON results come back as JSON content, text results as a string.
     let view = match &read["content"] {
         Value::String(text) => serde_json::from_str(text).unwrap(),
@@ -138,7 +138,7 @@ async fn cancel_stops_a_running_task_and_a_killed_pool_leaves_it_interrupted() {
         env.command().args(["tasks", "run", "--once", "--base-url", server.base_url().as_str()]).spawn().unwrap();
     wait_for_state(&env, "task-1", "running").await;
     tokio::time::sleep(Duration::from_millis(500)).await;
-    let cancelled = env.call("task_cancel", "yolo", json!({"id": "task-1"})).await;
+    let cancelled = env.call("task_cancel", "yolo", json!({"task_id": "task-1"})).await;
     assert!(text_of(&cancelled).contains("asked to stop"), "{cancelled}");
     let out = tokio::time::timeout(Duration::from_secs(60), pool.wait_with_output()).await.unwrap().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
@@ -294,7 +294,7 @@ async fn an_agent_mode_task_builds_tests_and_commits_unattended() {
     }
     let log = std::process::Command::new("git").args(["log", "--format=%s"]).current_dir(ws).output().unwrap();
     assert_eq!(String::from_utf8_lossy(&log.stdout).trim(), "new app");
-    let read = env.call("task_read", "agent", json!({"id": "task-1"})).await;
+    let read = env.call("task_read", "agent", json!({"task_id": "task-1"})).await;
     let view: Value = match &read["content"] {
         Value::String(text) => serde_json::from_str(text).unwrap(),
         other => other.clone(),

@@ -165,7 +165,7 @@ async fn record_examples() {
             ctx.session.advance_turn();
             let result = ctx.call(tool, args).await.unwrap();
             assert!(!result.is_error, "{tool}: {}", result.content_text());
-            if let Some(id) = result.metadata.get("task_id").and_then(Value::as_str) {
+            if let Some(id) = result.metadata.get("job_id").and_then(Value::as_str) {
                 task = id.to_string();
             }
         }

@@ -1,6 +1,7 @@
 //! Dispatch: every call, by any name it was ever known by, goes through here.
-//! Name → canonical handler, arguments checked against the schema, the mode's
-//! permission applied, and deprecation notices merged into result metadata.
+//! Name → canonical handler, old argument names rewritten, arguments checked
+//! against the schema, the mode's permission applied, and deprecation notices
+//! merged into result metadata.
 
 use serde_json::{Map, Value, json};
 
@@ -87,6 +88,12 @@ impl Engine {
             for (k, v) in &entry.set_args {
                 map.insert(k.clone(), v.clone());
             }
+        }
+        // Old argument names of recorded calls, before the schema (which refuses them) sees the call.
+        if let Value::Object(map) = &mut args
+            && let Err(message) = crate::input_alias::apply(canonical, tool.handler.input_aliases(), map)
+        {
+            return Ok(ToolResult::error(message));
         }
         if let Err(message) = tool.validator.check(canonical, &args) {
             return Ok(ToolResult::error(message));

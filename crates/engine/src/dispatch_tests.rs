@@ -121,3 +121,54 @@ async fn a_directly_exposed_servers_tool_gets_arguments_its_schema_refuses() {
     assert!(text.contains("invalid arguments for checklist_write"), "{text}");
     assert!(!text.contains("invalid arguments for echo"), "quiver checked a direct server's arguments: {text}");
 }
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct WordsInput {
+    text: String,
+}
+
+/// A tool whose argument was once called `words`.
+struct Renamed;
+
+impl Tool for Renamed {
+    type Input = WordsInput;
+    const NAME: &'static str = "renamed";
+    const DOMAIN: Domain = Domain::File;
+    const RISK: Risk = Risk::Read;
+    const CAPABILITIES: Capabilities = Capabilities::NONE;
+    const INPUT_ALIASES: &'static [crate::InputAlias] = &[crate::InputAlias::rename("words", "text")];
+
+    fn description(&self) -> String {
+        "test tool".into()
+    }
+
+    async fn run(&self, input: WordsInput, _ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        Ok(ToolOutput::text(input.text))
+    }
+}
+
+#[tokio::test]
+async fn an_old_argument_name_dispatches_though_the_schema_never_shows_it() {
+    let mut registry = Registry::new();
+    registry.register(Renamed).unwrap();
+    let engine = Arc::new(Engine::new(registry, Manifest::builtin().unwrap()));
+    let schema = engine.registry().get("renamed").unwrap().spec.input_schema.to_string();
+    assert!(!schema.contains("words") && schema.contains("\"additionalProperties\":false"), "{schema}");
+    let dir = tempfile::tempdir().unwrap();
+    let ctx = engine.context(crate::Workspace::new(dir.path()).unwrap(), audience(Mode::Agent));
+
+    let old = engine.dispatch("renamed", json!({"words": "hi"}), &ctx).await.unwrap();
+    assert!(!old.is_error, "{old:?}");
+    assert_eq!(old.content_text(), "hi");
+    let both = engine.dispatch("renamed", json!({"words": "hi", "text": "hi"}), &ctx).await.unwrap();
+    assert!(!both.is_error, "{both:?}");
+    // Dispatch rewrites what the schema would refuse: never the relayed fast path.
+    assert!(engine.passes_unchanged("renamed", Some(r#"{"words": "hi"}"#), &ctx.audience, &ctx.session).is_none());
+
+    let clash = engine.dispatch("renamed", json!({"words": "hi", "text": "ho"}), &ctx).await.unwrap();
+    assert!(clash.is_error);
+    let message = clash.content_text();
+    assert!(message.contains("`words` is the former name of `text`"), "{message}");
+    assert!(message.contains("\"hi\"") && message.contains("\"ho\""), "{message}");
+}

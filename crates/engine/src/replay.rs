@@ -22,6 +22,18 @@ use crate::workspace::Workspace;
 const VOLATILE_KEYS: &[&str] =
     &["duration_ms", "elapsed_ms", "started_at", "finished_at", "timestamp", "mtime", "modified", "pid"];
 
+/// Words results used for arguments before one vocabulary (see
+/// `input_alias.rs`), read as today's on both sides. A result recorded then
+/// says "poll it with exec_shell_wait {"task_id": ...}" where one now says
+/// `job_id`: the tool did the same thing, only the word changed. (Both sides
+/// are rewritten, so `task_id` and `job_id` are one word to a comparison.)
+const FORMER_WORDS: &[(&str, &str)] = &[
+    ("task_id", "job_id"),
+    ("max_results", "limit"),
+    ("max_entries", "limit"),
+    ("continue with start=", "continue with offset="),
+];
+
 #[derive(Debug, Clone, PartialEq)]
 pub enum Verdict {
     Identical,
@@ -132,7 +144,7 @@ fn normalize_inner(value: &Value, roots: &[&str], tmp: &str) -> Value {
                     } else {
                         normalize_inner(v, roots, tmp)
                     };
-                    (k.clone(), v)
+                    (current_words(k), v)
                 })
                 .collect(),
         ),
@@ -150,8 +162,31 @@ fn duration_pattern() -> &'static regex::Regex {
     PATTERN.get_or_init(|| regex::Regex::new(r"\b\d+(?:\.\d+)? ?(?:ms|s)\b").expect("valid duration pattern"))
 }
 
+/// `text` with each of [`FORMER_WORDS`] (as a whole word) in today's word.
+fn current_words(text: &str) -> String {
+    static PATTERN: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    // Built from constant words, exercised by the unit test below: it cannot fail at run time.
+    #[allow(clippy::expect_used)]
+    let pattern = PATTERN.get_or_init(|| {
+        let words: Vec<String> = FORMER_WORDS
+            .iter()
+            .map(|(old, _)| {
+                let tail = if old.ends_with(|c: char| c.is_alphanumeric() || c == '_') { r"\b" } else { "" };
+                format!(r"\b{}{tail}", regex::escape(old))
+            })
+            .collect();
+        regex::Regex::new(&words.join("|")).expect("valid former-word pattern")
+    });
+    pattern
+        .replace_all(text, |found: &regex::Captures<'_>| {
+            let old = &found[0];
+            FORMER_WORDS.iter().find(|(former, _)| *former == old).map_or(old, |(_, new)| *new).to_string()
+        })
+        .into_owned()
+}
+
 fn normalize_text(s: &str, roots: &[&str], tmp: &str) -> String {
-    let mut out = duration_pattern().replace_all(s, "<duration>").into_owned();
+    let mut out = current_words(&duration_pattern().replace_all(s, "<duration>"));
     for root in roots {
         out = out.replace(root, "<workspace>");
     }
@@ -229,5 +264,22 @@ mod tests {
         assert_eq!(timed, json!("[task-1 exited with code 0 after <duration>] took <duration>"));
         assert_eq!(n["metadata"]["duration_ms"], "<volatile>");
         assert_eq!(n["metadata"]["exit_code"], 0);
+    }
+
+    /// A background start recorded before one vocabulary and the same start now.
+    #[test]
+    fn normalization_reads_former_argument_words_as_todays() {
+        let recorded = json!({
+            "content": "Started task-1 in the background\nPoll its output with exec_shell_wait {\"task_id\": \"task-1\"}",
+            "metadata": {"task_id": "task-1", "note": "raise max_results"}
+        });
+        let now = json!({
+            "content": "Started task-1 in the background\nPoll its output with exec_shell_wait {\"job_id\": \"task-1\"}",
+            "metadata": {"job_id": "task-1", "note": "raise limit"}
+        });
+        assert_eq!(normalize(&recorded, &[]), normalize(&now, &[]));
+        // Whole words only: a longer word that begins with one is left alone.
+        assert_eq!(normalize(&json!("task_ids max_results_x"), &[]), json!("task_ids max_results_x"));
+        assert_ne!(normalize(&json!("task-1 exited"), &[]), normalize(&json!("task-2 exited"), &[]));
     }
 }

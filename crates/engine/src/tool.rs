@@ -15,6 +15,7 @@ use serde_json::Value;
 
 use crate::context::ToolContext;
 use crate::domain::Domain;
+use crate::input_alias::InputAlias;
 use crate::result::{ToolError, ToolOutput};
 use crate::spec::{Capabilities, Risk, ToolSource, ToolSpec};
 
@@ -32,6 +33,10 @@ pub trait Tool: Send + Sync + 'static {
     /// that runs commands, writes files, reaches the network or persists state
     /// must say so here.
     const CAPABILITIES: Capabilities;
+    /// Argument names this tool answered to before the current ones, applied
+    /// by dispatch before the schema check so recorded calls still run; never
+    /// in the schema (see `input_alias.rs`).
+    const INPUT_ALIASES: &'static [InputAlias] = &[];
 
     fn description(&self) -> String;
 
@@ -43,6 +48,11 @@ pub trait DynTool: Send + Sync {
     fn spec(&self) -> ToolSpec;
     /// Run with arguments already validated against `spec().input_schema`.
     fn call<'a>(&'a self, args: Value, ctx: &'a ToolContext) -> ToolFuture<'a>;
+    /// Old argument names, rewritten before `call` (MCP tools have none: a
+    /// server's arguments are its own).
+    fn input_aliases(&self) -> &'static [InputAlias] {
+        &[]
+    }
 }
 
 impl<T: Tool> DynTool for T {
@@ -65,6 +75,10 @@ impl<T: Tool> DynTool for T {
                 .map_err(|e| ToolError::model(format!("invalid arguments for {}: {e}", T::NAME)))?;
             self.run(input, ctx).await
         })
+    }
+
+    fn input_aliases(&self) -> &'static [InputAlias] {
+        T::INPUT_ALIASES
     }
 }
 

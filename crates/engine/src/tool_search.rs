@@ -12,6 +12,7 @@ use crate::canonical;
 use crate::capabilities::Capabilities;
 use crate::context::ToolContext;
 use crate::domain::{Domain, DomainFilter};
+use crate::input_alias::InputAlias;
 use crate::names;
 use crate::result::{ToolError, ToolOutput};
 use crate::spec::{Risk, ToolSpec};
@@ -29,7 +30,7 @@ pub enum SearchMode {
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[serde(deny_unknown_fields)]
 pub struct ToolSearchInput {
     /// What you need to do, in words; or `select:name1,name2` to load exact tools.
     pub query: String,
@@ -67,6 +68,8 @@ impl Tool for ToolSearch {
     const DOMAIN: Domain = Domain::Meta;
     const RISK: Risk = Risk::Read;
     const CAPABILITIES: Capabilities = Capabilities::NONE;
+    // Every other tool input is snake_case; this one was `includeLoaded`, as recorded calls say.
+    const INPUT_ALIASES: &'static [InputAlias] = &[InputAlias::rename("includeLoaded", "include_loaded")];
 
     fn description(&self) -> String {
         "Find and load more tools (file, git, shell jobs, web, memory, MCP servers, ...). \

@@ -139,7 +139,7 @@ impl ChildModel {
         match tokio::time::timeout(timeout, provider.complete(&request, &mut sink)).await {
             Ok(Ok(response)) => Ok((response.text.clone(), ChildUsage::of(response.reported_usage()))),
             Ok(Err(e)) => Err(e.to_string()),
-            Err(_) => Err(format!("timed out after {}s (the session's sub_query_timeout_secs)", timeout.as_secs())),
+            Err(_) => Err(format!("timed out after {}s (the session's sub_query_timeout_ms)", timeout.as_secs())),
         }
     }
 
@@ -161,7 +161,7 @@ impl ChildModel {
             Ok(Err(e)) => ChildAnswer { result: Err(e.to_string()), usage: ChildUsage::default() },
             Err(_) => ChildAnswer {
                 result: Err(format!(
-                    "timed out after {}s (the session's sub_query_timeout_secs; raise it with rlm_configure)",
+                    "timed out after {}s (the session's sub_query_timeout_ms; raise it with rlm_configure)",
                     timeout.as_secs()
                 )),
                 usage: ChildUsage::default(),

@@ -62,10 +62,10 @@ impl RlmConfig {
 
     pub fn to_json(&self) -> Value {
         json!({
-            "eval_timeout_secs": self.eval_timeout.as_secs(),
+            "eval_timeout_ms": u64::try_from(self.eval_timeout.as_millis()).unwrap_or(u64::MAX),
             "output_limit_chars": self.output_limit,
             "output_feedback": self.feedback.as_str(),
-            "sub_query_timeout_secs": self.sub_query_timeout.as_secs(),
+            "sub_query_timeout_ms": u64::try_from(self.sub_query_timeout.as_millis()).unwrap_or(u64::MAX),
             "max_depth": self.max_depth,
             "shared": self.shared,
             "child_model": self.child_model,

@@ -126,7 +126,7 @@ async fn the_configured_timeout_cuts_a_slow_child_query_whatever_the_call_asked(
         return;
     }
     let (server, h) = setup().await;
-    h.ok("rlm_configure", json!({"name": "s", "sub_query_timeout_secs": 1})).await;
+    h.ok("rlm_configure", json!({"name": "s", "sub_query_timeout_ms": 1000})).await;
     server.push(ScriptedTurn::text("late").with_delay(Duration::from_secs(6)));
     let started = Instant::now();
     let out = h
@@ -137,7 +137,7 @@ async fn the_configured_timeout_cuts_a_slow_child_query_whatever_the_call_asked(
         .await;
     assert!(started.elapsed() < Duration::from_secs(4), "{:?}", started.elapsed());
     let stdout = out["stdout"].as_str().unwrap();
-    assert!(stdout.contains("timed out after 1s") && stdout.contains("sub_query_timeout_secs"), "{stdout}");
+    assert!(stdout.contains("timed out after 1s") && stdout.contains("sub_query_timeout_ms"), "{stdout}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -81,7 +81,7 @@ async fn five_megabyte_file_counted_and_finalized_dict_projected_with_handle_rea
     let out = h.eval_ok("log", "finalize('line one\\nline two')").await;
     let handle = out["final"]["var_handle"].as_str().unwrap();
     assert_eq!(out["final"]["type"], "string");
-    let read = h.call("handle_read", json!({"handle": handle, "op": "range", "start": 2, "end": 2})).await;
+    let read = h.call("handle_read", json!({"handle": handle, "op": "range", "offset": 2, "limit": 1})).await;
     assert!(read.content_text().contains("line two"), "{}", read.content_text());
 }
 
@@ -109,14 +109,14 @@ async fn output_over_the_limit_is_cut_and_kept_whole_behind_a_handle() {
     assert_eq!(out["stdout_handle"]["count"], 3);
 
     // Bad settings change nothing and say what is wrong.
-    let r = h.err("rlm_configure", json!({"name": "s", "output_limit_chars": 5, "eval_timeout_secs": 3})).await;
+    let r = h.err("rlm_configure", json!({"name": "s", "output_limit_chars": 5, "eval_timeout_ms": 3000})).await;
     assert!(
         r.content_text().contains("`output_limit_chars` must be between 100 and 100000, got 5"),
         "{}",
         r.content_text()
     );
     let settings = h.ok("rlm_configure", json!({"name": "s"})).await;
-    assert_eq!(settings["eval_timeout_secs"], 60);
+    assert_eq!(settings["eval_timeout_ms"], 60000);
     assert_eq!(settings["output_limit_chars"], 100);
 }
 
@@ -127,6 +127,7 @@ async fn a_runaway_loop_is_stopped_at_the_wall_time_limit_and_the_session_goes_o
     }
     let h = plain();
     open_content(&h, "s", "x").await;
+    // In seconds, as before one vocabulary: recorded calls still set the limit.
     h.ok("rlm_configure", json!({"name": "s", "eval_timeout_secs": 1})).await;
     h.eval_ok("s", "kept = 41").await;
 

@@ -171,16 +171,16 @@ async fn a_setsid_child_is_gone_after_cancel() {
     let h = Harness::with_mode(Mode::Yolo);
     let r = h.call("exec_shell", json!({"command": "setsid sleep 300 & echo $!; sleep 301", "background": true})).await;
     assert!(!r.is_error, "{}", r.content_text());
-    let id = r.metadata["task_id"].clone();
+    let id = r.metadata["job_id"].clone();
     let mut pid = None;
     let start = Instant::now();
     while pid.is_none() && start.elapsed() < Duration::from_secs(30) {
-        let out = h.call("exec_shell_wait", json!({"task_id": id, "timeout_ms": 1000})).await;
+        let out = h.call("exec_shell_wait", json!({"job_id": id, "timeout_ms": 1000})).await;
         pid = out.content_text().lines().find_map(|l| l.trim().parse::<i32>().ok());
     }
     let pid = pid.expect("the daemon's pid");
     assert!(alive(pid));
-    let c = h.call("exec_shell_cancel", json!({"task_id": id})).await;
+    let c = h.call("exec_shell_cancel", json!({"job_id": id})).await;
     assert!(!c.is_error, "{}", c.content_text());
     // The kill is synchronous (cgroup.kill or a /proc walk until none is left).
     assert!(!alive(pid), "setsid child {pid} survived cancel");

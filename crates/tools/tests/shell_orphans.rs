@@ -55,11 +55,11 @@ async fn wait_gone_async(pids: &[i32]) -> Vec<i32> {
 async fn start_and_read_pids(ctx: &ToolContext, command: &str, expect: usize) -> Vec<i32> {
     let r = ctx.call("exec_shell", json!({"command": command, "background": true})).await.unwrap();
     assert!(!r.is_error, "{}", r.content_text());
-    let id = r.metadata["task_id"].clone();
+    let id = r.metadata["job_id"].clone();
     let mut pids = Vec::new();
     let start = Instant::now();
     while pids.len() < expect && start.elapsed() < PATIENCE {
-        let out = ctx.call("exec_shell_wait", json!({"task_id": id, "timeout_ms": 1000})).await.unwrap();
+        let out = ctx.call("exec_shell_wait", json!({"job_id": id, "timeout_ms": 1000})).await.unwrap();
         pids.extend(out.content_text().lines().filter_map(|l| l.trim().parse::<i32>().ok()));
     }
     assert_eq!(pids.len(), expect, "pids printed by `{command}`");
@@ -75,12 +75,12 @@ async fn dropping_the_session_kills_every_job() {
     // A tty job: an interactive shell puts its jobs in process groups of their own.
     let r =
         ctx.call("exec_shell", json!({"command": "bash --norc -i", "background": true, "tty": true})).await.unwrap();
-    let tty_id = r.metadata["task_id"].clone();
+    let tty_id = r.metadata["job_id"].clone();
     pids.push(r.metadata["pid"].as_i64().unwrap() as i32);
     let r = ctx
         .call(
             "exec_shell_interact",
-            json!({"task_id": tty_id, "input": "sleep 303 & echo job=$((0 + $!))\n", "timeout_ms": 2000}),
+            json!({"job_id": tty_id, "input": "sleep 303 & echo job=$((0 + $!))\n", "timeout_ms": 2000}),
         )
         .await
         .unwrap();
@@ -92,7 +92,7 @@ async fn dropping_the_session_kills_every_job() {
             break;
         }
         seen.push_str(
-            &ctx.call("exec_shell_wait", json!({"task_id": tty_id, "timeout_ms": 500})).await.unwrap().content_text(),
+            &ctx.call("exec_shell_wait", json!({"job_id": tty_id, "timeout_ms": 500})).await.unwrap().content_text(),
         );
     }
     pids.push(parse(&seen).unwrap_or_else(|| panic!("no job pid in {seen}")));
@@ -211,13 +211,13 @@ fn orphan_host() {
         }
         let r =
             ctx.call("exec_shell", json!({"command": "echo $$; exec sleep 300", "background": true})).await.unwrap();
-        let id: Value = r.metadata["task_id"].clone();
+        let id: Value = r.metadata["job_id"].clone();
         // The first line of output is the shell's pid, whenever it comes.
         let mut out = String::new();
         let start = Instant::now();
         while !out.contains('\n') {
             assert!(start.elapsed() < PATIENCE, "the job printed no pid: {out}");
-            let wait = ctx.call("exec_shell_wait", json!({"task_id": id, "timeout_ms": 1000})).await.unwrap();
+            let wait = ctx.call("exec_shell_wait", json!({"job_id": id, "timeout_ms": 1000})).await.unwrap();
             out.push_str(&wait.content_text());
         }
         println!("JOB_PID={}", out.lines().next().unwrap().trim());

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use quiver_engine::{Capabilities, Domain, Risk, Tool, ToolContext, ToolError, ToolOutput};
+use quiver_engine::{Capabilities, Domain, InputAlias, Risk, Tool, ToolContext, ToolError, ToolOutput, Unit};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
@@ -26,12 +26,12 @@ pub struct RlmConfigureInput {
     /// Characters of output shown inline (100-100000).
     #[serde(default)]
     pub output_limit_chars: Option<usize>,
-    /// Wall-time limit of one rlm_eval (1-600).
+    /// Wall-time limit of one rlm_eval in ms (1000-600000).
     #[serde(default)]
-    pub eval_timeout_secs: Option<u64>,
-    /// Timeout of each child query; governs every sub_query* call (1-900).
+    pub eval_timeout_ms: Option<u64>,
+    /// Timeout of each child query in ms; governs every sub_query* call (1000-900000).
     #[serde(default)]
-    pub sub_query_timeout_secs: Option<u64>,
+    pub sub_query_timeout_ms: Option<u64>,
     /// How deep sub_rlm may nest (0-3).
     #[serde(default)]
     pub max_depth: Option<u32>,
@@ -63,16 +63,22 @@ impl Tool for RlmConfigure {
     const DOMAIN: Domain = Domain::Subagent;
     const RISK: Risk = Risk::Read;
     const CAPABILITIES: Capabilities = Capabilities::NONE;
+    // Before one vocabulary these timeouts were in seconds, as recorded calls say.
+    const INPUT_ALIASES: &'static [InputAlias] = &[
+        InputAlias::converted("eval_timeout_secs", "eval_timeout_ms", Unit::SecondsToMs),
+        InputAlias::converted("sub_query_timeout_secs", "sub_query_timeout_ms", Unit::SecondsToMs),
+    ];
 
     fn description(&self) -> String {
-        "Set an RLM session's output feedback and limit, eval and child-query timeouts (sub_query_timeout_secs), sub_rlm depth, child model and sharing; returns the settings.".into()
+        "Set an RLM session's output feedback and limit, eval and child-query timeouts (sub_query_timeout_ms), sub_rlm depth, child model and sharing; returns the settings.".into()
     }
 
     async fn run(&self, input: RlmConfigureInput, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         // Check everything before changing anything: a bad field changes nothing.
         let limit = in_range("output_limit_chars", input.output_limit_chars, 100, MAX_OUTPUT_LIMIT)?;
-        let eval = in_range("eval_timeout_secs", input.eval_timeout_secs, 1, MAX_EVAL_TIMEOUT_SECS)?;
-        let sub = in_range("sub_query_timeout_secs", input.sub_query_timeout_secs, 1, MAX_SUB_QUERY_TIMEOUT_SECS)?;
+        let eval = in_range("eval_timeout_ms", input.eval_timeout_ms, 1000, MAX_EVAL_TIMEOUT_SECS * 1000)?;
+        let sub =
+            in_range("sub_query_timeout_ms", input.sub_query_timeout_ms, 1000, MAX_SUB_QUERY_TIMEOUT_SECS * 1000)?;
         let depth = in_range("max_depth", input.max_depth, 0, MAX_DEPTH)?;
         if let Some(m) = &input.child_model
             && (m.trim().is_empty() || m.len() > 200)
@@ -94,10 +100,10 @@ impl Tool for RlmConfigure {
             c.output_limit = v;
         }
         if let Some(v) = eval {
-            c.eval_timeout = Duration::from_secs(v);
+            c.eval_timeout = Duration::from_millis(v);
         }
         if let Some(v) = sub {
-            c.sub_query_timeout = Duration::from_secs(v);
+            c.sub_query_timeout = Duration::from_millis(v);
         }
         if let Some(v) = depth {
             c.max_depth = v;

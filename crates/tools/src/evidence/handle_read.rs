@@ -7,9 +7,9 @@ use serde_json::{Map, Value, json};
 use serde_json_path::JsonPath;
 
 use quiver_engine::spill::{SpillStore, VarHandles};
-use quiver_engine::{Capabilities, Domain, Risk, Tool, ToolContext, ToolError, ToolOutput};
+use quiver_engine::{Capabilities, Domain, InputAlias, Risk, Tool, ToolContext, ToolError, ToolOutput, Unit};
 
-use crate::evidence::retrieve_tool_result::{MAX_OUTPUT_BYTES, line_range, window};
+use crate::evidence::retrieve_tool_result::{MAX_OUTPUT_BYTES, line_window, window};
 
 const DEFAULT_ITEMS: i64 = 50;
 const DEFAULT_CHARS: i64 = 4000;
@@ -31,12 +31,21 @@ pub enum HandleOp {
 pub struct HandleReadInput {
     /// A var_handle, e.g. "var_1".
     pub handle: String,
-    /// slice: items/chars [start, end), 0-based, negative from the end; range: lines start..=end, 1-based; count: sizes; jsonpath: query `path`.
+    /// slice: items/chars [start, end), 0-based, negative from the end; range: `limit` lines from `offset` (1-based); count: sizes; jsonpath: query `path`.
     pub op: HandleOp,
+    // `start`/`end` stay for `slice`: a Python slice of items or characters
+    // (the REPL's own indexing, negative from the end), not a line window;
+    // `[0:-1]` has no offset/limit without the payload's length.
     #[serde(default)]
     pub start: Option<i64>,
     #[serde(default)]
     pub end: Option<i64>,
+    #[serde(default)]
+    #[schemars(range(min = 1))]
+    pub offset: Option<usize>,
+    #[serde(default)]
+    #[schemars(range(min = 1))]
+    pub limit: Option<usize>,
     /// jsonpath: a JSONPath such as "$.items[*].name".
     #[serde(default)]
     pub path: Option<String>,
@@ -48,6 +57,11 @@ impl Tool for HandleRead {
     const DOMAIN: Domain = Domain::Evidence;
     const RISK: Risk = Risk::Read;
     const CAPABILITIES: Capabilities = Capabilities::NEVER_SPILL;
+    // Before one vocabulary `range` took `start..=end` (1-based, inclusive), as recorded calls say.
+    const INPUT_ALIASES: &'static [InputAlias] = &[
+        InputAlias::rename("start", "offset").when("op", "range"),
+        InputAlias::converted("end", "limit", Unit::InclusiveEnd { start: "start" }).when("op", "range"),
+    ];
 
     fn description(&self) -> String {
         "Read part of a var_handle payload: slice of an array or string, a line range, counts, or a JSONPath query."
@@ -63,7 +77,7 @@ impl Tool for HandleRead {
         check_args(&input)?;
         let output = match input.op {
             HandleOp::Slice => slice(&payload, input.start, input.end)?,
-            HandleOp::Range => range(&payload, input.start, input.end)?,
+            HandleOp::Range => range(&payload, input.offset, input.limit)?,
             HandleOp::Count => ToolOutput::json(count(&payload)),
             HandleOp::Jsonpath => jsonpath(&payload, input.path.as_deref().unwrap_or(""))?,
         };
@@ -95,8 +109,11 @@ fn check_args(input: &HandleReadInput) -> Result<(), ToolError> {
     if input.path.is_some() && input.op != HandleOp::Jsonpath {
         return Err(ToolError::model(format!("`path` applies to op jsonpath only, not `{op}`")));
     }
-    if (input.start.is_some() || input.end.is_some()) && matches!(input.op, HandleOp::Count | HandleOp::Jsonpath) {
-        return Err(ToolError::model(format!("`start`/`end` apply to ops slice and range only, not `{op}`")));
+    if (input.start.is_some() || input.end.is_some()) && input.op != HandleOp::Slice {
+        return Err(ToolError::model(format!("`start`/`end` apply to op slice only, not `{op}`")));
+    }
+    if (input.offset.is_some() || input.limit.is_some()) && input.op != HandleOp::Range {
+        return Err(ToolError::model(format!("`offset`/`limit` apply to op range only, not `{op}`")));
     }
     Ok(())
 }
@@ -221,20 +238,13 @@ fn slice_output(mut body: Value, next: usize, to: usize) -> ToolOutput {
 }
 
 /// Lines of the payload as text (strings as they are, anything else pretty JSON).
-fn range(payload: &Value, start: Option<i64>, end: Option<i64>) -> Result<ToolOutput, ToolError> {
+fn range(payload: &Value, offset: Option<usize>, limit: Option<usize>) -> Result<ToolOutput, ToolError> {
     let text = match payload {
         Value::String(s) => s.clone(),
         other => serde_json::to_string_pretty(other).unwrap_or_else(|_| other.to_string()),
     };
     let lines: Vec<&str> = text.lines().collect();
-    let to_usize = |v: Option<i64>, field: &str| -> Result<Option<usize>, ToolError> {
-        v.map(|n| {
-            usize::try_from(n).map_err(|_| ToolError::model(format!("`{field}` is a 1-based line number for op range")))
-        })
-        .transpose()
-    };
-    let start = to_usize(start, "start")?.or(Some(1));
-    let (from, to) = line_range(start, to_usize(end, "end")?, lines.len())?;
+    let (from, to) = line_window(offset.or(Some(1)), limit, lines.len())?;
     Ok(window(&lines, from, to).with_meta("total_lines", lines.len()))
 }
 

@@ -65,10 +65,13 @@ async fn large_slices_are_bounded_with_a_continuation() {
 async fn ranges_count_lines_of_the_payload_as_text() {
     let h = Harness::new();
     let text = register(&h, json!("one\ntwo\nthree\nfour\n"));
-    let lines = h.ok("handle_read", json!({"handle": text, "op": "range", "start": 2, "end": 3})).await;
+    let lines = h.ok("handle_read", json!({"handle": text, "op": "range", "offset": 2, "limit": 2})).await;
     assert_eq!(lines, "     2\ttwo\n     3\tthree\n");
+    // The words before one vocabulary (1-based, inclusive end), as recorded calls say.
+    let old = h.ok("handle_read", json!({"handle": text, "op": "range", "start": 2, "end": 3})).await;
+    assert_eq!(old, lines);
     let obj = register(&h, sample());
-    let pretty = h.call("handle_read", json!({"handle": obj, "op": "range", "start": 1, "end": 3})).await;
+    let pretty = h.call("handle_read", json!({"handle": obj, "op": "range", "offset": 1, "limit": 3})).await;
     assert_eq!(pretty.content_text(), "     1\t{\n     2\t  \"items\": [\n     3\t    {\n");
     assert!(pretty.metadata["total_lines"].as_u64().unwrap() > 20);
 }
@@ -128,13 +131,14 @@ async fn bad_input_is_explained() {
     assert!(call(json!({"handle": obj, "op": "jsonpath"})).await.contains("needs `path`"));
     assert!(call(json!({"handle": plain, "op": "jsonpath", "path": "$.a"})).await.contains("not JSON"));
     assert!(call(json!({"handle": obj, "op": "count", "path": "$"})).await.contains("jsonpath only"));
-    assert!(call(json!({"handle": obj, "op": "count", "start": 1})).await.contains("slice and range only"));
+    assert!(call(json!({"handle": obj, "op": "count", "start": 1})).await.contains("slice only"));
+    assert!(call(json!({"handle": obj, "op": "slice", "limit": 1})).await.contains("range only"));
     assert!(call(json!({"handle": num, "op": "slice"})).await.contains("needs an array, object or string"));
     let list = register(&h, json!([1, 2, 3]));
     assert!(call(json!({"handle": list, "op": "slice", "start": 3})).await.contains("past the end (length 3)"));
     assert!(call(json!({"handle": list, "op": "slice", "start": 2, "end": 1})).await.contains("before `start`"));
-    assert!(call(json!({"handle": plain, "op": "range", "start": -1})).await.contains("1-based"));
-    assert!(call(json!({"handle": plain, "op": "range", "start": 5})).await.contains("past the end"));
+    assert!(call(json!({"handle": plain, "op": "range", "offset": 0})).await.contains("minimum of 1"));
+    assert!(call(json!({"handle": plain, "op": "range", "offset": 5})).await.contains("past the end"));
     let bad_op = call(json!({"handle": obj, "op": "peek"})).await;
     assert!(bad_op.contains("op"), "{bad_op}");
     let wrong_type = call(json!({"handle": obj, "op": "slice", "start": "2"})).await;

@@ -5,7 +5,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use quiver_engine::spill::{SpillRecord, SpillStore, summary_text};
-use quiver_engine::{Capabilities, Domain, Risk, Tool, ToolContext, ToolError, ToolOutput};
+use quiver_engine::{Capabilities, Domain, InputAlias, Risk, Tool, ToolContext, ToolError, ToolOutput, Unit};
 
 const DEFAULT_LINES: usize = 100;
 const MAX_LINES: usize = 1000;
@@ -33,20 +33,16 @@ pub enum RetrieveMode {
 pub struct RetrieveInput {
     /// Handle of a spilled output, e.g. "out_1".
     pub handle: String,
-    /// summary | head | tail | lines (start..end) | query (regex over lines).
+    /// summary | head | tail | lines (from offset) | query (regex over lines).
     pub mode: RetrieveMode,
-    /// head/tail: line count (default 100); query: max matches (default 50).
-    #[serde(default)]
-    #[schemars(range(min = 1))]
-    pub n: Option<usize>,
     /// lines: first line, 1-based.
     #[serde(default)]
     #[schemars(range(min = 1))]
-    pub start: Option<usize>,
-    /// lines: last line, inclusive (default start+99).
+    pub offset: Option<usize>,
+    /// head/tail/lines: line count (default 100); query: max matches (default 50).
     #[serde(default)]
     #[schemars(range(min = 1))]
-    pub end: Option<usize>,
+    pub limit: Option<usize>,
     /// query: regex matched against each line; (?i) for case-insensitive.
     #[serde(default)]
     pub query: Option<String>,
@@ -58,6 +54,13 @@ impl Tool for RetrieveToolResult {
     const DOMAIN: Domain = Domain::Evidence;
     const RISK: Risk = Risk::Read;
     const CAPABILITIES: Capabilities = Capabilities::NEVER_SPILL;
+    // Before one vocabulary: a count was `n`, a line window `start..=end`
+    // (1-based, inclusive), as recorded calls say.
+    const INPUT_ALIASES: &'static [InputAlias] = &[
+        InputAlias::rename("n", "limit"),
+        InputAlias::rename("start", "offset"),
+        InputAlias::converted("end", "limit", Unit::InclusiveEnd { start: "start" }),
+    ];
 
     fn description(&self) -> String {
         "Read a large tool output that was spilled to a file, by its handle (out_N): summary, head, tail, a line range, or a regex query with context.".into()
@@ -80,20 +83,20 @@ impl Tool for RetrieveToolResult {
         let output = match input.mode {
             RetrieveMode::Summary => ToolOutput::text(summary_text(&text, &record)),
             RetrieveMode::Head => {
-                let n = count(input.n, DEFAULT_LINES, MAX_LINES, "n")?;
+                let n = count(input.limit, DEFAULT_LINES, MAX_LINES, "limit")?;
                 window(&lines, 0, n.min(total))
             }
             RetrieveMode::Tail => {
-                let n = count(input.n, DEFAULT_LINES, MAX_LINES, "n")?;
+                let n = count(input.limit, DEFAULT_LINES, MAX_LINES, "limit")?;
                 window(&lines, total.saturating_sub(n), total)
             }
             RetrieveMode::Lines => {
-                let (from, to) = line_range(input.start, input.end, total)?;
+                let (from, to) = line_window(input.offset, input.limit, total)?;
                 window(&lines, from, to)
             }
             RetrieveMode::Query => {
                 let pattern = input.query.as_deref().unwrap_or("");
-                let n = count(input.n, DEFAULT_MATCHES, MAX_MATCHES, "n")?;
+                let n = count(input.limit, DEFAULT_MATCHES, MAX_MATCHES, "limit")?;
                 query(&lines, pattern, n)?
             }
         };
@@ -131,11 +134,11 @@ fn check_args(input: &RetrieveInput) -> Result<(), ToolError> {
         Err(ToolError::model(format!("`{field}` applies to mode {modes} only, not `{}`", mode_name(input.mode))))
     };
     let mode = input.mode;
-    if input.n.is_some() && !matches!(mode, RetrieveMode::Head | RetrieveMode::Tail | RetrieveMode::Query) {
-        return misplaced("n", "head, tail or query");
+    if input.limit.is_some() && mode == RetrieveMode::Summary {
+        return misplaced("limit", "head, tail, lines or query");
     }
-    if (input.start.is_some() || input.end.is_some()) && mode != RetrieveMode::Lines {
-        return misplaced(if input.start.is_some() { "start" } else { "end" }, "lines");
+    if input.offset.is_some() && mode != RetrieveMode::Lines {
+        return misplaced("offset", "lines");
     }
     if input.query.is_some() && mode != RetrieveMode::Query {
         return misplaced("query", "query");
@@ -161,27 +164,31 @@ fn count(given: Option<usize>, default: usize, max: usize, field: &str) -> Resul
     Ok(n)
 }
 
-/// 1-based inclusive `start..=end` → 0-based half-open, clamped at the end.
-pub(crate) fn line_range(start: Option<usize>, end: Option<usize>, total: usize) -> Result<(usize, usize), ToolError> {
-    let Some(start) = start else {
-        return Err(ToolError::model("mode `lines` needs `start` (1-based) and optionally `end`"));
+/// `limit` lines from the 1-based `offset` → 0-based half-open, clamped at the end.
+pub(crate) fn line_window(
+    offset: Option<usize>,
+    limit: Option<usize>,
+    total: usize,
+) -> Result<(usize, usize), ToolError> {
+    let Some(offset) = offset else {
+        return Err(ToolError::model("this needs `offset` (first line, 1-based) and optionally `limit` (lines)"));
     };
-    if start == 0 {
-        return Err(ToolError::model("`start` is 1-based; use 1 for the first line"));
+    if offset == 0 {
+        return Err(ToolError::model("`offset` is 1-based; use 1 for the first line"));
     }
-    if start > total {
-        return Err(ToolError::model(format!("`start` {start} is past the end ({total} lines)")));
+    if offset > total {
+        return Err(ToolError::model(format!("`offset` {offset} is past the end ({total} lines)")));
     }
-    let end = end.unwrap_or(start + DEFAULT_LINES - 1);
-    if end < start {
-        return Err(ToolError::model(format!("`end` {end} is before `start` {start}")));
+    let limit = limit.unwrap_or(DEFAULT_LINES);
+    if limit == 0 {
+        return Err(ToolError::model("`limit` must be at least 1"));
     }
     // Clamped first: asking past the end is fine, asking for too much at once is not.
-    let end = end.min(total);
-    if end - start + 1 > MAX_LINES {
-        return Err(ToolError::model(format!("at most {MAX_LINES} lines per call; narrow start..end")));
+    let to = (offset - 1).saturating_add(limit).min(total);
+    if to - (offset - 1) > MAX_LINES {
+        return Err(ToolError::model(format!("at most {MAX_LINES} lines per call; lower `limit`")));
     }
-    Ok((start - 1, end))
+    Ok((offset - 1, to))
 }
 
 fn numbered(out: &mut String, index: usize, sep: char, line: &str) {
@@ -207,7 +214,7 @@ pub(crate) fn window(lines: &[&str], from: usize, to: usize) -> ToolOutput {
     }
     if shown_to < to {
         out.push_str(&format!(
-            "… output bounded at {} KiB; continue with start={}\n",
+            "… output bounded at {} KiB; continue with offset={}\n",
             MAX_OUTPUT_BYTES / 1024,
             shown_to + 1
         ));

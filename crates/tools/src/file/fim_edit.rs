@@ -14,7 +14,9 @@
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use quiver_engine::{Capabilities, Domain, ReadError, Risk, Tool, ToolContext, ToolError, ToolOutput};
+use quiver_engine::{
+    Capabilities, Domain, InputAlias, ReadError, Risk, Tool, ToolContext, ToolError, ToolOutput, Unit,
+};
 
 use crate::file::edit_file::diff;
 use crate::file::write_file::write_atomically;
@@ -34,12 +36,12 @@ pub struct FimEditInput {
     pub path: String,
     /// Exact text in the file to replace with the completion (must occur once).
     pub marker: Option<String>,
-    /// First line of the region to replace (1-based), with end_line; instead of marker.
+    /// First line of the region to replace (1-based), with limit; instead of marker.
     #[schemars(range(min = 1))]
-    pub start_line: Option<usize>,
-    /// Last line of the region to replace (inclusive).
+    pub offset: Option<usize>,
+    /// Lines in the region.
     #[schemars(range(min = 1))]
-    pub end_line: Option<usize>,
+    pub limit: Option<usize>,
     /// Upper bound on the completion's tokens (default 512, at most 4096).
     #[schemars(range(min = 1))]
     pub max_tokens: Option<u32>,
@@ -61,9 +63,15 @@ impl Tool for FimEdit {
     const DOMAIN: Domain = Domain::File;
     const RISK: Risk = Risk::Write;
     const CAPABILITIES: Capabilities = Capabilities::WRITES_FILES;
+    // Before one vocabulary the region was `start_line..=end_line` (1-based,
+    // inclusive), as recorded calls say.
+    const INPUT_ALIASES: &'static [InputAlias] = &[
+        InputAlias::rename("start_line", "offset"),
+        InputAlias::converted("end_line", "limit", Unit::InclusiveEnd { start: "start_line" }),
+    ];
 
     fn description(&self) -> String {
-        "Fill a region of a file (an exact marker string, or start_line..end_line) with the model's \
+        "Fill a region of a file (an exact marker string, or limit lines from offset) with the model's \
          fill-in-the-middle completion from the code around it; returns a diff."
             .into()
     }
@@ -143,14 +151,14 @@ impl Tool for FimEdit {
 
 /// Where to fill, from exactly one of `marker` or the line range.
 fn region(text: &str, input: &FimEditInput, shown: &str) -> Result<Region, ToolError> {
-    match (&input.marker, input.start_line, input.end_line) {
+    match (&input.marker, input.offset, input.limit) {
         (Some(marker), None, None) => marker_region(text, marker, shown),
-        (None, Some(start), Some(end)) => line_region(text, start, end, shown),
+        (None, Some(offset), Some(limit)) => line_region(text, offset, limit, shown),
         (None, Some(_), None) | (None, None, Some(_)) => {
-            Err(ToolError::model("give both `start_line` and `end_line` (the region is inclusive)"))
+            Err(ToolError::model("give both `offset` (first line, 1-based) and `limit` (lines)"))
         }
         (None, None, None) => {
-            Err(ToolError::model("say where to fill: `marker` (exact text in the file) or `start_line` and `end_line`"))
+            Err(ToolError::model("say where to fill: `marker` (exact text in the file) or `offset` and `limit`"))
         }
         (Some(_), _, _) => Err(ToolError::model("give either `marker` or a line range, not both")),
     }
@@ -163,9 +171,9 @@ fn marker_region(text: &str, marker: &str, shown: &str) -> Result<Region, ToolEr
     let starts: Vec<usize> = text.match_indices(marker).map(|(i, _)| i).collect();
     let line_of = |at: usize| text[..at].matches('\n').count() + 1;
     match starts.as_slice() {
-        [] => Err(ToolError::model(format!(
-            "`marker` was not found in `{shown}`; quote it exactly, or use start_line/end_line"
-        ))),
+        [] => {
+            Err(ToolError::model(format!("`marker` was not found in `{shown}`; quote it exactly, or use offset/limit")))
+        }
         [at] => {
             Ok(Region { start: *at, end: at + marker.len(), line: line_of(*at), ends_line: marker.ends_with('\n') })
         }
@@ -180,7 +188,8 @@ fn marker_region(text: &str, marker: &str, shown: &str) -> Result<Region, ToolEr
     }
 }
 
-fn line_region(text: &str, start: usize, end: usize, shown: &str) -> Result<Region, ToolError> {
+fn line_region(text: &str, start: usize, limit: usize, shown: &str) -> Result<Region, ToolError> {
+    let end = (start + limit).saturating_sub(1);
     // Byte offset where each line starts, plus the end of the text.
     let mut starts: Vec<usize> = std::iter::once(0).chain(text.match_indices('\n').map(|(i, _)| i + 1)).collect();
     if starts.last() == Some(&text.len()) && !text.is_empty() {
@@ -189,7 +198,7 @@ fn line_region(text: &str, start: usize, end: usize, shown: &str) -> Result<Regi
     let lines = starts.len();
     if start == 0 || end < start || end > lines {
         return Err(ToolError::model(format!(
-            "line range {start}..{end} is not within `{shown}` (lines 1..{lines}; start_line ≤ end_line, both 1-based)"
+            "lines {start}..{end} (`offset` {start}, `limit` {limit}) are not within `{shown}` (lines 1..{lines}; `offset` is 1-based)"
         )));
     }
     let from = starts[start - 1];

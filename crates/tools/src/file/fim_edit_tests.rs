@@ -61,6 +61,7 @@ async fn a_line_range_is_replaced_and_keeps_its_line_break() {
     let fim = FakeFim::new(Ok("    s = a + b\n    return s"));
     let h = harness(Mode::Agent, Some(fim.clone()));
     h.write("add.py", "def add(a, b):\n    pass\n    pass\nprint(add(1, 2))\n");
+    // In the words before one vocabulary (`start_line..=end_line`), as recorded calls say.
     h.ok("fim_edit", json!({"path": "add.py", "start_line": 2, "end_line": 3, "max_tokens": 64})).await;
     assert_eq!(h.read("add.py"), "def add(a, b):\n    s = a + b\n    return s\nprint(add(1, 2))\n");
     assert_eq!(fim.asked(), vec![("def add(a, b):\n".into(), "print(add(1, 2))\n".into(), 64)]);
@@ -70,7 +71,7 @@ async fn a_line_range_is_replaced_and_keeps_its_line_break() {
 async fn crlf_files_stay_crlf() {
     let h = harness(Mode::Agent, Some(FakeFim::new(Ok("b\nc"))));
     h.write("w.txt", "a\r\nX\r\nd\r\n");
-    h.ok("fim_edit", json!({"path": "w.txt", "start_line": 2, "end_line": 2})).await;
+    h.ok("fim_edit", json!({"path": "w.txt", "offset": 2, "limit": 1})).await;
     assert_eq!(h.read("w.txt"), "a\r\nb\r\nc\r\nd\r\n");
 }
 
@@ -101,7 +102,7 @@ async fn hostile_paths_are_refused_before_the_model_is_asked() {
     std::fs::write(&target, "keep\n").unwrap();
     std::os::unix::fs::symlink(outside.path(), h.path("link")).unwrap();
     for path in ["../victim.txt", target.to_str().unwrap(), "link/victim.txt"] {
-        let err = h.err("fim_edit", json!({"path": path, "start_line": 1, "end_line": 1})).await;
+        let err = h.err("fim_edit", json!({"path": path, "offset": 1, "limit": 1})).await;
         assert!(!err.is_empty(), "{path}");
     }
     assert_eq!(std::fs::read_to_string(&target).unwrap(), "keep\n");
@@ -116,11 +117,16 @@ async fn bad_regions_are_explained_and_nothing_is_asked() {
     let cases = [
         (json!({"path": "a.txt", "marker": "TODO"}), "appears 2 times"),
         (json!({"path": "a.txt", "marker": "nope"}), "not found"),
-        (json!({"path": "a.txt", "start_line": 3, "end_line": 9}), "lines 1..4"),
-        (json!({"path": "a.txt", "start_line": 0, "end_line": 1}), "`start_line`: 0 is less than the minimum of 1"),
-        (json!({"path": "a.txt", "start_line": 2}), "both"),
+        (json!({"path": "a.txt", "offset": 3, "limit": 7}), "lines 1..4"),
+        (json!({"path": "a.txt", "offset": 0, "limit": 1}), "`offset`: 0 is less than the minimum of 1"),
+        (json!({"path": "a.txt", "offset": 2}), "both"),
+        (json!({"path": "a.txt", "start_line": 3, "end_line": 2}), "`end_line` 2 is before `start_line` 3"),
+        (
+            json!({"path": "a.txt", "start_line": 1, "end_line": 2, "limit": 1}),
+            "`end_line` is the former name of `limit`",
+        ),
         (json!({"path": "a.txt"}), "say where to fill"),
-        (json!({"path": "a.txt", "marker": "one", "start_line": 1, "end_line": 1}), "not both"),
+        (json!({"path": "a.txt", "marker": "one", "offset": 1, "limit": 1}), "not both"),
         (json!({"path": "a.txt", "marker": "one", "max_tokens": 100000}), "max_tokens"),
         (json!({"path": "missing.txt", "marker": "one"}), "does not exist"),
     ];
@@ -137,7 +143,7 @@ async fn plan_mode_refuses_it() {
     let fim = FakeFim::new(Ok("x"));
     let h = harness(Mode::Plan, Some(fim.clone()));
     h.write("a.txt", "one\n");
-    let err = h.err("fim_edit", json!({"path": "a.txt", "start_line": 1, "end_line": 1})).await;
+    let err = h.err("fim_edit", json!({"path": "a.txt", "offset": 1, "limit": 1})).await;
     assert!(err.contains("plan mode"), "{err}");
     assert_eq!(h.read("a.txt"), "one\n");
     assert!(fim.asked().is_empty());

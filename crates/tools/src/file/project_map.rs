@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use quiver_engine::{Capabilities, Domain, Risk, Tool, ToolContext, ToolError, ToolOutput, Workspace};
+use quiver_engine::{Capabilities, Domain, InputAlias, Risk, Tool, ToolContext, ToolError, ToolOutput, Workspace};
 
 use crate::file::list_dir::{relative, walker};
 use crate::util::io_error;
@@ -38,7 +38,7 @@ pub struct ProjectMapInput {
     pub depth: Option<usize>,
     /// Most directories listed in the tree, 1-2000 (default 200).
     #[schemars(range(min = 1))]
-    pub max_entries: Option<usize>,
+    pub limit: Option<usize>,
 }
 
 impl Tool for ProjectMap {
@@ -47,6 +47,8 @@ impl Tool for ProjectMap {
     const DOMAIN: Domain = Domain::File;
     const RISK: Risk = Risk::Read;
     const CAPABILITIES: Capabilities = Capabilities::NONE;
+    // Before one vocabulary the count was `max_entries` (recorded calls say so).
+    const INPUT_ALIASES: &'static [InputAlias] = &[InputAlias::rename("max_entries", "limit")];
 
     fn description(&self) -> String {
         "Overview of a project's structure: directory tree with file counts per folder, main languages by \
@@ -64,10 +66,10 @@ impl Tool for ProjectMap {
         if depth == 0 || depth > MAX_DEPTH {
             return Err(ToolError::model(format!("`depth` must be between 1 and {MAX_DEPTH}, got {depth}")));
         }
-        let max_entries = input.max_entries.unwrap_or(DEFAULT_MAX_ENTRIES);
+        let max_entries = input.limit.unwrap_or(DEFAULT_MAX_ENTRIES);
         if max_entries == 0 || max_entries > MAX_MAX_ENTRIES {
             return Err(ToolError::model(format!(
-                "`max_entries` must be between 1 and {MAX_MAX_ENTRIES}, got {max_entries}"
+                "`limit` must be between 1 and {MAX_MAX_ENTRIES}, got {max_entries}"
             )));
         }
         let meta = tokio::fs::metadata(&dir).await.map_err(|e| io_error("map", &shown, &e))?;
@@ -165,7 +167,7 @@ impl Scan {
         scan
     }
 
-    /// The report, and whether the tree was cut at `max_entries`.
+    /// The report, and whether the tree was cut at `limit`.
     fn render(&self, shown: &str, depth: usize, max_entries: usize) -> (String, bool) {
         let mut out = format!(
             "Project map of `{shown}`: {} in {} (gitignored and hidden entries skipped)\n",
@@ -221,7 +223,7 @@ impl Scan {
         let truncated = self.tree.len() > max_entries;
         if truncated {
             out.push_str(&format!(
-                "… {} more directories not shown; raise max_entries, lower depth, or map a subdirectory\n",
+                "… {} more directories not shown; raise limit, lower depth, or map a subdirectory\n",
                 self.tree.len() - max_entries
             ));
         }

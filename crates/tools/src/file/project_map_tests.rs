@@ -63,7 +63,7 @@ Tree (3 levels; file counts include subdirectories):
 }
 
 #[tokio::test]
-async fn depth_path_and_max_entries_shape_the_tree() {
+async fn depth_path_and_limit_shape_the_tree() {
     let h = Harness::new();
     project(&h);
     let shallow = h.ok("project_map", json!({"depth": 1})).await;
@@ -71,11 +71,11 @@ async fn depth_path_and_max_entries_shape_the_tree() {
     let sub = h.ok("project_map", json!({"path": "crates/core", "depth": 5})).await;
     assert!(sub.starts_with("Project map of `crates/core`: 3 files in 3 directories"), "{sub}");
     assert!(sub.contains("      deep/ 1 file (rs 1)\n        inner/ 1 file (rs 1)\n"), "{sub}");
-    let cut = h.call("project_map", json!({"max_entries": 2})).await;
+    let cut = h.call("project_map", json!({"limit": 2})).await;
     let text = cut.content_text();
     assert!(text.contains("    crates/ 6 files") && !text.contains("      cli/"), "{text}");
     assert!(
-        text.ends_with("… 6 more directories not shown; raise max_entries, lower depth, or map a subdirectory\n"),
+        text.ends_with("… 6 more directories not shown; raise limit, lower depth, or map a subdirectory\n"),
         "{text}"
     );
     assert_eq!(cut.metadata["truncated"], json!(true));
@@ -136,7 +136,7 @@ async fn bad_input_is_explained() {
     assert!(h.err("project_map", json!({"path": "missing"})).await.contains("no such file"));
     assert!(h.err("project_map", json!({"depth": 0})).await.contains("minimum of 1"));
     assert!(h.err("project_map", json!({"depth": 11})).await.contains("between 1 and 10"));
-    assert!(h.err("project_map", json!({"max_entries": 0})).await.contains("minimum of 1"));
+    assert!(h.err("project_map", json!({"limit": 0})).await.contains("minimum of 1"));
     assert!(h.err("project_map", json!({"path": "../.."})).await.contains("outside the workspace"));
     assert!(h.err("project_map", json!({"path": "/usr"})).await.contains("outside the workspace"));
     let wrong = h.err("project_map", json!({"depth": true})).await;

@@ -5,9 +5,9 @@
 //! leave the workspace; `grep-searcher` does the matching with binary files
 //! skipped. Threads finish in any order, so matches are kept per
 //! file in a map ordered by path and rendered afterwards: the output is the same on
-//! every run. Memory stays bounded by `max_results`: files whose matches can no
+//! every run. Memory stays bounded by `limit`: files whose matches can no
 //! longer be shown are dropped from the map as soon as they are known (only their
-//! counts are kept), and a single file stores at most `max_results` matches.
+//! counts are kept), and a single file stores at most `limit` matches.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -20,7 +20,7 @@ use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkContex
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use quiver_engine::{Capabilities, Domain, Risk, Tool, ToolContext, ToolError, ToolOutput, Workspace};
+use quiver_engine::{Capabilities, Domain, InputAlias, Risk, Tool, ToolContext, ToolError, ToolOutput, Workspace};
 
 use crate::search::walk::{WalkedFile, walk};
 use crate::util::io_error;
@@ -53,7 +53,7 @@ pub struct GrepFilesInput {
     /// Most matches to show (default 200).
     #[serde(default)]
     #[schemars(range(min = 1))]
-    pub max_results: Option<usize>,
+    pub limit: Option<usize>,
 }
 
 impl Tool for GrepFiles {
@@ -62,6 +62,8 @@ impl Tool for GrepFiles {
     const DOMAIN: Domain = Domain::Search;
     const RISK: Risk = Risk::Read;
     const CAPABILITIES: Capabilities = Capabilities::NONE;
+    // Before one vocabulary the count was `max_results` (recorded calls say so).
+    const INPUT_ALIASES: &'static [InputAlias] = &[InputAlias::rename("max_results", "limit")];
 
     fn description(&self) -> String {
         "Regex search of file contents (gitignore-aware, binary files skipped); prints path:line:text, context lines as path-line-text.".into()
@@ -75,10 +77,10 @@ impl Tool for GrepFiles {
         if let Err(e) = std::fs::symlink_metadata(&target) {
             return Err(io_error("search", &shown, &e));
         }
-        let max_results = input.max_results.unwrap_or(DEFAULT_MAX_RESULTS);
+        let max_results = input.limit.unwrap_or(DEFAULT_MAX_RESULTS);
         if max_results == 0 || max_results > MAX_MAX_RESULTS {
             return Err(ToolError::model(format!(
-                "`max_results` must be between 1 and {MAX_MAX_RESULTS}, got {max_results}"
+                "`limit` must be between 1 and {MAX_MAX_RESULTS}, got {max_results}"
             )));
         }
         let context = input.context.unwrap_or(0);
@@ -225,7 +227,7 @@ impl SearchReport {
         }
         if self.truncated(opts.max_results) {
             out.push_str(&format!(
-                "… showing the first {shown} of {} matches ({} files); narrow with path/glob or raise max_results\n",
+                "… showing the first {shown} of {} matches ({} files); narrow with path/glob or raise limit\n",
                 self.total_matches, self.files_matched
             ));
         }

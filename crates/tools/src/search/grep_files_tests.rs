@@ -168,13 +168,13 @@ async fn path_escapes_are_refused_and_symlinks_not_followed() {
 }
 
 #[tokio::test]
-async fn max_results_truncates_in_path_order_with_total_count() {
+async fn limit_truncates_in_path_order_with_total_count() {
     let h = Harness::new();
     for f in 0..30 {
         let body: String = (0..10).map(|i| format!("hit {i}\n")).collect();
         h.write(&format!("d{}/f{f:02}.txt", f % 3), &body);
     }
-    let result = h.call("grep_files", json!({"pattern": "hit", "max_results": 25})).await;
+    let result = h.call("grep_files", json!({"pattern": "hit", "limit": 25})).await;
     let text = result.content_text();
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(lines.len(), 26, "{text}");
@@ -188,7 +188,7 @@ async fn max_results_truncates_in_path_order_with_total_count() {
     assert_eq!(meta(&result, "truncated"), true);
 
     // The last shown match keeps its after-context, nothing beyond it.
-    let ctx = h.ok("grep_files", json!({"pattern": "hit [05]", "max_results": 1, "context": 1, "path": "d1"})).await;
+    let ctx = h.ok("grep_files", json!({"pattern": "hit [05]", "limit": 1, "context": 1, "path": "d1"})).await;
     assert_eq!(ctx.lines().take(2).collect::<Vec<_>>(), ["d1/f01.txt:1:hit 0", "d1/f01.txt-2-hit 1"]);
     assert!(ctx.lines().nth(2).is_some_and(|l| l.starts_with("… showing the first 1 of 20")), "{ctx}");
 }
@@ -201,9 +201,9 @@ async fn ordering_is_deterministic_across_runs() {
             h.write(&format!("{d}/{f}"), "x\nmatch\nx\nmatch\n");
         }
     }
-    let first = h.ok("grep_files", json!({"pattern": "match", "max_results": 17})).await;
+    let first = h.ok("grep_files", json!({"pattern": "match", "limit": 17})).await;
     for _ in 0..10 {
-        assert_eq!(h.ok("grep_files", json!({"pattern": "match", "max_results": 17})).await, first);
+        assert_eq!(h.ok("grep_files", json!({"pattern": "match", "limit": 17})).await, first);
     }
     let files: Vec<&str> = first.lines().filter_map(|l| l.split(':').next()).collect();
     assert_eq!(
@@ -234,6 +234,6 @@ async fn malformed_arguments_are_explained() {
     assert!(ctx.contains("context"), "{ctx}");
     let unknown = h.err("grep_files", json!({"pattern": "x", "regex": "y"})).await;
     assert!(unknown.contains("regex"), "{unknown}");
-    assert!(h.err("grep_files", json!({"pattern": "x", "max_results": 0})).await.contains("max_results"));
+    assert!(h.err("grep_files", json!({"pattern": "x", "limit": 0})).await.contains("limit"));
     assert!(h.err("grep_files", json!({"pattern": "x", "context": 1000})).await.contains("at most 50"));
 }

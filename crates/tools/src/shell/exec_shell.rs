@@ -32,7 +32,7 @@ pub struct ExecShellInput {
     #[serde(default)]
     #[schemars(range(min = 1))]
     pub timeout_ms: Option<u64>,
-    /// Start in the background and return a task_id at once.
+    /// Start in the background and return a job_id at once.
     #[serde(default)]
     pub background: Option<bool>,
     /// Give the command a terminal (PTY), for programs that need one.
@@ -54,7 +54,7 @@ impl Tool for ExecShell {
         .union(Capabilities::GATES_ITSELF);
 
     fn description(&self) -> String {
-        "Run a shell command; output is stdout+stderr. Foreground waits up to timeout_ms; background: true returns a task_id for exec_shell_wait.".into()
+        "Run a shell command; output is stdout+stderr. Foreground waits up to timeout_ms; background: true returns a job_id for exec_shell_wait.".into()
     }
 
     async fn run(&self, input: ExecShellInput, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
@@ -93,8 +93,8 @@ impl Tool for ExecShell {
                 "`{command}` timed out after {} ms and was stopped with its whole process group.\n\
                  Output so far:\n{shown}{}\n\
                  Full log: {}\n\
-                 To let it run longer, rerun it with `background: true` (you get a task_id at once) and poll it with \
-                 exec_shell_wait {{\"task_id\": ...}}; or raise `timeout_ms` (max {MAX_TIMEOUT_MS}).",
+                 To let it run longer, rerun it with `background: true` (you get a job_id at once) and poll it with \
+                 exec_shell_wait {{\"job_id\": ...}}; or raise `timeout_ms` (max {MAX_TIMEOUT_MS}).",
                 timeout.as_millis(),
                 if shown.ends_with('\n') { "" } else { "\n" },
                 job.log_shown(),
@@ -182,7 +182,7 @@ pub(crate) fn start_background(ctx: &ToolContext, spec: &JobSpec<'_>) -> Result<
     let job = ctx.session.state::<ShellJobs>().start(spec, Launch::new(ctx, spec.grant)?)?;
     let id = &job.id;
     let text = format!(
-        "Started {id} in the background{}: {}\nPoll its output with exec_shell_wait {{\"task_id\": \"{id}\"}}, send input with \
+        "Started {id} in the background{}: {}\nPoll its output with exec_shell_wait {{\"job_id\": \"{id}\"}}, send input with \
          exec_shell_interact, stop it with exec_shell_cancel.",
         if job.tty { " with a terminal" } else { "" },
         spec.command,
@@ -191,7 +191,7 @@ pub(crate) fn start_background(ctx: &ToolContext, spec: &JobSpec<'_>) -> Result<
     // now is a race, and the same call must give the same result every time
     // (replay depends on it). exec_shell_wait reports status and exit code.
     Ok(ToolOutput::text(text)
-        .with_meta("task_id", id.clone())
+        .with_meta("job_id", id.clone())
         .with_meta("status", "started")
         .with_meta("log_file", job.log_shown())
         .with_meta("pid", job.pid)

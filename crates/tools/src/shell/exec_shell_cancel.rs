@@ -7,7 +7,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 
-use quiver_engine::{Capabilities, Domain, Risk, Tool, ToolContext, ToolError, ToolOutput};
+use quiver_engine::{Capabilities, Domain, InputAlias, Risk, Tool, ToolContext, ToolError, ToolOutput};
 
 use crate::shell::shell_jobs::ShellJobs;
 
@@ -19,10 +19,10 @@ pub struct ExecShellCancel;
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ExecShellCancelInput {
-    /// The task to stop.
+    /// The job to stop.
     #[serde(default)]
-    pub task_id: Option<String>,
-    /// Stop every running background task (instead of task_id).
+    pub job_id: Option<String>,
+    /// Stop every running background job (instead of job_id).
     #[serde(default)]
     pub all: Option<bool>,
 }
@@ -33,21 +33,23 @@ impl Tool for ExecShellCancel {
     const DOMAIN: Domain = Domain::Shell;
     const RISK: Risk = Risk::Write;
     const CAPABILITIES: Capabilities = Capabilities::NONE;
+    // Before one vocabulary, a shell job was a `task_id` (recorded calls say so).
+    const INPUT_ALIASES: &'static [InputAlias] = &[InputAlias::rename("task_id", "job_id")];
 
     fn description(&self) -> String {
-        "Stop a background shell task and every process it started; all: true stops every running task.".into()
+        "Stop a background shell job and every process it started; all: true stops every running job.".into()
     }
 
     async fn run(&self, input: ExecShellCancelInput, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let jobs = ctx.session.state::<ShellJobs>();
         let all = input.all.unwrap_or(false);
-        let targets = match (input.task_id.as_deref(), all) {
+        let targets = match (input.job_id.as_deref(), all) {
             (Some(_), true) => {
-                return Err(ToolError::model("give either `task_id` or `all: true`, not both"));
+                return Err(ToolError::model("give either `job_id` or `all: true`, not both"));
             }
             (None, false) => {
                 return Err(ToolError::model(
-                    "name the task to stop with `task_id`, or pass `all: true` to stop every running task",
+                    "name the job to stop with `job_id`, or pass `all: true` to stop every running job",
                 ));
             }
             (Some(id), false) => vec![jobs.get(id)?],

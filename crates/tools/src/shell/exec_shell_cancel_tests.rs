@@ -7,7 +7,7 @@ use crate::test_support::{Harness, PATIENCE};
 async fn start_sleeper(h: &Harness) -> (String, i32, i32) {
     let r = h.call("exec_shell", json!({"command": "sleep 300 & echo $!; sleep 300", "background": true})).await;
     assert!(!r.is_error, "{}", r.content_text());
-    let id = r.metadata["task_id"].as_str().unwrap().to_string();
+    let id = r.metadata["job_id"].as_str().unwrap().to_string();
     let pid = r.metadata["pid"].as_i64().unwrap() as i32;
     let out = output_until(h, &json!(id), "\n").await;
     let mut child: i32 = out.lines().next().unwrap().trim().parse().unwrap();
@@ -52,16 +52,16 @@ async fn cancel_leaves_no_process_of_the_job() {
     let (id, pid, child) = start_sleeper(&h).await;
     assert!(alive(pid) && alive(child));
     assert!(group_members(pid).len() >= 2, "the shell and its sleeps share the group");
-    let r = h.call("exec_shell_cancel", json!({"task_id": id})).await;
+    let r = h.call("exec_shell_cancel", json!({"job_id": id})).await;
     assert!(!r.is_error, "{}", r.content_text());
     assert_eq!(r.metadata["cancelled"], json!([id]));
     assert_eq!(r.metadata["status"], "exited");
     assert!(eventually(PATIENCE, || group_members(pid).is_empty()).await, "{:?}", group_members(pid));
     assert!(!alive(child));
-    let wait = h.call("exec_shell_wait", json!({"task_id": id})).await;
+    let wait = h.call("exec_shell_wait", json!({"job_id": id})).await;
     assert!(wait.content_text().contains("was stopped (cancelled)"), "{}", wait.content_text());
     // Cancelling again is harmless.
-    let again = h.ok("exec_shell_cancel", json!({"task_id": id})).await;
+    let again = h.ok("exec_shell_cancel", json!({"job_id": id})).await;
     assert!(again.contains("already exited"), "{again}");
 }
 
@@ -81,8 +81,8 @@ async fn cancel_all_stops_every_task() {
 async fn bad_input_is_explained() {
     let h = Harness::new();
     assert!(h.err("exec_shell_cancel", json!({})).await.contains("`all: true`"));
-    assert!(h.err("exec_shell_cancel", json!({"all": false})).await.contains("task_id"));
-    assert!(h.err("exec_shell_cancel", json!({"task_id": "task-1", "all": true})).await.contains("not both"));
-    assert!(h.err("exec_shell_cancel", json!({"task_id": "task-1"})).await.contains("unknown task_id"));
+    assert!(h.err("exec_shell_cancel", json!({"all": false})).await.contains("job_id"));
+    assert!(h.err("exec_shell_cancel", json!({"job_id": "task-1", "all": true})).await.contains("not both"));
+    assert!(h.err("exec_shell_cancel", json!({"job_id": "task-1"})).await.contains("unknown job_id"));
     assert!(h.err("exec_shell_cancel", json!({"all": "yes"})).await.contains("`all`"));
 }

@@ -3,7 +3,7 @@
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use quiver_engine::{Capabilities, Domain, Risk, Tool, ToolContext, ToolError, ToolOutput};
+use quiver_engine::{Capabilities, Domain, InputAlias, Risk, Tool, ToolContext, ToolError, ToolOutput};
 
 use crate::shell::exec_shell::MAX_TIMEOUT_MS;
 use crate::shell::shell_jobs::{ShellJobs, poll_output, timeout_arg};
@@ -15,8 +15,8 @@ pub struct ExecShellInteract;
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ExecShellInteractInput {
-    /// Task id of a running background task.
-    pub task_id: String,
+    /// Job id of a running background job.
+    pub job_id: String,
     /// Text for its stdin, sent as is (end a line with \n).
     pub input: String,
     /// Longest wait for the answer, in ms (default 2000).
@@ -34,9 +34,11 @@ impl Tool for ExecShellInteract {
     const DOMAIN: Domain = Domain::Shell;
     const RISK: Risk = Risk::Write;
     const CAPABILITIES: Capabilities = Capabilities::RUNS_COMMANDS;
+    // Before one vocabulary, a shell job was a `task_id` (recorded calls say so).
+    const INPUT_ALIASES: &'static [InputAlias] = &[InputAlias::rename("task_id", "job_id")];
 
     fn description(&self) -> String {
-        "Send input to a running background task's stdin and return the output that follows.".into()
+        "Send input to a running background job's stdin and return the output that follows.".into()
     }
 
     async fn run(&self, input: ExecShellInteractInput, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
@@ -47,7 +49,7 @@ impl Tool for ExecShellInteract {
                 "`input` is empty; give text to send (end a line with \\n), or use exec_shell_wait to just read output",
             ));
         }
-        let job = ctx.session.state::<ShellJobs>().get(&input.task_id)?;
+        let job = ctx.session.state::<ShellJobs>().get(&input.job_id)?;
         if let Some(exit) = job.exit() {
             return Err(ToolError::model(format!(
                 "{} has already exited (code {}) and reads no more input; read its remaining output with exec_shell_wait",

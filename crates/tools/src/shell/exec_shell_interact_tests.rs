@@ -8,7 +8,7 @@ use crate::test_support::Harness;
 /// may answer late and in pieces); returns everything read.
 async fn answer(h: &Harness, id: &str, input: &str, needle: &str) -> String {
     let seen =
-        h.call("exec_shell_interact", json!({"task_id": id, "input": input, "timeout_ms": 3000})).await.content_text();
+        h.call("exec_shell_interact", json!({"job_id": id, "input": input, "timeout_ms": 3000})).await.content_text();
     if seen.contains(needle) {
         return seen;
     }
@@ -18,26 +18,26 @@ async fn answer(h: &Harness, id: &str, input: &str, needle: &str) -> String {
 async fn start(h: &Harness, args: serde_json::Value) -> String {
     let r = h.call("exec_shell", args).await;
     assert!(!r.is_error, "{}", r.content_text());
-    r.metadata["task_id"].as_str().unwrap().to_string()
+    r.metadata["job_id"].as_str().unwrap().to_string()
 }
 
 #[tokio::test]
 async fn input_comes_back_through_a_pipe() {
     let h = Harness::new();
     let id = start(&h, json!({"command": "cat", "background": true})).await;
-    let r = h.call("exec_shell_interact", json!({"task_id": id, "input": "hello\n"})).await;
+    let r = h.call("exec_shell_interact", json!({"job_id": id, "input": "hello\n"})).await;
     assert!(!r.is_error, "{}", r.content_text());
     assert!(r.content_text().starts_with("hello\n"), "{}", r.content_text());
     assert_eq!(r.metadata["status"], "running");
     // The hidden alias answers byte for byte the same, with no notice.
-    let canonical = h.call("exec_shell_interact", json!({"task_id": id, "input": "again\n"})).await;
-    let alias = h.call("exec_interact", json!({"task_id": id, "input": "again\n"})).await;
+    let canonical = h.call("exec_shell_interact", json!({"job_id": id, "input": "again\n"})).await;
+    let alias = h.call("exec_interact", json!({"job_id": id, "input": "again\n"})).await;
     assert_eq!(serde_json::to_string(&alias).unwrap(), serde_json::to_string(&canonical).unwrap());
     assert!(alias.metadata.get("_deprecation").is_none());
     // Closing stdin ends `cat`.
-    let r = h.call("exec_shell_interact", json!({"task_id": id, "input": "", "close_stdin": true})).await;
+    let r = h.call("exec_shell_interact", json!({"job_id": id, "input": "", "close_stdin": true})).await;
     assert_eq!(r.metadata["status"], "exited", "{}", r.content_text());
-    let err = h.err("exec_shell_interact", json!({"task_id": id, "input": "late\n"})).await;
+    let err = h.err("exec_shell_interact", json!({"job_id": id, "input": "late\n"})).await;
     assert!(err.contains("already exited"), "{err}");
 }
 
@@ -63,12 +63,12 @@ async fn a_terminal_runs_interactive_programs() {
     let seen = answer(&h, &id, "echo $((6 * 7))\n", "\n42").await;
     assert!(seen.contains("\n42"), "{seen}");
     // Ctrl-C reaches the foreground program through the terminal.
-    h.call("exec_shell_interact", json!({"task_id": id, "input": "sleep 100\n", "timeout_ms": 300})).await;
-    h.call("exec_shell_interact", json!({"task_id": id, "input": "\u{3}", "timeout_ms": 500})).await;
+    h.call("exec_shell_interact", json!({"job_id": id, "input": "sleep 100\n", "timeout_ms": 300})).await;
+    h.call("exec_shell_interact", json!({"job_id": id, "input": "\u{3}", "timeout_ms": 500})).await;
     let seen = answer(&h, &id, "echo after-$((1 + 1))\n", "after-2").await;
     assert!(seen.contains("after-2"), "the shell answers again after Ctrl-C: {seen}");
     answer(&h, &id, "exit 5\n", "exited").await;
-    let r = h.call("exec_shell_wait", json!({"task_id": id})).await;
+    let r = h.call("exec_shell_wait", json!({"job_id": id})).await;
     assert_eq!(r.metadata["exit_code"], 5, "{}", r.content_text());
 }
 
@@ -76,8 +76,8 @@ async fn a_terminal_runs_interactive_programs() {
 async fn bad_input_is_explained() {
     let h = Harness::new();
     let id = start(&h, json!({"command": "cat", "background": true})).await;
-    assert!(h.err("exec_shell_interact", json!({"task_id": id})).await.contains("input"));
-    assert!(h.err("exec_shell_interact", json!({"task_id": id, "input": ""})).await.contains("empty"));
-    assert!(h.err("exec_shell_interact", json!({"task_id": "task-7", "input": "x"})).await.contains("unknown task_id"));
-    assert!(h.err("exec_shell_interact", json!({"task_id": id, "input": 3})).await.contains("`input`"));
+    assert!(h.err("exec_shell_interact", json!({"job_id": id})).await.contains("input"));
+    assert!(h.err("exec_shell_interact", json!({"job_id": id, "input": ""})).await.contains("empty"));
+    assert!(h.err("exec_shell_interact", json!({"job_id": "task-7", "input": "x"})).await.contains("unknown job_id"));
+    assert!(h.err("exec_shell_interact", json!({"job_id": id, "input": 3})).await.contains("`input`"));
 }

@@ -16,7 +16,7 @@ async fn foreground_merges_stdout_and_stderr_in_order() {
     assert_eq!(r.metadata["timed_out"], false);
     assert_eq!(r.metadata["permission"], "trusted");
     assert!(r.metadata["duration_ms"].is_u64());
-    assert!(r.metadata.get("task_id").is_none());
+    assert!(r.metadata.get("job_id").is_none());
 }
 
 #[tokio::test]

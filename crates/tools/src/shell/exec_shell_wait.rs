@@ -3,7 +3,7 @@
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use quiver_engine::{Capabilities, Domain, Risk, Tool, ToolContext, ToolError, ToolOutput};
+use quiver_engine::{Capabilities, Domain, InputAlias, Risk, Tool, ToolContext, ToolError, ToolOutput};
 
 use crate::shell::exec_shell::MAX_TIMEOUT_MS;
 use crate::shell::shell_jobs::{ShellJobs, poll_output, timeout_arg};
@@ -15,8 +15,8 @@ pub struct ExecShellWait;
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ExecShellWaitInput {
-    /// Task id from exec_shell with background: true.
-    pub task_id: String,
+    /// Job id from exec_shell with background: true.
+    pub job_id: String,
     /// Longest wait for new output or exit, in ms (default 5000).
     #[serde(default)]
     #[schemars(range(min = 1))]
@@ -29,14 +29,16 @@ impl Tool for ExecShellWait {
     const DOMAIN: Domain = Domain::Shell;
     const RISK: Risk = Risk::Read;
     const CAPABILITIES: Capabilities = Capabilities::NONE;
+    // Before one vocabulary, a shell job was a `task_id` (recorded calls say so).
+    const INPUT_ALIASES: &'static [InputAlias] = &[InputAlias::rename("task_id", "job_id")];
 
     fn description(&self) -> String {
-        "Wait for a background task: returns its output since the last poll and whether it is still running or exited (with exit code).".into()
+        "Wait for a background job: returns its output since the last poll and whether it is still running or exited (with exit code).".into()
     }
 
     async fn run(&self, input: ExecShellWaitInput, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let timeout = timeout_arg(input.timeout_ms, DEFAULT_WAIT_MS, MAX_TIMEOUT_MS)?;
-        let job = ctx.session.state::<ShellJobs>().get(&input.task_id)?;
+        let job = ctx.session.state::<ShellJobs>().get(&input.job_id)?;
         job.wait_output(timeout).await;
         Ok(poll_output(&job))
     }

@@ -111,18 +111,18 @@ impl ShellJobs {
     }
 
     /// A background task by id; the error names the ids that exist.
-    pub fn get(&self, task_id: &str) -> Result<Arc<Job>, ToolError> {
+    pub fn get(&self, job_id: &str) -> Result<Arc<Job>, ToolError> {
         let inner = self.inner.lock();
-        if let Some(job) = inner.jobs.values().find(|j| j.background && j.id == task_id) {
+        if let Some(job) = inner.jobs.values().find(|j| j.background && j.id == job_id) {
             return Ok(job.clone());
         }
         let known: Vec<String> = inner.jobs.values().filter(|j| j.background).map(|j| format!("`{}`", j.id)).collect();
         Err(ToolError::model(if known.is_empty() {
             format!(
-                "unknown task_id `{task_id}`: this session has no background tasks; start one with exec_shell {{\"background\": true}}"
+                "unknown job_id `{job_id}`: this session has no background jobs; start one with exec_shell {{\"background\": true}}"
             )
         } else {
-            format!("unknown task_id `{task_id}`; this session's tasks are {}", known.join(", "))
+            format!("unknown job_id `{job_id}`; this session's background jobs are {}", known.join(", "))
         }))
     }
 
@@ -409,7 +409,7 @@ impl Job {
         let exit = self.exit();
         let mut out = out;
         if self.background {
-            out = out.with_meta("task_id", self.id.clone());
+            out = out.with_meta("job_id", self.id.clone());
         }
         out = out
             .with_meta("status", if exit.is_some() { "exited" } else { "running" })

@@ -60,7 +60,7 @@ pub async fn output_until(h: &Harness, id: &serde_json::Value, needle: &str) -> 
     let mut seen = String::new();
     while !seen.contains(needle) {
         assert!(Instant::now() < deadline, "no {needle:?} in the output of {id} within {PATIENCE:?}: {seen}");
-        let args = serde_json::json!({"task_id": id, "timeout_ms": 1000});
+        let args = serde_json::json!({"job_id": id, "timeout_ms": 1000});
         seen.push_str(&h.call("exec_shell_wait", args).await.content_text());
     }
     seen

@@ -36,7 +36,7 @@ impl Tool for TaskShellStart {
         .union(Capabilities::GATES_ITSELF);
 
     fn description(&self) -> String {
-        "Start a long-running command (build, test suite, server) in the background and return a task_id at once; \
+        "Start a long-running command (build, test suite, server) in the background and return a job_id at once; \
          follow it with task_shell_wait, which can record the result as a named gate."
             .into()
     }

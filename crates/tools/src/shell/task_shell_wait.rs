@@ -1,6 +1,6 @@
 //! `task_shell_wait`: poll a background task; once it has finished, optionally
 //! record its result as a named gate: in the session always, and on the
-//! durable task (the active one, or `task`) with the same evidence
+//! durable task (the active one, or `task_id`) with the same evidence
 //! `task_gate_run` keeps: classification, summary, the log as an artifact.
 
 use std::sync::Arc;
@@ -11,7 +11,7 @@ use serde_json::json;
 use tokio::io::AsyncReadExt;
 
 use quiver_durable::NewGate;
-use quiver_engine::{Capabilities, Domain, Risk, Tool, ToolContext, ToolError, ToolOutput};
+use quiver_engine::{Capabilities, Domain, InputAlias, Risk, Tool, ToolContext, ToolError, ToolOutput};
 
 use crate::shell::exec_shell::MAX_TIMEOUT_MS;
 use crate::shell::shell_jobs::{Exit, Gate, Job, ShellJobs, gate_json, poll_output, timeout_arg};
@@ -27,18 +27,18 @@ pub struct TaskShellWait(pub Arc<WorkStore>);
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TaskShellWaitInput {
-    /// Task id from task_shell_start or exec_shell.
-    pub task_id: String,
+    /// Job id from task_shell_start or exec_shell.
+    pub job_id: String,
     /// Longest wait, in ms (default 30000).
     #[serde(default)]
     #[schemars(range(min = 1))]
     pub timeout_ms: Option<u64>,
-    /// Record the finished task's result under this gate name (waits for the exit).
+    /// Record the finished job's result under this gate name (waits for the exit).
     #[serde(default)]
     pub gate: Option<GateArg>,
     /// Durable task to attach the gate to (default: the task this session runs for).
     #[serde(default)]
-    pub task: Option<String>,
+    pub task_id: Option<String>,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -55,9 +55,14 @@ impl Tool for TaskShellWait {
     const RISK: Risk = Risk::Read;
     // A gate on a durable task is kept in quiver's store.
     const CAPABILITIES: Capabilities = Capabilities::PERSISTS;
+    // Before one vocabulary, `task_id` named the shell job and `task` the
+    // durable task. A call without `job_id` is such a call: its `task_id` is
+    // the job; in a call with `job_id`, `task_id` is the durable task.
+    const INPUT_ALIASES: &'static [InputAlias] =
+        &[InputAlias::rename("task_id", "job_id").unless_given("job_id"), InputAlias::rename("task", "task_id")];
 
     fn description(&self) -> String {
-        "Wait for a background task and return its new output and status; with gate: {name} on a finished task, \
+        "Wait for a background job and return its new output and status; with gate: {name} on a finished job, \
          record command, exit code, duration and log as a named gate (on the durable task too: classification and log artifact)."
             .into()
     }
@@ -74,7 +79,7 @@ impl Tool for TaskShellWait {
             }
             None => None,
         };
-        let task = input.task.map(|t| t.trim().to_string()).filter(|t| !t.is_empty()).or_else(active_task);
+        let task = input.task_id.map(|t| t.trim().to_string()).filter(|t| !t.is_empty()).or_else(active_task);
         let store = match &task {
             Some(t) if gate_name.is_some() => {
                 // A wrong task id is the model's error before anything is waited for.
@@ -86,7 +91,7 @@ impl Tool for TaskShellWait {
             _ => None,
         };
         let jobs = ctx.session.state::<ShellJobs>();
-        let job = jobs.get(&input.task_id)?;
+        let job = jobs.get(&input.job_id)?;
         // A gate records a result, so wait for the result rather than for output.
         if gate_name.is_some() {
             job.wait_exit(timeout).await;

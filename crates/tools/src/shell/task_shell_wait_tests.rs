@@ -9,8 +9,8 @@ async fn a_finished_task_records_a_gate() {
     let h = Harness::with_mode(Mode::Yolo);
     let start = h.call("task_shell_start", json!({"command": "echo building; sleep 0.2; echo ok"})).await;
     assert!(!start.is_error, "{}", start.content_text());
-    let id = start.metadata["task_id"].as_str().unwrap().to_string();
-    let r = h.call("task_shell_wait", json!({"task_id": id, "gate": {"name": "build"}, "timeout_ms": 10000})).await;
+    let id = start.metadata["job_id"].as_str().unwrap().to_string();
+    let r = h.call("task_shell_wait", json!({"job_id": id, "gate": {"name": "build"}, "timeout_ms": 10000})).await;
     let text = r.content_text();
     assert!(text.contains("building\nok\n"), "{text}");
     assert!(text.contains("Gate `build` recorded: passed"), "{text}");
@@ -21,8 +21,8 @@ async fn a_finished_task_records_a_gate() {
     assert_eq!(std::fs::read_to_string(log).unwrap(), "building\nok\n");
 
     let failing = h.call("task_shell_start", json!({"command": "echo boom; exit 2"})).await;
-    let id2 = failing.metadata["task_id"].as_str().unwrap();
-    let r = h.call("task_shell_wait", json!({"task_id": id2, "gate": {"name": "tests"}})).await;
+    let id2 = failing.metadata["job_id"].as_str().unwrap();
+    let r = h.call("task_shell_wait", json!({"job_id": id2, "gate": {"name": "tests"}})).await;
     assert_eq!(r.metadata["gate"]["passed"], false);
     let gates = h.ctx.session.state::<ShellJobs>().gates();
     assert_eq!(
@@ -35,14 +35,14 @@ async fn a_finished_task_records_a_gate() {
 async fn a_running_task_records_no_gate() {
     let h = Harness::new();
     let start = h.call("task_shell_start", json!({"command": "sleep 30"})).await;
-    let id = start.metadata["task_id"].as_str().unwrap();
-    let r = h.call("task_shell_wait", json!({"task_id": id, "gate": {"name": "slow"}, "timeout_ms": 200})).await;
+    let id = start.metadata["job_id"].as_str().unwrap();
+    let r = h.call("task_shell_wait", json!({"job_id": id, "gate": {"name": "slow"}, "timeout_ms": 200})).await;
     assert!(!r.is_error);
     assert!(r.content_text().contains("Gate `slow` not recorded"), "{}", r.content_text());
     assert!(r.metadata["gate"].is_null());
     assert!(h.ctx.session.state::<ShellJobs>().gates().is_empty());
     // exec_shell_wait polls the same tasks.
-    let w = h.call("exec_shell_wait", json!({"task_id": id, "timeout_ms": 50})).await;
+    let w = h.call("exec_shell_wait", json!({"job_id": id, "timeout_ms": 50})).await;
     assert_eq!(w.metadata["status"], "running");
 }
 
@@ -52,12 +52,12 @@ async fn bad_input_is_explained() {
     assert!(h.err("task_shell_start", json!({})).await.contains("command"));
     assert!(h.err("task_shell_start", json!({"command": ""})).await.contains("empty"));
     assert!(h.err("task_shell_start", json!({"command": "ls", "cwd": "/"})).await.contains("outside the workspace"));
-    assert!(h.err("task_shell_wait", json!({"task_id": "task-3"})).await.contains("unknown task_id"));
+    assert!(h.err("task_shell_wait", json!({"job_id": "task-3"})).await.contains("unknown job_id"));
     let start = h.call("task_shell_start", json!({"command": "true"})).await;
-    let id = start.metadata["task_id"].as_str().unwrap();
-    assert!(h.err("task_shell_wait", json!({"task_id": id, "gate": {"name": " "}})).await.contains("gate.name"));
-    assert!(h.err("task_shell_wait", json!({"task_id": id, "gate": {}})).await.contains("name"));
-    assert!(h.err("task_shell_wait", json!({"task_id": id, "gate": "tests"})).await.contains("gate"));
+    let id = start.metadata["job_id"].as_str().unwrap();
+    assert!(h.err("task_shell_wait", json!({"job_id": id, "gate": {"name": " "}})).await.contains("gate.name"));
+    assert!(h.err("task_shell_wait", json!({"job_id": id, "gate": {}})).await.contains("name"));
+    assert!(h.err("task_shell_wait", json!({"job_id": id, "gate": "tests"})).await.contains("gate"));
 }
 
 /// A gate on a background command lands on the durable task with the evidence
@@ -92,9 +92,10 @@ async fn a_gate_lands_on_the_durable_task_with_its_log() {
         )
         .await
         .unwrap();
-    let job = start.metadata["task_id"].as_str().unwrap().to_string();
+    let job = start.metadata["job_id"].as_str().unwrap().to_string();
 
-    // A task id that does not exist is refused before anything is waited for.
+    // A task id that does not exist is refused before anything is waited for
+    // (asked in the words before one vocabulary: `task_id` the job, `task` the task).
     let wrong = ctx
         .call("task_shell_wait", json!({"task_id": job, "gate": {"name": "tests"}, "task": "task-9"}))
         .await
@@ -104,7 +105,7 @@ async fn a_gate_lands_on_the_durable_task_with_its_log() {
     let r = ctx
         .call(
             "task_shell_wait",
-            json!({"task_id": job, "gate": {"name": "tests"}, "task": "task-1", "timeout_ms": 30000}),
+            json!({"job_id": job, "gate": {"name": "tests"}, "task_id": "task-1", "timeout_ms": 30000}),
         )
         .await
         .unwrap();
@@ -120,7 +121,7 @@ async fn a_gate_lands_on_the_durable_task_with_its_log() {
     assert!(log.content_text().contains("1 failed"), "{}", log.content_text());
 
     // task_read shows the gate with its evidence.
-    let read = ctx.call("task_read", json!({"id": "task-1"})).await.unwrap();
+    let read = ctx.call("task_read", json!({"task_id": "task-1"})).await.unwrap();
     let view: serde_json::Value = serde_json::from_str(&read.content_text()).unwrap();
     assert_eq!(view["gates"][0]["name"], "tests", "{view}");
     assert_eq!(view["gates"][0]["exit_code"], 101, "{view}");
@@ -128,8 +129,8 @@ async fn a_gate_lands_on_the_durable_task_with_its_log() {
 
     // Without a task (none active, none named) the gate stays in the session only.
     let again = ctx.call("task_shell_start", json!({"command": "true"})).await.unwrap();
-    let job2 = again.metadata["task_id"].as_str().unwrap();
-    let r = ctx.call("task_shell_wait", json!({"task_id": job2, "gate": {"name": "quick"}})).await.unwrap();
+    let job2 = again.metadata["job_id"].as_str().unwrap();
+    let r = ctx.call("task_shell_wait", json!({"job_id": job2, "gate": {"name": "quick"}})).await.unwrap();
     assert!(r.metadata.get("task_gate").is_none(), "{:?}", r.metadata);
     assert_eq!(r.metadata["gate"]["name"], "quick");
 }

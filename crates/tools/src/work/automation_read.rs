@@ -6,7 +6,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 
-use quiver_engine::{Capabilities, Domain, Risk, Tool, ToolContext, ToolError, ToolOutput};
+use quiver_engine::{Capabilities, Domain, InputAlias, Risk, Tool, ToolContext, ToolError, ToolOutput};
 
 use super::{WorkStore, blocking};
 
@@ -19,7 +19,7 @@ pub struct AutomationReadInput {
     pub id: String,
     /// How many recent runs to show (default 20).
     #[serde(default)]
-    pub runs: Option<usize>,
+    pub limit: Option<usize>,
 }
 
 impl Tool for AutomationRead {
@@ -29,13 +29,15 @@ impl Tool for AutomationRead {
     const RISK: Risk = Risk::Read;
     const CAPABILITIES: Capabilities = Capabilities::NONE;
 
+    // Before one vocabulary the count was `runs` (recorded calls say so).
+    const INPUT_ALIASES: &'static [InputAlias] = &[InputAlias::rename("runs", "limit")];
     fn description(&self) -> String {
         "Read one automation and its recent runs (enqueued tasks, manual runs, missed due times).".into()
     }
 
     async fn run(&self, input: AutomationReadInput, _ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let store = self.0.get()?;
-        let limit = input.runs.unwrap_or(20).clamp(1, 500);
+        let limit = input.limit.unwrap_or(20).clamp(1, 500);
         let id = input.id.trim().to_string();
         let (a, runs) = blocking(store, move |s| Ok((s.automation(&id)?, s.automation_runs(&id, limit)?))).await?;
         Ok(ToolOutput::json(json!({"automation": a, "recent_runs": runs})))

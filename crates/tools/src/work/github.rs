@@ -315,7 +315,7 @@ pub async fn artifact_card(
         "bytes": artifact.bytes,
         "lines": lines,
         "summary": artifact.summary,
-        "read_more": format!("retrieve_tool_result {{\"handle\": \"{}\", \"mode\": \"lines\"}}", spilled.handle),
+        "read_more": format!("retrieve_tool_result {{\"handle\": \"{}\", \"mode\": \"lines\", \"offset\": 1}}", spilled.handle),
     }))
 }
 

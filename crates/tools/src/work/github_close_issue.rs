@@ -6,7 +6,7 @@ use std::sync::Arc;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use quiver_engine::{Capabilities, Domain, Risk, Tool, ToolContext, ToolError, ToolOutput};
+use quiver_engine::{Capabilities, Domain, InputAlias, Risk, Tool, ToolContext, ToolError, ToolOutput};
 
 use super::WorkStore;
 use super::github::GhCli;
@@ -43,7 +43,7 @@ pub struct GithubCloseIssueInput {
     pub reason: CloseReason,
     /// The task to keep the audit record on (default: the task this session runs for).
     #[serde(default)]
-    pub task: Option<String>,
+    pub task_id: Option<String>,
     /// Close even though the work tree has uncommitted changes. Default false.
     #[serde(default)]
     pub allow_dirty: bool,
@@ -56,6 +56,8 @@ impl Tool for GithubCloseIssue {
     const RISK: Risk = Risk::Destructive;
     const CAPABILITIES: Capabilities = super::github::GH_WRITE;
 
+    // Before one vocabulary the durable task was `task` (recorded calls say so).
+    const INPUT_ALIASES: &'static [InputAlias] = &[InputAlias::rename("task", "task_id")];
     fn description(&self) -> String {
         "Close a GitHub issue, never a PR (asks for approval): needs acceptance criteria and evidence (passed gates, attempts), refuses a dirty work tree; audited on the task.".into()
     }
@@ -66,7 +68,7 @@ impl Tool for GithubCloseIssue {
             number: input.number,
             acceptance_criteria: input.acceptance_criteria,
             evidence: input.evidence,
-            task: input.task,
+            task: input.task_id,
             allow_dirty: input.allow_dirty,
         };
         let checked = check(&self.0, &self.1, ctx, guard, Target::Issue, true).await?;

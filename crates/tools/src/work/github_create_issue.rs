@@ -6,7 +6,7 @@ use std::sync::Arc;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use quiver_engine::{Capabilities, Domain, Risk, Tool, ToolContext, ToolError, ToolOutput};
+use quiver_engine::{Capabilities, Domain, InputAlias, Risk, Tool, ToolContext, ToolError, ToolOutput};
 
 use super::WorkStore;
 use super::github::GhCli;
@@ -33,7 +33,7 @@ pub struct GithubCreateIssueInput {
     pub assignees: Vec<String>,
     /// The task to keep the audit record on (default: the task this session runs for).
     #[serde(default)]
-    pub task: Option<String>,
+    pub task_id: Option<String>,
 }
 
 impl Tool for GithubCreateIssue {
@@ -43,6 +43,8 @@ impl Tool for GithubCreateIssue {
     const RISK: Risk = Risk::Destructive;
     const CAPABILITIES: Capabilities = super::github::GH_WRITE;
 
+    // Before one vocabulary the durable task was `task` (recorded calls say so).
+    const INPUT_ALIASES: &'static [InputAlias] = &[InputAlias::rename("task", "task_id")];
     fn description(&self) -> String {
         "Open a new GitHub issue (asks for approval, via gh): title, body, labels, assignees; audited on the task."
             .into()
@@ -64,7 +66,7 @@ impl Tool for GithubCreateIssue {
             body: input.body,
             extra,
             about: String::new(),
-            task: input.task,
+            task: input.task_id,
         };
         create(&self.0, &self.1, ctx, Self::NAME, creation).await
     }

@@ -10,7 +10,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use quiver_engine::permissions::command::CommandRequest;
-use quiver_engine::{Capabilities, Domain, Risk, Tool, ToolContext, ToolError, ToolOutput};
+use quiver_engine::{Capabilities, Domain, InputAlias, Risk, Tool, ToolContext, ToolError, ToolOutput};
 
 use super::WorkStore;
 use super::github::GhCli;
@@ -41,7 +41,7 @@ pub struct GithubCreatePrInput {
     pub draft: bool,
     /// The task to keep the audit record on (default: the task this session runs for).
     #[serde(default)]
-    pub task: Option<String>,
+    pub task_id: Option<String>,
 }
 
 impl Tool for GithubCreatePr {
@@ -51,6 +51,8 @@ impl Tool for GithubCreatePr {
     const RISK: Risk = Risk::Destructive;
     const CAPABILITIES: Capabilities = super::github::GH_WRITE;
 
+    // Before one vocabulary the durable task was `task` (recorded calls say so).
+    const INPUT_ALIASES: &'static [InputAlias] = &[InputAlias::rename("task", "task_id")];
     fn description(&self) -> String {
         "Open a GitHub pull request from a pushed branch (asks for approval, via gh): title, body, base, draft; audited on the task.".into()
     }
@@ -79,7 +81,7 @@ impl Tool for GithubCreatePr {
             body: input.body,
             extra,
             about,
-            task: input.task,
+            task: input.task_id,
         };
         create(&self.0, &self.1, ctx, Self::NAME, creation).await
     }

@@ -111,7 +111,7 @@ async fn creating_an_issue_asks_first_and_a_no_sends_nothing() {
     s.record("issue-create", "Creating issue in octo/widgets\n\nhttps://github.com/octo/widgets/issues/15\n", 0);
     call(&s.ctx(Mode::Yolo), "task_create", json!({"prompt": "report the 500"})).await;
     let issue = json!({"repo": "octo/widgets", "title": "Login page 500s", "body": "Steps: open /login.",
-        "labels": ["bug"], "task": "task-1"});
+        "labels": ["bug"], "task_id": "task-1"});
     // Plan mode refuses a write; agent mode with nobody to ask refuses too.
     refused(&call(&s.ctx(Mode::Plan), "github_create_issue", issue.clone()).await, "plan mode");
     refused(&call(&s.ctx(Mode::Agent), "github_create_issue", issue.clone()).await, "needs approval");

@@ -510,7 +510,8 @@ async fn an_approved_close_sends_exactly_these_gh_arguments_and_audits_on_the_ta
     let yolo = s.ctx(Mode::Yolo);
     call(&yolo, "task_create", json!({"prompt": "fix #12"})).await;
     let gate = json_of(
-        &call(&yolo, "task_gate_run", json!({"command": "echo 'test result: ok. 3 passed'", "task": "task-1"})).await,
+        &call(&yolo, "task_gate_run", json!({"command": "echo 'test result: ok. 3 passed'", "task_id": "task-1"}))
+            .await,
     );
     assert_eq!(gate["classification"], "passed");
     let gate = s.store().gate("gate-1").unwrap();
@@ -525,7 +526,7 @@ async fn an_approved_close_sends_exactly_these_gh_arguments_and_audits_on_the_ta
                 "comment": "Fixed on main.",
                 "acceptance_criteria": ["the parser accepts empty input"],
                 "evidence": ["gate-1", "reproduced by hand before the fix, not after"],
-                "task": "task-1",
+                "task_id": "task-1",
             })),
         )
         .await,
@@ -556,7 +557,7 @@ async fn an_approved_close_sends_exactly_these_gh_arguments_and_audits_on_the_ta
     assert_eq!(audit[0].detail["evidence"][0]["gate"], "gate-1");
     assert_eq!(audit[0].detail["evidence"][0]["classification"], "passed");
     assert_eq!(audit[1].detail["phase"], "sent");
-    let read = json_of(&call(&ctx, "task_read", json!({"id": "task-1"})).await);
+    let read = json_of(&call(&ctx, "task_read", json!({"task_id": "task-1"})).await);
     let kinds: Vec<&str> = read["timeline"].as_array().unwrap().iter().filter_map(|e| e["kind"].as_str()).collect();
     assert_eq!(kinds.iter().filter(|k| **k == "audit").count(), 2, "{kinds:?}");
 
@@ -565,7 +566,7 @@ async fn an_approved_close_sends_exactly_these_gh_arguments_and_audits_on_the_ta
     let again = call(
         &yolo,
         "github_close_issue",
-        close_args(json!({"acceptance_criteria": ["x"], "evidence": ["gate-1"], "task": "task-1"})),
+        close_args(json!({"acceptance_criteria": ["x"], "evidence": ["gate-1"], "task_id": "task-1"})),
     )
     .await;
     refused(&again, "already closed");
@@ -591,7 +592,7 @@ async fn an_approved_pr_comment_goes_through_stdin_and_a_failed_gh_is_audited() 
             "github_comment",
             json!({"repo": "octo/widgets", "number": 7, "kind": "pr", "body": "Looks good once CI is green.",
                 "acceptance_criteria": ["tests cover empty input"], "evidence": ["read the diff: tests/empty.rs"],
-                "task": "task-1"}),
+                "task_id": "task-1"}),
         )
         .await,
     );
@@ -611,7 +612,7 @@ async fn an_approved_pr_comment_goes_through_stdin_and_a_failed_gh_is_audited() 
         &yolo,
         "github_comment",
         json!({"repo": "octo/widgets", "number": 7, "kind": "pr", "body": "again",
-            "acceptance_criteria": ["a"], "evidence": ["b"], "task": "task-1"}),
+            "acceptance_criteria": ["a"], "evidence": ["b"], "task_id": "task-1"}),
     )
     .await;
     refused(&r, "Could not add comment");
@@ -628,11 +629,12 @@ async fn closing_refuses_red_gates_foreign_evidence_and_the_wrong_kind() {
     let yolo = s.ctx(Mode::Yolo);
     call(&yolo, "task_create", json!({"prompt": "fix #12"})).await;
     call(&yolo, "task_create", json!({"prompt": "other work"})).await;
-    json_of(&call(&yolo, "task_gate_run", json!({"command": "echo broken; exit 1", "task": "task-1"})).await);
-    json_of(&call(&yolo, "task_gate_run", json!({"command": "echo fine", "task": "task-2"})).await);
+    json_of(&call(&yolo, "task_gate_run", json!({"command": "echo broken; exit 1", "task_id": "task-1"})).await);
+    json_of(&call(&yolo, "task_gate_run", json!({"command": "echo fine", "task_id": "task-2"})).await);
     s.record("issue-view", &target_json("OPEN", "issues"), 0);
-    let close =
-        |evidence: Value| close_args(json!({"acceptance_criteria": ["fixed"], "evidence": evidence, "task": "task-1"}));
+    let close = |evidence: Value| {
+        close_args(json!({"acceptance_criteria": ["fixed"], "evidence": evidence, "task_id": "task-1"}))
+    };
     refused(
         &call(&yolo, "github_close_issue", close(json!(["gate-1"]))).await,
         "gate-1 (echo broken; exit 1) is failed",
@@ -650,7 +652,7 @@ async fn closing_refuses_red_gates_foreign_evidence_and_the_wrong_kind() {
         &yolo,
         "github_comment",
         json!({"repo": "octo/widgets", "number": 12, "body": "Still failing.",
-        "acceptance_criteria": ["fixed"], "evidence": ["gate-1"], "task": "task-1"}),
+        "acceptance_criteria": ["fixed"], "evidence": ["gate-1"], "task_id": "task-1"}),
     )
     .await;
     json_of(&r);

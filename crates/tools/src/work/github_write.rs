@@ -247,7 +247,7 @@ impl Checked {
             "evidence": self.evidence,
             "audit": [first.id, second.id],
             "task": self.task,
-            "note": if self.task.is_none() { "no active task: the audit record is kept but attached to no task (pass `task`)" } else { "" },
+            "note": if self.task.is_none() { "no active task: the audit record is kept but attached to no task (pass `task_id`)" } else { "" },
         })))
     }
 }

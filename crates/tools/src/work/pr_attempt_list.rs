@@ -6,7 +6,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 
-use quiver_engine::{Capabilities, Domain, Risk, Tool, ToolContext, ToolError, ToolOutput};
+use quiver_engine::{Capabilities, Domain, InputAlias, Risk, Tool, ToolContext, ToolError, ToolOutput};
 
 use super::{WorkStore, active_task, blocking};
 
@@ -17,7 +17,7 @@ pub struct PrAttemptList(pub Arc<WorkStore>);
 pub struct PrAttemptListInput {
     /// The task (default: the task this session runs for).
     #[serde(default)]
-    pub task: Option<String>,
+    pub task_id: Option<String>,
 }
 
 impl Tool for PrAttemptList {
@@ -27,15 +27,17 @@ impl Tool for PrAttemptList {
     const RISK: Risk = Risk::Read;
     const CAPABILITIES: Capabilities = Capabilities::NONE;
 
+    // Before one vocabulary the durable task was `task` (recorded calls say so).
+    const INPUT_ALIASES: &'static [InputAlias] = &[InputAlias::rename("task", "task_id")];
     fn description(&self) -> String {
         "List the PR attempts recorded on a durable task (base commit, files, line counts, patch artifact).".into()
     }
 
     async fn run(&self, input: PrAttemptListInput, _ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let task = input
-            .task
+            .task_id
             .or_else(active_task)
-            .ok_or_else(|| ToolError::model("`task` is required (this session runs for no task)"))?;
+            .ok_or_else(|| ToolError::model("`task_id` is required (this session runs for no task)"))?;
         let store = self.0.get()?;
         let attempts = blocking(store, move |s| s.attempts_of(&task)).await?;
         Ok(ToolOutput::json(json!({"attempts": attempts, "count": attempts.len()})))

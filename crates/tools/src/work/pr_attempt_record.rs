@@ -7,7 +7,7 @@ use serde::Deserialize;
 use serde_json::json;
 
 use quiver_durable::NewPrAttempt;
-use quiver_engine::{Capabilities, Domain, Risk, Tool, ToolContext, ToolError, ToolOutput};
+use quiver_engine::{Capabilities, Domain, InputAlias, Risk, Tool, ToolContext, ToolError, ToolOutput};
 
 use super::pr_attempt::{PrivateIndex, capture};
 use super::{WorkStore, active_task, blocking};
@@ -19,7 +19,7 @@ pub struct PrAttemptRecord(pub Arc<WorkStore>);
 pub struct PrAttemptRecordInput {
     /// The task to record it on (default: the task this session runs for).
     #[serde(default)]
-    pub task: Option<String>,
+    pub task_id: Option<String>,
     /// What this attempt tries, in a sentence.
     #[serde(default)]
     pub note: Option<String>,
@@ -32,12 +32,14 @@ impl Tool for PrAttemptRecord {
     const RISK: Risk = Risk::Read;
     const CAPABILITIES: Capabilities = Capabilities::PERSISTS.union(Capabilities::RUNS_COMMANDS);
 
+    // Before one vocabulary the durable task was `task` (recorded calls say so).
+    const INPUT_ALIASES: &'static [InputAlias] = &[InputAlias::rename("task", "task_id")];
     fn description(&self) -> String {
         "Record the current git changes (untracked files included) as a PR attempt: a patch artifact plus base commit, files and line counts, on a durable task.".into()
     }
 
     async fn run(&self, input: PrAttemptRecordInput, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
-        let task = input.task.map(|t| t.trim().to_string()).filter(|t| !t.is_empty()).or_else(active_task);
+        let task = input.task_id.map(|t| t.trim().to_string()).filter(|t| !t.is_empty()).or_else(active_task);
         let store = self.0.get()?;
         if let Some(t) = task.clone() {
             blocking(store.clone(), move |s| s.task(&t)).await?;
@@ -63,7 +65,7 @@ impl Tool for PrAttemptRecord {
         Ok(ToolOutput::json(json!({
             "attempt": attempt,
             "next": format!("pr_attempt_preflight {{\"id\": \"{}\"}} checks that it still applies", attempt.id),
-            "note": if task.is_none() { "no active task: the attempt is kept but attached to no task (pass `task`)" } else { "" },
+            "note": if task.is_none() { "no active task: the attempt is kept but attached to no task (pass `task_id`)" } else { "" },
         })))
     }
 }

@@ -6,7 +6,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use quiver_durable::TaskState;
-use quiver_engine::{Capabilities, Domain, Risk, Tool, ToolContext, ToolError, ToolOutput};
+use quiver_engine::{Capabilities, Domain, InputAlias, Risk, Tool, ToolContext, ToolError, ToolOutput};
 
 use super::{WorkStore, approve, blocking};
 
@@ -16,7 +16,7 @@ pub struct TaskCancel(pub Arc<WorkStore>);
 #[serde(deny_unknown_fields)]
 pub struct TaskCancelInput {
     /// The task id, e.g. "task-3".
-    pub id: String,
+    pub task_id: String,
 }
 
 impl Tool for TaskCancel {
@@ -26,13 +26,15 @@ impl Tool for TaskCancel {
     const RISK: Risk = Risk::Write;
     const CAPABILITIES: Capabilities = Capabilities::PERSISTS.union(Capabilities::GATES_ITSELF);
 
+    // Before one vocabulary the task was `id` (recorded calls say so).
+    const INPUT_ALIASES: &'static [InputAlias] = &[InputAlias::rename("id", "task_id")];
     fn description(&self) -> String {
         "Cancel a queued or running durable task (asks for approval).".into()
     }
 
     async fn run(&self, input: TaskCancelInput, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let store = self.0.get()?;
-        let id = input.id.trim().to_string();
+        let id = input.task_id.trim().to_string();
         let task = blocking(store.clone(), {
             let id = id.clone();
             move |s| s.task(&id)

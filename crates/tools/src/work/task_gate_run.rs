@@ -17,7 +17,7 @@ use tokio::io::AsyncReadExt;
 use quiver_durable::NewGate;
 use quiver_engine::permissions::command::CommandRequest;
 use quiver_engine::spill::SpillStore;
-use quiver_engine::{Capabilities, Domain, Risk, Tool, ToolContext, ToolError, ToolOutput};
+use quiver_engine::{Capabilities, Domain, InputAlias, Risk, Tool, ToolContext, ToolError, ToolOutput};
 
 use super::{WorkStore, active_task, blocking};
 use crate::process::Launch;
@@ -45,7 +45,7 @@ pub struct TaskGateRunInput {
     pub timeout_ms: Option<u64>,
     /// The task to attach evidence to (default: the task this session runs for).
     #[serde(default)]
-    pub task: Option<String>,
+    pub task_id: Option<String>,
 }
 
 impl Tool for TaskGateRun {
@@ -58,6 +58,8 @@ impl Tool for TaskGateRun {
         .union(Capabilities::PERSISTS)
         .union(Capabilities::GATES_ITSELF);
 
+    // Before one vocabulary the durable task was `task` (recorded calls say so).
+    const INPUT_ALIASES: &'static [InputAlias] = &[InputAlias::rename("task", "task_id")];
     fn description(&self) -> String {
         "Run a verification command (tests, lint, build) and record its evidence on the durable task: exit code, duration, passed/failed/flaky/infra, summary, log artifact.".into()
     }
@@ -75,7 +77,7 @@ impl Tool for TaskGateRun {
             return Err(ToolError::model(format!("`cwd` {} is not a directory", cwd.display())));
         }
         let limit = Duration::from_millis(input.timeout_ms.unwrap_or(DEFAULT_TIMEOUT_MS).clamp(1, MAX_TIMEOUT_MS));
-        let task = input.task.map(|t| t.trim().to_string()).filter(|t| !t.is_empty()).or_else(active_task);
+        let task = input.task_id.map(|t| t.trim().to_string()).filter(|t| !t.is_empty()).or_else(active_task);
         let store = self.0.get()?;
         if let Some(t) = task.clone() {
             // A wrong task id is the model's error before anything runs.
@@ -114,7 +116,7 @@ impl Tool for TaskGateRun {
             "classification": record.classification,
             "summary": record.summary,
             "log": log,
-            "note": if task.is_none() { "no active task: the evidence is kept but attached to no task (pass `task`)" } else { "" },
+            "note": if task.is_none() { "no active task: the evidence is kept but attached to no task (pass `task_id`)" } else { "" },
         }));
         out = launch.grant.describe(out);
         if let (Some(hint), true) = (launch.grant.failure_hint(), record.exit_code != Some(0)) {

@@ -10,7 +10,7 @@ use serde::Deserialize;
 use serde_json::json;
 
 use quiver_engine::spill::SpillStore;
-use quiver_engine::{Capabilities, Domain, Risk, Tool, ToolContext, ToolError, ToolOutput};
+use quiver_engine::{Capabilities, Domain, InputAlias, Risk, Tool, ToolContext, ToolError, ToolOutput};
 
 use super::{WorkStore, active_task, blocking};
 
@@ -24,10 +24,10 @@ pub struct TaskRead(pub Arc<WorkStore>);
 pub struct TaskReadInput {
     /// The task id, e.g. "task-3" (default: the task this session runs for).
     #[serde(default)]
-    pub id: Option<String>,
+    pub task_id: Option<String>,
     /// How many of the newest timeline events to show (default 50).
     #[serde(default)]
-    pub events: Option<usize>,
+    pub limit: Option<usize>,
 }
 
 impl Tool for TaskRead {
@@ -37,16 +37,19 @@ impl Tool for TaskRead {
     const RISK: Risk = Risk::Read;
     const CAPABILITIES: Capabilities = Capabilities::NONE;
 
+    // Before one vocabulary: the task was `id`, the count `events` (recorded calls say so).
+    const INPUT_ALIASES: &'static [InputAlias] =
+        &[InputAlias::rename("id", "task_id"), InputAlias::rename("events", "limit")];
     fn description(&self) -> String {
         "Read a durable task: state, result, checklist, timeline, gate evidence, PR attempts, artifacts, transcript."
             .into()
     }
 
     async fn run(&self, input: TaskReadInput, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
-        let id = input.id.or_else(active_task).ok_or_else(|| {
-            ToolError::model("`id` is required (this session runs for no task); task_list shows the ids")
+        let id = input.task_id.or_else(active_task).ok_or_else(|| {
+            ToolError::model("`task_id` is required (this session runs for no task); task_list shows the ids")
         })?;
-        let keep = input.events.unwrap_or(DEFAULT_EVENTS).clamp(1, 1000);
+        let keep = input.limit.unwrap_or(DEFAULT_EVENTS).clamp(1, 1000);
         let store = self.0.get()?;
         let (view, gates, attempts, audit, files) = blocking(store, move |s| {
             let view = s.read_task(&id)?;

@@ -71,7 +71,7 @@ async fn create_list_and_read_a_task() {
     let list = json_of(&call(&ctx, "task_list", json!({"state": ["queued"]})).await);
     assert_eq!(list["count"], 1);
     assert_eq!(list["tasks"][0]["prompt"], "fix the flaky test");
-    let read = json_of(&call(&ctx, "task_read", json!({"id": "task-1"})).await);
+    let read = json_of(&call(&ctx, "task_read", json!({"task_id": "task-1"})).await);
     assert_eq!(read["task"]["state"], "queued");
     assert_eq!(read["task"]["mode"], "agent");
     let cwd = read["task"]["cwd"].as_str().unwrap();
@@ -100,15 +100,15 @@ async fn cancel_needs_approval_in_agent_mode() {
     let s = Setup::new();
     let agent = s.ctx(Mode::Agent);
     call(&agent, "task_create", json!({"prompt": "x"})).await;
-    let r = call(&agent, "task_cancel", json!({"id": "task-1"})).await;
+    let r = call(&agent, "task_cancel", json!({"task_id": "task-1"})).await;
     assert!(r.is_error && r.content_text().contains("needs approval"), "{}", r.content_text());
     assert_eq!(s.store().task("task-1").unwrap().state, quiver_durable::TaskState::Queued);
     let yolo = s.ctx(Mode::Yolo);
-    let r = call(&yolo, "task_cancel", json!({"id": "task-1"})).await;
+    let r = call(&yolo, "task_cancel", json!({"task_id": "task-1"})).await;
     assert_eq!(r.metadata["state"], "cancelled", "{}", r.content_text());
-    let again = call(&yolo, "task_cancel", json!({"id": "task-1"})).await;
+    let again = call(&yolo, "task_cancel", json!({"task_id": "task-1"})).await;
     assert!(again.is_error && again.content_text().contains("already ended"), "{}", again.content_text());
-    let missing = call(&yolo, "task_cancel", json!({"id": "task-42"})).await;
+    let missing = call(&yolo, "task_cancel", json!({"task_id": "task-42"})).await;
     assert!(missing.is_error && missing.content_text().contains("no task with id 'task-42'"));
 }
 
@@ -119,7 +119,7 @@ async fn a_failing_gate_is_classified_with_its_log_readable_by_handle() {
     call(&ctx, "task_create", json!({"prompt": "x"})).await;
     let r = call(&ctx, "task_gate_run", json!({
         "command": "for i in $(seq 1 3000); do echo line $i; done; echo 'test result: FAILED. 1 failed' >&2; exit 3",
-        "name": "unit tests", "task": "task-1",
+        "name": "unit tests", "task_id": "task-1",
     }))
     .await;
     let gate = json_of(&r);
@@ -129,7 +129,7 @@ async fn a_failing_gate_is_classified_with_its_log_readable_by_handle() {
     let handle = gate["log"]["handle"].as_str().unwrap().to_string();
     let tail = call(&ctx, "retrieve_tool_result", json!({"handle": handle, "mode": "tail", "n": 2})).await;
     assert!(tail.content_text().contains("FAILED"), "{}", tail.content_text());
-    let read = json_of(&call(&ctx, "task_read", json!({"id": "task-1"})).await);
+    let read = json_of(&call(&ctx, "task_read", json!({"task_id": "task-1"})).await);
     assert_eq!(read["gates"][0]["classification"], "failed");
     assert_eq!(read["gates"][0]["name"], "unit tests");
     let log = s.store().artifact_bytes(gate["log"]["artifact"].as_str().unwrap()).unwrap();
@@ -146,7 +146,7 @@ async fn passing_and_timed_out_gates_and_refusals() {
     let slow = json_of(&call(&yolo, "task_gate_run", json!({"command": "sleep 20", "timeout_ms": 300})).await);
     assert_eq!((slow["classification"].as_str(), slow["timed_out"].as_bool()), (Some("infra"), Some(true)));
     assert!(slow["duration_ms"].as_u64().unwrap() < 10_000);
-    let bad_task = call(&yolo, "task_gate_run", json!({"command": "echo x", "task": "task-9"})).await;
+    let bad_task = call(&yolo, "task_gate_run", json!({"command": "echo x", "task_id": "task-9"})).await;
     assert!(bad_task.is_error && bad_task.content_text().contains("task-9"));
     // Agent mode, nobody to ask: a command no trusted rule covers runs inside
     // the sandbox (a task builds and tests unattended); with no sandbox it is refused.
@@ -225,12 +225,12 @@ async fn pr_attempts_capture_untracked_files_and_preflight_names_the_conflict() 
 
     let ctx = s.ctx(Mode::Agent);
     call(&ctx, "task_create", json!({"prompt": "x"})).await;
-    let rec = json_of(&call(&ctx, "pr_attempt_record", json!({"task": "task-1", "note": "first try"})).await);
+    let rec = json_of(&call(&ctx, "pr_attempt_record", json!({"task_id": "task-1", "note": "first try"})).await);
     let attempt = &rec["attempt"];
     assert_eq!(attempt["files"], json!(["lib.rs", "new.rs"]), "{rec}");
     assert_eq!((attempt["additions"].as_u64(), attempt["deletions"].as_u64()), (Some(2), Some(1)));
     assert_eq!(std::fs::read(ws.join(".git/index")).unwrap(), index_before, "the user's index is untouched");
-    let listed = json_of(&call(&ctx, "pr_attempt_list", json!({"task": "task-1"})).await);
+    let listed = json_of(&call(&ctx, "pr_attempt_list", json!({"task_id": "task-1"})).await);
     assert_eq!(listed["count"], 1);
     let read = json_of(&call(&ctx, "pr_attempt_read", json!({"id": "pr-1"})).await);
     assert!(read["patch"].as_str().unwrap().contains("+fn new() {}"), "{read}");
@@ -259,23 +259,27 @@ async fn every_artifact_task_read_lists_is_readable_by_handle_in_any_session() {
     let ctx = s.ctx(Mode::Yolo);
     call(&ctx, "task_create", json!({"prompt": "x"})).await;
     let gate = json_of(
-        &call(&ctx, "task_gate_run", json!({"command": "echo first; echo 'LAST LINE' >&2; exit 1", "task": "task-1"}))
-            .await,
+        &call(
+            &ctx,
+            "task_gate_run",
+            json!({"command": "echo first; echo 'LAST LINE' >&2; exit 1", "task_id": "task-1"}),
+        )
+        .await,
     );
     // A body kept by another tool, with no trailing newline.
     s.store().put_artifact(Some("task-1"), "body", "issue body", b"line one\nline two\nthe end").unwrap();
 
     // The same session reuses the handle the gate gave; nothing is adopted twice.
-    let read = json_of(&call(&ctx, "task_read", json!({"id": "task-1"})).await);
+    let read = json_of(&call(&ctx, "task_read", json!({"task_id": "task-1"})).await);
     let arts = read["artifacts"].as_array().unwrap();
     assert_eq!(arts.len(), 2, "{read}");
     assert_eq!(arts[0]["handle"], gate["log"]["handle"]);
-    let again = json_of(&call(&ctx, "task_read", json!({"id": "task-1"})).await);
+    let again = json_of(&call(&ctx, "task_read", json!({"task_id": "task-1"})).await);
     assert_eq!(again["artifacts"], read["artifacts"], "stable handles across reads");
 
     // A fresh session (another process, a later day) gets handles of its own.
     let later = s.ctx(Mode::Agent);
-    let read = json_of(&call(&later, "task_read", json!({"id": "task-1"})).await);
+    let read = json_of(&call(&later, "task_read", json!({"task_id": "task-1"})).await);
     let log = read["artifacts"][0]["handle"].as_str().unwrap().to_string();
     let tail = call(&later, "retrieve_tool_result", json!({"handle": log, "mode": "tail", "n": 1})).await;
     assert!(tail.content_text().contains("LAST LINE"), "{}", tail.content_text());

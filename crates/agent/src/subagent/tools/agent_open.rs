@@ -5,7 +5,7 @@ use std::sync::Arc;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use quiver_engine::{Capabilities, Domain, Risk, Tool, ToolContext, ToolError, ToolOutput};
+use quiver_engine::{Capabilities, Domain, InputAlias, Risk, Tool, ToolContext, ToolError, ToolOutput};
 
 use crate::subagent::hub::{AgentHub, OpenRequest};
 use crate::subagent::role::Role;
@@ -18,9 +18,6 @@ pub struct AgentOpenInput {
     /// The task.
     pub prompt: String,
     /// general, explore, plan, review, implementer, verifier or custom.
-    #[serde(default, rename = "type")]
-    pub kind: Option<String>,
-    /// Alias of type.
     #[serde(default)]
     pub agent_type: Option<String>,
     #[serde(default)]
@@ -41,13 +38,17 @@ impl Tool for AgentOpen {
     const DOMAIN: Domain = Domain::Subagent;
     const RISK: Risk = Risk::Read;
     const CAPABILITIES: Capabilities = Capabilities::NONE;
+    // The schema once had both `type` and `agent_type` (`type` won silently).
+    // Recorded calls with `type` still run; one giving both, disagreeing, is
+    // refused: which role was meant cannot be known.
+    const INPUT_ALIASES: &'static [InputAlias] = &[InputAlias::rename("type", "agent_type")];
 
     fn description(&self) -> String {
         "Start a sub-agent on a task in the background; returns agent_id at once. Use agent_eval for its result.".into()
     }
 
     async fn run(&self, input: AgentOpenInput, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
-        let role = match input.kind.as_deref().or(input.agent_type.as_deref()) {
+        let role = match input.agent_type.as_deref() {
             Some(kind) => Role::parse(kind).map_err(ToolError::model)?,
             None => Role::General,
         };
@@ -56,7 +57,7 @@ impl Tool for AgentOpen {
         }
         let allowed = input.allowed_tools.filter(|list| !list.is_empty());
         if role == Role::Custom && allowed.is_none() {
-            return Err(ToolError::model("type `custom` needs allowed_tools: the exact tool names it may call"));
+            return Err(ToolError::model("agent_type `custom` needs allowed_tools: the exact tool names it may call"));
         }
         let request = OpenRequest {
             prompt: input.prompt,
