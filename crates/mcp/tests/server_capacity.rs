@@ -11,8 +11,9 @@ use crate::server_support::*;
 use quiver_engine::Mode;
 use quiver_mcp::server::http::HttpLimits;
 use quiver_mcp::server::{HttpOptions, HttpServer, Surface};
+use quiver_testkit::raw_http::exchange;
 use serde_json::{Value, json};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::AsyncReadExt;
 use tokio::net::TcpStream;
 
 const TOKEN: &str = "s3cret";
@@ -105,45 +106,6 @@ impl Session {
     }
 }
 
-/// One HTTP/1.1 POST on `stream` (kept alive) with `headers` (complete
-/// lines), and the answer's status and body: a body with a length, or a
-/// chunked (event-stream) one read to its last chunk.
-async fn exchange(stream: &mut TcpStream, authority: &str, headers: &str, body: &Value) -> (u16, String) {
-    let body = body.to_string();
-    let request = format!(
-        "POST /mcp HTTP/1.1\r\nHost: {authority}\r\nContent-Type: application/json\r\n\
-         Accept: application/json, text/event-stream\r\nMcp-Protocol-Version: 2025-06-18\r\n{headers}\
-         Content-Length: {}\r\n\r\n{body}",
-        body.len()
-    );
-    stream.write_all(request.as_bytes()).await.unwrap();
-    let mut got = Vec::new();
-    let mut buf = [0u8; 8192];
-    loop {
-        let n = stream.read(&mut buf).await.unwrap();
-        assert!(n > 0, "closed mid-answer: {}", String::from_utf8_lossy(&got));
-        got.extend_from_slice(&buf[..n]);
-        let text = String::from_utf8_lossy(&got).to_string();
-        let Some(end) = text.find("\r\n\r\n") else { continue };
-        let head = text[..end].to_ascii_lowercase();
-        let status = head.split_whitespace().nth(1).unwrap().parse().unwrap();
-        let rest = &text[end + 4..];
-        if let Some(length) = head.lines().find_map(|l| l.strip_prefix("content-length:")) {
-            let length: usize = length.trim().parse().unwrap();
-            if rest.len() >= length {
-                assert_eq!(rest.len(), length, "bytes after the answer: {text}");
-                return (status, rest.to_string());
-            }
-        } else if head.contains("transfer-encoding: chunked") {
-            if rest.ends_with("0\r\n\r\n") {
-                return (status, rest.to_string());
-            }
-        } else {
-            panic!("an answer with neither a length nor chunks: {head}");
-        }
-    }
-}
-
 /// Opens `n` connections that never send a byte.
 async fn open_idle(addr: SocketAddr, n: usize) -> Vec<TcpStream> {
     let mut idle = Vec::with_capacity(n);
@@ -215,10 +177,13 @@ async fn session_starts_and_requests_are_all_answered_during_an_idle_flood() {
     let session = &sessions[0];
     let authority = url.strip_prefix("http://").unwrap().split('/').next().unwrap().to_string();
     let mut kept = TcpStream::connect(&authority).await.unwrap();
-    let headers = format!("Authorization: Bearer {TOKEN}\r\nMcp-Session-Id: {}\r\n", session.id.as_deref().unwrap());
+    let headers = format!(
+        "Authorization: Bearer {TOKEN}\r\nMcp-Protocol-Version: 2025-06-18\r\nMcp-Session-Id: {}\r\n",
+        session.id.as_deref().unwrap()
+    );
     let list = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/list"});
-    let (status, text) = exchange(&mut kept, &authority, &headers, &list).await;
-    assert!(status == 200 && text.contains("\"tool_search\""), "tools/list: {status} {text}");
+    let answer = exchange(&mut kept, &authority, &headers, &list).await;
+    assert!(answer.status == 200 && answer.body.contains("\"tool_search\""), "tools/list: {}", answer.body);
     let flooding = tokio::spawn(async move {
         let mut more = Vec::new();
         for _ in 0..10 {
@@ -231,7 +196,8 @@ async fn session_starts_and_requests_are_all_answered_during_an_idle_flood() {
     for i in 0..SEQUENTIAL {
         let call = json!({"jsonrpc": "2.0", "id": 10 + i, "method": "tools/call",
             "params": {"name": "say", "arguments": {"text": format!("n{i}")}}});
-        let (status, text) = exchange(&mut kept, &authority, &headers, &call).await;
+        let answer = exchange(&mut kept, &authority, &headers, &call).await;
+        let (status, text) = (answer.status, answer.body);
         assert!(status == 200 && text.contains(&format!("\"n{i}\"")), "request {i}: {status} {text}");
     }
     let elapsed = started.elapsed();

@@ -12,6 +12,7 @@ use crate::server_support::*;
 use quiver_engine::Mode;
 use quiver_mcp::server::http::HttpLimits;
 use quiver_mcp::server::{HttpOptions, HttpServer};
+use quiver_testkit::raw_http;
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
@@ -76,38 +77,12 @@ async fn a_session_request_that_cannot_stream_is_answered_as_json() {
     assert!(answer["error"]["code"].is_i64(), "{answer}");
 }
 
-/// One HTTP/1.1 request on `stream` (kept alive), and the answer's status
-/// and body; the body must have a length (a plain answer), not be chunked.
+/// One request on `stream` (kept alive): the answer's status and body, which
+/// must have a length (a plain answer), not be chunked.
 async fn exchange(stream: &mut TcpStream, authority: &str, body: &Value) -> (u16, String) {
-    let body = body.to_string();
-    let request = format!(
-        "POST /mcp HTTP/1.1\r\nHost: {authority}\r\nContent-Type: application/json\r\n\
-         Accept: application/json, text/event-stream\r\nMcp-Protocol-Version: 2025-11-25\r\n\
-         Content-Length: {}\r\n\r\n{body}",
-        body.len()
-    );
-    stream.write_all(request.as_bytes()).await.unwrap();
-    let mut got = Vec::new();
-    let mut buf = [0u8; 4096];
-    loop {
-        let n = stream.read(&mut buf).await.unwrap();
-        assert!(n > 0, "closed mid-answer: {}", String::from_utf8_lossy(&got));
-        got.extend_from_slice(&buf[..n]);
-        let text = String::from_utf8_lossy(&got).to_string();
-        let Some(end) = text.find("\r\n\r\n") else { continue };
-        let head = text[..end].to_ascii_lowercase();
-        let length: usize = head
-            .lines()
-            .find_map(|l| l.strip_prefix("content-length:"))
-            .unwrap_or_else(|| panic!("no content-length: {head}"))
-            .trim()
-            .parse()
-            .unwrap();
-        if got.len() >= end + 4 + length {
-            let status = head.split_whitespace().nth(1).unwrap().parse().unwrap();
-            return (status, text[end + 4..end + 4 + length].to_string());
-        }
-    }
+    let answer = raw_http::exchange(stream, authority, "Mcp-Protocol-Version: 2025-11-25\r\n", body).await;
+    assert!(!answer.chunked, "a chunked answer: {}", answer.body);
+    (answer.status, answer.body)
 }
 
 async fn closed_within(stream: &mut TcpStream, limit: Duration) -> bool {

@@ -1,5 +1,7 @@
-//! A raw HTTP `initialize` POST for the HTTP guard tests (Origin, bearer
-//! token) of the in-process server and of the binary.
+//! Raw HTTP for the HTTP tests: an `initialize` POST for the guard tests
+//! (Origin, bearer token) of the in-process server and of the binary, and
+//! POSTs on one kept-alive connection of the test's own (no pool deciding
+//! when a new connection is opened).
 
 use serde_json::json;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -71,4 +73,56 @@ pub async fn raw_request(
         .map(|(k, v)| (k.trim().to_ascii_lowercase(), v.trim().to_string()))
         .collect();
     (status, headers)
+}
+
+/// An answer read by [`exchange`].
+pub struct Answer {
+    pub status: u16,
+    pub body: String,
+    /// Sent chunked (an event stream) rather than with a length.
+    pub chunked: bool,
+}
+
+/// One HTTP/1.1 POST to `/mcp` on `stream` (kept alive), with `headers`
+/// (complete lines, each ending in CRLF), and its answer: a body with a
+/// length, or a chunked one read to its last chunk.
+pub async fn exchange(
+    stream: &mut tokio::net::TcpStream,
+    authority: &str,
+    headers: &str,
+    body: &serde_json::Value,
+) -> Answer {
+    let body = body.to_string();
+    let request = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {authority}\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\n{headers}Content-Length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut got = Vec::new();
+    let mut buf = [0u8; 8192];
+    loop {
+        let n = stream.read(&mut buf).await.unwrap();
+        assert!(n > 0, "closed mid-answer: {}", String::from_utf8_lossy(&got));
+        got.extend_from_slice(&buf[..n]);
+        let text = String::from_utf8_lossy(&got).to_string();
+        let Some(end) = text.find("\r\n\r\n") else { continue };
+        let head = text[..end].to_ascii_lowercase();
+        let status = head.split_whitespace().nth(1).unwrap().parse().unwrap();
+        let rest = &text[end + 4..];
+        if let Some(length) = head.lines().find_map(|l| l.strip_prefix("content-length:")) {
+            let length: usize = length.trim().parse().unwrap();
+            if rest.len() >= length {
+                assert_eq!(rest.len(), length, "bytes after the answer: {text}");
+                return Answer { status, body: rest.to_string(), chunked: false };
+            }
+        } else if head.contains("transfer-encoding: chunked") {
+            // SSE data never starts with CRLF, so only the last chunk ends so.
+            if rest.ends_with("\r\n0\r\n\r\n") || rest == "0\r\n\r\n" {
+                return Answer { status, body: rest.to_string(), chunked: true };
+            }
+        } else {
+            panic!("an answer with neither a length nor chunks: {head}");
+        }
+    }
 }
