@@ -4,8 +4,9 @@
 //! Both write with [`LineWriter`], which joins lines that are ready at once
 //! into one write.
 
+use parking_lot::Mutex;
 use std::future::Future;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::Arc;
 
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader};
 
@@ -265,10 +266,6 @@ struct Pending {
     writing: bool,
 }
 
-fn lock(m: &Mutex<Pending>) -> MutexGuard<'_, Pending> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
-}
-
 /// Hands the writer's role back if the writer stops early: a failed write,
 /// or its future dropped mid-write (a call timed out or was cancelled). The
 /// lines still pending then go out with the next writer rather than never.
@@ -276,7 +273,7 @@ struct WriterRole<'a>(&'a Mutex<Pending>);
 
 impl Drop for WriterRole<'_> {
     fn drop(&mut self) {
-        lock(self.0).writing = false;
+        self.0.lock().writing = false;
     }
 }
 
@@ -292,7 +289,7 @@ impl<W: AsyncWrite + Unpin> LineWriter<W> {
     /// An error is the write's that failed, for whoever was writing.
     pub async fn write_line(&self, line: &[u8]) -> std::io::Result<()> {
         {
-            let mut pending = lock(&self.pending);
+            let mut pending = self.pending.lock();
             pending.lines.extend_from_slice(line);
             if pending.writing {
                 return Ok(());
@@ -303,7 +300,7 @@ impl<W: AsyncWrite + Unpin> LineWriter<W> {
         let mut out = self.out.lock().await;
         loop {
             let mut lines = {
-                let mut pending = lock(&self.pending);
+                let mut pending = self.pending.lock();
                 if pending.lines.is_empty() {
                     // Handed back under the lock: a line appended after
                     // this finds no writer and writes itself (and no
@@ -317,7 +314,7 @@ impl<W: AsyncWrite + Unpin> LineWriter<W> {
                 std::mem::replace(&mut pending.lines, spare)
             };
             let Some(pipe) = out.pipe.as_mut() else {
-                lock(&self.pending).lines.clear();
+                self.pending.lock().lines.clear();
                 return Err(std::io::Error::new(std::io::ErrorKind::BrokenPipe, "the pipe is closed"));
             };
             pipe.write_all(&lines).await?;
@@ -333,7 +330,7 @@ impl<W: AsyncWrite + Unpin> LineWriter<W> {
     /// out with the next write, without writing: [`QueuedLines::flush`] (or
     /// any later write) sends it.
     fn queue_line_with(&self, write: &mut dyn FnMut(&mut Vec<u8>)) {
-        write(&mut lock(&self.pending).lines);
+        write(&mut self.pending.lock().lines);
     }
 
     /// Closes the pipe (after any write under way); later writes fail.
@@ -366,7 +363,7 @@ impl<W: AsyncWrite + Send + Unpin + 'static> QueuedLines for LineWriter<W> {
 
     fn flush(self: Arc<Self>) {
         {
-            let pending = lock(&self.pending);
+            let pending = self.pending.lock();
             // Nothing queued, or a writer at work that will take it.
             if pending.lines.is_empty() || pending.writing {
                 return;

@@ -27,9 +27,10 @@
 //! - cancellation: dropping the downstream call (the upstream client
 //!   cancelled, or the tool timeout fired) sends `notifications/cancelled`.
 
+use parking_lot::Mutex;
 use std::collections::HashMap;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Instant;
 
 use rmcp::model::{
@@ -134,10 +135,6 @@ pub fn current() -> Option<Upstream> {
     UPSTREAM.try_with(Upstream::clone).ok()
 }
 
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
-}
-
 /// Per downstream connection: which upstream calls are in flight on it.
 #[derive(Default)]
 pub(crate) struct Relay {
@@ -173,7 +170,7 @@ impl Relay {
         let number = self.next.fetch_add(1, Ordering::SeqCst);
         // A stateless call's retry may ask for progress where its first request did not.
         let asks_progress = upstream.progress_token.is_some() || upstream.input.is_some();
-        lock(&self.active).push((number, upstream));
+        self.active.lock().push((number, upstream));
         let mut guard = CallGuard { relay: Arc::clone(self), number, asks_progress, downstream_token: None };
         if let Some(token) = downstream_token {
             guard.track_progress(token);
@@ -183,13 +180,13 @@ impl Relay {
 
     /// Whether any call is in flight.
     pub(crate) fn any_in_flight(&self) -> bool {
-        !lock(&self.active).is_empty()
+        !self.active.lock().is_empty()
     }
 
     /// Whose calls are in flight: the newest call's upstream when every call
     /// in flight is one client's.
     fn callers(&self) -> Callers {
-        let active = lock(&self.active);
+        let active = self.active.lock();
         match active.last() {
             None => Callers::Nobody,
             Some((_, newest)) if active.iter().all(|(_, u)| u.client == newest.client) => Callers::One(newest.clone()),
@@ -208,7 +205,7 @@ impl Relay {
             Callers::Several => None,
             Callers::Nobody => {
                 let now = Instant::now();
-                let finished = lock(&self.finished);
+                let finished = self.finished.lock();
                 let last = finished.as_ref().filter(|f| now - f.at < PROGRESS_LINGER);
                 // Not when another client's call also ended within the window.
                 last.filter(|f| f.shared_until.is_none_or(|until| until <= now)).map(|f| f.upstream.clone())
@@ -308,7 +305,7 @@ impl Relay {
                 let signal = self.tokens.notified();
                 tokio::pin!(signal);
                 signal.as_mut().enable();
-                if let Some(upstream) = lock(&self.progress).get(token).cloned() {
+                if let Some(upstream) = self.progress.lock().get(token).cloned() {
                     return upstream;
                 }
                 signal.await;
@@ -411,9 +408,9 @@ impl CallGuard {
         if !self.asks_progress {
             return;
         }
-        let upstream = lock(&self.relay.active).iter().find(|(n, _)| *n == self.number).map(|(_, u)| u.clone());
+        let upstream = self.relay.active.lock().iter().find(|(n, _)| *n == self.number).map(|(_, u)| u.clone());
         if let Some(upstream) = upstream {
-            let mut progress = lock(&self.relay.progress);
+            let mut progress = self.relay.progress.lock();
             progress.insert(token.clone(), upstream);
             // A multi-round call's earlier round is answered: its token goes.
             if let Some(earlier) = self.downstream_token.replace(token) {
@@ -436,13 +433,13 @@ const FORWARD_BOUND: std::time::Duration = std::time::Duration::from_millis(500)
 impl Drop for CallGuard {
     fn drop(&mut self) {
         let finished = {
-            let mut active = lock(&self.relay.active);
+            let mut active = self.relay.active.lock();
             let at = active.iter().position(|(n, _)| *n == self.number);
             at.map(|i| active.remove(i).1)
         };
         if let Some(upstream) = finished {
             let now = Instant::now();
-            let mut last = lock(&self.relay.finished);
+            let mut last = self.relay.finished.lock();
             let shared_until = match last.as_ref() {
                 Some(before) if before.upstream.client != upstream.client && now - before.at < PROGRESS_LINGER => {
                     Some(now + PROGRESS_LINGER)
@@ -457,9 +454,9 @@ impl Drop for CallGuard {
         match tokio::runtime::Handle::try_current() {
             Ok(runtime) => drop(runtime.spawn(async move {
                 tokio::time::sleep(PROGRESS_LINGER).await;
-                lock(&relay.progress).remove(&token);
+                relay.progress.lock().remove(&token);
             })),
-            Err(_) => drop(lock(&relay.progress).remove(&token)),
+            Err(_) => drop(relay.progress.lock().remove(&token)),
         }
     }
 }

@@ -26,7 +26,8 @@
 // (stateless revision) but are what the 0.1.8 suite's scenarios exercise.
 #![allow(deprecated)]
 
-use std::sync::{Arc, Mutex};
+use parking_lot::Mutex;
+use std::sync::Arc;
 use std::time::Duration;
 
 use rmcp::model::{
@@ -137,7 +138,7 @@ fn severity(level: LoggingLevel) -> u8 {
 impl Conformance {
     #[allow(deprecated)] // logging: deprecated by SEP-2577, still in every session revision
     async fn log(&self, peer: &rmcp::service::Peer<RoleServer>, message: &str) {
-        let floor = *self.level.lock().unwrap_or_else(|p| p.into_inner());
+        let floor = *self.level.lock();
         if floor.is_some_and(|f| severity(f) > severity(LoggingLevel::Info)) {
             return;
         }
@@ -377,7 +378,7 @@ impl ServerHandler for Conformance {
         request: SetLevelRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        *self.level.lock().unwrap_or_else(|p| p.into_inner()) = Some(request.level);
+        *self.level.lock() = Some(request.level);
         Ok(())
     }
 

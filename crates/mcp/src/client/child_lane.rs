@@ -12,9 +12,10 @@
 //! own requests, so the answer to each is recognized by its id alone. Every
 //! line goes out in one write, so the server reads whole messages.
 
+use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, LazyLock, Mutex, MutexGuard};
+use std::sync::{Arc, LazyLock};
 use std::time::{Duration, Instant};
 
 use memchr::memmem::Finder;
@@ -39,10 +40,6 @@ pub type RawId = Arc<str>;
 
 /// How long a closing server gets to exit after its stdin closes.
 const EXIT_GRACE: std::time::Duration = std::time::Duration::from_secs(3);
-
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
-}
 
 /// The answer to a raw request.
 #[derive(Debug)]
@@ -116,7 +113,7 @@ impl RawCall {
 
 impl Drop for RawCall {
     fn drop(&mut self) {
-        lock(&self.lane.waiting).remove(&self.id);
+        self.lane.waiting.lock().remove(&self.id);
     }
 }
 
@@ -170,7 +167,7 @@ impl RawLane {
         let (tx, rx) = oneshot::channel();
         // Registered before the write: the answer may be read before this
         // task runs again.
-        lock(&self.waiting).insert(Arc::clone(&id), Waiter::Task(tx));
+        self.waiting.lock().insert(Arc::clone(&id), Waiter::Task(tx));
         let call = RawCall { lane: Arc::clone(self), id, answer: rx };
         self.write_line(line).await?;
         Ok(call)
@@ -199,7 +196,7 @@ impl RawLane {
             return sink.deliver(Delivery::Closed);
         }
         let deadline = deadline.into_std();
-        lock(&self.waiting).insert(id, Waiter::Sink(sink, deadline));
+        self.waiting.lock().insert(id, Waiter::Sink(sink, deadline));
         self.stdin.queue_with(write);
         if !self.watching.swap(true, Ordering::SeqCst) {
             self.start_watching(deadline.saturating_duration_since(Instant::now()));
@@ -214,7 +211,7 @@ impl RawLane {
     /// Forgets request `id` (its answer, if one comes, is dropped); whether
     /// it was still waiting.
     pub fn forget(&self, id: &str) -> bool {
-        lock(&self.waiting).remove(id).is_some()
+        self.waiting.lock().remove(id).is_some()
     }
 
     /// Starts the lane's deadline watcher: a thread, not a task with a tokio
@@ -266,7 +263,7 @@ impl RawLane {
                 || serde_json::json!({"code": -32603, "message": "an answer with neither result nor error"}),
             )
         };
-        let waiter = lock(&self.waiting).remove(id.as_ref());
+        let waiter = self.waiting.lock().remove(id.as_ref());
         match waiter {
             Some(Waiter::Task(task)) => {
                 let answer = match peek.result {
@@ -291,7 +288,7 @@ impl RawLane {
         self.closed.store(true, Ordering::SeqCst);
         // Dropping the senders wakes every waiting task with "closed"; each
         // sink is told.
-        let waiting: Vec<Waiter> = lock(&self.waiting).drain().map(|(_, w)| w).collect();
+        let waiting: Vec<Waiter> = self.waiting.lock().drain().map(|(_, w)| w).collect();
         tell_sinks(waiting, || Delivery::Closed);
     }
 }
@@ -312,7 +309,7 @@ fn watch_deadlines(lane: std::sync::Weak<RawLane>, mut timeout: Duration) {
         let Some(lane) = lane.upgrade() else { return };
         let now = Instant::now();
         let (due, next) = {
-            let mut waiting = lock(&lane.waiting);
+            let mut waiting = lane.waiting.lock();
             let mut due_ids = Vec::new();
             let mut next: Option<Instant> = None;
             for (id, waiter) in waiting.iter() {

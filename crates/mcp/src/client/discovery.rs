@@ -132,7 +132,7 @@ impl McpManager {
         notes
     }
 
-    fn discovery_state(&self) -> std::sync::MutexGuard<'_, DiscoveryState> {
-        self.discovery.lock().unwrap_or_else(|p| p.into_inner())
+    fn discovery_state(&self) -> parking_lot::MutexGuard<'_, DiscoveryState> {
+        self.discovery.lock()
     }
 }

@@ -12,8 +12,8 @@
 
 #![allow(deprecated)] // logging: deprecated by SEP-2577, still in every session revision
 
+use parking_lot::Mutex;
 use std::collections::BTreeMap;
-use std::sync::Mutex;
 
 use rmcp::model::LoggingLevel;
 
@@ -51,8 +51,8 @@ fn level_of(severity: u8) -> LoggingLevel {
 }
 
 impl LogLevels {
-    fn chosen(&self) -> std::sync::MutexGuard<'_, BTreeMap<u64, u8>> {
-        self.chosen.lock().unwrap_or_else(|p| p.into_inner())
+    fn chosen(&self) -> parking_lot::MutexGuard<'_, BTreeMap<u64, u8>> {
+        self.chosen.lock()
     }
 
     /// Records `client`'s choice; returns the level the servers behind must

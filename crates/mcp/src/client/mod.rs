@@ -50,7 +50,7 @@ pub struct McpManager {
     servers: BTreeMap<String, Arc<ServerHandle>>,
     generation: Arc<AtomicU64>,
     discovery_started: AtomicBool,
-    discovery: std::sync::Mutex<discovery::DiscoveryState>,
+    discovery: parking_lot::Mutex<discovery::DiscoveryState>,
     /// How many background discoveries are still in flight.
     discovery_running: tokio::sync::watch::Sender<usize>,
     /// What every downstream session announces (see [`events`]).

@@ -9,10 +9,11 @@
 //! the next call restarts it. Nothing here is shared between servers except the
 //! tool-list generation counter.
 
+use parking_lot::{Mutex, RwLock};
 use quiver_engine::permissions::trust::Source;
 use quiver_engine::{ToolContext, ToolError};
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
 use rmcp::model::{CallToolRequestParams, ClientRequest, JsonObject};
@@ -175,12 +176,12 @@ impl ServerHandle {
     /// Records the names the last engine build registered this server's tools
     /// under (quiver name → the server's name).
     pub(crate) fn set_remote_names(&self, names: std::collections::HashMap<String, Arc<str>>) {
-        *self.remote_names.write().unwrap_or_else(|p| p.into_inner()) = Arc::new(names);
+        *self.remote_names.write() = Arc::new(names);
     }
 
     /// The server's own name of the tool registered as `name`.
     pub(crate) fn remote_name(&self, name: &str) -> Option<Arc<str>> {
-        self.remote_names.read().unwrap_or_else(|p| p.into_inner()).get(name).cloned()
+        self.remote_names.read().get(name).cloned()
     }
 
     /// Passes the command gate before anything may start this server: deny
@@ -189,7 +190,7 @@ impl ServerHandle {
     /// through the host, remembered per workspace and exact configuration).
     /// Checked while no live connection exists, so every (re)start is judged.
     pub async fn authorize(&self, ctx: &ToolContext) -> Result<(), ToolError> {
-        if self.connected_pid.lock().unwrap_or_else(|p| p.into_inner()).is_some() {
+        if self.connected_pid.lock().is_some() {
             return Ok(());
         }
         ctx.authorize_command(&self.config.launch_request()).await?;
@@ -202,17 +203,17 @@ impl ServerHandle {
     }
 
     pub(crate) fn set_config_errors(&self, errors: Vec<String>) {
-        *self.config_errors.lock().unwrap_or_else(|p| p.into_inner()) = errors;
+        *self.config_errors.lock() = errors;
     }
 
     /// See [`crate::McpManager::direct_clashes`].
     pub fn config_errors(&self) -> Vec<String> {
-        self.config_errors.lock().unwrap_or_else(|p| p.into_inner()).clone()
+        self.config_errors.lock().clone()
     }
 
     /// Replaces the restart pacing (tests use short waits).
     pub fn set_backoff(&self, backoff: Backoff) {
-        lock(&self.failures).backoff = backoff;
+        self.failures.lock().backoff = backoff;
     }
 
     pub fn name(&self) -> &str {
@@ -230,14 +231,14 @@ impl ServerHandle {
 
     /// Every tool the server is known to have (before enabled/disabled filtering).
     pub fn known_tools(&self) -> (Vec<RemoteTool>, ToolOrigin) {
-        self.tools.read().unwrap_or_else(|p| p.into_inner()).clone()
+        self.tools.read().clone()
     }
 
     /// Where the known tool list came from, without copying it: asked on
     /// every relayed call (a copy of a server's schemas was a third of the
     /// gateway's CPU per call).
     pub fn tool_origin(&self) -> ToolOrigin {
-        self.tools.read().unwrap_or_else(|p| p.into_inner()).1
+        self.tools.read().1
     }
 
     pub fn status(&self) -> ServerStatus {
@@ -246,7 +247,7 @@ impl ServerHandle {
         // in progress the slot is locked and the last known state stands.)
         if let Ok(slot) = self.conn.try_lock()
             && slot.as_ref().is_some_and(|c| c.is_closed())
-            && self.connected_pid.lock().unwrap_or_else(|p| p.into_inner()).is_some()
+            && self.connected_pid.lock().is_some()
         {
             self.fail(format!(
                 "MCP server `{}` exited since its last call; the next call restarts it.{}",
@@ -254,10 +255,10 @@ impl ServerHandle {
                 stderr::describe(&self.stderr)
             ));
         }
-        let last_error = self.last_error.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        let last_error = self.last_error.lock().clone();
         let clashes = self.config_errors();
         let last_error = if clashes.is_empty() { last_error } else { Some(clashes.join("\n")) };
-        let pid = *self.connected_pid.lock().unwrap_or_else(|p| p.into_inner());
+        let pid = *self.connected_pid.lock();
         let state = if !self.config.enabled {
             ConnState::Disabled
         } else if pid.is_some() {
@@ -268,7 +269,7 @@ impl ServerHandle {
             ConnState::NotConnected
         };
         let now = Instant::now();
-        let failures = lock(&self.failures);
+        let failures = self.failures.lock();
         ServerStatus {
             state,
             last_error,
@@ -276,7 +277,7 @@ impl ServerHandle {
             starts: self.starts.load(Ordering::SeqCst),
             consecutive_failures: failures.count(now),
             restart_in_ms: failures.wait(now).map(|d| d.as_millis().max(1) as u64),
-            protocol: pid.and(lock(&self.connected_protocol).clone()),
+            protocol: pid.and(self.connected_protocol.lock().clone()),
         }
     }
 
@@ -410,7 +411,7 @@ impl ServerHandle {
 
     /// Whether a session is open now (nothing is started to find out).
     pub fn is_connected(&self) -> bool {
-        self.connected_pid.lock().unwrap_or_else(|p| p.into_inner()).is_some()
+        self.connected_pid.lock().is_some()
     }
 
     /// Passes `logging/setLevel` on to the server if it is connected and
@@ -441,8 +442,8 @@ impl ServerHandle {
                 Err(shared) => shared.service.cancellation_token().cancel(),
             }
         }
-        *self.connected_pid.lock().unwrap_or_else(|p| p.into_inner()) = None;
-        *lock(&self.connected_protocol) = None;
+        *self.connected_pid.lock() = None;
+        *self.connected_protocol.lock() = None;
     }
 
     /// The live connection, starting the server when there is none (or the last
@@ -473,10 +474,10 @@ impl ServerHandle {
                 self.config.source.display()
             ));
         }
-        let pending = lock(&self.failures).wait(Instant::now());
+        let pending = self.failures.lock().wait(Instant::now());
         if let Some(wait) = pending {
-            let failures = lock(&self.failures).count(Instant::now());
-            let last = self.last_error.lock().unwrap_or_else(|p| p.into_inner()).clone().unwrap_or_default();
+            let failures = self.failures.lock().count(Instant::now());
+            let last = self.last_error.lock().clone().unwrap_or_default();
             return Err(format!(
                 "MCP server `{}` failed {failures} times in a row; quiver waits {} ms more before restarting it \
                  (restart backoff). Last failure: {last}",
@@ -513,11 +514,11 @@ impl ServerHandle {
                 let conn = Arc::new(conn);
                 self.list_changed.store(false, Ordering::SeqCst);
                 self.set_tools(tools, ToolOrigin::Live);
-                *self.last_error.lock().unwrap_or_else(|p| p.into_inner()) = None;
-                *self.connected_pid.lock().unwrap_or_else(|p| p.into_inner()) = Some(conn.pid);
-                *lock(&self.connected_protocol) =
+                *self.last_error.lock() = None;
+                *self.connected_pid.lock() = Some(conn.pid);
+                *self.connected_protocol.lock() =
                     conn.service.peer().peer_info().map(|info| info.protocol_version.to_string());
-                lock(&self.failures).connected(Instant::now());
+                self.failures.lock().connected(Instant::now());
                 *slot = Some(Arc::clone(&conn));
                 // The level in force, before any call reaches the server
                 // (bounded: a server slow to answer it must not hold up the
@@ -572,7 +573,7 @@ impl ServerHandle {
     }
 
     fn set_tools(&self, tools: Vec<RemoteTool>, origin: ToolOrigin) {
-        let mut known = self.tools.write().unwrap_or_else(|p| p.into_inner());
+        let mut known = self.tools.write();
         let changed = known.0 != tools;
         *known = (tools, origin);
         drop(known);
@@ -585,10 +586,10 @@ impl ServerHandle {
     }
 
     fn fail(&self, message: String) {
-        lock(&self.failures).record(self.starts.load(Ordering::SeqCst), Instant::now());
-        *self.last_error.lock().unwrap_or_else(|p| p.into_inner()) = Some(message);
-        *self.connected_pid.lock().unwrap_or_else(|p| p.into_inner()) = None;
-        *lock(&self.connected_protocol) = None;
+        self.failures.lock().record(self.starts.load(Ordering::SeqCst), Instant::now());
+        *self.last_error.lock() = Some(message);
+        *self.connected_pid.lock() = None;
+        *self.connected_protocol.lock() = None;
     }
 
     /// Drops `conn` from the slot if it is still the current one, killing it.
@@ -701,10 +702,6 @@ async fn list_tools(conn: &Connection, direct: bool) -> Result<Vec<RemoteTool>, 
         });
     }
     Ok(out)
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 /// How long a server's answer to `logging/setLevel` is waited for: one that

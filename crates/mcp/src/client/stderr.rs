@@ -4,8 +4,9 @@
 //! hung), but only the last [`CAPACITY`] bytes are kept, so a server that floods
 //! stderr costs a fixed amount of memory.
 
+use parking_lot::Mutex;
 use std::collections::VecDeque;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use tokio::io::AsyncReadExt;
 
@@ -26,7 +27,7 @@ impl StderrTail {
     }
 
     pub fn push(&self, bytes: &[u8]) {
-        let mut buf = self.buf.lock().unwrap_or_else(|p| p.into_inner());
+        let mut buf = self.buf.lock();
         // Only the last CAPACITY bytes of a huge chunk can survive anyway.
         let bytes = &bytes[bytes.len().saturating_sub(CAPACITY)..];
         let overflow = (buf.len() + bytes.len()).saturating_sub(CAPACITY);
@@ -37,7 +38,7 @@ impl StderrTail {
 
     /// Forgets the previous process's output (a new process is starting).
     pub fn clear(&self) {
-        self.buf.lock().unwrap_or_else(|p| p.into_inner()).clear();
+        self.buf.lock().clear();
         self.eof.store(false, std::sync::atomic::Ordering::SeqCst);
     }
 
@@ -52,7 +53,7 @@ impl StderrTail {
 
     /// The last `max_lines` lines (at most `max_bytes`), lossily decoded.
     pub fn tail(&self, max_lines: usize, max_bytes: usize) -> String {
-        let buf = self.buf.lock().unwrap_or_else(|p| p.into_inner());
+        let buf = self.buf.lock();
         let bytes: Vec<u8> = buf.iter().copied().collect();
         drop(buf);
         let text = String::from_utf8_lossy(&bytes);
@@ -111,7 +112,7 @@ mod tests {
         for i in 0..10_000 {
             t.push(format!("line {i}\n").as_bytes());
         }
-        assert!(t.buf.lock().map(|b| b.len()).unwrap_or(0) <= CAPACITY);
+        assert!(t.buf.lock().len() <= CAPACITY);
         assert_eq!(t.tail(2, 1000), "line 9998\nline 9999");
     }
 

@@ -3,13 +3,14 @@
 //! stateless client's `subscriptions/listen` stream (2026-07-28), both
 //! deciding by what the client was last shown ([`Announced`]).
 
-use std::sync::{Arc, Mutex};
+use parking_lot::Mutex;
+use std::sync::Arc;
 
 use quiver_engine::{Audience, CatalogFormat, Engine, Session};
 use rmcp::service::RoleServer;
 use tokio_util::sync::CancellationToken;
 
-use super::{Surface, lock};
+use super::Surface;
 use crate::server::passthrough::Passthrough;
 
 #[derive(Default)]
@@ -28,7 +29,7 @@ pub(super) struct Announced {
 pub(super) fn changed_since_announced(surface: &Surface, session: &Session, announced: &Mutex<Announced>) -> bool {
     let loaded = session.loaded();
     let engine = surface.engine();
-    let mut announced = lock(announced);
+    let mut announced = announced.lock();
     if loaded.len() > announced.loaded {
         announced.loaded = loaded.len();
         return true;
@@ -100,7 +101,7 @@ pub(super) async fn forward_downstream(
                     continue;
                 };
                 let upstream = Passthrough::upstream_uri(&handle, &uri);
-                if lock(&subscribed).contains(&upstream) {
+                if subscribed.lock().contains(&upstream) {
                     peer.notify_resource_updated(rmcp::model::ResourceUpdatedNotificationParam::new(upstream))
                         .await
                         .map_err(|e| e.to_string())
@@ -117,7 +118,7 @@ pub(super) async fn forward_downstream(
             }
         }
     }
-    let held = std::mem::take(&mut *lock(&subscribed));
+    let held = std::mem::take(&mut *subscribed.lock());
     if let Some(passthrough) = &surface.passthrough {
         passthrough.release(held).await;
     }
@@ -147,7 +148,7 @@ pub(super) async fn listen(
     {
         let engine = surface.engine();
         let loaded = session.loaded();
-        let mut announced = lock(announced);
+        let mut announced = announced.lock();
         announced.loaded = loaded.len();
         announced.fingerprint = fingerprint(&engine, &surface.audience, &loaded);
         announced.engine = Some(engine);

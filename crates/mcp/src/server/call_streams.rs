@@ -33,10 +33,11 @@
 //! A marked message whose call has already answered (its stream is gone)
 //! goes through rmcp unchanged, to the GET stream, as before.
 
+use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::sync::{Arc, Weak};
 use std::task::{Context, Poll};
 
 use futures::Stream;
@@ -54,10 +55,6 @@ use crate::relay::CallStream;
 /// stream before the relay waits too (and with it the downstream server).
 const SIDE_CHANNEL_CAPACITY: usize = 64;
 
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
-}
-
 /// [`SessionManager`] `M` with relayed messages on their call's stream.
 pub struct CallStreams<M> {
     inner: M,
@@ -73,17 +70,17 @@ impl<M> CallStreams<M> {
     }
 
     fn routes(&self, id: &SessionId) -> Option<Arc<Routes>> {
-        lock(&self.sessions).get(id).and_then(Weak::upgrade)
+        self.sessions.lock().get(id).and_then(Weak::upgrade)
     }
 
     /// Sessions alive now: created, and neither closed nor ended by rmcp
     /// (expired, its worker gone). The HTTP listener's session cap reads it.
     pub fn live_sessions(&self) -> usize {
-        lock(&self.sessions).values().filter(|r| r.strong_count() > 0).count()
+        self.sessions.lock().values().filter(|r| r.strong_count() > 0).count()
     }
 
     fn track(&self, id: &SessionId, routes: &Arc<Routes>) {
-        let mut sessions = lock(&self.sessions);
+        let mut sessions = self.sessions.lock();
         sessions.retain(|_, r| r.strong_count() > 0);
         sessions.insert(id.clone(), Arc::downgrade(routes));
     }
@@ -101,12 +98,12 @@ impl Routes {
     fn open(self: &Arc<Self>, request: RequestId) -> (mpsc::Receiver<ServerJsonRpcMessage>, Registration) {
         let serial = self.next.fetch_add(1, Ordering::Relaxed);
         let (tx, rx) = mpsc::channel(SIDE_CHANNEL_CAPACITY);
-        lock(&self.open).insert(request.clone(), (serial, tx));
+        self.open.lock().insert(request.clone(), (serial, tx));
         (rx, Registration { routes: Arc::downgrade(self), request, serial })
     }
 
     fn side_channel(&self, request: &RequestId) -> Option<mpsc::Sender<ServerJsonRpcMessage>> {
-        lock(&self.open).get(request).map(|(_, tx)| tx.clone())
+        self.open.lock().get(request).map(|(_, tx)| tx.clone())
     }
 }
 
@@ -121,7 +118,7 @@ struct Registration {
 impl Drop for Registration {
     fn drop(&mut self) {
         let Some(routes) = self.routes.upgrade() else { return };
-        let mut open = lock(&routes.open);
+        let mut open = routes.open.lock();
         if open.get(&self.request).is_some_and(|(serial, _)| *serial == self.serial) {
             open.remove(&self.request);
         }
@@ -262,7 +259,7 @@ impl<M: SessionManager> SessionManager for CallStreams<M> {
     }
 
     async fn close_session(&self, id: &SessionId) -> Result<(), Self::Error> {
-        lock(&self.sessions).remove(id);
+        self.sessions.lock().remove(id);
         self.inner.close_session(id).await
     }
 

@@ -5,8 +5,9 @@
 //! Tools are dynamic (the list grows as the session loads tools), so this is a
 //! hand-written `ServerHandler` rather than rmcp's `#[tool]` router.
 
+use parking_lot::{Mutex, MutexGuard};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::sync::{Arc, OnceLock};
 
 use quiver_engine::transcript::{Event, TRANSCRIPT_VERSION, TranscriptWriter};
 use quiver_engine::{Audience, CatalogFormat, Engine, EngineHost, Session, ToolContext, Workspace};
@@ -346,7 +347,7 @@ impl QuiverServer {
     }
 
     fn announced(&self) -> MutexGuard<'_, Announced> {
-        lock(&self.announced)
+        self.announced.lock()
     }
 
     /// The context one call runs in. The approver is per call because the peer
@@ -415,12 +416,6 @@ impl QuiverServer {
             tracing::debug!(error = %e, "could not send tools/list_changed");
         }
     }
-}
-
-/// Plain bookkeeping, consistent between statements: a panic elsewhere must
-/// not stop notifications.
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 /// A stateless request's result says it is complete (2026-07-28 requires
@@ -613,11 +608,11 @@ impl ServerHandler for QuiverServer {
         context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
         let passthrough = self.passthrough()?;
-        if lock(&self.subscribed).contains(&request.uri) {
+        if self.subscribed.lock().contains(&request.uri) {
             return Ok(());
         }
         passthrough.subscribe(&request.uri, &self.context(&context)).await?;
-        lock(&self.subscribed).insert(request.uri);
+        self.subscribed.lock().insert(request.uri);
         Ok(())
     }
 
@@ -628,7 +623,7 @@ impl ServerHandler for QuiverServer {
         _context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
         let passthrough = self.passthrough()?;
-        if lock(&self.subscribed).remove(&request.uri) {
+        if self.subscribed.lock().remove(&request.uri) {
             passthrough.unsubscribe(&request.uri).await?;
         }
         Ok(())

@@ -33,10 +33,11 @@
 //! - Refusals are logged with `tracing::warn!` at most once per burst window,
 //!   with the count of those not logged.
 
+use parking_lot::Mutex;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::net::IpAddr;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use axum::Router;
@@ -179,15 +180,11 @@ impl Admission {
         &self.limits
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
     /// A slot for a new connection from `peer`, closing the oldest idle
     /// pending connection past its grace when a cap is reached; `Err` when
     /// there is none to close.
     pub(super) fn admit(self: &Arc<Self>, peer: IpAddr, active: Arc<AtomicBool>) -> Result<Ticket, Refusal> {
-        let mut state = self.lock();
+        let mut state = self.state.lock();
         let now = Instant::now();
         let grace = self.limits.first_byte_grace;
         let per_address = state.pending_per_address.get(&peer).copied().unwrap_or(0);
@@ -226,7 +223,7 @@ impl Admission {
     }
 
     pub(super) fn note_refusal(&self, what: &str, peer: IpAddr) {
-        self.lock().log.note(what, peer);
+        self.state.lock().log.note(what, peer);
     }
 }
 
@@ -273,7 +270,7 @@ impl Ticket {
 
     /// The connection passed the Origin and token checks: it keeps its slot.
     pub(super) fn authenticated(&self) {
-        let mut state = self.admission.lock();
+        let mut state = self.admission.state.lock();
         if state.pending.remove(&self.id).is_some() {
             state.unpend(self.peer);
         }
@@ -282,7 +279,7 @@ impl Ticket {
 
 impl Drop for Ticket {
     fn drop(&mut self) {
-        let mut state = self.admission.lock();
+        let mut state = self.admission.state.lock();
         if state.pending.remove(&self.id).is_some() {
             state.unpend(self.peer);
         }

@@ -16,9 +16,10 @@
 //! a client's request follows its connect within milliseconds, so it is
 //! read long before that.
 
+use parking_lot::Mutex;
 use std::collections::BTreeMap;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -91,14 +92,10 @@ impl Refusals {
         });
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, Waiting> {
-        self.state.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
     /// A place among the waiting, pushing out the oldest silent one at the
     /// bound; `None` when every one has sent something.
     fn enter(&self, active: Arc<AtomicBool>) -> Option<(u64, Arc<Notify>)> {
-        let mut state = self.lock();
+        let mut state = self.state.lock();
         if state.connections.len() >= WAITING_MAX {
             let silent = state.connections.iter().find(|(_, (active, _))| !active.load(Ordering::Relaxed));
             let oldest = *silent?.0;
@@ -114,7 +111,7 @@ impl Refusals {
     }
 
     fn leave(&self, id: u64) {
-        self.lock().connections.remove(&id);
+        self.state.lock().connections.remove(&id);
     }
 }
 
@@ -197,10 +194,10 @@ mod tests {
         let entered: Vec<_> = flags.iter().map(|f| refusals.enter(f.clone()).unwrap()).collect();
         flags[0].store(true, Ordering::Relaxed);
         assert!(refusals.enter(Arc::new(AtomicBool::new(false))).is_some());
-        assert!(refusals.lock().connections.contains_key(&entered[0].0), "it has sent its request");
-        assert!(!refusals.lock().connections.contains_key(&entered[1].0), "the oldest silent one left");
-        refusals.lock().connections.values().for_each(|(active, _)| active.store(true, Ordering::Relaxed));
-        assert_eq!(refusals.lock().connections.len(), WAITING_MAX);
+        assert!(refusals.state.lock().connections.contains_key(&entered[0].0), "it has sent its request");
+        assert!(!refusals.state.lock().connections.contains_key(&entered[1].0), "the oldest silent one left");
+        refusals.state.lock().connections.values().for_each(|(active, _)| active.store(true, Ordering::Relaxed));
+        assert_eq!(refusals.state.lock().connections.len(), WAITING_MAX);
         assert!(refusals.enter(Arc::new(AtomicBool::new(false))).is_none());
     }
 }

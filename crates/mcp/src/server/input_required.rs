@@ -43,8 +43,9 @@
 // may still ask them, and an input request may carry them.
 #![allow(deprecated)]
 
+use parking_lot::Mutex;
 use std::collections::{BTreeMap, HashMap};
-use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 use ring::hmac;
@@ -156,7 +157,7 @@ impl Asker {
 
     /// The request the call is answering now.
     pub(crate) fn route(&self) -> Route {
-        lock(&self.route).clone()
+        self.route.lock().clone()
     }
 }
 
@@ -211,7 +212,7 @@ impl Parked {
 
     /// The call now answers `route` (a retry).
     pub(crate) fn reroute(&self, route: Route) {
-        *lock(&self.route) = route;
+        *self.route.lock() = route;
     }
 
     fn add(&mut self, ask: Ask) {
@@ -318,10 +319,6 @@ pub struct InputRounds {
     me: Weak<InputRounds>,
 }
 
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
-}
-
 impl InputRounds {
     pub fn new(limits: InputLimits) -> Arc<Self> {
         Arc::new_cyclic(|me| InputRounds {
@@ -334,7 +331,7 @@ impl InputRounds {
 
     /// How many calls are parked now.
     pub fn parked(&self) -> usize {
-        lock(&self.parked).len()
+        self.parked.lock().len()
     }
 
     fn mac(&self, id: &str, binding: &Binding) -> hmac::Tag {
@@ -355,7 +352,7 @@ impl InputRounds {
         let mac = hex::decode(mac).map_err(|_| forged())?;
         // `ring` compares in constant time.
         hmac::verify(&self.key, &signed(id, binding), &mac).map_err(|_| forged())?;
-        let parked = lock(&self.parked).remove(id).ok_or_else(|| {
+        let parked = self.parked.lock().remove(id).ok_or_else(|| {
             ErrorData::invalid_params(
                 format!(
                     "requestState names no call waiting for input: it waited longer than {} for this retry, or \
@@ -372,7 +369,7 @@ impl InputRounds {
     /// call dropped, so cancelled) when the cap is reached.
     fn park(&self, id: &str, parked: Parked) -> bool {
         {
-            let mut table = lock(&self.parked);
+            let mut table = self.parked.lock();
             if table.len() >= self.limits.max_parked {
                 return false;
             }
@@ -382,7 +379,7 @@ impl InputRounds {
         tokio::spawn(async move {
             tokio::time::sleep(wait).await;
             // A retry took it out already when it is not there.
-            let expired = me.upgrade().and_then(|rounds| lock(&rounds.parked).remove(&id));
+            let expired = me.upgrade().and_then(|rounds| rounds.parked.lock().remove(&id));
             if expired.is_some() {
                 tracing::info!("a call waiting for its client's input was abandoned after {}", shown(wait));
             }

@@ -20,8 +20,9 @@
 //! a prompt or a subscription of one server passes the command gate first,
 //! as a tool call does.
 
+use parking_lot::Mutex;
 use std::collections::{HashMap, HashSet};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::Arc;
 
 use quiver_engine::ToolContext;
 use quiver_engine::permissions::trust::Source;
@@ -39,10 +40,6 @@ use crate::client::ServerHandle;
 
 /// The scheme and authority part of a prefixed URI: `quiver-mcp://<server>/<uri>`.
 pub const URI_PREFIX: &str = "quiver-mcp://";
-
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
-}
 
 /// Shared by every session of one `quiver mcp serve`.
 pub struct Passthrough {
@@ -142,7 +139,7 @@ impl Passthrough {
                 let mut value = serde_json::to_value(&resource).unwrap_or_default();
                 if let Some(Value::String(uri)) = value.get_mut("uri") {
                     if direct(&server) {
-                        lock(&self.routes).uris.insert(uri.clone(), server.name().to_string());
+                        self.routes.lock().uris.insert(uri.clone(), server.name().to_string());
                     }
                     *uri = Self::upstream_uri(&server, uri);
                 }
@@ -167,7 +164,7 @@ impl Passthrough {
                 if let Some(Value::String(uri)) = value.get_mut("uriTemplate") {
                     if direct(&server) {
                         let literal = uri.split('{').next().unwrap_or_default().to_string();
-                        let mut routes = lock(&self.routes);
+                        let mut routes = self.routes.lock();
                         routes.templates.retain(|(l, _)| l != &literal);
                         routes.templates.push((literal, server.name().to_string()));
                         routes.templates.sort_by_key(|t| std::cmp::Reverse(t.0.len()));
@@ -194,7 +191,7 @@ impl Passthrough {
                 let mut value = serde_json::to_value(&prompt).unwrap_or_default();
                 if let Some(Value::String(name)) = value.get_mut("name") {
                     if direct(&server) {
-                        lock(&self.routes).prompts.insert(name.clone(), server.name().to_string());
+                        self.routes.lock().prompts.insert(name.clone(), server.name().to_string());
                     }
                     *name = Self::upstream_prompt(&server, name);
                 }
@@ -216,7 +213,7 @@ impl Passthrough {
             })?;
             return Ok(Target { server: Arc::clone(server), own: own.to_string() });
         }
-        let routes = lock(&self.routes);
+        let routes = self.routes.lock();
         let named = routes
             .uris
             .get(uri)
@@ -236,7 +233,7 @@ impl Passthrough {
         if let Some((server, own)) = prefixed {
             return Ok(Target { server: Arc::clone(server), own: own.to_string() });
         }
-        let named = lock(&self.routes).prompts.get(name).cloned();
+        let named = self.routes.lock().prompts.get(name).cloned();
         self.direct_target(named, name, "prompt")
     }
 
@@ -337,13 +334,13 @@ impl Passthrough {
         let peer = self.open(&target, ctx).await?;
         let key = (target.server.name().to_string(), target.own.clone());
         let first = {
-            let mut subscriptions = lock(&self.subscriptions);
+            let mut subscriptions = self.subscriptions.lock();
             let count = subscriptions.entry(key.clone()).or_insert(0);
             *count += 1;
             *count == 1
         };
         if first && let Err(e) = peer.subscribe(SubscribeRequestParams::new(target.own.clone())).await {
-            lock(&self.subscriptions).remove(&key);
+            self.subscriptions.lock().remove(&key);
             return Err(forwarded(&target.server, "resources/subscribe")(e));
         }
         Ok(())
@@ -355,7 +352,7 @@ impl Passthrough {
         let target = self.route_uri(uri)?;
         let key = (target.server.name().to_string(), target.own.clone());
         let last = {
-            let mut subscriptions = lock(&self.subscriptions);
+            let mut subscriptions = self.subscriptions.lock();
             match subscriptions.get_mut(&key) {
                 Some(count) if *count > 1 => {
                     *count -= 1;
@@ -379,7 +376,7 @@ impl Passthrough {
 
     /// Downstream subscriptions held (see [`super::Surface::downstream_subscriptions`]).
     pub fn subscriptions_held(&self) -> usize {
-        lock(&self.subscriptions).len()
+        self.subscriptions.lock().len()
     }
 
     /// Unsubscribes what a session that ended still held.

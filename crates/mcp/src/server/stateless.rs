@@ -40,7 +40,7 @@
 //! - **No transcript per request**: a session's transcript starts at its
 //!   `initialize`, which a stateless request never sends.
 
-use std::sync::{Mutex, PoisonError};
+use parking_lot::Mutex;
 
 use rmcp::model::{CacheScope, ProtocolVersion, ServerCapabilities};
 use rmcp::service::{RequestContext, RoleServer};
@@ -81,12 +81,12 @@ pub struct StatelessHead(Mutex<Option<Vec<String>>>);
 impl StatelessHead {
     /// The head pinned so far, if any.
     pub fn get(&self) -> Option<Vec<String>> {
-        self.0.lock().unwrap_or_else(PoisonError::into_inner).clone()
+        self.0.lock().clone()
     }
 
     /// Keeps `names` unless a head is pinned already.
     pub fn pin(&self, names: Vec<String>) {
-        self.0.lock().unwrap_or_else(PoisonError::into_inner).get_or_insert(names);
+        self.0.lock().get_or_insert(names);
     }
 }
 

@@ -23,9 +23,10 @@
 //! its context. Calls still in flight when the client closes its side are
 //! cancelled.
 
+use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::pin::Pin;
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::sync::{Arc, OnceLock};
 
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, ClientNotification, ClientRequest, GetExtensions, GetMeta, JsonRpcMessage,
@@ -55,10 +56,6 @@ pub(crate) enum Reply {
 
 /// Writes one reply to the client (the transport's own writer).
 pub(crate) type Respond = Arc<dyn Fn(Reply) -> Pin<Box<dyn Future<Output = ()> + Send>> + Send + Sync>;
-
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
-}
 
 /// The session's calls answered beside rmcp (shared by the transport, which
 /// reads them, and `serve_io`, which arms it once the handshake is done).
@@ -170,7 +167,7 @@ impl DirectCalls {
             JsonRpcMessage::Notification(notification) => {
                 let call = match &notification.notification {
                     ClientNotification::CancelledNotification(cancelled) => {
-                        cancelled.params.request_id.as_ref().and_then(|id| lock(&self.in_flight).remove(id))
+                        cancelled.params.request_id.as_ref().and_then(|id| self.in_flight.lock().remove(id))
                     }
                     _ => None,
                 };
@@ -217,7 +214,7 @@ impl DirectCalls {
         };
         let guard = route.conn.relay.enter(upstream, progress.then(|| calls::progress_token(&raw_id)));
         let lane = Arc::clone(&route.lane);
-        lock(&self.in_flight).insert(
+        self.in_flight.lock().insert(
             call.id.clone(),
             InFlight::Relayed { lane: Arc::clone(&lane), raw_id: Arc::clone(&raw_id), conn: Arc::clone(&route.conn) },
         );
@@ -245,7 +242,7 @@ impl DirectCalls {
         let mut context = RequestContext::new(id.clone(), armed.peer.clone());
         std::mem::swap(&mut context.meta, request.get_meta_mut());
         std::mem::swap(&mut context.extensions, request.extensions_mut());
-        lock(&self.in_flight).insert(id.clone(), InFlight::Task(context.ct.clone()));
+        self.in_flight.lock().insert(id.clone(), InFlight::Task(context.ct.clone()));
         let server = armed.server.clone();
         let calls = Arc::clone(self);
         // Boxed: rmcp's `handle_request` future is sized for its largest
@@ -256,7 +253,7 @@ impl DirectCalls {
                 Ok(result) => JsonRpcMessage::response(result, id.clone()),
                 Err(error) => JsonRpcMessage::error(error, Some(id.clone())),
             };
-            let cancelled = lock(&calls.in_flight).remove(&id).is_none();
+            let cancelled = calls.in_flight.lock().remove(&id).is_none();
             // A cancelled call gets no answer (the client stopped waiting for it).
             if !cancelled {
                 respond(Reply::Message(Box::new(answer))).await;
@@ -266,7 +263,7 @@ impl DirectCalls {
 
     /// The client closed its side: nothing in flight will be read.
     pub(crate) fn cancel_all(&self) {
-        for (_, call) in lock(&self.in_flight).drain() {
+        for (_, call) in self.in_flight.lock().drain() {
             call.cancel();
         }
     }
@@ -331,7 +328,7 @@ impl AnswerSink for RelayedCall {
                     && !self.route.server.relist_due() =>
             {
                 // Absent: cancelled meanwhile, and the client stopped waiting.
-                lock(&self.calls.in_flight).remove(&self.id)?;
+                self.calls.in_flight.lock().remove(&self.id)?;
                 // Made in the client's queue: no line of its own.
                 self.out.queue_with(&mut |line| write_result_line(line, &self.id, result.get().as_bytes()));
                 return Some(Arc::clone(&self.out));
@@ -377,7 +374,7 @@ impl RelayedCall {
                 ))),
             };
             // A call cancelled meanwhile gets no answer (the client stopped waiting for it).
-            if lock(&this.calls.in_flight).remove(&this.id).is_some() {
+            if this.calls.in_flight.lock().remove(&this.id).is_some() {
                 (this.respond)(reply).await;
             }
         }));

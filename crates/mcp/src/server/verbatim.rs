@@ -5,19 +5,16 @@
 //! writes the slot's text in its place. Apart from both, so the handler can
 //! hold one without importing a transport.
 
+use parking_lot::Mutex;
 use std::collections::BTreeMap;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
 
 use rmcp::model::{CallToolResult, JsonObject, ListToolsResult, MetaObject, ServerResult};
 
 /// The `_meta` key of a placeholder result. Never leaves quiver: the
 /// transport replaces the whole result.
 pub(crate) const SLOT_KEY: &str = "io.quiver/verbatim-slot";
-
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
-}
 
 /// What a slot holds.
 enum Verbatim {
@@ -55,7 +52,7 @@ impl VerbatimResults {
     /// Slots held now (tests of the bound).
     #[cfg(test)]
     pub(crate) fn slot_count(&self) -> usize {
-        lock(&self.slots).len()
+        self.slots.lock().len()
     }
 
     /// A placeholder for `verbatim` (a `CallToolResult`'s JSON text); the
@@ -81,7 +78,7 @@ impl VerbatimResults {
     }
 
     fn keep(&self, slot: u64, verbatim: Verbatim) {
-        let mut slots = lock(&self.slots);
+        let mut slots = self.slots.lock();
         slots.insert(slot, verbatim);
         while slots.len() > MAX_SLOTS {
             slots.pop_first();
@@ -91,11 +88,11 @@ impl VerbatimResults {
     /// The line's `result` text for a placeholder (taken: each is written once).
     pub(crate) fn take(&self, result: &ServerResult) -> Option<Result<Vec<u8>, serde_json::Error>> {
         match result {
-            ServerResult::CallToolResult(call) => match lock(&self.slots).remove(&slot_of(call.meta.as_ref())?)? {
+            ServerResult::CallToolResult(call) => match self.slots.lock().remove(&slot_of(call.meta.as_ref())?)? {
                 Verbatim::Call(text) => Some(Ok(text.as_bytes().to_vec())),
                 Verbatim::Tools(_) => None,
             },
-            ServerResult::ListToolsResult(list) => match lock(&self.slots).remove(&slot_of(list.meta.as_ref())?)? {
+            ServerResult::ListToolsResult(list) => match self.slots.lock().remove(&slot_of(list.meta.as_ref())?)? {
                 Verbatim::Tools(entries) => Some(tools_text(list, &entries)),
                 Verbatim::Call(_) => None,
             },
