@@ -15,7 +15,7 @@ use memchr::memmem::Finder;
 
 use rmcp::ServiceError;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResult, ClientRequest, DEFAULT_MRTR_MAX_ROUNDS, GetPromptRequest,
+    CallToolRequest, CallToolRequestParams, CallToolResult, ClientRequest, DEFAULT_MRTR_MAX_ROUNDS, GetPromptRequest,
     GetPromptRequestParams, GetPromptResult, InputResponses, NumberOrString, ProgressToken, ReadResourceRequest,
     ReadResourceRequestParams, ReadResourceResult, RequestParamsMeta, ServerResult, Tool,
 };
@@ -70,56 +70,32 @@ pub(crate) trait Rounded: Clone {
     fn complete(result: ServerResult) -> Option<Self::Complete>;
 }
 
-impl Rounded for CallToolRequestParams {
-    type Complete = CallToolResult;
-    fn request(self) -> ClientRequest {
-        ClientRequest::CallToolRequest(rmcp::model::CallToolRequest::new(self))
-    }
-    fn answered(&mut self, answers: InputResponses, state: Option<String>) {
-        self.input_responses = Some(answers);
-        self.request_state = state;
-    }
-    fn complete(result: ServerResult) -> Option<CallToolResult> {
-        match result {
-            ServerResult::CallToolResult(result) => Some(result),
-            _ => None,
+/// The three requests share their round fields (`input_responses`,
+/// `request_state`) by name only, not by a trait of rmcp's.
+macro_rules! rounded {
+    ($params:ty, $request:ident, $result:ident) => {
+        impl Rounded for $params {
+            type Complete = $result;
+            fn request(self) -> ClientRequest {
+                ClientRequest::$request($request::new(self))
+            }
+            fn answered(&mut self, answers: InputResponses, state: Option<String>) {
+                self.input_responses = Some(answers);
+                self.request_state = state;
+            }
+            fn complete(result: ServerResult) -> Option<$result> {
+                match result {
+                    ServerResult::$result(result) => Some(result),
+                    _ => None,
+                }
+            }
         }
-    }
+    };
 }
 
-impl Rounded for GetPromptRequestParams {
-    type Complete = GetPromptResult;
-    fn request(self) -> ClientRequest {
-        ClientRequest::GetPromptRequest(GetPromptRequest::new(self))
-    }
-    fn answered(&mut self, answers: InputResponses, state: Option<String>) {
-        self.input_responses = Some(answers);
-        self.request_state = state;
-    }
-    fn complete(result: ServerResult) -> Option<GetPromptResult> {
-        match result {
-            ServerResult::GetPromptResult(result) => Some(result),
-            _ => None,
-        }
-    }
-}
-
-impl Rounded for ReadResourceRequestParams {
-    type Complete = ReadResourceResult;
-    fn request(self) -> ClientRequest {
-        ClientRequest::ReadResourceRequest(ReadResourceRequest::new(self))
-    }
-    fn answered(&mut self, answers: InputResponses, state: Option<String>) {
-        self.input_responses = Some(answers);
-        self.request_state = state;
-    }
-    fn complete(result: ServerResult) -> Option<ReadResourceResult> {
-        match result {
-            ServerResult::ReadResourceResult(result) => Some(result),
-            _ => None,
-        }
-    }
-}
+rounded!(CallToolRequestParams, CallToolRequest, CallToolResult);
+rounded!(GetPromptRequestParams, GetPromptRequest, GetPromptResult);
+rounded!(ReadResourceRequestParams, ReadResourceRequest, ReadResourceResult);
 
 /// One request through rmcp, every round of it. A 2026-07-28 server that asks
 /// the client something mid-call answers with an `InputRequiredResult`: its
