@@ -133,13 +133,18 @@ pub(crate) async fn quit(tmux: &Tmux, exit_file: &Path) -> Result<String, String
     tmux.key("C-c");
     tmux.key("C-c");
     let start = Instant::now();
-    while !exit_file.exists() {
+    // `echo $? > FILE` creates the file before it writes the line: the
+    // status is there once the line ends.
+    loop {
+        let written = std::fs::read_to_string(exit_file).unwrap_or_default();
+        if written.ends_with('\n') {
+            return Ok(written.trim().to_string());
+        }
         if start.elapsed() > PATIENCE {
             return Err(format!("quiver did not quit:\n{}", tmux.screen()));
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    Ok(std::fs::read_to_string(exit_file).unwrap_or_default().trim().to_string())
 }
 
 /// `quiver audit` on a transcript: its summary line, or why it failed.
