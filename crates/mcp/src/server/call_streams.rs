@@ -32,6 +32,17 @@
 //!
 //! A marked message whose call has already answered (its stream is gone)
 //! goes through rmcp unchanged, to the GET stream, as before.
+//!
+//! Two more things per session live here, because this layer sees every
+//! request of a session, rmcp's and not:
+//!
+//! - **The call lane** ([`DirectCalls`], see `http_calls`): a relayed call
+//!   answered beside rmcp opens a *lane* stream here; rmcp never hears of
+//!   that call, so a relayed request for it goes into its side channel too.
+//! - **Idle expiry.** rmcp would end a session after five minutes without a
+//!   message passing through its worker, and calls on the lane never do; so
+//!   rmcp's own timer is off and [`sweep_idle`](CallStreams::sweep_idle)
+//!   ends a session that nothing, either way, has used for that long.
 
 use parking_lot::Mutex;
 use std::collections::HashMap;
@@ -39,6 +50,7 @@ use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Weak};
 use std::task::{Context, Poll};
+use std::time::{Duration, Instant};
 
 use futures::Stream;
 use rmcp::RoleServer;
@@ -49,6 +61,7 @@ use rmcp::transport::common::server_side_http::ServerSseMessage;
 use rmcp::transport::streamable_http_server::{RestoreOutcome, SessionId, SessionManager};
 use tokio::sync::mpsc;
 
+use super::stdio_calls::DirectCalls;
 use crate::relay::CallStream;
 
 /// How many relayed notifications wait for a slow reader of one call's
@@ -73,6 +86,13 @@ impl<M> CallStreams<M> {
         self.sessions.lock().get(id).and_then(Weak::upgrade)
     }
 
+    /// Live session `id`'s routes, used now (see [`Routes::touch`]).
+    pub(crate) fn session(&self, id: &str) -> Option<Arc<Routes>> {
+        let routes = self.sessions.lock().get(id).and_then(Weak::upgrade)?;
+        routes.touch();
+        Some(routes)
+    }
+
     /// Sessions alive now: created, and neither closed nor ended by rmcp
     /// (expired, its worker gone). The HTTP listener's session cap reads it.
     pub fn live_sessions(&self) -> usize {
@@ -88,28 +108,85 @@ impl<M> CallStreams<M> {
 
 /// One session's call streams that are open: upstream request id → the side
 /// channel merged into that request's SSE stream.
-#[derive(Default)]
-struct Routes {
+pub(crate) struct Routes {
     next: AtomicU64,
-    open: Mutex<HashMap<RequestId, (u64, mpsc::Sender<ServerJsonRpcMessage>)>>,
+    open: Mutex<HashMap<RequestId, OpenStream>>,
+    /// The session's calls answered beside rmcp, armed once the client has
+    /// sent `notifications/initialized` (`http_calls`).
+    calls: Arc<DirectCalls>,
+    /// When a message of this session last passed, either way.
+    last_seen: Mutex<Instant>,
+}
+
+/// A request's stream, open.
+struct OpenStream {
+    serial: u64,
+    side: mpsc::Sender<ServerJsonRpcMessage>,
+    /// A call on the lane: rmcp does not know it, so relayed requests go
+    /// into the side channel as well.
+    lane: bool,
+}
+
+impl Default for Routes {
+    fn default() -> Self {
+        Routes {
+            next: AtomicU64::new(0),
+            open: Mutex::default(),
+            calls: Arc::default(),
+            last_seen: Mutex::new(Instant::now()),
+        }
+    }
 }
 
 impl Routes {
     fn open(self: &Arc<Self>, request: RequestId) -> (mpsc::Receiver<ServerJsonRpcMessage>, Registration) {
+        self.open_stream(request, false)
+    }
+
+    /// Opens the stream of a call answered on the lane: everything relayed
+    /// for it comes out of the receiver, until the registration drops.
+    pub(crate) fn open_lane(
+        self: &Arc<Self>,
+        request: RequestId,
+    ) -> (mpsc::Receiver<ServerJsonRpcMessage>, Registration) {
+        self.open_stream(request, true)
+    }
+
+    fn open_stream(
+        self: &Arc<Self>,
+        request: RequestId,
+        lane: bool,
+    ) -> (mpsc::Receiver<ServerJsonRpcMessage>, Registration) {
         let serial = self.next.fetch_add(1, Ordering::Relaxed);
         let (tx, rx) = mpsc::channel(SIDE_CHANNEL_CAPACITY);
-        self.open.lock().insert(request.clone(), (serial, tx));
+        self.open.lock().insert(request.clone(), OpenStream { serial, side: tx, lane });
         (rx, Registration { routes: Arc::downgrade(self), request, serial })
     }
 
-    fn side_channel(&self, request: &RequestId) -> Option<mpsc::Sender<ServerJsonRpcMessage>> {
-        self.open.lock().get(request).map(|(_, tx)| tx.clone())
+    /// The side channel of `request`'s open stream, and whether it is a lane's.
+    fn side_channel(&self, request: &RequestId) -> Option<(mpsc::Sender<ServerJsonRpcMessage>, bool)> {
+        self.open.lock().get(request).map(|open| (open.side.clone(), open.lane))
+    }
+
+    /// The session's calls answered beside rmcp.
+    pub(crate) fn calls(&self) -> &Arc<DirectCalls> {
+        &self.calls
+    }
+
+    /// Notes that the session is in use now.
+    pub(crate) fn touch(&self) {
+        *self.last_seen.lock() = Instant::now();
+    }
+
+    /// Whether the session has had no message for `idle` and no stream open.
+    fn idle_for(&self, idle: Duration) -> bool {
+        self.last_seen.lock().elapsed() >= idle && self.open.lock().is_empty()
     }
 }
 
 /// Forgets a call's side channel when its stream ends (answered, or the
 /// client went away); a newer stream for the same request id stays.
-struct Registration {
+pub(crate) struct Registration {
     routes: Weak<Routes>,
     request: RequestId,
     serial: u64,
@@ -119,7 +196,7 @@ impl Drop for Registration {
     fn drop(&mut self) {
         let Some(routes) = self.routes.upgrade() else { return };
         let mut open = routes.open.lock();
-        if open.get(&self.request).is_some_and(|(serial, _)| *serial == self.serial) {
+        if open.get(&self.request).is_some_and(|open| open.serial == self.serial) {
             open.remove(&self.request);
         }
     }
@@ -179,22 +256,33 @@ impl Routes {
         match &mut message {
             JsonRpcMessage::Request(request) => {
                 let call = request.request.extensions().get::<CallStream>().map(|c| c.0.clone());
-                if let Some(call) = call {
-                    request.request.extensions_mut().insert(OriginatingRequestId(call));
+                let Some(call) = call else { return Route::Rmcp(message) };
+                match self.side_channel(&call) {
+                    // rmcp does not know a lane's call: it would send this to the GET stream.
+                    Some((tx, true)) => Self::queue(tx, message),
+                    _ => {
+                        request.request.extensions_mut().insert(OriginatingRequestId(call));
+                        Route::Rmcp(message)
+                    }
                 }
-                Route::Rmcp(message)
             }
             JsonRpcMessage::Notification(notification) => {
                 let call = notification.notification.extensions().get::<CallStream>().map(|c| c.0.clone());
-                let Some(tx) = call.and_then(|call| self.side_channel(&call)) else { return Route::Rmcp(message) };
-                match tx.try_send(message) {
-                    Ok(()) => Route::Queued,
-                    Err(mpsc::error::TrySendError::Full(message)) => Route::Wait(tx, message),
-                    // The stream ended between the lookup and now.
-                    Err(mpsc::error::TrySendError::Closed(message)) => Route::Rmcp(message),
-                }
+                let Some((tx, _)) = call.and_then(|call| self.side_channel(&call)) else {
+                    return Route::Rmcp(message);
+                };
+                Self::queue(tx, message)
             }
             _ => Route::Rmcp(message),
+        }
+    }
+
+    fn queue(tx: mpsc::Sender<ServerJsonRpcMessage>, message: ServerJsonRpcMessage) -> Route {
+        match tx.try_send(message) {
+            Ok(()) => Route::Queued,
+            Err(mpsc::error::TrySendError::Full(message)) => Route::Wait(tx, message),
+            // The stream ended between the lookup and now.
+            Err(mpsc::error::TrySendError::Closed(message)) => Route::Rmcp(message),
         }
     }
 }
@@ -206,6 +294,7 @@ impl<T: Transport<RoleServer>> Transport<RoleServer> for CallStreamTransport<T> 
         &mut self,
         item: TxJsonRpcMessage<RoleServer>,
     ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+        self.routes.touch();
         // Routed now, not when the future runs: rmcp runs each send as a task
         // of its own, and the side channel must keep the order of the calls.
         let (through_rmcp, waiting) = match self.routes.route(item) {
@@ -232,6 +321,33 @@ impl<T: Transport<RoleServer>> Transport<RoleServer> for CallStreamTransport<T> 
 
     fn close(&mut self) -> impl Future<Output = Result<(), Self::Error>> + Send {
         self.inner.close()
+    }
+}
+
+impl<M: SessionManager> CallStreams<M> {
+    /// Ends, every `idle / 10`, each session that has had no message for
+    /// `idle` and has no request stream open; returns when `self` is dropped.
+    /// (A GET stream alone does not keep a session, as with rmcp's timer.)
+    pub async fn sweep_idle(this: Weak<Self>, idle: Duration) {
+        let mut tick = tokio::time::interval((idle / 10).max(Duration::from_millis(50)));
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            tick.tick().await;
+            let Some(this) = this.upgrade() else { return };
+            let idle: Vec<SessionId> = this
+                .sessions
+                .lock()
+                .iter()
+                .filter(|(_, routes)| routes.upgrade().is_some_and(|r| r.idle_for(idle)))
+                .map(|(id, _)| id.clone())
+                .collect();
+            for id in idle {
+                tracing::debug!(session = %id, "ending an MCP session unused for the idle timeout");
+                if let Err(e) = this.close_session(&id).await {
+                    tracing::debug!(session = %id, error = %e, "could not end an idle session");
+                }
+            }
+        }
     }
 }
 
@@ -269,7 +385,11 @@ impl<M: SessionManager> SessionManager for CallStreams<M> {
         message: ClientJsonRpcMessage,
     ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
         // Opened before rmcp sees the request, so nothing its handler relays is missed.
-        let side = match (&message, self.routes(id)) {
+        let routes = self.routes(id);
+        if let Some(routes) = &routes {
+            routes.touch();
+        }
+        let side = match (&message, routes) {
             (JsonRpcMessage::Request(request), Some(routes)) => Some(routes.open(request.id.clone())),
             _ => None,
         };
@@ -285,6 +405,9 @@ impl<M: SessionManager> SessionManager for CallStreams<M> {
     }
 
     async fn accept_message(&self, id: &SessionId, message: ClientJsonRpcMessage) -> Result<(), Self::Error> {
+        if let Some(routes) = self.routes(id) {
+            routes.touch();
+        }
         self.inner.accept_message(id, message).await
     }
 
@@ -292,6 +415,9 @@ impl<M: SessionManager> SessionManager for CallStreams<M> {
         &self,
         id: &SessionId,
     ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
+        if let Some(routes) = self.routes(id) {
+            routes.touch();
+        }
         self.inner.create_standalone_stream(id).await
     }
 

@@ -200,6 +200,8 @@ pub struct QuiverServer {
     /// transport, its HTTP layer): downstream answers then reach the client
     /// as their server wrote them.
     verbatim: Option<Arc<super::verbatim::VerbatimResults>>,
+    /// Set over HTTP: where this session arms its call lane (`http_calls`).
+    lanes: Option<Arc<super::http_calls::Lanes>>,
     /// This client's number (its session's): what a downstream server sends
     /// during a call goes to the client whose call it is, never another's.
     client: u64,
@@ -240,6 +242,7 @@ impl QuiverServer {
             announced: Arc::default(),
             subscribed: Arc::default(),
             verbatim: None,
+            lanes: None,
             client: n,
             _end: Arc::new(end),
             ended,
@@ -254,6 +257,13 @@ impl QuiverServer {
     /// This handler's transport writes the results in `verbatim` as their text.
     pub fn with_verbatim_results(mut self, verbatim: Arc<super::verbatim::VerbatimResults>) -> Self {
         self.verbatim = Some(verbatim);
+        self
+    }
+
+    /// This handler serves an HTTP session of `lanes`' listener, whose
+    /// plain relayed calls are answered beside rmcp once it is initialized.
+    pub fn with_lanes(mut self, lanes: Arc<super::http_calls::Lanes>) -> Self {
+        self.lanes = Some(lanes);
         self
     }
 
@@ -555,6 +565,13 @@ impl ServerHandler for QuiverServer {
 
     /// Starts forwarding what the servers behind announce (see [`forward_downstream`]).
     async fn on_initialized(&self, context: rmcp::service::NotificationContext<RoleServer>) {
+        // Over HTTP the notification's request names the session it completes.
+        if let Some(lanes) = &self.lanes
+            && let Some(parts) = context.extensions.get::<http::request::Parts>()
+            && let Some(id) = parts.headers.get("mcp-session-id").and_then(|v| v.to_str().ok())
+        {
+            lanes.arm(id, self.clone(), context.peer.clone());
+        }
         let Some(events) = self.surface.downstream_events() else { return };
         let forwarder = Forwarder {
             surface: Arc::clone(&self.surface),

@@ -29,6 +29,7 @@ use tokio::net::TcpListener;
 
 use super::call_streams::CallStreams;
 use super::handler::{QuiverServer, Surface};
+use super::http_calls::Lanes;
 
 #[path = "http_conn.rs"]
 mod conn;
@@ -103,14 +104,25 @@ impl HttpServer {
         // them into whichever response carries their placeholder.
         let verbatim = Arc::new(super::verbatim::VerbatimResults::default());
         let slots = Arc::clone(&verbatim);
-        let sessions = Arc::new(CallStreams::new(LocalSessionManager::default()));
+        // Sessions end when idle by `call_streams`' sweep, which also sees
+        // the calls rmcp never does (`http_calls`).
+        let mut manager = LocalSessionManager::default();
+        manager.session_config.keep_alive = None;
+        let sessions = Arc::new(CallStreams::new(manager));
+        tokio::spawn(CallStreams::sweep_idle(Arc::downgrade(&sessions), limits.session_idle_timeout));
+        let lanes = Arc::new(Lanes::new(Arc::clone(&sessions), Arc::clone(&verbatim), options.allow_remote));
+        let handler_lanes = Arc::clone(&lanes);
         let service = StreamableHttpService::new(
-            move || Ok(QuiverServer::new(surface.clone()).with_verbatim_results(Arc::clone(&slots))),
+            move || {
+                Ok(QuiverServer::new(surface.clone())
+                    .with_verbatim_results(Arc::clone(&slots))
+                    .with_lanes(Arc::clone(&handler_lanes)))
+            },
             sessions.clone(),
             config,
         );
         let admission = Admission::new(limits);
-        let guard = Arc::new(Guard { token: options.token, admission: admission.clone(), sessions });
+        let guard = Arc::new(Guard { token: options.token, admission: admission.clone(), sessions, lanes });
         let router = Router::new()
             .route_service(MCP_PATH, service)
             // Inside the verbatim layer: that one fills placeholders into a
@@ -162,6 +174,7 @@ struct Guard {
     token: Option<String>,
     admission: Arc<Admission>,
     sessions: Arc<CallStreams<LocalSessionManager>>,
+    lanes: Arc<Lanes>,
 }
 
 async fn check_request(State(guard): State<Arc<Guard>>, request: Request, next: Next) -> Response {
@@ -216,7 +229,10 @@ async fn check_request(State(guard): State<Arc<Guard>>, request: Request, next: 
             )
                 .into_response()
         }
-        Some(Ok(bytes)) => next.run(Request::from_parts(parts, axum::body::Body::from(bytes))).await,
+        Some(Ok(bytes)) => match guard.lanes.take(&parts, &bytes) {
+            Some(taken) => taken.response().await,
+            None => next.run(Request::from_parts(parts, axum::body::Body::from(bytes))).await,
+        },
         Some(Err(_)) => (StatusCode::BAD_REQUEST, "the request body could not be read\n").into_response(),
         None => {
             let peer = request_peer(&parts.extensions);

@@ -69,9 +69,11 @@ pub struct HttpLimits {
     /// a flood's never comes.
     pub first_byte_grace: Duration,
     /// Live MCP sessions at once (each is a quiver session with its own
-    /// state; rmcp ends one after 5 minutes without a request). At the cap an
-    /// `initialize` is answered `503` with `Retry-After`.
+    /// state). At the cap an `initialize` is answered `503` with `Retry-After`.
     pub max_sessions: usize,
+    /// A session with no message either way for this long, and no request
+    /// open, is ended (rmcp's own default; see `call_streams`).
+    pub session_idle_timeout: Duration,
 }
 
 impl Default for HttpLimits {
@@ -87,6 +89,7 @@ impl Default for HttpLimits {
             max_pending_per_address: 256,
             first_byte_grace: Duration::from_secs(1),
             max_sessions: 256,
+            session_idle_timeout: Duration::from_secs(300),
         }
     }
 }

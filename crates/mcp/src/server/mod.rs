@@ -25,7 +25,9 @@
 //! - [`stdio_line`]: the line transport over them, which writes a directly
 //!   exposed server's results verbatim;
 //! - [`stdio_calls`]: `tools/call` over stdio answered beside rmcp's service
-//!   loop (one task per call, no hop through the loop).
+//!   loop (one task per call, no hop through the loop);
+//! - [`http_calls`]: a session's relayed `tools/call` over HTTP answered
+//!   beside rmcp the same way.
 
 pub mod approver;
 mod bad_request;
@@ -34,6 +36,7 @@ pub mod convert;
 pub mod handler;
 pub mod http;
 mod http_bad_body;
+pub mod http_calls;
 mod http_plain;
 mod http_verbatim;
 pub mod input_required;

@@ -108,14 +108,18 @@ struct Armed {
     /// lifecycle stores no peer info, and every request of it must carry
     /// its own `_meta`, which rmcp checks): its calls may be relayed.
     initialized: bool,
+    /// The protocol version negotiated at `initialize`, if any.
+    version: Option<String>,
 }
 
 impl DirectCalls {
     /// From now on `tools/call` is answered here, by `server` (a handle on
     /// the same session rmcp serves), with `peer` as the client.
     pub fn arm(&self, server: QuiverServer, peer: Peer<RoleServer>) {
-        let initialized = peer.peer_info().is_some();
-        let _ = self.armed.set(Armed { server, peer, initialized });
+        let info = peer.peer_info();
+        let initialized = info.is_some();
+        let version = info.map(|info| info.protocol_version.to_string());
+        let _ = self.armed.set(Armed { server, peer, initialized, version });
     }
 
     /// Starts `line` when it is a `tools/call` answered here, read straight
@@ -128,14 +132,8 @@ impl DirectCalls {
     /// malformed message) gets rmcp's reading and its answers, unchanged.
     pub(crate) fn take_line(self: &Arc<Self>, line: &[u8], respond: &Respond, out: &Arc<dyn QueuedLines>) -> Taken {
         let Some(armed) = self.armed.get() else { return Taken::No };
-        if armed.initialized
-            && let Some(call) = relayable_call_of(line)
-            && let Some(route) = armed.server.relay_route(&call.name, call.arguments.map(RawValue::get))
-        {
-            return match self.relay(armed, &call, route, respond, out) {
-                Some(writer) => Taken::Queued(writer),
-                None => Taken::Yes,
-            };
+        if let Some(taken) = self.relay_line(line, respond, out) {
+            return taken;
         }
         let Some((id, request)) = call_of(line) else { return Taken::No };
         if request.get_meta().protocol_version().is_some() {
@@ -143,6 +141,49 @@ impl DirectCalls {
         }
         self.start(armed, id, request, Arc::clone(respond));
         Taken::Yes
+    }
+
+    /// Relays `line` when it is a plain call that dispatch would pass on
+    /// unchanged to a server behind ([`Self::relay`]); `None` leaves it. The
+    /// HTTP lane (`http_calls`) takes only these: a call of quiver's own
+    /// tools may send the client what only rmcp's session routes.
+    pub(crate) fn relay_line(
+        self: &Arc<Self>,
+        line: &[u8],
+        respond: &Respond,
+        out: &Arc<dyn QueuedLines>,
+    ) -> Option<Taken> {
+        self.relay_call(&relayable_call_of(line)?, respond, out)
+    }
+
+    /// [`Self::relay_line`] for a call already read.
+    pub(crate) fn relay_call(
+        self: &Arc<Self>,
+        call: &RelayableCall<'_>,
+        respond: &Respond,
+        out: &Arc<dyn QueuedLines>,
+    ) -> Option<Taken> {
+        let armed = self.armed.get()?;
+        if !armed.initialized {
+            return None;
+        }
+        let route = armed.server.relay_route(&call.name, call.arguments.map(RawValue::get))?;
+        Some(match self.relay(armed, call, route, respond, out) {
+            Some(writer) => Taken::Queued(writer),
+            None => Taken::Yes,
+        })
+    }
+
+    /// Cancels call `id` if it is still in flight here (its client went
+    /// away, or cancelled it); whether it was.
+    pub(crate) fn cancel(&self, id: &RequestId) -> bool {
+        let call = self.in_flight.lock().remove(id);
+        call.map(InFlight::cancel).is_some()
+    }
+
+    /// The protocol version the armed session's client negotiated.
+    pub(crate) fn negotiated_version(&self) -> Option<&str> {
+        self.armed.get()?.version.as_deref()
     }
 
     /// Takes `message` when it is answered here (a `tools/call`, or the
