@@ -143,6 +143,23 @@ impl Engine {
         audience: &crate::Audience,
         session: &crate::Session,
     ) -> Option<&crate::ToolSpec> {
+        match self.passes_unchanged_loading(name, arguments, audience, session)? {
+            (spec, false) => Some(spec),
+            (_, true) => None,
+        }
+    }
+
+    /// [`Self::passes_unchanged`], except that a call which would load the
+    /// tool (deferred, not loaded in `session`) passes too, saying so: a
+    /// stateless client's loaded tools are not in any session here, and the
+    /// caller answers with the tail that call makes.
+    pub fn passes_unchanged_loading(
+        &self,
+        name: &str,
+        arguments: Option<&str>,
+        audience: &crate::Audience,
+        session: &crate::Session,
+    ) -> Option<(&crate::ToolSpec, bool)> {
         let lifecycle = self.lifecycle();
         match lifecycle.resolve(name, self.registry()) {
             Resolution::Canonical(canonical) if canonical == name => {}
@@ -158,7 +175,7 @@ impl Engine {
         let loads = lifecycle.canonical_state(&tool.spec, audience) == LifecycleState::Deferred
             && lifecycle.visible(name, audience)
             && !session.is_loaded(name);
-        (!loads).then_some(&tool.spec)
+        Some((&tool.spec, loads))
     }
 
     /// An unknown name: the closest names the model could have meant.

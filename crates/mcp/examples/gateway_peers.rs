@@ -39,6 +39,7 @@
 //! cargo build --profile bench-fast -p quiver-cli
 //! cargo run --profile bench-fast -p quiver-mcp --example gateway_peers -- \
 //!     --quiver target/bench-fast/quiver --peers /tmp/peers [--calls 2000] [--concurrency 8] [--seconds 5] [--rounds 3]
+//!     [--only 'quiver http,mcp-proxy-rs']   (those paths and direct stdio alone)
 //! ```
 //!
 //! server-everything needs Node 22 or later as `node` on `PATH`.
@@ -76,6 +77,8 @@ struct Options {
     concurrency: usize,
     seconds: u64,
     rounds: usize,
+    /// Labels of the paths to run beside direct stdio (all when empty).
+    only: Vec<String>,
 }
 
 fn options() -> anyhow::Result<Options> {
@@ -89,6 +92,7 @@ fn options() -> anyhow::Result<Options> {
         concurrency: 8,
         seconds: 5,
         rounds: 3,
+        only: Vec::new(),
     };
     let mut args = std::env::args().skip(1);
     while let Some(flag) = args.next() {
@@ -101,6 +105,7 @@ fn options() -> anyhow::Result<Options> {
             "--concurrency" => o.concurrency = value.parse()?,
             "--seconds" => o.seconds = value.parse()?,
             "--rounds" => o.rounds = value.parse::<usize>()?.max(1),
+            "--only" => o.only = value.split(',').map(|l| l.trim().to_string()).collect(),
             other => bail!("unknown flag {other}"),
         }
     }
@@ -452,14 +457,29 @@ async fn mcp_hub(o: &Options, dir: &std::path::Path) -> anyhow::Result<Setup> {
 /// against); each gateway that speaks both revisions once per revision.
 async fn start_all(o: &Options, dir: &std::path::Path) -> anyhow::Result<Vec<Setup>> {
     let mut setups = direct(o).await?;
+    if !o.only.is_empty() {
+        // Direct stdio stays: the reference every path is measured against.
+        setups.retain(|s| s.label == "direct stdio" || o.only.contains(&s.label));
+    }
+    let wanted = |label: &str| o.only.is_empty() || o.only.iter().any(|l| l == label);
     for revision in [Revision::Sessions, Revision::Stateless] {
         let tag = revision.tag();
-        setups.push(quiver_stdio(o, dir, revision).await.with_context(|| format!("quiver stdio{tag}"))?);
-        setups.push(quiver_http(o, dir, revision).await.with_context(|| format!("quiver http{tag}"))?);
-        setups.push(mcp_proxy_rs(o, dir, revision).await.with_context(|| format!("mcp-proxy-rs{tag}"))?);
+        if wanted(&format!("quiver stdio{tag}")) {
+            setups.push(quiver_stdio(o, dir, revision).await.with_context(|| format!("quiver stdio{tag}"))?);
+        }
+        if wanted(&format!("quiver http{tag}")) {
+            setups.push(quiver_http(o, dir, revision).await.with_context(|| format!("quiver http{tag}"))?);
+        }
+        if wanted(&format!("mcp-proxy-rs{tag}")) {
+            setups.push(mcp_proxy_rs(o, dir, revision).await.with_context(|| format!("mcp-proxy-rs{tag}"))?);
+        }
     }
-    setups.push(mcp_proxy_py(o).await.context("mcp-proxy-py")?);
-    setups.push(mcp_hub(o, dir).await.context("mcp-hub")?);
+    if wanted("mcp-proxy-py") {
+        setups.push(mcp_proxy_py(o).await.context("mcp-proxy-py")?);
+    }
+    if wanted("mcp-hub") {
+        setups.push(mcp_hub(o, dir).await.context("mcp-hub")?);
+    }
     Ok(setups)
 }
 

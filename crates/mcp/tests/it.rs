@@ -18,6 +18,7 @@ mod client_trust;
 mod gateway_call_stream;
 mod gateway_conformance;
 mod gateway_everything;
+mod gateway_http_lane;
 mod gateway_input_required;
 mod gateway_passthrough;
 mod gateway_relay;

@@ -290,6 +290,23 @@ impl QuiverServer {
         &self.session
     }
 
+    /// For the stateless HTTP lane's own handler: shows this session the
+    /// head every stateless request is shown, once one was pinned (by the
+    /// first stateless list); whether it now has it.
+    pub(crate) fn adopt_pinned_stateless_head(&self) -> bool {
+        if !self.session.is_head_pinned()
+            && let Some(head) = self.surface.stateless_head.get()
+        {
+            self.session.pin_head(head);
+        }
+        self.session.is_head_pinned()
+    }
+
+    /// What signs and checks the tails stateless clients carry.
+    pub(crate) fn tail_keys(&self) -> &super::stateless_tail::TailKeys {
+        &self.surface.tail_keys
+    }
+
     /// Where a `tools/call` of `name` with `arguments` (a JSON object's text,
     /// or none) can be relayed as the client wrote it (a prefixed tool under
     /// the server's own name): a stdio server that is running now, when
@@ -300,18 +317,41 @@ impl QuiverServer {
     /// (starting the server, settling the first list, asking, deprecation
     /// notices, the transcript).
     pub(crate) fn relay_route(&self, name: &str, arguments: Option<&str>) -> Option<RelayRoute> {
+        match self.relay_route_loading(name, arguments, None)? {
+            (route, false) => Some(route),
+            (_, true) => None,
+        }
+    }
+
+    /// [`Self::relay_route`], or for a stateless client (`tail`: the tools it
+    /// carries) a call that would load the tool is relayed too, saying so
+    /// (its answer then carries the grown tail); and the tool's schema may
+    /// not ask for request headers (SEP-2243 `x-mcp-header`), which rmcp
+    /// checks on such a request.
+    pub(crate) fn relay_route_loading(
+        &self,
+        name: &str,
+        arguments: Option<&str>,
+        tail: Option<&[String]>,
+    ) -> Option<(RelayRoute, bool)> {
         if self.surface.transcript_dir.is_some() || !self.session.is_head_pinned() {
             return None;
         }
         let Engines::Hosted { manager, .. } = &self.surface.engines else { return None };
         let engine = self.surface.engine();
-        let spec = engine.passes_unchanged(name, arguments, &self.surface.audience, &self.session)?;
+        let (spec, loads) = engine.passes_unchanged_loading(name, arguments, &self.surface.audience, &self.session)?;
+        let loads = match tail {
+            None if loads => return None,
+            None => false,
+            Some(_) if super::stateless::has_key(&spec.input_schema, "x-mcp-header") => return None,
+            Some(tail) => loads && !tail.iter().any(|t| t == name),
+        };
         let quiver_engine::ToolSource::Mcp { server, direct } = &spec.source else { return None };
         let handle = manager.server(server)?;
         // A prefixed tool goes down under the name the server gave it; nothing else changes.
         let remote = if *direct { Arc::from(name) } else { handle.remote_name(name)? };
         let (conn, lane) = handle.live_raw()?;
-        Some(RelayRoute { server: Arc::clone(handle), conn, lane, remote })
+        Some((RelayRoute { server: Arc::clone(handle), conn, lane, remote }, loads))
     }
 
     /// What the client gets for a call relayed on `route`: the server's text

@@ -63,6 +63,7 @@ pub struct HttpServer {
     /// (A closure because rmcp does not re-export its token type.)
     end_sessions: Box<dyn FnOnce() + Send + Sync>,
     admission: Arc<Admission>,
+    lanes: Arc<Lanes>,
 }
 
 impl HttpServer {
@@ -110,7 +111,8 @@ impl HttpServer {
         manager.session_config.keep_alive = None;
         let sessions = Arc::new(CallStreams::new(manager));
         tokio::spawn(CallStreams::sweep_idle(Arc::downgrade(&sessions), limits.session_idle_timeout));
-        let lanes = Arc::new(Lanes::new(Arc::clone(&sessions), Arc::clone(&verbatim), options.allow_remote));
+        let stateless = QuiverServer::new(surface.clone()).with_verbatim_results(Arc::clone(&verbatim));
+        let lanes = Arc::new(Lanes::new(Arc::clone(&sessions), Arc::clone(&verbatim), options.allow_remote, stateless));
         let handler_lanes = Arc::clone(&lanes);
         let service = StreamableHttpService::new(
             move || {
@@ -122,7 +124,8 @@ impl HttpServer {
             config,
         );
         let admission = Admission::new(limits);
-        let guard = Arc::new(Guard { token: options.token, admission: admission.clone(), sessions, lanes });
+        let guard =
+            Arc::new(Guard { token: options.token, admission: admission.clone(), sessions, lanes: Arc::clone(&lanes) });
         let router = Router::new()
             .route_service(MCP_PATH, service)
             // Inside the verbatim layer: that one fills placeholders into a
@@ -131,11 +134,16 @@ impl HttpServer {
             .layer(middleware::from_fn_with_state(verbatim, super::http_verbatim::substitute))
             .layer(middleware::from_fn(super::http_bad_body::answer_unreadable))
             .layer(middleware::from_fn_with_state(guard, check_request));
-        Ok(HttpServer { listener, router, addr, end_sessions, admission })
+        Ok(HttpServer { listener, router, addr, end_sessions, admission, lanes })
     }
 
     pub fn local_addr(&self) -> SocketAddr {
         self.addr
+    }
+
+    /// The listener's call lane (`http_calls`): how many calls it answered.
+    pub fn lanes(&self) -> Arc<Lanes> {
+        Arc::clone(&self.lanes)
     }
 
     /// `http://ADDR/mcp`

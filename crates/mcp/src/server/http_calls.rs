@@ -39,7 +39,8 @@ use rmcp::transport::streamable_http_server::session::local::LocalSessionManager
 use tokio::sync::{mpsc, oneshot};
 
 use super::QuiverServer;
-use super::call_streams::{CallStreams, Registration};
+use super::call_streams::CallStreams;
+use super::http_stateless_calls::StatelessLane;
 use super::stdio_calls::{self, DirectCalls, Reply, Respond, Taken};
 use super::verbatim::VerbatimResults;
 use crate::lines::QueuedLines;
@@ -53,15 +54,28 @@ pub struct Lanes {
     verbatim: Arc<VerbatimResults>,
     /// rmcp checks the `Host` of every request only when this is false.
     any_host: bool,
+    /// Calls relayed from here so far (for tests and benches to tell the paths apart).
+    taken: std::sync::atomic::AtomicU64,
+    /// Stateless (2026-07-28) calls (`http_stateless_calls`).
+    stateless: StatelessLane,
 }
 
 impl Lanes {
+    /// Must be called inside the runtime (the stateless lane serves its
+    /// handler, `stateless_server`, at once).
     pub fn new(
         sessions: Arc<CallStreams<LocalSessionManager>>,
         verbatim: Arc<VerbatimResults>,
         any_host: bool,
+        stateless_server: QuiverServer,
     ) -> Self {
-        Lanes { sessions, verbatim, any_host }
+        let stateless = StatelessLane::new(stateless_server, Arc::clone(&verbatim));
+        Lanes { sessions, verbatim, any_host, taken: Default::default(), stateless }
+    }
+
+    /// How many calls were relayed from the lane so far.
+    pub fn calls_taken(&self) -> u64 {
+        self.taken.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// Arms session `session_id`'s lane: from now on its plain relayed calls
@@ -76,10 +90,18 @@ impl Lanes {
     /// Answers the POST (`parts`, `body`) here when it is a plain relayed
     /// call or the cancellation of one; `None` leaves it to rmcp.
     pub(crate) fn take(&self, parts: &http::request::Parts, body: &Bytes) -> Option<Taking> {
-        let id = parts.headers.get(SESSION_ID_HEADER)?.to_str().ok()?;
-        let routes = self.sessions.session(id)?;
+        let headers = &parts.headers;
+        if !plain_media(headers) || !(self.any_host || loopback_host(headers)) {
+            return None;
+        }
+        let Some(id) = headers.get(SESSION_ID_HEADER) else {
+            let pending = self.stateless.take(headers, body)?;
+            self.taken.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            return Some(Taking::Call(pending));
+        };
+        let routes = self.sessions.session(id.to_str().ok()?)?;
         let calls = Arc::clone(routes.calls());
-        if !self.plain_headers(&parts.headers, calls.negotiated_version()?) {
+        if !session_version(headers, calls.negotiated_version()?) {
             return None;
         }
         if let Some(id) = cancelled_call(body)
@@ -90,45 +112,48 @@ impl Lanes {
         let call = stdio_calls::relayable_call_of(body)?;
         // Open before the call goes down, so nothing relayed for it is missed.
         let (side, registration) = routes.open_lane(call.id.clone());
-        let answer = Arc::new(OneAnswer::default());
-        let (tx, rx) = oneshot::channel();
-        *answer.tx.lock() = Some(tx);
+        let (answer, rx) = OneAnswer::new();
         let respond = answer_with(Arc::clone(&answer), Arc::clone(&self.verbatim));
         let out = Arc::clone(&answer) as Arc<dyn QueuedLines>;
         match calls.relay_call(&call, &respond, &out)? {
             Taken::Queued(writer) => writer.flush(),
             Taken::Yes | Taken::No => {}
         }
+        self.taken.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let cancel = CancelOnDrop { calls, id: Some(call.id) };
-        Some(Taking::Call(Pending { side, answer: rx, registration: registration, cancel }))
+        let registration = Box::new(registration);
+        Some(Taking::Call(Pending { side, answer: rx, registration, cancel, finish: Box::new(|line| line) }))
     }
+}
 
-    /// Whether rmcp would take these headers of a session's POST without a
-    /// word: it accepts both JSON and SSE, sends JSON, names no protocol
-    /// version but the session's (a newer one brings header checks of its
-    /// own), and a `Host` rmcp allows.
-    fn plain_headers(&self, headers: &http::HeaderMap, version: &str) -> bool {
-        let (mut json, mut sse) = (false, false);
-        for essence in headers
-            .get_all(header::ACCEPT)
-            .iter()
-            .filter_map(|v| v.to_str().ok())
-            .flat_map(|v| v.split(','))
-            .map(|t| t.split(';').next().unwrap_or("").trim())
-        {
-            json |= essence.eq_ignore_ascii_case("application/json");
-            sse |= essence.eq_ignore_ascii_case("text/event-stream");
-        }
-        let content_json = headers
-            .get(header::CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok())
-            .is_some_and(|v| v.split(';').next().unwrap_or("").trim().eq_ignore_ascii_case("application/json"));
-        let standard = rmcp::model::ProtocolVersion::STANDARD_HEADERS;
-        let version_ok = headers
-            .get("mcp-protocol-version")
-            .is_none_or(|v| v.as_bytes() == version.as_bytes() && version < standard.as_str());
-        json && sse && content_json && version_ok && (self.any_host || loopback_host(headers))
+/// Whether rmcp would take the media types of a POST without a word: the
+/// client accepts both JSON and SSE and sends JSON.
+fn plain_media(headers: &http::HeaderMap) -> bool {
+    let (mut json, mut sse) = (false, false);
+    for essence in headers
+        .get_all(header::ACCEPT)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .map(|t| t.split(';').next().unwrap_or("").trim())
+    {
+        json |= essence.eq_ignore_ascii_case("application/json");
+        sse |= essence.eq_ignore_ascii_case("text/event-stream");
     }
+    let content_json = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.split(';').next().unwrap_or("").trim().eq_ignore_ascii_case("application/json"));
+    json && sse && content_json
+}
+
+/// Whether a session's POST names no protocol version but the session's
+/// (`version`; a revision with SEP-2243's headers brings checks of its own).
+fn session_version(headers: &http::HeaderMap, version: &str) -> bool {
+    let standard = rmcp::model::ProtocolVersion::STANDARD_HEADERS;
+    headers
+        .get("mcp-protocol-version")
+        .is_none_or(|v| v.as_bytes() == version.as_bytes() && version < standard.as_str())
 }
 
 /// A `Host` among rmcp's default allowed hosts (any port).
@@ -188,11 +213,17 @@ fn status(code: http::StatusCode) -> Response {
 
 /// A call relayed from the lane, not answered yet.
 pub(crate) struct Pending {
-    side: mpsc::Receiver<ServerJsonRpcMessage>,
-    answer: oneshot::Receiver<Vec<u8>>,
-    registration: Registration,
-    cancel: CancelOnDrop,
+    pub(super) side: mpsc::Receiver<ServerJsonRpcMessage>,
+    pub(super) answer: oneshot::Receiver<Vec<u8>>,
+    /// Keeps the call's side channel open while it is held.
+    pub(super) registration: Box<dyn Send + Sync>,
+    pub(super) cancel: CancelOnDrop,
+    /// What the client gets for the answer line (a stateless call's is rewritten).
+    pub(super) finish: Finish,
 }
+
+/// Turns the answer line (its final newline gone) into the body the client gets.
+pub(super) type Finish = Box<dyn FnOnce(Vec<u8>) -> Vec<u8> + Send + Sync>;
 
 impl Pending {
     async fn response(mut self) -> Response {
@@ -205,11 +236,12 @@ impl Pending {
                 let Ok(mut line) = answer else { return empty_stream() };
                 self.cancel.id = None;
                 // Sent on the side channel before the answer came? Then a stream after all.
-                if let Ok(first) = self.side.try_recv() {
-                    let answer = Some(line);
-                    return Self::stream(first, self.side, Answer::Ready(answer), self.cancel, self.registration);
-                }
                 line.pop_if(|b| *b == b'\n');
+                let line = (self.finish)(line);
+                if let Ok(first) = self.side.try_recv() {
+                    let answer = Answer::Ready(Some(line));
+                    return Self::stream(first, self.side, answer, self.cancel, self.registration, Box::new(|l| l));
+                }
                 let mut response = Response::new(Body::from(line));
                 response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
                 response
@@ -218,7 +250,7 @@ impl Pending {
     }
 
     fn streamed(self, first: ServerJsonRpcMessage) -> Response {
-        Self::stream(first, self.side, Answer::Waiting(self.answer), self.cancel, self.registration)
+        Self::stream(first, self.side, Answer::Waiting(self.answer), self.cancel, self.registration, self.finish)
     }
 
     /// An SSE stream: `first`, what else comes on the side channel, then the
@@ -228,9 +260,11 @@ impl Pending {
         side: mpsc::Receiver<ServerJsonRpcMessage>,
         answer: Answer,
         cancel: CancelOnDrop,
-        registration: Registration,
+        registration: Box<dyn Send + Sync>,
+        finish: Finish,
     ) -> Response {
-        let state = Streaming { side, answer, cancel, _registration: registration, done: false };
+        let finish = Some(finish);
+        let state = Streaming { side, answer, cancel, _registration: registration, finish, done: false };
         let head = futures::stream::once(async move { Ok::<_, std::convert::Infallible>(event(&first)) });
         let rest = futures::stream::unfold(state, |mut state| async move {
             let bytes = state.next().await?;
@@ -254,7 +288,8 @@ struct Streaming {
     answer: Answer,
     cancel: CancelOnDrop,
     /// Held for its drop: the call's side channel stays open until then.
-    _registration: Registration,
+    _registration: Box<dyn Send + Sync>,
+    finish: Option<Finish>,
     done: bool,
 }
 
@@ -282,6 +317,10 @@ impl Streaming {
         let Answer::Ready(line) = &mut self.answer else { return None };
         let mut line = line.take()?;
         line.pop_if(|b| *b == b'\n');
+        let line = match self.finish.take() {
+            Some(finish) => finish(line),
+            None => line,
+        };
         Some(data_event(&line))
     }
 }
@@ -300,9 +339,9 @@ fn data_event(json: &[u8]) -> Bytes {
 
 /// Cancels the call downstream unless it was answered (`id` taken) first:
 /// the client hung up, or the server is shutting down.
-struct CancelOnDrop {
-    calls: Arc<DirectCalls>,
-    id: Option<RequestId>,
+pub(super) struct CancelOnDrop {
+    pub(super) calls: Arc<DirectCalls>,
+    pub(super) id: Option<RequestId>,
 }
 
 impl Drop for CancelOnDrop {
@@ -316,13 +355,17 @@ impl Drop for CancelOnDrop {
 /// The one answer line a call on the lane gets, however it is made: queued
 /// where the server's output is read ([`QueuedLines`]), or written by the
 /// slow end ([`Respond`]).
-#[derive(Default)]
-struct OneAnswer {
+pub(super) struct OneAnswer {
     line: Mutex<Vec<u8>>,
     tx: Mutex<Option<oneshot::Sender<Vec<u8>>>>,
 }
 
 impl OneAnswer {
+    pub(super) fn new() -> (Arc<Self>, oneshot::Receiver<Vec<u8>>) {
+        let (tx, rx) = oneshot::channel();
+        (Arc::new(OneAnswer { line: Mutex::default(), tx: Mutex::new(Some(tx)) }), rx)
+    }
+
     fn send(&self, line: Vec<u8>) {
         if let Some(tx) = self.tx.lock().take() {
             let _ = tx.send(line);
@@ -345,7 +388,7 @@ impl QueuedLines for OneAnswer {
 
 /// The call's [`Respond`]: its reply encoded as the stdio transport encodes
 /// one (a placeholder result as its verbatim text), into `answer`.
-fn answer_with(answer: Arc<OneAnswer>, verbatim: Arc<VerbatimResults>) -> Respond {
+pub(super) fn answer_with(answer: Arc<OneAnswer>, verbatim: Arc<VerbatimResults>) -> Respond {
     Arc::new(move |reply| {
         let line = match reply {
             Reply::Message(message) => super::stdio_line::encode(&message, &verbatim),

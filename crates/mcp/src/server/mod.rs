@@ -26,8 +26,8 @@
 //!   exposed server's results verbatim;
 //! - [`stdio_calls`]: `tools/call` over stdio answered beside rmcp's service
 //!   loop (one task per call, no hop through the loop);
-//! - [`http_calls`]: a session's relayed `tools/call` over HTTP answered
-//!   beside rmcp the same way.
+//! - [`http_calls`]: a relayed `tools/call` over HTTP answered beside rmcp
+//!   the same way (`http_stateless_calls`: a 2026-07-28 client's).
 
 pub mod approver;
 mod bad_request;
@@ -38,6 +38,7 @@ pub mod http;
 mod http_bad_body;
 pub mod http_calls;
 mod http_plain;
+mod http_stateless_calls;
 mod http_verbatim;
 pub mod input_required;
 pub mod passthrough;

@@ -118,6 +118,17 @@ pub fn discover_capabilities(passthrough: bool) -> ServerCapabilities {
     capabilities
 }
 
+/// Whether `key` is a member of any object in `value` (a tool's schema that
+/// asks for request headers somewhere in it).
+pub fn has_key(value: &serde_json::Value, key: &str) -> bool {
+    use serde_json::Value;
+    match value {
+        Value::Object(map) => map.contains_key(key) || map.values().any(|v| has_key(v, key)),
+        Value::Array(items) => items.iter().any(|v| has_key(v, key)),
+        _ => false,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -174,6 +174,21 @@ impl DirectCalls {
         })
     }
 
+    /// Relays `call` on `route` (found by the caller), as [`Self::relay_call`] does.
+    pub(crate) fn relay_on(
+        self: &Arc<Self>,
+        call: &RelayableCall<'_>,
+        route: RelayRoute,
+        respond: &Respond,
+        out: &Arc<dyn QueuedLines>,
+    ) -> Option<Taken> {
+        let armed = self.armed.get()?;
+        Some(match self.relay(armed, call, route, respond, out) {
+            Some(writer) => Taken::Queued(writer),
+            None => Taken::Yes,
+        })
+    }
+
     /// Cancels call `id` if it is still in flight here (its client went
     /// away, or cancelled it); whether it was.
     pub(crate) fn cancel(&self, id: &RequestId) -> bool {
