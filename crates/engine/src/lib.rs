@@ -31,6 +31,8 @@ mod result;
 mod schema;
 mod session;
 mod spec;
+#[cfg(test)]
+mod strum_names_tests;
 mod surface;
 mod tool;
 mod workspace;
