@@ -106,7 +106,7 @@ async fn check_one(manager: &McpManager, server: &ServerHandle, ctx: &ToolContex
     check.elapsed_ms = millis(started.elapsed());
     match listed {
         Ok(_) => check.tools = tools(manager, server),
-        Err(e) => check.outcome = CheckOutcome::Failed(e),
+        Err(e) => check.outcome = CheckOutcome::Failed(e.to_string()),
     }
     check
 }
@@ -177,7 +177,7 @@ pub async fn server_tools(
     }
     if live {
         server.authorize(ctx).await.map_err(|e| e.to_string())?;
-        server.refresh().await?;
+        server.refresh().await.map_err(|e| e.to_string())?;
     }
     Ok((tools(manager, server), server.tool_origin()))
 }
