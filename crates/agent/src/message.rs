@@ -99,8 +99,10 @@ impl Message {
 
 /// How hard the model should think. Sent only when set: OpenAI rejects
 /// `reasoning_effort` on models that do not reason.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, strum::IntoStaticStr, strum::EnumString)]
 #[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
+#[cfg_attr(test, derive(strum::VariantArray))]
 pub enum Effort {
     Low,
     Medium,
@@ -108,21 +110,13 @@ pub enum Effort {
 }
 
 impl Effort {
+    /// The serde name (strum derives it with serde's case rule).
     pub fn as_str(self) -> &'static str {
-        match self {
-            Effort::Low => "low",
-            Effort::Medium => "medium",
-            Effort::High => "high",
-        }
+        self.into()
     }
 
     pub fn parse(s: &str) -> Option<Self> {
-        match s {
-            "low" => Some(Effort::Low),
-            "medium" => Some(Effort::Medium),
-            "high" => Some(Effort::High),
-            _ => None,
-        }
+        s.parse().ok()
     }
 }
 
@@ -276,4 +270,34 @@ pub enum StreamEvent {
         wait: std::time::Duration,
         reason: String,
     },
+}
+
+#[cfg(test)]
+mod tests {
+    use strum::VariantArray;
+
+    use super::Effort;
+
+    /// Every variant's strum name is its serde name, both ways, so a rename on
+    /// one side only fails here.
+    fn assert_strum_matches_serde<T>()
+    where
+        T: strum::VariantArray + serde::Serialize + serde::de::DeserializeOwned + Copy + PartialEq + std::fmt::Debug,
+        &'static str: From<T>,
+    {
+        for &variant in T::VARIANTS {
+            let name = <&'static str>::from(variant);
+            assert_eq!(serde_json::to_value(variant).unwrap(), serde_json::Value::from(name), "{variant:?}");
+            assert_eq!(serde_json::from_value::<T>(name.into()).unwrap(), variant, "{name}");
+        }
+    }
+
+    #[test]
+    fn strum_names_are_the_serde_names() {
+        assert_strum_matches_serde::<Effort>();
+        for effort in Effort::VARIANTS {
+            assert_eq!(Effort::parse(effort.as_str()), Some(*effort));
+        }
+        assert_eq!(Effort::parse("Low"), None, "config values are lowercase, as before");
+    }
 }

@@ -78,7 +78,7 @@ pub(crate) fn open(
 ) -> Result<AgentSession, OpenError> {
     let (layers, config, provider) = configured_provider(workspace.root(), cli).map_err(OpenError::Usage)?;
     let window = paths::context_window_override(&layers).unwrap_or_else(|| compact::context_window_of(&config.model));
-    let limits = SubagentLimits::from_layers(&layers).map_err(OpenError::Usage)?;
+    let limits = SubagentLimits::from_layers(&layers).map_err(|e| OpenError::Usage(e.to_string()))?;
     let native = quiver_tools::NativeOptions::default();
     let rlm_child = crate::setup::rlm_child_for(config.clone());
     let (host, manager, agents) = crate::setup::host_with(Some(workspace.root()), None, None, &native, rlm_child)?;

@@ -30,7 +30,7 @@ impl Semantic {
         let start = Instant::now();
         let (encoder, name) = match choice {
             ModelChoice::Off => anyhow::bail!("no search model (off)"),
-            ModelChoice::Embedded => (Encoder::embedded().map_err(anyhow::Error::msg)?, "embedded".to_string()),
+            ModelChoice::Embedded => (Encoder::embedded()?, "embedded".to_string()),
             ModelChoice::Dir(dir) => (Arc::new(Encoder::load(dir)?), dir.display().to_string()),
         };
         let load_ms = start.elapsed().as_millis();

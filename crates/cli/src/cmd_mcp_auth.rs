@@ -145,7 +145,7 @@ pub fn logout(args: LoginArgs) -> anyhow::Result<ExitCode> {
         bail!("no MCP server named `{}` in the config", args.name);
     };
     let store = store_for(server)?;
-    let removed = store.delete().map_err(anyhow::Error::msg)?;
+    let removed = store.delete()?;
     setup::out(&format!(
         "{} `{}` ({})",
         if removed { "signed out of" } else { "had no sign-in for" },

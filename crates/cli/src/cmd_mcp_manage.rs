@@ -153,11 +153,7 @@ pub fn add(args: AddArgs) -> anyhow::Result<ExitCode> {
         ),
         (Some(url), None) => {
             let headers = args.headers.iter().map(|h| manage::new_server::parse_header(h)).collect::<Result<_, _>>();
-            NewTransport::Http {
-                url: url.clone(),
-                headers: headers.map_err(anyhow::Error::msg)?,
-                bearer_token_env: args.bearer_token_env.clone(),
-            }
+            NewTransport::Http { url: url.clone(), headers: headers?, bearer_token_env: args.bearer_token_env.clone() }
         }
         (None, Some((command, rest))) => {
             let env = args.env.iter().map(|e| manage::new_server::parse_env_pair(e)).collect::<Result<_, _>>();
@@ -166,12 +162,7 @@ pub fn add(args: AddArgs) -> anyhow::Result<ExitCode> {
                 Some(dir) => Some(std::path::absolute(dir).context("resolving --cwd")?),
                 None => None,
             };
-            NewTransport::Stdio {
-                command: command.clone(),
-                args: rest.to_vec(),
-                env: env.map_err(anyhow::Error::msg)?,
-                cwd,
-            }
+            NewTransport::Stdio { command: command.clone(), args: rest.to_vec(), env: env?, cwd }
         }
     };
     let server = NewServer {
@@ -461,9 +452,8 @@ pub fn validate(args: ValidateArgs) -> anyhow::Result<ExitCode> {
         // Registering the lists just read is what finds a direct server's clashing names.
         host.engine();
         manage::check::note_config_errors(manager, &mut checks);
-        Ok::<_, String>(checks)
-    })?
-    .map_err(anyhow::Error::msg)?;
+        Ok::<_, manage::check::CheckError>(checks)
+    })??;
     let failed = !file_errors.is_empty() || checks.iter().any(ServerCheck::failed);
     if args.json {
         let report = serde_json::json!({ "ok": !failed, "config_errors": file_errors, "servers": checks });

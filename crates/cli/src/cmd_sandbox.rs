@@ -103,7 +103,7 @@ fn exit_code(status: std::process::ExitStatus) -> ExitCode {
 pub fn check_report() -> String {
     let probe = quiver_sandbox::probe();
     let mut out = String::new();
-    let state = |r: &Result<(), String>| match r {
+    let state = |r: &Result<(), quiver_sandbox::ProbeError>| match r {
         Ok(()) => "available".to_string(),
         Err(e) => format!("unavailable: {e}"),
     };

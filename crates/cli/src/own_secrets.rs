@@ -13,7 +13,7 @@ use std::path::Path;
 
 /// Withholds quiver's secrets; `token_env` is `mcp serve --token-env`'s
 /// variable. Must run before any thread starts (the first lines of `main`).
-pub fn withhold(token_env: Option<&str>) -> Result<quiver_sandbox::Withheld, String> {
+pub fn withhold(token_env: Option<&str>) -> Result<quiver_sandbox::Withheld, quiver_sandbox::WithholdError> {
     let mut names = quiver_sandbox::user_config_file().map(|f| key_variables(&f)).unwrap_or_default();
     names.extend(token_env.map(str::to_string));
     quiver_sandbox::withhold_own_secrets(&names)

@@ -102,7 +102,7 @@ pub fn configure_agents(agents: &AgentHub, workspace: &Path) {
     use quiver_agent::exec::paths;
     let runtime = (|| -> Result<quiver_agent::subagent::AgentRuntime, String> {
         let layers = paths::read_layers(workspace).map_err(|e| e.to_string())?;
-        let limits = quiver_agent::subagent::SubagentLimits::from_layers(&layers)?;
+        let limits = quiver_agent::subagent::SubagentLimits::from_layers(&layers).map_err(|e| e.to_string())?;
         let config = paths::load_config(&layers, &quiver_agent::CliOverrides::default()).map_err(|e| e.to_string())?;
         let provider = config
             .build_provider(&quiver_sandbox::secret_env, quiver_agent::HttpOptions::default())

@@ -329,7 +329,7 @@ impl Hooks for CliHooks {
                         server.disconnect().await;
                         let outcome = match server.refresh().await {
                             Ok(tools) => format!("reconnected: {} tools", tools.len()),
-                            Err(e) => format!("failed: {}", e.lines().next().unwrap_or_default()),
+                            Err(e) => format!("failed: {}", e.to_string().lines().next().unwrap_or_default()),
                         };
                         lines.push(format!("{:<16} {outcome}", server.name()));
                     }

@@ -431,7 +431,7 @@ fn servers_start_in_a_pid_namespace_of_their_own_or_the_log_says_why_not() {
             assert!(seen("one") <= 5 && seen("two") <= 5, "{} and {} processes in sight", seen("one"), seen("two"));
             assert!(!run.err.contains(WARNING), "{}", run.err);
         }
-        Err(why) => quiver_testkit::require_or_skip("user namespaces", why),
+        Err(why) => quiver_testkit::require_or_skip("user namespaces", &why.to_string()),
     }
 
     let run = home.quiver_env(&[(quiver_sandbox::NO_USERNS_VAR, "1")], &["mcp", "validate"]);

@@ -12,8 +12,10 @@ use crate::store::Store;
 use crate::task::{append_event, load_task, parse_id, task_id};
 
 /// What a gate's outcome means for the work, not just its exit code.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, strum::IntoStaticStr)]
 #[serde(rename_all = "lowercase")]
+#[strum(serialize_all = "lowercase")]
+#[cfg_attr(test, derive(strum::VariantArray))]
 pub enum GateClass {
     Passed,
     Failed,
@@ -26,13 +28,9 @@ pub enum GateClass {
 }
 
 impl GateClass {
+    /// The serde name (strum derives it with serde's case rule).
     pub fn as_str(self) -> &'static str {
-        match self {
-            GateClass::Passed => "passed",
-            GateClass::Failed => "failed",
-            GateClass::Flaky => "flaky",
-            GateClass::Infra => "infra",
-        }
+        self.into()
     }
     fn parse(s: &str) -> GateClass {
         match s {

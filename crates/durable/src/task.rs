@@ -15,8 +15,10 @@ use crate::clock::{Timestamp, rfc3339};
 use crate::error::StoreError;
 use crate::store::Store;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, strum::IntoStaticStr)]
 #[serde(rename_all = "lowercase")]
+#[strum(serialize_all = "lowercase")]
+#[cfg_attr(test, derive(strum::VariantArray))]
 pub enum TaskState {
     Queued,
     Running,
@@ -36,15 +38,9 @@ impl TaskState {
         TaskState::Interrupted,
     ];
 
+    /// The serde name (strum derives it with serde's case rule).
     pub fn as_str(self) -> &'static str {
-        match self {
-            TaskState::Queued => "queued",
-            TaskState::Running => "running",
-            TaskState::Succeeded => "succeeded",
-            TaskState::Failed => "failed",
-            TaskState::Cancelled => "cancelled",
-            TaskState::Interrupted => "interrupted",
-        }
+        self.into()
     }
 
     pub fn is_final(self) -> bool {

@@ -5,14 +5,28 @@
 //! manifest overlay can reach them.
 
 use std::borrow::Cow;
-use std::fmt;
 use std::str::FromStr;
 
 use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 use serde::{Deserialize, Deserializer, Serialize};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    Serialize,
+    Deserialize,
+    strum::IntoStaticStr,
+    strum::Display,
+)]
 #[serde(rename_all = "lowercase")]
+#[strum(serialize_all = "lowercase")]
+#[cfg_attr(test, derive(strum::VariantArray))]
 pub enum Domain {
     File,
     Search,
@@ -48,33 +62,14 @@ impl Domain {
         Domain::Meta,
     ];
 
+    /// The serde name (strum derives it with serde's case rule).
     pub fn as_str(self) -> &'static str {
-        match self {
-            Domain::File => "file",
-            Domain::Search => "search",
-            Domain::Shell => "shell",
-            Domain::Git => "git",
-            Domain::Diagnostics => "diagnostics",
-            Domain::Planning => "planning",
-            Domain::Evidence => "evidence",
-            Domain::Subagent => "subagent",
-            Domain::Memory => "memory",
-            Domain::Web => "web",
-            Domain::Media => "media",
-            Domain::Mcp => "mcp",
-            Domain::Meta => "meta",
-        }
+        self.into()
     }
 
     /// Whether `tool_search` can filter on it.
     pub fn searchable(self) -> bool {
         self != Domain::Meta
-    }
-}
-
-impl fmt::Display for Domain {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
     }
 }
 

@@ -8,7 +8,25 @@
 use std::future::Future;
 use std::pin::Pin;
 
-pub type FimFuture<'a> = Pin<Box<dyn Future<Output = Result<String, String>> + Send + 'a>>;
+pub type FimFuture<'a> = Pin<Box<dyn Future<Output = Result<String, FimError>> + Send + 'a>>;
+
+/// Why a completion failed: the provider's own error, kept whole (the engine
+/// cannot name the agent crate's error type) and shown as it words itself.
+#[derive(Debug, thiserror::Error)]
+#[error(transparent)]
+pub struct FimError(Box<dyn std::error::Error + Send + Sync>);
+
+impl FimError {
+    /// Wraps an error, or a message (`&str`, `String`) where there is none.
+    pub fn new(error: impl Into<Box<dyn std::error::Error + Send + Sync>>) -> Self {
+        FimError(error.into())
+    }
+
+    /// The provider's error, to downcast to its own type.
+    pub fn inner(&self) -> &(dyn std::error::Error + Send + Sync + 'static) {
+        &*self.0
+    }
+}
 
 pub trait FillInMiddle: Send + Sync {
     /// The provider's configured name, for messages.

@@ -31,6 +31,8 @@ mod result;
 mod schema;
 mod session;
 mod spec;
+#[cfg(test)]
+mod strum_names_tests;
 mod surface;
 mod tool;
 mod workspace;
@@ -52,7 +54,7 @@ pub use catalog::{Catalog, CatalogFormat, Fingerprint, render_tool};
 pub use context::{DispatchFuture, Dispatcher, SettleFuture, ToolContext, new_session_id};
 pub use domain::{Domain, DomainFilter};
 pub use engine::Engine;
-pub use fim::{FillInMiddle, FimFuture};
+pub use fim::{FillInMiddle, FimError, FimFuture};
 pub use host::{EngineHost, ToolProvider};
 pub use input_alias::{InputAlias, Unit, apply as apply_input_aliases};
 pub use lifecycle::{Lifecycle, LifecycleState, Resolution};

@@ -9,8 +9,10 @@ use crate::permissions::Mode;
 use crate::registry::Registry;
 use crate::spec::ToolSpec;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, strum::IntoStaticStr)]
 #[serde(rename_all = "kebab-case")]
+#[strum(serialize_all = "kebab-case")]
+#[cfg_attr(test, derive(strum::VariantArray))]
 pub enum LifecycleState {
     Active,
     Deferred,
@@ -20,14 +22,9 @@ pub enum LifecycleState {
 }
 
 impl LifecycleState {
+    /// The serde name (strum derives it with serde's case rule).
     pub fn as_str(self) -> &'static str {
-        match self {
-            LifecycleState::Active => "active",
-            LifecycleState::Deferred => "deferred",
-            LifecycleState::HiddenCompatibility => "hidden-compatibility",
-            LifecycleState::Deprecated => "deprecated",
-            LifecycleState::Removed => "removed",
-        }
+        self.into()
     }
 }
 

@@ -18,8 +18,10 @@ pub const BUILTIN_MANIFEST: &str = include_str!("../manifest/lifecycle.toml");
 /// Search-only example requests per built-in tool (`[tools.NAME] examples`).
 pub const BUILTIN_EXAMPLES: &str = include_str!("../manifest/examples.toml");
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, strum::IntoStaticStr)]
 #[serde(rename_all = "kebab-case")]
+#[strum(serialize_all = "kebab-case")]
+#[cfg_attr(test, derive(strum::VariantArray))]
 pub enum AliasState {
     HiddenCompatibility,
     Deprecated,
@@ -27,12 +29,9 @@ pub enum AliasState {
 }
 
 impl AliasState {
+    /// The serde name (strum derives it with serde's case rule).
     pub fn as_str(self) -> &'static str {
-        match self {
-            AliasState::HiddenCompatibility => "hidden-compatibility",
-            AliasState::Deprecated => "deprecated",
-            AliasState::Removed => "removed",
-        }
+        self.into()
     }
 }
 

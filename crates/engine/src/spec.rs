@@ -8,8 +8,10 @@ pub use crate::capabilities::Capabilities;
 use crate::domain::Domain;
 
 /// What a tool can do to the world; the permission layer decides by it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, strum::IntoStaticStr)]
 #[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
+#[cfg_attr(test, derive(strum::VariantArray))]
 pub enum Risk {
     Read,
     Write,
@@ -18,13 +20,9 @@ pub enum Risk {
 }
 
 impl Risk {
+    /// The serde name (strum derives it with serde's case rule).
     pub fn as_str(self) -> &'static str {
-        match self {
-            Risk::Read => "read",
-            Risk::Write => "write",
-            Risk::Destructive => "destructive",
-            Risk::External => "external",
-        }
+        self.into()
     }
 }
 

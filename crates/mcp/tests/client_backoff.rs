@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use quiver_engine::Mode;
-use quiver_mcp::client::{Backoff, ConnState};
+use quiver_mcp::client::{Backoff, ConnState, ServerError};
 use serde_json::{Value, json};
 
 use crate::client_support::*;
@@ -22,10 +22,10 @@ async fn a_crash_loop_waits_longer_each_time_up_to_the_cap() {
     server.set_backoff(Backoff { initial: ms(300), max: ms(700), healthy_after: ms(60_000) });
 
     // First failure: the restart right after is immediate.
-    assert!(server.call("echo", None).await.unwrap_err().contains("failed to start"));
+    assert!(matches!(server.call("echo", None).await, Err(ServerError::StartFailed { .. })));
     assert_eq!(server.status().consecutive_failures, 1);
     assert_eq!(server.status().restart_in_ms, None);
-    assert!(server.call("echo", None).await.unwrap_err().contains("failed to start"));
+    assert!(matches!(server.call("echo", None).await, Err(ServerError::StartFailed { .. })));
     assert_eq!(server.status().starts, 2);
 
     // Second failure: 300 ms before the next start; calls meanwhile fail at
@@ -35,17 +35,18 @@ async fn a_crash_loop_waits_longer_each_time_up_to_the_cap() {
     let wait = status.restart_in_ms.unwrap();
     assert!(wait > 0 && wait <= 300, "{wait}");
     let e = server.call("echo", None).await.unwrap_err();
-    assert!(e.contains("failed 2 times in a row") && e.contains("restart backoff"), "{e}");
-    assert!(e.contains("missing FAKE_API_KEY"), "the last failure is quoted: {e}");
+    assert!(matches!(&e, ServerError::Backoff { failures: 2, .. }), "{e}");
+    assert!(e.to_string().contains("restart backoff"), "{e}");
+    assert!(e.to_string().contains("missing FAKE_API_KEY"), "the last failure is quoted: {e}");
     assert_eq!(server.status().starts, 2, "no start during the backoff");
 
     // Doubling (600 ms), then capped at 700 ms.
     tokio::time::sleep(ms(320)).await;
-    assert!(server.call("echo", None).await.unwrap_err().contains("failed to start"));
+    assert!(matches!(server.call("echo", None).await, Err(ServerError::StartFailed { .. })));
     let wait = server.status().restart_in_ms.unwrap();
     assert!(wait > 300 && wait <= 600, "doubled: {wait}");
     tokio::time::sleep(ms(620)).await;
-    assert!(server.call("echo", None).await.unwrap_err().contains("failed to start"));
+    assert!(matches!(server.call("echo", None).await, Err(ServerError::StartFailed { .. })));
     let wait = server.status().restart_in_ms.unwrap();
     assert!(wait > 600 && wait <= 700, "capped: {wait}");
     assert_eq!(server.status().consecutive_failures, 4);
@@ -68,7 +69,8 @@ async fn a_healthy_period_forgets_earlier_crashes() {
     let m = manager(vec![test_server("t", &[])], cache.path());
     let server = m.server("t").unwrap();
     server.set_backoff(Backoff { initial: ms(400), max: ms(2000), healthy_after: ms(700) });
-    let ok = |r: Result<rmcp::model::CallToolResult, String>| r.unwrap().content[0].as_text().unwrap().text.clone();
+    let ok =
+        |r: Result<rmcp::model::CallToolResult, ServerError>| r.unwrap().content[0].as_text().unwrap().text.clone();
 
     assert_eq!(ok(server.call("echo", Some(json!({"text": "a"}).as_object().unwrap().clone())).await), "a");
     assert!(server.call("crash", None).await.is_err());
@@ -77,7 +79,7 @@ async fn a_healthy_period_forgets_earlier_crashes() {
     assert!(server.call("crash", None).await.is_err());
     assert_eq!(server.status().consecutive_failures, 2);
     assert!(server.status().restart_in_ms.is_some());
-    assert!(server.call("pid", None).await.unwrap_err().contains("restart backoff"));
+    assert!(matches!(server.call("pid", None).await, Err(ServerError::Backoff { .. })));
 
     tokio::time::sleep(ms(420)).await;
     assert_eq!(ok(server.call("echo", Some(json!({"text": "c"}).as_object().unwrap().clone())).await), "c");

@@ -71,7 +71,7 @@ async fn http_server_lists_calls_and_times_out() {
     let value = serde_json::to_value(&result).unwrap();
     assert_eq!(value["content"][0]["text"], "over http");
 
-    let e = server.call("hang", None).await.err().unwrap_or_default();
+    let e = server.call("hang", None).await.err().map(|e| e.to_string()).unwrap_or_default();
     assert!(e.contains("did not answer `hang` within 800 ms"), "{e}");
     assert_eq!(server.status().state, ConnState::Connected);
     m.shutdown().await;

@@ -7,7 +7,7 @@
 use std::time::Duration;
 
 use crate::client_support::*;
-use quiver_mcp::client::ConnState;
+use quiver_mcp::client::{ConnState, ServerError};
 use serde_json::{Map, Value, json};
 
 fn args(v: Value) -> Option<Map<String, Value>> {
@@ -17,7 +17,7 @@ fn args(v: Value) -> Option<Map<String, Value>> {
     }
 }
 
-fn ok_text(r: Result<rmcp::model::CallToolResult, String>) -> String {
+fn ok_text(r: Result<rmcp::model::CallToolResult, ServerError>) -> String {
     match r {
         Ok(result) => serde_json::to_value(&result)
             .ok()
@@ -27,10 +27,10 @@ fn ok_text(r: Result<rmcp::model::CallToolResult, String>) -> String {
     }
 }
 
-fn err_text(r: Result<rmcp::model::CallToolResult, String>) -> String {
+fn err_text(r: Result<rmcp::model::CallToolResult, ServerError>) -> String {
     match r {
         Ok(result) => panic!("expected an error, got {result:?}"),
-        Err(e) => e,
+        Err(e) => e.to_string(),
     }
 }
 
@@ -277,7 +277,7 @@ async fn shutdown_kills_a_setsid_child_of_the_server() {
 async fn a_server_sees_only_its_own_processes() {
     if let Err(why) = &quiver_sandbox::probe().namespaces {
         assert!(std::env::var("QUIVER_REQUIRE_SANDBOX").as_deref() != Ok("1"), "no namespaces: {why}");
-        quiver_testkit::require_or_skip("user namespaces", why);
+        quiver_testkit::require_or_skip("user namespaces", &why.to_string());
         return;
     }
     let cache = tempfile::tempdir().unwrap();

@@ -318,7 +318,7 @@ async fn login_stores_a_private_token_that_is_sent_and_refreshed() {
 
     // Before any sign-in the server's 401 becomes a precise instruction.
     let m = manager();
-    let err = m.server("secure").unwrap().call("secret", None).await.unwrap_err();
+    let err = m.server("secure").unwrap().call("secret", None).await.unwrap_err().to_string();
     assert!(err.contains("requires OAuth sign-in: run `quiver mcp login secure`"), "{err}");
 
     // The flow: challenge → metadata → registration → PKCE authorize → token.
@@ -353,7 +353,7 @@ async fn login_stores_a_private_token_that_is_sent_and_refreshed() {
     // Logout deletes it; the next connection is unauthenticated again.
     assert!(store.delete().unwrap());
     let m = manager();
-    let err = m.server("secure").unwrap().call("secret", None).await.unwrap_err();
+    let err = m.server("secure").unwrap().call("secret", None).await.unwrap_err().to_string();
     assert!(err.contains("quiver mcp login secure"), "{err}");
 }
 

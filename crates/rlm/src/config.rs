@@ -17,8 +17,10 @@ pub const DEFAULT_MAX_DEPTH: u32 = 1;
 pub const MAX_DEPTH: u32 = 3;
 
 /// How an eval's printed output reaches the model.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema, strum::IntoStaticStr)]
 #[serde(rename_all = "lowercase")]
+#[strum(serialize_all = "lowercase")]
+#[cfg_attr(test, derive(strum::VariantArray))]
 pub enum Feedback {
     /// Inline up to the output limit; the rest kept behind a text var handle.
     Full,
@@ -27,11 +29,9 @@ pub enum Feedback {
 }
 
 impl Feedback {
+    /// The serde name (strum derives it with serde's case rule).
     pub fn as_str(self) -> &'static str {
-        match self {
-            Feedback::Full => "full",
-            Feedback::Handle => "handle",
-        }
+        self.into()
     }
 }
 
@@ -108,4 +108,28 @@ impl RlmStats {
 
 pub fn millis(d: Duration) -> u64 {
     u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Feedback;
+
+    /// Every variant's strum name is its serde name, both ways, so a rename on
+    /// one side only fails here.
+    fn assert_strum_matches_serde<T>()
+    where
+        T: strum::VariantArray + serde::Serialize + serde::de::DeserializeOwned + Copy + PartialEq + std::fmt::Debug,
+        &'static str: From<T>,
+    {
+        for &variant in T::VARIANTS {
+            let name = <&'static str>::from(variant);
+            assert_eq!(serde_json::to_value(variant).unwrap(), serde_json::Value::from(name), "{variant:?}");
+            assert_eq!(serde_json::from_value::<T>(name.into()).unwrap(), variant, "{name}");
+        }
+    }
+
+    #[test]
+    fn strum_names_are_the_serde_names() {
+        assert_strum_matches_serde::<Feedback>();
+    }
 }

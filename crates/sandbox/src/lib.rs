@@ -116,12 +116,12 @@ pub use contain::{
 };
 pub use env::{EnvPolicy, Inherit, user_scrub_list};
 pub use hook::{PreExecTarget, die_with_parent};
-pub use own_env::{Withheld, secret_env, secret_env_os, withheld_env, withhold_own_secrets};
+pub use own_env::{Withheld, WithholdError, secret_env, secret_env_os, withheld_env, withhold_own_secrets};
 #[cfg(target_os = "linux")]
 pub use paths::normalize;
 pub use pid_namespace::own_pid_namespace;
 pub use policy::{SandboxPolicy, quiver_config_dir, quiver_state_dir, user_config_file, user_home_allow};
-pub use probe::{NO_USERNS_VAR, Probe, probe};
+pub use probe::{NO_USERNS_VAR, Probe, ProbeError, probe};
 pub use sandbox::{Limits, Sandbox, SandboxError, SandboxMechanism, SandboxOptions};
 
 /// After a command that was allowed to change protected paths (one run

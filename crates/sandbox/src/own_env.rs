@@ -31,6 +31,22 @@ pub struct Withheld {
     pub block_left: Option<String>,
 }
 
+/// Why [`withhold_own_secrets`] changed nothing.
+#[derive(Debug, thiserror::Error)]
+pub enum WithholdError {
+    /// An earlier call withheld them.
+    #[error("already withheld")]
+    AlreadyWithheld,
+    #[error("not on this platform")]
+    UnsupportedPlatform,
+    /// The thread count could not be read.
+    #[error("/proc/self/task: {0}")]
+    Threads(std::io::Error),
+    /// Changing the environment is only sound while one thread runs.
+    #[error("{0} threads are running: too late to change the environment")]
+    TooLate(usize),
+}
+
 /// The value of `name`: a withheld secret's from quiver's memory, else the
 /// live environment's. Every read of a key goes through here.
 pub fn secret_env(name: &str) -> Option<String> {
@@ -55,9 +71,9 @@ pub fn withheld_env() -> Vec<(OsString, OsString)> {
 /// never lets a child inherit, plus `also` (the key variables the user's
 /// config names). Must run before any other thread exists; it checks, and
 /// changes nothing when one does. A second call changes nothing either.
-pub fn withhold_own_secrets(also: &[String]) -> Result<Withheld, String> {
+pub fn withhold_own_secrets(also: &[String]) -> Result<Withheld, WithholdError> {
     if WITHHELD.get().is_some() {
-        return Err("already withheld".into());
+        return Err(WithholdError::AlreadyWithheld);
     }
     #[cfg(target_os = "linux")]
     {
@@ -66,7 +82,7 @@ pub fn withhold_own_secrets(also: &[String]) -> Result<Withheld, String> {
     #[cfg(not(target_os = "linux"))]
     {
         let _ = also;
-        Err("not on this platform".into())
+        Err(WithholdError::UnsupportedPlatform)
     }
 }
 
@@ -111,13 +127,13 @@ mod linux {
     use std::ops::Range;
     use std::os::unix::ffi::OsStrExt;
 
-    use super::{WITHHELD, Withheld, secret_spans, secrets_of};
+    use super::{WITHHELD, Withheld, WithholdError, secret_spans, secrets_of};
     use crate::env::EnvPolicy;
 
-    pub(super) fn withhold(also: &[String]) -> Result<Withheld, String> {
-        let threads = std::fs::read_dir("/proc/self/task").map_err(|e| format!("/proc/self/task: {e}"))?.count();
+    pub(super) fn withhold(also: &[String]) -> Result<Withheld, WithholdError> {
+        let threads = std::fs::read_dir("/proc/self/task").map_err(WithholdError::Threads)?.count();
         if threads != 1 {
-            return Err(format!("{threads} threads are running: too late to change the environment"));
+            return Err(WithholdError::TooLate(threads));
         }
         let mut policy = EnvPolicy::user();
         policy.exclude.extend(also.iter().cloned());

@@ -28,7 +28,7 @@ pub fn own_pid_namespace(cmd: &mut impl PreExecTarget, cwd: &Path) -> bool {
         static WARNED: std::sync::Once = std::sync::Once::new();
         let plan = match &crate::probe().namespaces {
             Ok(()) => crate::namespace::pids_only(cwd).map_err(|e| e.to_string()),
-            Err(why) => Err(why.clone()),
+            Err(why) => Err(why.to_string()),
         };
         match plan {
             Ok(plan) => {

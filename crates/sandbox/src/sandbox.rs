@@ -245,10 +245,10 @@ impl Sandbox {
             None => SandboxMechanism::Landlock,
         };
         if let Err(why) = &probe.landlock {
-            return Err(SandboxError::Unavailable(why.clone()));
+            return Err(SandboxError::Unavailable(why.to_string()));
         }
         if let Err(why) = &probe.seccomp {
-            return Err(SandboxError::Unavailable(why.clone()));
+            return Err(SandboxError::Unavailable(why.to_string()));
         }
         if let Some(max) = self.options.limits.processes {
             self.pids = crate::contain::pids::PidsCgroup::new(max)
@@ -263,7 +263,7 @@ impl Sandbox {
         let (landlock_writable, rules) = match self.mechanism {
             SandboxMechanism::Namespaces => {
                 if let Err(why) = &probe.namespaces {
-                    return Err(SandboxError::Unavailable(why.clone()));
+                    return Err(SandboxError::Unavailable(why.to_string()));
                 }
                 let private = crate::namespace::Private::new().map_err(|e| setup("the private directories", &e))?;
                 for root in &writable {

@@ -19,8 +19,8 @@ use std::sync::Arc;
 
 use quiver_engine::transcript::Event;
 use quiver_engine::{
-    Catalog, CatalogFormat, Engine, EngineHost, FillInMiddle, FimFuture, Resolution, Risk, ToolContext, ToolResult,
-    canonical,
+    Catalog, CatalogFormat, Engine, EngineHost, FillInMiddle, FimError, FimFuture, Resolution, Risk, ToolContext,
+    ToolResult, canonical,
 };
 use serde_json::{Value, json};
 
@@ -93,7 +93,7 @@ impl FillInMiddle for ProviderFim {
     }
 
     fn fill<'a>(&'a self, prefix: &'a str, suffix: &'a str, max_tokens: u32) -> FimFuture<'a> {
-        Box::pin(async move { self.0.fim(prefix, suffix, max_tokens).await.map_err(|e| e.to_string()) })
+        Box::pin(async move { self.0.fim(prefix, suffix, max_tokens).await.map_err(FimError::new) })
     }
 }
 

@@ -32,6 +32,16 @@ impl Default for SubagentLimits {
     }
 }
 
+/// A config layer whose `[subagents]` table cannot be read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{path}: {message}")]
+pub struct LimitsError {
+    /// The layer's file.
+    pub path: String,
+    /// What TOML said is wrong.
+    pub message: String,
+}
+
 #[derive(Debug, Default, Deserialize)]
 struct File {
     #[serde(default)]
@@ -48,10 +58,11 @@ struct Table {
 
 impl SubagentLimits {
     /// From config layers `(trust, path, text)`, user before project.
-    pub fn from_layers(layers: &[(Trust, String, String)]) -> Result<Self, String> {
+    pub fn from_layers(layers: &[(Trust, String, String)]) -> Result<Self, LimitsError> {
         let mut limits = SubagentLimits::default();
         for (trust, path, text) in layers {
-            let file: File = toml::from_str(text).map_err(|e| format!("{path}: {}", e.message()))?;
+            let file: File = toml::from_str(text)
+                .map_err(|e| LimitsError { path: path.clone(), message: e.message().to_string() })?;
             let Some(table) = file.subagents else { continue };
             let pick = |current: u64, wanted: Option<u64>| match (trust, wanted) {
                 (_, None) => current,
@@ -95,6 +106,7 @@ mod tests {
     #[test]
     fn a_typo_is_an_error_naming_the_file() {
         let e = SubagentLimits::from_layers(&[layer(Trust::User, "[subagents]\nmax_concurent = 4")]).unwrap_err();
-        assert!(e.contains("test.toml"), "{e}");
+        assert_eq!(e.path, "test.toml");
+        assert!(e.to_string().starts_with("test.toml: unknown field `max_concurent`"), "{e}");
     }
 }

@@ -20,7 +20,7 @@ pub mod store;
 pub mod tools;
 
 pub use hub::{AgentHub, AgentRuntime, EventTap, OpenRequest};
-pub use limits::SubagentLimits;
+pub use limits::{LimitsError, SubagentLimits};
 pub use role::Role;
 pub use tools::register_tools;
 

@@ -5,7 +5,6 @@
 //! source (built-in, user, project), then the mode. Modes never change the
 //! catalog's native head; they only change what is allowed to run.
 
-use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
 use std::str::FromStr;
@@ -18,8 +17,12 @@ pub mod command;
 pub mod exec_policy;
 pub mod trust;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize, strum::IntoStaticStr, strum::Display,
+)]
 #[serde(rename_all = "lowercase")]
+#[strum(serialize_all = "lowercase")]
+#[cfg_attr(test, derive(strum::VariantArray))]
 pub enum Mode {
     /// Read-only: no writes, no shell.
     Plan,
@@ -31,18 +34,9 @@ pub enum Mode {
 }
 
 impl Mode {
+    /// The serde name (strum derives it with serde's case rule).
     pub fn as_str(self) -> &'static str {
-        match self {
-            Mode::Plan => "plan",
-            Mode::Agent => "agent",
-            Mode::Yolo => "yolo",
-        }
-    }
-}
-
-impl fmt::Display for Mode {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
+        self.into()
     }
 }
 

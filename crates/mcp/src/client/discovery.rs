@@ -77,7 +77,7 @@ impl McpManager {
             runtime.spawn(async move {
                 let outcome = match limit.acquire().await {
                     Ok(_permit) => match server.authorize(&ctx).await {
-                        Ok(()) => server.refresh().await.map(|_| ()),
+                        Ok(()) => server.refresh().await.map(|_| ()).map_err(|e| e.to_string()),
                         Err(e) => Err(e.to_string()),
                     },
                     Err(e) => Err(e.to_string()),

@@ -14,6 +14,7 @@ pub mod cache;
 pub(crate) mod calls;
 pub(crate) mod child_lane;
 pub(crate) mod connect;
+mod error;
 mod listen;
 pub(crate) mod log_levels;
 pub use connect::LocalAnswers;
@@ -38,6 +39,7 @@ use quiver_engine::{Registry, ToolContext, ToolError};
 
 pub use backoff::Backoff;
 pub use cache::{RemoteTool, ToolCache};
+pub use error::ServerError;
 pub use events::DownstreamEvent;
 pub use provider::McpProvider;
 pub use server::{ConnState, ServerHandle, ServerStatus, ToolOrigin};
@@ -235,7 +237,7 @@ impl McpManager {
     pub async fn discover(&self, server: &str, ctx: &ToolContext) -> Result<Vec<(String, RemoteTool)>, ToolError> {
         let handle = self.server(server).ok_or_else(|| ToolError::model(self.unknown_server(server)))?;
         handle.authorize(ctx).await?;
-        handle.refresh().await.map_err(ToolError::model)?;
+        handle.refresh().await.map_err(|e| ToolError::model(e.to_string()))?;
         Ok(self.exposed_tools(handle))
     }
 

@@ -121,13 +121,23 @@ impl FileTokenStore {
     }
 
     /// Deletes the token; whether there was one.
-    pub fn delete(&self) -> Result<bool, String> {
+    pub fn delete(&self) -> Result<bool, DeleteError> {
         match std::fs::remove_file(&self.path) {
             Ok(()) => Ok(true),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
-            Err(e) => Err(format!("cannot delete {}: {e}", self.path.display())),
+            Err(error) => Err(DeleteError { path: self.path.clone(), error }),
         }
     }
+}
+
+/// A token file that is there but could not be deleted. The I/O error is
+/// in the text and deliberately not a `source`, so a chain printer does
+/// not say it twice.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot delete {}: {error}", path.display())]
+pub struct DeleteError {
+    pub path: PathBuf,
+    pub error: std::io::Error,
 }
 
 fn create_private_dir(dir: &Path) -> Result<(), String> {
@@ -164,7 +174,7 @@ impl CredentialStore for FileTokenStore {
     }
 
     async fn clear(&self) -> Result<(), AuthError> {
-        self.delete().map(|_| ()).map_err(store_error)
+        self.delete().map(|_| ()).map_err(|e| store_error(e.to_string()))
     }
 
     async fn acquire_refresh_guard(&self) -> Result<Option<rmcp::transport::auth::CredentialRefreshGuard>, AuthError> {

@@ -25,6 +25,7 @@ use super::cache::{RemoteTool, ToolCache};
 use super::calls::{self, Failure};
 use super::child_lane::RawLane;
 use super::connect::{self, Connection};
+use super::error::ServerError;
 use super::stderr::{self, StderrTail};
 use crate::config::ServerConfig;
 use quiver_engine::names::sanitize_server;
@@ -249,11 +250,14 @@ impl ServerHandle {
             && slot.as_ref().is_some_and(|c| c.is_closed())
             && self.connected_pid.lock().is_some()
         {
-            self.fail(format!(
-                "MCP server `{}` exited since its last call; the next call restarts it.{}",
-                self.name(),
-                stderr::describe(&self.stderr)
-            ));
+            self.fail(
+                ServerError::Exited {
+                    server: self.name().to_string(),
+                    during: "since its last call".to_string(),
+                    stderr: stderr::describe(&self.stderr),
+                }
+                .to_string(),
+            );
         }
         let last_error = self.last_error.lock().clone();
         let clashes = self.config_errors();
@@ -288,23 +292,30 @@ impl ServerHandle {
 
     /// Connects if needed and returns the live tool list (re-listed when the
     /// server said it changed).
-    pub async fn refresh(&self) -> Result<Vec<RemoteTool>, String> {
+    pub async fn refresh(&self) -> Result<Vec<RemoteTool>, ServerError> {
         let conn = self.connection().await?;
         self.relist_if_changed(&conn).await?;
         Ok(self.known_tools().0)
     }
 
     /// [`Self::call_json`]'s answer as rmcp's type.
-    pub async fn call(&self, tool: &str, arguments: Option<JsonObject>) -> Result<rmcp::model::CallToolResult, String> {
+    pub async fn call(
+        &self,
+        tool: &str,
+        arguments: Option<JsonObject>,
+    ) -> Result<rmcp::model::CallToolResult, ServerError> {
         let text = self.call_json(tool, arguments).await?;
-        serde_json::from_str(&text)
-            .map_err(|e| format!("MCP server `{}` gave no usable answer to `{tool}`: {e}", self.name()))
+        serde_json::from_str(&text).map_err(|e| ServerError::Unusable {
+            server: self.name().to_string(),
+            tool: tool.to_string(),
+            detail: e.to_string(),
+        })
     }
 
     /// One `tools/call`, bounded by the tool timeout: the `CallToolResult`'s
     /// JSON as the server wrote it (a stdio server's raw lane) or as rmcp
     /// read it (HTTP). Errors are model-facing text.
-    pub async fn call_json(&self, tool: &str, arguments: Option<JsonObject>) -> Result<Arc<String>, String> {
+    pub async fn call_json(&self, tool: &str, arguments: Option<JsonObject>) -> Result<Arc<String>, ServerError> {
         let conn = self.connection().await?;
         let mut params = CallToolRequestParams::new(tool.to_string());
         params.arguments = arguments;
@@ -335,7 +346,7 @@ impl ServerHandle {
         conn: &Arc<Connection>,
         tool: &str,
         call: impl Future<Output = Result<Arc<String>, Failure>>,
-    ) -> Result<Arc<String>, String> {
+    ) -> Result<Arc<String>, ServerError> {
         let outcome = tokio::time::timeout(self.config.tool_timeout, call).await.ok();
         self.settle(conn, tool, outcome).await
     }
@@ -349,8 +360,9 @@ impl ServerHandle {
         conn: &Arc<Connection>,
         tool: &str,
         outcome: Option<Result<Arc<String>, Failure>>,
-    ) -> Result<Arc<String>, String> {
-        let name = self.name();
+    ) -> Result<Arc<String>, ServerError> {
+        // Named only on the error arms: a call that succeeds allocates nothing here.
+        let names = || (self.name().to_string(), tool.to_string());
         let result = match outcome {
             Some(Ok(json)) => Ok(json),
             // The rare ends are boxed: awaited inline, their futures would
@@ -362,14 +374,17 @@ impl ServerHandle {
             Some(Err(_)) if conn.is_closed() => {
                 Err(Box::pin(self.after_crash(conn, &format!("while running `{tool}`"))).await)
             }
-            Some(Err(Failure::NotComplete)) => Err(format!(
-                "MCP server `{name}` answered `{tool}` with a multi-round or task result, which quiver does not drive"
-            )),
-            Some(Err(Failure::Rejected(message))) => {
-                Err(format!("MCP server `{name}` rejected the call to `{tool}`: {message}"))
+            Some(Err(Failure::NotComplete)) => {
+                let (server, tool) = names();
+                Err(ServerError::NotComplete { server, tool })
             }
-            Some(Err(Failure::Unusable(e))) => {
-                Err(format!("MCP server `{name}` gave no usable answer to `{tool}`: {e}"))
+            Some(Err(Failure::Rejected(message))) => {
+                let (server, tool) = names();
+                Err(ServerError::Rejected { server, tool, message })
+            }
+            Some(Err(Failure::Unusable(detail))) => {
+                let (server, tool) = names();
+                Err(ServerError::Unusable { server, tool, detail })
             }
         };
         // Refresh now so the next engine build sees the new list; a failure
@@ -388,7 +403,7 @@ impl ServerHandle {
     /// For resources, prompts and completion, which the gateway forwards.
     pub async fn session(
         &self,
-    ) -> Result<(rmcp::service::Peer<rmcp::RoleClient>, rmcp::model::ServerCapabilities), String> {
+    ) -> Result<(rmcp::service::Peer<rmcp::RoleClient>, rmcp::model::ServerCapabilities), ServerError> {
         let conn = self.connection().await?;
         let peer = conn.service.peer().clone();
         let capabilities = peer.peer_info().map(|info| info.capabilities.clone()).unwrap_or_default();
@@ -401,7 +416,8 @@ impl ServerHandle {
     /// [`calls::rounds`]). Dropped early, the request is cancelled downstream.
     pub(crate) async fn request<R: calls::Rounded>(&self, params: R) -> Result<R::Complete, rmcp::ServiceError> {
         let conn = self.connection().await;
-        let conn = conn.map_err(|e| rmcp::ServiceError::McpError(rmcp::ErrorData::internal_error(e, None)))?;
+        let conn =
+            conn.map_err(|e| rmcp::ServiceError::McpError(rmcp::ErrorData::internal_error(e.to_string(), None)))?;
         match calls::rounds(&conn, params).await? {
             calls::Answer::Complete(result) => Ok(result),
             // Only a tool call may become a task.
@@ -418,7 +434,7 @@ impl ServerHandle {
     /// logs (a server not running has nothing to log; one that starts later
     /// is set to the level in force when it connects).
     #[allow(deprecated)] // logging: deprecated by SEP-2577, still in every session revision
-    pub async fn set_level(&self, level: rmcp::model::LoggingLevel) -> Result<(), String> {
+    pub async fn set_level(&self, level: rmcp::model::LoggingLevel) -> Result<(), ServerError> {
         let conn = self.conn.lock().await.clone();
         match conn {
             Some(conn) if !conn.is_closed() => set_level_on(&conn, self.name(), level).await,
@@ -448,7 +464,7 @@ impl ServerHandle {
 
     /// The live connection, starting the server when there is none (or the last
     /// one died). Concurrent callers wait for one start instead of racing.
-    async fn connection(&self) -> Result<Arc<Connection>, String> {
+    async fn connection(&self) -> Result<Arc<Connection>, ServerError> {
         let mut slot = self.conn.lock().await;
         if let Some(conn) = slot.as_ref() {
             if !conn.is_closed() {
@@ -458,32 +474,30 @@ impl ServerHandle {
             *slot = None;
         }
         if !self.config.enabled {
-            return Err(format!(
-                "MCP server `{}` is disabled in {} (`enabled = false`)",
-                self.name(),
-                self.config.source.display()
-            ));
+            return Err(ServerError::Disabled {
+                server: self.name().to_string(),
+                config: self.config.source.display().to_string(),
+            });
         }
         // Defence in depth: whatever path reached here, nothing starts a
         // project-defined server the command gate has not passed in this
         // process. (Every path with a context calls `authorize` first.)
         if self.config.trust == Source::Project && !self.launch_allowed.load(Ordering::SeqCst) {
-            return Err(format!(
-                "MCP server `{}` ({}) has not been allowed to start in this session",
-                self.name(),
-                self.config.source.display()
-            ));
+            return Err(ServerError::NotAllowed {
+                server: self.name().to_string(),
+                config: self.config.source.display().to_string(),
+            });
         }
         let pending = self.failures.lock().wait(Instant::now());
         if let Some(wait) = pending {
             let failures = self.failures.lock().count(Instant::now());
             let last = self.last_error.lock().clone().unwrap_or_default();
-            return Err(format!(
-                "MCP server `{}` failed {failures} times in a row; quiver waits {} ms more before restarting it \
-                 (restart backoff). Last failure: {last}",
-                self.name(),
-                wait.as_millis().max(1)
-            ));
+            return Err(ServerError::Backoff {
+                server: self.name().to_string(),
+                failures,
+                wait_ms: wait.as_millis().max(1),
+                last,
+            });
         }
         self.stderr.clear();
         self.starts.fetch_add(1, Ordering::SeqCst);
@@ -530,18 +544,22 @@ impl ServerHandle {
                 }
                 return Ok(conn);
             }
-            Ok(Err(e)) => format!("MCP server `{}` failed to start: {e}", self.name()),
-            Err(_) => format!(
-                "MCP server `{}` did not finish starting within {} ms (startup_timeout_ms in {})",
-                self.name(),
-                startup.as_millis(),
-                self.config.source.display()
-            ),
+            Ok(Err(detail)) => Some(detail),
+            Err(_) => None,
         };
         self.stderr.wait_closed(STDERR_GRACE).await;
-        let message = format!("{failure}{}", stderr::describe(&self.stderr));
-        self.fail(message.clone());
-        Err(message)
+        let (server, stderr) = (self.name().to_string(), stderr::describe(&self.stderr));
+        let error = match failure {
+            Some(detail) => ServerError::StartFailed { server, detail, stderr },
+            None => ServerError::StartTimedOut {
+                server,
+                ms: startup.as_millis(),
+                config: self.config.source.display().to_string(),
+                stderr,
+            },
+        };
+        self.fail(error.to_string());
+        Err(error)
     }
 
     /// Whether [`Self::relist_if_changed`] has anything to do or wait for.
@@ -550,7 +568,7 @@ impl ServerHandle {
     }
 
     /// Re-lists the tools if the server said they changed since the last list.
-    async fn relist_if_changed(&self, conn: &Connection) -> Result<(), String> {
+    async fn relist_if_changed(&self, conn: &Connection) -> Result<(), ServerError> {
         // Asked after every call: with no change seen and no relist under
         // way, nothing to wait for (`try_lock` costs no wake-up). A relist
         // under way is waited for, so the caller sees its list.
@@ -564,10 +582,11 @@ impl ServerHandle {
         Ok(())
     }
 
-    async fn relist(&self, conn: &Connection) -> Result<(), String> {
+    async fn relist(&self, conn: &Connection) -> Result<(), ServerError> {
         let tools = tokio::time::timeout(self.config.startup_timeout, list_tools(conn, self.config.expose.is_direct()))
             .await
-            .map_err(|_| format!("MCP server `{}` did not answer tools/list in time", self.name()))??;
+            .map_err(|_| ServerError::ListTimedOut { server: self.name().to_string() })?
+            .map_err(ServerError::ListFailed)?;
         self.set_tools(tools, ToolOrigin::Live);
         Ok(())
     }
@@ -601,43 +620,36 @@ impl ServerHandle {
         conn.service.cancellation_token().cancel();
     }
 
-    async fn after_crash(&self, conn: &Arc<Connection>, during: &str) -> String {
+    async fn after_crash(&self, conn: &Arc<Connection>, during: &str) -> ServerError {
         self.discard(conn).await;
         self.stderr.wait_closed(STDERR_GRACE).await;
-        let message = format!(
-            "MCP server `{}` exited {during}; the next call restarts it.{}",
-            self.name(),
-            stderr::describe(&self.stderr)
-        );
-        self.fail(message.clone());
-        message
+        let error = ServerError::Exited {
+            server: self.name().to_string(),
+            during: during.to_string(),
+            stderr: stderr::describe(&self.stderr),
+        };
+        self.fail(error.to_string());
+        error
     }
 
     /// A slow tool and a hung server look the same from one call; a ping tells
     /// them apart. Only a server that cannot answer a ping is stopped.
-    async fn after_timeout(&self, conn: &Arc<Connection>, tool: &str, timeout: Duration) -> String {
-        let head = format!(
-            "MCP server `{}` did not answer `{tool}` within {} ms (tool_timeout_ms in {}); the call was cancelled.",
-            self.name(),
-            timeout.as_millis(),
-            self.config.source.display()
-        );
+    async fn after_timeout(&self, conn: &Arc<Connection>, tool: &str, timeout: Duration) -> ServerError {
         if conn.is_closed() {
             return self.after_crash(conn, &format!("while running `{tool}`")).await;
         }
         let ping = ClientRequest::PingRequest(Default::default());
         let alive =
             matches!(tokio::time::timeout(PING_TIMEOUT, conn.service.peer().send_request(ping)).await, Ok(Ok(_)));
+        let (server, tool, ms, config) =
+            (self.name().to_string(), tool.to_string(), timeout.as_millis(), self.config.source.display().to_string());
         if alive {
-            return format!("{head} The server is still responsive; the tool may just need longer.");
+            return ServerError::CallTimedOut { server, tool, ms, config };
         }
         self.discard(conn).await;
-        let message = format!(
-            "{head} The server did not answer a ping either, so it was stopped; the next call restarts it.{}",
-            stderr::describe(&self.stderr)
-        );
-        self.fail(message.clone());
-        message
+        let error = ServerError::Hung { server, tool, ms, config, stderr: stderr::describe(&self.stderr) };
+        self.fail(error.to_string());
+        error
     }
 }
 
@@ -713,15 +725,15 @@ const SET_LEVEL_WAIT: Duration = Duration::from_secs(2);
 /// a client sends it only to a server that did) in a session (2026-07-28
 /// removed it: a request asks for log messages in its own `_meta`).
 #[allow(deprecated)] // logging: deprecated by SEP-2577, still in every session revision
-async fn set_level_on(conn: &Connection, server: &str, level: rmcp::model::LoggingLevel) -> Result<(), String> {
+async fn set_level_on(conn: &Connection, server: &str, level: rmcp::model::LoggingLevel) -> Result<(), ServerError> {
     let peer = conn.service.peer();
     if conn.stateless || peer.peer_info().is_none_or(|info| info.capabilities.logging.is_none()) {
         return Ok(());
     }
     match tokio::time::timeout(SET_LEVEL_WAIT, peer.set_level(rmcp::model::SetLevelRequestParams::new(level))).await {
-        Ok(sent) => sent.map_err(|e| format!("MCP server `{server}` refused logging/setLevel: {e}")),
-        Err(_) => {
-            Err(format!("MCP server `{server}` did not answer logging/setLevel within {} s", SET_LEVEL_WAIT.as_secs()))
+        Ok(sent) => {
+            sent.map_err(|e| ServerError::SetLevelRefused { server: server.to_string(), detail: e.to_string() })
         }
+        Err(_) => Err(ServerError::SetLevelTimedOut { server: server.to_string(), secs: SET_LEVEL_WAIT.as_secs() }),
     }
 }

@@ -11,6 +11,7 @@ use serde_json::Value;
 
 use super::cache::RemoteTool;
 use super::content;
+use super::error::ServerError;
 use super::server::{ServerHandle, ToolOrigin};
 
 pub struct McpTool {
@@ -89,7 +90,7 @@ impl DynTool for McpTool {
                 .server
                 .call_json(&self.remote_name, arguments)
                 .await
-                .map_err(|message| ToolError::model(explain_failure(&self.server, &self.remote_name, message)))?;
+                .map_err(|error| ToolError::model(explain_failure(&self.server, &self.remote_name, &error)))?;
             content::to_output(self.server.name(), &self.remote_name, &result)
         })
     }
@@ -97,17 +98,17 @@ impl DynTool for McpTool {
 
 /// A failed call's message for the model. A tool registered from an old
 /// cache may be gone: that is said, instead of passing on a bare "unknown tool".
-pub(crate) fn explain_failure(server: &ServerHandle, remote_name: &str, message: String) -> String {
+pub(crate) fn explain_failure(server: &ServerHandle, remote_name: &str, error: &ServerError) -> String {
     let (tools, origin) = server.known_tools();
     if origin == ToolOrigin::Live && !tools.iter().any(|t| t.name == remote_name) {
         format!(
             "MCP server `{}` no longer offers `{remote_name}` (its tool list changed); \
-             call mcp_discover {{\"server\": \"{}\"}} to see what it has now. ({message})",
+             call mcp_discover {{\"server\": \"{}\"}} to see what it has now. ({error})",
             server.name(),
             server.name()
         )
     } else {
-        message
+        error.to_string()
     }
 }
 

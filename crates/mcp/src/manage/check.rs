@@ -12,7 +12,24 @@ use quiver_engine::permissions::trust::Source;
 use serde::Serialize;
 
 use crate::client::tool::spec_for;
-use crate::client::{McpManager, ServerHandle, ToolOrigin};
+use crate::client::{McpManager, ServerError, ServerHandle, ToolOrigin};
+
+/// Why a server could not be looked at.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CheckError {
+    /// No server has that name; the text says which ones there are.
+    #[error("{0}")]
+    UnknownServer(String),
+    #[error(
+        "MCP server `{name}` is disabled (`enabled = false` in {config}); `quiver mcp enable {name}` turns it back on"
+    )]
+    Disabled { name: String, config: String },
+    /// The command gate did not let it start; its reason.
+    #[error("{0}")]
+    Refused(String),
+    #[error(transparent)]
+    Server(#[from] ServerError),
+}
 
 /// One tool as quiver exposes it.
 #[derive(Debug, Clone, Serialize)]
@@ -62,10 +79,10 @@ impl ServerCheck {
 /// Checks the servers named (every server when `names` is empty), side by
 /// side, each bounded by its own startup timeout; results in name order.
 /// A name asked for explicitly that cannot be checked counts as failed.
-pub async fn check(manager: &McpManager, ctx: &ToolContext, names: &[String]) -> Result<Vec<ServerCheck>, String> {
+pub async fn check(manager: &McpManager, ctx: &ToolContext, names: &[String]) -> Result<Vec<ServerCheck>, CheckError> {
     for name in names {
         if manager.server(name).is_none() {
-            return Err(manager.unknown_server(name));
+            return Err(CheckError::UnknownServer(manager.unknown_server(name)));
         }
     }
     let explicit = !names.is_empty();
@@ -106,7 +123,7 @@ async fn check_one(manager: &McpManager, server: &ServerHandle, ctx: &ToolContex
     check.elapsed_ms = millis(started.elapsed());
     match listed {
         Ok(_) => check.tools = tools(manager, server),
-        Err(e) => check.outcome = CheckOutcome::Failed(e),
+        Err(e) => check.outcome = CheckOutcome::Failed(e.to_string()),
     }
     check
 }
@@ -167,16 +184,16 @@ pub async fn server_tools(
     ctx: &ToolContext,
     name: &str,
     live: bool,
-) -> Result<(Vec<ToolInfo>, ToolOrigin), String> {
-    let server = manager.server(name).ok_or_else(|| manager.unknown_server(name))?;
+) -> Result<(Vec<ToolInfo>, ToolOrigin), CheckError> {
+    let server = manager.server(name).ok_or_else(|| CheckError::UnknownServer(manager.unknown_server(name)))?;
     if !server.config().enabled {
-        return Err(format!(
-            "MCP server `{name}` is disabled (`enabled = false` in {}); `quiver mcp enable {name}` turns it back on",
-            server.config().source.display()
-        ));
+        return Err(CheckError::Disabled {
+            name: name.to_string(),
+            config: server.config().source.display().to_string(),
+        });
     }
     if live {
-        server.authorize(ctx).await.map_err(|e| e.to_string())?;
+        server.authorize(ctx).await.map_err(|e| CheckError::Refused(e.to_string()))?;
         server.refresh().await?;
     }
     Ok((tools(manager, server), server.tool_origin()))

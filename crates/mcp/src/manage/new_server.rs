@@ -110,29 +110,43 @@ fn inline(map: &BTreeMap<String, String>) -> InlineTable {
     t
 }
 
+/// Why an `--env` or `--header` argument was refused (each variant holds
+/// the argument, or the part of it at fault).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PairError {
+    #[error("`{0}` is not NAME=VALUE")]
+    NotEnvPair(String),
+    #[error("`{0}` is not an environment variable name (letters, digits, `_`)")]
+    BadEnvName(String),
+    #[error("`{0}` is not `Name: value`")]
+    NotHeader(String),
+    #[error("`{0}` has no header name before `:`")]
+    NoHeaderName(String),
+}
+
 /// `K=V` (`--env`): the value may contain `=`; the name must be a name a
 /// shell could export.
-pub fn parse_env_pair(text: &str) -> Result<(String, String), String> {
+pub fn parse_env_pair(text: &str) -> Result<(String, String), PairError> {
     let Some((name, val)) = text.split_once('=') else {
-        return Err(format!("`{text}` is not NAME=VALUE"));
+        return Err(PairError::NotEnvPair(text.to_string()));
     };
     let valid = name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
         && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
     if !valid {
-        return Err(format!("`{name}` is not an environment variable name (letters, digits, `_`)"));
+        return Err(PairError::BadEnvName(name.to_string()));
     }
     Ok((name.to_string(), val.to_string()))
 }
 
 /// `Name: value` (`--header`), as curl takes it. The header name is checked
 /// when the config is read back (one rule, in `config`).
-pub fn parse_header(text: &str) -> Result<(String, String), String> {
+pub fn parse_header(text: &str) -> Result<(String, String), PairError> {
     let Some((name, val)) = text.split_once(':') else {
-        return Err(format!("`{text}` is not `Name: value`"));
+        return Err(PairError::NotHeader(text.to_string()));
     };
     let name = name.trim();
     if name.is_empty() {
-        return Err(format!("`{text}` has no header name before `:`"));
+        return Err(PairError::NoHeaderName(text.to_string()));
     }
     Ok((name.to_string(), val.trim().to_string()))
 }
@@ -178,12 +192,15 @@ mod tests {
     fn argument_forms() {
         assert_eq!(parse_env_pair("A_1=x=y"), Ok(("A_1".into(), "x=y".into())));
         assert_eq!(parse_env_pair("EMPTY="), Ok(("EMPTY".into(), String::new())));
-        assert!(parse_env_pair("novalue").is_err());
-        assert!(parse_env_pair("1A=x").is_err());
-        assert!(parse_env_pair("A-B=x").is_err());
+        assert_eq!(parse_env_pair("novalue"), Err(PairError::NotEnvPair("novalue".into())));
+        assert_eq!(parse_env_pair("1A=x"), Err(PairError::BadEnvName("1A".into())));
+        assert_eq!(
+            parse_env_pair("A-B=x").unwrap_err().to_string(),
+            "`A-B` is not an environment variable name (letters, digits, `_`)"
+        );
         assert_eq!(parse_header("Authorization: Bearer a:b"), Ok(("Authorization".into(), "Bearer a:b".into())));
         assert_eq!(parse_header("X-Empty:"), Ok(("X-Empty".into(), String::new())));
-        assert!(parse_header("nocolon").is_err());
-        assert!(parse_header(": v").is_err());
+        assert_eq!(parse_header("nocolon").unwrap_err().to_string(), "`nocolon` is not `Name: value`");
+        assert_eq!(parse_header(": v").unwrap_err().to_string(), "`: v` has no header name before `:`");
     }
 }

@@ -62,7 +62,7 @@ impl QuiverServer {
     pub(crate) async fn relayed_result(
         &self,
         name: &str,
-        outcome: Result<Arc<String>, String>,
+        outcome: Result<Arc<String>, crate::client::ServerError>,
         request: &RequestContext<RoleServer>,
         route: &RelayRoute,
     ) -> Result<Arc<String>, rmcp::model::CallToolResult> {
@@ -76,8 +76,8 @@ impl QuiverServer {
                 return Ok(text);
             }
             Ok(text) => text,
-            Err(message) => {
-                let message = crate::client::explain_failure(&route.server, &route.remote, message);
+            Err(error) => {
+                let message = crate::client::explain_failure(&route.server, &route.remote, &error);
                 return Err(self.call_result(&quiver_engine::ToolResult::error(message)));
             }
         };

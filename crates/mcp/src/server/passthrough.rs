@@ -263,7 +263,7 @@ impl Passthrough {
     /// The routed server's session, once the command gate let it start.
     async fn open(&self, target: &Target, ctx: &ToolContext) -> Result<Peer<RoleClient>, McpError> {
         self.authorize(target, ctx).await?;
-        let (peer, _) = target.server.session().await.map_err(|e| McpError::internal_error(e, None))?;
+        let (peer, _) = target.server.session().await.map_err(|e| McpError::internal_error(e.to_string(), None))?;
         Ok(peer)
     }
 
@@ -366,7 +366,7 @@ impl Passthrough {
             }
         };
         if last && target.server.is_connected() {
-            let (peer, _) = target.server.session().await.map_err(|e| McpError::internal_error(e, None))?;
+            let (peer, _) = target.server.session().await.map_err(|e| McpError::internal_error(e.to_string(), None))?;
             peer.unsubscribe(UnsubscribeRequestParams::new(target.own.clone()))
                 .await
                 .map_err(forwarded(&target.server, "resources/unsubscribe"))?;

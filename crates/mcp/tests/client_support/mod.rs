@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use quiver_engine::permissions::trust::{Source, TrustStore};
 use quiver_engine::{Audience, Engine, EngineHost, Manifest, Mode, Registry, ToolContext, ToolResult, Workspace};
-use quiver_mcp::client::{ServerHandle, ToolCache};
+use quiver_mcp::client::{ServerError, ServerHandle, ToolCache};
 use quiver_mcp::config::{McpConfig, ServerConfig, Transport};
 use quiver_mcp::{McpManager, McpProvider};
 use rmcp::model::CallToolResult;
@@ -197,13 +197,11 @@ pub async fn call_patiently(
     server: &ServerHandle,
     tool: &str,
     args: Option<Map<String, Value>>,
-) -> Result<CallToolResult, String> {
+) -> Result<CallToolResult, ServerError> {
     let deadline = tokio::time::Instant::now() + PATIENCE;
     loop {
         let result = server.call(tool, args.clone()).await;
-        let slow = result
-            .as_ref()
-            .is_err_and(|e| e.contains(&format!("did not answer `{tool}` within")) && e.contains("still responsive"));
+        let slow = matches!(&result, Err(ServerError::CallTimedOut { tool: t, .. }) if t == tool);
         if !slow || tokio::time::Instant::now() >= deadline {
             return result;
         }

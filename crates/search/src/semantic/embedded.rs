@@ -16,15 +16,21 @@ const META: &[u8] = include_bytes!("../../static-model/static.json");
 const TOKENIZER: &[u8] = include_bytes!("../../static-model/tokenizer.json");
 const TABLE: &[u8] = include_bytes!("../../static-model/embeddings.q8");
 
-fn load() -> Result<StaticModel, String> {
-    StaticModel::from_static(META, TOKENIZER, TABLE).map_err(|e| format!("the embedded search model: {e}"))
+/// The model compiled into the binary could not be read: a broken build,
+/// since its bytes are fixed at compile time. Holds the loader's reason.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("the embedded search model: {0}")]
+pub struct EmbeddedModelError(String);
+
+fn load() -> Result<StaticModel, EmbeddedModelError> {
+    StaticModel::from_static(META, TOKENIZER, TABLE).map_err(EmbeddedModelError)
 }
 
 impl Encoder {
     /// The static embedding compiled into this binary: search ranks by
     /// meaning with nothing downloaded. Loaded once.
-    pub fn embedded() -> Result<Arc<Encoder>, String> {
-        static EMBEDDED: OnceLock<Result<Arc<Encoder>, String>> = OnceLock::new();
+    pub fn embedded() -> Result<Arc<Encoder>, EmbeddedModelError> {
+        static EMBEDDED: OnceLock<Result<Arc<Encoder>, EmbeddedModelError>> = OnceLock::new();
         EMBEDDED.get_or_init(|| load().map(|m| Arc::new(Encoder::from_static(m)))).clone()
     }
 }
@@ -71,7 +77,7 @@ impl CatalogMeaning for ReadyCatalog {
 
 impl MeaningModel for EmbeddedModel {
     fn index(&self, docs: &[SearchDoc]) -> Arc<dyn CatalogMeaning> {
-        let built = Encoder::embedded().and_then(|encoder| {
+        let built = Encoder::embedded().map_err(|e| e.to_string()).and_then(|encoder| {
             let index = SemanticIndex::build(&encoder, docs, None).map_err(|e| e.to_string())?;
             Ok(Indexed { encoder, index })
         });

@@ -20,7 +20,7 @@ use std::io::Write;
 use std::path::PathBuf;
 
 pub use background::BackgroundModel;
-pub use embedded::EmbeddedModel;
+pub use embedded::{EmbeddedModel, EmbeddedModelError};
 pub use index::{EXAMPLE_TOP, EXAMPLE_WEIGHT, SemanticIndex, TextKey, doc_text, embedded_texts, text_key};
 pub use model::{Encoder, Pooling, Prefixes};
 pub use prior::IntentPrior;

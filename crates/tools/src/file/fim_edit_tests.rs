@@ -3,7 +3,7 @@
 
 use std::sync::{Arc, Mutex};
 
-use quiver_engine::{FillInMiddle, FimFuture, Mode};
+use quiver_engine::{FillInMiddle, FimError, FimFuture, Mode};
 use serde_json::json;
 
 use crate::test_support::Harness;
@@ -31,7 +31,7 @@ impl FillInMiddle for FakeFim {
 
     fn fill<'a>(&'a self, prefix: &'a str, suffix: &'a str, max_tokens: u32) -> FimFuture<'a> {
         self.asked.lock().unwrap().push((prefix.to_string(), suffix.to_string(), max_tokens));
-        let reply = self.reply.clone();
+        let reply = self.reply.clone().map_err(FimError::new);
         Box::pin(async move { reply })
     }
 }
