@@ -278,23 +278,9 @@ mod tests {
 
     use super::Effort;
 
-    /// Every variant's strum name is its serde name, both ways, so a rename on
-    /// one side only fails here.
-    fn assert_strum_matches_serde<T>()
-    where
-        T: strum::VariantArray + serde::Serialize + serde::de::DeserializeOwned + Copy + PartialEq + std::fmt::Debug,
-        &'static str: From<T>,
-    {
-        for &variant in T::VARIANTS {
-            let name = <&'static str>::from(variant);
-            assert_eq!(serde_json::to_value(variant).unwrap(), serde_json::Value::from(name), "{variant:?}");
-            assert_eq!(serde_json::from_value::<T>(name.into()).unwrap(), variant, "{name}");
-        }
-    }
-
     #[test]
     fn strum_names_are_the_serde_names() {
-        assert_strum_matches_serde::<Effort>();
+        quiver_testkit::assert_strum_matches_serde::<Effort>();
         for effort in Effort::VARIANTS {
             assert_eq!(Effort::parse(effort.as_str()), Some(*effort));
         }

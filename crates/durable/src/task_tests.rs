@@ -101,25 +101,11 @@ fn the_checklist_belongs_to_the_task() {
     assert_eq!(view.timeline.last().unwrap().kind, "checklist");
 }
 
-/// Every variant's strum name is its serde name, both ways, so a rename on
-/// one side only fails here.
-fn assert_strum_matches_serde<T>()
-where
-    T: strum::VariantArray + serde::Serialize + serde::de::DeserializeOwned + Copy + PartialEq + std::fmt::Debug,
-    &'static str: From<T>,
-{
-    for &variant in T::VARIANTS {
-        let name = <&'static str>::from(variant);
-        assert_eq!(serde_json::to_value(variant).unwrap(), serde_json::Value::from(name), "{variant:?}");
-        assert_eq!(serde_json::from_value::<T>(name.into()).unwrap(), variant, "{name}");
-    }
-}
-
 #[test]
 fn strum_names_are_the_serde_names() {
     use strum::VariantArray;
-    assert_strum_matches_serde::<TaskState>();
-    assert_strum_matches_serde::<crate::evidence::GateClass>();
+    quiver_testkit::assert_strum_matches_serde::<TaskState>();
+    quiver_testkit::assert_strum_matches_serde::<crate::evidence::GateClass>();
     assert_eq!(TaskState::ALL.as_slice(), TaskState::VARIANTS, "ALL lists every state");
     for state in TaskState::ALL {
         assert_eq!(TaskState::parse(state.as_str()).unwrap(), state);

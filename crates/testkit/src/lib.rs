@@ -9,6 +9,8 @@
 //! - `mcp` feature: the recording MCP test client and the raw-HTTP probe.
 //! - `sockets` feature (Linux): socket options read back from the sockets a
 //!   client library opened in this process.
+//! - `names` feature: [`assert_strum_matches_serde`], for enums whose names
+//!   strum derives with serde's case rule.
 // Test support fails by panicking, like the tests it serves.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -21,6 +23,21 @@ pub mod mcp_client;
 pub mod raw_http;
 #[cfg(all(feature = "sockets", target_os = "linux"))]
 pub mod sockets;
+
+/// Asserts that every variant's strum name is its serde name, both ways, so
+/// a rename on one side only fails.
+#[cfg(feature = "names")]
+pub fn assert_strum_matches_serde<T>()
+where
+    T: strum::VariantArray + serde::Serialize + serde::de::DeserializeOwned + Copy + PartialEq + std::fmt::Debug,
+    &'static str: From<T>,
+{
+    for &variant in T::VARIANTS {
+        let name = <&'static str>::from(variant);
+        assert_eq!(serde_json::to_value(variant).unwrap(), serde_json::Value::from(name), "{variant:?}");
+        assert_eq!(serde_json::from_value::<T>(name.into()).unwrap(), variant, "{name}");
+    }
+}
 
 /// The variable under which every skip is a failure. `QUIVER_REQUIRE_NODE`,
 /// its name before it covered more than the npm packages, is still honoured.
