@@ -202,7 +202,7 @@ pub struct QuiverServer {
     /// as their server wrote them.
     verbatim: Option<Arc<super::verbatim::VerbatimResults>>,
     /// Set over HTTP: where this session arms its call lane (`http_calls`).
-    lanes: Option<Arc<super::http_calls::Lanes>>,
+    lanes: Option<Arc<dyn ArmLane>>,
     /// This client's number (its session's): what a downstream server sends
     /// during a call goes to the client whose call it is, never another's.
     client: u64,
@@ -227,6 +227,13 @@ impl Drop for SessionEnd {
             manager.forget_log_level(self.client);
         }
     }
+}
+
+/// Where an HTTP session's handler arms the listener's call lane once its
+/// client is initialized (`http_calls::Lanes`; a trait, so the handler does
+/// not depend on the lane that calls it).
+pub trait ArmLane: Send + Sync {
+    fn arm(&self, session_id: &str, server: QuiverServer, peer: rmcp::service::Peer<RoleServer>);
 }
 
 impl QuiverServer {
@@ -263,7 +270,7 @@ impl QuiverServer {
 
     /// This handler serves an HTTP session of `lanes`' listener, whose
     /// plain relayed calls are answered beside rmcp once it is initialized.
-    pub fn with_lanes(mut self, lanes: Arc<super::http_calls::Lanes>) -> Self {
+    pub fn with_lanes(mut self, lanes: Arc<dyn ArmLane>) -> Self {
         self.lanes = Some(lanes);
         self
     }

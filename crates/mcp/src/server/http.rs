@@ -113,7 +113,7 @@ impl HttpServer {
         tokio::spawn(CallStreams::sweep_idle(Arc::downgrade(&sessions), limits.session_idle_timeout));
         let stateless = QuiverServer::new(surface.clone()).with_verbatim_results(Arc::clone(&verbatim));
         let lanes = Arc::new(Lanes::new(Arc::clone(&sessions), Arc::clone(&verbatim), options.allow_remote, stateless));
-        let handler_lanes = Arc::clone(&lanes);
+        let handler_lanes: Arc<dyn super::handler::ArmLane> = Arc::clone(&lanes) as _;
         let service = StreamableHttpService::new(
             move || {
                 Ok(QuiverServer::new(surface.clone())

@@ -1,6 +1,7 @@
 #![allow(clippy::unwrap_used)]
 
 use super::*;
+use http::header::HeaderValue;
 
 #[test]
 fn a_cancellation_is_read_and_anything_else_is_not() {

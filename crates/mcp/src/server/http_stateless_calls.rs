@@ -47,7 +47,7 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::QuiverServer;
-use super::http_calls::{CancelOnDrop, OneAnswer, Pending, answer_with};
+use super::http_answer::{CancelOnDrop, OneAnswer, Pending, answer_with};
 use super::stateless_tail::TAIL_KEY;
 use super::stdio_calls::{DirectCalls, RelayableCall, Taken, write_result_line};
 use super::verbatim::VerbatimResults;

@@ -27,7 +27,8 @@
 //! - [`stdio_calls`]: `tools/call` over stdio answered beside rmcp's service
 //!   loop (one task per call, no hop through the loop);
 //! - [`http_calls`]: a relayed `tools/call` over HTTP answered beside rmcp
-//!   the same way (`http_stateless_calls`: a 2026-07-28 client's).
+//!   the same way (`http_stateless_calls`: a 2026-07-28 client's;
+//!   `http_answer`: the response either makes).
 
 pub mod approver;
 mod bad_request;
@@ -35,6 +36,7 @@ pub mod call_streams;
 pub mod convert;
 pub mod handler;
 pub mod http;
+mod http_answer;
 mod http_bad_body;
 pub mod http_calls;
 mod http_plain;
