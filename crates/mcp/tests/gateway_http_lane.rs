@@ -260,3 +260,40 @@ async fn a_stateless_call_that_loads_answers_with_the_tail_as_the_general_path_d
     assert_eq!(ignored["result"]["_meta"]["quiver/tail"], tail);
     gateway.surface.shutdown().await;
 }
+
+/// rmcp ends its sessions' streams at shutdown; a call on the lane ends too
+/// (cancelled downstream), so the listener stops at once, not after the
+/// connections' grace period.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_on_the_lane_ends_when_the_listener_shuts_down() {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let dirs = [tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap()];
+    let surface = direct_surface(vec![test_server("t", &[])], dirs[0].path(), dirs[1].path());
+    let options = HttpOptions { listen: None, allow_remote: false, token: None };
+    let server = HttpServer::bind(Arc::clone(&surface), options).await.unwrap();
+    let (url, lanes) = (server.url(), server.lanes());
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let serving = tokio::spawn(server.run_until(async move {
+        let _ = stopped.await;
+    }));
+    let client = Arc::new(session(&url).await);
+    let before = lanes.calls_taken();
+    let hanging = {
+        let client = Arc::clone(&client);
+        tokio::spawn(async move { call(&client, 30, "hang", json!({})).await })
+    };
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    while lanes.calls_taken() == before {
+        assert!(tokio::time::Instant::now() < deadline, "the call never reached the lane");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let asked = std::time::Instant::now();
+    stop.send(()).unwrap();
+    tokio::time::timeout(Duration::from_secs(5), serving).await.expect("stopped within 5 s").unwrap().unwrap();
+    assert!(asked.elapsed() < Duration::from_secs(5));
+    // The call's response ended without an answer.
+    let response = hanging.await.unwrap();
+    let body = response.text().await.unwrap_or_default();
+    assert!(!body.contains("\"result\""), "{body}");
+    surface.shutdown().await;
+}

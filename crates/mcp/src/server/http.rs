@@ -112,7 +112,13 @@ impl HttpServer {
         let sessions = Arc::new(CallStreams::new(manager));
         tokio::spawn(CallStreams::sweep_idle(Arc::downgrade(&sessions), limits.session_idle_timeout));
         let stateless = QuiverServer::new(surface.clone()).with_verbatim_results(Arc::clone(&verbatim));
-        let lanes = Arc::new(Lanes::new(Arc::clone(&sessions), Arc::clone(&verbatim), options.allow_remote, stateless));
+        let lanes = Arc::new(Lanes::new(
+            Arc::clone(&sessions),
+            Arc::clone(&verbatim),
+            options.allow_remote,
+            stateless,
+            config.cancellation_token.clone(),
+        ));
         let handler_lanes: Arc<dyn super::handler::ArmLane> = Arc::clone(&lanes) as _;
         let service = StreamableHttpService::new(
             move || {

@@ -13,6 +13,7 @@ use http::header::{self, HeaderValue};
 use parking_lot::Mutex;
 use rmcp::model::{RequestId, ServerJsonRpcMessage};
 use tokio::sync::{mpsc, oneshot};
+use tokio_util::sync::CancellationToken;
 
 use super::stdio_calls::{self, DirectCalls, Reply, Respond};
 use super::verbatim::VerbatimResults;
@@ -39,6 +40,9 @@ pub(crate) struct Pending {
     pub(super) cancel: CancelOnDrop,
     /// What the client gets for the answer line (a stateless call's is rewritten).
     pub(super) finish: Finish,
+    /// Cancelled as the listener shuts down: the call is given up (and
+    /// cancelled downstream), as rmcp ends its sessions' streams.
+    pub(super) shutdown: CancellationToken,
 }
 
 /// Turns the answer line (its final newline gone) into the body the client gets.
@@ -49,6 +53,7 @@ impl Pending {
         tokio::select! {
             // What the relay queued first goes out first.
             biased;
+            () = self.shutdown.cancelled() => empty_stream(),
             Some(first) = self.side.recv() => self.streamed(first),
             answer = &mut self.answer => {
                 // No answer: the call was cancelled, and its stream ends with none (as rmcp's does).
@@ -59,7 +64,8 @@ impl Pending {
                 let line = (self.finish)(line);
                 if let Ok(first) = self.side.try_recv() {
                     let answer = Answer::Ready(Some(line));
-                    return Self::stream(first, self.side, answer, self.cancel, self.registration, Box::new(|l| l));
+                    let parts = (self.cancel, self.registration, self.shutdown);
+                    return Self::stream(first, self.side, answer, parts, Box::new(|l| l));
                 }
                 let mut response = Response::new(Body::from(line));
                 response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
@@ -69,7 +75,8 @@ impl Pending {
     }
 
     fn streamed(self, first: ServerJsonRpcMessage) -> Response {
-        Self::stream(first, self.side, Answer::Waiting(self.answer), self.cancel, self.registration, self.finish)
+        let parts = (self.cancel, self.registration, self.shutdown);
+        Self::stream(first, self.side, Answer::Waiting(self.answer), parts, self.finish)
     }
 
     /// An SSE stream: `first`, what else comes on the side channel, then the
@@ -78,12 +85,11 @@ impl Pending {
         first: ServerJsonRpcMessage,
         side: mpsc::Receiver<ServerJsonRpcMessage>,
         answer: Answer,
-        cancel: CancelOnDrop,
-        registration: Box<dyn Send + Sync>,
+        (cancel, registration, shutdown): (CancelOnDrop, Box<dyn Send + Sync>, CancellationToken),
         finish: Finish,
     ) -> Response {
         let finish = Some(finish);
-        let state = Streaming { side, answer, cancel, _registration: registration, finish, done: false };
+        let state = Streaming { side, answer, cancel, _registration: registration, finish, shutdown, done: false };
         let head = futures::stream::once(async move { Ok::<_, std::convert::Infallible>(event(&first)) });
         let rest = futures::stream::unfold(state, |mut state| async move {
             let bytes = state.next().await?;
@@ -109,6 +115,7 @@ struct Streaming {
     /// Held for its drop: the call's side channel stays open until then.
     _registration: Box<dyn Send + Sync>,
     finish: Option<Finish>,
+    shutdown: CancellationToken,
     done: bool,
 }
 
@@ -121,6 +128,8 @@ impl Streaming {
         if let Answer::Waiting(answer) = &mut self.answer {
             tokio::select! {
                 biased;
+                // The stream ends unanswered; dropped, the call is cancelled downstream.
+                () = self.shutdown.cancelled() => return None,
                 Some(message) = self.side.recv() => return Some(event(&message)),
                 line = answer => {
                     self.cancel.id = None;

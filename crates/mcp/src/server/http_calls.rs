@@ -44,6 +44,7 @@ use super::http_stateless_calls::StatelessLane;
 use super::stdio_calls::{self, Taken};
 use super::verbatim::VerbatimResults;
 use crate::lines::QueuedLines;
+use tokio_util::sync::CancellationToken;
 
 /// The header naming a request's MCP session.
 const SESSION_ID_HEADER: &str = "mcp-session-id";
@@ -58,6 +59,8 @@ pub struct Lanes {
     taken: std::sync::atomic::AtomicU64,
     /// Stateless (2026-07-28) calls (`http_stateless_calls`).
     stateless: StatelessLane,
+    /// Cancelled as the listener shuts down (see [`Pending`]).
+    shutdown: CancellationToken,
 }
 
 impl Lanes {
@@ -68,9 +71,10 @@ impl Lanes {
         verbatim: Arc<VerbatimResults>,
         any_host: bool,
         stateless_server: QuiverServer,
+        shutdown: CancellationToken,
     ) -> Self {
         let stateless = StatelessLane::new(stateless_server, Arc::clone(&verbatim));
-        Lanes { sessions, verbatim, any_host, taken: Default::default(), stateless }
+        Lanes { sessions, verbatim, any_host, taken: Default::default(), stateless, shutdown }
     }
 
     /// How many calls were relayed from the lane so far.
@@ -86,7 +90,7 @@ impl Lanes {
             return None;
         }
         let Some(id) = headers.get(SESSION_ID_HEADER) else {
-            let pending = self.stateless.take(headers, body)?;
+            let pending = self.stateless.take(headers, body, &self.shutdown)?;
             self.taken.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             return Some(Taking::Call(pending));
         };
@@ -113,7 +117,8 @@ impl Lanes {
         self.taken.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let cancel = CancelOnDrop { calls, id: Some(call.id) };
         let registration = Box::new(registration);
-        Some(Taking::Call(Pending { side, answer: rx, registration, cancel, finish: Box::new(|line| line) }))
+        let shutdown = self.shutdown.clone();
+        Some(Taking::Call(Pending { side, answer: rx, registration, cancel, finish: Box::new(|line| line), shutdown }))
     }
 }
 

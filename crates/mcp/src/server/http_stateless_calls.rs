@@ -86,7 +86,12 @@ impl StatelessLane {
 
     /// Relays the stateless POST (`headers`, `body`) when it is a plain call
     /// (see the module documentation); `None` leaves it to rmcp.
-    pub(super) fn take(&self, headers: &http::HeaderMap, body: &Bytes) -> Option<Pending> {
+    pub(super) fn take(
+        &self,
+        headers: &http::HeaderMap,
+        body: &Bytes,
+        shutdown: &CancellationToken,
+    ) -> Option<Pending> {
         let call = stateless_call_of(body)?;
         if !plain_headers(headers, &call.name) || !self.server.adopt_pinned_stateless_head() {
             return None;
@@ -114,7 +119,8 @@ impl StatelessLane {
         let client_id = call.id;
         let finish = Box::new(move |line: Vec<u8>| as_stateless_answer(&line, &client_id, token.as_ref()));
         let cancel = CancelOnDrop { calls: Arc::clone(&self.calls), id: Some(internal) };
-        Some(Pending { side, answer: rx, registration: Box::new(registration), cancel, finish })
+        let registration = Box::new(registration);
+        Some(Pending { side, answer: rx, registration, cancel, finish, shutdown: shutdown.clone() })
     }
 }
 
