@@ -37,16 +37,23 @@ def cpu_seconds(pid):
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def children(pid):
-    found = []
+def descendants(pid):
+    """Every process below `pid`: a sandboxed server sits under the sandbox's
+    own helper processes, not directly under quiver."""
+    parents = {}
     for entry in os.listdir("/proc"):
         if entry.isdigit():
             try:
                 with open(f"/proc/{entry}/stat") as f:
-                    if int(f.read().rsplit(")", 1)[1].split()[1]) == pid:
-                        found.append(int(entry))
+                    parents[int(entry)] = int(f.read().rsplit(")", 1)[1].split()[1])
             except OSError:
                 pass
+    found, queue = [], [pid]
+    while queue:
+        parent = queue.pop()
+        below = [child for child, p in parents.items() if p == parent]
+        found.extend(below)
+        queue.extend(below)
     return found
 
 
@@ -124,7 +131,7 @@ def latencies(sessions, sequential):
 def throughput(s, seconds, inflight):
     """Calls/s with `inflight` outstanding, and the CPU per call of the
     session's process and of the processes it started (over this phase only)."""
-    pids = [s.proc.pid] + children(s.proc.pid)
+    pids = [s.proc.pid] + descendants(s.proc.pid)
     before = [cpu_seconds(p) for p in pids]
     started = time.perf_counter()
     for _ in range(inflight):
