@@ -297,3 +297,37 @@ async fn a_call_on_the_lane_ends_when_the_listener_shuts_down() {
     assert!(!body.contains("\"result\""), "{body}");
     surface.shutdown().await;
 }
+
+/// A server that dies mid-call: the lane's call is answered as the general
+/// path answers it (an error result naming the crash and the server's last
+/// words), and the next call restarts the server, over the lane again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_crashes_mid_call_is_explained_and_restarted() {
+    let gateway = gateway(HttpLimits::default()).await;
+    let client = session(&gateway.url).await;
+    let before = gateway.lanes.calls_taken();
+    let response = call(&client, 40, "crash", json!({"code": 4})).await;
+    assert_eq!(response.status(), 200);
+    let answer: Value = serde_json::from_str(&response.text().await.unwrap()).unwrap();
+    assert_eq!(answer["id"], 40);
+    assert_eq!(answer["result"]["isError"], true, "{answer}");
+    let text = answer["result"]["content"][0]["text"].as_str().unwrap_or_default();
+    assert!(text.contains("while running `crash`") && text.contains("boom"), "{text}");
+    assert_eq!(gateway.lanes.calls_taken(), before + 1);
+    // The next call starts the server again; once it runs, calls take the lane.
+    let mut answered = 0;
+    for id in 41..60 {
+        let response = call(&client, id, "pid", json!({})).await;
+        let answer: Value = serde_json::from_str(&response.text().await.unwrap()).unwrap();
+        if answer["result"]["isError"] != json!(true) && answer["result"]["content"][0]["text"].is_string() {
+            answered += 1;
+        }
+        if answered >= 2 && gateway.lanes.calls_taken() > before + 1 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(answered >= 2, "the server was not restarted");
+    assert!(gateway.lanes.calls_taken() > before + 1, "calls never took the lane again");
+    gateway.surface.shutdown().await;
+}
