@@ -95,6 +95,10 @@ pub struct ServerHandle {
     prefix: String,
     cache: ToolCache,
     conn: tokio::sync::Mutex<Option<Arc<Connection>>>,
+    /// The connection in `conn`, published for calls relayed without a task
+    /// (`live_raw`): reading it never waits for a start and never fails
+    /// because another call holds `conn` for an instant.
+    live: Mutex<Option<Arc<Connection>>>,
     tools: RwLock<(Vec<RemoteTool>, ToolOrigin)>,
     last_error: Mutex<Option<String>>,
     connected_pid: Mutex<Option<Option<u32>>>,
@@ -155,6 +159,7 @@ impl ServerHandle {
             config,
             cache,
             conn: tokio::sync::Mutex::new(None),
+            live: Mutex::new(None),
             tools: RwLock::new(tools),
             last_error: Mutex::new(None),
             connected_pid: Mutex::new(None),
@@ -333,8 +338,8 @@ impl ServerHandle {
     /// closed session answer `None`, and the caller takes the general path,
     /// which starts or restarts the server).
     pub(crate) fn live_raw(&self) -> Option<(Arc<Connection>, Arc<RawLane>)> {
-        let slot = self.conn.try_lock().ok()?;
-        let conn = slot.as_ref().filter(|c| !c.is_closed())?;
+        let live = self.live.lock();
+        let conn = live.as_ref().filter(|c| !c.is_closed())?;
         let lane = conn.raw.as_ref()?;
         Some((Arc::clone(conn), Arc::clone(lane)))
     }
@@ -445,6 +450,7 @@ impl ServerHandle {
     /// Stops the current process / session, if any.
     pub async fn disconnect(&self) {
         let conn = self.conn.lock().await.take();
+        *self.live.lock() = None;
         if let Some(conn) = conn {
             match Arc::try_unwrap(conn) {
                 // Nobody else holds it: wait (bounded) for its loop to end, so
@@ -472,6 +478,7 @@ impl ServerHandle {
             }
             tracing::info!(server = %self.name(), "MCP server went away; restarting it");
             *slot = None;
+            *self.live.lock() = None;
         }
         if !self.config.enabled {
             return Err(ServerError::Disabled {
@@ -534,6 +541,7 @@ impl ServerHandle {
                     conn.service.peer().peer_info().map(|info| info.protocol_version.to_string());
                 self.failures.lock().connected(Instant::now());
                 *slot = Some(Arc::clone(&conn));
+                *self.live.lock() = Some(Arc::clone(&conn));
                 // The level in force, before any call reaches the server
                 // (bounded: a server slow to answer it must not hold up the
                 // call that started it).
@@ -616,6 +624,7 @@ impl ServerHandle {
         let mut slot = self.conn.lock().await;
         if slot.as_ref().is_some_and(|c| Arc::ptr_eq(c, conn)) {
             *slot = None;
+            *self.live.lock() = None;
         }
         conn.service.cancellation_token().cancel();
     }
