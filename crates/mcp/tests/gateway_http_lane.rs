@@ -331,3 +331,73 @@ async fn a_server_that_crashes_mid_call_is_explained_and_restarted() {
     assert!(gateway.lanes.calls_taken() > before + 1, "calls never took the lane again");
     gateway.surface.shutdown().await;
 }
+
+/// Over stdio, a 2026-07-28 client's relayed call takes the same stateless
+/// lane: answered under its own id with `resultType`, and cancelled by its
+/// own id.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stateless_stdio_call_takes_the_lane_and_is_cancelled_by_its_id() {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
+    let dirs = [tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap()];
+    let surface = direct_surface(vec![test_server("t", &[])], dirs[0].path(), dirs[1].path());
+    let (client_side, server_side) = tokio::io::duplex(1 << 16);
+    let (server_read, server_write) = tokio::io::split(server_side);
+    let serving = tokio::spawn(quiver_mcp::server::serve_io(Arc::clone(&surface), server_read, server_write));
+    let (client_read, mut client_write) = tokio::io::split(client_side);
+    let mut lines = tokio::io::BufReader::new(client_read).lines();
+    let meta = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": {"name": "stdio", "version": "1"},
+        "io.modelcontextprotocol/clientCapabilities": {}});
+    let mut send = async |message: Value| {
+        let mut line = serde_json::to_vec(&message).unwrap();
+        line.push(b'\n');
+        client_write.write_all(&line).await.unwrap();
+    };
+    // The answer to `id` and its line, skipping anything else.
+    let mut answer_line = async |id: i64| -> (Value, String) {
+        loop {
+            let line =
+                tokio::time::timeout(Duration::from_secs(20), lines.next_line()).await.unwrap().unwrap().unwrap();
+            let value: Value = serde_json::from_str(&line).unwrap();
+            if value["id"] == id && value.get("method").is_none() {
+                return (value, line);
+            }
+        }
+    };
+    send(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"_meta": meta}})).await;
+    assert!(answer_line(1).await.0["result"]["tools"].is_array());
+    let call = |id: i64, tool: &str| {
+        json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": {"name": tool, "arguments": {}, "_meta": meta}})
+    };
+    // The first call may start the server (rmcp's path); once it runs, calls take the lane.
+    send(call(5, "pid")).await;
+    assert!(answer_line(5).await.0["result"]["content"][0]["text"].is_string());
+    let before = surface.stateless_lane_calls();
+    send(call(2, "pid")).await;
+    let (pid, line) = answer_line(2).await;
+    assert!(pid["result"]["content"][0]["text"].is_string(), "{pid}");
+    assert_eq!(pid["result"]["resultType"], "complete", "{line}");
+    assert_eq!(surface.stateless_lane_calls(), before + 1, "answered by rmcp's path: {line}");
+
+    // A hanging call cancelled by its id gets no answer; the next call does.
+    send(call(3, "hang")).await;
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    send(json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 3}})).await;
+    send(call(4, "pid")).await;
+    drop(answer_line);
+    let next = loop {
+        let line = tokio::time::timeout(Duration::from_secs(20), lines.next_line()).await.unwrap().unwrap().unwrap();
+        let value: Value = serde_json::from_str(&line).unwrap();
+        assert_ne!(value["id"], 3, "a cancelled call was answered: {value}");
+        if value["id"] == 4 {
+            break value;
+        }
+    };
+    assert!(next["result"]["content"][0]["text"].is_string(), "{next}");
+    drop(send);
+    // The client closes its side: the session ends.
+    client_write.shutdown().await.unwrap();
+    tokio::time::timeout(Duration::from_secs(10), serving).await.expect("the session ended").unwrap().unwrap();
+    surface.shutdown().await;
+}

@@ -50,6 +50,9 @@ pub struct Surface {
     tail_keys: super::stateless_tail::TailKeys,
     /// Stateless calls waiting for their client's input (`input_required`).
     input_rounds: Arc<super::input_required::InputRounds>,
+    /// Stateless calls relayed beside rmcp so far, over any transport (for
+    /// tests and benches to tell the paths apart).
+    stateless_lane_calls: std::sync::atomic::AtomicU64,
 }
 
 enum Engines {
@@ -58,6 +61,11 @@ enum Engines {
 }
 
 impl Surface {
+    /// Stateless calls relayed beside rmcp so far, over HTTP and stdio.
+    pub fn stateless_lane_calls(&self) -> u64 {
+        self.stateless_lane_calls.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
     /// A surface over one frozen engine (native tools only, or tests).
     pub fn new(engine: Arc<Engine>, workspace: Workspace, audience: Audience) -> Self {
         Surface {
@@ -69,6 +77,7 @@ impl Surface {
             stateless_head: Default::default(),
             tail_keys: Default::default(),
             input_rounds: super::input_required::InputRounds::new(Default::default()),
+            stateless_lane_calls: Default::default(),
         }
     }
 
@@ -86,6 +95,7 @@ impl Surface {
             stateless_head: Default::default(),
             tail_keys: Default::default(),
             input_rounds: super::input_required::InputRounds::new(Default::default()),
+            stateless_lane_calls: Default::default(),
         }
     }
 
@@ -308,6 +318,11 @@ impl QuiverServer {
             self.session.pin_head(head);
         }
         self.session.is_head_pinned()
+    }
+
+    /// Counts a stateless call relayed beside rmcp (`http_stateless_calls`).
+    pub(crate) fn note_stateless_lane_call(&self) {
+        self.surface.stateless_lane_calls.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     }
 
     /// What signs and checks the tails stateless clients carry.

@@ -74,6 +74,39 @@ impl Pending {
         }
     }
 
+    /// The same over stdio: what the relay sent the client first, each as a
+    /// line, then the answer's line; nothing once the session is closing
+    /// (the call is cancelled downstream as this is dropped).
+    pub(super) async fn deliver_lines(self, write: Respond) {
+        let Pending { mut side, mut answer, mut cancel, registration, finish, shutdown } = self;
+        let line_of = |message: &ServerJsonRpcMessage| {
+            let mut line = serde_json::to_vec(message).unwrap_or_default();
+            line.push(b'\n');
+            Reply::Line(line)
+        };
+        loop {
+            tokio::select! {
+                biased;
+                () = shutdown.cancelled() => return,
+                Some(message) = side.recv() => write(line_of(&message)).await,
+                line = &mut answer => {
+                    // None: cancelled meanwhile, and the client stopped waiting.
+                    let Ok(mut line) = line else { return };
+                    cancel.id = None;
+                    while let Ok(message) = side.try_recv() {
+                        write(line_of(&message)).await;
+                    }
+                    line.pop_if(|b| *b == b'\n');
+                    let mut line = finish(line);
+                    line.push(b'\n');
+                    write(Reply::Line(line)).await;
+                    drop(registration);
+                    return;
+                }
+            }
+        }
+    }
+
     fn streamed(self, first: ServerJsonRpcMessage) -> Response {
         let parts = (self.cancel, self.registration, self.shutdown);
         Self::stream(first, self.side, Answer::Waiting(self.answer), parts, self.finish)
@@ -221,6 +254,7 @@ pub(super) fn answer_with(answer: Arc<OneAnswer>, verbatim: Arc<VerbatimResults>
         let line = match reply {
             Reply::Message(message) => super::stdio_line::encode(&message, &verbatim),
             Reply::Result { id, text } => Ok(stdio_calls::result_line(&id, text.as_bytes())),
+            Reply::Line(line) => Ok(line),
         };
         match line {
             Ok(line) => answer.send(line),

@@ -171,7 +171,7 @@ fn loopback_host(headers: &http::HeaderMap) -> bool {
 }
 
 /// The call a `notifications/cancelled` body names, if it is one.
-fn cancelled_call(body: &[u8]) -> Option<RequestId> {
+pub(crate) fn cancelled_call(body: &[u8]) -> Option<RequestId> {
     #[derive(serde::Deserialize)]
     struct Cancelled<'a> {
         #[serde(borrow)]

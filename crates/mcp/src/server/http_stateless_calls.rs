@@ -60,7 +60,7 @@ const VERSION: &str = "2026-07-28";
 /// How many progress notifications wait for a slow reader of one call.
 const SIDE_CHANNEL_CAPACITY: usize = 64;
 
-pub(super) struct StatelessLane {
+pub(crate) struct StatelessLane {
     server: QuiverServer,
     calls: Arc<DirectCalls>,
     routes: Arc<LaneRoutes>,
@@ -71,7 +71,7 @@ pub(super) struct StatelessLane {
 }
 
 impl StatelessLane {
-    pub(super) fn new(server: QuiverServer, verbatim: Arc<VerbatimResults>) -> Self {
+    pub(crate) fn new(server: QuiverServer, verbatim: Arc<VerbatimResults>) -> Self {
         let routes = Arc::new(LaneRoutes::default());
         let transport = LaneTransport { routes: Arc::clone(&routes), closed: CancellationToken::new() };
         // A client that can be asked nothing: the relay refuses what a server asks.
@@ -93,7 +93,23 @@ impl StatelessLane {
         shutdown: &CancellationToken,
     ) -> Option<Pending> {
         let call = stateless_call_of(body)?;
-        if !plain_headers(headers, &call.name) || !self.server.adopt_pinned_stateless_head() {
+        if !plain_headers(headers, &call.name) {
+            return None;
+        }
+        self.relay(call, shutdown)
+    }
+
+    /// A stateless call read from a stdio line: no headers to check (the
+    /// client's answer is the line the returned call's [`Pending::deliver_lines`]
+    /// writes). The client's id for it is returned too, for its cancellation.
+    pub(crate) fn take_line(&self, line: &[u8], shutdown: &CancellationToken) -> Option<(RequestId, Pending)> {
+        let call = stateless_call_of(line)?;
+        let id = call.id.clone();
+        Some((id, self.relay(call, shutdown)?))
+    }
+
+    fn relay(&self, call: StatelessCall<'_>, shutdown: &CancellationToken) -> Option<Pending> {
+        if !self.server.adopt_pinned_stateless_head() {
             return None;
         }
         let keys = self.server.tail_keys();
@@ -116,6 +132,7 @@ impl StatelessLane {
         if let Taken::Queued(writer) = self.calls.relay_on(&relayed, route, &respond, &out)? {
             writer.flush();
         }
+        self.server.note_stateless_lane_call();
         let client_id = call.id;
         let finish = Box::new(move |line: Vec<u8>| as_stateless_answer(&line, &client_id, token.as_ref()));
         let cancel = CancelOnDrop { calls: Arc::clone(&self.calls), id: Some(internal) };

@@ -25,7 +25,8 @@
 //! - [`stdio_line`]: the line transport over them, which writes a directly
 //!   exposed server's results verbatim;
 //! - [`stdio_calls`]: `tools/call` over stdio answered beside rmcp's service
-//!   loop (one task per call, no hop through the loop);
+//!   loop (one task per call, no hop through the loop; `stdio_stateless`: a
+//!   2026-07-28 client's, by the HTTP lane's stateless relay);
 //! - [`http_calls`]: a relayed `tools/call` over HTTP answered beside rmcp
 //!   the same way (`http_stateless_calls`: a 2026-07-28 client's;
 //!   `http_answer`: the response either makes).
@@ -49,6 +50,7 @@ pub mod stateless_tail;
 pub mod stdio;
 pub mod stdio_calls;
 pub mod stdio_line;
+mod stdio_stateless;
 pub mod verbatim;
 
 use std::sync::Arc;
@@ -73,12 +75,12 @@ where
 {
     let verbatim = Arc::new(verbatim::VerbatimResults::default());
     let calls = Arc::new(stdio_calls::DirectCalls::default());
+    let lane = QuiverServer::new(Arc::clone(&surface)).with_verbatim_results(Arc::clone(&verbatim));
+    let lane =
+        stdio_stateless::StdioStateless::new(http_stateless_calls::StatelessLane::new(lane, Arc::clone(&verbatim)));
     let handler = QuiverServer::new(surface).with_verbatim_results(Arc::clone(&verbatim));
-    let server = handler
-        .clone()
-        .serve(stdio_line::StdioLine::new(read, write, verbatim, Arc::clone(&calls)))
-        .await
-        .context("MCP handshake failed")?;
+    let transport = stdio_line::StdioLine::new(read, write, verbatim, Arc::clone(&calls)).with_stateless(lane);
+    let server = handler.clone().serve(transport).await.context("MCP handshake failed")?;
     calls.arm(handler, server.peer().clone());
     server.waiting().await.context("MCP session ended with an error")?;
     Ok(())

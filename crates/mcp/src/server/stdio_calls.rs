@@ -52,6 +52,8 @@ pub(crate) enum Reply {
         id: RequestId,
         text: Arc<String>,
     },
+    /// A whole line, made already (a stateless lane call's, `http_answer`).
+    Line(Vec<u8>),
 }
 
 /// Writes one reply to the client (the transport's own writer).

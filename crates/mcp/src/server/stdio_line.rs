@@ -17,6 +17,7 @@ use rmcp::transport::Transport;
 use tokio::io::{AsyncRead, AsyncWrite};
 
 use super::stdio_calls::{DirectCalls, Reply, Respond, Taken, result_line};
+use super::stdio_stateless::StdioStateless;
 use super::verbatim::VerbatimResults;
 use crate::lines::{LineReader, LineWriter, MAX_LINE, QueuedLines, Read, flush_all};
 
@@ -33,6 +34,8 @@ pub struct StdioLine<R, W> {
     /// Servers' pipes that relayed calls were queued on, flushed once the
     /// lines read together are handled.
     to_flush: Vec<Arc<dyn QueuedLines>>,
+    /// Stateless (2026-07-28) calls relayed beside rmcp, when set.
+    stateless: Option<StdioStateless>,
 }
 
 impl<R: AsyncRead + Unpin, W: AsyncWrite + Send + Unpin + 'static> StdioLine<R, W> {
@@ -44,6 +47,7 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Send + Unpin + 'static> StdioLine<R, 
                 let line = match reply {
                     Reply::Message(message) => encode(&message, &verbatim),
                     Reply::Result { id, text } => Ok(result_line(&id, text.as_bytes())),
+                    Reply::Line(line) => Ok(line),
                 };
                 let write = Arc::clone(&write);
                 Box::pin(async move {
@@ -54,7 +58,22 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Send + Unpin + 'static> StdioLine<R, 
             })
         };
         let out = Arc::clone(&write) as Arc<dyn QueuedLines>;
-        StdioLine { read: LineReader::new(read), write, out, verbatim, calls, respond, to_flush: Vec::new() }
+        StdioLine {
+            read: LineReader::new(read),
+            write,
+            out,
+            verbatim,
+            calls,
+            respond,
+            to_flush: Vec::new(),
+            stateless: None,
+        }
+    }
+
+    /// Offers stateless calls to `lane` before rmcp reads them.
+    pub(crate) fn with_stateless(mut self, lane: StdioStateless) -> Self {
+        self.stateless = Some(lane);
+        self
     }
 }
 
@@ -119,12 +138,16 @@ where
                 None => {
                     flush_all(&mut self.to_flush);
                     self.calls.cancel_all();
+                    if let Some(stateless) = &self.stateless {
+                        stateless.close();
+                    }
                     return None;
                 }
             };
             match self.calls.take_line(line, &self.respond, &self.out) {
                 Taken::Queued(writer) => self.to_flush.push(writer),
                 Taken::Yes => {}
+                Taken::No if self.stateless.as_ref().is_some_and(|s| s.take(line, &self.respond)) => {}
                 Taken::No => match crate::lines::parse(line) {
                     Some(message) => {
                         if let Some(message) = self.calls.take(message, &self.respond) {
