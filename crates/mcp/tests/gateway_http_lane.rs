@@ -385,7 +385,6 @@ async fn a_stateless_stdio_call_takes_the_lane_and_is_cancelled_by_its_id() {
     tokio::time::sleep(Duration::from_millis(200)).await;
     send(json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 3}})).await;
     send(call(4, "pid")).await;
-    drop(answer_line);
     let next = loop {
         let line = tokio::time::timeout(Duration::from_secs(20), lines.next_line()).await.unwrap().unwrap().unwrap();
         let value: Value = serde_json::from_str(&line).unwrap();
@@ -395,7 +394,6 @@ async fn a_stateless_stdio_call_takes_the_lane_and_is_cancelled_by_its_id() {
         }
     };
     assert!(next["result"]["content"][0]["text"].is_string(), "{next}");
-    drop(send);
     // The client closes its side: the session ends.
     client_write.shutdown().await.unwrap();
     tokio::time::timeout(Duration::from_secs(10), serving).await.expect("the session ended").unwrap().unwrap();
