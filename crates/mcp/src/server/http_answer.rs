@@ -15,7 +15,7 @@ use rmcp::model::{RequestId, ServerJsonRpcMessage};
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
-use super::stdio_calls::{self, DirectCalls, Reply, Respond};
+use super::stdio_calls::{DirectCalls, Reply, Respond};
 use super::verbatim::VerbatimResults;
 use crate::lines::QueuedLines;
 
@@ -252,8 +252,8 @@ impl QueuedLines for OneAnswer {
 pub(super) fn answer_with(answer: Arc<OneAnswer>, verbatim: Arc<VerbatimResults>) -> Respond {
     Arc::new(move |reply| {
         let line = match reply {
-            Reply::Message(message) => super::stdio_line::encode(&message, &verbatim),
-            Reply::Result { id, text } => Ok(stdio_calls::result_line(&id, text.as_bytes())),
+            Reply::Message(message) => super::verbatim::encode(&message, &verbatim),
+            Reply::Result { id, text } => Ok(super::verbatim::result_line(&id, text.as_bytes())),
             Reply::Line(line) => Ok(line),
         };
         match line {

@@ -49,8 +49,9 @@ use tokio_util::sync::CancellationToken;
 use super::QuiverServer;
 use super::http_answer::{CancelOnDrop, OneAnswer, Pending, answer_with};
 use super::stateless_tail::TAIL_KEY;
-use super::stdio_calls::{DirectCalls, RelayableCall, Taken, write_result_line};
+use super::stdio_calls::{DirectCalls, RelayableCall, Taken};
 use super::verbatim::VerbatimResults;
+use super::verbatim::write_result_line;
 use crate::lines::QueuedLines;
 use crate::relay::CallStream;
 

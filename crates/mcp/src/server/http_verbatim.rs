@@ -15,7 +15,6 @@ use futures::StreamExt;
 use http_body_util::BodyExt;
 use rmcp::model::ServerJsonRpcMessage;
 
-use super::stdio_line;
 use super::verbatim::{self, VerbatimResults};
 
 /// The middleware: the response body, chunk by chunk, with placeholders
@@ -66,7 +65,7 @@ fn rewrite_line(verbatim: &VerbatimResults, line: &[u8]) -> Option<Vec<u8>> {
         None => (&line[..0], line),
     };
     let message: ServerJsonRpcMessage = serde_json::from_slice(json).ok()?;
-    let mut encoded = stdio_line::encode(&message, verbatim).ok()?;
+    let mut encoded = super::verbatim::encode(&message, verbatim).ok()?;
     encoded.pop(); // its newline: the line's own end stays where it was
     let mut out = prefix.to_vec();
     out.extend_from_slice(&encoded);

@@ -388,7 +388,9 @@ impl AnswerSink for RelayedCall {
                 // Absent: cancelled meanwhile, and the client stopped waiting.
                 self.calls.in_flight.lock().remove(&self.id)?;
                 // Made in the client's queue: no line of its own.
-                self.out.queue_with(&mut |line| write_result_line(line, &self.id, result.get().as_bytes()));
+                self.out.queue_with(&mut |line| {
+                    super::verbatim::write_result_line(line, &self.id, result.get().as_bytes())
+                });
                 return Some(Arc::clone(&self.out));
             }
             Delivery::Result(result) => Some(calls::outcome_of(Some(RawAnswer::Result(result.to_owned())))),
@@ -520,25 +522,6 @@ fn request_id(raw: &str) -> Option<RequestId> {
         return Some(NumberOrString::String(text.as_ref().into()));
     }
     serde_json::from_str(raw).ok()
-}
-
-/// The answer line to request `id` whose `result` is `text` (JSON, as is).
-pub(crate) fn result_line(id: &RequestId, text: &[u8]) -> Vec<u8> {
-    let mut line = Vec::with_capacity(text.len() + 64);
-    write_result_line(&mut line, id, text);
-    line
-}
-
-/// Appends [`result_line`]'s line to `line`.
-pub(crate) fn write_result_line(line: &mut Vec<u8>, id: &RequestId, text: &[u8]) {
-    line.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":");
-    match id {
-        NumberOrString::Number(n) => line.extend_from_slice(itoa::Buffer::new().format(*n).as_bytes()),
-        NumberOrString::String(s) => crate::lines::write_json_string(line, s),
-    }
-    line.extend_from_slice(b",\"result\":");
-    line.extend_from_slice(text);
-    line.extend_from_slice(b"}\n");
 }
 
 #[cfg(test)]

@@ -4,6 +4,7 @@ use rmcp::model::{ClientRequest, GetMeta, JsonRpcMessage};
 use rmcp::service::RxJsonRpcMessage;
 
 use super::*;
+use crate::server::verbatim::write_result_line;
 
 /// What rmcp's own reading makes of `line`, as the request the fast path
 /// must match.

@@ -11,14 +11,13 @@
 use std::sync::Arc;
 
 use rmcp::RoleServer;
-use rmcp::model::JsonRpcMessage;
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 use tokio::io::{AsyncRead, AsyncWrite};
 
-use super::stdio_calls::{DirectCalls, Reply, Respond, Taken, result_line};
+use super::stdio_calls::{DirectCalls, Reply, Respond, Taken};
 use super::stdio_stateless::StdioStateless;
-use super::verbatim::VerbatimResults;
+use super::verbatim::{VerbatimResults, encode, result_line};
 use crate::lines::{LineReader, LineWriter, MAX_LINE, QueuedLines, Read, flush_all};
 
 pub struct StdioLine<R, W> {
@@ -83,23 +82,6 @@ async fn write_message<W: AsyncWrite + Unpin>(
     line: Result<Vec<u8>, serde_json::Error>,
 ) -> Result<(), std::io::Error> {
     write.write_line(&line?).await
-}
-
-/// The line for one outgoing message: serialized by serde, except a
-/// placeholder's, which is the verbatim text in the response envelope.
-pub(crate) fn encode(
-    item: &TxJsonRpcMessage<RoleServer>,
-    verbatim: &VerbatimResults,
-) -> Result<Vec<u8>, serde_json::Error> {
-    let mut line = match item {
-        JsonRpcMessage::Response(response) => match verbatim.take(&response.result) {
-            Some(text) => return Ok(result_line(&response.id, &text?)),
-            None => serde_json::to_vec(item)?,
-        },
-        other => serde_json::to_vec(other)?,
-    };
-    line.push(b'\n');
-    Ok(line)
 }
 
 impl<R, W> Transport<RoleServer> for StdioLine<R, W>
@@ -177,7 +159,9 @@ where
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
-    use rmcp::model::{CallToolResult, JsonRpcResponse, JsonRpcVersion2_0, NumberOrString, ServerResult};
+    use rmcp::model::{
+        CallToolResult, JsonRpcMessage, JsonRpcResponse, JsonRpcVersion2_0, NumberOrString, ServerResult,
+    };
 
     use super::*;
     use crate::server::verbatim::{MAX_SLOTS, SLOT_KEY};

@@ -3,14 +3,20 @@
 //! transport writes them: rmcp's types cannot carry bytes, so the handler
 //! hands rmcp a placeholder naming a slot and the transport (stdio or HTTP)
 //! writes the slot's text in its place. Apart from both, so the handler can
-//! hold one without importing a transport.
+//! hold one without importing a transport; the lines both transports write
+//! ([`encode`], [`result_line`]) live here for the same reason (the HTTP
+//! answer and the stdio transport each write the other's lines).
 
 use parking_lot::Mutex;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use rmcp::model::{CallToolResult, JsonObject, ListToolsResult, MetaObject, ServerResult};
+use rmcp::RoleServer;
+use rmcp::model::{
+    CallToolResult, JsonObject, JsonRpcMessage, ListToolsResult, MetaObject, NumberOrString, RequestId, ServerResult,
+};
+use rmcp::service::TxJsonRpcMessage;
 
 /// The `_meta` key of a placeholder result. Never leaves quiver: the
 /// transport replaces the whole result.
@@ -128,4 +134,40 @@ fn tools_text(list: &ListToolsResult, entries: &[Option<Arc<str>>]) -> Result<Ve
     }
     out.push(b'}');
     Ok(out)
+}
+
+/// The line for one outgoing message: serialized by serde, except a
+/// placeholder's, which is the verbatim text in the response envelope.
+pub(crate) fn encode(
+    item: &TxJsonRpcMessage<RoleServer>,
+    verbatim: &VerbatimResults,
+) -> Result<Vec<u8>, serde_json::Error> {
+    let mut line = match item {
+        JsonRpcMessage::Response(response) => match verbatim.take(&response.result) {
+            Some(text) => return Ok(result_line(&response.id, &text?)),
+            None => serde_json::to_vec(item)?,
+        },
+        other => serde_json::to_vec(other)?,
+    };
+    line.push(b'\n');
+    Ok(line)
+}
+
+/// The answer line to request `id` whose `result` is `text` (JSON, as is).
+pub(crate) fn result_line(id: &RequestId, text: &[u8]) -> Vec<u8> {
+    let mut line = Vec::with_capacity(text.len() + 64);
+    write_result_line(&mut line, id, text);
+    line
+}
+
+/// Appends [`result_line`]'s line to `line`.
+pub(crate) fn write_result_line(line: &mut Vec<u8>, id: &RequestId, text: &[u8]) {
+    line.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":");
+    match id {
+        NumberOrString::Number(n) => line.extend_from_slice(itoa::Buffer::new().format(*n).as_bytes()),
+        NumberOrString::String(s) => crate::lines::write_json_string(line, s),
+    }
+    line.extend_from_slice(b",\"result\":");
+    line.extend_from_slice(text);
+    line.extend_from_slice(b"}\n");
 }
