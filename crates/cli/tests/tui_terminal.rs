@@ -217,13 +217,13 @@ async fn a_person_works_with_the_interactive_agent_in_a_real_terminal() {
     tmux.line("start the watcher");
     tmux.wait_text("The job runs.").await;
     tmux.line("/jobs");
-    let in_panel = |l: &&str| l.contains(&job) && l.contains("task-") && l.contains("running");
+    let in_panel = |l: &&str| l.contains(&job) && l.contains("job-") && l.contains("running");
     let screen = tmux.wait_for("the job in /jobs", |s| s.lines().any(|l| in_panel(&l))).await;
     let row = screen.lines().find(in_panel).unwrap();
     let id = row
         .split(|c: char| c.is_whitespace() || c == '│')
-        .find(|w| w.starts_with("task-"))
-        .expect("a task id")
+        .find(|w| w.starts_with("job-"))
+        .expect("a job id")
         .to_string();
     assert!(row.contains("running"), "{screen}");
     tmux.key("Escape");

@@ -88,8 +88,10 @@ fn vocabulary_problems(name: &str, domain: Domain, description: &str, schema: &V
         let described = property.get("description").and_then(Value::as_str).unwrap_or_default();
         wrong.extend(former_words_in(&format!("{name}.{path} (description)"), described));
     }
-    if name.starts_with("task_") && top.contains_key("id") {
-        wrong.push(format!("{name}.id: a durable task is `task_id`"));
+    // A bare `id` does not say whose: a durable task, a shell job, an
+    // automation or an attempt are each `<kind>_id`, as results name them.
+    if top.contains_key("id") {
+        wrong.push(format!("{name}.id: say whose (`task_id`, `job_id`, `automation_id`, ...)"));
     }
     // On a shell tool `task_id` can only be the durable task, beside the job's `job_id`.
     if domain == Domain::Shell && top.contains_key("task_id") && !top.contains_key("job_id") {
@@ -164,6 +166,7 @@ fn the_vocabulary_check_catches_each_former_word() {
         ("retrieve_tool_result", Domain::Evidence, schema(json!({"start": {}, "end": {}}))),
         ("read_file", Domain::File, schema(json!({"offset": {"type": "integer"}}))),
         ("task_read", Domain::Planning, schema(json!({"id": {"type": "string"}}))),
+        ("automation_pause", Domain::Planning, schema(json!({"id": {"type": "string"}}))),
         ("task_gate_run", Domain::Diagnostics, schema(json!({"task": {"type": "string"}}))),
         ("agent_open", Domain::Subagent, schema(json!({"type": {"type": "string"}}))),
         ("tool_search", Domain::Meta, schema(json!({"includeLoaded": {"type": "boolean"}}))),
@@ -187,21 +190,17 @@ fn alias_cases() -> Vec<(&'static str, Value, Value)> {
         args
     };
     vec![
-        (
-            "exec_shell_wait",
-            json!({"task_id": "task-1", "timeout_ms": 5}),
-            json!({"job_id": "task-1", "timeout_ms": 5}),
-        ),
+        ("exec_shell_wait", json!({"task_id": "job-1", "timeout_ms": 5}), json!({"job_id": "job-1", "timeout_ms": 5})),
         (
             "exec_shell_interact",
-            json!({"task_id": "task-1", "input": "y\n"}),
-            json!({"job_id": "task-1", "input": "y\n"}),
+            json!({"task_id": "job-1", "input": "y\n"}),
+            json!({"job_id": "job-1", "input": "y\n"}),
         ),
-        ("exec_shell_cancel", json!({"task_id": "task-1"}), json!({"job_id": "task-1"})),
+        ("exec_shell_cancel", json!({"task_id": "job-1"}), json!({"job_id": "job-1"})),
         (
             "task_shell_wait",
-            json!({"task_id": "task-1", "task": "task-3"}),
-            json!({"job_id": "task-1", "task_id": "task-3"}),
+            json!({"task_id": "job-1", "task": "task-3"}),
+            json!({"job_id": "job-1", "task_id": "task-3"}),
         ),
         ("task_read", json!({"id": "task-3", "events": 5}), json!({"task_id": "task-3", "limit": 5})),
         ("task_cancel", json!({"id": "task-3"}), json!({"task_id": "task-3"})),
@@ -221,7 +220,19 @@ fn alias_cases() -> Vec<(&'static str, Value, Value)> {
         ("github_close_pr", write(json!({"task": "task-3"})), write(json!({"task_id": "task-3"}))),
         ("github_create_issue", json!({"title": "t", "task": "task-3"}), json!({"title": "t", "task_id": "task-3"})),
         ("github_create_pr", json!({"title": "t", "task": "task-3"}), json!({"title": "t", "task_id": "task-3"})),
-        ("automation_read", json!({"id": "auto-1", "runs": 3}), json!({"id": "auto-1", "limit": 3})),
+        ("automation_read", json!({"id": "auto-1", "runs": 3}), json!({"automation_id": "auto-1", "limit": 3})),
+        ("automation_pause", json!({"id": "auto-1"}), json!({"automation_id": "auto-1"})),
+        ("automation_resume", json!({"id": "auto-1"}), json!({"automation_id": "auto-1"})),
+        ("automation_run", json!({"id": "auto-1"}), json!({"automation_id": "auto-1"})),
+        ("automation_delete", json!({"id": "auto-1"}), json!({"automation_id": "auto-1"})),
+        (
+            "automation_update",
+            json!({"id": "auto-1", "prompt": "p"}),
+            json!({"automation_id": "auto-1", "prompt": "p"}),
+        ),
+        ("pr_attempt_read", json!({"id": "attempt-1"}), json!({"attempt_id": "attempt-1"})),
+        ("pr_attempt_preflight", json!({"id": "attempt-1"}), json!({"attempt_id": "attempt-1"})),
+        ("checklist_update", json!({"id": 2, "status": "completed"}), json!({"item_id": 2, "status": "completed"})),
         ("grep_files", json!({"pattern": "x", "max_results": 5}), json!({"pattern": "x", "limit": 5})),
         ("project_map", json!({"max_entries": 5}), json!({"limit": 5})),
         (

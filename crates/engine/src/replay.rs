@@ -29,6 +29,8 @@ const VOLATILE_KEYS: &[&str] =
 /// are rewritten, so `task_id` and `job_id` are one word to a comparison.)
 const FORMER_WORDS: &[(&str, &str)] = &[
     ("task_id", "job_id"),
+    // Shell jobs were `task-N` (a durable task's id) before they were `job-N`.
+    ("task-", "job-"),
     ("max_results", "limit"),
     ("max_entries", "limit"),
     ("continue with start=", "continue with offset="),
@@ -261,7 +263,7 @@ mod tests {
         let n = normalize(&v, &["/old/ws"]);
         assert_eq!(n["content"], "wrote <workspace>/a.txt; log at <tmp>/job_1.log done");
         let timed = normalize(&json!("[task-1 exited with code 0 after 0.01 s] took 35ms"), &[]);
-        assert_eq!(timed, json!("[task-1 exited with code 0 after <duration>] took <duration>"));
+        assert_eq!(timed, json!("[job-1 exited with code 0 after <duration>] took <duration>"));
         assert_eq!(n["metadata"]["duration_ms"], "<volatile>");
         assert_eq!(n["metadata"]["exit_code"], 0);
     }
@@ -274,12 +276,14 @@ mod tests {
             "metadata": {"task_id": "task-1", "note": "raise max_results"}
         });
         let now = json!({
-            "content": "Started task-1 in the background\nPoll its output with exec_shell_wait {\"job_id\": \"task-1\"}",
-            "metadata": {"job_id": "task-1", "note": "raise limit"}
+            "content": "Started job-1 in the background\nPoll its output with exec_shell_wait {\"job_id\": \"job-1\"}",
+            "metadata": {"job_id": "job-1", "note": "raise limit"}
         });
         assert_eq!(normalize(&recorded, &[]), normalize(&now, &[]));
         // Whole words only: a longer word that begins with one is left alone.
         assert_eq!(normalize(&json!("task_ids max_results_x"), &[]), json!("task_ids max_results_x"));
-        assert_ne!(normalize(&json!("task-1 exited"), &[]), normalize(&json!("task-2 exited"), &[]));
+        assert_ne!(normalize(&json!("task-1 exited"), &[]), normalize(&json!("job-2 exited"), &[]));
+        // A word that merely ends in one is left alone too.
+        assert_eq!(normalize(&json!("subtask-1"), &[]), json!("subtask-1"));
     }
 }

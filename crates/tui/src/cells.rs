@@ -79,7 +79,22 @@ impl ToolCell {
     /// One line saying what the call is about: a command, a path, a query.
     pub fn summary(&self) -> String {
         let args = self.args();
-        for key in ["command", "cmd", "path", "query", "pattern", "url", "id", "name", "prompt", "job_id", "task_id"] {
+        for key in [
+            "command",
+            "cmd",
+            "path",
+            "query",
+            "pattern",
+            "url",
+            "id",
+            "name",
+            "prompt",
+            "job_id",
+            "task_id",
+            "automation_id",
+            "attempt_id",
+            "item_id",
+        ] {
             if let Some(value) = args.get(key) {
                 let text = match value {
                     serde_json::Value::String(s) => s.clone(),

@@ -18,7 +18,7 @@ async fn write_add_update_list_round_trip() {
         .await;
     assert_eq!(written, "Checklist (1/2 completed)\n[x] 1. read the code\n[~] 2. write the fix");
     h.ok("checklist_add", json!({"content": "run tests"})).await;
-    h.ok("checklist_update", json!({"id": 2, "status": "completed"})).await;
+    h.ok("checklist_update", json!({"item_id": 2, "status": "completed"})).await;
     let listed = h.ok("checklist_list", json!({})).await;
     assert_eq!(listed, "Checklist (2/3 completed)\n[x] 1. read the code\n[x] 2. write the fix\n[ ] 3. run tests");
 }
@@ -31,9 +31,11 @@ async fn bad_input_is_explained() {
     let empty = h.err("checklist_write", json!({"items": [{"content": "  ", "status": "pending"}]})).await;
     assert!(empty.contains("items[0].content") && empty.contains("empty"), "{empty}");
     assert!(h.err("checklist_write", json!({"items": "x"})).await.contains("expected array"));
-    assert!(h.err("checklist_update", json!({"id": 9, "status": "completed"})).await.contains("checklist is empty"));
-    assert!(h.err("checklist_update", json!({"id": 1})).await.contains("nothing to update"));
-    assert!(h.err("checklist_update", json!({"id": -1, "status": "completed"})).await.contains("`id`"));
+    assert!(
+        h.err("checklist_update", json!({"item_id": 9, "status": "completed"})).await.contains("checklist is empty")
+    );
+    assert!(h.err("checklist_update", json!({"item_id": 1})).await.contains("nothing to update"));
+    assert!(h.err("checklist_update", json!({"item_id": -1, "status": "completed"})).await.contains("`item_id`"));
     assert!(h.err("checklist_add", json!({"content": "x", "extra": 1})).await.contains("extra"));
 }
 
@@ -52,7 +54,7 @@ async fn todo_aliases_replay_like_checklist_tools() {
     let calls = [
         ("todo_write", "checklist_write", json!({"items": [{"content": "a", "status": "pending"}]})),
         ("todo_add", "checklist_add", json!({"content": "b"})),
-        ("todo_update", "checklist_update", json!({"id": 1, "status": "completed"})),
+        ("todo_update", "checklist_update", json!({"item_id": 1, "status": "completed"})),
         ("todo_list", "checklist_list", json!({})),
     ];
     let (old, new) = (Harness::new(), Harness::new());

@@ -3,7 +3,7 @@
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use quiver_engine::{Capabilities, Domain, Risk, Tool, ToolContext, ToolError, ToolOutput};
+use quiver_engine::{Capabilities, Domain, InputAlias, Risk, Tool, ToolContext, ToolError, ToolOutput};
 
 use crate::planning::checklist::{Checklist, ItemStatus, render, validate_content};
 
@@ -13,7 +13,7 @@ pub struct ChecklistUpdate;
 #[serde(deny_unknown_fields)]
 pub struct ChecklistUpdateInput {
     /// Item id as shown by the checklist tools.
-    pub id: u32,
+    pub item_id: u32,
     #[serde(default)]
     pub status: Option<ItemStatus>,
     #[serde(default)]
@@ -27,6 +27,9 @@ impl Tool for ChecklistUpdate {
     const RISK: Risk = Risk::Read;
     const CAPABILITIES: Capabilities = Capabilities::NONE;
 
+    // Before one vocabulary the input was `id`; `item_id` says whose.
+    const INPUT_ALIASES: &'static [InputAlias] = &[InputAlias::rename("id", "item_id")];
+
     fn description(&self) -> String {
         "Update one checklist item's status or text by id.".into()
     }
@@ -39,11 +42,11 @@ impl Tool for ChecklistUpdate {
         let checklist = ctx.session.state::<Checklist>();
         let items = checklist.with(|items, _| {
             let known: Vec<String> = items.iter().map(|i| i.id.to_string()).collect();
-            let Some(item) = items.iter_mut().find(|i| i.id == input.id) else {
+            let Some(item) = items.iter_mut().find(|i| i.id == input.item_id) else {
                 return Err(ToolError::model(if known.is_empty() {
-                    format!("no checklist item {}: the checklist is empty", input.id)
+                    format!("no checklist item {}: the checklist is empty", input.item_id)
                 } else {
-                    format!("no checklist item {}; ids are {}", input.id, known.join(", "))
+                    format!("no checklist item {}; ids are {}", input.item_id, known.join(", "))
                 }));
             };
             if let Some(status) = input.status {

@@ -60,7 +60,7 @@ impl Tool for ExecShell {
     async fn run(&self, input: ExecShellInput, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let command = checked_command(&input.command)?;
         let background = input.background.unwrap_or(false);
-        // A background task runs until it exits or is cancelled; a timeout given
+        // A background job runs until it exits or is cancelled; a timeout given
         // with it is a foreground habit, not a mistake worth a failed call.
         let timeout = timeout_arg(input.timeout_ms, DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS)?;
         let (cwd, cwd_shown) = resolve_cwd(ctx, input.cwd.as_deref())?;
@@ -177,7 +177,7 @@ pub(crate) fn resolve_cwd(ctx: &ToolContext, cwd: Option<&str>) -> Result<(PathB
     Ok((path, shown))
 }
 
-/// Starts a background task and says how to follow it.
+/// Starts a background job and says how to follow it.
 pub(crate) fn start_background(ctx: &ToolContext, spec: &JobSpec<'_>) -> Result<ToolOutput, ToolError> {
     let job = ctx.session.state::<ShellJobs>().start(spec, Launch::new(ctx, spec.grant)?)?;
     let id = &job.id;

@@ -1,4 +1,4 @@
-//! `exec_shell_cancel`: stop one background task, or all of them when asked explicitly,
+//! `exec_shell_cancel`: stop one background job, or all of them when asked explicitly,
 //! each with its whole process group.
 
 use std::time::Duration;
@@ -67,7 +67,7 @@ impl Tool for ExecShellCancel {
             lines.push(format!("Stopped {} ({}) and its process group", job.id, job.command));
         }
         if lines.is_empty() {
-            lines.push("No background task is running; nothing to stop".into());
+            lines.push("No background job is running; nothing to stop".into());
         }
         let mut out = ToolOutput::text(lines.join("\n")).with_meta("cancelled", Value::Array(stopped));
         if let [job] = targets.as_slice() {

@@ -66,7 +66,7 @@ async fn cancel_leaves_no_process_of_the_job() {
 }
 
 #[tokio::test]
-async fn cancel_all_stops_every_task() {
+async fn cancel_all_stops_every_job() {
     let h = Harness::new();
     let (_, a, _) = start_sleeper(&h).await;
     let (_, b, _) = start_sleeper(&h).await;
@@ -74,7 +74,7 @@ async fn cancel_all_stops_every_task() {
     assert_eq!(r.metadata["cancelled"].as_array().unwrap().len(), 2, "{}", r.content_text());
     assert!(eventually(PATIENCE, || group_members(a).is_empty() && group_members(b).is_empty()).await);
     let none = h.ok("exec_shell_cancel", json!({"all": true})).await;
-    assert!(none.contains("No background task is running"), "{none}");
+    assert!(none.contains("No background job is running"), "{none}");
 }
 
 #[tokio::test]

@@ -1,4 +1,4 @@
-//! `exec_shell_interact`: write to a background task's stdin and read what it answers.
+//! `exec_shell_interact`: write to a background job's stdin and read what it answers.
 
 use schemars::JsonSchema;
 use serde::Deserialize;

@@ -1,4 +1,4 @@
-//! `exec_shell_wait`: a background task's output since the last poll, and its status.
+//! `exec_shell_wait`: a background job's output since the last poll, and its status.
 
 use schemars::JsonSchema;
 use serde::Deserialize;

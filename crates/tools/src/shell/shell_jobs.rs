@@ -33,7 +33,7 @@ pub(crate) mod tests;
 use spawn::Input;
 use window::Window;
 
-/// Running background tasks allowed per session; a runaway loop of starts stops here.
+/// Running background jobs allowed per session; a runaway loop of starts stops here.
 pub const MAX_RUNNING: usize = 32;
 /// After the shell exits, how long to wait for the last output to drain.
 const DRAIN_GRACE: Duration = Duration::from_millis(500);
@@ -44,7 +44,7 @@ const SETTLE: Duration = Duration::from_millis(150);
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Gate {
     pub name: String,
-    pub task_id: String,
+    pub job_id: String,
     pub command: String,
     pub cwd: String,
     pub exit_code: i32,
@@ -87,7 +87,7 @@ impl ShellJobs {
         let running = inner.jobs.values().filter(|j| j.background && j.exit().is_none()).count();
         if spec.background && running >= MAX_RUNNING {
             return Err(ToolError::model(format!(
-                "{running} background tasks are already running; stop some with exec_shell_cancel first"
+                "{running} background jobs are already running; stop some with exec_shell_cancel first"
             )));
         }
         if inner.dir.is_none() {
@@ -98,7 +98,7 @@ impl ShellJobs {
         let dir = inner.dir.as_ref().map(|d| d.path().to_path_buf()).unwrap_or_default();
         inner.next_id += 1;
         let number = inner.next_id;
-        let id = if spec.background { format!("task-{number}") } else { format!("run-{number}") };
+        let id = if spec.background { format!("job-{number}") } else { format!("run-{number}") };
         let log_path = dir.join(format!("{id}.log"));
         let input = match (spec.background, spec.tty) {
             (_, true) => Input::Tty,
@@ -110,28 +110,35 @@ impl ShellJobs {
         Ok(job)
     }
 
-    /// A background task by id; the error names the ids that exist.
+    /// A background job by id; the error names the ids that exist.
     pub fn get(&self, job_id: &str) -> Result<Arc<Job>, ToolError> {
         let inner = self.inner.lock();
-        if let Some(job) = inner.jobs.values().find(|j| j.background && j.id == job_id) {
+        // Jobs were `task-N` before they were `job-N`: a recorded call (a
+        // replayed transcript) still names them so.
+        let former = job_id.strip_prefix("task-").map(|n| format!("job-{n}"));
+        let wanted = former.as_deref().unwrap_or(job_id);
+        if let Some(job) = inner.jobs.values().find(|j| j.background && j.id == wanted) {
             return Ok(job.clone());
         }
         let known: Vec<String> = inner.jobs.values().filter(|j| j.background).map(|j| format!("`{}`", j.id)).collect();
+        // `task-N` names a durable task (and named a shell job before they were `job-N`).
+        let hint =
+            if job_id.starts_with("task-") { " (`task-N` is a durable task; shell jobs are `job-N`)" } else { "" };
         Err(ToolError::model(if known.is_empty() {
             format!(
-                "unknown job_id `{job_id}`: this session has no background jobs; start one with exec_shell {{\"background\": true}}"
+                "unknown job_id `{job_id}`{hint}: this session has no background jobs; start one with exec_shell {{\"background\": true}}"
             )
         } else {
-            format!("unknown job_id `{job_id}`; this session's background jobs are {}", known.join(", "))
+            format!("unknown job_id `{job_id}`{hint}; this session's background jobs are {}", known.join(", "))
         }))
     }
 
-    /// Background tasks whose shell is still running.
+    /// Background jobs whose shell is still running.
     pub fn running(&self) -> Vec<Arc<Job>> {
         self.inner.lock().jobs.values().filter(|j| j.background && j.exit().is_none()).cloned().collect()
     }
 
-    /// Every background task of the session, running or finished, oldest
+    /// Every background job of the session, running or finished, oldest
     /// first (the job center lists them).
     pub fn background(&self) -> Vec<Arc<Job>> {
         self.inner.lock().jobs.values().filter(|j| j.background).cloned().collect()

@@ -1,4 +1,4 @@
-//! `task_shell_wait`: poll a background task; once it has finished, optionally
+//! `task_shell_wait`: poll a background job; once it has finished, optionally
 //! record its result as a named gate: in the session always, and on the
 //! durable task (the active one, or `task_id`) with the same evidence
 //! `task_gate_run` keeps: classification, summary, the log as an artifact.
@@ -111,7 +111,7 @@ impl Tool for TaskShellWait {
         };
         let gate = Gate {
             name: name.clone(),
-            task_id: job.id.clone(),
+            job_id: job.id.clone(),
             command: job.command.clone(),
             cwd: job.cwd_shown.clone(),
             exit_code: exit.code,
@@ -134,7 +134,7 @@ impl Tool for TaskShellWait {
             if let serde_json::Value::String(text) = &mut out.content {
                 text.push_str(&format!(
                     "\nOn {}: {} {} ({}); log {}",
-                    durable["task"].as_str().unwrap_or_default(),
+                    durable["task_id"].as_str().unwrap_or_default(),
                     durable["gate"].as_str().unwrap_or_default(),
                     durable["classification"].as_str().unwrap_or_default(),
                     durable["summary"].as_str().unwrap_or_default(),
@@ -180,7 +180,7 @@ async fn record_on_task(
     let log = log_handle(store, ctx, TaskShellWait::NAME, record.log_artifact.clone(), log_bytes, log_lines).await?;
     Ok(json!({
         "gate": record.id,
-        "task": record.task_id,
+        "task_id": record.task_id,
         "classification": record.classification,
         "summary": record.summary,
         "log": log,

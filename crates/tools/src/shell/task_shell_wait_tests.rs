@@ -111,7 +111,7 @@ async fn a_gate_lands_on_the_durable_task_with_its_log() {
         .unwrap();
     assert!(!r.is_error, "{}", r.content_text());
     let durable = &r.metadata["task_gate"];
-    assert_eq!(durable["task"], "task-1", "{durable}");
+    assert_eq!(durable["task_id"], "task-1", "{durable}");
     assert_eq!(durable["classification"], "failed", "{durable}");
     assert!(r.content_text().contains("On task-1: gate-1 failed"), "{}", r.content_text());
 

@@ -6,7 +6,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 
-use quiver_engine::{Capabilities, Domain, Risk, Tool, ToolContext, ToolError, ToolOutput};
+use quiver_engine::{Capabilities, Domain, InputAlias, Risk, Tool, ToolContext, ToolError, ToolOutput};
 
 use super::{WorkStore, change_automation};
 
@@ -16,7 +16,7 @@ pub struct AutomationPause(pub Arc<WorkStore>);
 #[serde(deny_unknown_fields)]
 pub struct AutomationPauseInput {
     /// The automation's id ("auto-2") or name.
-    pub id: String,
+    pub automation_id: String,
 }
 
 impl Tool for AutomationPause {
@@ -26,6 +26,9 @@ impl Tool for AutomationPause {
     const RISK: Risk = Risk::Write;
     const CAPABILITIES: Capabilities = Capabilities::PERSISTS.union(Capabilities::GATES_ITSELF);
 
+    // Before one vocabulary the input was `id`; `automation_id` says whose.
+    const INPUT_ALIASES: &'static [InputAlias] = &[InputAlias::rename("id", "automation_id")];
+
     fn description(&self) -> String {
         "Pause an automation (no runs until resumed). Asks for approval.".into()
     }
@@ -34,7 +37,7 @@ impl Tool for AutomationPause {
         let a = change_automation(
             &self.0,
             ctx,
-            &input.id,
+            &input.automation_id,
             |current| format!("pause automation '{}' ({}, '{}')?", current.name, current.id, current.schedule),
             |s, id| s.pause_automation(id),
         )

@@ -16,7 +16,7 @@ pub struct AutomationRead(pub Arc<WorkStore>);
 #[serde(deny_unknown_fields)]
 pub struct AutomationReadInput {
     /// The automation's id ("auto-2") or name.
-    pub id: String,
+    pub automation_id: String,
     /// How many recent runs to show (default 20).
     #[serde(default)]
     pub limit: Option<usize>,
@@ -29,8 +29,10 @@ impl Tool for AutomationRead {
     const RISK: Risk = Risk::Read;
     const CAPABILITIES: Capabilities = Capabilities::NONE;
 
-    // Before one vocabulary the count was `runs` (recorded calls say so).
-    const INPUT_ALIASES: &'static [InputAlias] = &[InputAlias::rename("runs", "limit")];
+    // Before one vocabulary the input was `id` (`automation_id` says whose), and
+    // the count was `runs` (recorded calls say so).
+    const INPUT_ALIASES: &'static [InputAlias] =
+        &[InputAlias::rename("id", "automation_id"), InputAlias::rename("runs", "limit")];
     fn description(&self) -> String {
         "Read one automation and its recent runs (enqueued tasks, manual runs, missed due times).".into()
     }
@@ -38,7 +40,7 @@ impl Tool for AutomationRead {
     async fn run(&self, input: AutomationReadInput, _ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let store = self.0.get()?;
         let limit = input.limit.unwrap_or(20).clamp(1, 500);
-        let id = input.id.trim().to_string();
+        let id = input.automation_id.trim().to_string();
         let (a, runs) = blocking(store, move |s| Ok((s.automation(&id)?, s.automation_runs(&id, limit)?))).await?;
         Ok(ToolOutput::json(json!({"automation": a, "recent_runs": runs})))
     }

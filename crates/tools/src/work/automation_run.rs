@@ -6,7 +6,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 
-use quiver_engine::{Capabilities, Domain, Risk, Tool, ToolContext, ToolError, ToolOutput};
+use quiver_engine::{Capabilities, Domain, InputAlias, Risk, Tool, ToolContext, ToolError, ToolOutput};
 
 use super::{WorkStore, change_automation};
 
@@ -16,7 +16,7 @@ pub struct AutomationRun(pub Arc<WorkStore>);
 #[serde(deny_unknown_fields)]
 pub struct AutomationRunInput {
     /// The automation's id ("auto-2") or name.
-    pub id: String,
+    pub automation_id: String,
 }
 
 impl Tool for AutomationRun {
@@ -25,6 +25,9 @@ impl Tool for AutomationRun {
     const DOMAIN: Domain = Domain::Planning;
     const RISK: Risk = Risk::Write;
     const CAPABILITIES: Capabilities = Capabilities::PERSISTS.union(Capabilities::GATES_ITSELF);
+
+    // Before one vocabulary the input was `id`; `automation_id` says whose.
+    const INPUT_ALIASES: &'static [InputAlias] = &[InputAlias::rename("id", "automation_id")];
 
     fn description(&self) -> String {
         "Run an automation now, outside its schedule: enqueues a durable task. Asks for approval.".into()
@@ -35,7 +38,7 @@ impl Tool for AutomationRun {
         let task = change_automation(
             &self.0,
             ctx,
-            &input.id,
+            &input.automation_id,
             |current| {
                 name = current.id.clone();
                 let prompt: String = current.prompt.chars().take(80).collect();
@@ -44,6 +47,6 @@ impl Tool for AutomationRun {
             |s, id| s.run_automation_now(id),
         )
         .await?;
-        Ok(ToolOutput::json(json!({"automation": name, "task": task.id, "state": task.state})))
+        Ok(ToolOutput::json(json!({"automation_id": name, "task_id": task.id, "state": task.state})))
     }
 }

@@ -7,7 +7,7 @@ use serde::Deserialize;
 use serde_json::json;
 
 use quiver_durable::AutomationPatch;
-use quiver_engine::{Capabilities, Domain, Risk, Tool, ToolContext, ToolError, ToolOutput};
+use quiver_engine::{Capabilities, Domain, InputAlias, Risk, Tool, ToolContext, ToolError, ToolOutput};
 
 use super::{WorkStore, approve, blocking};
 
@@ -17,7 +17,7 @@ pub struct AutomationUpdate(pub Arc<WorkStore>);
 #[serde(deny_unknown_fields)]
 pub struct AutomationUpdateInput {
     /// The automation's id ("auto-2") or name.
-    pub id: String,
+    pub automation_id: String,
     /// New prompt.
     #[serde(default)]
     pub prompt: Option<String>,
@@ -39,6 +39,9 @@ impl Tool for AutomationUpdate {
     const RISK: Risk = Risk::Write;
     const CAPABILITIES: Capabilities = Capabilities::PERSISTS.union(Capabilities::GATES_ITSELF);
 
+    // Before one vocabulary the input was `id`; `automation_id` says whose.
+    const INPUT_ALIASES: &'static [InputAlias] = &[InputAlias::rename("id", "automation_id")];
+
     fn description(&self) -> String {
         "Change an automation's prompt, schedule, time zone or cwd. Asks for approval.".into()
     }
@@ -57,7 +60,7 @@ impl Tool for AutomationUpdate {
             model: None,
         };
         let store = self.0.get()?;
-        let id = input.id.trim().to_string();
+        let id = input.automation_id.trim().to_string();
         let current = blocking(store.clone(), {
             let id = id.clone();
             move |s| s.automation(&id)

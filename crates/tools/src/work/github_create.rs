@@ -122,7 +122,7 @@ pub async fn create(
         "url": url,
         "gh_output": excerpt(&answer, 300),
         "audit": [first.id, second.id],
-        "task": task,
+        "task_id": task,
     }))
     .with_meta("url", url))
 }

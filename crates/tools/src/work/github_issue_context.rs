@@ -88,7 +88,7 @@ impl Tool for GithubIssueContext {
             },
             "body": body,
             "comments": comments,
-            "task": task,
+            "task_id": task,
         })))
     }
 }

@@ -117,7 +117,7 @@ impl Tool for GithubPrContext {
             "body": body,
             "comments": comments,
             "diff": diff,
-            "task": task,
+            "task_id": task,
         })))
     }
 }

@@ -546,7 +546,7 @@ async fn an_approved_close_sends_exactly_these_gh_arguments_and_audits_on_the_ta
             expected_close.clone(),
         ]
     );
-    assert_eq!(done["task"], "task-1");
+    assert_eq!(done["task_id"], "task-1");
 
     let audit = s.store().audit_of("task-1").unwrap();
     assert_eq!(audit.len(), 2, "{audit:?}");

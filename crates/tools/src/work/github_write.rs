@@ -246,7 +246,7 @@ impl Checked {
             "acceptance_criteria": self.criteria.len(),
             "evidence": self.evidence,
             "audit": [first.id, second.id],
-            "task": self.task,
+            "task_id": self.task,
             "note": if self.task.is_none() { "no active task: the audit record is kept but attached to no task (pass `task_id`)" } else { "" },
         })))
     }
@@ -349,7 +349,7 @@ fn resolve_evidence(
                         a.additions,
                         a.deletions
                     ));
-                    records.push(json!({"attempt": a.id, "base_commit": a.base_commit, "files": a.files,
+                    records.push(json!({"attempt_id": a.id, "base_commit": a.base_commit, "files": a.files,
                         "patch": a.patch_artifact}));
                     a.task_id
                 }

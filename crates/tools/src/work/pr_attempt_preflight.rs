@@ -8,7 +8,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 
-use quiver_engine::{Capabilities, Domain, Risk, Tool, ToolContext, ToolError, ToolOutput};
+use quiver_engine::{Capabilities, Domain, InputAlias, Risk, Tool, ToolContext, ToolError, ToolOutput};
 
 use super::pr_attempt::{PrivateIndex, check};
 use super::{WorkStore, blocking};
@@ -19,7 +19,7 @@ pub struct PrAttemptPreflight(pub Arc<WorkStore>);
 #[serde(deny_unknown_fields)]
 pub struct PrAttemptPreflightInput {
     /// The attempt id, e.g. "pr-2".
-    pub id: String,
+    pub attempt_id: String,
     /// Check against this commit, branch or tag (default: the current HEAD).
     #[serde(default)]
     pub onto: Option<String>,
@@ -32,6 +32,9 @@ impl Tool for PrAttemptPreflight {
     const RISK: Risk = Risk::Read;
     const CAPABILITIES: Capabilities = Capabilities::RUNS_COMMANDS;
 
+    // Before one vocabulary the input was `id`; `attempt_id` says whose.
+    const INPUT_ALIASES: &'static [InputAlias] = &[InputAlias::rename("id", "attempt_id")];
+
     fn description(&self) -> String {
         "Check that a recorded PR attempt still applies (git apply --check) to HEAD or a given commit, without touching the work tree; names conflicting hunks.".into()
     }
@@ -42,7 +45,7 @@ impl Tool for PrAttemptPreflight {
             return Err(ToolError::model(format!("`onto` {onto:?} is not a commit, branch or tag")));
         }
         let store = self.0.get()?;
-        let id = input.id.trim().to_string();
+        let id = input.attempt_id.trim().to_string();
         let (attempt, patch) = blocking(store, move |s| {
             let a = s.attempt(&id)?;
             let bytes = s.artifact_bytes(&a.patch_artifact)?;
@@ -74,7 +77,7 @@ impl Tool for PrAttemptPreflight {
             )
         };
         Ok(ToolOutput::json(json!({
-            "attempt": attempt.id,
+            "attempt_id": attempt.id,
             "base_commit": attempt.base_commit,
             "onto": result.onto,
             "onto_commit": result.commit,

@@ -6,7 +6,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 
-use quiver_engine::{Capabilities, Domain, Risk, Tool, ToolContext, ToolError, ToolOutput};
+use quiver_engine::{Capabilities, Domain, InputAlias, Risk, Tool, ToolContext, ToolError, ToolOutput};
 
 use super::{WorkStore, blocking};
 
@@ -18,7 +18,7 @@ pub struct PrAttemptRead(pub Arc<WorkStore>);
 #[serde(deny_unknown_fields)]
 pub struct PrAttemptReadInput {
     /// The attempt id, e.g. "pr-2".
-    pub id: String,
+    pub attempt_id: String,
 }
 
 impl Tool for PrAttemptRead {
@@ -28,6 +28,9 @@ impl Tool for PrAttemptRead {
     const RISK: Risk = Risk::Read;
     const CAPABILITIES: Capabilities = Capabilities::NONE;
 
+    // Before one vocabulary the input was `id`; `attempt_id` says whose.
+    const INPUT_ALIASES: &'static [InputAlias] = &[InputAlias::rename("id", "attempt_id")];
+
     fn description(&self) -> String {
         "Read one recorded PR attempt: metadata and its patch (large patches summarized; the artifact holds all)."
             .into()
@@ -35,7 +38,7 @@ impl Tool for PrAttemptRead {
 
     async fn run(&self, input: PrAttemptReadInput, _ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let store = self.0.get()?;
-        let id = input.id.trim().to_string();
+        let id = input.attempt_id.trim().to_string();
         let (attempt, artifact, patch) = blocking(store, move |s| {
             let a = s.attempt(&id)?;
             let art = s.artifact(&a.patch_artifact)?;

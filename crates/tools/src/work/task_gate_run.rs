@@ -106,7 +106,7 @@ impl Tool for TaskGateRun {
         let log = log_handle(store, ctx, Self::NAME, record.log_artifact.clone(), log_bytes, log_lines).await?;
         let mut out = ToolOutput::json(json!({
             "gate": record.id,
-            "task": record.task_id,
+            "task_id": record.task_id,
             "name": record.name,
             "command": record.command,
             "cwd": record.cwd,

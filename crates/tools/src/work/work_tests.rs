@@ -182,19 +182,20 @@ async fn automation_writes_ask_first_and_bad_schedules_fail_before_asking() {
     let created = json_of(&call(&yolo, "automation_create", args).await);
     assert_eq!(created["automation"]["tz"], "Europe/Berlin");
     assert_eq!(json_of(&call(&yolo, "automation_list", json!({})).await)["count"], 1);
-    let paused = json_of(&call(&yolo, "automation_pause", json!({"id": "nightly"})).await);
+    let paused = json_of(&call(&yolo, "automation_pause", json!({"automation_id": "nightly"})).await);
     assert_eq!(paused["paused"]["state"], "paused");
-    let resumed = json_of(&call(&yolo, "automation_resume", json!({"id": "auto-1"})).await);
+    let resumed = json_of(&call(&yolo, "automation_resume", json!({"automation_id": "auto-1"})).await);
     assert_eq!(resumed["resumed"]["state"], "active");
-    let updated = json_of(&call(&yolo, "automation_update", json!({"id": "nightly", "schedule": "@hourly"})).await);
+    let updated =
+        json_of(&call(&yolo, "automation_update", json!({"automation_id": "nightly", "schedule": "@hourly"})).await);
     assert_eq!(updated["automation"]["schedule"], "@hourly");
-    let ran = json_of(&call(&yolo, "automation_run", json!({"id": "nightly"})).await);
-    assert_eq!((ran["automation"].as_str(), ran["task"].as_str()), (Some("auto-1"), Some("task-1")));
-    let read = json_of(&call(&yolo, "automation_read", json!({"id": "nightly"})).await);
+    let ran = json_of(&call(&yolo, "automation_run", json!({"automation_id": "nightly"})).await);
+    assert_eq!((ran["automation_id"].as_str(), ran["task_id"].as_str()), (Some("auto-1"), Some("task-1")));
+    let read = json_of(&call(&yolo, "automation_read", json!({"automation_id": "nightly"})).await);
     assert_eq!(read["recent_runs"][0]["outcome"], "manual");
-    assert!(call(&agent, "automation_delete", json!({"id": "nightly"})).await.is_error, "delete asks too");
-    json_of(&call(&yolo, "automation_delete", json!({"id": "nightly"})).await);
-    let gone = call(&yolo, "automation_read", json!({"id": "nightly"})).await;
+    assert!(call(&agent, "automation_delete", json!({"automation_id": "nightly"})).await.is_error, "delete asks too");
+    json_of(&call(&yolo, "automation_delete", json!({"automation_id": "nightly"})).await);
+    let gone = call(&yolo, "automation_read", json!({"automation_id": "nightly"})).await;
     assert!(gone.is_error && gone.content_text().contains("no automation"), "{}", gone.content_text());
 }
 
@@ -232,24 +233,25 @@ async fn pr_attempts_capture_untracked_files_and_preflight_names_the_conflict() 
     assert_eq!(std::fs::read(ws.join(".git/index")).unwrap(), index_before, "the user's index is untouched");
     let listed = json_of(&call(&ctx, "pr_attempt_list", json!({"task_id": "task-1"})).await);
     assert_eq!(listed["count"], 1);
-    let read = json_of(&call(&ctx, "pr_attempt_read", json!({"id": "pr-1"})).await);
+    let read = json_of(&call(&ctx, "pr_attempt_read", json!({"attempt_id": "pr-1"})).await);
     assert!(read["patch"].as_str().unwrap().contains("+fn new() {}"), "{read}");
 
-    let ok = json_of(&call(&ctx, "pr_attempt_preflight", json!({"id": "pr-1"})).await);
+    let ok = json_of(&call(&ctx, "pr_attempt_preflight", json!({"attempt_id": "pr-1"})).await);
     assert_eq!(ok["applies"], true, "{ok}");
     // Upstream moves on and changes the same line: the attempt no longer applies.
     git(ws, &["stash", "-u", "-q"]);
     std::fs::write(ws.join("lib.rs"), "fn a() {}\nfn b() { other() }\nfn c() {}\n").unwrap();
     git(ws, &["commit", "-qam", "upstream"]);
     let work_tree_before = std::fs::read(ws.join("lib.rs")).unwrap();
-    let bad = json_of(&call(&ctx, "pr_attempt_preflight", json!({"id": "pr-1"})).await);
+    let bad = json_of(&call(&ctx, "pr_attempt_preflight", json!({"attempt_id": "pr-1"})).await);
     assert_eq!(bad["applies"], false, "{bad}");
     assert!(bad["errors"].to_string().contains("lib.rs"), "{bad}");
     assert!(bad["conflicting_hunks"][0].as_str().unwrap().contains("+fn b() { todo() }"), "{bad}");
     assert_eq!(std::fs::read(ws.join("lib.rs")).unwrap(), work_tree_before, "preflight never touches the work tree");
-    let against_base = json_of(&call(&ctx, "pr_attempt_preflight", json!({"id": "pr-1", "onto": "HEAD~1"})).await);
+    let against_base =
+        json_of(&call(&ctx, "pr_attempt_preflight", json!({"attempt_id": "pr-1", "onto": "HEAD~1"})).await);
     assert_eq!(against_base["applies"], true, "{against_base}");
-    let hostile = call(&ctx, "pr_attempt_preflight", json!({"id": "pr-1", "onto": "--output=/tmp/x"})).await;
+    let hostile = call(&ctx, "pr_attempt_preflight", json!({"attempt_id": "pr-1", "onto": "--output=/tmp/x"})).await;
     assert!(hostile.is_error, "{}", hostile.content_text());
 }
 

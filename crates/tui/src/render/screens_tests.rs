@@ -122,9 +122,9 @@ fn the_job_center_and_mcp_panels() {
         title: " jobs · Esc closes ".into(),
         lines: vec![
             "id        status      elapsed  command".into(),
-            "task-1    running        12.0s  npm run dev  (.)".into(),
+            "job-1     running        12.0s  npm run dev  (.)".into(),
             "          │ ready on http://localhost:5173".into(),
-            "task-2    exit 0          3.1s  cargo build  (.)".into(),
+            "job-2     exit 0          3.1s  cargo build  (.)".into(),
         ],
         scroll: 0,
     });
@@ -177,7 +177,7 @@ fn work() -> WorkSnapshot {
         checklist: vec![(true, "read the failing test".into()), (false, "fix the parser".into())],
         task: Some(("t-7".into(), "parser bug".into(), "active".into())),
         jobs: vec![JobLine {
-            id: "task-1".into(),
+            id: "job-1".into(),
             command: "cargo watch".into(),
             status: "running".into(),
             elapsed_secs: 75,
