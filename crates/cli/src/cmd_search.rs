@@ -43,7 +43,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         limit: args.limit.clamp(1, 20),
         domain: match args.domain.as_deref() {
             None => DomainFilter::All,
-            Some(d) => d.parse().map_err(|e: String| anyhow::anyhow!("--domain: {e}"))?,
+            Some(d) => d.parse().map_err(|e: quiver_engine::NameError| anyhow::anyhow!("--domain: {e}"))?,
         },
         regex: args.regex,
         scope: match args.scope {

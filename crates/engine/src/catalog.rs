@@ -25,13 +25,13 @@ pub enum CatalogFormat {
 }
 
 impl FromStr for CatalogFormat {
-    type Err = String;
+    type Err = crate::domain::NameError;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         match s {
             "openai" => Ok(CatalogFormat::OpenAi),
             "anthropic" => Ok(CatalogFormat::Anthropic),
             "mcp" => Ok(CatalogFormat::Mcp),
-            other => Err(format!("unknown catalog format `{other}` (expected openai, anthropic or mcp)")),
+            other => Err(crate::domain::NameError::unknown("catalog format", other, &["openai", "anthropic", "mcp"])),
         }
     }
 }

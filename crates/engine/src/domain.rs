@@ -73,12 +73,35 @@ impl Domain {
     }
 }
 
+/// A name that is not one of an enum's (a mode, a domain, a catalog
+/// format), read from a flag, a config file or a tool's argument.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum NameError {
+    #[error("unknown {kind} `{given}` (expected {expected})")]
+    Unknown { kind: &'static str, given: String, expected: String },
+    #[error("`{0}` is not a searchable domain")]
+    NotSearchable(Domain),
+}
+
+impl NameError {
+    /// `given` is not a `kind`; `names` are the ones there are.
+    pub fn unknown(kind: &'static str, given: &str, names: &[&str]) -> Self {
+        let expected = match names {
+            [] => String::new(),
+            [one] => (*one).to_string(),
+            [rest @ .., last] if rest.len() < 3 => format!("{} or {last}", rest.join(", ")),
+            all => format!("one of {}", all.join(", ")),
+        };
+        NameError::Unknown { kind, given: given.to_string(), expected }
+    }
+}
+
 impl FromStr for Domain {
-    type Err = String;
+    type Err = NameError;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         Domain::ALL.iter().copied().find(|d| d.as_str() == s).ok_or_else(|| {
             let names: Vec<&str> = Domain::ALL.iter().map(|d| d.as_str()).collect();
-            format!("unknown domain `{s}` (expected one of {})", names.join(", "))
+            NameError::unknown("domain", s, &names)
         })
     }
 }
@@ -101,14 +124,14 @@ impl DomainFilter {
 }
 
 impl FromStr for DomainFilter {
-    type Err = String;
+    type Err = NameError;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         if s == "all" {
             return Ok(DomainFilter::All);
         }
         match s.parse::<Domain>()? {
             d if d.searchable() => Ok(DomainFilter::Only(d)),
-            d => Err(format!("`{d}` is not a searchable domain")),
+            d => Err(NameError::NotSearchable(d)),
         }
     }
 }

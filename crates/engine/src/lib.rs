@@ -52,7 +52,7 @@ pub use audience::Audience;
 pub use capabilities::Capabilities;
 pub use catalog::{Catalog, CatalogFormat, Fingerprint, render_tool};
 pub use context::{DispatchFuture, Dispatcher, SettleFuture, ToolContext, new_session_id};
-pub use domain::{Domain, DomainFilter};
+pub use domain::{Domain, DomainFilter, NameError};
 pub use engine::Engine;
 pub use fim::{FillInMiddle, FimError, FimFuture};
 pub use host::{EngineHost, ToolProvider};

@@ -2,6 +2,7 @@
 
 use strum::VariantArray;
 
+use crate::permissions::trust::Source;
 use crate::{AliasState, Domain, LifecycleState, Mode, Risk};
 
 #[test]
@@ -11,6 +12,9 @@ fn strum_names_are_the_serde_names() {
     quiver_testkit::assert_strum_matches_serde::<LifecycleState>();
     quiver_testkit::assert_strum_matches_serde::<AliasState>();
     quiver_testkit::assert_strum_matches_serde::<Domain>();
+    quiver_testkit::assert_strum_matches_serde::<Source>();
+    // What JSON said before the names agreed is still read.
+    assert_eq!(serde_json::from_str::<Source>(r#""builtin""#).unwrap(), Source::BuiltIn);
     // Display and FromStr are read by people and config files: same names.
     for mode in Mode::VARIANTS {
         assert_eq!(mode.to_string(), mode.as_str());

@@ -104,18 +104,22 @@ impl Protocol {
     }
 }
 
-impl std::str::FromStr for Protocol {
-    type Err = String;
+/// A `protocol` value that is none of [`Protocol`]'s; it names every accepted one.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "`{0}` is not a way to open a connection; use \"initialize\" (a session, the default) or \"auto\" \
+     (MCP 2026-07-28 when the server speaks it)"
+)]
+pub struct UnknownProtocol(pub String);
 
-    /// A config value; the error names every accepted one.
-    fn from_str(text: &str) -> Result<Protocol, String> {
+impl std::str::FromStr for Protocol {
+    type Err = UnknownProtocol;
+
+    fn from_str(text: &str) -> Result<Protocol, UnknownProtocol> {
         match text {
             "initialize" => Ok(Protocol::Initialize),
             "auto" => Ok(Protocol::Auto),
-            other => Err(format!(
-                "`{other}` is not a way to open a connection; use \"initialize\" (a session, the default) or \
-                 \"auto\" (MCP 2026-07-28 when the server speaks it)"
-            )),
+            other => Err(UnknownProtocol(other.to_string())),
         }
     }
 }
@@ -601,7 +605,7 @@ pub(crate) fn build_server(path: &Path, name: &str, raw: RawServer) -> Result<Se
     };
     let protocol = match raw.protocol.as_deref() {
         None => Protocol::Initialize,
-        Some(text) => text.parse().map_err(|m| err("protocol", m))?,
+        Some(text) => text.parse().map_err(|m: UnknownProtocol| err("protocol", m.to_string()))?,
     };
     Ok(ServerConfig {
         expose,

@@ -376,7 +376,8 @@ async fn a_refused_authorization_is_reported_and_stores_nothing() {
         challenge: None,
     };
     let err = oauth::login(&config, store.clone(), options).await.unwrap_err();
-    assert!(err.contains("no redirect came back"), "{err}");
+    assert!(matches!(err, oauth::LoginError::NoRedirect { secs: 3, .. }), "{err}");
+    assert!(err.to_string().contains("no redirect came back"), "{err}");
     assert!(!store.path().exists(), "nothing stored after a failed sign-in");
 }
 

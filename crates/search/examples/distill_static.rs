@@ -122,15 +122,14 @@ struct Projection<'a> {
     full: usize,
 }
 
+/// Each sentence's token ids, its target vector, and the centre used.
+type Targets = (Vec<Vec<u32>>, Vec<Vec<f64>>, Vec<f64>);
+
 impl Projection<'_> {
     /// Each sentence's token ids as the static model reads them (no
     /// specials), and the teacher's vector for it, centred on `centre`
     /// (the corpus's mean, computed when `None`), projected, unit.
-    fn targets(
-        &self,
-        texts: &[String],
-        centre: Option<&[f64]>,
-    ) -> anyhow::Result<(Vec<Vec<u32>>, Vec<Vec<f64>>, Vec<f64>)> {
+    fn targets(&self, texts: &[String], centre: Option<&[f64]>) -> anyhow::Result<Targets> {
         let ids = texts
             .iter()
             .map(|t| self.tok.encode(t.as_str(), false).map(|e| e.get_ids().to_vec()))

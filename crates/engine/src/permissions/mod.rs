@@ -41,13 +41,13 @@ impl Mode {
 }
 
 impl FromStr for Mode {
-    type Err = String;
+    type Err = crate::domain::NameError;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         match s {
             "plan" => Ok(Mode::Plan),
             "agent" => Ok(Mode::Agent),
             "yolo" => Ok(Mode::Yolo),
-            other => Err(format!("unknown mode `{other}` (expected plan, agent or yolo)")),
+            other => Err(crate::domain::NameError::unknown("mode", other, &["plan", "agent", "yolo"])),
         }
     }
 }

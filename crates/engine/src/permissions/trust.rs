@@ -15,22 +15,24 @@ use anyhow::Context;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-/// Where a setting came from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+/// Where a setting came from. One name everywhere (`built-in`, as people
+/// read it in `quiver mcp list`); JSON once said `builtin`, still read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, strum::IntoStaticStr)]
 #[serde(rename_all = "lowercase")]
+#[strum(serialize_all = "lowercase")]
+#[cfg_attr(test, derive(strum::VariantArray))]
 pub enum Source {
+    #[serde(rename = "built-in", alias = "builtin")]
+    #[strum(serialize = "built-in")]
     BuiltIn,
     User,
     Project,
 }
 
 impl Source {
+    /// The serde name (strum derives it with serde's case rule).
     pub fn as_str(self) -> &'static str {
-        match self {
-            Source::BuiltIn => "built-in",
-            Source::User => "user",
-            Source::Project => "project",
-        }
+        self.into()
     }
 
     /// Whether settings from here may widen what runs unasked.

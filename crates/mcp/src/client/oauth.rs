@@ -294,19 +294,40 @@ pub struct LoginOptions<'a> {
     pub challenge: Option<String>,
 }
 
+/// Why a sign-in did not end with a stored token.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LoginError {
+    #[error("MCP server `{server}` is not an HTTP server; OAuth applies to `url` servers only")]
+    NotHttp { server: String },
+    /// A step of the flow failed (`step` says which, as a phrase).
+    #[error("OAuth sign-in to `{server}` failed {step}: {message}")]
+    Step { server: String, step: String, message: String },
+    #[error("OAuth sign-in to `{server}`: no redirect came back within {secs} s")]
+    NoRedirect { server: String, secs: u64 },
+    #[error("environment variable `{var}` (oauth_client_secret_env of server `{server}`) is not set")]
+    SecretUnset { var: String, server: String },
+    /// The redirect came back with a refusal or without a usable code.
+    #[error("{0}")]
+    Redirect(String),
+}
+
 /// Runs the authorization-code flow with PKCE for `config` and stores the
 /// tokens in `store`. Returns the granted scopes.
 pub async fn login(
     config: &ServerConfig,
     store: FileTokenStore,
     options: LoginOptions<'_>,
-) -> Result<Vec<String>, String> {
+) -> Result<Vec<String>, LoginError> {
     let Transport::Http { url, oauth, .. } = &config.transport else {
-        return Err(format!("MCP server `{}` is not an HTTP server; OAuth applies to `url` servers only", config.name));
+        return Err(LoginError::NotHttp { server: config.name.clone() });
     };
     super::tls::install_crypto_provider();
     let name = &config.name;
-    let fail = |what: &str, e: &dyn std::fmt::Display| format!("OAuth sign-in to `{name}` failed {what}: {e}");
+    let fail = |step: &str, e: &dyn std::fmt::Display| LoginError::Step {
+        server: name.clone(),
+        step: step.to_string(),
+        message: e.to_string(),
+    };
     let challenge = match options.challenge {
         Some(challenge) => Some(challenge),
         None => probe_challenge(url).await,
@@ -331,9 +352,9 @@ pub async fn login(
         .map_err(|(_, e)| fail("registering quiver with the authorization server", &e))?;
 
     options.browser.open(session.get_authorization_url(), options.say).await;
-    let callback = tokio::time::timeout(options.timeout, wait_for_redirect(&listener)).await.map_err(|_| {
-        format!("OAuth sign-in to `{name}`: no redirect came back within {} s", options.timeout.as_secs())
-    })??;
+    let callback = tokio::time::timeout(options.timeout, wait_for_redirect(&listener))
+        .await
+        .map_err(|_| LoginError::NoRedirect { server: name.clone(), secs: options.timeout.as_secs() })??;
     session
         .handle_callback_with_issuer(&callback.code, &callback.csrf_token, callback.issuer.as_deref())
         .await
@@ -347,7 +368,7 @@ fn authorization_request(
     redirect_uri: &str,
     challenge: Option<String>,
     scopes: Option<Vec<String>>,
-) -> Result<AuthorizationRequest, String> {
+) -> Result<AuthorizationRequest, LoginError> {
     let mut request = AuthorizationRequest::new(redirect_uri).with_client_name("quiver");
     if let Some(challenge) = challenge {
         request = request.with_challenge(challenge);
@@ -365,9 +386,8 @@ fn authorization_request(
         if let Some(secret) = &oauth.client_secret {
             request = request.with_client_secret(secret.0.clone());
         } else if let Some(var) = &oauth.client_secret_env {
-            let secret = quiver_sandbox::secret_env(var).ok_or_else(|| {
-                format!("environment variable `{var}` (oauth_client_secret_env of server `{}`) is not set", config.name)
-            })?;
+            let secret = quiver_sandbox::secret_env(var)
+                .ok_or_else(|| LoginError::SecretUnset { var: var.clone(), server: config.name.clone() })?;
             request = request.with_client_secret(secret);
         }
     }
@@ -408,9 +428,10 @@ async fn probe_challenge(url: &str) -> Option<String> {
 
 /// Serves the loopback redirect until one request carries the authorization
 /// response (other requests, a browser's favicon fetch, get a 404).
-async fn wait_for_redirect(listener: &TcpListener) -> Result<AuthorizationCallback, String> {
+async fn wait_for_redirect(listener: &TcpListener) -> Result<AuthorizationCallback, LoginError> {
     loop {
-        let (mut stream, _) = listener.accept().await.map_err(|e| format!("redirect listener: {e}"))?;
+        let accepted = listener.accept().await;
+        let (mut stream, _) = accepted.map_err(|e| LoginError::Redirect(format!("redirect listener: {e}")))?;
         let mut buf = vec![0u8; 16 * 1024];
         let mut len = 0;
         // The request line is all that is needed; read until the header ends.
@@ -447,9 +468,11 @@ async fn wait_for_redirect(listener: &TcpListener) -> Result<AuthorizationCallba
             (Ok(callback), _) => Ok(callback),
             (Err(_), Some(error)) => {
                 let described = url_param(&full, "error_description").unwrap_or_default();
-                Err(format!("the authorization server refused: {error} {described}").trim().to_string())
+                Err(LoginError::Redirect(
+                    format!("the authorization server refused: {error} {described}").trim().to_string(),
+                ))
             }
-            (Err(e), None) => Err(format!("the redirect carried no usable code: {e}")),
+            (Err(e), None) => Err(LoginError::Redirect(format!("the redirect carried no usable code: {e}"))),
         };
     }
 }

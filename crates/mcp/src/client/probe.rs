@@ -186,7 +186,7 @@ async fn probe(
                     all
                 });
                 let options = LoginOptions { browser: Browser::Headless, timeout, say, scopes, challenge };
-                granted = oauth::login(config, store.clone(), options).await?;
+                granted = oauth::login(config, store.clone(), options).await.map_err(|e| e.to_string())?;
                 report.signed_in = true;
             }
         }

@@ -138,9 +138,9 @@ pub fn tune(table: &mut [f32], dim: usize, ids: &[Vec<u32>], targets: &[Vec<f64>
                 let row = t as usize * dim;
                 steps[t as usize] += 1;
                 let step = steps[t as usize];
-                for d in 0..dim {
+                for (d, grad_d) in grad.iter().enumerate() {
                     let i = row + d;
-                    let g = count * grad[d] + o.l2 * f64::from(table[i] - start[i]);
+                    let g = count * grad_d + o.l2 * f64::from(table[i] - start[i]);
                     m[i] = b1 * m[i] + (1.0 - b1) * g;
                     v[i] = b2 * v[i] + (1.0 - b2) * g * g;
                     let mh = m[i] / (1.0 - b1.powi(step));

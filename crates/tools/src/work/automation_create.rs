@@ -47,7 +47,7 @@ impl Tool for AutomationCreate {
     async fn run(&self, input: AutomationCreateInput, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let mode = match input.mode.as_deref() {
             None => ctx.mode(),
-            Some(m) => m.trim().parse::<Mode>().map_err(ToolError::model)?,
+            Some(m) => m.trim().parse::<Mode>().map_err(|e| ToolError::model(e.to_string()))?,
         };
         if mode_rank(mode) > mode_rank(ctx.mode()) {
             return Err(ToolError::model(format!(
