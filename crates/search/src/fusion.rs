@@ -105,7 +105,7 @@ impl FusionParams {
     }
 
     /// Sets one parameter by name (bench `--set fuse.KEY=VALUE`).
-    pub fn set(&mut self, key: &str, value: f32) -> Result<(), String> {
+    pub fn set(&mut self, key: &str, value: f32) -> Result<(), crate::params::UnknownParam> {
         match key {
             "w_lexical" => self.w_lexical = value,
             "w_semantic" => self.w_semantic = value,
@@ -118,7 +118,7 @@ impl FusionParams {
             "w_prior" => self.w_prior = value,
             "rrf" => self.method = if value > 0.0 { FusionMethod::Rrf } else { FusionMethod::Score },
             "learned" => self.method = if value > 0.0 { FusionMethod::Learned } else { FusionMethod::Score },
-            _ => return Err(format!("unknown fusion parameter {key:?}")),
+            _ => return Err(crate::params::UnknownParam::new("fusion parameter", &format!("{key:?}"))),
         }
         Ok(())
     }

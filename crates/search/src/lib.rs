@@ -40,6 +40,6 @@ pub use fusion::{
 pub use index::{SearchDoc, SearchIndex};
 pub use learned::{FEATURES as LEARNED_FEATURES, LearnedWeights};
 pub use meaning::{CatalogMeaning, MeaningModel, MeaningState};
-pub use params::{FIELD_NAMES, Field, NFIELDS, RankParams};
+pub use params::{FIELD_NAMES, Field, NFIELDS, RankParams, UnknownParam};
 pub use rank::Hit;
 pub use schema::params_from_schema;

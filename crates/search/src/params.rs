@@ -233,6 +233,21 @@ impl Default for RankParams {
     }
 }
 
+/// A name [`RankParams::set`] or `FusionParams::set` does not know (the
+/// bench's `--set KEY=VALUE`).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown {kind} {key}")]
+pub struct UnknownParam {
+    pub kind: &'static str,
+    pub key: String,
+}
+
+impl UnknownParam {
+    pub(crate) fn new(kind: &'static str, key: &str) -> Self {
+        UnknownParam { kind, key: key.to_string() }
+    }
+}
+
 impl RankParams {
     /// Plain BM25 over name + description: no stemming, no expansions, no
     /// extra signals. Used as the comparison baseline.
@@ -296,9 +311,9 @@ impl RankParams {
 
     /// Set one parameter by name (`k1`, `w_synonym`, `name` (field weight),
     /// `b.desc` (field b) ...). Used by the bench for tuning.
-    pub fn set(&mut self, key: &str, value: f32) -> Result<(), String> {
+    pub fn set(&mut self, key: &str, value: f32) -> Result<(), UnknownParam> {
         if let Some(f) = key.strip_prefix("b.") {
-            let i = FIELD_NAMES.iter().position(|n| *n == f).ok_or_else(|| format!("unknown field {f}"))?;
+            let i = FIELD_NAMES.iter().position(|n| *n == f).ok_or_else(|| UnknownParam::new("field", f))?;
             self.field_b[i] = value;
             return Ok(());
         }
@@ -376,7 +391,7 @@ impl RankParams {
                 self.example_values = value != 0.0;
                 return Ok(());
             }
-            _ => return Err(format!("unknown parameter {key}")),
+            _ => return Err(UnknownParam::new("parameter", key)),
         };
         *slot = value;
         Ok(())
