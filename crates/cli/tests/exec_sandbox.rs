@@ -156,6 +156,16 @@ fn running(pid: i32) -> bool {
         .is_ok_and(|stat| stat.rsplit_once(") ").is_some_and(|(_, rest)| !rest.starts_with('Z')))
 }
 
+/// The reaper quiver started for itself (`__quiver-reaper <quiver's pid> …`).
+fn reaper_of(quiver: u32) -> Option<i32> {
+    let entries = std::fs::read_dir("/proc").ok()?;
+    entries.flatten().filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok()).find(|pid| {
+        let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+        let args: Vec<&[u8]> = cmdline.split(|b| *b == 0).collect();
+        args.get(1) == Some(&&b"__quiver-reaper"[..]) && args.get(2) == Some(&quiver.to_string().as_bytes())
+    })
+}
+
 /// A yolo line's `setsid` child left quiver's process group and session, so
 /// no parent-death signal or group kill reaches it: when quiver is killed
 /// with SIGKILL (no cleanup runs), its reaper kills it as soon as quiver is
@@ -184,6 +194,9 @@ async fn a_yolo_lines_setsid_child_dies_soon_after_quiver_is_killed() {
         tokio::time::sleep(std::time::Duration::from_millis(20)).await;
     };
     assert!(running(escaped), "the setsid child {escaped} is not running");
+    // quiver's own reaper does it, not another quiver's sweep at its start
+    // (other tests start quivers meanwhile): it runs while quiver does...
+    let reaper = reaper_of(quiver.id().unwrap()).expect("quiver started no reaper");
     quiver.start_kill().unwrap(); // SIGKILL
     quiver.wait().await.unwrap();
     let killed = std::time::Instant::now();
@@ -195,4 +208,9 @@ async fn a_yolo_lines_setsid_child_dies_soon_after_quiver_is_killed() {
         let _ = std::process::Command::new("kill").args(["-9", &escaped.to_string()]).status();
     }
     assert!(!survived, "the setsid child {escaped} outlived a SIGKILLed quiver by 10 s");
+    // ...and ends once it has swept.
+    while running(reaper) && killed.elapsed() < std::time::Duration::from_secs(10) {
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert!(!running(reaper), "the reaper {reaper} outlived its sweep");
 }
