@@ -12,8 +12,14 @@ use tokio::io::{AsyncBufReadExt, BufReader};
 
 /// Starts the test server over HTTP; returns the child (killed on drop) and its URL.
 async fn http_server() -> (tokio::process::Child, String) {
+    http_server_with(&[]).await
+}
+
+/// [`http_server`] with `env` set for the server.
+pub(crate) async fn http_server_with(env: &[(&str, &str)]) -> (tokio::process::Child, String) {
     let mut child = tokio::process::Command::new(TEST_SERVER)
         .args(["--http", "127.0.0.1:0"])
+        .envs(env.iter().copied())
         .stderr(std::process::Stdio::piped())
         .kill_on_drop(true)
         .spawn()
@@ -32,7 +38,7 @@ async fn http_server() -> (tokio::process::Child, String) {
     (child, url)
 }
 
-fn http_config(name: &str, url: &str, token_env: Option<&str>) -> ServerConfig {
+pub(crate) fn http_config(name: &str, url: &str, token_env: Option<&str>) -> ServerConfig {
     ServerConfig {
         name: name.into(),
         transport: Transport::Http {

@@ -187,3 +187,29 @@ async fn auto_follows_a_stateless_servers_list_changes() {
         surface.shutdown().await;
     }
 }
+
+/// A server that speaks only 2026-07-28 refuses `initialize` (-32022): with
+/// the default `protocol` quiver opens it again with `server/discover`, so
+/// it needs no `protocol = "auto"`; over stdio and over HTTP.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_speaks_only_2026_07_28_opens_without_auto() {
+    let only = [("QUIVER_TEST_MCP_STATELESS_ONLY", "1")];
+    let (mut http_child, url) = crate::client_http::http_server_with(&only).await;
+    let http = crate::client_http::http_config("over_http", &url, None);
+    let stdio = test_server("over_stdio", &only);
+    assert_eq!((stdio.protocol, http.protocol), (Protocol::Initialize, Protocol::Initialize), "the default");
+    let dirs = dirs();
+    let manager = manager(vec![stdio, http], dirs[0].path());
+    let host = full_host(&manager);
+    let mut ctx = crate::client_support::host_context(&host, dirs[1].path(), Mode::Agent);
+    for name in ["over_stdio", "over_http"] {
+        let tools = discover(&manager, name).await.unwrap_or_else(|e| panic!("{name}: {e}"));
+        let (pid, _) = tools.iter().find(|(tool, _)| tool.ends_with("__pid")).unwrap_or_else(|| panic!("{tools:?}"));
+        let status = manager.server(name).unwrap().status();
+        assert_eq!(status.protocol.as_deref(), Some("2026-07-28"), "{name}: {status:?}");
+        let answer = crate::client_support::call(&host, &mut ctx, pid, json!({})).await;
+        assert!(crate::client_support::text(&answer).parse::<u32>().is_ok(), "{name}: {answer:?}");
+    }
+    manager.shutdown().await;
+    http_child.kill().await.unwrap();
+}

@@ -10,6 +10,9 @@
 //! `QUIVER_TEST_MCP_ASKING=1` adds the prompt `greeting` and the resource
 //! `test://profile`, which ask their client's name (`elicitation/create`)
 //! before they answer, as `ask_client` does in a call.
+//! `QUIVER_TEST_MCP_STATELESS_ONLY=1` speaks MCP 2026-07-28 alone: it
+//! refuses `initialize` (-32022), as a server of an SDK that dropped the
+//! session revisions does.
 //! Serves stdio by default, or
 //! streamable HTTP with `--http ADDR` (prints `listening on http://ADDR/mcp`
 //! to stderr).
@@ -162,6 +165,13 @@ impl ServerHandler for Misbehaver {
             capabilities.resources = Some(Default::default());
         }
         ServerConfig::new(capabilities).with_server_info(Implementation::new("quiver-test-mcp", "0.0.1"))
+    }
+
+    fn supported_protocol_versions(&self) -> std::borrow::Cow<'static, [rmcp::model::ProtocolVersion]> {
+        if std::env::var_os("QUIVER_TEST_MCP_STATELESS_ONLY").is_some() {
+            return std::borrow::Cow::Owned(vec![rmcp::model::ProtocolVersion::V_2026_07_28]);
+        }
+        std::borrow::Cow::Borrowed(rmcp::model::ProtocolVersion::KNOWN_VERSIONS)
     }
 
     #[allow(deprecated)] // logging: deprecated by SEP-2577, still in every session revision

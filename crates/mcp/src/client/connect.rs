@@ -365,11 +365,28 @@ pub(crate) async fn open(
 pub(crate) struct OpenFailure {
     pub message: String,
     pub challenge: Option<String>,
+    /// The server answered `initialize` by refusing it (see [`refuses_initialize`]).
+    pub refused_initialize: bool,
 }
 
 impl From<String> for OpenFailure {
     fn from(message: String) -> Self {
-        OpenFailure { message, challenge: None }
+        OpenFailure { message, challenge: None, refused_initialize: false }
+    }
+}
+
+/// Whether the server answered `initialize` by refusing the handshake
+/// itself (-32022 unsupported protocol version, or -32601 for a method it
+/// no longer has): it speaks only revisions without it (2026-07-28 on). A
+/// server that died, timed out or failed otherwise is not one.
+fn refuses_initialize(e: &rmcp::service::ClientInitializeError) -> bool {
+    use rmcp::model::ErrorCode;
+    use rmcp::service::ClientInitializeError;
+    match e {
+        ClientInitializeError::JsonRpcError(error) => {
+            error.code == ErrorCode::UNSUPPORTED_PROTOCOL_VERSION || error.code == ErrorCode::METHOD_NOT_FOUND
+        }
+        _ => false,
     }
 }
 
@@ -388,9 +405,44 @@ fn challenge_of(e: &rmcp::service::ClientInitializeError) -> Option<String> {
 
 /// [`open`], keeping the server's authorization challenge (the conformance
 /// probe signs in with the scope it names).
+///
+/// A server opened with `initialize` (the default) that refuses the
+/// handshake speaks only MCP 2026-07-28 or later: it is opened again with
+/// `server/discover`, so such a server works without `protocol = "auto"`
+/// (which would ask every server `server/discover` first, and wait 10 s on
+/// one that never answers an unknown method).
 #[allow(clippy::too_many_arguments)]
 pub(crate) async fn open_or_challenge(
     config: &ServerConfig,
+    stderr: &Arc<StderrTail>,
+    tools_changed: Arc<AtomicBool>,
+    events: tokio::sync::broadcast::Sender<DownstreamEvent>,
+    tokens: Option<super::oauth::FileTokenStore>,
+    local: Option<Arc<dyn LocalAnswers>>,
+    log_levels: Arc<super::log_levels::LogLevels>,
+) -> Result<Connection, OpenFailure> {
+    let again = (Arc::clone(&tools_changed), events.clone(), tokens.clone(), local.clone(), Arc::clone(&log_levels));
+    let first = open_with(config, lifecycle(config), stderr, tools_changed, events, tokens, local, log_levels).await;
+    match first {
+        Err(failure) if failure.refused_initialize && config.protocol == crate::config::Protocol::Initialize => {
+            tracing::info!(server = %config.name, "the server refused initialize; opening it with server/discover");
+            let discover = ClientLifecycleMode::Discover { preferred_versions: vec![ProtocolVersion::V_2026_07_28] };
+            let (tools_changed, events, tokens, local, log_levels) = again;
+            let second = open_with(config, discover, stderr, tools_changed, events, tokens, local, log_levels).await;
+            second.map_err(|e| OpenFailure {
+                message: format!("{} (it refused initialize first: {})", e.message, failure.message),
+                ..e
+            })
+        }
+        other => other,
+    }
+}
+
+/// Starts the server and opens the connection with `mode`.
+#[allow(clippy::too_many_arguments)]
+async fn open_with(
+    config: &ServerConfig,
+    mode: ClientLifecycleMode,
     stderr: &Arc<StderrTail>,
     tools_changed: Arc<AtomicBool>,
     events: tokio::sync::broadcast::Sender<DownstreamEvent>,
@@ -445,10 +497,11 @@ pub(crate) async fn open_or_challenge(
                 spawned.transport.marking_tools_changed(Arc::clone(&state.tools_changed)),
                 Arc::clone(&relay),
             );
-            let service = state
-                .serve_with_lifecycle(transport, lifecycle(config))
-                .await
-                .map_err(|e| format!("the MCP handshake with `{command}` failed: {e}"))?;
+            let service = state.serve_with_lifecycle(transport, mode).await.map_err(|e| OpenFailure {
+                message: format!("the MCP handshake with `{command}` failed: {e}"),
+                challenge: None,
+                refused_initialize: refuses_initialize(&e),
+            })?;
             let stateless = is_stateless(&service);
             // The raw lane writes a session's `tools/call` lines (no `_meta`).
             let raw = (!stateless).then_some(spawned.lane);
@@ -480,18 +533,24 @@ pub(crate) async fn open_or_challenge(
             let opened = match oauth {
                 Some(client) => {
                     let transport = StreamableHttpClientTransport::with_client(client, transport_config);
-                    state.serve_with_lifecycle(Ordered::new(transport, Arc::clone(&relay)), lifecycle(config)).await
+                    state.serve_with_lifecycle(Ordered::new(transport, Arc::clone(&relay)), mode).await
                 }
                 None => {
                     let transport = StreamableHttpClientTransport::from_config(transport_config);
-                    state.serve_with_lifecycle(Ordered::new(transport, Arc::clone(&relay)), lifecycle(config)).await
+                    state.serve_with_lifecycle(Ordered::new(transport, Arc::clone(&relay)), mode).await
                 }
             };
             let service = opened.map_err(|e| match challenge_of(&e) {
-                Some(challenge) => {
-                    OpenFailure { message: super::oauth::login_needed(config), challenge: Some(challenge) }
-                }
-                None => OpenFailure::from(format!("could not open an MCP session at {url}: {e}")),
+                Some(challenge) => OpenFailure {
+                    message: super::oauth::login_needed(config),
+                    challenge: Some(challenge),
+                    refused_initialize: false,
+                },
+                None => OpenFailure {
+                    message: format!("could not open an MCP session at {url}: {e}"),
+                    challenge: None,
+                    refused_initialize: refuses_initialize(&e),
+                },
             })?;
             let stateless = is_stateless(&service);
             let _listening = if stateless { listen(&service) } else { None };
