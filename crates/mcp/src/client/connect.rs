@@ -132,8 +132,11 @@ impl ClientHandler for ClientState {
         let ticket = context.extensions.get::<ForwardTicket>().copied();
         self.relay.forward_turn(ticket).await;
         match self.relay.log_target() {
-            // Below the level that client chose: not for it.
-            Some(upstream) if !upstream.wants_log(params.level, &self.log_levels) => {}
+            // Below the level that client chose (or it chose none): not for
+            // it, but kept in quiver's own log for whoever debugs the server.
+            Some(upstream) if !upstream.wants_log(params.level, &self.log_levels) => {
+                tracing::debug!(server = %self.server, level = ?params.level, data = %params.data, "MCP server log");
+            }
             Some(upstream) => {
                 let notification = ServerNotification::LoggingMessageNotification(Notification::new(params));
                 if let Err(e) = upstream.notify(notification).await {
