@@ -424,14 +424,12 @@ pub(crate) async fn open_or_challenge(
     local: Option<Arc<dyn LocalAnswers>>,
     log_levels: Arc<super::log_levels::LogLevels>,
 ) -> Result<Connection, OpenFailure> {
-    let again = (Arc::clone(&tools_changed), events.clone(), tokens.clone(), local.clone(), Arc::clone(&log_levels));
-    let first = open_with(config, lifecycle(config), stderr, tools_changed, events, tokens, local, log_levels).await;
-    match first {
+    let shared = Shared { tools_changed, events, tokens, local, log_levels };
+    match open_with(config, lifecycle(config), stderr, &shared).await {
         Err(failure) if failure.refused_initialize && config.protocol == crate::config::Protocol::Initialize => {
             tracing::info!(server = %config.name, "the server refused initialize; opening it with server/discover");
             let discover = ClientLifecycleMode::Discover { preferred_versions: vec![ProtocolVersion::V_2026_07_28] };
-            let (tools_changed, events, tokens, local, log_levels) = again;
-            let second = open_with(config, discover, stderr, tools_changed, events, tokens, local, log_levels).await;
+            let second = open_with(config, discover, stderr, &shared).await;
             second.map_err(|e| OpenFailure {
                 message: format!("{} (it refused initialize first: {})", e.message, failure.message),
                 ..e
@@ -441,26 +439,31 @@ pub(crate) async fn open_or_challenge(
     }
 }
 
-/// Starts the server and opens the connection with `mode`.
-#[allow(clippy::too_many_arguments)]
-async fn open_with(
-    config: &ServerConfig,
-    mode: ClientLifecycleMode,
-    stderr: &Arc<StderrTail>,
+/// What every attempt at opening one server's connection shares (the
+/// handle's flags, channels and stores; each attempt has its own relay).
+struct Shared {
     tools_changed: Arc<AtomicBool>,
     events: tokio::sync::broadcast::Sender<DownstreamEvent>,
     tokens: Option<super::oauth::FileTokenStore>,
     local: Option<Arc<dyn LocalAnswers>>,
     log_levels: Arc<super::log_levels::LogLevels>,
+}
+
+/// Starts the server and opens the connection with `mode`.
+async fn open_with(
+    config: &ServerConfig,
+    mode: ClientLifecycleMode,
+    stderr: &Arc<StderrTail>,
+    shared: &Shared,
 ) -> Result<Connection, OpenFailure> {
     let relay = Arc::new(Relay::default());
     let state = ClientState {
         server: config.name.clone(),
-        tools_changed,
+        tools_changed: Arc::clone(&shared.tools_changed),
         relay: Arc::clone(&relay),
-        events,
-        local,
-        log_levels,
+        events: shared.events.clone(),
+        local: shared.local.clone(),
+        log_levels: Arc::clone(&shared.log_levels),
     };
     match &config.transport {
         Transport::Stdio { command, args, env, cwd } => {
@@ -529,8 +532,8 @@ async fn open_with(
             transport_config = transport_config.custom_headers(custom);
             // A token from `quiver mcp login` is sent (and refreshed) when one
             // is stored for this server and URL; a static bearer token wins.
-            let oauth = match (bearer_token_env, tokens) {
-                (None, Some(store)) => super::oauth::authorized_client_with(config, store).await?,
+            let oauth = match (bearer_token_env, &shared.tokens) {
+                (None, Some(store)) => super::oauth::authorized_client_with(config, store.clone()).await?,
                 _ => None,
             };
             let opened = match oauth {

@@ -79,22 +79,19 @@ impl Pending {
     /// (the call is cancelled downstream as this is dropped).
     pub(super) async fn deliver_lines(self, write: Respond) {
         let Pending { mut side, mut answer, mut cancel, registration, finish, shutdown } = self;
-        let line_of = |message: &ServerJsonRpcMessage| {
-            let mut line = serde_json::to_vec(message).unwrap_or_default();
-            line.push(b'\n');
-            Reply::Line(line)
-        };
+        // What came first is written by the transport's own encoder.
+        let message = |message: ServerJsonRpcMessage| Reply::Message(Box::new(message));
         loop {
             tokio::select! {
                 biased;
                 () = shutdown.cancelled() => return,
-                Some(message) = side.recv() => write(line_of(&message)).await,
+                Some(first) = side.recv() => write(message(first)).await,
                 line = &mut answer => {
                     // None: cancelled meanwhile, and the client stopped waiting.
                     let Ok(mut line) = line else { return };
                     cancel.id = None;
-                    while let Ok(message) = side.try_recv() {
-                        write(line_of(&message)).await;
+                    while let Ok(before) = side.try_recv() {
+                        write(message(before)).await;
                     }
                     line.pop_if(|b| *b == b'\n');
                     let mut line = finish(line);
