@@ -23,7 +23,10 @@
 //! - A refused connection reads its status as the answer to its request,
 //!   never before it (see [`refusal`]): an HTTP client takes bytes that come
 //!   before its request for a broken connection, and a close that leaves its
-//!   request unread resets it.
+//!   request unread resets it. While every place for refused connections is
+//!   held by one reading its request or silent for less than a moment, the
+//!   accept loop waits: a flood faster than that queues in the kernel's
+//!   backlog (a delay for everyone) instead of being cut unanswered.
 //! - An idle connection (kept alive, or new) is closed after `idle_timeout`
 //!   (hyper's header-read timer, which starts when it waits for a head), a
 //!   head not complete `header_timeout` after its first byte is cut by
@@ -371,6 +374,7 @@ async fn serve_connection(
     ticket: Arc<Ticket>,
     mut shutdown: watch::Receiver<bool>,
     (clock, head_limit): (Arc<HeadClock>, Duration),
+    refusals: Arc<Refusals>,
 ) {
     let mut conn = builder.serve_connection(TokioIo::new(stream), service);
     let ended = tokio::select! {
@@ -383,10 +387,18 @@ async fn serve_connection(
     match ended {
         Ended::Served => {}
         Ended::Evicted => {
-            // Only a connection that has sent nothing is evicted, so hyper has
-            // written nothing on it: the status is the first and only answer.
+            // Only a connection that had sent nothing is evicted, so hyper has
+            // written nothing on it: the status is its first and only answer.
+            // Its request may have come since it was chosen: then the status
+            // answers that request, after it (bytes before a request read as
+            // a broken connection).
             let parts = conn.into_parts();
-            let _ = parts.io.inner().inner.try_write(EVICTED_RESPONSE);
+            let stream = parts.io.into_inner().inner;
+            if parts.read_buf.is_empty() && !has_bytes_waiting(&stream) {
+                let _ = stream.try_write(EVICTED_RESPONSE);
+            } else {
+                refusals.refuse_after(stream, EVICTED_RESPONSE, parts.read_buf.to_vec());
+            }
         }
         Ended::Shutdown => {
             std::pin::Pin::new(&mut conn).graceful_shutdown();
@@ -419,7 +431,8 @@ pub(super) async fn serve(
     tokio::pin!(shutdown);
     loop {
         let (stream, peer) = tokio::select! {
-            accepted = accept(&listener) => match accepted {
+            // Waits while the refused connections' places are all needed.
+            accepted = async { refusals.room().await; accept(&listener).await } => match accepted {
                 Ok(pair) => pair,
                 Err(e) => {
                     // EMFILE/ENFILE and the like: back off instead of spinning.
@@ -445,9 +458,9 @@ pub(super) async fn serve(
         let stream = Watched { inner: stream, active, clock: clock.clone() };
         let service = connection_service(router.clone(), ticket.clone(), clock.clone());
         let head_limit = admission.limits().header_timeout;
-        let (builder, stopping, alive) = (builder.clone(), stopping.clone(), alive.clone());
+        let (builder, stopping, alive, refusals) = (builder.clone(), stopping.clone(), alive.clone(), refusals.clone());
         tokio::spawn(async move {
-            serve_connection(builder, stream, service, ticket, stopping, (clock, head_limit)).await;
+            serve_connection(builder, stream, service, ticket, stopping, (clock, head_limit), refusals).await;
             drop(alive);
         });
     }
@@ -460,7 +473,7 @@ pub(super) async fn serve(
 }
 
 /// Whether `stream` has bytes to read right now (a peek, without waiting).
-fn has_bytes_waiting(stream: &tokio::net::TcpStream) -> bool {
+pub(super) fn has_bytes_waiting(stream: &tokio::net::TcpStream) -> bool {
     let mut byte = [0u8; 1];
     let mut buf = tokio::io::ReadBuf::new(&mut byte);
     let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
