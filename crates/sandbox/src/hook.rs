@@ -56,6 +56,11 @@ pub(crate) enum Step {
     /// the command's process, inside the namespaces.
     #[cfg(target_os = "linux")]
     Namespace(Arc<crate::namespace::NsPlan>),
+    /// Hand every `connect` to quiver's supervisor (see `unix_connect`):
+    /// install the notifying filter and send its listener on `send`. After
+    /// `Confine`, whose `no_new_privs` an unprivileged filter needs.
+    #[cfg(target_os = "linux")]
+    SuperviseConnect { send: Arc<OwnedFd>, filter: Arc<crate::unix_connect::NotifyFilter> },
     /// Resource limits (the Landlock fallback; the namespace step sets its own).
     #[cfg(target_os = "linux")]
     Limits(Arc<Vec<(crate::namespace::Resource, u64)>>),
@@ -141,6 +146,7 @@ pub(crate) fn register(cmd: &mut std::process::Command, step: Step) {
                 }
             }
             Step::Namespace(plan) => plan.enter()?,
+            Step::SuperviseConnect { send, filter } => crate::unix_connect::install(filter, send.as_raw_fd())?,
             Step::Limits(limits) => {
                 for (resource, value) in limits.iter() {
                     let lim = libc::rlimit { rlim_cur: *value, rlim_max: *value };
@@ -168,7 +174,7 @@ pub(crate) fn register(cmd: &mut std::process::Command, step: Step) {
         Ok(())
     };
     // SAFETY: the hook only makes the system calls above (write, prctl,
-    // close_range/fcntl, landlock_restrict_self, seccomp, setrlimit, and the namespace
+    // close_range/fcntl, landlock_restrict_self, seccomp, sendmsg, close, setrlimit, and the namespace
     // sequence's unshare/mount/fork/wait), allocates nothing (everything it uses
     // was built before fork and is owned by the closure; errors carry raw errnos)
     // and takes no lock, so running it between fork and exec cannot deadlock.

@@ -109,6 +109,8 @@ mod paths;
 pub mod protected;
 #[cfg(target_os = "linux")]
 mod seccomp;
+#[cfg(target_os = "linux")]
+mod unix_connect;
 
 #[cfg(target_os = "linux")]
 pub use contain::{

@@ -185,7 +185,7 @@ fn probe_landlock() -> Result<u32, ProbeError> {
 
 #[cfg(target_os = "linux")]
 fn probe_seccomp() -> Result<(), ProbeError> {
-    let filter = crate::seccomp::filter(true).map_err(ProbeError::SeccompFilter)?;
+    let filter = crate::seccomp::filter(true, false).map_err(ProbeError::SeccompFilter)?;
     seccompiler::apply_filter(&filter).map_err(|e| ProbeError::SeccompInstall(e.to_string()))
 }
 

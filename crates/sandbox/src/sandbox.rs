@@ -55,6 +55,8 @@ impl SandboxMechanism {
                 "read the home beyond an allowlist: toolchains and package caches (`[sandbox] home_allow` adds more) and a .gitconfig with the user's identity only; never quiver's own config and state",
                 "see other processes or their environment (own PID namespace, fresh /proc)",
                 "reach host sockets: /run, /tmp's sockets and abstract sockets are gone",
+                "connect to a Unix socket a host process listens on, by any path, bound before or after it started \
+                 (each connect is decided by who listens; Linux 5.9+); no datagram Unix sockets",
                 "reach the network (loopback only) unless network is granted",
                 "type into terminals (TIOCSTI, TIOCLINUX), open the host's terminals (a devpts of its own; a session of its own, so /dev/tty is not the person's), or use io_uring",
                 "read or add keys in the kernel keyring",
@@ -160,6 +162,10 @@ pub struct Sandbox {
     #[cfg(target_os = "linux")]
     guard: Option<Arc<crate::guard::Guard>>,
     step: Option<Step>,
+    /// The namespace sandbox's `connect` supervision (see `unix_connect`),
+    /// where the kernel has it.
+    #[cfg(target_os = "linux")]
+    connect_filter: Option<Arc<crate::unix_connect::NotifyFilter>>,
 }
 
 impl Sandbox {
@@ -215,6 +221,8 @@ impl Sandbox {
             #[cfg(target_os = "linux")]
             guard: None,
             step: None,
+            #[cfg(target_os = "linux")]
+            connect_filter: None,
         };
         sandbox.prepare()?;
         Ok(sandbox)
@@ -337,7 +345,24 @@ impl Sandbox {
         // In the namespace sandbox the network namespace does what the
         // socket filter does in the fallback (and leaves loopback working).
         let deny_sockets = !self.network && self.mechanism == SandboxMechanism::Landlock;
-        let seccomp = Some(Arc::new(crate::seccomp::filter(deny_sockets).map_err(SandboxError::Setup)?));
+        // A path socket ignores network namespaces: the supervisor decides
+        // each connect by who listens (see `unix_connect`).
+        if self.mechanism == SandboxMechanism::Namespaces {
+            if crate::unix_connect::supported() {
+                self.connect_filter = Some(Arc::new(crate::unix_connect::filter()));
+            } else {
+                static SAID: std::sync::Once = std::sync::Once::new();
+                SAID.call_once(|| {
+                    tracing::warn!(
+                        "sandbox: this kernel (before 5.9) cannot supervise connect(2): a Unix socket a host \
+                         process binds where a command can see it, after the command started, stays reachable"
+                    )
+                });
+            }
+        }
+        let deny_unix_datagrams = self.connect_filter.is_some();
+        let seccomp =
+            Some(Arc::new(crate::seccomp::filter(deny_sockets, deny_unix_datagrams).map_err(SandboxError::Setup)?));
         self.step = Some(Step::Confine { landlock, seccomp });
         Ok(())
     }
@@ -478,6 +503,12 @@ impl Sandbox {
         }
         if let Some(step) = self.step_for(cmd)? {
             crate::hook::register(cmd, step);
+        }
+        #[cfg(target_os = "linux")]
+        if let Some(filter) = &self.connect_filter {
+            let send = crate::unix_connect::channel()
+                .map_err(|e| SandboxError::Setup(format!("starting the connect supervisor: {e}")))?;
+            crate::hook::register(cmd, Step::SuperviseConnect { send, filter: filter.clone() });
         }
         Ok(())
     }

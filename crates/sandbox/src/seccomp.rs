@@ -44,7 +44,11 @@ fn arch() -> Result<TargetArch, String> {
 /// with `deny_sockets` no `socket(2)` of any family (the Landlock fallback
 /// without network: a network namespace is not there to keep a command off
 /// the network and off host Unix sockets; `socketpair` for `AF_UNIX` stays).
-pub(crate) fn filter(deny_sockets: bool) -> Result<BpfProgram, String> {
+/// With `deny_unix_datagrams`, no datagram Unix socket either, by `socket`
+/// or `socketpair` (where `connect` is supervised, see `unix_connect`: a
+/// datagram names its destination inside `sendmsg`'s message, out of a
+/// filter's sight).
+pub(crate) fn filter(deny_sockets: bool, deny_unix_datagrams: bool) -> Result<BpfProgram, String> {
     let cond = |arg: u8, op: SeccompCmpOp, value: u64| {
         SeccompCondition::new(arg, SeccompCmpArgLen::Dword, op, value).map_err(|e| e.to_string())
     };
@@ -62,6 +66,16 @@ pub(crate) fn filter(deny_sockets: bool) -> Result<BpfProgram, String> {
     if deny_sockets {
         rules.insert(libc::SYS_socket, Vec::new());
         rules.insert(libc::SYS_socketpair, vec![rule(vec![cond(0, SeccompCmpOp::Ne, libc::AF_UNIX as u64)?])?]);
+    } else if deny_unix_datagrams {
+        // The type's low bits name it; the high ones are SOCK_NONBLOCK and SOCK_CLOEXEC.
+        let datagram = || -> Result<SeccompRule, String> {
+            rule(vec![
+                cond(0, SeccompCmpOp::Eq, libc::AF_UNIX as u64)?,
+                cond(1, SeccompCmpOp::MaskedEq(0xf), libc::SOCK_DGRAM as u64)?,
+            ])
+        };
+        rules.insert(libc::SYS_socket, vec![datagram()?]);
+        rules.insert(libc::SYS_socketpair, vec![datagram()?]);
     }
     for nr in REFUSED {
         rules.insert(nr, Vec::new());
@@ -70,7 +84,7 @@ pub(crate) fn filter(deny_sockets: bool) -> Result<BpfProgram, String> {
     {
         let mut x32 = vec![libc::SYS_ioctl];
         x32.extend(REFUSED);
-        if deny_sockets {
+        if deny_sockets || deny_unix_datagrams {
             x32.extend([libc::SYS_socket, libc::SYS_socketpair]);
         }
         for nr in x32 {

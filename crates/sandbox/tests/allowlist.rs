@@ -235,6 +235,81 @@ fn late_sockets_and_linked_socket_directories_are_out_of_reach() {
     drop((early, late));
 }
 
+/// What a sandboxed command connects to, decided by who listens: a socket a
+/// host process binds in the workspace after the command started is
+/// refused by every spelling; the command's own sockets (a path in the
+/// workspace and in `/tmp`, an abstract name, TCP on loopback) still work,
+/// and a datagram Unix socket is not made.
+#[test]
+fn a_socket_the_host_binds_in_the_workspace_later_is_refused_and_the_commands_own_are_not() {
+    let l = layout();
+    let Some(py) = python() else {
+        assert!(std::env::var("QUIVER_REQUIRE_SANDBOX").as_deref() != Ok("1"), "this test needs /usr/bin/python3");
+        eprintln!("SKIPPED: needs /usr/bin/python3");
+        return;
+    };
+    let Some(sb) = ns_sandbox("late_workspace_socket", &l.ws, SandboxOptions::default()) else { return };
+    std::fs::create_dir(l.ws.join("sub")).unwrap();
+    std::os::unix::fs::symlink(l.ws.join("sub"), l.ws.join("linked")).unwrap();
+    let script = r#"
+import os, socket, time
+out = []
+def attempt(family, addr, label):
+    s = socket.socket(family)
+    try:
+        s.connect(addr)
+        out.append(label + "-reached")
+        return s
+    except PermissionError:
+        out.append(label + "-refused")
+    except OSError as e:
+        out.append(label + "-" + type(e).__name__)
+def own(addr, label):
+    srv = socket.socket(socket.AF_UNIX)
+    srv.bind(addr)
+    srv.listen()
+    c = attempt(socket.AF_UNIX, addr, label)
+    if c:
+        peer, _ = srv.accept()
+        c.sendall(b"x")
+        out.append(label + ("-talks" if peer.recv(1) == b"x" else "-mute"))
+own("own.sock", "own")
+own("/tmp/own.sock", "tmp")
+own("\0quiver-test-abstract", "abstract")
+tcp = socket.socket()
+tcp.bind(("127.0.0.1", 0))
+tcp.listen()
+attempt(socket.AF_INET, tcp.getsockname(), "tcp")
+try:
+    socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    out.append("dgram-made")
+except PermissionError:
+    out.append("dgram-refused")
+deadline = time.time() + 10
+while not os.path.exists("sub/late.sock") and time.time() < deadline:
+    time.sleep(0.02)
+attempt(socket.AF_UNIX, "sub/late.sock", "late")
+attempt(socket.AF_UNIX, "linked/late.sock", "linked")
+attempt(socket.AF_UNIX, os.path.abspath("sub/late.sock"), "absolute")
+attempt(socket.AF_UNIX, "sub/../sub/late.sock", "dotdot")
+print(" ".join(out))
+"#;
+    let mut cmd = std::process::Command::new(&py);
+    cmd.arg("-c").arg(script).current_dir(&l.ws).stdin(std::process::Stdio::null());
+    cmd.stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped());
+    sb.apply_to(&mut cmd).unwrap();
+    let child = cmd.spawn().unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let late = std::os::unix::net::UnixListener::bind(l.ws.join("sub/late.sock")).unwrap();
+    let out = child.wait_with_output().unwrap();
+    let said = stdout(&out);
+    assert!(out.status.success(), "{said}{}", String::from_utf8_lossy(&out.stderr));
+    let expected = "own-reached own-talks tmp-reached tmp-talks abstract-reached abstract-talks tcp-reached \
+                    dgram-refused late-refused linked-refused absolute-refused dotdot-refused";
+    assert_eq!(said.trim(), expected);
+    drop(late);
+}
+
 /// A deny rule holds for what runs, not what it is called: git's copy of
 /// itself in git-core, its `git-status` link, and `mke2fs` for `mkfs*`.
 #[test]

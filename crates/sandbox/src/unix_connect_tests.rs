@@ -1,0 +1,44 @@
+use super::*;
+
+#[test]
+fn an_address_for_a_path_is_family_then_path_then_nul() {
+    let addr = sockaddr_un(b"/proc/self/fd/7").unwrap();
+    assert_eq!(&addr[..2], &(libc::AF_UNIX as u16).to_ne_bytes());
+    assert_eq!(&addr[2..], b"/proc/self/fd/7\0");
+    assert_eq!(sockaddr_un(&[b'x'; 200]), Err(libc::ENAMETOOLONG));
+}
+
+/// Every `connect` number of this architecture notifies; nothing else does.
+#[test]
+fn the_filter_hands_over_connect_and_nothing_else() {
+    let filter = filter();
+    let run = |arch: u32, nr: u32| -> u32 {
+        // A tiny interpreter for the program's three instruction kinds.
+        let (mut pc, mut acc) = (0usize, 0u32);
+        loop {
+            let insn = filter[pc];
+            match insn.code as u32 {
+                c if c == libc::BPF_LD | libc::BPF_W | libc::BPF_ABS => {
+                    acc = if insn.k == ARCH_OFFSET { arch } else { nr };
+                    pc += 1;
+                }
+                c if c == libc::BPF_JMP | libc::BPF_JEQ | libc::BPF_K => {
+                    pc += 1 + if acc == insn.k { insn.jt as usize } else { insn.jf as usize };
+                }
+                _ => return insn.k,
+            }
+        }
+    };
+    assert_eq!(run(AUDIT_ARCH, libc::SYS_connect as u32), libc::SECCOMP_RET_USER_NOTIF);
+    assert_eq!(run(AUDIT_ARCH, libc::SYS_openat as u32), libc::SECCOMP_RET_ALLOW);
+    assert_eq!(run(0x4000_0003, libc::SYS_connect as u32), libc::SECCOMP_RET_ALLOW, "a foreign arch");
+    #[cfg(target_arch = "x86_64")]
+    assert_eq!(run(AUDIT_ARCH, X32_CONNECT), libc::SECCOMP_RET_USER_NOTIF);
+}
+
+#[test]
+fn kernel_releases_compare_by_major_then_minor() {
+    // This machine's own release parses (the tests run on Linux 5.9+).
+    assert!(kernel_at_least(3, 0));
+    assert!(!kernel_at_least(999, 0));
+}
