@@ -469,11 +469,22 @@ fn listens_inside(socket: &OwnedFd, pid: libc::pid_t) -> bool {
     namespace(0, "pid") != Some(sandbox) && namespace(cred.pid, "pid") == Some(sandbox)
 }
 
-/// The identity of `pid`'s namespace of `kind` (0: quiver's own).
+/// The identity of `pid`'s namespace of `kind` (0: quiver's own, read once:
+/// quiver never changes namespaces).
 fn namespace(pid: libc::pid_t, kind: &str) -> Option<(u64, u64)> {
     use std::os::unix::fs::MetadataExt;
-    let path = if pid == 0 { format!("/proc/self/ns/{kind}") } else { format!("/proc/{pid}/ns/{kind}") };
-    std::fs::metadata(path).ok().map(|m| (m.dev(), m.ino()))
+    use std::sync::OnceLock;
+    let read = |path: String| std::fs::metadata(path).ok().map(|m| (m.dev(), m.ino()));
+    if pid != 0 {
+        return read(format!("/proc/{pid}/ns/{kind}"));
+    }
+    static OWN_NET: OnceLock<Option<(u64, u64)>> = OnceLock::new();
+    static OWN_PID: OnceLock<Option<(u64, u64)>> = OnceLock::new();
+    match kind {
+        "net" => *OWN_NET.get_or_init(|| read("/proc/self/ns/net".into())),
+        "pid" => *OWN_PID.get_or_init(|| read("/proc/self/ns/pid".into())),
+        _ => read(format!("/proc/self/ns/{kind}")),
+    }
 }
 
 /// Whether the caller's descriptor `fd` is close-on-exec (its `fdinfo`
