@@ -70,7 +70,9 @@ impl SandboxMechanism {
                 "read beyond an allowlist (Landlock): the system's trees (/usr, /bin, /lib*, /etc, /opt, /nix, /snap, /proc, /sys, /var/lib, /var/cache), PATH, the workspace and the working directory; of the home only toolchains and package caches (`[sandbox] home_allow` adds more), git seeing the user's identity only; never quiver's own config and state, /run, /tmp, another top-level directory",
                 "open the host's terminals: of /dev only null, zero, full, random, urandom, tty and ptmx (a terminal it was handed keeps working)",
                 "keep a change to the protected paths (.git/config, .git/hooks, .git/info, .git/modules, .git/commondir, nested repositories, what a repository's config names, .quiver/, quiver.toml, .mcp.json, .envrc, .vscode/): it is undone when the command ends, and named to the model",
-                "open any socket but socketpair (seccomp), so neither the network nor host Unix sockets",
+                "open any socket but socketpair (seccomp), so neither the network nor host Unix sockets; with network \
+                 granted, connect to a Unix socket a process outside the command listens on (each connect is \
+                 decided by who listens; Linux 5.9+), and no datagram Unix sockets",
                 "signal processes outside the sandbox or reach abstract sockets (Landlock scopes)",
                 "type into terminals (TIOCSTI, TIOCLINUX) or use io_uring",
                 "read or add keys in the kernel keyring",
@@ -91,7 +93,7 @@ impl SandboxMechanism {
                 "no new pseudo-terminal (openpty, script, expect, tmux): its /dev/pts/N is closed like the host's; a terminal it was handed is not reopened by path (/dev/stdout), /dev/tty is",
                 "with the workspace at the home, no new top-level entry of the home can be made, and names (not contents) of its hidden entries can be listed",
                 "as root, root-only files in the system's trees (/etc/shadow, /var/lib's service state) stay readable: the uid is not changed",
-                "Unix sockets are refused altogether (no socket(AF_UNIX)); socketpair still works",
+                "without network, Unix sockets are refused altogether (no socket(AF_UNIX)); socketpair still works",
                 "denied programs are refused by the command line's parse only",
             ],
         }
@@ -347,7 +349,10 @@ impl Sandbox {
         let deny_sockets = !self.network && self.mechanism == SandboxMechanism::Landlock;
         // A path socket ignores network namespaces: the supervisor decides
         // each connect by who listens (see `unix_connect`).
-        if self.mechanism == SandboxMechanism::Namespaces {
+        // The fallback without network makes no socket at all (`deny_sockets`).
+        let unix_sockets = self.mechanism == SandboxMechanism::Namespaces
+            || (self.mechanism == SandboxMechanism::Landlock && self.network);
+        if unix_sockets {
             if crate::unix_connect::supported() {
                 self.connect_filter = Some(Arc::new(crate::unix_connect::filter()));
             } else {

@@ -6,7 +6,9 @@
 //! does not exist yet. So every `connect` of a sandboxed command goes to a
 //! supervisor thread in quiver (a seccomp user notification), which makes
 //! the connection itself and lets it through only if the process listening
-//! on the other end is inside the command's own PID namespace, the sandbox's.
+//! on the other end is inside the command's own PID namespace, the sandbox's
+//! (in the Landlock fallback with network granted, where there is no PID
+//! namespace: a descendant of the command).
 //! Anything the host listens on is refused with `EACCES`, whatever the path,
 //! its spelling, its links, or when it was bound.
 //!
@@ -105,7 +107,8 @@ pub(crate) fn install(filter: &[libc::sock_filter], send: RawFd) -> io::Result<(
         return Err(io::Error::last_os_error());
     }
     let listener = listener as RawFd;
-    let sent = send_fd(send, listener);
+    // SAFETY: getpid has no arguments.
+    let sent = send_fd(send, listener, unsafe { libc::getpid() });
     // SAFETY: closing the descriptor seccomp just returned.
     unsafe { libc::close(listener) };
     sent
@@ -117,9 +120,10 @@ pub(crate) fn install(filter: &[libc::sock_filter], send: RawFd) -> io::Result<(
 struct ControlBuffer([u8; 32]);
 
 #[allow(unsafe_code)]
-fn send_fd(socket: RawFd, fd: RawFd) -> io::Result<()> {
-    let mut byte = [1u8];
-    let mut iov = libc::iovec { iov_base: byte.as_mut_ptr().cast(), iov_len: 1 };
+/// Sends `fd` with `pid` (the command's, as it sees itself) as the payload.
+fn send_fd(socket: RawFd, fd: RawFd, pid: libc::pid_t) -> io::Result<()> {
+    let mut payload = pid.to_ne_bytes();
+    let mut iov = libc::iovec { iov_base: payload.as_mut_ptr().cast(), iov_len: payload.len() };
     let mut control = ControlBuffer([0; 32]);
     // SAFETY: a msghdr over this frame's buffers, filled through the libc
     // CMSG helpers within the buffer's size.
@@ -141,11 +145,12 @@ fn send_fd(socket: RawFd, fd: RawFd) -> io::Result<()> {
     Ok(())
 }
 
-/// The next descriptor sent on `socket`; `None` at end of file.
+/// The next descriptor sent on `socket`, with the sender's pid; `None` at
+/// end of file.
 #[allow(unsafe_code)]
-fn receive_fd(socket: RawFd) -> io::Result<Option<OwnedFd>> {
-    let mut byte = [0u8];
-    let mut iov = libc::iovec { iov_base: byte.as_mut_ptr().cast(), iov_len: 1 };
+fn receive_fd(socket: RawFd) -> io::Result<Option<(OwnedFd, libc::pid_t)>> {
+    let mut payload = [0u8; 4];
+    let mut iov = libc::iovec { iov_base: payload.as_mut_ptr().cast(), iov_len: payload.len() };
     let mut control = ControlBuffer([0; 32]);
     // SAFETY: as in `send_fd`; the descriptor read from the control message
     // is new in this process and owned from here on.
@@ -167,7 +172,7 @@ fn receive_fd(socket: RawFd) -> io::Result<Option<OwnedFd>> {
             return Err(io::Error::from_raw_os_error(libc::EPROTO));
         }
         let fd = std::ptr::read_unaligned(libc::CMSG_DATA(cmsg).cast::<RawFd>());
-        Ok(Some(OwnedFd::from_raw_fd(fd)))
+        Ok(Some((OwnedFd::from_raw_fd(fd), libc::pid_t::from_ne_bytes(payload))))
     }
 }
 
@@ -187,11 +192,11 @@ pub(crate) fn channel() -> io::Result<Arc<OwnedFd>> {
     std::thread::Builder::new().name("quiver-connect-rx".into()).stack_size(64 * 1024).spawn(move || {
         loop {
             match receive_fd(ours.as_raw_fd()) {
-                Ok(Some(listener)) => {
+                Ok(Some((listener, top))) => {
                     let spawned = std::thread::Builder::new()
                         .name("quiver-connect".into())
                         .stack_size(128 * 1024)
-                        .spawn(move || supervise(Arc::new(listener)));
+                        .spawn(move || supervise(Arc::new(listener), top));
                     if let Err(e) = spawned {
                         // The listener is dropped with the closure: the
                         // command's connects then fail (ENOSYS), never pass.
@@ -214,7 +219,7 @@ pub(crate) fn channel() -> io::Result<Arc<OwnedFd>> {
 /// left. Each call is answered on a thread of its own: a TCP connect may
 /// take minutes and must not hold up the others.
 #[allow(unsafe_code)]
-fn supervise(listener: Arc<OwnedFd>) {
+fn supervise(listener: Arc<OwnedFd>, top: libc::pid_t) {
     loop {
         let mut poll = libc::pollfd { fd: listener.as_raw_fd(), events: libc::POLLIN, revents: 0 };
         // SAFETY: poll on one pollfd of this frame.
@@ -242,7 +247,7 @@ fn supervise(listener: Arc<OwnedFd>) {
         let shared = listener.clone();
         let answered =
             std::thread::Builder::new().name("quiver-connect-call".into()).stack_size(128 * 1024).spawn(move || {
-                let answer = decide(&shared, &req);
+                let answer = decide(&shared, &req, top);
                 respond(&shared, req.id, answer);
             });
         if answered.is_err() {
@@ -278,7 +283,7 @@ fn still_pending(listener: &OwnedFd, id: u64) -> bool {
 }
 
 #[allow(unsafe_code)]
-fn decide(listener: &OwnedFd, req: &libc::seccomp_notif) -> Answer {
+fn decide(listener: &OwnedFd, req: &libc::seccomp_notif, top: libc::pid_t) -> Answer {
     let pid = req.pid as libc::pid_t;
     let fd = req.data.args[0] as RawFd;
     let (addr_ptr, addr_len) = (req.data.args[1], req.data.args[2] as usize);
@@ -348,7 +353,7 @@ fn decide(listener: &OwnedFd, req: &libc::seccomp_notif) -> Answer {
         let via = format!("/proc/self/fd/{}", socket.as_raw_fd());
         connect(&ours, &sockaddr_un(via.as_bytes())?)?;
     }
-    if !listens_inside(&ours, pid) {
+    if !listens_inside(&ours, pid, top) {
         tracing::debug!(pid, "sandbox: refused a connection to a Unix socket no process of the sandbox listens on");
         return Err(libc::EACCES);
     }
@@ -445,11 +450,13 @@ fn open_in(pid: libc::pid_t, path: &[u8]) -> Result<OwnedFd, i32> {
     Ok(fd)
 }
 
-/// Whether the process listening on the other end of `socket` is in the
-/// PID namespace of `pid` (the sandbox's), and that namespace is not
-/// quiver's own.
+/// Whether the process listening on the other end of `socket` belongs to
+/// the caller `pid`'s sandbox: in the namespace sandbox, it is in the same
+/// PID namespace (not quiver's own); in the Landlock fallback (no PID
+/// namespace), it descends from `top`, the command quiver started. An
+/// orphan of the command (a double fork) has left that line and is refused.
 #[allow(unsafe_code)]
-fn listens_inside(socket: &OwnedFd, pid: libc::pid_t) -> bool {
+fn listens_inside(socket: &OwnedFd, pid: libc::pid_t, top: libc::pid_t) -> bool {
     let mut cred = libc::ucred { pid: 0, uid: 0, gid: 0 };
     let mut len = std::mem::size_of::<libc::ucred>() as libc::socklen_t;
     // SAFETY: getsockopt into a ucred of this frame.
@@ -466,7 +473,34 @@ fn listens_inside(socket: &OwnedFd, pid: libc::pid_t) -> bool {
         return false;
     }
     let Some(sandbox) = namespace(pid, "pid") else { return false };
-    namespace(0, "pid") != Some(sandbox) && namespace(cred.pid, "pid") == Some(sandbox)
+    if namespace(0, "pid") != Some(sandbox) {
+        return namespace(cred.pid, "pid") == Some(sandbox);
+    }
+    descends_from(cred.pid, top)
+}
+
+/// Whether `pid` is `top` or below it, by parent links (bounded).
+fn descends_from(mut pid: libc::pid_t, top: libc::pid_t) -> bool {
+    for _ in 0..4096 {
+        if pid == top {
+            return true;
+        }
+        if pid <= 1 {
+            return false;
+        }
+        match parent_of(pid) {
+            Some(parent) => pid = parent,
+            None => return false,
+        }
+    }
+    false
+}
+
+/// A process's parent, from `/proc/<pid>/stat` (after the command's name,
+/// which may hold spaces and parentheses: the fields after its last `)`).
+fn parent_of(pid: libc::pid_t) -> Option<libc::pid_t> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    stat[stat.rfind(')')? + 1..].split_whitespace().nth(1)?.parse().ok()
 }
 
 /// The identity of `pid`'s namespace of `kind` (0: quiver's own, read once:

@@ -42,3 +42,18 @@ fn kernel_releases_compare_by_major_then_minor() {
     assert!(kernel_at_least(3, 0));
     assert!(!kernel_at_least(999, 0));
 }
+
+#[test]
+fn a_process_descends_from_itself_and_its_ancestors_not_from_a_stranger() {
+    let me = std::process::id() as libc::pid_t;
+    let parent = parent_of(me).unwrap();
+    assert!(descends_from(me, me));
+    assert!(descends_from(me, parent));
+    assert!(descends_from(me, 1), "every process descends from init");
+    let child = std::process::Command::new("sleep").arg("5").spawn().unwrap();
+    assert!(descends_from(child.id() as libc::pid_t, me));
+    assert!(!descends_from(me, child.id() as libc::pid_t), "a parent does not descend from its child");
+    let mut child = child;
+    child.kill().unwrap();
+    child.wait().unwrap();
+}

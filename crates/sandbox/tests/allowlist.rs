@@ -238,21 +238,39 @@ fn late_sockets_and_linked_socket_directories_are_out_of_reach() {
 /// What a sandboxed command connects to, decided by who listens: a socket a
 /// host process binds in the workspace after the command started is
 /// refused by every spelling; the command's own sockets (a path in the
-/// workspace and in `/tmp`, an abstract name, TCP on loopback) still work,
-/// and a datagram Unix socket is not made.
+/// workspace and in its temp dir, an abstract name, TCP on loopback) still
+/// work, and a datagram Unix socket is not made.
 #[test]
 fn a_socket_the_host_binds_in_the_workspace_later_is_refused_and_the_commands_own_are_not() {
     let l = layout();
+    let Some(sb) = ns_sandbox("late_workspace_socket", &l.ws, SandboxOptions::default()) else { return };
+    connects_only_to_its_own(&l, &sb);
+}
+
+/// The same in the Landlock fallback with network granted (without it no
+/// socket is made at all): there the listener must descend from the command.
+#[test]
+fn the_landlock_fallback_with_network_connects_only_to_its_own_sockets() {
+    let l = layout();
+    if !sandbox_available("fallback_connects") {
+        return;
+    }
+    let policy = quiver_sandbox::SandboxPolicy::WorkspaceWrite { writable_roots: vec![l.ws.clone()] };
+    let options = SandboxOptions { mechanism: Some(quiver_sandbox::SandboxMechanism::Landlock), ..Default::default() };
+    let sb = quiver_sandbox::Sandbox::with_options(policy, true, options).unwrap();
+    connects_only_to_its_own(&l, &sb);
+}
+
+fn connects_only_to_its_own(l: &Layout, sb: &quiver_sandbox::Sandbox) {
     let Some(py) = python() else {
         assert!(std::env::var("QUIVER_REQUIRE_SANDBOX").as_deref() != Ok("1"), "this test needs /usr/bin/python3");
         eprintln!("SKIPPED: needs /usr/bin/python3");
         return;
     };
-    let Some(sb) = ns_sandbox("late_workspace_socket", &l.ws, SandboxOptions::default()) else { return };
     std::fs::create_dir(l.ws.join("sub")).unwrap();
     std::os::unix::fs::symlink(l.ws.join("sub"), l.ws.join("linked")).unwrap();
     let script = r#"
-import os, socket, time
+import os, socket, tempfile, time
 out = []
 def attempt(family, addr, label):
     s = socket.socket(family)
@@ -274,8 +292,8 @@ def own(addr, label):
         c.sendall(b"x")
         out.append(label + ("-talks" if peer.recv(1) == b"x" else "-mute"))
 own("own.sock", "own")
-own("/tmp/own.sock", "tmp")
-own("\0quiver-test-abstract", "abstract")
+own(os.path.join(tempfile.gettempdir(), "own.sock"), "tmp")
+own("\0quiver-test-abstract-%d" % os.getpid(), "abstract")
 tcp = socket.socket()
 tcp.bind(("127.0.0.1", 0))
 tcp.listen()
