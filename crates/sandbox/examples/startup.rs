@@ -102,4 +102,12 @@ fn main() {
             ms(gate.1)
         );
     }
+    // Every sandboxed command's connect supervisor (and its channel's
+    // receiver) ends with the command: none may pile up over the runs.
+    std::thread::sleep(Duration::from_millis(200));
+    let threads = std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| s.lines().find_map(|l| l.strip_prefix("Threads:").map(|n| n.trim().to_string())))
+        .unwrap_or_default();
+    println!("threads left after every run: {threads}");
 }
