@@ -402,17 +402,36 @@ fn sockaddr_un(path: &[u8]) -> Result<Vec<u8>, i32> {
     Ok(addr)
 }
 
-/// `path` opened (`O_PATH`) as the caller `pid` would find it: an absolute
-/// path from its root, a relative one from its working directory. Links
-/// that leave its view lead to the host's files, whose listeners are then
-/// refused like any other host socket.
+/// `path` opened (`O_PATH`) as the caller `pid` would find it, resolved
+/// within its root (`RESOLVE_IN_ROOT`: `..` and absolute links stay inside
+/// its view). A relative path is joined to its working directory as it
+/// names it; a directory another of its threads changes to meanwhile only
+/// changes which of its own sockets is found. Resolving from the working
+/// directory's descriptor instead would follow an absolute link to the
+/// host's file, and connecting there (refused or not) could start a
+/// socket-activated host service.
 #[allow(unsafe_code)]
 fn open_in(pid: libc::pid_t, path: &[u8]) -> Result<OwnedFd, i32> {
+    use std::os::unix::ffi::OsStrExt;
     if path.is_empty() {
         return Err(libc::EINVAL);
     }
-    let absolute = path[0] == b'/';
-    let base = format!("/proc/{pid}/{}\0", if absolute { "root" } else { "cwd" });
+    let mut name = if path[0] == b'/' {
+        Vec::new()
+    } else {
+        let cwd = std::fs::read_link(format!("/proc/{pid}/cwd")).map_err(|_| libc::ENOENT)?;
+        let cwd = cwd.as_os_str().as_bytes();
+        // "(unreachable)/..." or "... (deleted)": no path to join to.
+        if !cwd.starts_with(b"/") || cwd.ends_with(b" (deleted)") {
+            return Err(libc::ENOENT);
+        }
+        let mut joined = cwd.to_vec();
+        joined.push(b'/');
+        joined
+    };
+    name.extend_from_slice(path);
+    name.push(0);
+    let base = format!("/proc/{pid}/root\0");
     // SAFETY: open of a NUL-terminated path; the result is new.
     let dir = unsafe { libc::open(base.as_ptr().cast(), libc::O_PATH | libc::O_DIRECTORY | libc::O_CLOEXEC) };
     if dir < 0 {
@@ -420,12 +439,10 @@ fn open_in(pid: libc::pid_t, path: &[u8]) -> Result<OwnedFd, i32> {
     }
     // SAFETY: a new descriptor, owned from here on.
     let dir = unsafe { OwnedFd::from_raw_fd(dir) };
-    let mut name = path.to_vec();
-    name.push(0);
     // SAFETY: open_how is plain integers; zero is its "nothing asked".
     let mut how: libc::open_how = unsafe { std::mem::zeroed() };
     how.flags = (libc::O_PATH | libc::O_CLOEXEC) as u64;
-    how.resolve = libc::RESOLVE_NO_MAGICLINKS | if absolute { libc::RESOLVE_IN_ROOT } else { 0 };
+    how.resolve = libc::RESOLVE_NO_MAGICLINKS | libc::RESOLVE_IN_ROOT;
     // SAFETY: openat2 with a NUL-terminated name and an open_how of this frame.
     let fd = unsafe {
         libc::syscall(

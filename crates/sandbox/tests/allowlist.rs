@@ -261,6 +261,34 @@ fn the_landlock_fallback_with_network_connects_only_to_its_own_sockets() {
     connects_only_to_its_own(&l, &sb);
 }
 
+/// A link out of the sandbox's view is followed inside it: a relative path
+/// through a link to a host socket the sandbox cannot see finds nothing, and
+/// the host's listener never sees a connection (opening one and refusing it
+/// could start a socket-activated host service).
+#[test]
+fn a_link_to_a_socket_outside_the_sandbox_is_followed_inside_it() {
+    let l = layout();
+    let Some(py) = python() else { return };
+    let Some(sb) = ns_sandbox("link_out_of_view", &l.ws, SandboxOptions::default()) else { return };
+    // The host's /tmp, which the sandbox replaces with its own.
+    let host = tempfile::tempdir().unwrap();
+    let socket = host.path().canonicalize().unwrap().join("host.sock");
+    let listener = std::os::unix::net::UnixListener::bind(&socket).unwrap();
+    listener.set_nonblocking(true).unwrap();
+    std::os::unix::fs::symlink(&socket, l.ws.join("hostlink")).unwrap();
+    let script = "import socket\ns = socket.socket(socket.AF_UNIX)\ntry:\n    s.connect('hostlink')\n    \
+                  print('reached')\nexcept OSError as e:\n    print(type(e).__name__)";
+    let mut cmd = std::process::Command::new(&py);
+    cmd.arg("-c").arg(script).current_dir(&l.ws).stdin(std::process::Stdio::null());
+    sb.apply_to(&mut cmd).unwrap();
+    let out = cmd.output().unwrap();
+    assert_eq!(stdout(&out).trim(), "FileNotFoundError", "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        matches!(listener.accept(), Err(e) if e.kind() == std::io::ErrorKind::WouldBlock),
+        "the host's listener saw a connection"
+    );
+}
+
 fn connects_only_to_its_own(l: &Layout, sb: &quiver_sandbox::Sandbox) {
     let Some(py) = python() else {
         assert!(std::env::var("QUIVER_REQUIRE_SANDBOX").as_deref() != Ok("1"), "this test needs /usr/bin/python3");
