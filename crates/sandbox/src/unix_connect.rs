@@ -287,8 +287,12 @@ fn decide(listener: &OwnedFd, req: &libc::seccomp_notif, top: libc::pid_t) -> An
     let pid = req.pid as libc::pid_t;
     let fd = req.data.args[0] as RawFd;
     let (addr_ptr, addr_len) = (req.data.args[1], req.data.args[2] as usize);
+    // The caller is a thread; pidfd_open wants its process (the thread
+    // group's leader) before Linux 6.9, and the descriptor table is the
+    // process's.
+    let process = thread_group(pid).ok_or(libc::ESRCH)?;
     // SAFETY: pidfd_open with integer arguments.
-    let pidfd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
+    let pidfd = unsafe { libc::syscall(libc::SYS_pidfd_open, process, 0) };
     if pidfd < 0 {
         return Err(libc::ESRCH);
     }
@@ -518,6 +522,12 @@ fn descends_from(mut pid: libc::pid_t, top: libc::pid_t) -> bool {
 fn parent_of(pid: libc::pid_t) -> Option<libc::pid_t> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     stat[stat.rfind(')')? + 1..].split_whitespace().nth(1)?.parse().ok()
+}
+
+/// The process (thread group) thread `tid` belongs to.
+fn thread_group(tid: libc::pid_t) -> Option<libc::pid_t> {
+    let status = std::fs::read_to_string(format!("/proc/{tid}/status")).ok()?;
+    status.lines().find_map(|l| l.strip_prefix("Tgid:"))?.trim().parse().ok()
 }
 
 /// The identity of `pid`'s namespace of `kind` (0: quiver's own, read once:

@@ -57,3 +57,22 @@ fn a_process_descends_from_itself_and_its_ancestors_not_from_a_stranger() {
     child.kill().unwrap();
     child.wait().unwrap();
 }
+
+#[test]
+fn a_thread_belongs_to_its_process() {
+    let me = std::process::id() as libc::pid_t;
+    let (tid_tx, tid_rx) = std::sync::mpsc::channel();
+    let (done_tx, done_rx) = std::sync::mpsc::channel::<()>();
+    let worker = std::thread::spawn(move || {
+        // SAFETY: gettid has no arguments.
+        #[allow(unsafe_code)]
+        tid_tx.send(unsafe { libc::gettid() }).unwrap();
+        done_rx.recv().unwrap();
+    });
+    let tid = tid_rx.recv().unwrap();
+    assert_ne!(tid, me);
+    assert_eq!(thread_group(tid), Some(me));
+    assert_eq!(thread_group(me), Some(me));
+    done_tx.send(()).unwrap();
+    worker.join().unwrap();
+}

@@ -320,6 +320,11 @@ def own(addr, label):
         c.sendall(b"x")
         out.append(label + ("-talks" if peer.recv(1) == b"x" else "-mute"))
 own("own.sock", "own")
+# From a thread other than the process's first.
+import threading
+worker = threading.Thread(target=own, args=("thread.sock", "thread"))
+worker.start()
+worker.join()
 own(os.path.join(tempfile.gettempdir(), "own.sock"), "tmp")
 own("\0quiver-test-abstract-%d" % os.getpid(), "abstract")
 tcp = socket.socket()
@@ -350,7 +355,7 @@ print(" ".join(out))
     let out = child.wait_with_output().unwrap();
     let said = stdout(&out);
     assert!(out.status.success(), "{said}{}", String::from_utf8_lossy(&out.stderr));
-    let expected = "own-reached own-talks tmp-reached tmp-talks abstract-reached abstract-talks tcp-reached \
+    let expected = "own-reached own-talks thread-reached thread-talks tmp-reached tmp-talks abstract-reached abstract-talks tcp-reached \
                     dgram-refused late-refused linked-refused absolute-refused dotdot-refused";
     assert_eq!(said.trim(), expected);
     drop(late);
