@@ -2,7 +2,7 @@
 //! connects 2,000 times to a Unix socket of its own and 2,000 times to a
 //! TCP port of its own on loopback, unconfined and sandboxed, printing µs
 //! per connect (every connect of a sandboxed command is answered by
-//! quiver's supervisor, see `unix_connect`).
+//! quiver's supervisor, see `connect_supervisor`).
 //!
 //! `cargo run --release -p quiver-sandbox --example connects [-- ROUNDS]`
 #![allow(clippy::print_stdout, clippy::unwrap_used, clippy::expect_used)]

@@ -56,11 +56,11 @@ pub(crate) enum Step {
     /// the command's process, inside the namespaces.
     #[cfg(target_os = "linux")]
     Namespace(Arc<crate::namespace::NsPlan>),
-    /// Hand every `connect` to quiver's supervisor (see `unix_connect`):
+    /// Hand every `connect` to quiver's supervisor (see `connect_supervisor`):
     /// install the notifying filter and send its listener on `send`. After
     /// `Confine`, whose `no_new_privs` an unprivileged filter needs.
     #[cfg(target_os = "linux")]
-    SuperviseConnect { send: Arc<OwnedFd>, filter: Arc<crate::unix_connect::NotifyFilter> },
+    SuperviseConnect { send: Arc<OwnedFd>, filter: Arc<crate::connect_supervisor::NotifyFilter> },
     /// Resource limits (the Landlock fallback; the namespace step sets its own).
     #[cfg(target_os = "linux")]
     Limits(Arc<Vec<(crate::namespace::Resource, u64)>>),
@@ -146,7 +146,7 @@ pub(crate) fn register(cmd: &mut std::process::Command, step: Step) {
                 }
             }
             Step::Namespace(plan) => plan.enter()?,
-            Step::SuperviseConnect { send, filter } => crate::unix_connect::install(filter, send.as_raw_fd())?,
+            Step::SuperviseConnect { send, filter } => crate::connect_supervisor::install(filter, send.as_raw_fd())?,
             Step::Limits(limits) => {
                 for (resource, value) in limits.iter() {
                     let lim = libc::rlimit { rlim_cur: *value, rlim_max: *value };

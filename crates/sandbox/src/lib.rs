@@ -99,7 +99,11 @@ mod read_allow;
 mod sandbox;
 
 #[cfg(target_os = "linux")]
+mod connect_supervisor;
+#[cfg(target_os = "linux")]
 mod contain;
+#[cfg(target_os = "linux")]
+mod egress;
 #[cfg(target_os = "linux")]
 mod landlock_rules;
 #[cfg(target_os = "linux")]
@@ -109,8 +113,6 @@ mod paths;
 pub mod protected;
 #[cfg(target_os = "linux")]
 mod seccomp;
-#[cfg(target_os = "linux")]
-mod unix_connect;
 
 #[cfg(target_os = "linux")]
 pub use contain::{

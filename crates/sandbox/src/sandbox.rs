@@ -57,7 +57,7 @@ impl SandboxMechanism {
                 "reach host sockets: /run, /tmp's sockets and abstract sockets are gone",
                 "connect to a Unix socket a host process listens on, by any path, bound before or after it started \
                  (each connect is decided by who listens; Linux 5.9+); no datagram Unix sockets",
-                "reach the network (loopback only) unless network is granted",
+                "reach the network (loopback only) unless network is granted, but for the hosts of `[sandbox] network_allow` over HTTPS through quiver's proxy",
                 "type into terminals (TIOCSTI, TIOCLINUX), open the host's terminals (a devpts of its own; a session of its own, so /dev/tty is not the person's), or use io_uring",
                 "read or add keys in the kernel keyring",
                 "run a program a single-word deny rule names, by any spelling",
@@ -128,6 +128,11 @@ pub struct SandboxOptions {
     /// relative to the home. The user's own `[sandbox] home_allow` is added
     /// to these when the sandbox is built.
     pub home_allow: Vec<String>,
+    /// Hosts a command without network may still reach over HTTPS, through
+    /// quiver's proxy (`crates.io`, `*.crates.io`, `host:port`; see the
+    /// `egress` module). The user's own `[sandbox] network_allow` is added
+    /// when the sandbox is built. The namespace sandbox only.
+    pub network_allow: Vec<String>,
 }
 
 /// A prepared sandbox. Rules are computed from the filesystem as it is when
@@ -164,10 +169,13 @@ pub struct Sandbox {
     #[cfg(target_os = "linux")]
     guard: Option<Arc<crate::guard::Guard>>,
     step: Option<Step>,
-    /// The namespace sandbox's `connect` supervision (see `unix_connect`),
+    /// The namespace sandbox's `connect` supervision (see `connect_supervisor`),
     /// where the kernel has it.
     #[cfg(target_os = "linux")]
-    connect_filter: Option<Arc<crate::unix_connect::NotifyFilter>>,
+    connect_filter: Option<Arc<crate::connect_supervisor::NotifyFilter>>,
+    /// The proxy to the hosts of `network_allow` (see `egress`).
+    #[cfg(target_os = "linux")]
+    egress: Option<crate::egress::Proxy>,
 }
 
 impl Sandbox {
@@ -190,6 +198,11 @@ impl Sandbox {
             match crate::policy::user_home_allow(&path) {
                 Ok(extra) => options.home_allow.extend(extra),
                 Err(e) => tracing::warn!(path = %path.display(), %e, "[sandbox] home_allow not applied"),
+            }
+            match crate::policy::user_sandbox_list(&path, "network_allow", "hosts", "[\"crates.io\", \"*.crates.io\"]")
+            {
+                Ok(extra) => options.network_allow.extend(extra),
+                Err(e) => tracing::warn!(path = %path.display(), %e, "[sandbox] network_allow not applied"),
             }
         }
         if options.home.is_none() {
@@ -225,6 +238,8 @@ impl Sandbox {
             step: None,
             #[cfg(target_os = "linux")]
             connect_filter: None,
+            #[cfg(target_os = "linux")]
+            egress: None,
         };
         sandbox.prepare()?;
         Ok(sandbox)
@@ -348,13 +363,13 @@ impl Sandbox {
         // socket filter does in the fallback (and leaves loopback working).
         let deny_sockets = !self.network && self.mechanism == SandboxMechanism::Landlock;
         // A path socket ignores network namespaces: the supervisor decides
-        // each connect by who listens (see `unix_connect`).
+        // each connect by who listens (see `connect_supervisor`).
         // The fallback without network makes no socket at all (`deny_sockets`).
         let unix_sockets = self.mechanism == SandboxMechanism::Namespaces
             || (self.mechanism == SandboxMechanism::Landlock && self.network);
         if unix_sockets {
-            if crate::unix_connect::supported() {
-                self.connect_filter = Some(Arc::new(crate::unix_connect::filter()));
+            if crate::connect_supervisor::supported() {
+                self.connect_filter = Some(Arc::new(crate::connect_supervisor::filter()));
             } else {
                 static SAID: std::sync::Once = std::sync::Once::new();
                 SAID.call_once(|| {
@@ -365,11 +380,48 @@ impl Sandbox {
                 });
             }
         }
+        if !self.network && !self.options.network_allow.is_empty() {
+            self.egress = self.start_egress();
+        }
         let deny_unix_datagrams = self.connect_filter.is_some();
         let seccomp =
             Some(Arc::new(crate::seccomp::filter(deny_sockets, deny_unix_datagrams).map_err(SandboxError::Setup)?));
         self.step = Some(Step::Confine { landlock, seccomp });
         Ok(())
+    }
+
+    /// The proxy to `network_allow`'s hosts: the namespace sandbox with
+    /// `connect` supervision only (elsewhere nothing can hand the proxy to
+    /// a command that has no network), said once otherwise.
+    #[cfg(target_os = "linux")]
+    fn start_egress(&self) -> Option<crate::egress::Proxy> {
+        let mut allowed = Vec::new();
+        for entry in &self.options.network_allow {
+            match crate::egress::Allowed::parse(entry) {
+                Ok(a) => allowed.push(a),
+                Err(e) => tracing::warn!("sandbox: {e}; entry skipped"),
+            }
+        }
+        if allowed.is_empty() {
+            return None;
+        }
+        if self.mechanism != SandboxMechanism::Namespaces || self.connect_filter.is_none() {
+            static SAID: std::sync::Once = std::sync::Once::new();
+            SAID.call_once(|| {
+                tracing::warn!(
+                    "sandbox: `[sandbox] network_allow` needs the namespace sandbox on Linux 5.9 or later; commands \
+                     without network reach no host here"
+                )
+            });
+            return None;
+        }
+        match crate::egress::Proxy::start(allowed) {
+            Ok(proxy) => Some(proxy),
+            Err(e) => {
+                tracing::warn!(%e, "sandbox: cannot start the proxy for `[sandbox] network_allow`");
+                None
+            }
+        }
     }
 
     pub fn policy(&self) -> &SandboxPolicy {
@@ -510,8 +562,22 @@ impl Sandbox {
             crate::hook::register(cmd, step);
         }
         #[cfg(target_os = "linux")]
+        let proxy = self.egress.as_ref().map(crate::egress::Proxy::addr);
+        #[cfg(target_os = "linux")]
+        if let Some(proxy) = proxy {
+            // Inside the command's network namespace the proxy is at the same
+            // port on its own loopback; the connect supervisor hands it over.
+            let url = format!("http://127.0.0.1:{}", proxy.port());
+            for var in ["HTTPS_PROXY", "https_proxy"] {
+                cmd.env(var, &url);
+            }
+            for var in ["NO_PROXY", "no_proxy"] {
+                cmd.env(var, "localhost,127.0.0.1,::1");
+            }
+        }
+        #[cfg(target_os = "linux")]
         if let Some(filter) = &self.connect_filter {
-            let send = crate::unix_connect::channel()
+            let send = crate::connect_supervisor::channel(proxy)
                 .map_err(|e| SandboxError::Setup(format!("starting the connect supervisor: {e}")))?;
             crate::hook::register(cmd, Step::SuperviseConnect { send, filter: filter.clone() });
         }

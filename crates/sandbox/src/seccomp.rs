@@ -45,7 +45,7 @@ fn arch() -> Result<TargetArch, String> {
 /// without network: a network namespace is not there to keep a command off
 /// the network and off host Unix sockets; `socketpair` for `AF_UNIX` stays).
 /// With `deny_unix_datagrams`, no datagram Unix socket either, by `socket`
-/// or `socketpair` (where `connect` is supervised, see `unix_connect`: a
+/// or `socketpair` (where `connect` is supervised, see `connect_supervisor`: a
 /// datagram names its destination inside `sendmsg`'s message, out of a
 /// filter's sight).
 pub(crate) fn filter(deny_sockets: bool, deny_unix_datagrams: bool) -> Result<BpfProgram, String> {

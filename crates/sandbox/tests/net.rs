@@ -74,3 +74,71 @@ fn no_network_without_the_grant_and_network_with_it() {
     listener.set_nonblocking(false).unwrap();
     let _ = listener.accept().unwrap();
 }
+
+/// `network_allow`: a command without network reaches a listed host through
+/// the proxy its `HTTPS_PROXY` names, and nothing else: not the listed host
+/// directly, not a host the list lacks, not a plain-HTTP request.
+#[test]
+fn network_allow_reaches_a_listed_host_through_the_proxy_and_nothing_else() {
+    let l = layout();
+    let Some(py) = python() else {
+        assert!(std::env::var("QUIVER_REQUIRE_SANDBOX").as_deref() != Ok("1"), "this test needs /usr/bin/python3");
+        eprintln!("SKIPPED: needs /usr/bin/python3");
+        return;
+    };
+    // The "registry": answers what it reads, upper-cased, on the host's loopback.
+    let registry = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = registry.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        use std::io::{Read, Write};
+        for mut peer in registry.incoming().flatten() {
+            let mut buf = [0u8; 4];
+            if peer.read_exact(&mut buf).is_ok() {
+                let _ = peer.write_all(&buf.map(|b| b.to_ascii_uppercase()));
+            }
+        }
+    });
+    let options =
+        quiver_sandbox::SandboxOptions { network_allow: vec![format!("localhost:{port}")], ..Default::default() };
+    let Some(sb) = ns_sandbox("network_allow", &l.ws, options) else { return };
+    let script = format!(
+        r#"
+import os, socket
+out = []
+proxy = os.environ["HTTPS_PROXY"].rsplit(":", 1)
+def via_proxy(request, label):
+    s = socket.create_connection(("127.0.0.1", int(proxy[1])), timeout=10)
+    s.sendall(request.encode())
+    head = b""
+    while not head.endswith(b"\r\n\r\n"):
+        byte = s.recv(1)
+        if not byte:
+            break
+        head += byte
+    status = head.split(b" ")[1].decode() if head else "none"
+    out.append(label + "-" + status)
+    if status == "200":
+        s.sendall(b"ping")
+        out.append(label + "-" + s.recv(4).decode())
+via_proxy("CONNECT localhost:{port} HTTP/1.1\r\nHost: x\r\n\r\n", "listed")
+via_proxy("CONNECT example.org:443 HTTP/1.1\r\nHost: x\r\n\r\n", "unlisted")
+via_proxy("GET http://localhost:{port}/ HTTP/1.1\r\nHost: x\r\n\r\n", "plain")
+try:
+    socket.create_connection(("127.0.0.1", {port}), timeout=5)
+    out.append("direct-reached")
+except OSError as e:
+    out.append("direct-" + type(e).__name__)
+print(" ".join(out))
+"#
+    );
+    let mut cmd = std::process::Command::new(&py);
+    cmd.arg("-c").arg(&script).current_dir(&l.ws).stdin(std::process::Stdio::null());
+    sb.apply_to(&mut cmd).unwrap();
+    let out = cmd.output().unwrap();
+    assert_eq!(
+        stdout(&out).trim(),
+        "listed-200 listed-PING unlisted-403 plain-405 direct-ConnectionRefusedError",
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

@@ -16,7 +16,7 @@
 //!   is reachable by path (docker, ssh-agent, tmux, X11, D-Bus), and the
 //!   network namespace leaves no abstract socket either; every `connect`
 //!   goes through quiver's supervisor, which refuses a listener outside the
-//!   sandbox (`crate::unix_connect`);
+//!   sandbox (`crate::connect_supervisor`);
 //! - a `/dev` with only `null`, `zero`, `full`, `random`, `urandom`, `tty`,
 //!   `pts`, `ptmx`, `shm` and the `fd` links (no disks, no other terminals);
 //! - the programs of single-word deny rules (`sudo`, `su`, `mkfs*`, ...)

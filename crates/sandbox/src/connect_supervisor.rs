@@ -32,6 +32,7 @@
 //! sandbox runs without it and says so once.
 
 use std::io;
+use std::net::SocketAddr;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::sync::Arc;
 
@@ -181,7 +182,7 @@ fn receive_fd(socket: RawFd) -> io::Result<Option<(OwnedFd, libc::pid_t)>> {
 /// copy of the returned end is closed (the command's hook dropped, the
 /// children exec'd).
 #[allow(unsafe_code)]
-pub(crate) fn channel() -> io::Result<Arc<OwnedFd>> {
+pub(crate) fn channel(proxy: Option<SocketAddr>) -> io::Result<Arc<OwnedFd>> {
     let mut fds = [0 as RawFd; 2];
     // SAFETY: socketpair filling this frame's two-element array.
     if unsafe { libc::socketpair(libc::AF_UNIX, libc::SOCK_SEQPACKET | libc::SOCK_CLOEXEC, 0, fds.as_mut_ptr()) } != 0 {
@@ -196,7 +197,7 @@ pub(crate) fn channel() -> io::Result<Arc<OwnedFd>> {
                     let spawned = std::thread::Builder::new()
                         .name("quiver-connect".into())
                         .stack_size(128 * 1024)
-                        .spawn(move || supervise(Arc::new(listener), top));
+                        .spawn(move || supervise(Arc::new(listener), top, proxy));
                     if let Err(e) = spawned {
                         // The listener is dropped with the closure: the
                         // command's connects then fail (ENOSYS), never pass.
@@ -219,7 +220,7 @@ pub(crate) fn channel() -> io::Result<Arc<OwnedFd>> {
 /// left. Each call is answered on a thread of its own: a TCP connect may
 /// take minutes and must not hold up the others.
 #[allow(unsafe_code)]
-fn supervise(listener: Arc<OwnedFd>, top: libc::pid_t) {
+fn supervise(listener: Arc<OwnedFd>, top: libc::pid_t, proxy: Option<SocketAddr>) {
     loop {
         let mut poll = libc::pollfd { fd: listener.as_raw_fd(), events: libc::POLLIN, revents: 0 };
         // SAFETY: poll on one pollfd of this frame.
@@ -247,7 +248,7 @@ fn supervise(listener: Arc<OwnedFd>, top: libc::pid_t) {
         let shared = listener.clone();
         let answered =
             std::thread::Builder::new().name("quiver-connect-call".into()).stack_size(128 * 1024).spawn(move || {
-                let answer = decide(&shared, &req, top);
+                let answer = decide(&shared, &req, top, proxy);
                 respond(&shared, req.id, answer);
             });
         if answered.is_err() {
@@ -283,7 +284,7 @@ fn still_pending(listener: &OwnedFd, id: u64) -> bool {
 }
 
 #[allow(unsafe_code)]
-fn decide(listener: &OwnedFd, req: &libc::seccomp_notif, top: libc::pid_t) -> Answer {
+fn decide(listener: &OwnedFd, req: &libc::seccomp_notif, top: libc::pid_t, proxy: Option<SocketAddr>) -> Answer {
     let pid = req.pid as libc::pid_t;
     let fd = req.data.args[0] as RawFd;
     let (addr_ptr, addr_len) = (req.data.args[1], req.data.args[2] as usize);
@@ -323,14 +324,19 @@ fn decide(listener: &OwnedFd, req: &libc::seccomp_notif, top: libc::pid_t) -> An
     }
     let addr = &addr[..len];
     let domain = sockopt_int(&theirs, libc::SO_DOMAIN)?;
+    let private_net = namespace(pid, "net").is_some_and(|theirs| namespace(0, "net") != Some(theirs));
     if domain != libc::AF_UNIX {
+        // The sandbox's proxy (`egress`): its advertised address inside the
+        // command's own network namespace is quiver's proxy outside.
+        if let Some(proxy) = proxy.filter(|p| private_net && domain == libc::AF_INET && names(addr, *p)) {
+            return hand_over_proxy(listener, req, fd, &theirs, proxy);
+        }
         return connect(&theirs, addr);
     }
     if len < 2 || u16::from_ne_bytes([addr[0], addr[1]]) != libc::AF_UNIX as u16 {
         return Err(libc::EINVAL);
     }
     let abstract_name = len > 2 && addr[2] == 0;
-    let private_net = namespace(pid, "net").is_some_and(|theirs| namespace(0, "net") != Some(theirs));
     if abstract_name && private_net {
         return connect(&theirs, addr);
     }
@@ -361,7 +367,14 @@ fn decide(listener: &OwnedFd, req: &libc::seccomp_notif, top: libc::pid_t) -> An
         tracing::debug!(pid, "sandbox: refused a connection to a Unix socket no process of the sandbox listens on");
         return Err(libc::EACCES);
     }
-    let cloexec = fd_cloexec(pid, fd);
+    put_in_place(listener, req, fd, &ours)
+}
+
+/// Installs `ours` at the caller's descriptor `fd`, closing what was there
+/// (`SECCOMP_IOCTL_NOTIF_ADDFD`), close-on-exec as the original was.
+#[allow(unsafe_code)]
+fn put_in_place(listener: &OwnedFd, req: &libc::seccomp_notif, fd: RawFd, ours: &OwnedFd) -> Answer {
+    let cloexec = fd_cloexec(req.pid as libc::pid_t, fd);
     let addfd = libc::seccomp_notif_addfd {
         id: req.id,
         flags: libc::SECCOMP_ADDFD_FLAG_SETFD as u32,
@@ -375,6 +388,35 @@ fn decide(listener: &OwnedFd, req: &libc::seccomp_notif, top: libc::pid_t) -> An
         return Err(errno());
     }
     Ok(0)
+}
+
+/// Whether the IPv4 socket address `addr` (as the caller wrote it) is
+/// `127.0.0.1` at `proxy`'s port.
+fn names(addr: &[u8], proxy: SocketAddr) -> bool {
+    addr.len() >= 8
+        && u16::from_ne_bytes([addr[0], addr[1]]) == libc::AF_INET as u16
+        && u16::from_be_bytes([addr[2], addr[3]]) == proxy.port()
+        && addr[4..8] == [127, 0, 0, 1]
+}
+
+/// Connects a TCP socket of quiver's own to the proxy on the host's
+/// loopback and puts it in place of the caller's, blocking or not as the
+/// caller's was.
+#[allow(unsafe_code)]
+fn hand_over_proxy(
+    listener: &OwnedFd,
+    req: &libc::seccomp_notif,
+    fd: RawFd,
+    theirs: &OwnedFd,
+    proxy: SocketAddr,
+) -> Answer {
+    let stream = std::net::TcpStream::connect_timeout(&proxy, std::time::Duration::from_secs(5))
+        .map_err(|e| e.raw_os_error().unwrap_or(libc::ECONNREFUSED))?;
+    // SAFETY: fcntl with integer arguments.
+    let nonblocking = unsafe { libc::fcntl(theirs.as_raw_fd(), libc::F_GETFL) } & libc::O_NONBLOCK != 0;
+    stream.set_nonblocking(nonblocking).map_err(|_| libc::EIO)?;
+    let _ = stream.set_nodelay(true);
+    put_in_place(listener, req, fd, &OwnedFd::from(stream))
 }
 
 #[allow(unsafe_code)]
@@ -561,5 +603,5 @@ fn fd_cloexec(pid: libc::pid_t, fd: RawFd) -> bool {
 }
 
 #[cfg(test)]
-#[path = "unix_connect_tests.rs"]
+#[path = "connect_supervisor_tests.rs"]
 mod tests;
