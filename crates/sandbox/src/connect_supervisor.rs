@@ -120,8 +120,22 @@ pub(crate) fn install(filter: &[libc::sock_filter], send: RawFd) -> io::Result<(
 #[repr(C, align(8))]
 struct ControlBuffer([u8; 32]);
 
+/// A message of one payload buffer (`iov`: the pid) and
+/// `control_len` bytes of `control` for the descriptor. Nothing allocated:
+/// the sender runs between fork and exec.
 #[allow(unsafe_code)]
+fn message(iov: &mut libc::iovec, control: &mut ControlBuffer, control_len: usize) -> libc::msghdr {
+    // SAFETY: msghdr is plain data; zero is "no name, no flags".
+    let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
+    msg.msg_iov = iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control.0.as_mut_ptr().cast();
+    msg.msg_controllen = control_len as _;
+    msg
+}
+
 /// Sends `fd` with `pid` (the command's, as it sees itself) as the payload.
+#[allow(unsafe_code)]
 fn send_fd(socket: RawFd, fd: RawFd, pid: libc::pid_t) -> io::Result<()> {
     let mut payload = pid.to_ne_bytes();
     let mut iov = libc::iovec { iov_base: payload.as_mut_ptr().cast(), iov_len: payload.len() };
@@ -129,11 +143,8 @@ fn send_fd(socket: RawFd, fd: RawFd, pid: libc::pid_t) -> io::Result<()> {
     // SAFETY: a msghdr over this frame's buffers, filled through the libc
     // CMSG helpers within the buffer's size.
     unsafe {
-        let mut msg: libc::msghdr = std::mem::zeroed();
-        msg.msg_iov = &mut iov;
-        msg.msg_iovlen = 1;
-        msg.msg_control = control.0.as_mut_ptr().cast();
-        msg.msg_controllen = libc::CMSG_SPACE(std::mem::size_of::<RawFd>() as u32) as _;
+        let space = libc::CMSG_SPACE(std::mem::size_of::<RawFd>() as u32) as usize;
+        let msg = message(&mut iov, &mut control, space);
         let cmsg = libc::CMSG_FIRSTHDR(&msg);
         (*cmsg).cmsg_level = libc::SOL_SOCKET;
         (*cmsg).cmsg_type = libc::SCM_RIGHTS;
@@ -156,11 +167,8 @@ fn receive_fd(socket: RawFd) -> io::Result<Option<(OwnedFd, libc::pid_t)>> {
     // SAFETY: as in `send_fd`; the descriptor read from the control message
     // is new in this process and owned from here on.
     unsafe {
-        let mut msg: libc::msghdr = std::mem::zeroed();
-        msg.msg_iov = &mut iov;
-        msg.msg_iovlen = 1;
-        msg.msg_control = control.0.as_mut_ptr().cast();
-        msg.msg_controllen = control.0.len() as _;
+        let room = control.0.len();
+        let mut msg = message(&mut iov, &mut control, room);
         let n = libc::recvmsg(socket, &mut msg, libc::MSG_CMSG_CLOEXEC);
         if n < 0 {
             return Err(io::Error::last_os_error());
@@ -324,11 +332,12 @@ fn decide(listener: &OwnedFd, req: &libc::seccomp_notif, top: libc::pid_t, proxy
     }
     let addr = &addr[..len];
     let domain = sockopt_int(&theirs, libc::SO_DOMAIN)?;
-    let private_net = namespace(pid, "net").is_some_and(|theirs| namespace(0, "net") != Some(theirs));
+    // Read only where it decides something (a stat of /proc per use).
+    let private_net = || namespace(pid, "net").is_some_and(|theirs| namespace(0, "net") != Some(theirs));
     if domain != libc::AF_UNIX {
         // The sandbox's proxy (`egress`): its advertised address inside the
         // command's own network namespace is quiver's proxy outside.
-        if let Some(proxy) = proxy.filter(|p| private_net && domain == libc::AF_INET && names(addr, *p)) {
+        if let Some(proxy) = proxy.filter(|p| domain == libc::AF_INET && names(addr, *p) && private_net()) {
             return hand_over_proxy(listener, req, fd, &theirs, proxy);
         }
         return connect(&theirs, addr);
@@ -337,7 +346,7 @@ fn decide(listener: &OwnedFd, req: &libc::seccomp_notif, top: libc::pid_t, proxy
         return Err(libc::EINVAL);
     }
     let abstract_name = len > 2 && addr[2] == 0;
-    if abstract_name && private_net {
+    if abstract_name && private_net() {
         return connect(&theirs, addr);
     }
     let kind = sockopt_int(&theirs, libc::SO_TYPE)?;

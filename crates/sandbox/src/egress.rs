@@ -253,7 +253,8 @@ fn response(status: u16, why: &str) -> String {
         400 => "Bad Request",
         403 => "Forbidden",
         405 => "Method Not Allowed",
-        _ => "Request Header Fields Too Large",
+        431 => "Request Header Fields Too Large",
+        _ => "Error",
     };
     let body = format!("{why}\n");
     format!(
