@@ -4,7 +4,8 @@ over quiver's own tools on sentence vectors, added to the fused score of the
 built-in tools it knows (crates/search/src/semantic/prior.rs).
 
 Training texts (never a check set: native-check, native-daily-check,
-native-everyday-check2, Seal-Tools):
+native-everyday-check2, native-blind-check3,
+Seal-Tools):
   - each built-in tool's embedded description, manifest phrasings and example
     requests (crates/engine/manifest/examples.toml), from the exported docs;
   - the second blind batch of examples (bench/search/experiments/examples-b.toml),
@@ -70,6 +71,9 @@ NATIVE_DEV = {
     "daily.dev3": "queries/native-daily-dev3.jsonl",
     "daily.dev4": "queries/native-daily-dev4.jsonl",
     "daily.dev5": "queries/native-daily-dev5.jsonl",
+    "blind.dev6": "queries/native-blind-dev6.jsonl",
+    "blind.dev7": "queries/native-blind-dev7.jsonl",
+    "blind.dev8": "queries/native-blind-dev8.jsonl",
 }
 
 
@@ -151,25 +155,31 @@ def cross_validate(docs_path, vec, scores_path, other, l2, epochs, other_weight,
     print("| held out | n | fused, no prior | + prior (examples only) | + prior (examples + other dev sets) |")
     print("|---|---|---|---|---|")
     total = [0, 0, 0, 0]
+    # the both-halves rule: the leave-one-out hits on odd and even lines
+    halves = [0, 0]
     for key in NATIVE_DEV:
         cols = []
         for dev in (False, True):
             classes, W, b, _ = fit(training_rows(docs_path, other, dev, key, batches), vec, other, l2, epochs, other_weight)
             ix = {c: i for i, c in enumerate(classes)}
             hits = base = 0
-            for r in hand[key]:
+            for line, r in enumerate(hand[key]):
                 z = np.array(vec[r["query"]]) @ W + b
                 p = np.exp(z - z.max()); p /= p.sum()
                 sc = r["scores"]
                 first = lambda f: min(sc, key=lambda t: (-f(t), t)) in r["expected"]
                 base += first(lambda t: sc[t])
-                hits += first(lambda t: sc[t] + w * (p[ix[t]] if t in ix else 0.0))
+                hit = first(lambda t: sc[t] + w * (p[ix[t]] if t in ix else 0.0))
+                hits += hit
+                if dev:
+                    halves[line % 2] += hit
             cols.append(hits)
         n = len(hand[key])
         print(f"| {key} | {n} | {base} | {cols[0]} | {cols[1]} |")
         for i, x in enumerate((n, base, *cols)):
             total[i] += x
     print(f"| all | {total[0]} | {total[1]} | {total[2]} | {total[3]} |")
+    print(f"halves (last column): odd lines {halves[0]}, even lines {halves[1]}")
 
 
 def main():
@@ -181,8 +191,8 @@ def main():
         return default
     other = flag("--other")
     texts_only = flag("--texts")
-    l2 = float(opt("--l2", "1e-4"))
-    epochs = int(opt("--epochs", "300"))
+    l2 = float(opt("--l2", "0"))
+    epochs = int(opt("--epochs", "500"))
     other_weight = float(opt("--other-weight", "1"))
     cv = opt("--cv", None)
     batches = opt("--batches", BATCHES)

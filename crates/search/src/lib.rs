@@ -16,6 +16,7 @@ mod index;
 mod intent;
 mod learned;
 mod meaning;
+mod objects;
 mod params;
 mod pasted;
 #[cfg(test)]

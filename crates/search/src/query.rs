@@ -9,13 +9,11 @@
 use super::command::command_line;
 use super::index::{LONGEST_WORD, SearchIndex, decompound};
 use super::intent::{Intent, shape};
+use super::objects::kind_of;
 use super::pasted::output_lines;
 use super::several::{lists_several, names_instance};
 use super::signals::{Rule, flag};
-use super::tokenize::{
-    Word, WordKind, camel_identifier, clause_span, closes_filler, is_stopword, snake_identifier, split_words,
-    words_before,
-};
+use super::tokenize::{Word, WordKind, clause_span, closes_filler, is_stopword, split_words, words_before};
 use super::tool_asks::{names_a_tool, tool_purpose};
 
 /// Words inside placeholders that name the kind of value, not the thing.
@@ -85,13 +83,13 @@ fn bare_url(t: &str) -> bool {
         && labels.last().is_some_and(|l| (2..=6).contains(&l.len()) && l.chars().all(|c| c.is_ascii_alphabetic()))
 }
 
-fn is_url(t: &str) -> bool {
+pub(super) fn is_url(t: &str) -> bool {
     let t = t.trim_start_matches(['(', '[', '<', '\'', '"', '`']);
     t.contains("://") || t.starts_with("www.") || bare_url(t)
 }
 
 /// A GitHub issue or pull request URL (`github.com/OWNER/REPO/pull/N`, `/issues/N`).
-fn is_github_reference(t: &str) -> bool {
+pub(super) fn is_github_reference(t: &str) -> bool {
     t.contains("github.com/") && (t.contains("/pull/") || t.contains("/issues/"))
 }
 
@@ -139,7 +137,7 @@ pub(super) fn names_a_file(query: &str) -> bool {
 }
 
 /// Whether one whitespace-separated token names a file (see [`names_a_file`]).
-fn is_file_token(t: &str) -> bool {
+pub(super) fn is_file_token(t: &str) -> bool {
     const BARE: &[&str] = &["makefile", "dockerfile", "readme", "license", "justfile", "gemfile", "rakefile"];
     let t = t.trim_matches(|c: char| "()[]<>'\"`,;:!?".contains(c)).trim_end_matches('.');
     if is_url(t) || t.contains('@') {
@@ -393,9 +391,9 @@ const LOOKUP_WORDS: &[&str] = &[
 /// thing of its own.
 pub(super) fn identifier_lookup(query: &str) -> bool {
     let tokens: Vec<&str> = query.split_whitespace().collect();
-    let ident = tokens.iter().any(|t| {
-        let t = t.trim_matches(|c: char| "()[]<>'\"`,;:!?.".contains(c));
-        snake_identifier(t) || camel_identifier(t)
+    let ident = tokens.iter().enumerate().any(|(i, t)| {
+        let previous = i.checked_sub(1).map(|j| tokens[j]);
+        kind_of(t, previous) == Some("symbol")
     });
     ident
         && tokens.iter().any(|t| {

@@ -173,6 +173,7 @@ fn path_like(token: &[char]) -> bool {
         || (slashes == 1 && t.len() > 1 && t.starts_with('/'))
         || snake_identifier(t)
         || camel_identifier(t)
+        || super::objects::kind_of(&t, None) == Some("symbol")
 }
 
 /// `fetchData`, `handleRetry`, `getUserById`: a code identifier in lower

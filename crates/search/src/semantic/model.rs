@@ -195,8 +195,12 @@ impl Encoder {
         &self.prefixes
     }
 
-    /// One query vector (with the model's query prefix).
+    /// One query vector (with the model's query prefix), of the request with
+    /// its objects named by kind (`objects.rs`).
     pub fn encode_query(&self, query: &str) -> Result<Vec<f32>, SemanticError> {
+        // the request's identifiers, paths and URLs as the words for their kinds
+        let masked = crate::objects::mask_objects(query);
+        let query = masked.as_ref();
         let t = match &self.kind {
             Kind::Static(m) => return m.encode(query),
             Kind::Transformer(t) => t,
