@@ -62,7 +62,8 @@ def jsonl(p):
 
 
 # quiver's own everyday request sets that are dev sets (bench/search/README.md);
-# the check sets (native-check, native-daily-check, native-everyday-check2) never.
+# the check sets (native-check, native-daily-check, native-everyday-check2,
+# native-blind-check3) never.
 NATIVE_DEV = {
     "native": "data/queries/native.jsonl",
     "native.ev": "dev/native-everyday.jsonl",
@@ -74,6 +75,8 @@ NATIVE_DEV = {
     "blind.dev6": "queries/native-blind-dev6.jsonl",
     "blind.dev7": "queries/native-blind-dev7.jsonl",
     "blind.dev8": "queries/native-blind-dev8.jsonl",
+    "blind.dev9": "queries/native-blind-dev9.jsonl",
+    "blind.dev10": "queries/native-blind-dev10.jsonl",
 }
 
 

@@ -164,6 +164,8 @@ fn main() -> anyhow::Result<()> {
         ("blind.dev6", "native", q(here.join("queries/native-blind-dev6.jsonl"))?),
         ("blind.dev7", "native", q(here.join("queries/native-blind-dev7.jsonl"))?),
         ("blind.dev8", "native", q(here.join("queries/native-blind-dev8.jsonl"))?),
+        ("blind.dev9", "native", q(here.join("queries/native-blind-dev9.jsonl"))?),
+        ("blind.dev10", "native", q(here.join("queries/native-blind-dev10.jsonl"))?),
         ("azure", "azure", aq.clone()),
         ("mixed", "mixed", aq),
         ("gh.mix", "mixed", q(here.join("queries/github-sanity.jsonl"))?),
