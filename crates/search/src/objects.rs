@@ -58,8 +58,9 @@ pub(super) fn kind_of(token: &str, previous: Option<&str>) -> Option<&'static st
         // a GitHub issue or pull request's URL names the issue: its words stay
         return (!is_github_reference(t)).then_some("url");
     }
+    // `http://` alone: a scheme as text (replace http:// with https://)
     if t.ends_with("://") {
-        return Some("url");
+        return Some("scheme");
     }
     if is_file_token(t) && !member(t) {
         return Some("file");

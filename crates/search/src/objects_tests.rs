@@ -5,7 +5,7 @@ fn objects_become_their_kind() {
     let m = |q: &str| mask_objects(q).into_owned();
     assert_eq!(m("where do we call retry_with_backoff"), "where do we call symbol");
     assert_eq!(m("where is struct SessionState defined"), "where is struct symbol defined");
-    assert_eq!(m("replace http:// with https:// in docs/links.md"), "replace url with url in file");
+    assert_eq!(m("replace http:// with https:// in docs/links.md"), "replace scheme with scheme in file");
     assert_eq!(m("use println! instead of tracing"), "use symbol instead of tracing");
     assert_eq!(m("who calls handleRetry()?"), "who calls symbol");
     assert_eq!(m("fetch https://docs.rs/serde and summarise"), "fetch url and summarise");

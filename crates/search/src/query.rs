@@ -83,9 +83,12 @@ fn bare_url(t: &str) -> bool {
         && labels.last().is_some_and(|l| (2..=6).contains(&l.len()) && l.chars().all(|c| c.is_ascii_alphabetic()))
 }
 
+/// Whether a token is a URL. A scheme alone (`http://`, as in "replace
+/// http:// with https://") is text being edited, not an address.
 pub(super) fn is_url(t: &str) -> bool {
     let t = t.trim_start_matches(['(', '[', '<', '\'', '"', '`']);
-    t.contains("://") || t.starts_with("www.") || bare_url(t)
+    let addressed = t.split_once("://").is_some_and(|(_, rest)| rest.chars().any(char::is_alphanumeric));
+    addressed || t.starts_with("www.") || bare_url(t)
 }
 
 /// A GitHub issue or pull request URL (`github.com/OWNER/REPO/pull/N`, `/issues/N`).

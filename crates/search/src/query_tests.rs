@@ -23,6 +23,8 @@ fn a_url_without_its_scheme_is_a_url_and_a_github_page_a_reference() {
     assert!(value_kinds("show src/lib.rs and v1.x/notes").is_empty());
     assert_eq!(value_kinds("https://github.com/acme/app/blob/main/README.md"), ["url"]);
     assert!(!names_a_file("fetch docs.python.org/3/library/asyncio.html"));
+    // a scheme alone is text to edit, not an address
+    assert!(value_kinds("replace http:// with https:// in docs/links.md").is_empty());
 }
 
 #[test]
