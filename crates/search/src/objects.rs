@@ -10,11 +10,12 @@
 //! the kind of thing it acts on, and one identifier's words cannot pull it
 //! toward an unrelated tool. The lexical ranker marks the same tokens as
 //! literals (`tokenize.rs`) and weighs them down instead.
+//!
+//! The shapes themselves (a URL, a file name, a snake_case or camelCase
+//! identifier) live here too, so that the tokenizer and the query analysis
+//! both read them from one place below them.
 
 use std::borrow::Cow;
-
-use super::query::{is_file_token, is_github_reference, is_url};
-use super::tokenize::{camel_identifier, snake_identifier};
 
 /// Words after which a capitalised word is a type's name (`struct
 /// SessionState`, `class UserService`), not a product's (`GitHub`, `MySQL`).
@@ -213,6 +214,79 @@ pub fn mask_objects(query: &str) -> Cow<'_, str> {
         rest = &rest[end..];
     }
     if changed { Cow::Owned(out) } else { Cow::Borrowed(query) }
+}
+
+/// A URL without its scheme: `docs.rs/serde`, `github.com/acme/api/pull/9`,
+/// `docs.python.org/3/library/asyncio.html` (a host, dotted, ending in a
+/// 2-6 letter top-level label, then a path). A directory is never named
+/// like a host, so `src/lib.rs` and `v1.x/notes` are not URLs.
+fn bare_url(t: &str) -> bool {
+    let Some((host, _)) = t.split_once('/') else { return false };
+    let labels: Vec<&str> = host.split('.').collect();
+    labels.len() >= 2
+        && labels.iter().all(|l| !l.is_empty() && l.chars().all(|c| c.is_ascii_alphanumeric() || c == '-'))
+        && labels.last().is_some_and(|l| (2..=6).contains(&l.len()) && l.chars().all(|c| c.is_ascii_alphabetic()))
+}
+
+/// Whether a token is a URL. A scheme alone (`http://`, as in "replace
+/// http:// with https://") is text being edited, not an address.
+pub(super) fn is_url(t: &str) -> bool {
+    let t = t.trim_start_matches(['(', '[', '<', '\'', '"', '`']);
+    let addressed = t.split_once("://").is_some_and(|(_, rest)| rest.chars().any(char::is_alphanumeric));
+    addressed || t.starts_with("www.") || bare_url(t)
+}
+
+/// A GitHub issue or pull request URL (`github.com/OWNER/REPO/pull/N`, `/issues/N`).
+pub(super) fn is_github_reference(t: &str) -> bool {
+    t.contains("github.com/") && (t.contains("/pull/") || t.contains("/issues/"))
+}
+
+/// Whether one whitespace-separated token names a file (see [`names_a_file`]).
+pub(super) fn is_file_token(t: &str) -> bool {
+    const BARE: &[&str] = &["makefile", "dockerfile", "readme", "license", "justfile", "gemfile", "rakefile"];
+    let t = t.trim_matches(|c: char| "()[]<>'\"`,;:!?".contains(c)).trim_end_matches('.');
+    if is_url(t) || t.contains('@') {
+        return false;
+    }
+    let last = t.rsplit('/').next().unwrap_or(t);
+    if BARE.contains(&last.to_ascii_lowercase().as_str()) {
+        return true;
+    }
+    let Some((stem, ext)) = last.rsplit_once('.') else { return false };
+    let ext_ok = (1..=8).contains(&ext.len())
+        && ext.chars().all(|c| c.is_ascii_alphanumeric())
+        && ext.chars().any(|c| c.is_ascii_alphabetic());
+    // `D.C.`, `A.D`, `U.S`: an abbreviation; `foodnetwork.com`: a site
+    if (stem.chars().count() == 1 && ext.len() == 1) || HOST_ENDINGS.contains(&ext.to_ascii_lowercase().as_str()) {
+        return false;
+    }
+    // `.env`, `.gitignore`: a dotfile's whole name is its "extension"
+    let stem_ok = stem.is_empty() || stem.chars().all(|c| c.is_alphanumeric() || "._-".contains(c));
+    ext_ok && stem_ok && (stem.is_empty() || stem.chars().any(|c| c.is_alphanumeric()))
+}
+
+/// Endings of a host name, not of a file (`example.com`, `python.org`).
+const HOST_ENDINGS: &[&str] = &["com", "org", "net", "io", "dev", "edu", "gov"];
+
+/// `fetchData`, `handleRetry`, `getUserById`: a code identifier in lower
+/// camelCase, quoted by name like a snake_case one (its parts, `fetch`,
+/// `data`, say nothing about the tool). A word opening in capitals (`MySQL`,
+/// `GitHub`, `PowerShell`) is a product name, not an identifier.
+pub(super) fn camel_identifier(t: &str) -> bool {
+    let c: Vec<char> = t.chars().collect();
+    c.first().is_some_and(char::is_ascii_lowercase)
+        && c.iter().all(char::is_ascii_alphanumeric)
+        && (1..c.len().saturating_sub(1))
+            .any(|i| c[i].is_ascii_uppercase() && c[i - 1].is_ascii_lowercase() && c[i + 1].is_ascii_lowercase())
+}
+
+/// `parse_args`, `DATABASE_URL`: word characters with an underscore between two
+/// of them (a leading or trailing underscore alone, as in `_private`, is not enough).
+pub(super) fn snake_identifier(t: &str) -> bool {
+    let c: Vec<char> = t.chars().collect();
+    c.iter().all(|&x| x.is_alphanumeric() || x == '_')
+        && (1..c.len().saturating_sub(1))
+            .any(|i| c[i] == '_' && c[i - 1].is_alphanumeric() && c[i + 1].is_alphanumeric())
 }
 
 #[cfg(test)]

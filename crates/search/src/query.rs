@@ -9,7 +9,7 @@
 use super::command::command_line;
 use super::index::{LONGEST_WORD, SearchIndex, decompound};
 use super::intent::{Intent, shape};
-use super::objects::kind_of;
+use super::objects::{is_file_token, is_github_reference, is_url, kind_of};
 use super::pasted::output_lines;
 use super::several::{lists_several, names_instance};
 use super::signals::{Rule, flag};
@@ -71,31 +71,6 @@ impl QueryPlan {
     }
 }
 
-/// A URL without its scheme: `docs.rs/serde`, `github.com/acme/api/pull/9`,
-/// `docs.python.org/3/library/asyncio.html` (a host, dotted, ending in a
-/// 2-6 letter top-level label, then a path). A directory is never named
-/// like a host, so `src/lib.rs` and `v1.x/notes` are not URLs.
-fn bare_url(t: &str) -> bool {
-    let Some((host, _)) = t.split_once('/') else { return false };
-    let labels: Vec<&str> = host.split('.').collect();
-    labels.len() >= 2
-        && labels.iter().all(|l| !l.is_empty() && l.chars().all(|c| c.is_ascii_alphanumeric() || c == '-'))
-        && labels.last().is_some_and(|l| (2..=6).contains(&l.len()) && l.chars().all(|c| c.is_ascii_alphabetic()))
-}
-
-/// Whether a token is a URL. A scheme alone (`http://`, as in "replace
-/// http:// with https://") is text being edited, not an address.
-pub(super) fn is_url(t: &str) -> bool {
-    let t = t.trim_start_matches(['(', '[', '<', '\'', '"', '`']);
-    let addressed = t.split_once("://").is_some_and(|(_, rest)| rest.chars().any(char::is_alphanumeric));
-    addressed || t.starts_with("www.") || bare_url(t)
-}
-
-/// A GitHub issue or pull request URL (`github.com/OWNER/REPO/pull/N`, `/issues/N`).
-pub(super) fn is_github_reference(t: &str) -> bool {
-    t.contains("github.com/") && (t.contains("/pull/") || t.contains("/issues/"))
-}
-
 /// The kinds of value a request carries, as the word a tool's text uses for
 /// a parameter of that kind: a URL (`https://...`, `www.example.com`,
 /// `docs.rs/serde`), a GitHub issue or pull request (`#231`, or a
@@ -137,30 +112,6 @@ fn value_tokens(query: &str) -> impl Iterator<Item = &str> {
 /// an e-mail address or a version number (`2.1.0`: the extension needs a letter).
 pub(super) fn names_a_file(query: &str) -> bool {
     query.split_whitespace().any(is_file_token)
-}
-
-/// Whether one whitespace-separated token names a file (see [`names_a_file`]).
-pub(super) fn is_file_token(t: &str) -> bool {
-    const BARE: &[&str] = &["makefile", "dockerfile", "readme", "license", "justfile", "gemfile", "rakefile"];
-    let t = t.trim_matches(|c: char| "()[]<>'\"`,;:!?".contains(c)).trim_end_matches('.');
-    if is_url(t) || t.contains('@') {
-        return false;
-    }
-    let last = t.rsplit('/').next().unwrap_or(t);
-    if BARE.contains(&last.to_ascii_lowercase().as_str()) {
-        return true;
-    }
-    let Some((stem, ext)) = last.rsplit_once('.') else { return false };
-    let ext_ok = (1..=8).contains(&ext.len())
-        && ext.chars().all(|c| c.is_ascii_alphanumeric())
-        && ext.chars().any(|c| c.is_ascii_alphabetic());
-    // `D.C.`, `A.D`, `U.S`: an abbreviation; `foodnetwork.com`: a site
-    if (stem.chars().count() == 1 && ext.len() == 1) || HOST_ENDINGS.contains(&ext.to_ascii_lowercase().as_str()) {
-        return false;
-    }
-    // `.env`, `.gitignore`: a dotfile's whole name is its "extension"
-    let stem_ok = stem.is_empty() || stem.chars().all(|c| c.is_alphanumeric() || "._-".contains(c));
-    ext_ok && stem_ok && (stem.is_empty() || stem.chars().any(|c| c.is_alphanumeric()))
 }
 
 /// Verbs that change something: with a named file as their place they
@@ -237,9 +188,6 @@ fn looks_at(words: &[Word]) -> Option<(u32, u32)> {
         .map_or(u32::MAX, |w| w.pos);
     Some((words[i].pos, light))
 }
-
-/// Endings of a host name, not of a file (`example.com`, `python.org`).
-const HOST_ENDINGS: &[&str] = &["com", "org", "net", "io", "dev", "edu", "gov"];
 
 /// Words that ask to see what a named file says: "cat Cargo.toml", "what's
 /// inside package.json", "head of CHANGELOG.md". With a file named, the file

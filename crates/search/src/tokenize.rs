@@ -10,6 +10,8 @@
 
 use rust_stemmers::{Algorithm, Stemmer};
 
+use super::objects::{camel_identifier, kind_of, snake_identifier};
+
 /// A word produced by [`split_words`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Word {
@@ -173,28 +175,7 @@ fn path_like(token: &[char]) -> bool {
         || (slashes == 1 && t.len() > 1 && t.starts_with('/'))
         || snake_identifier(t)
         || camel_identifier(t)
-        || super::objects::kind_of(&t, None) == Some("symbol")
-}
-
-/// `fetchData`, `handleRetry`, `getUserById`: a code identifier in lower
-/// camelCase, quoted by name like a snake_case one (its parts, `fetch`,
-/// `data`, say nothing about the tool). A word opening in capitals (`MySQL`,
-/// `GitHub`, `PowerShell`) is a product name, not an identifier.
-pub(super) fn camel_identifier(t: &str) -> bool {
-    let c: Vec<char> = t.chars().collect();
-    c.first().is_some_and(char::is_ascii_lowercase)
-        && c.iter().all(char::is_ascii_alphanumeric)
-        && (1..c.len().saturating_sub(1))
-            .any(|i| c[i].is_ascii_uppercase() && c[i - 1].is_ascii_lowercase() && c[i + 1].is_ascii_lowercase())
-}
-
-/// `parse_args`, `DATABASE_URL`: word characters with an underscore between two
-/// of them (a leading or trailing underscore alone, as in `_private`, is not enough).
-pub(super) fn snake_identifier(t: &str) -> bool {
-    let c: Vec<char> = t.chars().collect();
-    c.iter().all(|&x| x.is_alphanumeric() || x == '_')
-        && (1..c.len().saturating_sub(1))
-            .any(|i| c[i] == '_' && c[i - 1].is_alphanumeric() && c[i + 1].is_alphanumeric())
+        || kind_of(t, None) == Some("symbol")
 }
 
 fn emit_run(run: &[char], pos: &mut u32, flags: Flags, out: &mut Vec<Word>) {

@@ -3,7 +3,8 @@
 //! sentry server's get_event tool"). The words that describe the tool wanted
 //! are not the request's own subject.
 
-use super::tokenize::{camel_identifier, clause_span, snake_identifier};
+use super::objects::{camel_identifier, snake_identifier};
+use super::tokenize::clause_span;
 
 /// Where a request for a tool names what the tool should do: "is there a
 /// tool to resize images", "I need a tool for GitHub things, load it" (from
