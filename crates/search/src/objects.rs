@@ -124,7 +124,8 @@ fn pascal_identifier(t: &str) -> bool {
         && !PRODUCTS.contains(&t.to_ascii_lowercase().as_str())
 }
 
-/// `CANCELLED`, `MAX_RETRIES`: a constant (two letters alone, `CI`, `PR`, are prose).
+/// `MAX_RETRIES`, `STRIPE_KEY`: a constant, capitals joined by an underscore
+/// (`CI`, `HTTP` alone are prose).
 fn shouting(t: &str) -> bool {
     t.len() >= 4 && t.chars().all(|c| c.is_ascii_uppercase() || c == '_' || c.is_ascii_digit()) && t.contains('_')
 }
