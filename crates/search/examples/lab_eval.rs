@@ -166,6 +166,8 @@ fn main() -> anyhow::Result<()> {
         ("blind.dev8", "native", q(here.join("queries/native-blind-dev8.jsonl"))?),
         ("blind.dev9", "native", q(here.join("queries/native-blind-dev9.jsonl"))?),
         ("blind.dev10", "native", q(here.join("queries/native-blind-dev10.jsonl"))?),
+        ("blind.dev11", "native", q(here.join("queries/native-blind-dev11.jsonl"))?),
+        ("blind.dev12", "native", q(here.join("queries/native-blind-dev12.jsonl"))?),
         ("azure", "azure", aq.clone()),
         ("mixed", "mixed", aq),
         ("gh.mix", "mixed", q(here.join("queries/github-sanity.jsonl"))?),
