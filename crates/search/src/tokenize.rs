@@ -10,7 +10,7 @@
 
 use rust_stemmers::{Algorithm, Stemmer};
 
-use super::objects::{camel_identifier, kind_of, snake_identifier};
+use super::objects::kind_of;
 
 /// A word produced by [`split_words`].
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -150,8 +150,8 @@ fn literal_chars(chars: &[char]) -> Vec<bool> {
 }
 
 /// A token shaped like a path (`src/main.rs`, `./build`, `a/b/c`), a file
-/// name with an extension (`server.toml`), a URL, or a code identifier joined
-/// by underscores (`parse_args`, `MAX_RETRIES`): people quote their own
+/// name with an extension (`server.toml`), a URL, or a code identifier
+/// (`parse_args`, `fetchData`: what `objects::kind_of` calls a symbol): people quote their own
 /// symbols by name, and the parts (`args`, `url`) say nothing about which
 /// tool they want. One slash between two words (`CI/CD`, `OGG/Opus`) is
 /// prose, not a path.
@@ -173,8 +173,6 @@ fn path_like(token: &[char]) -> bool {
     slashes >= 2
         || extension
         || (slashes == 1 && t.len() > 1 && t.starts_with('/'))
-        || snake_identifier(t)
-        || camel_identifier(t)
         || kind_of(t, None) == Some("symbol")
 }
 
