@@ -2,7 +2,7 @@
 # The measurement table: plain BM25 (--baseline), lexical, semantic and
 # fused on every set, with latency and tail bytes (confident loads / all --limit),
 # and learned fusion (the committed weights, `--set fuse.learned=1`), and fused
-# without the built-in tools' intent prior (`--set fuse.w_prior=0`).
+# without the built-in tools' intent prior (`--set fuse.w_prior=0 --set fuse.w_prior_log=0`).
 # usage: QUIVER_SEARCH_MODEL=DIR|embedded bench/search/table.sh [extra bench args]
 # With QUIVER_SEARCH_MODEL unset only the bm25 and lexical columns run. Needs a release build
 # (or QUIVER=a debug build with quiver-search at opt-level 3: same rankings):
@@ -23,7 +23,7 @@ r() {
   for m in $modes; do
     flag=$m; [ "$m" = --fused ] && flag=""
     [ "$m" = --learned ] && flag="--set fuse.learned=1"
-    [ "$m" = --noprior ] && flag="--set fuse.w_prior=0"
+    [ "$m" = --noprior ] && flag="--set fuse.w_prior=0 --set fuse.w_prior_log=0"
     printf "%-9s %-10s " "$label" "${m#--}"
     # shellcheck disable=SC2086
     "$Q" bench search "$@" $flag 2>/dev/null | tail -1

@@ -103,7 +103,7 @@ pub fn rank(
         _ => {
             let lex = lexical.search(query, pool, &keep);
             let prior = s.index.prior(&q);
-            let scores = SemanticScores { similarity: &scores, prior: prior.as_deref() };
+            let scores = SemanticScores { similarity: &scores, prior: prior.as_ref() };
             fuse_scores(lexical, query, &lex, scores, fusion, limit, &keep)
         }
     })

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use quiver_engine::{
     Audience, CatalogMeaning, EngineHost, Manifest, MeaningModel, MeaningState, Mode, ToolContext, Workspace,
 };
-use quiver_search::SearchDoc;
+use quiver_search::{PriorScores, SearchDoc};
 use serde_json::{Value, json};
 
 /// Similarity 1 for `favourite`, 0 for every other tool, once `ready`.
@@ -66,9 +66,9 @@ impl CatalogMeaning for WithPriorCatalog {
         Some(vec![0.5; self.names.len()])
     }
 
-    fn scores_and_prior(&self, query: &str) -> Option<(Vec<f32>, Option<Vec<f32>>)> {
-        let prior = self.names.iter().map(|n| if n == self.sure_of { 1.0 } else { 0.0 }).collect();
-        Some((self.scores(query)?, Some(prior)))
+    fn scores_and_prior(&self, query: &str) -> Option<(Vec<f32>, Option<PriorScores>)> {
+        let per_doc = self.names.iter().map(|n| Some(if n == self.sure_of { 1.0 } else { 0.0 })).collect();
+        Some((self.scores(query)?, Some(PriorScores { per_doc })))
     }
 
     fn state(&self) -> MeaningState {

@@ -86,7 +86,7 @@ pub fn search<'r>(
         let lexical = index.search(query, limit.max(fusion.pool), &keep);
         match meaning.and_then(|m| m.scores_and_prior(query)).filter(|(s, _)| s.len() == index.docs().len()) {
             Some((similarity, prior)) => {
-                let scores = SemanticScores { similarity: &similarity, prior: prior.as_deref() };
+                let scores = SemanticScores { similarity: &similarity, prior: prior.as_ref() };
                 (fuse_scores(index, query, &lexical, scores, &fusion, limit, &keep), Ranking::Fused)
             }
             None => (lexical.into_iter().take(limit).collect(), Ranking::Lexical),

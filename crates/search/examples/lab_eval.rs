@@ -96,7 +96,10 @@ fn main() -> anyhow::Result<()> {
         feature_rows.push('\n');
     }
     let mut params = RankParams::default();
-    let mut fusion = FusionParams::default();
+    let encoder = opt("--model").map(|d| Encoder::load(&PathBuf::from(d))).transpose()?;
+    // the model's own fusion, as `quiver bench search` ranks with it (the
+    // static embedding's weighs meaning and its prior otherwise)
+    let mut fusion = encoder.as_ref().map_or_else(FusionParams::default, Encoder::fusion);
     // `--set sem.example=W`: the weight of example rows' cosines (default
     // `EXAMPLE_WEIGHT`; 0 leaves them out)
     let mut sem_example = quiver_search::semantic::EXAMPLE_WEIGHT;
@@ -119,7 +122,6 @@ fn main() -> anyhow::Result<()> {
         }
         .map_err(|e| anyhow::anyhow!("--set {k}={v}: {e}"))?;
     }
-    let encoder = opt("--model").map(|d| Encoder::load(&PathBuf::from(d))).transpose()?;
     // `--prior FILE`: measure another intent prior's weights (`off`: none)
     let prior_override: Option<Option<&'static IntentPrior>> = match opt("--prior") {
         None => None,
@@ -231,7 +233,7 @@ fn main() -> anyhow::Result<()> {
                     let qvec = qv.get(e, &bq.query)?;
                     let scores = s.scores(&qvec);
                     let prior = s.prior(&qvec);
-                    let both = SemanticScores { similarity: &scores, prior: prior.as_deref() };
+                    let both = SemanticScores { similarity: &scores, prior: prior.as_ref() };
                     let pool = index.search(&bq.query, limit.max(fusion.pool), &keep);
                     if features_file.is_some() {
                         let cands = learned_candidates(&index, &bq.query, &pool, &scores, &fusion, depth);

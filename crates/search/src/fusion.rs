@@ -74,7 +74,19 @@ pub struct FusionParams {
     /// `semantic::IntentPrior`) added to the fused score of a candidate it
     /// knows (0 = off).
     pub w_prior: f32,
+    /// Weight of the prior's log-probability, `ln(p + PRIOR_FLOOR)`, added
+    /// instead of `w_prior p` when the prior knows every tool of the catalog
+    /// (0 = off; see [`PriorScores::gain`]). Where a probability added can
+    /// only lift a tool by its share, a log lets a confident prior sink the
+    /// tools it rules out: an everyday request in none of a tool's words
+    /// ("how much disk space is left") is no longer left to the one tool
+    /// whose words it happens to share.
+    pub w_prior_log: f32,
 }
+
+/// What a probability adds before its log is taken (`w_prior_log`): a tool
+/// the prior all but rules out loses `w_prior_log * 9.2`, not without bound.
+pub const PRIOR_FLOOR: f32 = 1e-4;
 
 impl Default for FusionParams {
     fn default() -> Self {
@@ -89,6 +101,7 @@ impl Default for FusionParams {
             semantic_pow: 1.5,
             kind_miss: 0.5,
             w_prior: 0.5,
+            w_prior_log: 0.0,
         }
     }
 }
@@ -100,8 +113,14 @@ impl FusionParams {
     /// every dev set (native daily, azure, BFCL authored / multi-turn / live)
     /// among 0.1, 0.15, 0.2 and 0.3; 0.2 (the transformer's) cost the
     /// third-party sets 1-4 points.
+    ///
+    /// Over quiver's own tools its intent prior (two classifiers averaged,
+    /// see `semantic::IntentPrior`) counts as a log-probability at 0.15, not
+    /// as a probability at 0.5: under leave-one-dev-set-out, 1756 of 2035
+    /// against 1718, gaining on both halves and costing no set more than one
+    /// request (0.1 and 0.2 did; `bench/search/runs/2026-12-05/prior-ensemble.txt`).
     pub fn for_static() -> Self {
-        FusionParams { w_semantic: 0.15, ..FusionParams::default() }
+        FusionParams { w_semantic: 0.15, w_prior_log: 0.15, ..FusionParams::default() }
     }
 
     /// Sets one parameter by name (bench `--set fuse.KEY=VALUE`).
@@ -116,6 +135,7 @@ impl FusionParams {
             "semantic_pow" => self.semantic_pow = value,
             "kind_miss" => self.kind_miss = value,
             "w_prior" => self.w_prior = value,
+            "w_prior_log" => self.w_prior_log = value,
             "rrf" => self.method = if value > 0.0 { FusionMethod::Rrf } else { FusionMethod::Score },
             "learned" => self.method = if value > 0.0 { FusionMethod::Learned } else { FusionMethod::Score },
             _ => return Err(crate::params::UnknownParam::new("fusion parameter", &format!("{key:?}"))),
@@ -155,11 +175,44 @@ pub fn fuse(
 #[derive(Debug, Clone, Copy)]
 pub struct SemanticScores<'a> {
     pub similarity: &'a [f32],
-    pub prior: Option<&'a [f32]>,
+    pub prior: Option<&'a PriorScores>,
 }
 
-/// [`fuse`] with the intent prior: a candidate of either pool gains
-/// `w_prior` times its prior probability.
+/// The built-in tools' intent prior for one query, per doc of a catalog.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PriorScores {
+    /// The probability of the built-in tool each doc is; `None` for a doc
+    /// the prior does not know (an MCP server's tool, a catalog file's).
+    pub per_doc: Vec<Option<f32>>,
+}
+
+impl PriorScores {
+    /// Whether the prior knows every doc of the catalog: quiver's own tools
+    /// and no one else's.
+    pub fn covers_catalog(&self) -> bool {
+        self.per_doc.iter().all(Option::is_some)
+    }
+
+    /// What `doc`'s fused score gains. Over a catalog the prior covers,
+    /// `w_prior_log ln(p + PRIOR_FLOOR)` when that weight is set: the tools
+    /// it rules out sink. Beside other servers' tools, `w_prior p`: it lifts
+    /// the tools it knows and sinks none, since its one class for "none of
+    /// ours" was learned from other kinds of request (cloud, function-calling
+    /// APIs) and cannot speak for a server it never saw; with a GitHub
+    /// server beside the built-in tools, the log sank `merge_pull_request`
+    /// under `github_close_pr` (bench/search/runs/2026-12-05/prior-ensemble.txt).
+    /// A doc it does not know gains nothing.
+    pub fn gain(&self, doc: usize, params: &FusionParams, covers_catalog: bool) -> f32 {
+        match self.per_doc.get(doc).copied().flatten() {
+            Some(p) if covers_catalog && params.w_prior_log > 0.0 => params.w_prior_log * (p + PRIOR_FLOOR).ln(),
+            Some(p) => params.w_prior * p,
+            None => 0.0,
+        }
+    }
+}
+
+/// [`fuse`] with the intent prior: a candidate of either pool gains what
+/// [`PriorScores::gain`] says.
 pub fn fuse_scores(
     index: &SearchIndex,
     query: &str,
@@ -184,9 +237,11 @@ pub fn fuse_scores(
         return hits;
     }
     let mut hits = fuse_pools(index, query, &lex, &sem, params, usize::MAX);
-    if let Some(prior) = scores.prior.filter(|_| params.w_prior > 0.0 && params.method == FusionMethod::Score) {
+    let weighed = params.w_prior > 0.0 || params.w_prior_log > 0.0;
+    if let Some(prior) = scores.prior.filter(|_| weighed && params.method == FusionMethod::Score) {
+        let covers = prior.covers_catalog();
         for h in &mut hits {
-            h.score += params.w_prior * prior.get(h.doc).copied().unwrap_or(0.0);
+            h.score += prior.gain(h.doc, params, covers);
         }
         hits.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| index.name_order(a.doc, b.doc)));
     }

@@ -158,3 +158,43 @@ fn a_semantic_match_counts_less_when_the_tool_takes_no_value_of_the_requests_kin
     assert_eq!(idx.value_kind_fit("bump the timeout", &[0, 1]), None);
     assert_eq!(idx.value_kind_fit(q, &[0, 1]), Some(vec![true, false]));
 }
+
+/// Over a catalog the prior covers, its log: a confident prior sinks the
+/// tools it rules out, by a bounded amount. Beside tools it does not know,
+/// its probability: it lifts its own and sinks nothing.
+#[test]
+fn the_prior_adds_its_log_over_its_own_tools_and_a_probability_beside_others() {
+    let params = FusionParams { w_prior: 0.5, w_prior_log: 0.15, ..FusionParams::default() };
+    let own = PriorScores { per_doc: vec![Some(0.9), Some(0.001), Some(0.0)] };
+    assert!(own.covers_catalog());
+    let gain = |p: &PriorScores, doc| p.gain(doc, &params, p.covers_catalog());
+    assert!((gain(&own, 0) - 0.15 * (0.9f32 + PRIOR_FLOOR).ln()).abs() < 1e-6);
+    assert!(gain(&own, 1) < gain(&own, 0));
+    assert!((gain(&own, 2) - 0.15 * PRIOR_FLOOR.ln()).abs() < 1e-6, "bounded below");
+    let mixed = PriorScores { per_doc: vec![Some(0.9), Some(0.001), None] };
+    assert!(!mixed.covers_catalog());
+    assert!((gain(&mixed, 0) - 0.45).abs() < 1e-6);
+    assert!(gain(&mixed, 1) >= 0.0, "beside other servers' tools nothing sinks");
+    assert_eq!(gain(&mixed, 2), 0.0);
+    assert_eq!(gain(&mixed, 7), 0.0, "out of range is unknown, never a panic");
+    // without a log weight, the probability everywhere
+    let linear = FusionParams { w_prior_log: 0.0, ..params };
+    assert!((own.gain(0, &linear, true) - 0.45).abs() < 1e-6);
+}
+
+/// The log lets a confident prior overturn a lexical match in words the
+/// request happens to share with another tool; a probability at its weight
+/// could not.
+#[test]
+fn a_confident_prior_overturns_a_shared_word_through_its_log() {
+    let idx = index(&["alpha", "bravo"]);
+    let lexical = [Hit { doc: 0, score: 4.0 }, Hit { doc: 1, score: 2.0 }];
+    let similarity = [0.5, 0.5];
+    let prior = PriorScores { per_doc: vec![Some(0.001), Some(0.95)] };
+    let scores = SemanticScores { similarity: &similarity, prior: Some(&prior) };
+    let first = |p: &FusionParams| fuse_scores(&idx, "alpha", &lexical, scores, p, 2, &|_| true)[0].doc;
+    let linear = FusionParams { pool: 2, w_prior: 0.5, w_prior_log: 0.0, ..FusionParams::default() };
+    let log = FusionParams { pool: 2, w_prior: 0.5, w_prior_log: 0.15, ..FusionParams::default() };
+    assert_eq!(first(&linear), 0);
+    assert_eq!(first(&log), 1);
+}

@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 use crate::SearchDoc;
-use crate::fusion::FusionParams;
+use crate::fusion::{FusionParams, PriorScores};
 
 /// Where a catalog's tool vectors are.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -26,7 +26,7 @@ pub trait CatalogMeaning: Send + Sync {
 
     /// [`scores`](Self::scores) and, per doc, the built-in tools' intent
     /// prior when one applies to this model and catalog (one encode for both).
-    fn scores_and_prior(&self, query: &str) -> Option<(Vec<f32>, Option<Vec<f32>>)> {
+    fn scores_and_prior(&self, query: &str) -> Option<(Vec<f32>, Option<PriorScores>)> {
         self.scores(query).map(|s| (s, None))
     }
 

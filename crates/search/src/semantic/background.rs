@@ -8,7 +8,7 @@ use parking_lot::Mutex;
 
 use super::{Encoder, SemanticIndex};
 use crate::SearchDoc;
-use crate::fusion::FusionParams;
+use crate::fusion::{FusionParams, PriorScores};
 use crate::meaning::{CatalogMeaning, MeaningModel, MeaningState};
 
 /// The model once loaded, or why it could not be (kept, so a broken model is
@@ -68,7 +68,7 @@ impl CatalogMeaning for BackgroundCatalog {
         Some(built.index.scores(&q))
     }
 
-    fn scores_and_prior(&self, query: &str) -> Option<(Vec<f32>, Option<Vec<f32>>)> {
+    fn scores_and_prior(&self, query: &str) -> Option<(Vec<f32>, Option<PriorScores>)> {
         let built = self.built.get()?.as_ref().ok()?;
         let q = built.encoder.encode_query(query).ok()?;
         Some((built.index.scores(&q), built.index.prior(&q)))

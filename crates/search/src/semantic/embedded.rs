@@ -9,7 +9,7 @@ use std::sync::{Arc, OnceLock};
 use super::static_model::StaticModel;
 use super::{Encoder, SemanticIndex};
 use crate::SearchDoc;
-use crate::fusion::FusionParams;
+use crate::fusion::{FusionParams, PriorScores};
 use crate::meaning::{CatalogMeaning, MeaningModel, MeaningState};
 
 const META: &[u8] = include_bytes!("../../static-model/static.json");
@@ -53,7 +53,7 @@ impl CatalogMeaning for ReadyCatalog {
         Some(built.index.scores(&built.encoder.encode_query(query).ok()?))
     }
 
-    fn scores_and_prior(&self, query: &str) -> Option<(Vec<f32>, Option<Vec<f32>>)> {
+    fn scores_and_prior(&self, query: &str) -> Option<(Vec<f32>, Option<PriorScores>)> {
         let built = self.0.as_ref().ok()?;
         let q = built.encoder.encode_query(query).ok()?;
         Some((built.index.scores(&q), built.index.prior(&q)))

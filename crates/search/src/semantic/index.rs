@@ -9,7 +9,7 @@ use sha2::{Digest, Sha256};
 use super::SemanticError;
 use super::model::Encoder;
 use super::prior::IntentPrior;
-use crate::{Hit, SearchDoc};
+use crate::{Hit, PriorScores, SearchDoc};
 
 /// Tools per forward pass: large enough to keep the matrix kernels busy,
 /// small enough that padding to the batch's longest text stays cheap.
@@ -265,9 +265,9 @@ impl SemanticIndex {
         self
     }
 
-    /// Per doc, the intent prior's probability for a (unit) query vector:
-    /// 0 for tools it does not know; `None` when no prior applies.
-    pub fn prior(&self, query: &[f32]) -> Option<Vec<f32>> {
+    /// Per doc, the intent prior's probability for a (unit) query vector
+    /// (`None` for tools it does not know); `None` when no prior applies.
+    pub fn prior(&self, query: &[f32]) -> Option<PriorScores> {
         let p = self.prior.as_ref()?;
         Some(p.prior.doc_probabilities(query, &p.doc_of_class, self.len()))
     }

@@ -22,7 +22,7 @@ use std::sync::OnceLock;
 use serde::Deserialize;
 
 use super::model::Encoder;
-use crate::SearchDoc;
+use crate::{PriorScores, SearchDoc};
 
 /// The committed weights for all-MiniLM-L6-v2 (`quiver models pull`).
 const EMBEDDED: &str = include_str!("native_prior.json");
@@ -49,9 +49,34 @@ struct PriorFile {
     dim: usize,
     weights: Vec<Vec<f32>>,
     bias: Vec<f32>,
+    #[serde(default)]
+    hidden: Option<HiddenFile>,
 }
 
-/// A trained prior: one weight row and bias per class.
+#[derive(Debug, Deserialize)]
+struct HiddenFile {
+    weights_in: Vec<Vec<f32>>,
+    bias_in: Vec<f32>,
+    weights_out: Vec<Vec<f32>>,
+    bias_out: Vec<f32>,
+}
+
+/// The second classifier of a prior that has one: a hidden layer of ReLU
+/// units over the query vector, then one logit per class. Softmax
+/// regression weighs each word apart; the hidden layer can weigh words
+/// together ("push" beside "pull request" or alone).
+#[derive(Debug)]
+struct Hidden {
+    /// units x dim, row-major.
+    weights_in: Vec<f32>,
+    bias_in: Vec<f32>,
+    /// classes x units, row-major.
+    weights_out: Vec<f32>,
+    bias_out: Vec<f32>,
+}
+
+/// A trained prior: one weight row and bias per class, and optionally a
+/// hidden-layer network whose probabilities are averaged with them.
 #[derive(Debug)]
 pub struct IntentPrior {
     probes: Vec<Probe>,
@@ -62,6 +87,7 @@ pub struct IntentPrior {
     /// classes x dim, row-major.
     weights: Vec<f32>,
     bias: Vec<f32>,
+    hidden: Option<Hidden>,
 }
 
 impl IntentPrior {
@@ -80,6 +106,7 @@ impl IntentPrior {
         {
             return Err(format!("intent prior: the other class {o:?} is not a class"));
         }
+        let hidden = f.hidden.map(|h| Hidden::check(h, f.dim, c)).transpose()?;
         Ok(IntentPrior {
             probes: f.model_probes,
             classes: f.classes,
@@ -87,6 +114,7 @@ impl IntentPrior {
             dim: f.dim,
             weights: f.weights.concat(),
             bias: f.bias,
+            hidden,
         })
     }
 
@@ -128,21 +156,20 @@ impl IntentPrior {
                 .all(|p| encoder.encode_query(&p.text).is_ok_and(|v| cosine(&v, &p.vector) >= PROBE_MATCH))
     }
 
-    /// Class probabilities for a query vector.
+    /// Class probabilities for a query vector: the regression's, averaged
+    /// with the hidden layer's when the prior has one.
     pub fn probabilities(&self, query: &[f32]) -> Vec<f32> {
         if query.len() != self.dim {
             return vec![0.0; self.classes.len()];
         }
-        let logits: Vec<f32> = self
-            .weights
-            .chunks_exact(self.dim)
-            .zip(&self.bias)
-            .map(|(w, b)| b + w.iter().zip(query).map(|(a, q)| a * q).sum::<f32>())
-            .collect();
-        let top = logits.iter().copied().fold(f32::MIN, f32::max);
-        let exp: Vec<f32> = logits.iter().map(|z| (z - top).exp()).collect();
-        let sum: f32 = exp.iter().sum();
-        exp.iter().map(|e| e / sum).collect()
+        let mut p = softmax(&affine(&self.weights, &self.bias, query));
+        if let Some(h) = &self.hidden {
+            let units: Vec<f32> = affine(&h.weights_in, &h.bias_in, query).into_iter().map(|u| u.max(0.0)).collect();
+            for (a, b) in p.iter_mut().zip(softmax(&affine(&h.weights_out, &h.bias_out, &units))) {
+                *a = 0.5 * (*a + b);
+            }
+        }
+        p
     }
 
     /// For each class, the doc it is in `docs`: a built-in tool of the same
@@ -161,16 +188,54 @@ impl IntentPrior {
     }
 
     /// Per doc of a catalog, the probability of the built-in tool it is
-    /// (0 for every other doc), given [`docs_of_classes`](Self::docs_of_classes).
-    pub fn doc_probabilities(&self, query: &[f32], doc_of_class: &[Option<u32>], n_docs: usize) -> Vec<f32> {
-        let mut out = vec![0.0; n_docs];
+    /// (`None` for every other doc), given
+    /// [`docs_of_classes`](Self::docs_of_classes).
+    pub fn doc_probabilities(&self, query: &[f32], doc_of_class: &[Option<u32>], n_docs: usize) -> PriorScores {
+        let mut out = PriorScores { per_doc: vec![None; n_docs] };
         for (p, d) in self.probabilities(query).into_iter().zip(doc_of_class) {
-            if let Some(slot) = d.and_then(|d| out.get_mut(d as usize)) {
-                *slot = p;
+            if let Some(slot) = d.and_then(|d| out.per_doc.get_mut(d as usize)) {
+                *slot = Some(p);
             }
         }
         out
     }
+}
+
+impl Hidden {
+    fn check(h: HiddenFile, dim: usize, classes: usize) -> Result<Hidden, String> {
+        let units = h.bias_in.len();
+        if units == 0
+            || h.weights_in.len() != units
+            || h.weights_in.iter().any(|w| w.len() != dim)
+            || h.weights_out.len() != classes
+            || h.bias_out.len() != classes
+            || h.weights_out.iter().any(|w| w.len() != units)
+        {
+            return Err(format!(
+                "intent prior: a hidden layer of {units} units with {} input rows and {} output rows for {classes} classes",
+                h.weights_in.len(),
+                h.weights_out.len()
+            ));
+        }
+        Ok(Hidden {
+            weights_in: h.weights_in.concat(),
+            bias_in: h.bias_in,
+            weights_out: h.weights_out.concat(),
+            bias_out: h.bias_out,
+        })
+    }
+}
+
+/// `W x + b` for a row-major `W` with one row per entry of `b`.
+fn affine(weights: &[f32], bias: &[f32], x: &[f32]) -> Vec<f32> {
+    weights.chunks_exact(x.len()).zip(bias).map(|(w, b)| b + w.iter().zip(x).map(|(a, q)| a * q).sum::<f32>()).collect()
+}
+
+fn softmax(logits: &[f32]) -> Vec<f32> {
+    let top = logits.iter().copied().fold(f32::MIN, f32::max);
+    let exp: Vec<f32> = logits.iter().map(|z| (z - top).exp()).collect();
+    let sum: f32 = exp.iter().sum();
+    exp.iter().map(|e| e / sum).collect()
 }
 
 fn cosine(a: &[f32], b: &[f32]) -> f32 {

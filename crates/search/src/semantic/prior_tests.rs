@@ -48,9 +48,10 @@ fn only_built_in_tools_of_the_same_name_get_a_prior() {
     let of = p.docs_of_classes(&docs).expect("git_status is known");
     assert_eq!(of, vec![None, Some(1), None]);
     let probs = p.doc_probabilities(&[0.0, 1.0], &of, docs.len());
-    assert_eq!(probs[0], 0.0);
-    assert_eq!(probs[2], 0.0);
-    assert!(probs[1] > 0.9, "{probs:?}");
+    assert_eq!(probs.per_doc[0], None);
+    assert_eq!(probs.per_doc[2], None);
+    assert!(probs.per_doc[1].is_some_and(|p| p > 0.9), "{probs:?}");
+    assert!(!probs.covers_catalog(), "an MCP server's tools are in the catalog");
     assert!(p.docs_of_classes(&[doc("mcp__fs__read_file", Some("fs"))]).is_none());
     // a catalog file's third-party `read_file` (no server, no examples) is not quiver's
     let third_party = SearchDoc { name: "read_file".into(), ..SearchDoc::default() };
@@ -81,9 +82,9 @@ fn the_committed_prior_fits_the_model_it_was_trained_on() {
     let docs = [doc("github_comment", None), doc("github_issue_context", None), doc("mcp__gh__get_issue", Some("gh"))];
     let of = prior.docs_of_classes(&docs).expect("built-in tools");
     let q = enc.encode_query("read github issue 77 with its comments").expect("encodes");
-    let p = prior.doc_probabilities(&q, &of, docs.len());
-    assert!(p[1] > p[0], "issue context {} vs comment {}", p[1], p[0]);
-    assert_eq!(p[2], 0.0);
+    let p = prior.doc_probabilities(&q, &of, docs.len()).per_doc;
+    assert!(p[1] > p[0], "issue context {:?} vs comment {:?}", p[1], p[0]);
+    assert_eq!(p[2], None);
     // the same weights with the probes' vectors reversed: another model's
     let mut f: serde_json::Value = serde_json::from_str(EMBEDDED).expect("JSON");
     for p in f["model_probes"].as_array_mut().into_iter().flatten() {
@@ -93,4 +94,56 @@ fn the_committed_prior_fits_the_model_it_was_trained_on() {
     }
     let shifted = IntentPrior::parse(&f.to_string()).expect("still consistent");
     assert!(!shifted.fits(&enc), "a prior whose probes are another model's vectors must not fit");
+}
+
+fn with_hidden(hidden: serde_json::Value) -> Result<IntentPrior, String> {
+    let text = serde_json::json!({
+        "model_probes": [{"text": "probe", "vector": [1.0, 0.0]}],
+        "classes": ["read_file", "git_status"], "other": null, "dim": 2,
+        "weights": [[0.0, 0.0], [0.0, 0.0]], "bias": [0.0, 0.0],
+        "hidden": hidden,
+    });
+    IntentPrior::parse(&text.to_string())
+}
+
+/// A prior with a hidden layer averages its probabilities with the
+/// regression's: here the regression is indifferent (0.5 each) and the
+/// hidden layer sure, so the average lands halfway.
+#[test]
+fn a_hidden_layer_is_averaged_with_the_regression() {
+    let p = with_hidden(serde_json::json!({
+        "weights_in": [[1.0, 0.0], [0.0, 1.0]], "bias_in": [0.0, 0.0],
+        "weights_out": [[40.0, 0.0], [0.0, 40.0]], "bias_out": [0.0, 0.0],
+    }))
+    .expect("a consistent hidden layer parses");
+    let probs = p.probabilities(&[1.0, -1.0]);
+    assert!((probs[0] - 0.75).abs() < 1e-4, "{probs:?}");
+    assert!((probs.iter().sum::<f32>() - 1.0).abs() < 1e-5);
+    // ReLU: the negative unit adds nothing, so [-1, 1] favours git_status alone
+    let probs = p.probabilities(&[-1.0, 1.0]);
+    assert!((probs[1] - 0.75).abs() < 1e-4, "{probs:?}");
+}
+
+#[test]
+fn an_inconsistent_hidden_layer_is_an_error() {
+    let err = with_hidden(serde_json::json!({
+        "weights_in": [[1.0, 0.0], [0.0, 1.0]], "bias_in": [0.0, 0.0],
+        "weights_out": [[1.0, 0.0]], "bias_out": [0.0, 0.0],
+    }))
+    .expect_err("one output row for two classes");
+    assert!(err.contains("hidden layer of 2 units"), "{err}");
+    let err = with_hidden(serde_json::json!({
+        "weights_in": [[1.0, 0.0, 0.0]], "bias_in": [0.0],
+        "weights_out": [[1.0], [1.0]], "bias_out": [0.0, 0.0],
+    }))
+    .expect_err("an input row three wide for two dimensions");
+    assert!(err.contains("hidden layer"), "{err}");
+}
+
+#[test]
+fn the_committed_priors_have_their_hidden_layers() {
+    for p in [IntentPrior::embedded(), IntentPrior::embedded_static()] {
+        let p = p.expect("the committed priors parse");
+        assert!(p.hidden.is_some(), "both priors are trained with a hidden layer");
+    }
 }
