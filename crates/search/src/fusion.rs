@@ -116,9 +116,11 @@ impl FusionParams {
     ///
     /// Over quiver's own tools its intent prior (two classifiers averaged,
     /// see `semantic::IntentPrior`) counts as a log-probability at 0.15, not
-    /// as a probability at 0.5: under leave-one-dev-set-out, 1756 of 2035
-    /// against 1718, gaining on both halves and costing no set more than one
-    /// request (0.1 and 0.2 did; `bench/search/runs/2026-12-05/prior-ensemble.txt`).
+    /// as a probability at 0.5: under leave-one-dev-set-out, 1758 of 2035
+    /// first against 1721 (1993 against 1932 in the top five), gaining on
+    /// both halves; daily.dev5 loses two, one past the one-hit rule, and 0.1
+    /// and 0.2 each cost some set two as well
+    /// (`bench/search/runs/2026-12-05/prior-ensemble.txt`).
     pub fn for_static() -> Self {
         FusionParams { w_semantic: 0.15, w_prior_log: 0.15, ..FusionParams::default() }
     }

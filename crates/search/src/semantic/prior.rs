@@ -1,17 +1,20 @@
 //! The built-in tools' intent prior: a softmax classifier over quiver's own
 //! tools, on the query's sentence vector, trained offline
-//! (`bench/search/prior/train_prior.py`) on their descriptions, phrasings and
-//! two blind batches of example requests, with requests for third-party
-//! tools as one more class ("not one of ours").
+//! (`bench/search/prior/train_prior.py`) on their descriptions, phrasings,
+//! two blind batches of example requests and the native dev sets' requests,
+//! with requests for third-party tools as one more class ("not one of ours").
 //!
 //! Why: cosine similarity ranks each tool by its nearest text alone, so a
 //! request that shares one striking word with a sibling's example ("read
 //! issue 77 with its comments" and `github_comment`) goes to the sibling. A
 //! classifier trained on every tool's examples at once learns which words
-//! tell siblings apart. Its probability is added to the fused score of the
-//! built-in tools it knows (`FusionParams::w_prior`); an MCP server's tools
-//! get nothing from it, and a request the classifier reads as one for a
-//! third-party tool leaves the built-in ones little to gain.
+//! tell siblings apart. Two classifiers are trained on the same rows, softmax
+//! regression and a network with one hidden layer, and their probabilities
+//! averaged. The result adds to the fused score of the built-in tools it
+//! knows, as a probability or its log (`FusionParams::w_prior`,
+//! `w_prior_log`, `PriorScores::gain`); an MCP server's tools get nothing
+//! from it, and a request the classifier reads as one for a third-party tool
+//! leaves the built-in ones little to gain.
 //!
 //! The weights mean something only for the model they were trained on, so
 //! they carry that model's vectors of a few probe sentences; a loaded model
