@@ -362,11 +362,14 @@ fn fuse_pools(
 }
 
 /// How many of a ranked list to load: the top hit, plus every hit whose score
-/// is at least `(1 - margin)` of the top score. Scores must be best first and
-/// non-negative (BM25F and fused scores are). An empty list loads nothing.
+/// is at least `(1 - margin)` of the top score, that is within `margin` of the
+/// top's size below it. Scores must be best first. They may be negative (the
+/// intent prior's log sinks whole rankings below 0 when it is unsure of
+/// every tool), so the bar is `top - margin * |top|`, below the top either
+/// way. An empty list loads nothing.
 pub fn confident(scores: &[f32], margin: f32) -> usize {
     let Some(&top) = scores.first() else { return 0 };
-    let bar = top * (1.0 - margin.clamp(0.0, 1.0));
+    let bar = top - margin.clamp(0.0, 1.0) * top.abs();
     1 + scores[1..].iter().take_while(|&&s| s.partial_cmp(&bar) != Some(Ordering::Less)).count()
 }
 

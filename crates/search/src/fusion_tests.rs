@@ -29,6 +29,11 @@ fn confident_keeps_the_top_and_those_within_the_margin() {
     // a margin outside 0..1 is clamped, never loads past a lower score first
     assert_eq!(confident(&[10.0, 1.0, 9.0], 5.0), 3);
     assert_eq!(confident(&[10.0, 10.0, 2.0], 0.0), 2);
+    // below 0 the bar is still under the top: a hit within a quarter of the
+    // top's size loads beside it, one further off does not
+    assert_eq!(confident(&[-0.4, -0.45, -0.6], 0.25), 2);
+    assert_eq!(confident(&[-0.4, -0.45, -0.49], 0.25), 3);
+    assert_eq!(confident(&[0.0, 0.0, -0.1], 0.25), 2);
 }
 
 #[test]
