@@ -17,9 +17,8 @@ Seal-Tools):
 
 Two classifiers on the same rows, their probabilities averaged: softmax
 regression, and with `--hidden H` (> 0) a network with one hidden layer of H
-ReLU units. The regression reads words one at a time; the hidden layer can read
-pairs ("push" with or without "pull request"). Averaged, neither one's slips
-decide alone; under leave-one-set-out the pair gained 37 requests first (61 in
+ReLU units. The regression weighs words one at a time; the hidden layer can
+weigh them together. Averaged, neither one's slips decide alone; under leave-one-set-out the pair gained 37 requests first (61 in
 the top five) on the dev sets for the static embedding, added as a log, and 9
 (2) for MiniLM, added linearly (bench/search/runs/2026-12-05/prior-ensemble.txt).
 

@@ -67,7 +67,7 @@ struct HiddenFile {
 /// The second classifier of a prior that has one: a hidden layer of ReLU
 /// units over the query vector, then one logit per class. Softmax
 /// regression weighs each word apart; the hidden layer can weigh words
-/// together ("push" beside "pull request" or alone).
+/// together.
 #[derive(Debug)]
 struct Hidden {
     /// units x dim, row-major.
