@@ -125,54 +125,62 @@ def training_rows(docs_path, other, dev=True, leave_out=None, batches=BATCHES):
     return rows
 
 
+def design(rows, vec, classes, other_weight):
+    """The training matrix, labels (as indices and one-hot) and each row's
+    weight in the loss: every class weighs the same, the other class
+    `other_weight` times that ("other" has thousands of rows, a tool about
+    forty)."""
+    import numpy as np
+    ix = {c: i for i, c in enumerate(classes)}
+    X = np.array([vec[t] for t, _ in rows], dtype=np.float64)
+    y = np.array([ix[n] for _, n in rows])
+    n = len(rows)
+    C = len(classes)
+    counts = np.bincount(y, minlength=C).astype(np.float64)
+    class_w = n / (C * counts)
+    if OTHER in ix:
+        class_w[ix[OTHER]] *= other_weight
+    return X, y, np.eye(C)[y], class_w[y]
+
+
+def adam(params, grads, m, v, ep, lr):
+    """One Adam step (beta 0.9 / 0.999), in place."""
+    import numpy as np
+    b1, b2 = 0.9, 0.999
+    for k, (p, g) in enumerate(zip(params, grads)):
+        m[k] = b1 * m[k] + (1 - b1) * g
+        v[k] = b2 * v[k] + (1 - b2) * g * g
+        p -= lr * (m[k] / (1 - b1 ** ep)) / (np.sqrt(v[k] / (1 - b2 ** ep)) + 1e-8)
+
+
 def fit(rows, vec, other, l2, epochs, other_weight):
     """Softmax regression, every class weighing the same in the loss."""
     import numpy as np
     classes = sorted({n for _, n in rows if n != OTHER}) + ([OTHER] if other else [])
-    ix = {c: i for i, c in enumerate(classes)}
-    X = np.array([vec[t] for t, _ in rows], dtype=np.float64)
-    y = np.array([ix[n] for _, n in rows])
+    X, y, Y, sample_w = design(rows, vec, classes, other_weight)
     n, dim = X.shape
-    C = len(classes)
-    # "other" has thousands of rows, a tool about forty
-    counts = np.bincount(y, minlength=C).astype(np.float64)
-    class_w = n / (C * counts)
-    if other:
-        class_w[ix[OTHER]] *= other_weight
-    sample_w = class_w[y]
-    Y = np.eye(C)[y]
-    W = np.zeros((dim, C)); b = np.zeros(C)
+    W = np.zeros((dim, len(classes))); b = np.zeros(len(classes))
     m = [np.zeros_like(W), np.zeros_like(b)]; v = [np.zeros_like(W), np.zeros_like(b)]
-    lr, b1, b2 = 0.05, 0.9, 0.999
     for ep in range(1, epochs + 1):
         Z = X @ W + b
         Z -= Z.max(1, keepdims=True)
         P = np.exp(Z); P /= P.sum(1, keepdims=True)
         G = (P - Y) * sample_w[:, None] / n
-        grads = [X.T @ G + l2 * W, G.sum(0)]
-        for k, (p, g) in enumerate(zip((W, b), grads)):
-            m[k] = b1 * m[k] + (1 - b1) * g
-            v[k] = b2 * v[k] + (1 - b2) * g * g
-            p -= lr * (m[k] / (1 - b1 ** ep)) / (np.sqrt(v[k] / (1 - b2 ** ep)) + 1e-8)
+        adam((W, b), [X.T @ G + l2 * W, G.sum(0)], m, v, ep, 0.05)
     acc = float(((X @ W + b).argmax(1) == y).mean())
     return classes, W, b, acc
 
 
-def fit_hidden(rows, vec, classes, hidden, epochs, seed=0):
+def fit_hidden(rows, vec, classes, hidden, epochs, other_weight, seed=0):
     """A network with one hidden layer of ReLU units, trained like `fit`
-    (class-weighted cross-entropy, full batch, Adam at 0.01, no decay)."""
+    (the same row weights, full batch, Adam at 0.01, no decay)."""
     import numpy as np
-    ix = {c: i for i, c in enumerate(classes)}
-    X = np.array([vec[t] for t, _ in rows], dtype=np.float64)
-    y = np.array([ix[n] for _, n in rows])
+    X, _, Y, sample_w = design(rows, vec, classes, other_weight)
     n, dim = X.shape
     C = len(classes)
-    sample_w = (n / (C * np.bincount(y, minlength=C)))[y]
-    Y = np.eye(C)[y]
     rng = np.random.default_rng(seed)
     P = [rng.normal(0, 1 / np.sqrt(dim), (dim, hidden)), np.zeros(hidden), np.zeros((hidden, C)), np.zeros(C)]
     m = [np.zeros_like(p) for p in P]; v = [np.zeros_like(p) for p in P]
-    lr, b1, b2 = 0.01, 0.9, 0.999
     for ep in range(1, epochs + 1):
         A = X @ P[0] + P[1]
         H = np.maximum(A, 0)
@@ -181,10 +189,7 @@ def fit_hidden(rows, vec, classes, hidden, epochs, seed=0):
         Q = np.exp(Z); Q /= Q.sum(1, keepdims=True)
         G = (Q - Y) * sample_w[:, None] / n
         GH = (G @ P[2].T) * (A > 0)
-        for k, g in enumerate((X.T @ GH, GH.sum(0), H.T @ G, G.sum(0))):
-            m[k] = b1 * m[k] + (1 - b1) * g
-            v[k] = b2 * v[k] + (1 - b2) * g * g
-            P[k] -= lr * (m[k] / (1 - b1 ** ep)) / (np.sqrt(v[k] / (1 - b2 ** ep)) + 1e-8)
+        adam(P, (X.T @ GH, GH.sum(0), H.T @ G, G.sum(0)), m, v, ep, 0.01)
     return P
 
 
@@ -228,7 +233,7 @@ def cross_validate(docs_path, vec, scores_path, other, l2, epochs, other_weight,
         for dev in (False, True):
             rows = training_rows(docs_path, other, dev, key, batches)
             classes, W, b, _ = fit(rows, vec, other, l2, epochs, other_weight)
-            net = fit_hidden(rows, vec, classes, hidden, hidden_epochs) if hidden else None
+            net = fit_hidden(rows, vec, classes, hidden, hidden_epochs, other_weight) if hidden else None
             ix = {c: i for i, c in enumerate(classes)}
             hits = base = set_top5 = 0
             for line, r in enumerate(hand[key]):
@@ -288,7 +293,7 @@ def main():
         cross_validate(docs_path, vec, cv, other, l2, epochs, other_weight, w, log_w, batches, hidden, hidden_epochs)
         return
     classes, W, b, acc = fit(rows, vec, other, l2, epochs, other_weight)
-    net = fit_hidden(rows, vec, classes, hidden, hidden_epochs) if hidden else None
+    net = fit_hidden(rows, vec, classes, hidden, hidden_epochs, other_weight) if hidden else None
     r = lambda x: float(f"{x:.5g}")
     blob = {
         "about": "Built-in tools' intent prior: softmax(W q + b) over `classes` for a query vector q; "

@@ -35,8 +35,8 @@ mod tokenize;
 mod tool_asks;
 
 pub use fusion::{
-    FusionMethod, FusionParams, PRIOR_FLOOR, PriorScores, Ranking, SemanticScores, confident, confident_margin, fuse,
-    fuse_scores, learned_candidates,
+    FusionMethod, FusionParams, PriorScores, Ranking, SemanticScores, confident, confident_margin, fuse, fuse_scores,
+    learned_candidates,
 };
 pub use index::{SearchDoc, SearchIndex};
 pub use learned::{FEATURES as LEARNED_FEATURES, LearnedWeights};

@@ -151,10 +151,10 @@ fn literal_chars(chars: &[char]) -> Vec<bool> {
 
 /// A token shaped like a path (`src/main.rs`, `./build`, `a/b/c`), a file
 /// name with an extension (`server.toml`), a URL, or a code identifier
-/// (`parse_args`, `fetchData`: what `objects::kind_of` calls a symbol): people quote their own
-/// symbols by name, and the parts (`args`, `url`) say nothing about which
-/// tool they want. One slash between two words (`CI/CD`, `OGG/Opus`) is
-/// prose, not a path.
+/// (`parse_args`, `fetchData`: what `objects::kind_of` calls a symbol):
+/// people quote their own symbols by name, and the parts (`args`, `url`)
+/// say nothing about which tool they want. One slash between two words
+/// (`CI/CD`, `OGG/Opus`) is prose, not a path.
 fn path_like(token: &[char]) -> bool {
     let t: String = token.iter().collect();
     let t = t.trim_end_matches([',', '.', ';', ':', '!', '?', ')', ']', '\'', '"']);
