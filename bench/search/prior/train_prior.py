@@ -19,8 +19,14 @@ Two classifiers on the same rows, their probabilities averaged: softmax
 regression, and with `--hidden H` (> 0) a network with one hidden layer of H
 ReLU units. The regression weighs words one at a time; the hidden layer can
 weigh them together. Averaged, neither one's slips decide alone; under leave-one-set-out the pair gained 37 requests first (61 in
-the top five) on the dev sets for the static embedding, added as a log, and 9
-(2) for MiniLM, added linearly (bench/search/runs/2026-12-05/prior-ensemble.txt).
+the top five) on the dev sets for the static embedding, added as a log
+(bench/search/runs/2026-12-05/prior-ensemble.txt).
+
+The vectors are the static embedding's (crates/search/static-model): one prior
+serves every model, a transformer's ranking reading requests through the
+static model for it. `--cv` takes any model's hand scores: MiniLM's fusion
+with this prior beat it with a prior trained on MiniLM's own vectors
+(bench/search/runs/2026-12-05/one-prior.txt).
 
 Deterministic: full batch, Adam, fixed epochs, float64, a fixed seed.
 
@@ -29,7 +35,7 @@ usage: train_prior.py DOCS VECTORS OUT [--other] [--l2 X] [--epochs N] [--other-
        train_prior.py DOCS VECTORS - [--other] --cv HAND_SCORES [--w W] [--log-w W]   (leave one dev set out)
   DOCS:    `quiver bench search --native --export-docs FILE`
   VECTORS: `[text, vector]` lines for every training text (embed_texts example)
-  OUT:     the weights file (crates/search/src/semantic/native_prior.json)
+  OUT:     the weights file (crates/search/src/semantic/static_prior.json)
 `--texts` prints the training texts (JSON strings, one a line) and exits:
   train_prior.py DOCS - - --texts | cargo run ... --example embed_texts -- MODEL VECTORS
 Needs numpy (`pip install numpy`).

@@ -199,12 +199,13 @@ fn search(args: SearchArgs) -> anyhow::Result<ExitCode> {
     }
     let index = SearchIndex::build_with(docs, params);
     let keep = |_: usize| true;
-    let margin = margin.unwrap_or_else(|| confident_margin(ranking));
+    // `--set margin=X` holds for every search; else each search's own
+    let margin_of = |prior_log: bool| margin.unwrap_or_else(|| confident_margin(ranking, prior_log));
     #[cfg(feature = "semantic")]
     let pool = limit.max(fusion.pool);
-    let rank = |q: &str| -> anyhow::Result<Vec<quiver_search::Hit>> {
+    let rank = |q: &str| -> anyhow::Result<(Vec<quiver_search::Hit>, bool)> {
         Ok(match &semantic {
-            None => index.search(q, limit, &keep),
+            None => (index.search(q, limit, &keep), false),
             #[cfg(feature = "semantic")]
             Some(s) => sem::rank(s, &index, q, ranking, &fusion, pool, limit)?,
             #[cfg(not(feature = "semantic"))]
@@ -232,7 +233,7 @@ fn search(args: SearchArgs) -> anyhow::Result<ExitCode> {
     let mut ranks = Vec::with_capacity(queries.len());
     let (mut tail_all, mut tail_confident, mut loaded, mut loaded_hit) = (0usize, 0usize, 0usize, 0usize);
     for q in &queries {
-        let hits = rank(&q.query)?;
+        let (hits, prior_log) = rank(&q.query)?;
         let names: Vec<&str> = hits.iter().map(|h| index.docs()[h.doc].name.as_str()).collect();
         let rank = names.iter().position(|n| bench_data::is_hit(n, &q.expected));
         if args.misses && rank != Some(0) {
@@ -244,7 +245,7 @@ fn search(args: SearchArgs) -> anyhow::Result<ExitCode> {
             }
         }
         let scores: Vec<f32> = hits.iter().map(|h| h.score).collect();
-        let sure = confident(&scores, margin);
+        let sure = confident(&scores, margin_of(prior_log));
         tail_all += hits.iter().map(|h| bytes[h.doc]).sum::<usize>();
         tail_confident += hits[..sure].iter().map(|h| bytes[h.doc]).sum::<usize>();
         loaded += sure;

@@ -7,7 +7,7 @@ use std::time::Instant;
 
 use anyhow::Context;
 use quiver_search::semantic::{Encoder, SemanticIndex};
-use quiver_search::{FusionParams, Hit, Ranking, SearchDoc, SearchIndex, SemanticScores, fuse_scores};
+use quiver_search::{FusionParams, Hit, PriorScores, Ranking, SearchDoc, SearchIndex, SemanticScores, fuse_scores};
 
 use crate::search_model::ModelChoice;
 
@@ -85,7 +85,9 @@ pub fn cosines(s: &Semantic, query: &str) -> anyhow::Result<Vec<f32>> {
 }
 
 /// Ranks `query` by meaning (`Semantic`) or by the fusion of meaning and the
-/// lexical ranker (`Fused`, lexical candidates from the top `pool`).
+/// lexical ranker (`Fused`, lexical candidates from the top `pool`), with
+/// whether the scores carry the intent prior's log (the confident-load
+/// margin depends on it).
 pub fn rank(
     s: &Semantic,
     lexical: &SearchIndex,
@@ -94,17 +96,18 @@ pub fn rank(
     fusion: &FusionParams,
     pool: usize,
     limit: usize,
-) -> anyhow::Result<Vec<Hit>> {
+) -> anyhow::Result<(Vec<Hit>, bool)> {
     let keep = |_: usize| true;
     let q = s.encoder.encode_query(query)?;
     let scores = s.index.scores(&q);
     Ok(match ranking {
-        Ranking::Semantic => s.index.rank(&scores, limit, &keep),
+        Ranking::Semantic => (s.index.rank(&scores, limit, &keep), false),
         _ => {
             let lex = lexical.search(query, pool, &keep);
-            let prior = s.index.prior(&q);
+            let prior = s.index.prior(query, &q);
+            let log = PriorScores::adds_log(prior.as_ref(), fusion);
             let scores = SemanticScores { similarity: &scores, prior: prior.as_ref() };
-            fuse_scores(lexical, query, &lex, scores, fusion, limit, &keep)
+            (fuse_scores(lexical, query, &lex, scores, fusion, limit, &keep), log)
         }
     })
 }

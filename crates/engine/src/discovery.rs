@@ -5,8 +5,8 @@
 //! semantic scores are fused; until then, or without one, ranking is lexical.
 
 use quiver_search::{
-    CatalogMeaning, FusionParams, Ranking, SearchDoc, SearchIndex, SemanticScores, confident, confident_margin,
-    fuse_scores, params_from_schema,
+    CatalogMeaning, FusionParams, PriorScores, Ranking, SearchDoc, SearchIndex, SemanticScores, confident,
+    confident_margin, fuse_scores, params_from_schema,
 };
 
 use crate::audience::Audience;
@@ -78,25 +78,26 @@ pub fn search<'r>(
         }
     };
     let limit = options.limit.clamp(1, 20);
-    let (hits, ranking) = if options.regex {
-        (index.search_regex(query, limit, &keep).map_err(|e| format!("invalid regex: {e}"))?, Ranking::Lexical)
+    let (hits, ranking, prior_log) = if options.regex {
+        (index.search_regex(query, limit, &keep).map_err(|e| format!("invalid regex: {e}"))?, Ranking::Lexical, false)
     } else {
         let fusion = meaning.map_or_else(FusionParams::default, |m| m.fusion());
         // Fusion takes its candidates from the lexical pool, not just the top `limit`.
         let lexical = index.search(query, limit.max(fusion.pool), &keep);
         match meaning.and_then(|m| m.scores_and_prior(query)).filter(|(s, _)| s.len() == index.docs().len()) {
             Some((similarity, prior)) => {
+                let log = PriorScores::adds_log(prior.as_ref(), &fusion);
                 let scores = SemanticScores { similarity: &similarity, prior: prior.as_ref() };
-                (fuse_scores(index, query, &lexical, scores, &fusion, limit, &keep), Ranking::Fused)
+                (fuse_scores(index, query, &lexical, scores, &fusion, limit, &keep), Ranking::Fused, log)
             }
-            None => (lexical.into_iter().take(limit).collect(), Ranking::Lexical),
+            None => (lexical.into_iter().take(limit).collect(), Ranking::Lexical, false),
         }
     };
     let confident = if options.regex {
         hits.len()
     } else {
         let scores: Vec<f32> = hits.iter().map(|h| h.score).collect();
-        confident(&scores, confident_margin(ranking))
+        confident(&scores, confident_margin(ranking, prior_log))
     };
     let tools: Vec<&RegisteredTool> =
         hits.iter().filter_map(|h| index.docs().get(h.doc).and_then(|d| registry.get(&d.name))).collect();

@@ -207,7 +207,7 @@ fn main() -> anyhow::Result<()> {
                     .with_example_top(sem_top),
             )
             .map(|s| match prior_override {
-                Some(p) => s.with_prior(p, &docs),
+                Some(p) => s.with_prior(p, e, &docs),
                 None => s,
             }),
             None => None,
@@ -232,7 +232,7 @@ fn main() -> anyhow::Result<()> {
                 if let (Some(s), Some(e)) = (&sem, &encoder) {
                     let qvec = qv.get(e, &bq.query)?;
                     let scores = s.scores(&qvec);
-                    let prior = s.prior(&qvec);
+                    let prior = s.prior(&bq.query, &qvec);
                     let both = SemanticScores { similarity: &scores, prior: prior.as_ref() };
                     let pool = index.search(&bq.query, limit.max(fusion.pool), &keep);
                     if features_file.is_some() {

@@ -101,7 +101,17 @@ impl Default for FusionParams {
             semantic_pow: 1.5,
             kind_miss: 0.5,
             w_prior: 0.5,
-            w_prior_log: 0.0,
+            // Over quiver's own tools the intent prior (two classifiers
+            // averaged, see `semantic::IntentPrior`) counts as a
+            // log-probability at 0.15. Static model, leave one dev set out:
+            // 1758 of 2035 first against 1721 as `0.5 p` (1993 against 1932
+            // in the top five), gaining on both halves; daily.dev5 lost two,
+            // one past the one-hit rule, and 0.1 and 0.2 each cost some set
+            // two as well (bench/search/runs/2026-12-05/prior-ensemble.txt).
+            // MiniLM's fusion with the same prior: 1772 against 1743 with a
+            // prior trained on its own vectors as `0.5 p`, no set losing
+            // (bench/search/runs/2026-12-05/one-prior.txt).
+            w_prior_log: 0.15,
         }
     }
 }
@@ -113,16 +123,8 @@ impl FusionParams {
     /// every dev set (native daily, azure, BFCL authored / multi-turn / live)
     /// among 0.1, 0.15, 0.2 and 0.3; 0.2 (the transformer's) cost the
     /// third-party sets 1-4 points.
-    ///
-    /// Over quiver's own tools its intent prior (two classifiers averaged,
-    /// see `semantic::IntentPrior`) counts as a log-probability at 0.15, not
-    /// as a probability at 0.5: under leave-one-dev-set-out, 1758 of 2035
-    /// first against 1721 (1993 against 1932 in the top five), gaining on
-    /// both halves; daily.dev5 loses two, one past the one-hit rule, and 0.1
-    /// and 0.2 each cost some set two as well
-    /// (`bench/search/runs/2026-12-05/prior-ensemble.txt`).
     pub fn for_static() -> Self {
-        FusionParams { w_semantic: 0.15, w_prior_log: 0.15, ..FusionParams::default() }
+        FusionParams { w_semantic: 0.15, ..FusionParams::default() }
     }
 
     /// Sets one parameter by name (bench `--set fuse.KEY=VALUE`).
@@ -193,6 +195,15 @@ impl PriorScores {
     /// and no one else's.
     pub fn covers_catalog(&self) -> bool {
         self.per_doc.iter().all(Option::is_some)
+    }
+
+    /// Whether a fused ranking with this prior adds its log (see
+    /// [`gain`](Self::gain)): its scores then spread wider, and
+    /// [`confident_margin`] takes that into account.
+    pub fn adds_log(prior: Option<&PriorScores>, params: &FusionParams) -> bool {
+        params.method == FusionMethod::Score
+            && params.w_prior_log > 0.0
+            && prior.is_some_and(PriorScores::covers_catalog)
     }
 
     /// What `doc`'s fused score gains. Over a catalog the prior covers,
@@ -376,10 +387,19 @@ pub fn confident(scores: &[f32], margin: f32) -> usize {
 /// The margin [`confident`] is tuned with, per ranking (scores of different
 /// rankings are on different scales); chosen on the dev sets so that a loaded
 /// set still holds the expected tool nearly as often as the full top-5 does.
-pub fn confident_margin(ranking: Ranking) -> f32 {
+///
+/// A fused ranking whose scores carry the intent prior's log
+/// ([`PriorScores::adds_log`]) spreads wider: a confident prior sinks every
+/// other tool by several tenths. At 0.25 such searches loaded 1.04-1.07 tools
+/// and held the expected one 73-82% of the time on the unseen dev sets
+/// (blind.dev11 and dev12), against 80-88% before the log; at 0.6 they load
+/// 1.14-1.21 and hold it 81-86% with either model
+/// (bench/search/runs/2026-12-05/one-prior.txt).
+pub fn confident_margin(ranking: Ranking, prior_log: bool) -> f32 {
     match ranking {
         Ranking::Lexical => 0.25,
         Ranking::Semantic => 0.05,
+        Ranking::Fused if prior_log => 0.6,
         Ranking::Fused => 0.25,
     }
 }

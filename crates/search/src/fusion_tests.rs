@@ -203,3 +203,26 @@ fn a_confident_prior_overturns_a_shared_word_through_its_log() {
     assert_eq!(first(&linear), 0);
     assert_eq!(first(&log), 1);
 }
+
+/// Scores that carry the prior's log spread wider, so a fused ranking over
+/// quiver's own tools loads with a wider margin; beside other servers' tools
+/// (a probability added), or with the learned ranker or no log weight, the
+/// usual one.
+#[test]
+fn the_load_margin_widens_only_where_the_prior_adds_its_log() {
+    let params = FusionParams::default();
+    let own = PriorScores { per_doc: vec![Some(0.9), Some(0.1)] };
+    let mixed = PriorScores { per_doc: vec![Some(0.9), None] };
+    assert!(PriorScores::adds_log(Some(&own), &params));
+    assert!(!PriorScores::adds_log(Some(&mixed), &params));
+    assert!(!PriorScores::adds_log(None, &params));
+    assert!(!PriorScores::adds_log(Some(&own), &FusionParams { w_prior_log: 0.0, ..params }));
+    let learned = FusionParams { method: FusionMethod::Learned, ..params };
+    assert!(!PriorScores::adds_log(Some(&own), &learned));
+    assert!(confident_margin(Ranking::Fused, true) > confident_margin(Ranking::Fused, false));
+    assert_eq!(confident_margin(Ranking::Lexical, true), confident_margin(Ranking::Lexical, false));
+    // the same spread loads two tools with the log's margin, one without
+    let scores = [0.6, 0.3, -0.5];
+    assert_eq!(confident(&scores, confident_margin(Ranking::Fused, true)), 2);
+    assert_eq!(confident(&scores, confident_margin(Ranking::Fused, false)), 1);
+}

@@ -71,7 +71,7 @@ impl CatalogMeaning for BackgroundCatalog {
     fn scores_and_prior(&self, query: &str) -> Option<(Vec<f32>, Option<PriorScores>)> {
         let built = self.built.get()?.as_ref().ok()?;
         let q = built.encoder.encode_query(query).ok()?;
-        Some((built.index.scores(&q), built.index.prior(&q)))
+        Some((built.index.scores(&q), built.index.prior(query, &q)))
     }
 
     fn fusion(&self) -> FusionParams {

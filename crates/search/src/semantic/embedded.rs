@@ -56,7 +56,7 @@ impl CatalogMeaning for ReadyCatalog {
     fn scores_and_prior(&self, query: &str) -> Option<(Vec<f32>, Option<PriorScores>)> {
         let built = self.0.as_ref().ok()?;
         let q = built.encoder.encode_query(query).ok()?;
-        Some((built.index.scores(&q), built.index.prior(&q)))
+        Some((built.index.scores(&q), built.index.prior(query, &q)))
     }
 
     fn state(&self) -> MeaningState {

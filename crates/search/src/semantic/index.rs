@@ -3,6 +3,7 @@
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use sha2::{Digest, Sha256};
 
@@ -63,11 +64,28 @@ pub struct SemanticIndex {
 }
 
 /// An intent prior matched to one catalog's docs.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 struct CatalogPrior {
     prior: &'static IntentPrior,
+    /// The model that reads a request for the prior when the weights were
+    /// trained on another model than this index's: the static embedding
+    /// compiled in. `None`: the index's own query vector serves.
+    reader: Option<Arc<Encoder>>,
     doc_of_class: Vec<Option<u32>>,
 }
+
+impl std::fmt::Debug for CatalogPrior {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CatalogPrior")
+            .field("classes", &self.prior.classes().len())
+            .field("reader", &self.reader.as_ref().map(|r| r.id()))
+            .field("doc_of_class", &self.doc_of_class)
+            .finish()
+    }
+}
+
+/// A prior and the model it reads requests through.
+type PriorReader = (&'static IntentPrior, Option<Arc<Encoder>>);
 
 /// The text a tool is embedded as: its name in words (`mcp__gh__create_issue`
 /// -> `create issue`), then its description. Server prefixes are left out:
@@ -125,18 +143,34 @@ fn embedded_rows(docs: &[SearchDoc]) -> (Vec<String>, Vec<u32>, Vec<bool>) {
     (texts, owner, example)
 }
 
-/// The committed prior trained on `encoder`'s model, if any; asked once per
-/// model, since it encodes the probe sentences.
-fn prior_of(encoder: &Encoder) -> Option<&'static IntentPrior> {
-    type Known = Vec<(String, Option<&'static IntentPrior>)>;
+/// The committed prior for `encoder`, read through the model it was trained
+/// on: the static embedding compiled in. Why a transformer borrows the
+/// static model's prior: trained on the same rows, it ranked MiniLM's fusion
+/// better under leave-one-set-out than a prior trained on MiniLM's vectors
+/// (bench/search/runs/2026-12-05/one-prior.txt), and a model no prior was
+/// trained on (bge, e5) gets one too. Asked once per model, since it
+/// encodes the probe sentences.
+fn prior_of(encoder: &Encoder) -> Option<PriorReader> {
+    type Known = Vec<(String, Option<PriorReader>)>;
     static FITS: parking_lot::Mutex<Known> = parking_lot::Mutex::new(Vec::new());
     let mut fits = FITS.lock();
     if let Some((_, p)) = fits.iter().find(|(id, _)| id == encoder.id()) {
-        return *p;
+        return p.clone();
     }
-    let p = IntentPrior::committed().find(|p| p.fits(encoder));
-    fits.push((encoder.id().to_string(), p));
+    let p = IntentPrior::embedded().and_then(|p| reader_of(p, encoder));
+    fits.push((encoder.id().to_string(), p.clone()));
     p
+}
+
+/// How `prior` reads requests beside `encoder`: through `encoder` itself
+/// when it was trained on that model, else through the embedded static
+/// model when it was trained on that one; `None` when neither fits.
+fn reader_of(prior: &'static IntentPrior, encoder: &Encoder) -> Option<PriorReader> {
+    if prior.fits(encoder) {
+        return Some((prior, None));
+    }
+    let embedded = Encoder::embedded().ok()?;
+    (embedded.id() != encoder.id() && prior.fits(&embedded)).then_some((prior, Some(embedded)))
 }
 
 /// A dot product in eight independent lanes: a single running sum is a
@@ -255,21 +289,39 @@ impl SemanticIndex {
             encoded: missing.len(),
             prior: None,
         }
-        .with_prior(prior_of(encoder), docs))
+        .matched_prior(prior_of(encoder), docs))
     }
 
     /// The same vectors with `prior` (or none) matched to `docs`, the docs
-    /// this index was built from. For measuring another prior's weights.
-    pub fn with_prior(mut self, prior: Option<&'static IntentPrior>, docs: &[SearchDoc]) -> Self {
-        self.prior = prior.and_then(|p| Some(CatalogPrior { prior: p, doc_of_class: p.docs_of_classes(docs)? }));
+    /// this index was built from, read through `encoder` (this index's
+    /// model) or the embedded one, whichever it was trained on. For
+    /// measuring another prior's weights.
+    pub fn with_prior(self, prior: Option<&'static IntentPrior>, encoder: &Encoder, docs: &[SearchDoc]) -> Self {
+        self.matched_prior(prior.and_then(|p| reader_of(p, encoder)), docs)
+    }
+
+    fn matched_prior(mut self, prior: Option<PriorReader>, docs: &[SearchDoc]) -> Self {
+        self.prior = prior.and_then(|(prior, reader)| {
+            Some(CatalogPrior { prior, reader, doc_of_class: prior.docs_of_classes(docs)? })
+        });
         self
     }
 
-    /// Per doc, the intent prior's probability for a (unit) query vector
-    /// (`None` for tools it does not know); `None` when no prior applies.
-    pub fn prior(&self, query: &[f32]) -> Option<PriorScores> {
+    /// Per doc, the intent prior's probability for a request (`None` for
+    /// tools it does not know); `None` when no prior applies. `vector` is
+    /// the request's vector under this index's model, which serves when the
+    /// prior was trained on that model.
+    pub fn prior(&self, query: &str, vector: &[f32]) -> Option<PriorScores> {
         let p = self.prior.as_ref()?;
-        Some(p.prior.doc_probabilities(query, &p.doc_of_class, self.len()))
+        let read;
+        let vector = match &p.reader {
+            None => vector,
+            Some(reader) => {
+                read = reader.encode_query(query).ok()?;
+                &read
+            }
+        };
+        Some(p.prior.doc_probabilities(vector, &p.doc_of_class, self.len()))
     }
 
     pub fn len(&self) -> usize {

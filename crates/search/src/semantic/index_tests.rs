@@ -144,3 +144,51 @@ fn the_store_round_trips_and_rejects_another_model_or_size() {
     assert!(read_store(&path, "model-a", 2).is_empty());
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Built-in tools (no server, with example requests) the prior knows.
+fn built_in(name: &str, description: &str, example: &str) -> SearchDoc {
+    SearchDoc { examples: vec![example.into()], ..doc(name, description) }
+}
+
+fn issue_tools() -> Vec<SearchDoc> {
+    vec![
+        built_in("github_comment", "Post a comment on an issue or pull request.", "comment on issue 12"),
+        built_in("github_issue_context", "Read an issue with its comments.", "show me issue 12"),
+        SearchDoc { server: Some("gh".into()), ..doc("mcp__gh__get_issue", "Get an issue.") },
+    ]
+}
+
+/// The prior over the embedded model's own index reads the index's query
+/// vector; an MCP server's tool gets nothing from it.
+#[test]
+fn the_embedded_model_reads_requests_for_the_prior_itself() {
+    let enc = Encoder::embedded().expect("the embedded model loads");
+    let index = SemanticIndex::build(&enc, &issue_tools(), None).expect("builds");
+    let query = "read github issue 77 with its comments";
+    let v = enc.encode_query(query).expect("encodes");
+    let p = index.prior(query, &v).expect("the prior applies to built-in tools").per_doc;
+    assert!(p[1] > p[0], "issue context {:?} vs comment {:?}", p[1], p[0]);
+    assert_eq!(p[2], None);
+    // its own vector is what it reads: another vector gives other odds
+    let other = enc.encode_query("post a comment").expect("encodes");
+    assert_ne!(index.prior(query, &other).unwrap().per_doc, p);
+}
+
+/// A transformer no prior was trained on borrows the static model's: the
+/// request is read through the embedded model, so the transformer's own
+/// query vector does not matter, and the odds are the embedded model's.
+#[test]
+fn a_transformer_borrows_the_static_prior_through_the_embedded_model() {
+    let Some(dir) = crate::semantic::test_model_dir() else { return };
+    let enc = Encoder::load(&dir).expect("the test model loads");
+    let embedded = Encoder::embedded().expect("the embedded model loads");
+    let docs = issue_tools();
+    let index = SemanticIndex::build(&enc, &docs, None).expect("builds");
+    let query = "read github issue 77 with its comments";
+    let v = enc.encode_query(query).expect("encodes");
+    let p = index.prior(query, &v).expect("a transformer gets the static prior").per_doc;
+    assert_eq!(index.prior(query, &vec![0.0; enc.dim()]).unwrap().per_doc, p, "its own vector is not read");
+    let own = SemanticIndex::build(&embedded, &docs, None).unwrap();
+    assert_eq!(own.prior(query, &embedded.encode_query(query).unwrap()).unwrap().per_doc, p);
+    assert!(p[1] > p[0], "issue context {:?} vs comment {:?}", p[1], p[0]);
+}

@@ -17,8 +17,9 @@
 //! leaves the built-in ones little to gain.
 //!
 //! The weights mean something only for the model they were trained on, so
-//! they carry that model's vectors of a few probe sentences; a loaded model
-//! whose vectors differ (another model, or another revision) gets no prior.
+//! they carry that model's vectors of a few probe sentences: the committed
+//! weights are the static embedding's, and a request is read for them
+//! through that model whichever model ranks by meaning.
 
 use std::sync::OnceLock;
 
@@ -27,11 +28,12 @@ use serde::Deserialize;
 use super::model::Encoder;
 use crate::{PriorScores, SearchDoc};
 
-/// The committed weights for all-MiniLM-L6-v2 (`quiver models pull`).
-const EMBEDDED: &str = include_str!("native_prior.json");
-/// The committed weights for the static embedding compiled into the binary
-/// (`retrain.sh` with `OUT=` this file and the static model's directory).
-const EMBEDDED_STATIC: &str = include_str!("static_prior.json");
+/// The committed weights, trained on the static embedding compiled into the
+/// binary (`bench/search/prior/retrain.sh`). One prior serves every model:
+/// a transformer's ranking reads the request through the static model for
+/// it (`SemanticIndex`), which ranked MiniLM's fusion better than a prior
+/// trained on MiniLM's own vectors (bench/search/runs/2026-12-05/one-prior.txt).
+const EMBEDDED: &str = include_str!("static_prior.json");
 
 /// How close a probe's vector must come to the trained one (cosine): the
 /// same model in another precision or runtime lands above 0.999; another
@@ -121,22 +123,10 @@ impl IntentPrior {
         })
     }
 
-    /// The committed prior of all-MiniLM-L6-v2 (parsed once; a unit test
-    /// keeps it parsing).
+    /// The committed prior (parsed once; a unit test keeps it parsing).
     pub fn embedded() -> Option<&'static IntentPrior> {
         static PRIOR: OnceLock<Option<IntentPrior>> = OnceLock::new();
         PRIOR.get_or_init(|| IntentPrior::parse(EMBEDDED).ok()).as_ref()
-    }
-
-    /// The committed prior of the static embedding compiled into the binary.
-    pub fn embedded_static() -> Option<&'static IntentPrior> {
-        static PRIOR: OnceLock<Option<IntentPrior>> = OnceLock::new();
-        PRIOR.get_or_init(|| IntentPrior::parse(EMBEDDED_STATIC).ok()).as_ref()
-    }
-
-    /// Every committed prior; the one whose probes `fits` an encoder is its.
-    pub fn committed() -> impl Iterator<Item = &'static IntentPrior> {
-        [IntentPrior::embedded(), IntentPrior::embedded_static()].into_iter().flatten()
     }
 
     /// The tools (and the other class) the prior knows, in weight order.

@@ -24,7 +24,7 @@ fn tiny() -> IntentPrior {
 
 #[test]
 fn the_committed_prior_parses_and_knows_the_other_class() {
-    let p = IntentPrior::embedded().expect("native_prior.json parses");
+    let p = IntentPrior::embedded().expect("static_prior.json parses");
     assert!(p.classes().len() > 50, "{} classes", p.classes().len());
     assert!(p.classes().iter().any(|c| c == "read_file"));
     assert!(p.classes().iter().any(|c| c == "(other)"));
@@ -70,15 +70,15 @@ fn an_inconsistent_file_is_an_error_not_a_prior() {
     assert!(IntentPrior::parse("{").is_err());
 }
 
-/// With the model it was trained on, the committed prior applies, reads a
-/// request its siblings' words pull apart, and leaves an MCP server's tools
-/// at 0; with the probes' vectors changed (another model), it does not fit.
+/// With the model it was trained on (the embedded one), the committed prior
+/// applies, reads a request its siblings' words pull apart, and leaves an
+/// MCP server's tools out; with the probes' vectors changed (another model),
+/// it does not fit.
 #[test]
 fn the_committed_prior_fits_the_model_it_was_trained_on() {
-    let Some(dir) = crate::semantic::test_model_dir() else { return };
-    let enc = Encoder::load(&dir).expect("the test model loads");
+    let enc = Encoder::embedded().expect("the embedded model loads");
     let prior = IntentPrior::embedded().expect("parses");
-    assert!(prior.fits(&enc), "the committed prior was trained on another model than {}", dir.display());
+    assert!(prior.fits(&enc), "the committed prior was trained on another model than the embedded one");
     let docs = [doc("github_comment", None), doc("github_issue_context", None), doc("mcp__gh__get_issue", Some("gh"))];
     let of = prior.docs_of_classes(&docs).expect("built-in tools");
     let q = enc.encode_query("read github issue 77 with its comments").expect("encodes");
@@ -141,9 +141,7 @@ fn an_inconsistent_hidden_layer_is_an_error() {
 }
 
 #[test]
-fn the_committed_priors_have_their_hidden_layers() {
-    for p in [IntentPrior::embedded(), IntentPrior::embedded_static()] {
-        let p = p.expect("the committed priors parse");
-        assert!(p.hidden.is_some(), "both priors are trained with a hidden layer");
-    }
+fn the_committed_prior_has_its_hidden_layer() {
+    let p = IntentPrior::embedded().expect("the committed prior parses");
+    assert!(p.hidden.is_some(), "the prior is trained with a hidden layer");
 }
