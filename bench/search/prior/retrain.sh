@@ -37,7 +37,7 @@ if [ "${2:-}" = --cv ]; then
     scores=${TMPDIR:-/tmp}/quiver-prior-hand-scores.jsonl
     cargo run -q -p quiver-search --features semantic,bench --example lab_eval -- \
         --native-docs "$1" --model "${3:-$static}" --prior off --scores "$scores" \
-        --only native,native.ev,daily.dev,daily.dev2,daily.dev3,daily.dev4,daily.dev5,blind.dev6,blind.dev7,blind.dev8,blind.dev9,blind.dev10 >/dev/null
+        --only native,native.ev,daily.dev,daily.dev2,daily.dev3,daily.dev4,daily.dev5,blind.dev6,blind.dev7,blind.dev8,blind.dev9,blind.dev10,blind.dev11,blind.dev12 >/dev/null
     # the hand-set fusion's queries need the prior's vectors too
     "$py" -c 'import json,sys; [print(json.dumps(json.loads(l)["query"])) for l in open(sys.argv[1])]' "$scores" |
         cargo run -q --release -p quiver-search --features semantic,bench --example embed_texts -- "$static" "$vectors"

@@ -170,6 +170,8 @@ fn main() -> anyhow::Result<()> {
         ("blind.dev10", "native", q(here.join("queries/native-blind-dev10.jsonl"))?),
         ("blind.dev11", "native", q(here.join("queries/native-blind-dev11.jsonl"))?),
         ("blind.dev12", "native", q(here.join("queries/native-blind-dev12.jsonl"))?),
+        ("blind.dev13", "native", q(here.join("queries/native-blind-dev13.jsonl"))?),
+        ("blind.dev14", "native", q(here.join("queries/native-blind-dev14.jsonl"))?),
         ("azure", "azure", aq.clone()),
         ("mixed", "mixed", aq),
         ("gh.mix", "mixed", q(here.join("queries/github-sanity.jsonl"))?),
