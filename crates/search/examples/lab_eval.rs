@@ -98,7 +98,7 @@ fn main() -> anyhow::Result<()> {
     let mut params = RankParams::default();
     let encoder = opt("--model").map(|d| Encoder::load(&PathBuf::from(d))).transpose()?;
     // the model's own fusion, as `quiver bench search` ranks with it (the
-    // static embedding's weighs meaning and its prior otherwise)
+    // static embedding's weighs meaning less)
     let mut fusion = encoder.as_ref().map_or_else(FusionParams::default, Encoder::fusion);
     // `--set sem.example=W`: the weight of example rows' cosines (default
     // `EXAMPLE_WEIGHT`; 0 leaves them out)

@@ -226,3 +226,29 @@ fn the_load_margin_widens_only_where_the_prior_adds_its_log() {
     assert_eq!(confident(&scores, confident_margin(Ranking::Fused, true)), 2);
     assert_eq!(confident(&scores, confident_margin(Ranking::Fused, false)), 1);
 }
+
+/// `adds_log` says what `fuse_scores` does: over a catalog the prior covers,
+/// the log moves the scores off the probability's; beside a tool it does not
+/// know, or with the learned ranker, the log weight changes nothing.
+#[test]
+fn adds_log_agrees_with_what_fusion_adds() {
+    let idx = index(&["alpha", "bravo"]);
+    let lexical = [Hit { doc: 0, score: 4.0 }, Hit { doc: 1, score: 2.0 }];
+    let similarity = [0.5, 0.4];
+    let own = PriorScores { per_doc: vec![Some(0.3), Some(0.6)] };
+    let mixed = PriorScores { per_doc: vec![Some(0.3), None] };
+    let score = |p: &PriorScores, params: &FusionParams| -> Vec<f32> {
+        let scores = SemanticScores { similarity: &similarity, prior: Some(p) };
+        let mut hits = fuse_scores(&idx, "alpha", &lexical, scores, params, 2, &|_| true);
+        hits.sort_by_key(|h| h.doc);
+        hits.iter().map(|h| h.score).collect()
+    };
+    for method in [FusionMethod::Score, FusionMethod::Learned] {
+        let log = FusionParams { pool: 2, method, ..FusionParams::default() };
+        let linear = FusionParams { w_prior_log: 0.0, ..log };
+        for prior in [&own, &mixed] {
+            let moved = score(prior, &log) != score(prior, &linear);
+            assert_eq!(moved, PriorScores::adds_log(Some(prior), &log), "{method:?} {prior:?}");
+        }
+    }
+}

@@ -58,8 +58,9 @@ pub struct SemanticIndex {
     model_id: String,
     /// How many distinct texts this build had to encode (0: all reused).
     encoded: usize,
-    /// The built-in tools' intent prior, when this model is the one it was
-    /// trained on and the catalog holds tools it knows (see [`IntentPrior`]).
+    /// The built-in tools' intent prior, when the catalog holds tools it
+    /// knows: read through this model when it was trained on it, else
+    /// through the embedded static model (see [`IntentPrior`], `prior_of`).
     prior: Option<CatalogPrior>,
 }
 
@@ -308,7 +309,9 @@ impl SemanticIndex {
     }
 
     /// Per doc, the intent prior's probability for a request (`None` for
-    /// tools it does not know); `None` when no prior applies. `vector` is
+    /// tools it does not know); `None` when no prior applies, or when the
+    /// embedded model that reads for it fails on the request (a broken
+    /// build: the ranking then goes on without the prior). `vector` is
     /// the request's vector under this index's model, which serves when the
     /// prior was trained on that model.
     pub fn prior(&self, query: &str, vector: &[f32]) -> Option<PriorScores> {
