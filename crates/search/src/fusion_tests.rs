@@ -187,13 +187,17 @@ fn the_prior_adds_its_log_over_its_own_tools_and_a_probability_beside_others() {
     assert!((own.gain(0, &linear, true) - 0.45).abs() < 1e-6);
 }
 
+/// Two tools, "alpha" ahead of "bravo" in the lexical ranking.
+fn alpha_first_lexically() -> (SearchIndex, [Hit; 2]) {
+    (index(&["alpha", "bravo"]), [Hit { doc: 0, score: 4.0 }, Hit { doc: 1, score: 2.0 }])
+}
+
 /// The log lets a confident prior overturn a lexical match in words the
 /// request happens to share with another tool; a probability at its weight
 /// could not.
 #[test]
 fn a_confident_prior_overturns_a_shared_word_through_its_log() {
-    let idx = index(&["alpha", "bravo"]);
-    let lexical = [Hit { doc: 0, score: 4.0 }, Hit { doc: 1, score: 2.0 }];
+    let (idx, lexical) = alpha_first_lexically();
     let similarity = [0.5, 0.5];
     let prior = PriorScores { per_doc: vec![Some(0.001), Some(0.95)] };
     let scores = SemanticScores { similarity: &similarity, prior: Some(&prior) };
@@ -232,8 +236,7 @@ fn the_load_margin_widens_only_where_the_prior_adds_its_log() {
 /// know, or with the learned ranker, the log weight changes nothing.
 #[test]
 fn adds_log_agrees_with_what_fusion_adds() {
-    let idx = index(&["alpha", "bravo"]);
-    let lexical = [Hit { doc: 0, score: 4.0 }, Hit { doc: 1, score: 2.0 }];
+    let (idx, lexical) = alpha_first_lexically();
     let similarity = [0.5, 0.4];
     let own = PriorScores { per_doc: vec![Some(0.3), Some(0.6)] };
     let mixed = PriorScores { per_doc: vec![Some(0.3), None] };
