@@ -206,18 +206,18 @@ impl PriorScores {
             && prior.is_some_and(PriorScores::covers_catalog)
     }
 
-    /// What `doc`'s fused score gains. Over a catalog the prior covers,
-    /// `w_prior_log ln(p + PRIOR_FLOOR)` when that weight is set: the tools
-    /// it rules out sink. Beside other servers' tools, `w_prior p`: it lifts
+    /// What `doc`'s fused score gains; `log` is [`adds_log`](Self::adds_log).
+    /// Over a catalog the prior covers, `w_prior_log ln(p + PRIOR_FLOOR)`
+    /// when that weight is set: the tools it rules out sink. Beside other servers' tools, `w_prior p`: it lifts
     /// the tools it knows and sinks none, since its one class for "none of
     /// ours" was learned from other kinds of request (cloud, function-calling
     /// APIs) and cannot speak for a server it never saw; with a GitHub
     /// server beside the built-in tools, the log sank `merge_pull_request`
     /// under `github_close_pr` (bench/search/runs/2026-12-05/prior-ensemble.txt).
     /// A doc it does not know gains nothing.
-    pub fn gain(&self, doc: usize, params: &FusionParams, covers_catalog: bool) -> f32 {
+    pub fn gain(&self, doc: usize, params: &FusionParams, log: bool) -> f32 {
         match self.per_doc.get(doc).copied().flatten() {
-            Some(p) if covers_catalog && params.w_prior_log > 0.0 => params.w_prior_log * (p + PRIOR_FLOOR).ln(),
+            Some(p) if log => params.w_prior_log * (p + PRIOR_FLOOR).ln(),
             Some(p) => params.w_prior * p,
             None => 0.0,
         }
@@ -252,9 +252,9 @@ pub fn fuse_scores(
     let mut hits = fuse_pools(index, query, &lex, &sem, params, usize::MAX);
     let weighed = params.w_prior > 0.0 || params.w_prior_log > 0.0;
     if let Some(prior) = scores.prior.filter(|_| weighed && params.method == FusionMethod::Score) {
-        let covers = prior.covers_catalog();
+        let log = PriorScores::adds_log(Some(prior), params);
         for h in &mut hits {
-            h.score += prior.gain(h.doc, params, covers);
+            h.score += prior.gain(h.doc, params, log);
         }
         hits.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| index.name_order(a.doc, b.doc)));
     }

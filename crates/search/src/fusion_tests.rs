@@ -172,7 +172,7 @@ fn the_prior_adds_its_log_over_its_own_tools_and_a_probability_beside_others() {
     let params = FusionParams { w_prior: 0.5, w_prior_log: 0.15, ..FusionParams::default() };
     let own = PriorScores { per_doc: vec![Some(0.9), Some(0.001), Some(0.0)] };
     assert!(own.covers_catalog());
-    let gain = |p: &PriorScores, doc| p.gain(doc, &params, p.covers_catalog());
+    let gain = |p: &PriorScores, doc| p.gain(doc, &params, PriorScores::adds_log(Some(p), &params));
     assert!((gain(&own, 0) - 0.15 * (0.9f32 + PRIOR_FLOOR).ln()).abs() < 1e-6);
     assert!(gain(&own, 1) < gain(&own, 0));
     assert!((gain(&own, 2) - 0.15 * PRIOR_FLOOR.ln()).abs() < 1e-6, "bounded below");
@@ -184,7 +184,7 @@ fn the_prior_adds_its_log_over_its_own_tools_and_a_probability_beside_others() {
     assert_eq!(gain(&mixed, 7), 0.0, "out of range is unknown, never a panic");
     // without a log weight, the probability everywhere
     let linear = FusionParams { w_prior_log: 0.0, ..params };
-    assert!((own.gain(0, &linear, true) - 0.45).abs() < 1e-6);
+    assert!((own.gain(0, &linear, PriorScores::adds_log(Some(&own), &linear)) - 0.45).abs() < 1e-6);
 }
 
 /// Two tools, "alpha" ahead of "bravo" in the lexical ranking.
